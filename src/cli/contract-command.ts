@@ -1,0 +1,66 @@
+// `iac-code contract ...`: validate payloads against the published contracts in
+// a user's CI, list the contract names, export the contract files.
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { schemaIndex, violations, type SchemaName } from "../contract/index.js";
+import { exportContracts } from "../contract/export.js";
+
+function readInput(file: string): string {
+  return file === "-" ? readFileSync(0, "utf8") : readFileSync(file, "utf8");
+}
+
+/** Exit status: 0 valid, 1 invalid (violations or not JSON), 2 unknown schema or unreadable file. */
+export function validateCommand(schemaName: string, file: string, out = process.stdout): number {
+  if (!(schemaName in schemaIndex)) {
+    process.stderr.write(`Unknown schema "${schemaName}". Run \`iac-code contract list\` to see the names.\n`);
+    return 2;
+  }
+  let text: string;
+  try {
+    text = readInput(file);
+  } catch (error) {
+    process.stderr.write(`Cannot read ${file}: ${(error as Error).message}\n`);
+    return 2;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    out.write(`INVALID ${file}: not JSON (${(error as Error).message})\n`);
+    return 1;
+  }
+  const entry = schemaIndex[schemaName as SchemaName];
+  if (entry.validate(value)) {
+    out.write(`OK ${file} is a valid ${schemaName}\n`);
+    return 0;
+  }
+  out.write(`INVALID ${file} is not a valid ${schemaName}:\n`);
+  for (const v of violations(entry.validate)) out.write(`  ${v.path}: ${v.message} [${v.keyword}]\n`);
+  return 1;
+}
+
+export function registerContractCommand(program: Command): void {
+  const contract = program.command("contract").description("Validate payloads against, list and export the contracts");
+  contract
+    .command("validate")
+    .description("Validate a JSON file (or - for stdin) against a named contract; exit 0 when valid, 1 when not")
+    .argument("<schema-name>", "contract name, see `iac-code contract list`")
+    .argument("<file>", "JSON file, or - for standard input")
+    .action((schemaName: string, file: string) => {
+      process.exitCode = validateCommand(schemaName, file);
+    });
+  contract
+    .command("list")
+    .description("List the contract names")
+    .action(() => {
+      for (const [name, entry] of Object.entries(schemaIndex)) process.stdout.write(`${name}\t${entry.title}\n`);
+    });
+  contract
+    .command("export")
+    .description("Write the JSON Schemas, OpenAPI documents and protos (with their imports) to a directory")
+    .argument("<dir>", "output directory")
+    .action((dir: string) => {
+      const protos = exportContracts(dir);
+      process.stdout.write(`Exported schemas, OpenAPI and ${protos.length} proto files to ${dir}\n`);
+    });
+}

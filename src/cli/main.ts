@@ -1,0 +1,21 @@
+// iac-code command line entry.
+import { Command } from "commander";
+import { registerContractCommand } from "./contract-command.js";
+import { VERSION } from "../version.js";
+
+export function buildProgram(): Command {
+  const program = new Command("iac-code")
+    .description("Infrastructure-as-Code agent server (Alibaba Cloud ROS, Terraform) behind A2A 1.0 and AG-UI")
+    .version(VERSION, "-V, --version")
+    .showHelpAfterError()
+    .configureOutput({ outputError: (text, write) => write(text) });
+  registerContractCommand(program);
+  program.on("command:*", (operands: string[]) => {
+    process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
+    program.outputHelp({ error: true });
+    process.exit(1);
+  });
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);

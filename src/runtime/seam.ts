@@ -1,0 +1,174 @@
+// The seam between the protocol surfaces (A2A executor, and through it AG-UI)
+// and the agent runtime. The A2A executor drives an AgentRuntime: one
+// AgentSession per A2A context, one runTurn() per user message. Everything the
+// surfaces need to project (text, thinking, tools, permissions, questions,
+// usage, artifacts, errors) arrives as RuntimeEvents.
+
+/** Per-turn overrides from A2A metadata.iac_code / AG-UI forwardedProps. Never persisted. */
+export interface TurnOverrides {
+  model?: string;
+  apiKey?: string;
+  thinking?: { enabled?: boolean; effort?: string; budget?: number };
+  alibabaCloud?: { accessKeyId?: string; accessKeySecret?: string; securityToken?: string; regionId?: string };
+  /** Normalised language for server-generated text: en, zh, es, fr, de, ja, pt. */
+  language?: string;
+  userId?: string;
+  channel?: string;
+  runMode?: "normal" | "pipeline";
+  pipelineName?: string;
+  cleanupOnly?: boolean;
+  candidatePresentation?: string;
+}
+
+/** An image handed to a multimodal model. */
+export interface TurnImage {
+  mediaType: string;
+  /** Standard base64. */
+  data: string;
+  filename?: string;
+}
+
+export interface TurnInput {
+  /** The prompt text assembled from the message's parts (attachment manifests included). */
+  text: string;
+  images: TurnImage[];
+  overrides: TurnOverrides;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  cachedInputTokens?: number;
+  provider?: string;
+  model?: string;
+}
+
+export interface InputOption {
+  id: string;
+  label: string;
+  description?: string;
+}
+
+/** A question the turn cannot continue without; the turn is suspended until answered. */
+export interface InputRequest {
+  /** Stable id, e.g. permission-<32 hex> or ask-<toolUseId>. */
+  inputId: string;
+  kind: "permission" | "ask_user_question";
+  toolUseId: string;
+  toolName: string;
+  title: string;
+  purpose: string;
+  /** read | file_change | cloud_change | local_execution | local_or_remote_change | unknown */
+  effect: string;
+  target?: string;
+  isReadOnly: boolean;
+  /** Localised prompt shown to the user, e.g. "Write vpc.yaml. Allow once?". */
+  prompt: string;
+  /** Redacted, bounded description of what will happen. */
+  safeSummary: string;
+  options: InputOption[];
+  allowFreeText?: boolean;
+  freeTextPrompt?: string;
+  /** JSON Schema the answer payload must satisfy. */
+  responseSchema: Record<string, unknown>;
+  language: string;
+}
+
+export type InputAnswer =
+  | { inputId: string; kind: "permission"; decision: "allow_once" | "allow_always" | "deny" }
+  | { inputId: string; kind: "ask_user_question"; selectedId?: string; freeText?: string; cancelled?: boolean };
+
+/** A text payload a tool produced that the surfaces store and announce as an artifact. */
+export interface ArtifactPayload {
+  filename: string;
+  mediaType: string;
+  /** UTF-8 text or standard base64 bytes. */
+  content?: string;
+  base64?: string;
+}
+
+export type RuntimeErrorKind = "authentication" | "retryable" | "fatal";
+
+export type RuntimeEvent =
+  | { type: "message_start"; messageId: string }
+  | { type: "text_delta"; messageId: string; text: string }
+  | { type: "thinking_delta"; messageId: string; text: string }
+  | { type: "tool_use_start"; toolUseId: string; name: string }
+  | { type: "tool_input_delta"; toolUseId: string; partialJsonLength: number }
+  | { type: "tool_use_end"; toolUseId: string; name: string; input: Record<string, unknown> }
+  | {
+      type: "tool_result";
+      toolUseId: string;
+      name: string;
+      result: unknown;
+      isError: boolean;
+      artifact?: ArtifactPayload;
+    }
+  /** Intermediate progress (stack polling, long operations). */
+  | { type: "tool_progress"; toolUseId: string; name: string; progress: Record<string, unknown> }
+  /** A permission decided without asking (read-only, rule, mode or auto-approve). */
+  | {
+      type: "permission_decided";
+      toolUseId: string;
+      toolName: string;
+      allowed: boolean;
+      autoApproved: boolean;
+      reason: string;
+    }
+  | { type: "input_required"; request: InputRequest }
+  | { type: "input_received"; inputId: string; toolUseId: string; kind: InputRequest["kind"]; decision?: string }
+  | {
+      type: "message_end";
+      messageId: string;
+      stopReason: "end_turn" | "tool_use" | "max_tokens" | "max_turns" | "stream_error" | "cancelled";
+      usage?: TokenUsage;
+      /** The message's complete assistant text (may be empty). */
+      text: string;
+    }
+  | {
+      type: "compaction";
+      phase: "started" | "finished" | "failed";
+      originalTokens?: number;
+      compactedTokens?: number;
+      summary?: string;
+    }
+  /** A turn-ending failure; message is already sanitised for clients. */
+  | { type: "error"; kind: RuntimeErrorKind; message: string; errorId?: string };
+
+export interface AgentSession {
+  readonly sessionId: string;
+  readonly cwd: string;
+  /**
+   * Runs one user turn. The iterable ends when the turn ends (normally, on error,
+   * or when the signal aborts). While an input_required event is outstanding the
+   * iterable simply waits; answerInput() resumes it.
+   */
+  runTurn(input: TurnInput, signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+  /**
+   * Continues a turn restored after a restart (pending inputs re-published
+   * first). Yields nothing and ends at once when nothing was interrupted.
+   */
+  resumeTurn(overrides: TurnOverrides, signal: AbortSignal): AsyncIterable<RuntimeEvent>;
+  /** Inputs the session waits for (also after a restart). */
+  pendingInputs(): InputRequest[];
+  /** Resolves a pending input; returns false when it is not pending. */
+  answerInput(answer: InputAnswer): boolean;
+  close(): Promise<void>;
+}
+
+export interface RuntimeInfo {
+  provider: string;
+  model: string;
+  /** True when no provider is configured and the bundled demo script runs. */
+  demo: boolean;
+  /** Human-readable hint on how to configure a real model (demo mode). */
+  hint?: string;
+}
+
+export interface AgentRuntime {
+  /** Opens (or restores, when sessionId names a saved session) the session of a context. */
+  openSession(options: { contextId: string; cwd: string; sessionId?: string }): Promise<AgentSession>;
+  info(): RuntimeInfo;
+  close(): Promise<void>;
+}
