@@ -8,9 +8,20 @@
 //   schemas/errors/catalogue -> generated/error-catalogue.ts
 //   all of the above         -> generated/contract.ts (typed parse functions + schema index)
 // With --check it writes into a scratch directory and fails, naming the files,
-// when generated/ differs from what the sources produce.
+// when generated/ differs from what the sources produce. --target <dir> compares
+// (or writes) another directory instead of generated/ (used by the drift test).
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsPkg from "ajv-formats";
@@ -73,7 +84,9 @@ async function generate(outBase: string): Promise<void> {
   run(path.join(BIN, "buf"), ["generate", "--output", outBase]);
 
   // 2. JSON Schema of the A2A ProtoJSON wire form, derived from the descriptors.
-  const pb = (await import(path.join(out, "proto/lf/a2a/v1/a2a_pb.ts"))) as typeof import("../generated/proto/lf/a2a/v1/a2a_pb.js");
+  const pb = (await import(
+    path.join(out, "proto/lf/a2a/v1/a2a_pb.ts")
+  )) as typeof import("../generated/proto/lf/a2a/v1/a2a_pb.js");
   const protojson = protoFileToJsonSchema(pb.file_lf_a2a_v1_a2a, PROTOJSON_ID, "A2AProtoJson");
   write(path.join(out, "jsonschema/a2a-protojson.json"), JSON.stringify(protojson, null, 2) + "\n");
 
@@ -128,7 +141,9 @@ async function generate(outBase: string): Promise<void> {
 
   // 6. OpenAPI documents -> TypeScript path/operation types.
   const openapiDir = path.join(ROOT, "schemas/openapi");
-  for (const file of readdirSync(openapiDir).filter((f) => f.endsWith(".yaml")).sort()) {
+  for (const file of readdirSync(openapiDir)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort()) {
     const target = path.join(out, "openapi", file.replace(/\.yaml$/, ".ts"));
     mkdirSync(path.dirname(target), { recursive: true });
     run(path.join(BIN, "openapi-typescript"), [
@@ -149,7 +164,10 @@ async function generate(outBase: string): Promise<void> {
     path.join(out, "error-catalogue.ts"),
     BANNER +
       catalogues
-        .map(([name, data]) => `export const ${name}ErrorCatalogue = ${JSON.stringify(data, null, 2)} as const;\n`)
+        .map(
+          ([name, data]) =>
+            `export const ${name}ErrorCatalogue = ${JSON.stringify(data, null, 2)} as const;\n`,
+        )
         .join("\n"),
   );
 
@@ -230,23 +248,28 @@ function compareTrees(expected: string, actual: string): string[] {
 
 async function main(): Promise<void> {
   const check = process.argv.includes("--check");
+  const targetArg = process.argv.indexOf("--target");
+  const target = targetArg > 0 ? path.resolve(process.argv[targetArg + 1]) : path.join(ROOT, "generated");
   mkdirSync(path.join(ROOT, ".tmp"), { recursive: true });
   // Always build in a scratch tree, so generated/ is never seen half-written.
   const scratch = mkdtempSync(path.join(ROOT, ".tmp", "generate-"));
   try {
     await generate(scratch);
     const fresh = path.join(scratch, "generated");
-    const target = path.join(ROOT, "generated");
     const stale = compareTrees(fresh, target);
     if (!check) {
       if (stale.length > 0) {
         rmSync(target, { recursive: true, force: true });
         renameSync(fresh, target);
       }
-      console.log(stale.length > 0 ? `generated/ updated (${stale.length} files changed).` : "generated/ was already up to date.");
+      console.log(
+        stale.length > 0
+          ? `generated/ updated (${stale.length} files changed).`
+          : "generated/ was already up to date.",
+      );
     } else if (stale.length > 0) {
       console.error("generated/ is stale; run `npm run generate` and commit the result. Differing files:");
-      for (const f of stale) console.error(`  generated/${f}`);
+      for (const f of stale) console.error(`  ${path.relative(ROOT, path.join(target, f))}`);
       process.exitCode = 1;
     } else {
       console.log("generated/ matches the sources.");
