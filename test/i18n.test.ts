@@ -1,5 +1,12 @@
 import { expect } from "chai";
-import { LANGUAGES, catalogKeys, parseAcceptLanguage, resolveLanguage, normalizeLanguage, t } from "../src/i18n/index.js";
+import {
+  LANGUAGES,
+  catalogKeys,
+  parseAcceptLanguage,
+  resolveLanguage,
+  normalizeLanguage,
+  t,
+} from "../src/i18n/index.js";
 
 describe("i18n", () => {
   it("translates every English key into every supported language", () => {

@@ -2,7 +2,14 @@
 // compiled A2A proto descriptors, so the .proto stays the single source of
 // truth for A2A shapes while OpenAPI documents and payload validators can
 // still $ref plain JSON Schema.
-import { getOption, hasOption, ScalarType, type DescField, type DescFile, type DescMessage } from "@bufbuild/protobuf";
+import {
+  getOption,
+  hasOption,
+  ScalarType,
+  type DescField,
+  type DescFile,
+  type DescMessage,
+} from "@bufbuild/protobuf";
 import { FieldBehavior, field_behavior } from "../../generated/proto/google/api/field_behavior_pb.js";
 
 type Schema = Record<string, unknown>;

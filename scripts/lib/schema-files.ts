@@ -33,11 +33,15 @@ export function collectSchemas(root: string): SchemaEntry[] {
   const seenTitles = new Map<string, string>();
   return walk(root, root).map((rel) => {
     const schema = JSON.parse(readFileSync(path.join(root, rel), "utf8")) as Record<string, unknown>;
-    const name = rel.replace(/\.json$/, "").split(path.sep).join("/");
+    const name = rel
+      .replace(/\.json$/, "")
+      .split(path.sep)
+      .join("/");
     const fail = (why: string) => {
       throw new Error(`schemas/${rel}: ${why}`);
     };
-    if (schema.$schema !== "https://json-schema.org/draft/2020-12/schema") fail("$schema must be draft 2020-12");
+    if (schema.$schema !== "https://json-schema.org/draft/2020-12/schema")
+      fail("$schema must be draft 2020-12");
     if (schema.$id !== `${SCHEMA_ID_BASE}${name}.json`) fail(`$id must be ${SCHEMA_ID_BASE}${name}.json`);
     const title = schema.title;
     if (typeof title !== "string" || !/^[A-Z][A-Za-z0-9]*$/.test(title)) fail("title must be PascalCase");

@@ -12,7 +12,9 @@ function readInput(file: string): string {
 /** Exit status: 0 valid, 1 invalid (violations or not JSON), 2 unknown schema or unreadable file. */
 export function validateCommand(schemaName: string, file: string, out = process.stdout): number {
   if (!(schemaName in schemaIndex)) {
-    process.stderr.write(`Unknown schema "${schemaName}". Run \`iac-code contract list\` to see the names.\n`);
+    process.stderr.write(
+      `Unknown schema "${schemaName}". Run \`iac-code contract list\` to see the names.\n`,
+    );
     return 2;
   }
   let text: string;
@@ -40,10 +42,14 @@ export function validateCommand(schemaName: string, file: string, out = process.
 }
 
 export function registerContractCommand(program: Command): void {
-  const contract = program.command("contract").description("Validate payloads against, list and export the contracts");
+  const contract = program
+    .command("contract")
+    .description("Validate payloads against, list and export the contracts");
   contract
     .command("validate")
-    .description("Validate a JSON file (or - for stdin) against a named contract; exit 0 when valid, 1 when not")
+    .description(
+      "Validate a JSON file (or - for stdin) against a named contract; exit 0 when valid, 1 when not",
+    )
     .argument("<schema-name>", "contract name, see `iac-code contract list`")
     .argument("<file>", "JSON file, or - for standard input")
     .action((schemaName: string, file: string) => {
@@ -53,7 +59,8 @@ export function registerContractCommand(program: Command): void {
     .command("list")
     .description("List the contract names")
     .action(() => {
-      for (const [name, entry] of Object.entries(schemaIndex)) process.stdout.write(`${name}\t${entry.title}\n`);
+      for (const [name, entry] of Object.entries(schemaIndex))
+        process.stdout.write(`${name}\t${entry.title}\n`);
     });
   contract
     .command("export")

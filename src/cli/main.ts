@@ -5,7 +5,9 @@ import { VERSION } from "../version.js";
 
 export function buildProgram(): Command {
   const program = new Command("iac-code")
-    .description("Infrastructure-as-Code agent server (Alibaba Cloud ROS, Terraform) behind A2A 1.0 and AG-UI")
+    .description(
+      "Infrastructure-as-Code agent server (Alibaba Cloud ROS, Terraform) behind A2A 1.0 and AG-UI",
+    )
     .version(VERSION, "-V, --version")
     .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) });

@@ -45,7 +45,9 @@ export function exportContracts(outDir: string): string[] {
   const out = path.resolve(outDir);
   mkdirSync(out, { recursive: true });
   cpSync(path.join(ROOT, "schemas"), path.join(out, "schemas"), { recursive: true });
-  cpSync(path.join(ROOT, "generated/jsonschema"), path.join(out, "generated/jsonschema"), { recursive: true });
+  cpSync(path.join(ROOT, "generated/jsonschema"), path.join(out, "generated/jsonschema"), {
+    recursive: true,
+  });
   const protoOut = path.join(out, "proto");
   for (const rel of OWN_PROTOS) {
     mkdirSync(path.dirname(path.join(protoOut, rel)), { recursive: true });

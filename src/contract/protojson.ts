@@ -1,13 +1,7 @@
 // ProtoJSON in and out for the A2A wire: lowerCamelCase names and enum names on
 // output; camelCase or proto snake_case names accepted on input, unknown fields
 // ignored (A2A 1.0 asks servers to tolerate them).
-import {
-  fromJson,
-  toJson,
-  type DescMessage,
-  type JsonValue,
-  type MessageShape,
-} from "@bufbuild/protobuf";
+import { fromJson, toJson, type DescMessage, type JsonValue, type MessageShape } from "@bufbuild/protobuf";
 
 export class ProtoJsonError extends Error {
   override readonly name = "ProtoJsonError";
@@ -23,6 +17,9 @@ export function decodeProtoJson<Desc extends DescMessage>(schema: Desc, json: un
 }
 
 /** Canonical ProtoJSON of a message (implicit defaults omitted). */
-export function encodeProtoJson<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): JsonValue {
+export function encodeProtoJson<Desc extends DescMessage>(
+  schema: Desc,
+  message: MessageShape<Desc>,
+): JsonValue {
   return toJson(schema, message, { alwaysEmitImplicit: false });
 }

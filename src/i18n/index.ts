@@ -14,7 +14,7 @@ type Catalog = Record<string, string>;
 const CATALOG_ROOT = path.join(import.meta.dirname, "catalogs");
 
 function loadCatalogs(): Record<Language, Catalog> {
-  const catalogs = Object.fromEntries(LANGUAGES.map((l) => [l, {} as Catalog])) as Record<Language, Catalog>;
+  const catalogs = Object.fromEntries(LANGUAGES.map((l) => [l, {}])) as Record<Language, Catalog>;
   for (const domain of readdirSync(CATALOG_ROOT).sort()) {
     for (const lang of LANGUAGES) {
       const file = path.join(CATALOG_ROOT, domain, `${lang}.json`);
@@ -25,7 +25,8 @@ function loadCatalogs(): Record<Language, Catalog> {
         continue;
       }
       for (const [key, text] of Object.entries(entries)) {
-        if (key in catalogs[lang]) throw new Error(`i18n key ${key} is defined twice (${domain}/${lang}.json)`);
+        if (key in catalogs[lang])
+          throw new Error(`i18n key ${key} is defined twice (${domain}/${lang}.json)`);
         catalogs[lang][key] = text;
       }
     }

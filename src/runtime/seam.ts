@@ -9,7 +9,12 @@ export interface TurnOverrides {
   model?: string;
   apiKey?: string;
   thinking?: { enabled?: boolean; effort?: string; budget?: number };
-  alibabaCloud?: { accessKeyId?: string; accessKeySecret?: string; securityToken?: string; regionId?: string };
+  alibabaCloud?: {
+    accessKeyId?: string;
+    accessKeySecret?: string;
+    securityToken?: string;
+    regionId?: string;
+  };
   /** Normalised language for server-generated text: en, zh, es, fr, de, ja, pt. */
   language?: string;
   userId?: string;
@@ -77,7 +82,13 @@ export interface InputRequest {
 
 export type InputAnswer =
   | { inputId: string; kind: "permission"; decision: "allow_once" | "allow_always" | "deny" }
-  | { inputId: string; kind: "ask_user_question"; selectedId?: string; freeText?: string; cancelled?: boolean };
+  | {
+      inputId: string;
+      kind: "ask_user_question";
+      selectedId?: string;
+      freeText?: string;
+      cancelled?: boolean;
+    };
 
 /** A text payload a tool produced that the surfaces store and announce as an artifact. */
 export interface ArtifactPayload {
@@ -117,7 +128,13 @@ export type RuntimeEvent =
       reason: string;
     }
   | { type: "input_required"; request: InputRequest }
-  | { type: "input_received"; inputId: string; toolUseId: string; kind: InputRequest["kind"]; decision?: string }
+  | {
+      type: "input_received";
+      inputId: string;
+      toolUseId: string;
+      kind: InputRequest["kind"];
+      decision?: string;
+    }
   | {
       type: "message_end";
       messageId: string;

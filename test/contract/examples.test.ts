@@ -46,15 +46,20 @@ describe("contract examples", () => {
       }
 
       const expectedFile = path.join(dir, "invalid", "_expected.json");
-      const expected = (existsSync(expectedFile) ? readJson(expectedFile) : {}) as Record<string, Expectation>;
+      const expected = (existsSync(expectedFile) ? readJson(expectedFile) : {}) as Record<
+        string,
+        Expectation
+      >;
       for (const file of invalid) {
         it(`rejects invalid/${file} with the expected violation`, () => {
           expect(validate(readJson(path.join(dir, "invalid", file)))).to.equal(false);
           const want = expected[file];
           expect(want, `no expectation for invalid/${file} in _expected.json`).to.exist;
           const got = violations(validate);
-          expect(got.some((v) => v.keyword === want.keyword && v.path === want.path), JSON.stringify(got, null, 2)).to
-            .be.true;
+          expect(
+            got.some((v) => v.keyword === want.keyword && v.path === want.path),
+            JSON.stringify(got, null, 2),
+          ).to.be.true;
         });
       }
     });
