@@ -33,6 +33,8 @@ export const schemaIndex = {
   "agui/message": { id: "https://schemas.iac-code.dev/agui/message.json", title: "AguiMessage", file: "schemas/agui/message.json", validate: V.v_agui_message },
   "agui/resume-entry": { id: "https://schemas.iac-code.dev/agui/resume-entry.json", title: "ResumeEntry", file: "schemas/agui/resume-entry.json", validate: V.v_agui_resume_entry },
   "agui/run-agent-input": { id: "https://schemas.iac-code.dev/agui/run-agent-input.json", title: "RunAgentInput", file: "schemas/agui/run-agent-input.json", validate: V.v_agui_run_agent_input },
+  "config/a2a-server": { id: "https://schemas.iac-code.dev/config/a2a-server.json", title: "A2AServerConfig", file: "schemas/config/a2a-server.json", validate: V.v_config_a2a_server },
+  "config/agui-server": { id: "https://schemas.iac-code.dev/config/agui-server.json", title: "AguiServerConfig", file: "schemas/config/agui-server.json", validate: V.v_config_agui_server },
   "errors/error-envelope": { id: "https://schemas.iac-code.dev/errors/error-envelope.json", title: "ErrorEnvelope", file: "schemas/errors/error-envelope.json", validate: V.v_errors_error_envelope },
   "a2a/protojson/AgentCard": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/AgentCard", title: "AgentCard", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_AgentCard },
   "a2a/protojson/Artifact": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/Artifact", title: "Artifact", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_Artifact },
@@ -77,6 +79,14 @@ export function parseResumeEntry(value: unknown): ParseResult<T.ResumeEntry> {
 
 export function parseRunAgentInput(value: unknown): ParseResult<T.RunAgentInput> {
   return parseWith<T.RunAgentInput>(V.v_agui_run_agent_input, value);
+}
+
+export function parseA2AServerConfig(value: unknown): ParseResult<T.A2AServerConfig> {
+  return parseWith<T.A2AServerConfig>(V.v_config_a2a_server, value);
+}
+
+export function parseAguiServerConfig(value: unknown): ParseResult<T.AguiServerConfig> {
+  return parseWith<T.AguiServerConfig>(V.v_config_agui_server, value);
 }
 
 export function parseErrorEnvelope(value: unknown): ParseResult<T.ErrorEnvelope> {

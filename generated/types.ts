@@ -19,6 +19,8 @@ export interface IacCodeContracts {
   "agui/message"?: AguiMessage;
   "agui/resume-entry"?: ResumeEntry;
   "agui/run-agent-input"?: RunAgentInput;
+  "config/a2a-server"?: A2AServerConfig;
+  "config/agui-server"?: AguiServerConfig;
   "errors/error-envelope"?: ErrorEnvelope;
 }
 export interface TextContentPart {
@@ -262,6 +264,236 @@ export interface AguiContextItem {
 }
 export interface ForwardedProps {
   iacCode: IacCodeProps;
+}
+/**
+ * a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.
+ */
+export interface A2AServerConfig {
+  /**
+   * Address to bind.
+   */
+  host?: string;
+  /**
+   * TCP port to bind; 0 picks a free port.
+   */
+  port?: number;
+  /**
+   * Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.
+   */
+  transport?:
+    | "http"
+    | "stdio"
+    | "unix"
+    | "websocket"
+    | "grpc"
+    | "grpc-jsonrpc"
+    | "redis-streams"
+    | "jsonrpc"
+    | "json-rpc"
+    | "http+jsonrpc"
+    | "http-jsonrpc"
+    | "https"
+    | "grpcs"
+    | "grpc+jsonrpc"
+    | "ws"
+    | "wss"
+    | "redis"
+    | "redis-stream";
+  /**
+   * Debug logging.
+   */
+  debug?: boolean;
+  /**
+   * Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.
+   */
+  "log-to-stdout"?: boolean;
+  /**
+   * Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.
+   */
+  "thinking-exposure"?: string | ("tool-trace" | "raw-thinking" | "tool_trace" | "raw_thinking" | "all")[];
+  /**
+   * Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.
+   */
+  token?: string;
+  /**
+   * Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.
+   */
+  "basic-username"?: string;
+  /**
+   * Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).
+   */
+  "basic-password"?: string;
+  /**
+   * API key (fallback: IACCODE_A2A_API_KEY).
+   */
+  "api-key"?: string;
+  /**
+   * Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).
+   */
+  "api-key-header"?: string;
+  /**
+   * Root of the task, context and push-config stores. Default <config-dir>/a2a.
+   */
+  "persistence-dir"?: string;
+  /**
+   * Where artifact payloads are stored. Default <persistence-dir>/artifacts.
+   */
+  "artifact-dir"?: string;
+  /**
+   * HMAC secret: the agent card is signed with JWS HS256, kid `default`.
+   */
+  "signing-secret"?: string;
+  /**
+   * Enable the push-notification config methods and terminal-state delivery.
+   */
+  "push-notifications"?: boolean;
+  /**
+   * Push delivery queue.
+   */
+  "push-queue"?: "local-file" | "redis-streams";
+  /**
+   * Redis URL; required for push-queue redis-streams.
+   */
+  "push-redis-url"?: string;
+  "push-stream"?: string;
+  /**
+   * Sorted set of scheduled retries.
+   */
+  "push-retry-key"?: string;
+  "push-dead-stream"?: string;
+  "push-consumer-group"?: string;
+  /**
+   * Default <hostname>-<pid>-<12 hex>.
+   */
+  "push-consumer-name"?: string;
+  "push-lease-timeout-ms"?: number;
+  /**
+   * Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.
+   */
+  "auto-approve-permissions"?: boolean;
+  /**
+   * Stop the process after this many idle seconds; 0 disables. HTTP transport only.
+   */
+  "idle-shutdown-seconds"?: number;
+  /**
+   * Evict a context's runtime after this many idle seconds (restored on demand).
+   */
+  "idle-context-seconds"?: number;
+  /**
+   * Unix socket; required for the unix transport.
+   */
+  "socket-path"?: string;
+  /**
+   * WebSocket route.
+   */
+  "ws-path"?: string;
+  /**
+   * gRPC bind address. Default: host.
+   */
+  "grpc-host"?: string;
+  /**
+   * gRPC port (0 picks a free port). Default: port.
+   */
+  "grpc-port"?: number;
+  /**
+   * PEM certificate file; with tls-key the listeners use TLS.
+   */
+  "tls-cert"?: string;
+  /**
+   * PEM private key file for tls-cert.
+   */
+  "tls-key"?: string;
+  /**
+   * Redis URL; required for the redis-streams transport.
+   */
+  "redis-url"?: string;
+  "request-stream"?: string;
+  "response-stream"?: string;
+  /**
+   * Consumer group of the request stream.
+   */
+  "consumer-group"?: string;
+  /**
+   * Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.
+   */
+  "allowed-cwds"?: string[];
+  /**
+   * Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.
+   */
+  "required-extensions"?: string[];
+  /**
+   * Default run mode when a request does not choose one in metadata.iac_code.run_mode.
+   */
+  mode?: "normal" | "pipeline";
+  /**
+   * Default pipeline.
+   */
+  "pipeline-name"?: string;
+  /**
+   * LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.
+   */
+  provider?: string;
+  /**
+   * Default model.
+   */
+  model?: string;
+  /**
+   * Provider base URL.
+   */
+  "base-url"?: string;
+  /**
+   * Turn script replayed by the scripted provider (YAML or JSON file).
+   */
+  script?: string;
+}
+/**
+ * agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).
+ */
+export interface AguiServerConfig {
+  /**
+   * Address to bind (env IAC_CODE_AGUI_HOST).
+   */
+  host?: string;
+  /**
+   * TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.
+   */
+  port?: number;
+  /**
+   * A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.
+   */
+  "a2a-url"?: string;
+  /**
+   * Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.
+   */
+  "a2a-token"?: string;
+  /**
+   * Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.
+   */
+  "auth-token"?: string;
+  /**
+   * Debug logging.
+   */
+  debug?: boolean;
+  /**
+   * Mirror logs to stdout.
+   */
+  "log-stdout"?: boolean;
+  /**
+   * Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.
+   */
+  "state-dir"?: string;
+  /**
+   * Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.
+   */
+  "idle-shutdown"?: number;
+  /**
+   * Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.
+   */
+  "interrupt-ttl"?: number;
+  /**
+   * Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.
+   */
+  "allowed-cwds"?: string[];
 }
 /**
  * The JSON body of every AG-UI HTTP error answered before an SSE stream starts.

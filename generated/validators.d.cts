@@ -5,6 +5,8 @@ export declare const v_agui_iac_code_props: ValidateFunction;
 export declare const v_agui_message: ValidateFunction;
 export declare const v_agui_resume_entry: ValidateFunction;
 export declare const v_agui_run_agent_input: ValidateFunction;
+export declare const v_config_a2a_server: ValidateFunction;
+export declare const v_config_agui_server: ValidateFunction;
 export declare const v_errors_error_envelope: ValidateFunction;
 export declare const v_a2a_protojson_AgentCard: ValidateFunction;
 export declare const v_a2a_protojson_Artifact: ValidateFunction;
