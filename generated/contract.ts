@@ -28,11 +28,40 @@ function parseWith<T>(validate: ValidateFunction, value: unknown): ParseResult<T
 
 /** Every named contract: its schema $id, its source file and its validator. */
 export const schemaIndex = {
+  "agui/cancel-request": { id: "https://schemas.iac-code.dev/agui/cancel-request.json", title: "CancelRequest", file: "schemas/agui/cancel-request.json", validate: V.v_agui_cancel_request },
+  "agui/cancel-response": { id: "https://schemas.iac-code.dev/agui/cancel-response.json", title: "CancelResponse", file: "schemas/agui/cancel-response.json", validate: V.v_agui_cancel_response },
   "agui/content-part": { id: "https://schemas.iac-code.dev/agui/content-part.json", title: "UserContentPart", file: "schemas/agui/content-part.json", validate: V.v_agui_content_part },
+  "agui/custom/artifact": { id: "https://schemas.iac-code.dev/agui/custom/artifact.json", title: "IacCodeArtifactPayload", file: "schemas/agui/custom/artifact.json", validate: V.v_agui_custom_artifact },
+  "agui/custom/pipeline": { id: "https://schemas.iac-code.dev/agui/custom/pipeline.json", title: "IacCodePipelinePayload", file: "schemas/agui/custom/pipeline.json", validate: V.v_agui_custom_pipeline },
+  "agui/custom/session": { id: "https://schemas.iac-code.dev/agui/custom/session.json", title: "IacCodeSessionPayload", file: "schemas/agui/custom/session.json", validate: V.v_agui_custom_session },
+  "agui/custom/tool-progress": { id: "https://schemas.iac-code.dev/agui/custom/tool-progress.json", title: "IacCodeToolProgressPayload", file: "schemas/agui/custom/tool-progress.json", validate: V.v_agui_custom_tool_progress },
+  "agui/event": { id: "https://schemas.iac-code.dev/agui/event.json", title: "AguiEvent", file: "schemas/agui/event.json", validate: V.v_agui_event },
+  "agui/events/activity-snapshot": { id: "https://schemas.iac-code.dev/agui/events/activity-snapshot.json", title: "ActivitySnapshotEvent", file: "schemas/agui/events/activity-snapshot.json", validate: V.v_agui_events_activity_snapshot },
+  "agui/events/custom": { id: "https://schemas.iac-code.dev/agui/events/custom.json", title: "CustomEvent", file: "schemas/agui/events/custom.json", validate: V.v_agui_events_custom },
+  "agui/events/reasoning-end": { id: "https://schemas.iac-code.dev/agui/events/reasoning-end.json", title: "ReasoningEndEvent", file: "schemas/agui/events/reasoning-end.json", validate: V.v_agui_events_reasoning_end },
+  "agui/events/reasoning-message-content": { id: "https://schemas.iac-code.dev/agui/events/reasoning-message-content.json", title: "ReasoningMessageContentEvent", file: "schemas/agui/events/reasoning-message-content.json", validate: V.v_agui_events_reasoning_message_content },
+  "agui/events/reasoning-message-end": { id: "https://schemas.iac-code.dev/agui/events/reasoning-message-end.json", title: "ReasoningMessageEndEvent", file: "schemas/agui/events/reasoning-message-end.json", validate: V.v_agui_events_reasoning_message_end },
+  "agui/events/reasoning-message-start": { id: "https://schemas.iac-code.dev/agui/events/reasoning-message-start.json", title: "ReasoningMessageStartEvent", file: "schemas/agui/events/reasoning-message-start.json", validate: V.v_agui_events_reasoning_message_start },
+  "agui/events/reasoning-start": { id: "https://schemas.iac-code.dev/agui/events/reasoning-start.json", title: "ReasoningStartEvent", file: "schemas/agui/events/reasoning-start.json", validate: V.v_agui_events_reasoning_start },
+  "agui/events/run-error": { id: "https://schemas.iac-code.dev/agui/events/run-error.json", title: "RunErrorEvent", file: "schemas/agui/events/run-error.json", validate: V.v_agui_events_run_error },
+  "agui/events/run-finished": { id: "https://schemas.iac-code.dev/agui/events/run-finished.json", title: "RunFinishedEvent", file: "schemas/agui/events/run-finished.json", validate: V.v_agui_events_run_finished },
+  "agui/events/run-started": { id: "https://schemas.iac-code.dev/agui/events/run-started.json", title: "RunStartedEvent", file: "schemas/agui/events/run-started.json", validate: V.v_agui_events_run_started },
+  "agui/events/step-finished": { id: "https://schemas.iac-code.dev/agui/events/step-finished.json", title: "StepFinishedEvent", file: "schemas/agui/events/step-finished.json", validate: V.v_agui_events_step_finished },
+  "agui/events/step-started": { id: "https://schemas.iac-code.dev/agui/events/step-started.json", title: "StepStartedEvent", file: "schemas/agui/events/step-started.json", validate: V.v_agui_events_step_started },
+  "agui/events/text-message-content": { id: "https://schemas.iac-code.dev/agui/events/text-message-content.json", title: "TextMessageContentEvent", file: "schemas/agui/events/text-message-content.json", validate: V.v_agui_events_text_message_content },
+  "agui/events/text-message-end": { id: "https://schemas.iac-code.dev/agui/events/text-message-end.json", title: "TextMessageEndEvent", file: "schemas/agui/events/text-message-end.json", validate: V.v_agui_events_text_message_end },
+  "agui/events/text-message-start": { id: "https://schemas.iac-code.dev/agui/events/text-message-start.json", title: "TextMessageStartEvent", file: "schemas/agui/events/text-message-start.json", validate: V.v_agui_events_text_message_start },
+  "agui/events/tool-call-args": { id: "https://schemas.iac-code.dev/agui/events/tool-call-args.json", title: "ToolCallArgsEvent", file: "schemas/agui/events/tool-call-args.json", validate: V.v_agui_events_tool_call_args },
+  "agui/events/tool-call-end": { id: "https://schemas.iac-code.dev/agui/events/tool-call-end.json", title: "ToolCallEndEvent", file: "schemas/agui/events/tool-call-end.json", validate: V.v_agui_events_tool_call_end },
+  "agui/events/tool-call-result": { id: "https://schemas.iac-code.dev/agui/events/tool-call-result.json", title: "ToolCallResultEvent", file: "schemas/agui/events/tool-call-result.json", validate: V.v_agui_events_tool_call_result },
+  "agui/events/tool-call-start": { id: "https://schemas.iac-code.dev/agui/events/tool-call-start.json", title: "ToolCallStartEvent", file: "schemas/agui/events/tool-call-start.json", validate: V.v_agui_events_tool_call_start },
+  "agui/health": { id: "https://schemas.iac-code.dev/agui/health.json", title: "AguiHealth", file: "schemas/agui/health.json", validate: V.v_agui_health },
   "agui/iac-code-props": { id: "https://schemas.iac-code.dev/agui/iac-code-props.json", title: "IacCodeProps", file: "schemas/agui/iac-code-props.json", validate: V.v_agui_iac_code_props },
+  "agui/interrupt": { id: "https://schemas.iac-code.dev/agui/interrupt.json", title: "Interrupt", file: "schemas/agui/interrupt.json", validate: V.v_agui_interrupt },
   "agui/message": { id: "https://schemas.iac-code.dev/agui/message.json", title: "AguiMessage", file: "schemas/agui/message.json", validate: V.v_agui_message },
   "agui/resume-entry": { id: "https://schemas.iac-code.dev/agui/resume-entry.json", title: "ResumeEntry", file: "schemas/agui/resume-entry.json", validate: V.v_agui_resume_entry },
   "agui/run-agent-input": { id: "https://schemas.iac-code.dev/agui/run-agent-input.json", title: "RunAgentInput", file: "schemas/agui/run-agent-input.json", validate: V.v_agui_run_agent_input },
+  "agui/token-usage": { id: "https://schemas.iac-code.dev/agui/token-usage.json", title: "TokenUsage", file: "schemas/agui/token-usage.json", validate: V.v_agui_token_usage },
   "config/a2a-server": { id: "https://schemas.iac-code.dev/config/a2a-server.json", title: "A2AServerConfig", file: "schemas/config/a2a-server.json", validate: V.v_config_a2a_server },
   "config/agui-server": { id: "https://schemas.iac-code.dev/config/agui-server.json", title: "AguiServerConfig", file: "schemas/config/agui-server.json", validate: V.v_config_agui_server },
   "errors/error-envelope": { id: "https://schemas.iac-code.dev/errors/error-envelope.json", title: "ErrorEnvelope", file: "schemas/errors/error-envelope.json", validate: V.v_errors_error_envelope },
@@ -61,12 +90,124 @@ export const schemaIndex = {
 
 export type SchemaName = keyof typeof schemaIndex;
 
+export function parseCancelRequest(value: unknown): ParseResult<T.CancelRequest> {
+  return parseWith<T.CancelRequest>(V.v_agui_cancel_request, value);
+}
+
+export function parseCancelResponse(value: unknown): ParseResult<T.CancelResponse> {
+  return parseWith<T.CancelResponse>(V.v_agui_cancel_response, value);
+}
+
 export function parseUserContentPart(value: unknown): ParseResult<T.UserContentPart> {
   return parseWith<T.UserContentPart>(V.v_agui_content_part, value);
 }
 
+export function parseIacCodeArtifactPayload(value: unknown): ParseResult<T.IacCodeArtifactPayload> {
+  return parseWith<T.IacCodeArtifactPayload>(V.v_agui_custom_artifact, value);
+}
+
+export function parseIacCodePipelinePayload(value: unknown): ParseResult<T.IacCodePipelinePayload> {
+  return parseWith<T.IacCodePipelinePayload>(V.v_agui_custom_pipeline, value);
+}
+
+export function parseIacCodeSessionPayload(value: unknown): ParseResult<T.IacCodeSessionPayload> {
+  return parseWith<T.IacCodeSessionPayload>(V.v_agui_custom_session, value);
+}
+
+export function parseIacCodeToolProgressPayload(value: unknown): ParseResult<T.IacCodeToolProgressPayload> {
+  return parseWith<T.IacCodeToolProgressPayload>(V.v_agui_custom_tool_progress, value);
+}
+
+export function parseAguiEvent(value: unknown): ParseResult<T.AguiEvent> {
+  return parseWith<T.AguiEvent>(V.v_agui_event, value);
+}
+
+export function parseActivitySnapshotEvent(value: unknown): ParseResult<T.ActivitySnapshotEvent> {
+  return parseWith<T.ActivitySnapshotEvent>(V.v_agui_events_activity_snapshot, value);
+}
+
+export function parseCustomEvent(value: unknown): ParseResult<T.CustomEvent> {
+  return parseWith<T.CustomEvent>(V.v_agui_events_custom, value);
+}
+
+export function parseReasoningEndEvent(value: unknown): ParseResult<T.ReasoningEndEvent> {
+  return parseWith<T.ReasoningEndEvent>(V.v_agui_events_reasoning_end, value);
+}
+
+export function parseReasoningMessageContentEvent(value: unknown): ParseResult<T.ReasoningMessageContentEvent> {
+  return parseWith<T.ReasoningMessageContentEvent>(V.v_agui_events_reasoning_message_content, value);
+}
+
+export function parseReasoningMessageEndEvent(value: unknown): ParseResult<T.ReasoningMessageEndEvent> {
+  return parseWith<T.ReasoningMessageEndEvent>(V.v_agui_events_reasoning_message_end, value);
+}
+
+export function parseReasoningMessageStartEvent(value: unknown): ParseResult<T.ReasoningMessageStartEvent> {
+  return parseWith<T.ReasoningMessageStartEvent>(V.v_agui_events_reasoning_message_start, value);
+}
+
+export function parseReasoningStartEvent(value: unknown): ParseResult<T.ReasoningStartEvent> {
+  return parseWith<T.ReasoningStartEvent>(V.v_agui_events_reasoning_start, value);
+}
+
+export function parseRunErrorEvent(value: unknown): ParseResult<T.RunErrorEvent> {
+  return parseWith<T.RunErrorEvent>(V.v_agui_events_run_error, value);
+}
+
+export function parseRunFinishedEvent(value: unknown): ParseResult<T.RunFinishedEvent> {
+  return parseWith<T.RunFinishedEvent>(V.v_agui_events_run_finished, value);
+}
+
+export function parseRunStartedEvent(value: unknown): ParseResult<T.RunStartedEvent> {
+  return parseWith<T.RunStartedEvent>(V.v_agui_events_run_started, value);
+}
+
+export function parseStepFinishedEvent(value: unknown): ParseResult<T.StepFinishedEvent> {
+  return parseWith<T.StepFinishedEvent>(V.v_agui_events_step_finished, value);
+}
+
+export function parseStepStartedEvent(value: unknown): ParseResult<T.StepStartedEvent> {
+  return parseWith<T.StepStartedEvent>(V.v_agui_events_step_started, value);
+}
+
+export function parseTextMessageContentEvent(value: unknown): ParseResult<T.TextMessageContentEvent> {
+  return parseWith<T.TextMessageContentEvent>(V.v_agui_events_text_message_content, value);
+}
+
+export function parseTextMessageEndEvent(value: unknown): ParseResult<T.TextMessageEndEvent> {
+  return parseWith<T.TextMessageEndEvent>(V.v_agui_events_text_message_end, value);
+}
+
+export function parseTextMessageStartEvent(value: unknown): ParseResult<T.TextMessageStartEvent> {
+  return parseWith<T.TextMessageStartEvent>(V.v_agui_events_text_message_start, value);
+}
+
+export function parseToolCallArgsEvent(value: unknown): ParseResult<T.ToolCallArgsEvent> {
+  return parseWith<T.ToolCallArgsEvent>(V.v_agui_events_tool_call_args, value);
+}
+
+export function parseToolCallEndEvent(value: unknown): ParseResult<T.ToolCallEndEvent> {
+  return parseWith<T.ToolCallEndEvent>(V.v_agui_events_tool_call_end, value);
+}
+
+export function parseToolCallResultEvent(value: unknown): ParseResult<T.ToolCallResultEvent> {
+  return parseWith<T.ToolCallResultEvent>(V.v_agui_events_tool_call_result, value);
+}
+
+export function parseToolCallStartEvent(value: unknown): ParseResult<T.ToolCallStartEvent> {
+  return parseWith<T.ToolCallStartEvent>(V.v_agui_events_tool_call_start, value);
+}
+
+export function parseAguiHealth(value: unknown): ParseResult<T.AguiHealth> {
+  return parseWith<T.AguiHealth>(V.v_agui_health, value);
+}
+
 export function parseIacCodeProps(value: unknown): ParseResult<T.IacCodeProps> {
   return parseWith<T.IacCodeProps>(V.v_agui_iac_code_props, value);
+}
+
+export function parseInterrupt(value: unknown): ParseResult<T.Interrupt> {
+  return parseWith<T.Interrupt>(V.v_agui_interrupt, value);
 }
 
 export function parseAguiMessage(value: unknown): ParseResult<T.AguiMessage> {
@@ -79,6 +220,10 @@ export function parseResumeEntry(value: unknown): ParseResult<T.ResumeEntry> {
 
 export function parseRunAgentInput(value: unknown): ParseResult<T.RunAgentInput> {
   return parseWith<T.RunAgentInput>(V.v_agui_run_agent_input, value);
+}
+
+export function parseTokenUsage(value: unknown): ParseResult<T.TokenUsage> {
+  return parseWith<T.TokenUsage>(V.v_agui_token_usage, value);
 }
 
 export function parseA2AServerConfig(value: unknown): ParseResult<T.A2AServerConfig> {

@@ -5,6 +5,53 @@
  */
 export type UserContentPart = TextContentPart | ImageContentPart;
 /**
+ * Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.
+ */
+export type AguiEvent =
+  | RunStartedEvent
+  | TextMessageStartEvent
+  | TextMessageContentEvent
+  | TextMessageEndEvent
+  | ReasoningStartEvent
+  | ReasoningMessageStartEvent
+  | ReasoningMessageContentEvent
+  | ReasoningMessageEndEvent
+  | ReasoningEndEvent
+  | ToolCallStartEvent
+  | ToolCallArgsEvent
+  | ToolCallEndEvent
+  | ToolCallResultEvent
+  | StepStartedEvent
+  | StepFinishedEvent
+  | ActivitySnapshotEvent
+  | CustomEvent
+  | RunFinishedEvent
+  | RunErrorEvent;
+/**
+ * CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.
+ */
+export type CustomEvent = {
+  type: "CUSTOM";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.
+   */
+  name: string;
+  /**
+   * The payload. Required by @ag-ui/core 1.0 (a missing value is fatal).
+   */
+  value: {
+    [k: string]: unknown | undefined;
+  };
+};
+/**
+ * Why the run ended: an object (the old string form is fatal to every client).
+ */
+export type RunFinishedOutcome = RunFinishedSuccessOutcome | RunFinishedInterruptOutcome;
+/**
  * An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.
  */
 export type AguiMessage = {
@@ -14,14 +61,67 @@ export type AguiMessage = {
 } & (UserMessage | InstructionMessage | AssistantMessage | ToolMessage | ActivityMessage | ReasoningMessage);
 
 export interface IacCodeContracts {
+  "agui/cancel-request"?: CancelRequest;
+  "agui/cancel-response"?: CancelResponse;
   "agui/content-part"?: UserContentPart;
+  "agui/custom/artifact"?: IacCodeArtifactPayload;
+  "agui/custom/pipeline"?: IacCodePipelinePayload;
+  "agui/custom/session"?: IacCodeSessionPayload;
+  "agui/custom/tool-progress"?: IacCodeToolProgressPayload;
+  "agui/event"?: AguiEvent;
+  "agui/events/activity-snapshot"?: ActivitySnapshotEvent;
+  "agui/events/custom"?: CustomEvent;
+  "agui/events/reasoning-end"?: ReasoningEndEvent;
+  "agui/events/reasoning-message-content"?: ReasoningMessageContentEvent;
+  "agui/events/reasoning-message-end"?: ReasoningMessageEndEvent;
+  "agui/events/reasoning-message-start"?: ReasoningMessageStartEvent;
+  "agui/events/reasoning-start"?: ReasoningStartEvent;
+  "agui/events/run-error"?: RunErrorEvent;
+  "agui/events/run-finished"?: RunFinishedEvent;
+  "agui/events/run-started"?: RunStartedEvent;
+  "agui/events/step-finished"?: StepFinishedEvent;
+  "agui/events/step-started"?: StepStartedEvent;
+  "agui/events/text-message-content"?: TextMessageContentEvent;
+  "agui/events/text-message-end"?: TextMessageEndEvent;
+  "agui/events/text-message-start"?: TextMessageStartEvent;
+  "agui/events/tool-call-args"?: ToolCallArgsEvent;
+  "agui/events/tool-call-end"?: ToolCallEndEvent;
+  "agui/events/tool-call-result"?: ToolCallResultEvent;
+  "agui/events/tool-call-start"?: ToolCallStartEvent;
+  "agui/health"?: AguiHealth;
   "agui/iac-code-props"?: IacCodeProps;
+  "agui/interrupt"?: Interrupt;
   "agui/message"?: AguiMessage;
   "agui/resume-entry"?: ResumeEntry;
   "agui/run-agent-input"?: RunAgentInput;
+  "agui/token-usage"?: TokenUsage;
   "config/a2a-server"?: A2AServerConfig;
   "config/agui-server"?: AguiServerConfig;
   "errors/error-envelope"?: ErrorEnvelope;
+}
+/**
+ * Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.
+ */
+export interface CancelRequest {
+  /**
+   * The AG-UI thread of the execution.
+   */
+  threadId: string;
+  /**
+   * The rosInvocationId of the execution's current run.
+   */
+  rosInvocationId: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * 200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).
+ */
+export interface CancelResponse {
+  /**
+   * The execution from the request path.
+   */
+  executionId: string;
+  status: "cancelled" | "already_terminal";
 }
 export interface TextContentPart {
   type: "text";
@@ -52,6 +152,746 @@ export interface InlineImageSource {
    */
   value: string;
   mimeType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+}
+/**
+ * The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.
+ */
+export interface IacCodeArtifactPayload {
+  schemaVersion: 1;
+  /**
+   * The A2A artifactId (UUID v4).
+   */
+  artifactId: string;
+  /**
+   * The A2A artifact name (the stored file name).
+   */
+  name: string;
+  /**
+   * The A2A artifact description, when it has one.
+   */
+  description?: string;
+  /**
+   * Safe bare file name of the stored copy.
+   */
+  filename: string;
+  /**
+   * e.g. text/yaml; application/octet-stream when unknown.
+   */
+  mediaType: string;
+  /**
+   * Size of the stored bytes.
+   */
+  byteSize: number;
+  /**
+   * Lower-case hex SHA-256 of the stored bytes.
+   */
+  sha256: string;
+  /**
+   * file:// URL of the stored copy on the server's machine.
+   */
+  uri: string;
+  /**
+   * The A2A task that produced the artifact.
+   */
+  taskId?: string;
+  /**
+   * The A2A context of that task.
+   */
+  contextId?: string;
+  /**
+   * The tool call whose result stored the artifact, when known.
+   */
+  toolUseId?: string;
+}
+/**
+ * The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.
+ */
+export interface IacCodePipelinePayload {
+  /**
+   * Version of the pipeline envelope.
+   */
+  schemaVersion?: "1.0";
+  extensionUri?: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * Unique id of the event, e.g. evt-<hex>.
+   */
+  eventId: string;
+  /**
+   * The kinds of pipeline event projected as CUSTOM (no other value is emitted).
+   */
+  eventType:
+    | "pipeline_started"
+    | "pipeline_resumed"
+    | "pipeline_completed"
+    | "pipeline_error"
+    | "pipeline_warning"
+    | "backup_blocked"
+    | "candidate_started"
+    | "candidate_completed"
+    | "candidate_failed"
+    | "candidate_interrupted"
+    | "candidate_restart_requested"
+    | "candidate_selected"
+    | "candidate_detail_shown"
+    | "candidate_step_failed"
+    | "sub_pipeline_started"
+    | "sub_pipeline_completed"
+    | "sub_step_failed"
+    | "step_failed"
+    | "stack_progress"
+    | "stack_instances_progress"
+    | "stack_current_changed"
+    | "cleanup_started"
+    | "cleanup_progress"
+    | "cleanup_completed"
+    | "cleanup_failed"
+    | "rollback_triggered"
+    | "rollback_completed"
+    | "context_compaction_started"
+    | "context_compacted"
+    | "context_compaction_failed"
+    | "fields_marked_stale"
+    | "diagram_shown"
+    | "mcp_status"
+    | "tool_progress";
+  /**
+   * Position in the pipeline's event journal; grows monotonically.
+   */
+  sequence: number;
+  createdAt?: string;
+  /**
+   * pipeline, candidate, ...
+   */
+  scope?: string;
+  pipelineRunId?: string;
+  /**
+   * e.g. selling.
+   */
+  pipelineName?: string;
+  taskId?: string;
+  contextId?: string;
+  /**
+   * Pipeline status carried by the envelope.
+   */
+  status?: string;
+  iacCodeSessionId?: string;
+  /**
+   * Event-type-specific data.
+   */
+  data?: {
+    [k: string]: unknown | undefined;
+  };
+  step?: PipelineStepRef;
+  candidateStep?: PipelineCandidateStepRef;
+  candidate?: PipelineCandidateRef;
+  /**
+   * Who the event is meant for, as set by the pipeline.
+   */
+  visibility?: {
+    [k: string]: unknown | undefined;
+  };
+  [k: string]: unknown | undefined;
+}
+export interface PipelineStepRef {
+  id?: string;
+  runId?: string;
+  [k: string]: unknown | undefined;
+}
+export interface PipelineCandidateStepRef {
+  id?: string;
+  runId?: string;
+  [k: string]: unknown | undefined;
+}
+export interface PipelineCandidateRef {
+  id?: string;
+  subPipelineId?: string;
+  runId?: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.
+ */
+export interface IacCodeSessionPayload {
+  schemaVersion: 1;
+  /**
+   * The AG-UI threadId.
+   */
+  threadId: string;
+  /**
+   * The AG-UI runId of this run.
+   */
+  aguiRunId: string;
+  /**
+   * Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.
+   */
+  executionId: string;
+  /**
+   * The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).
+   */
+  contextId: string;
+  /**
+   * The A2A task of the execution, once known.
+   */
+  taskId?: string;
+  /**
+   * The caller identity of the current execution.
+   */
+  rosInvocationId: string;
+  /**
+   * The iac-code session id, once known.
+   */
+  sessionId?: string;
+}
+/**
+ * The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.
+ */
+export interface IacCodeToolProgressPayload {
+  schemaVersion: 1;
+  status: "progress";
+  /**
+   * The tool call (TOOL_CALL_START toolCallId).
+   */
+  toolUseId: string;
+  /**
+   * The tool name.
+   */
+  name?: string;
+  mcp?: McpToolProgress;
+  /**
+   * The raw MCP progress record, as the A2A server projected it.
+   */
+  mcpProgress?: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
+ * The MCP progress notification.
+ */
+export interface McpToolProgress {
+  serverName?: string;
+  toolName?: string;
+  /**
+   * Progress so far; grows with each notification.
+   */
+  progress?: number;
+  /**
+   * Total when the server knows it.
+   */
+  total?: number;
+  message?: string;
+}
+/**
+ * RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface RunStartedEvent {
+  type: "RUN_STARTED";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * The RunAgentInput threadId.
+   */
+  threadId: string;
+  /**
+   * The RunAgentInput runId.
+   */
+  runId: string;
+  /**
+   * Copied from RunAgentInput.parentRunId when the request carried one.
+   */
+  parentRunId?: string;
+}
+/**
+ * TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface TextMessageStartEvent {
+  type: "TEXT_MESSAGE_START";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of the message (the A2A messageId, or a pipeline-message:<...> id).
+   */
+  messageId: string;
+  /**
+   * This server only streams assistant text.
+   */
+  role: "assistant";
+}
+/**
+ * TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface TextMessageContentEvent {
+  type: "TEXT_MESSAGE_CONTENT";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of an open text message.
+   */
+  messageId: string;
+  /**
+   * The new text. Never empty: this server skips empty deltas.
+   */
+  delta: string;
+}
+/**
+ * TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface TextMessageEndEvent {
+  type: "TEXT_MESSAGE_END";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of an open text message.
+   */
+  messageId: string;
+}
+/**
+ * REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ReasoningStartEvent {
+  type: "REASONING_START";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of the span: reasoning-<message id or run id>.
+   */
+  messageId: string;
+}
+/**
+ * REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ReasoningMessageStartEvent {
+  type: "REASONING_MESSAGE_START";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of the reasoning message (the same id as its span).
+   */
+  messageId: string;
+  /**
+   * Required literal: @ag-ui/core 1.0 rejects the event without it.
+   */
+  role: "reasoning";
+}
+/**
+ * REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ReasoningMessageContentEvent {
+  type: "REASONING_MESSAGE_CONTENT";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of an open reasoning message.
+   */
+  messageId: string;
+  /**
+   * The new reasoning text. Never empty.
+   */
+  delta: string;
+}
+/**
+ * REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ReasoningMessageEndEvent {
+  type: "REASONING_MESSAGE_END";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of an open reasoning message.
+   */
+  messageId: string;
+}
+/**
+ * REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ReasoningEndEvent {
+  type: "REASONING_END";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of an open reasoning span.
+   */
+  messageId: string;
+}
+/**
+ * TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ToolCallStartEvent {
+  type: "TOOL_CALL_START";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * The A2A toolUseId (or tool-<32 hex> when A2A gave none).
+   */
+  toolCallId: string;
+  /**
+   * The tool name ("tool" when A2A gave none).
+   */
+  toolCallName: string;
+  /**
+   * The assistant text message open when the tool started, if any.
+   */
+  parentMessageId?: string;
+}
+/**
+ * TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ToolCallArgsEvent {
+  type: "TOOL_CALL_ARGS";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of an open tool call.
+   */
+  toolCallId: string;
+  /**
+   * JSON text of the arguments. Never empty.
+   */
+  delta: string;
+}
+/**
+ * TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ToolCallEndEvent {
+  type: "TOOL_CALL_END";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of an open tool call.
+   */
+  toolCallId: string;
+}
+/**
+ * TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ToolCallResultEvent {
+  type: "TOOL_CALL_RESULT";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.
+   */
+  messageId: string;
+  /**
+   * The tool call answered.
+   */
+  toolCallId: string;
+  /**
+   * The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.
+   */
+  content: string;
+  role: "tool";
+}
+/**
+ * STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface StepStartedEvent {
+  type: "STEP_STARTED";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * <stepId>, or candidate:<candidate>:<stepId> for a candidate's step.
+   */
+  stepName: string;
+}
+/**
+ * STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface StepFinishedEvent {
+  type: "STEP_FINISHED";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Name of a step opened in this run.
+   */
+  stepName: string;
+}
+/**
+ * ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+ */
+export interface ActivitySnapshotEvent {
+  type: "ACTIVITY_SNAPSHOT";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * pipeline:<pipelineRunId>.
+   */
+  messageId: string;
+  activityType: "iac-code.pipeline.v1";
+  content: PipelineActivityContent;
+  /**
+   * Always true: the snapshot replaces the activity's content.
+   */
+  replace: true;
+}
+/**
+ * An object (an array is fatal to the official client).
+ */
+export interface PipelineActivityContent {
+  schemaVersion: 1;
+  pipelineRunId: string;
+  /**
+   * The A2A pipeline state snapshot, as received.
+   */
+  snapshot: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
+ * RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.
+ */
+export interface RunFinishedEvent {
+  type: "RUN_FINISHED";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * The RunAgentInput threadId.
+   */
+  threadId: string;
+  /**
+   * The RunAgentInput runId.
+   */
+  runId: string;
+  outcome: RunFinishedOutcome;
+  /**
+   * Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.
+   *
+   * @minItems 1
+   */
+  usage?: [TokenUsage, ...TokenUsage[]];
+}
+export interface RunFinishedSuccessOutcome {
+  type: "success";
+}
+export interface RunFinishedInterruptOutcome {
+  type: "interrupt";
+  /**
+   * Every pending interrupt of the execution, in the order they appeared; at least one.
+   *
+   * @minItems 1
+   */
+  interrupts: [Interrupt, ...Interrupt[]];
+}
+/**
+ * Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).
+ */
+export interface Interrupt {
+  /**
+   * The A2A inputId of the pending input, e.g. permission-<32 hex>.
+   */
+  id: string;
+  /**
+   * tool_call for a tool permission (toolCallId names the call), input_required for every other kind.
+   */
+  reason: "tool_call" | "input_required";
+  /**
+   * Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as "Permission required".
+   */
+  message: string;
+  /**
+   * The tool call this interrupt belongs to (the A2A toolUseId).
+   */
+  toolCallId?: string;
+  /**
+   * JSON Schema that a resolved resume payload must match, e.g. {"decision": "allow_once" | "deny"} for a permission.
+   */
+  responseSchema: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.
+   */
+  expiresAt: string;
+  metadata: InterruptMetadata;
+}
+/**
+ * Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.
+ */
+export interface InterruptMetadata {
+  schemaVersion: 1;
+  /**
+   * permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...
+   */
+  kind: string;
+  title?: string;
+  purpose?: string;
+  /**
+   * Redacted summary of what the tool will do.
+   */
+  safeSummary?: string;
+  /**
+   * The raw options of the A2A projection.
+   */
+  options?: unknown[];
+  toolName?: string;
+  /**
+   * The options normalised to unique ids and display titles.
+   */
+  standardOptions: InterruptStandardOption[];
+  /**
+   * The A2A task waiting for the input.
+   */
+  requestTaskId?: string;
+  /**
+   * The A2A context of that task.
+   */
+  contextId?: string;
+  inputId?: string;
+  toolUseId?: string;
+  /**
+   * read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.
+   */
+  effect?: string;
+  target?: string;
+  isReadOnly?: boolean;
+  prompt?: string;
+  /**
+   * Normalised language of the projection's texts.
+   */
+  language?: string;
+  deploymentSummary?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * pipeline or candidate for pipeline inputs.
+   */
+  scope?: string;
+  subPipelineId?: string;
+  operation?: string;
+  /**
+   * Parameters to show, as projected by A2A.
+   */
+  displayParameters?: {
+    [k: string]: unknown | undefined;
+  };
+  allowFreeText?: boolean;
+  freeTextPrompt?: string;
+  required?: boolean;
+  /**
+   * Cloud resource selector profile (cloud_resource_selection).
+   */
+  selector?: {
+    [k: string]: unknown | undefined;
+  };
+  [k: string]: unknown | undefined;
+}
+export interface InterruptStandardOption {
+  id: string;
+  title: string;
+}
+/**
+ * Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.
+ */
+export interface TokenUsage {
+  /**
+   * LLM provider, e.g. dashscope.
+   */
+  provider?: string;
+  /**
+   * Model name as reported by the provider.
+   */
+  model?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  totalTokens?: number;
+  reasoningTokens?: number;
+  cachedInputTokens?: number;
+  cacheWriteInputTokens?: number;
+}
+/**
+ * RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.
+ */
+export interface RunErrorEvent {
+  type: "RUN_ERROR";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).
+   */
+  message: string;
+  /**
+   * An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.
+   */
+  code: string;
+  /**
+   * Token usage counted before the failure; left out when nothing was counted.
+   *
+   * @minItems 1
+   */
+  usage?: [TokenUsage, ...TokenUsage[]];
+}
+/**
+ * Body of GET /health on the AG-UI server (always 200, no authentication).
+ */
+export interface AguiHealth {
+  status: "ok";
+  protocol: "ag-ui";
+  /**
+   * Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.
+   */
+  protocolPackageVersion: string;
+  /**
+   * The A2A version that executes the runs.
+   */
+  executionKernel: "a2a-1.0";
+  /**
+   * The iac-code version.
+   */
+  serverVersion: string;
+  runtime?: AguiHealthRuntime;
+}
+/**
+ * What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.
+ */
+export interface AguiHealthRuntime {
+  demo: boolean;
+  /**
+   * LLM provider in use, e.g. dashscope or demo.
+   */
+  provider?: string;
+  /**
+   * Default model.
+   */
+  model?: string;
+  /**
+   * How to leave demo mode or fix the configuration.
+   */
+  hint?: string;
 }
 /**
  * forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.
