@@ -28,6 +28,12 @@ function parseWith<T>(validate: ValidateFunction, value: unknown): ParseResult<T
 
 /** Every named contract: its schema $id, its source file and its validator. */
 export const schemaIndex = {
+  "a2a/health": { id: "https://schemas.iac-code.dev/a2a/health.json", title: "A2AHealth", file: "schemas/a2a/health.json", validate: V.v_a2a_health },
+  "a2a/iac-code-event-metadata": { id: "https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json", title: "IacCodeEventMetadata", file: "schemas/a2a/iac-code-event-metadata.json", validate: V.v_a2a_iac_code_event_metadata },
+  "a2a/iac-code-request-metadata": { id: "https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json", title: "IacCodeRequestMetadata", file: "schemas/a2a/iac-code-request-metadata.json", validate: V.v_a2a_iac_code_request_metadata },
+  "a2a/input-answer": { id: "https://schemas.iac-code.dev/a2a/input-answer.json", title: "InputAnswer", file: "schemas/a2a/input-answer.json", validate: V.v_a2a_input_answer },
+  "a2a/input-request": { id: "https://schemas.iac-code.dev/a2a/input-request.json", title: "InputRequest", file: "schemas/a2a/input-request.json", validate: V.v_a2a_input_request },
+  "a2a/thinking-exposure-params": { id: "https://schemas.iac-code.dev/a2a/thinking-exposure-params.json", title: "ThinkingExposureParams", file: "schemas/a2a/thinking-exposure-params.json", validate: V.v_a2a_thinking_exposure_params },
   "agui/cancel-request": { id: "https://schemas.iac-code.dev/agui/cancel-request.json", title: "CancelRequest", file: "schemas/agui/cancel-request.json", validate: V.v_agui_cancel_request },
   "agui/cancel-response": { id: "https://schemas.iac-code.dev/agui/cancel-response.json", title: "CancelResponse", file: "schemas/agui/cancel-response.json", validate: V.v_agui_cancel_response },
   "agui/content-part": { id: "https://schemas.iac-code.dev/agui/content-part.json", title: "UserContentPart", file: "schemas/agui/content-part.json", validate: V.v_agui_content_part },
@@ -89,6 +95,30 @@ export const schemaIndex = {
 } as const;
 
 export type SchemaName = keyof typeof schemaIndex;
+
+export function parseA2AHealth(value: unknown): ParseResult<T.A2AHealth> {
+  return parseWith<T.A2AHealth>(V.v_a2a_health, value);
+}
+
+export function parseIacCodeEventMetadata(value: unknown): ParseResult<T.IacCodeEventMetadata> {
+  return parseWith<T.IacCodeEventMetadata>(V.v_a2a_iac_code_event_metadata, value);
+}
+
+export function parseIacCodeRequestMetadata(value: unknown): ParseResult<T.IacCodeRequestMetadata> {
+  return parseWith<T.IacCodeRequestMetadata>(V.v_a2a_iac_code_request_metadata, value);
+}
+
+export function parseInputAnswer(value: unknown): ParseResult<T.InputAnswer> {
+  return parseWith<T.InputAnswer>(V.v_a2a_input_answer, value);
+}
+
+export function parseInputRequest(value: unknown): ParseResult<T.InputRequest> {
+  return parseWith<T.InputRequest>(V.v_a2a_input_request, value);
+}
+
+export function parseThinkingExposureParams(value: unknown): ParseResult<T.ThinkingExposureParams> {
+  return parseWith<T.ThinkingExposureParams>(V.v_a2a_thinking_exposure_params, value);
+}
 
 export function parseCancelRequest(value: unknown): ParseResult<T.CancelRequest> {
   return parseWith<T.CancelRequest>(V.v_agui_cancel_request, value);
