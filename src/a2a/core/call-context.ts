@@ -1,0 +1,19 @@
+// What a binding tells the core about the caller of one request.
+import type { Language } from "../../i18n/index.js";
+
+export interface CallContext {
+  /** Auth principal: "" (anonymous), "bearer", "basic:<user>", "api-key:<header>". */
+  owner: string;
+  /** True when the caller proved an identity (any configured scheme matched). */
+  authenticated: boolean;
+  /** Extension URIs the caller listed in A2A-Extensions. */
+  requestedExtensions: string[];
+  /** Accept-Language fallback for server-generated text. */
+  acceptLanguage?: string;
+  /** Aborts when the client goes away (streams stop; running turns go on). */
+  signal: AbortSignal;
+}
+
+export interface ResolvedLanguage {
+  language: Language;
+}

@@ -1,0 +1,168 @@
+// The agent card (public and extended), rendered once per server start as
+// ProtoJSON, with the cache validators served alongside it.
+import { createHash } from "node:crypto";
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { pb, encodeProtoJson } from "../../contract/index.js";
+import { VERSION } from "../../version.js";
+import type { Authenticator } from "./auth.js";
+import { canonicalJson, type MediaTypes } from "./parts.js";
+
+export const ARTIFACT_METADATA_EXTENSION = "urn:iac-code:a2a:artifact-metadata:v1";
+export const THINKING_EXPOSURE_EXTENSION = "urn:iac-code:a2a:thinking-exposure:v1";
+
+export interface CardOptions {
+  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ */
+  jsonRpcUrl: string;
+  /** More interfaces (REST, gRPC) added by later bindings, after JSON-RPC. */
+  extraInterfaces?: Array<{ url: string; protocolBinding: string }>;
+  pushNotifications: boolean;
+  thinkingExposure: readonly string[];
+  requiredExtensions: readonly string[];
+  mediaTypes: MediaTypes;
+  auth: Authenticator;
+}
+
+const SKILLS = [
+  {
+    id: "iac_generation",
+    name: "IaC Generation",
+    description: "Generate Alibaba Cloud ROS and Terraform templates from natural language.",
+    tags: ["iac", "ros", "terraform", "alibaba-cloud"],
+    examples: ["Create a VPC with two vSwitches in cn-hangzhou."],
+  },
+  {
+    id: "iac_review",
+    name: "IaC Review",
+    description: "Inspect IaC templates and suggest fixes.",
+    tags: ["iac", "review", "validation"],
+    examples: ["Review this ROS template for missing parameters."],
+  },
+  {
+    id: "aliyun_ros_operations",
+    name: "Alibaba Cloud ROS Operations",
+    description: "Assist with ROS stack workflows using iac-code tools.",
+    tags: ["aliyun", "ros", "stack"],
+    examples: ["Check why this ROS stack update failed."],
+  },
+  {
+    id: "terraform_ros_conversion",
+    name: "Terraform To ROS Conversion",
+    description: "Assist Terraform-to-ROS conversion using bundled iac-code skill resources.",
+    tags: ["terraform", "ros", "conversion"],
+    examples: ["Convert this Terraform VPC module to ROS YAML."],
+  },
+];
+
+const RUNTIME_SKILL = {
+  id: "iac_code_runtime_details",
+  name: "iac-code Runtime Details",
+  description: "Authenticated details for task management, push configuration, and local runtime behavior.",
+  tags: ["iac-code", "runtime", "a2a"],
+  examples: ["List my current A2A tasks."],
+};
+
+export interface RenderedCard {
+  json: JsonObject;
+  etag: string;
+  lastModified: string;
+}
+
+export interface AgentCards {
+  publicCard: RenderedCard;
+  extendedCard: pb.AgentCard;
+}
+
+function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
+  const inputModes = [...new Set([...options.mediaTypes.text, ...options.mediaTypes.multimodal])];
+  let description =
+    "AI-powered Infrastructure as Code assistant for Alibaba Cloud ROS and Terraform workflows.";
+  if (!options.auth.enabled)
+    description += " Unauthenticated A2A server mode is intended for trusted local environments.";
+
+  const extensions: Array<{ uri: string; description: string; required: boolean; params?: JsonObject }> = [
+    {
+      uri: ARTIFACT_METADATA_EXTENSION,
+      description: "Optional iac-code metadata namespace for tool status and stored local artifact metadata.",
+      required: options.requiredExtensions.includes(ARTIFACT_METADATA_EXTENSION),
+    },
+  ];
+  if (options.thinkingExposure.length > 0) {
+    extensions.push({
+      uri: THINKING_EXPOSURE_EXTENSION,
+      description:
+        "Optional iac-code metadata namespace for selected thinking exposure signals. Raw thinking is emitted only when raw_thinking is enabled.",
+      required: options.requiredExtensions.includes(THINKING_EXPOSURE_EXTENSION),
+      params: { enabledTypes: [...options.thinkingExposure] },
+    });
+  }
+  for (const uri of options.requiredExtensions) {
+    if (!extensions.some((e) => e.uri === uri)) {
+      extensions.push({
+        uri,
+        description: "Extension required by this server's configuration.",
+        required: true,
+      });
+    }
+  }
+
+  const securitySchemes: Record<string, pb.SecurityScheme> = {};
+  const securityRequirements: pb.SecurityRequirement[] = [];
+  const addScheme = (name: string, scheme: pb.SecurityScheme["scheme"]) => {
+    securitySchemes[name] = create(pb.SecuritySchemeSchema, { scheme });
+    securityRequirements.push(
+      create(pb.SecurityRequirementSchema, {
+        schemes: { [name]: create(pb.StringListSchema, { list: [""] }) },
+      }),
+    );
+  };
+  if (options.auth.bearerEnabled) {
+    addScheme("bearerAuth", {
+      case: "httpAuthSecurityScheme",
+      value: create(pb.HTTPAuthSecuritySchemeSchema, { scheme: "bearer" }),
+    });
+  }
+  if (options.auth.basicEnabled) {
+    addScheme("basicAuth", {
+      case: "httpAuthSecurityScheme",
+      value: create(pb.HTTPAuthSecuritySchemeSchema, { scheme: "basic" }),
+    });
+  }
+  if (options.auth.apiKeyEnabled) {
+    addScheme("apiKeyAuth", {
+      case: "apiKeySecurityScheme",
+      value: create(pb.APIKeySecuritySchemeSchema, { location: "header", name: options.auth.apiKeyHeader }),
+    });
+  }
+
+  const skills = extended ? [...SKILLS, RUNTIME_SKILL] : SKILLS;
+  return create(pb.AgentCardSchema, {
+    name: "iac-code",
+    description,
+    supportedInterfaces: [
+      { url: options.jsonRpcUrl, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      ...(options.extraInterfaces ?? []).map((i) => ({ ...i, protocolVersion: "1.0" })),
+    ],
+    provider: { organization: "iac-code" },
+    version: VERSION,
+    capabilities: {
+      streaming: true,
+      pushNotifications: options.pushNotifications,
+      extendedAgentCard: true,
+      extensions,
+    },
+    securitySchemes,
+    securityRequirements,
+    defaultInputModes: inputModes,
+    defaultOutputModes: ["text/plain"],
+    skills: skills.map((s) => ({ ...s, inputModes, outputModes: ["text/plain"] })),
+  });
+}
+
+export function buildAgentCards(options: CardOptions, now = new Date()): AgentCards {
+  const json = encodeProtoJson(pb.AgentCardSchema, buildCard(options, false)) as JsonObject;
+  const etag = `"sha256-${createHash("sha256").update(canonicalJson(json), "utf8").digest("hex")}"`;
+  return {
+    publicCard: { json, etag, lastModified: now.toUTCString() },
+    extendedCard: buildCard(options, true),
+  };
+}

@@ -1,0 +1,419 @@
+// One running turn of one task: consumes the runtime's events, projects them
+// onto A2A events (status updates, artifact updates), folds them into the
+// task, persists state changes and fans them out to every watching stream.
+import { randomUUID } from "node:crypto";
+import { create, type JsonObject } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Logger } from "pino";
+import { pb } from "../../contract/index.js";
+import { t, type Language } from "../../i18n/index.js";
+import type { AgentSession, InputRequest, RuntimeEvent } from "../../runtime/seam.js";
+import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
+import type { TaskStore } from "../stores/task-store.js";
+import { invalidParams } from "./errors.js";
+import { EventHub } from "./event-hub.js";
+import { artifactMetadata, metadataFor, type ExposureOptions } from "./event-mapper.js";
+import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer.js";
+import { sanitizeClientText } from "./sanitize.js";
+import type { TaskRecord } from "./task-record.js";
+
+export interface AuditEntry {
+  at: string;
+  taskId: string;
+  contextId: string;
+  owner: string;
+  toolName: string;
+  toolUseId: string;
+  inputId: string;
+  decision: string;
+  reason: string;
+}
+
+export interface ExecutionDeps {
+  tasks: TaskStore;
+  artifacts: ArtifactStore;
+  logger: Logger;
+  exposure: ExposureOptions;
+  autoApprovePermissions: boolean;
+  audit(entry: AuditEntry): Promise<void>;
+}
+
+/** How long a cancel waits for the runtime to unwind before giving up on it. */
+const CANCEL_UNWIND_MS = 30_000;
+
+export class TurnExecution {
+  readonly hub = new EventHub<pb.StreamResponse>();
+  private readonly controller = new AbortController();
+  private pending?: InputRequest;
+  private readonly announced = new Set<string>();
+  private canceling = false;
+  private seq = 0;
+  private finalText = "";
+  private failure?: { state: pb.TaskState; text: string; error: JsonObject };
+  private done: Promise<void> = Promise.resolve();
+  private finished = false;
+
+  constructor(
+    private readonly deps: ExecutionDeps,
+    readonly record: TaskRecord,
+    private readonly language: Language,
+    private readonly onFinished: () => void,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+  get taskId(): string {
+    return this.record.task.id;
+  }
+  get contextId(): string {
+    return this.record.task.contextId;
+  }
+  get pendingInput(): InputRequest | undefined {
+    return this.pending;
+  }
+  get isFinished(): boolean {
+    return this.finished;
+  }
+
+  /** Runs a turn: opens the session (may fail), then drives the runtime events. */
+  start(
+    open: () => Promise<AgentSession>,
+    events: (session: AgentSession) => AsyncIterable<RuntimeEvent>,
+    resume?: ParsedAnswer,
+  ): void {
+    this.done = this.run(open, events, resume);
+  }
+
+  /** Resolves a pending input of the live turn (the answer came on the same task). */
+  answer(parsed: ParsedAnswer, message: pb.Message, session: AgentSession): void {
+    if (this.canceling)
+      throw invalidParams("permission_resume_invalid: task cancellation is already in progress.");
+    const pending = this.pending;
+    if (!pending) throw invalidParams("permission_resume_invalid: pending permission is not active.");
+    if (!matchesRequest(parsed, pending))
+      throw invalidParams("input_response_mismatch: permission correlation does not match.");
+    if (!session.answerInput(parsed.answer)) {
+      throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
+    }
+    this.pending = undefined;
+    this.record.task.history.push(create(pb.MessageSchema, structuredClone(message)));
+    this.announceReceived(parsed);
+  }
+
+  async cancel(session?: AgentSession): Promise<void> {
+    if (!this.canceling && !this.finished) {
+      this.canceling = true;
+      const pending = this.pending;
+      if (pending && session) {
+        // A cancelled task never keeps a permission open: deny it (audited).
+        if (pending.kind === "permission") {
+          session.answerInput({ kind: "permission", inputId: pending.inputId, decision: "deny" });
+          await this.audit(pending, "deny", "task canceled");
+        } else session.answerInput({ kind: "ask_user_question", inputId: pending.inputId, cancelled: true });
+      }
+      this.controller.abort();
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.done, new Promise<void>((r) => (timer = setTimeout(r, CANCEL_UNWIND_MS)))]);
+    clearTimeout(timer);
+  }
+
+  /** Waits for the turn to end (used on shutdown). */
+  whenDone(): Promise<void> {
+    return this.done;
+  }
+
+  private announceReceived(parsed: ParsedAnswer): void {
+    this.announced.add(parsed.answer.inputId);
+    const received: JsonObject = {
+      kind: parsed.answer.kind,
+      inputId: parsed.answer.inputId,
+      toolUseId: parsed.toolUseId,
+    };
+    if (parsed.answer.kind === "permission") received.decision = parsed.answer.decision;
+    this.status(pb.TaskState.WORKING, { metadata: { inputReceived: received } });
+  }
+
+  private sessionId = "";
+
+  private async run(
+    open: () => Promise<AgentSession>,
+    events: (session: AgentSession) => AsyncIterable<RuntimeEvent>,
+    resume?: ParsedAnswer,
+  ): Promise<void> {
+    let session: AgentSession | undefined;
+    try {
+      session = await open();
+      this.sessionId = session.sessionId;
+      if (this.canceling) throw new CanceledSignal();
+      this.status(pb.TaskState.WORKING, {});
+      const iterator = events(session)[Symbol.asyncIterator]();
+      const aborted = new Promise<"aborted">((resolve) => {
+        if (this.signal.aborted) resolve("aborted");
+        this.signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+      });
+      for (;;) {
+        const step = await Promise.race([iterator.next(), aborted]);
+        if (step === "aborted") {
+          // Do not wait for a runtime that ignores the signal.
+          iterator.return?.().catch(() => undefined);
+          break;
+        }
+        if (step.done) break;
+        await this.handle(step.value, session, resume);
+      }
+      this.finish();
+    } catch (error) {
+      if (error instanceof CanceledSignal || this.canceling) {
+        this.finish();
+      } else {
+        const errorId = randomUUID();
+        this.deps.logger.error({ err: error, errorId, taskId: this.taskId }, "turn failed unexpectedly");
+        const auth = looksLikeAuthError(error);
+        this.failure = {
+          state: pb.TaskState.FAILED,
+          text: auth
+            ? t(this.language, "a2a.authenticationRequired")
+            : t(this.language, "a2a.unexpectedError", { errorId }),
+          error: { kind: auth ? "authentication" : "internal", retryable: false, errorId },
+        };
+        this.finish();
+      }
+    } finally {
+      this.finished = true;
+      this.hub.close();
+      this.onFinished();
+    }
+  }
+
+  private finish(): void {
+    if (this.canceling) {
+      this.status(pb.TaskState.CANCELED, { text: t(this.language, "a2a.taskCanceled"), keep: true });
+    } else if (this.failure) {
+      this.status(this.failure.state, {
+        text: this.failure.text,
+        keep: true,
+        metadata: { error: this.failure.error },
+      });
+    } else {
+      if (this.finalText.trim() !== "") {
+        this.status(pb.TaskState.WORKING, {
+          text: this.finalText,
+          keep: true,
+          metadata: { assistantFinal: { complete: true } },
+        });
+      }
+      this.status(pb.TaskState.INPUT_REQUIRED, {});
+    }
+  }
+
+  private async handle(event: RuntimeEvent, session: AgentSession, resume?: ParsedAnswer): Promise<void> {
+    switch (event.type) {
+      case "text_delta":
+        if (event.text !== "") this.status(pb.TaskState.WORKING, { text: event.text, delta: true });
+        return;
+      case "message_end": {
+        if (event.stopReason !== "tool_use" && event.text.trim() !== "") this.finalText = event.text;
+        const metadata = metadataFor(event, this.deps.exposure);
+        if (metadata) this.status(pb.TaskState.WORKING, { metadata });
+        return;
+      }
+      case "tool_result": {
+        let stored: StoredArtifact | undefined;
+        if (event.artifact) {
+          try {
+            stored = await this.deps.artifacts.save(event.artifact);
+            this.emitArtifact(stored);
+          } catch (error) {
+            this.deps.logger.warn({ err: error, taskId: this.taskId }, "artifact not stored");
+          }
+        }
+        const metadata = metadataFor(event, this.deps.exposure, stored);
+        if (metadata) this.status(pb.TaskState.WORKING, { metadata });
+        return;
+      }
+      case "input_required":
+        await this.inputRequired(event.request, session, resume);
+        return;
+      case "input_received": {
+        if (this.pending?.inputId === event.inputId) this.pending = undefined;
+        if (this.announced.has(event.inputId)) return;
+        this.announced.add(event.inputId);
+        const metadata = metadataFor(event, this.deps.exposure);
+        if (metadata) this.status(pb.TaskState.WORKING, { metadata });
+        return;
+      }
+      case "error": {
+        const errorId = event.errorId ?? randomUUID();
+        const error: JsonObject = { kind: event.kind, retryable: event.kind === "retryable", errorId };
+        if (event.kind === "retryable") {
+          this.failure = {
+            state: pb.TaskState.INPUT_REQUIRED,
+            text: t(this.language, "a2a.temporaryError"),
+            error,
+          };
+        } else if (event.kind === "authentication") {
+          this.failure = {
+            state: pb.TaskState.FAILED,
+            text: t(this.language, "a2a.authenticationRequired"),
+            error,
+          };
+        } else {
+          this.failure = { state: pb.TaskState.FAILED, text: sanitizeClientText(event.message), error };
+        }
+        this.deps.logger.warn(
+          { taskId: this.taskId, errorId, kind: event.kind },
+          "turn ended with a runtime error",
+        );
+        return;
+      }
+      default: {
+        const metadata = metadataFor(event, this.deps.exposure);
+        if (metadata) this.status(pb.TaskState.WORKING, { metadata });
+      }
+    }
+  }
+
+  private async inputRequired(
+    request: InputRequest,
+    session: AgentSession,
+    resume?: ParsedAnswer,
+  ): Promise<void> {
+    if (resume && !this.announced.has(resume.answer.inputId) && request.inputId === resume.answer.inputId) {
+      // After a restart the runtime re-publishes what it waits for; the answer is already here.
+      if (!session.answerInput(resume.answer))
+        throw new Error("restored input wait point rejected the answer");
+      this.announceReceived(resume);
+      return;
+    }
+    if (request.kind === "permission" && this.deps.autoApprovePermissions) {
+      const accepted = session.answerInput({
+        kind: "permission",
+        inputId: request.inputId,
+        decision: "allow_once",
+      });
+      await this.audit(request, accepted ? "allow_once" : "unavailable", "auto-approve-permissions");
+      this.announced.add(request.inputId);
+      if (this.deps.exposure.toolTrace) {
+        this.status(pb.TaskState.WORKING, {
+          metadata: {
+            permission: {
+              autoApproved: true,
+              allowed: accepted,
+              toolName: request.toolName,
+              toolUseId: request.toolUseId,
+            },
+          },
+        });
+      }
+      return;
+    }
+    this.pending = request;
+    const metadata: JsonObject = { input: inputEnvelope(request, this.taskId, this.contextId) };
+    if (request.kind === "permission") {
+      metadata.permission = {
+        autoApproved: false,
+        pending: true,
+        toolName: request.toolName,
+        toolUseId: request.toolUseId,
+      };
+    }
+    this.status(pb.TaskState.INPUT_REQUIRED, { metadata });
+  }
+
+  private async audit(request: InputRequest, decision: string, reason: string): Promise<void> {
+    try {
+      await this.deps.audit({
+        at: new Date().toISOString(),
+        taskId: this.taskId,
+        contextId: this.contextId,
+        owner: this.record.owner,
+        toolName: request.toolName,
+        toolUseId: request.toolUseId,
+        inputId: request.inputId,
+        decision,
+        reason,
+      });
+    } catch (error) {
+      this.deps.logger.error({ err: error, taskId: this.taskId }, "permission audit record not written");
+    }
+  }
+
+  private emitArtifact(stored: StoredArtifact): void {
+    const metadata = { mediaType: stored.mediaType, byteSize: stored.byteSize, sha256: stored.sha256 };
+    const artifact = create(pb.ArtifactSchema, {
+      artifactId: stored.artifactId,
+      name: stored.filename,
+      parts: [
+        {
+          content: { case: "url", value: stored.url },
+          filename: stored.filename,
+          mediaType: stored.mediaType,
+          metadata,
+        },
+      ],
+      metadata: { ...metadata, iac_code: { artifact: artifactMetadata(stored) } },
+    });
+    const event = create(pb.StreamResponseSchema, {
+      payload: {
+        case: "artifactUpdate",
+        value: { taskId: this.taskId, contextId: this.contextId, artifact, lastChunk: true },
+      },
+    });
+    this.publish(event, false, true);
+  }
+
+  /** Emits a status update carrying metadata.iac_code (+ the session id) and optional agent text. */
+  private status(
+    state: pb.TaskState,
+    options: { text?: string; keep?: boolean; delta?: boolean; metadata?: JsonObject },
+  ): void {
+    const iac: JsonObject = { ...(options.metadata ?? {}) };
+    if (this.sessionId) iac.iacCodeSessionId = this.sessionId;
+    this.seq += 1;
+    const message =
+      options.text === undefined
+        ? undefined
+        : create(pb.MessageSchema, {
+            messageId: `${this.taskId}-${options.delta ? "delta" : "status"}-${this.seq}`,
+            contextId: this.contextId,
+            taskId: this.taskId,
+            role: pb.Role.AGENT,
+            parts: [{ content: { case: "text", value: options.text } }],
+          });
+    const event = create(pb.StreamResponseSchema, {
+      payload: {
+        case: "statusUpdate",
+        value: {
+          taskId: this.taskId,
+          contextId: this.contextId,
+          status: { state, message, timestamp: timestampFromDate(new Date()) },
+          metadata: { iac_code: iac },
+        },
+      },
+    });
+    const previous = this.record.state;
+    this.publish(event, options.keep ?? false, previous !== state || options.keep === true);
+  }
+
+  private publish(event: pb.StreamResponse, keep: boolean, persist: boolean): void {
+    this.record.apply(event, keep);
+    this.hub.publish(event);
+    if (persist) {
+      this.record.save(this.deps.tasks).catch((error: unknown) => {
+        this.deps.logger.error({ err: error, taskId: this.taskId }, "task snapshot not saved");
+      });
+    }
+  }
+}
+
+class CanceledSignal extends Error {}
+
+/** Provider/credential failures are reported as a sanitised authentication error. */
+export function looksLikeAuthError(error: unknown): boolean {
+  const e = error as { name?: string; status?: number; code?: string; message?: string } | null;
+  if (!e) return false;
+  if (e.name === "AuthenticationError" || e.status === 401 || e.code === "missing_credentials") return true;
+  return /api[ _-]?key|credential|unauthori[sz]ed|authenticat/i.test(e.message ?? "");
+}

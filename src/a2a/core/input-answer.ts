@@ -1,0 +1,150 @@
+// Human input over A2A: the envelope published with TASK_STATE_INPUT_REQUIRED
+// (metadata.iac_code.input) and the answer a client sends back as a follow-up
+// message on the same task carrying exactly one application/json data part.
+import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
+import { pb } from "../../contract/index.js";
+import type { InputAnswer, InputRequest } from "../../runtime/seam.js";
+import { invalidParams } from "./errors.js";
+
+export const INPUT_SCHEMA_VERSION = 1;
+
+/** The envelope clients see (a2a/input-request). */
+export function inputEnvelope(request: InputRequest, taskId: string, contextId: string): JsonObject {
+  const envelope: JsonObject = {
+    schemaVersion: INPUT_SCHEMA_VERSION,
+    kind: request.kind,
+    requestTaskId: taskId,
+    contextId,
+    inputId: request.inputId,
+    toolUseId: request.toolUseId,
+    toolName: request.toolName,
+    title: request.title,
+    purpose: request.purpose,
+    effect: request.effect,
+    isReadOnly: request.isReadOnly,
+    prompt: request.prompt,
+    safeSummary: request.safeSummary,
+    options: request.options.map((o) => ({ ...o })) as JsonValue,
+    language: request.language,
+    required: true,
+    responseSchema: request.responseSchema as JsonObject,
+  };
+  if (request.target !== undefined) envelope.target = request.target;
+  if (request.allowFreeText !== undefined) envelope.allowFreeText = request.allowFreeText;
+  if (request.freeTextPrompt !== undefined) envelope.freeTextPrompt = request.freeTextPrompt;
+  return envelope;
+}
+
+function dataObject(part: pb.Part): JsonObject | undefined {
+  if (part.content.case !== "data") return undefined;
+  const value = toJson(ValueSchema, part.content.value);
+  return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
+}
+
+const ANSWER_KINDS = new Set(["permission", "ask_user_question"]);
+
+/** True when the message is meant as an answer (some JSON data part with an answer kind). */
+export function looksLikeAnswer(message: pb.Message): boolean {
+  return message.parts.some((part) => {
+    const mediaType = part.mediaType.trim().toLowerCase();
+    const data = dataObject(part);
+    return (
+      (mediaType === "application/json" || mediaType === "") && !!data && ANSWER_KINDS.has(String(data.kind))
+    );
+  });
+}
+
+export interface ParsedAnswer {
+  requestTaskId: string;
+  toolUseId: string;
+  answer: InputAnswer;
+}
+
+const PERMISSION_KEYS = ["decision", "inputId", "kind", "requestTaskId", "schemaVersion", "toolUseId"];
+const QUESTION_KEYS = new Set([
+  "schemaVersion",
+  "kind",
+  "requestTaskId",
+  "inputId",
+  "toolUseId",
+  "selectedId",
+  "freeText",
+  "cancelled",
+]);
+
+const nonEmptyString = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
+
+/** Validates an answer message; every failure is InvalidParams with a precise text. */
+export function parseAnswer(message: pb.Message, taskId: string, contextId: string): ParsedAnswer {
+  if (message.role !== pb.Role.USER) throw invalidParams("Permission responses must use ROLE_USER.");
+  const only = message.parts.length === 1 ? message.parts[0] : undefined;
+  const data = only ? dataObject(only) : undefined;
+  const mediaType = only?.mediaType.trim().toLowerCase();
+  if (!only || !data || (mediaType !== "application/json" && mediaType !== "")) {
+    throw invalidParams("Permission responses must contain exactly one application/json DataPart.");
+  }
+  const kind = data.kind;
+  if (kind === "permission") {
+    if (Object.keys(data).sort().join(",") !== PERMISSION_KEYS.join(",")) {
+      throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+    }
+  } else if (Object.keys(data).some((k) => !QUESTION_KEYS.has(k))) {
+    throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+  }
+  if (data.schemaVersion !== INPUT_SCHEMA_VERSION)
+    throw invalidParams("Permission response schemaVersion must be 1.");
+  if (
+    !nonEmptyString(taskId) ||
+    !nonEmptyString(contextId) ||
+    !nonEmptyString(data.requestTaskId) ||
+    !nonEmptyString(data.inputId) ||
+    !nonEmptyString(data.toolUseId)
+  ) {
+    throw invalidParams("Permission response correlation fields are required.");
+  }
+  if (data.requestTaskId !== taskId)
+    throw invalidParams("Permission response taskId does not match requestTaskId.");
+  if (kind === "permission") {
+    const decision = data.decision;
+    if (decision !== "allow_once" && decision !== "deny" && decision !== "allow_always") {
+      throw invalidParams("Permission decision must be allow_once or deny.");
+    }
+    return {
+      requestTaskId: data.requestTaskId,
+      toolUseId: data.toolUseId,
+      answer: { kind: "permission", inputId: data.inputId, decision },
+    };
+  }
+  const answer: InputAnswer = { kind: "ask_user_question", inputId: data.inputId };
+  if (data.selectedId !== undefined) {
+    if (typeof data.selectedId !== "string")
+      throw invalidParams("Question answer selectedId must be a string.");
+    answer.selectedId = data.selectedId;
+  }
+  if (data.freeText !== undefined) {
+    if (typeof data.freeText !== "string") throw invalidParams("Question answer freeText must be a string.");
+    answer.freeText = data.freeText;
+  }
+  if (data.cancelled !== undefined) {
+    if (typeof data.cancelled !== "boolean")
+      throw invalidParams("Question answer cancelled must be a boolean.");
+    answer.cancelled = data.cancelled;
+  }
+  if (answer.selectedId === undefined && answer.freeText === undefined && answer.cancelled !== true) {
+    throw invalidParams("Question answer needs selectedId, freeText or cancelled.");
+  }
+  return { requestTaskId: data.requestTaskId, toolUseId: data.toolUseId, answer };
+}
+
+/** The answer matches the pending request (same input, tool use and kind)? */
+export function matchesRequest(
+  parsed: ParsedAnswer,
+  request: { inputId: string; toolUseId: string; kind: string },
+): boolean {
+  return (
+    parsed.answer.inputId === request.inputId &&
+    parsed.toolUseId === request.toolUseId &&
+    parsed.answer.kind === request.kind
+  );
+}

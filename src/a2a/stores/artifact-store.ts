@@ -1,0 +1,64 @@
+// Stores artifact payloads produced by tools under <artifact-dir>/<id>/<name>
+// and describes them the seed's way: a file:// URL plus mediaType, byteSize
+// and sha256.
+import { createHash, randomUUID } from "node:crypto";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { ArtifactPayload } from "../../runtime/seam.js";
+import { writeFileAtomic } from "./atomic-file.js";
+
+export interface StoredArtifact {
+  artifactId: string;
+  filename: string;
+  mediaType: string;
+  byteSize: number;
+  sha256: string;
+  /** file:// URL of the stored copy. */
+  url: string;
+}
+
+export class ArtifactError extends Error {}
+
+const RESERVED = /^(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?$/i;
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** A bare, portable file name, or ArtifactError("Unsafe artifact filename"). */
+export function sanitizeArtifactFilename(name: string): string {
+  if (name.includes("/")) throw new ArtifactError("Unsafe artifact filename");
+  // Windows-style paths are reduced to their last segment.
+  let base = name.split("\\").pop() ?? "";
+  base = base.replace(/^[A-Za-z]:/, "");
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what must go
+  base = base.replace(/[\u0000-\u001f\u007f<>:"/\\|?*]/g, "_").replace(/[ .]+$/, "");
+  if (base === "" || base === "." || base === "..") throw new ArtifactError("Unsafe artifact filename");
+  if (RESERVED.test(base)) base = `_${base}`;
+  return base;
+}
+
+export interface ArtifactStore {
+  save(payload: ArtifactPayload): Promise<StoredArtifact>;
+}
+
+export class FileArtifactStore implements ArtifactStore {
+  constructor(private readonly dir: string) {}
+
+  async save(payload: ArtifactPayload): Promise<StoredArtifact> {
+    const filename = sanitizeArtifactFilename(payload.filename);
+    let bytes: Buffer;
+    if (typeof payload.content === "string") bytes = Buffer.from(payload.content, "utf8");
+    else if (typeof payload.base64 === "string" && STRICT_BASE64.test(payload.base64)) {
+      bytes = Buffer.from(payload.base64, "base64");
+    } else throw new ArtifactError("Invalid artifact payload");
+    const artifactId = randomUUID();
+    const file = path.join(this.dir, artifactId, filename);
+    await writeFileAtomic(file, bytes);
+    return {
+      artifactId,
+      filename,
+      mediaType: (payload.mediaType || "application/octet-stream").toLowerCase(),
+      byteSize: bytes.byteLength,
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      url: pathToFileURL(file).href,
+    };
+  }
+}

@@ -1,0 +1,196 @@
+// Server configuration: the YAML file (validated by the config/a2a-server
+// schema), the command line, and the IACCODE_A2A_* environment fallbacks,
+// merged into one settings object. Precedence: explicit CLI option > file >
+// environment > default.
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { parseA2AServerConfig, type A2AServerConfig } from "../contract/index.js";
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+export type ThinkingType = "tool_trace" | "raw_thinking";
+
+export interface A2aServerSettings {
+  host: string;
+  port: number;
+  transport: "http";
+  thinkingExposure: ThinkingType[];
+  debug: boolean;
+  logToStdout: boolean;
+  token?: string;
+  basicUsername?: string;
+  basicPassword?: string;
+  apiKey?: string;
+  apiKeyHeader: string;
+  persistenceDir: string;
+  artifactDir: string;
+  pushNotifications: boolean;
+  autoApprovePermissions: boolean;
+  idleContextSeconds: number;
+  /** Workspace roots; undefined = IACCODE_A2A_ALLOWED_CWDS or the defaults. */
+  allowedCwds?: string[];
+  requiredExtensions: string[];
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  script?: string;
+}
+
+/** Values given on the command line (undefined = not given). */
+export interface CliOverrides {
+  host?: string;
+  port?: number;
+  transport?: string;
+  thinkingExposure?: string[];
+  debug?: boolean;
+  logToStdout?: boolean;
+}
+
+function normaliseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normaliseKeys);
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+        k.replace(/_/g, "-"),
+        normaliseKeys(v),
+      ]),
+    );
+  }
+  return value;
+}
+
+/** Reads and validates a YAML (or JSON) config file; keys may use - or _. */
+export function loadConfigFile(file: string): A2AServerConfig {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new ConfigError(
+      `Cannot read A2A config file ${file}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
+    );
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text) as unknown;
+  } catch (error) {
+    throw new ConfigError(`A2A config file is not valid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  if (data === null || data === undefined) data = {};
+  if (typeof data !== "object" || Array.isArray(data))
+    throw new ConfigError("A2A config file must contain a YAML mapping.");
+  return validateConfig(normaliseKeys(data));
+}
+
+export function validateConfig(data: unknown): A2AServerConfig {
+  const parsed = parseA2AServerConfig(data);
+  if (!parsed.ok) {
+    const details = parsed.errors.map((e) => `${e.path} ${e.message}`).join("; ");
+    throw new ConfigError(`Invalid A2A config: ${details}`);
+  }
+  return parsed.value;
+}
+
+const TRANSPORT_ALIASES: Record<string, string> = {
+  jsonrpc: "http",
+  "json-rpc": "http",
+  "http+jsonrpc": "http",
+  "http-jsonrpc": "http",
+  https: "http",
+  grpcs: "grpc",
+  "grpc+jsonrpc": "grpc-jsonrpc",
+  ws: "websocket",
+  wss: "websocket",
+  redis: "redis-streams",
+  "redis-stream": "redis-streams",
+};
+const KNOWN_TRANSPORTS = ["grpc", "grpc-jsonrpc", "http", "redis-streams", "stdio", "unix", "websocket"];
+
+export function normaliseTransport(value: string): "http" {
+  const lowered = value.trim().toLowerCase().replace(/_/g, "-");
+  const canonical = TRANSPORT_ALIASES[lowered] ?? lowered;
+  if (!KNOWN_TRANSPORTS.includes(canonical)) {
+    throw new ConfigError(
+      `Unsupported transport '${value}'. Supported values: ${KNOWN_TRANSPORTS.join(", ")}`,
+    );
+  }
+  if (canonical !== "http") {
+    throw new ConfigError(
+      `Transport '${canonical}' is not available in this version of iac-code; use --transport http.`,
+    );
+  }
+  return "http";
+}
+
+/** tool-trace / raw-thinking tokens; all/* = both; none/off/false/0 = nothing; unset = tool-trace. */
+export function parseThinkingExposure(value: string | string[] | undefined): ThinkingType[] {
+  if (value === undefined) return ["tool_trace"];
+  const tokens = (Array.isArray(value) ? value : [value])
+    .flatMap((v) => v.split(/[,;]/))
+    .map((t) => t.trim().toLowerCase().replace(/-/g, "_"));
+  const enabled = new Set<ThinkingType>();
+  for (const token of tokens) {
+    if (["", "none", "off", "false", "0"].includes(token)) continue;
+    if (token === "all" || token === "*") {
+      enabled.add("raw_thinking").add("tool_trace");
+    } else if (token === "tool_trace" || token === "raw_thinking") {
+      enabled.add(token);
+    } else {
+      throw new ConfigError(
+        `Unsupported A2A thinking exposure type '${token}'. Supported values: raw-thinking, tool-trace.`,
+      );
+    }
+  }
+  return (["raw_thinking", "tool_trace"] as const).filter((t) => enabled.has(t));
+}
+
+function configDir(env: NodeJS.ProcessEnv): string {
+  return env.IAC_CODE_CONFIG_DIR || path.join(os.homedir(), ".iac-code");
+}
+
+function expandHome(p: string): string {
+  return p === "~" || p.startsWith("~/") ? path.join(os.homedir(), p.slice(1)) : p;
+}
+
+const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
+
+export function resolveSettings(
+  file: A2AServerConfig,
+  cli: CliOverrides = {},
+  env: NodeJS.ProcessEnv = process.env,
+): A2aServerSettings {
+  const persistenceDir = path.resolve(
+    expandHome(file["persistence-dir"] ?? path.join(configDir(env), "a2a")),
+  );
+  const settings: A2aServerSettings = {
+    host: cli.host ?? file.host ?? "127.0.0.1",
+    port: cli.port ?? file.port ?? 41242,
+    transport: normaliseTransport(cli.transport ?? file.transport ?? "http"),
+    thinkingExposure: parseThinkingExposure(cli.thinkingExposure ?? file["thinking-exposure"]),
+    debug: cli.debug ?? file.debug ?? false,
+    logToStdout: cli.logToStdout ?? file["log-to-stdout"] ?? false,
+    token: nonEmpty(file.token) ?? nonEmpty(env.IACCODE_A2A_HTTP_TOKEN),
+    basicUsername: nonEmpty(file["basic-username"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_USERNAME),
+    basicPassword: nonEmpty(file["basic-password"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_PASSWORD),
+    apiKey: nonEmpty(file["api-key"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY),
+    apiKeyHeader: nonEmpty(file["api-key-header"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY_HEADER) ?? "X-API-Key",
+    persistenceDir,
+    artifactDir: path.resolve(expandHome(file["artifact-dir"] ?? path.join(persistenceDir, "artifacts"))),
+    pushNotifications: file["push-notifications"] ?? false,
+    autoApprovePermissions: file["auto-approve-permissions"] ?? false,
+    idleContextSeconds: file["idle-context-seconds"] ?? 3600,
+    allowedCwds: file["allowed-cwds"]?.map(expandHome),
+    requiredExtensions: file["required-extensions"] ?? [],
+    provider: file.provider,
+    model: file.model,
+    baseUrl: file["base-url"],
+    script: file.script,
+  };
+  if (!Number.isInteger(settings.port) || settings.port < 0 || settings.port > 65535) {
+    throw new ConfigError(`Invalid port ${String(settings.port)}: expected an integer from 0 to 65535.`);
+  }
+  return settings;
+}
