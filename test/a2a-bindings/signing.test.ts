@@ -129,7 +129,7 @@ describe("a2a-bindings: agent card signing", () => {
       secretBytes,
       { algorithms: ["HS256"] },
     );
-    expect(result.protectedHeader.kid).to.equal("default");
+    expect(result.protectedHeader?.kid).to.equal("default");
     let askedKid = "";
     await verifyAgentCardSignature((kid) => {
       askedKid = kid;
