@@ -126,11 +126,16 @@ export type CustomEvent = {
    */
   name: string;
   /**
-   * The payload. Required by @ag-ui/core 1.0 (a missing value is fatal).
+   * The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.
    */
-  value: {
-    [k: string]: unknown | undefined;
-  };
+  value:
+    | IacCodeSessionPayload
+    | IacCodeArtifactPayload
+    | IacCodeToolProgressPayload
+    | IacCodePipelinePayload
+    | {
+        [k: string]: unknown | undefined;
+      };
 };
 /**
  * Why the run ended: an object (the old string form is fatal to every client).
@@ -1131,6 +1136,10 @@ export interface IacCodeArtifactPayload {
    */
   uri: string;
   /**
+   * Absolute path of the workspace file the artifact was copied from, when a tool stored a file.
+   */
+  sourcePath?: string;
+  /**
    * The A2A task that produced the artifact.
    */
   taskId?: string;
@@ -1295,8 +1304,14 @@ export interface IacCodeToolProgressPayload {
   /**
    * The tool name.
    */
-  name?: string;
+  name: string;
   mcp?: McpToolProgress;
+  /**
+   * Intermediate progress of a built-in tool (e.g. stack polling).
+   */
+  progress?: {
+    [k: string]: unknown | undefined;
+  };
   /**
    * The raw MCP progress record, as the A2A server projected it.
    */
@@ -1305,7 +1320,7 @@ export interface IacCodeToolProgressPayload {
   };
 }
 /**
- * The MCP progress notification.
+ * The MCP progress notification (known fields typed; others pass through).
  */
 export interface McpToolProgress {
   serverName?: string;
@@ -1319,6 +1334,7 @@ export interface McpToolProgress {
    */
   total?: number;
   message?: string;
+  [k: string]: unknown | undefined;
 }
 /**
  * RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
@@ -1628,10 +1644,8 @@ export interface RunFinishedEvent {
   outcome: RunFinishedOutcome;
   /**
    * Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.
-   *
-   * @minItems 1
    */
-  usage?: [TokenUsage, ...TokenUsage[]];
+  usage?: TokenUsage[];
 }
 export interface RunFinishedSuccessOutcome {
   type: "success";
@@ -1790,10 +1804,8 @@ export interface RunErrorEvent {
   code: string;
   /**
    * Token usage counted before the failure; left out when nothing was counted.
-   *
-   * @minItems 1
    */
-  usage?: [TokenUsage, ...TokenUsage[]];
+  usage?: TokenUsage[];
 }
 /**
  * Body of GET /health on the AG-UI server (always 200, no authentication).

@@ -7473,7 +7473,7 @@ return errors === 0;
 validate33.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.v_agui_custom_artifact = validate34;
-const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
+const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"sourcePath":{"description":"Absolute path of the workspace file the artifact was copied from, when a tool stored a file.","type":"string","minLength":1},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
 const formats0 = require("ajv-formats/dist/formats").fullFormats.uri;
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -7799,11 +7799,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data.taskId !== undefined){
-let data9 = data.taskId;
+if(data.sourcePath !== undefined){
+let data9 = data.sourcePath;
 if(typeof data9 === "string"){
 if(func1(data9) < 1){
-const err27 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err27 = {instancePath:instancePath+"/sourcePath",schemaPath:"#/properties/sourcePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7814,7 +7814,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err28 = {instancePath:instancePath+"/sourcePath",schemaPath:"#/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7824,11 +7824,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data.contextId !== undefined){
-let data10 = data.contextId;
+if(data.taskId !== undefined){
+let data10 = data.taskId;
 if(typeof data10 === "string"){
 if(func1(data10) < 1){
-const err29 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err29 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7839,7 +7839,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err30 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7849,11 +7849,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.toolUseId !== undefined){
-let data11 = data.toolUseId;
+if(data.contextId !== undefined){
+let data11 = data.contextId;
 if(typeof data11 === "string"){
 if(func1(data11) < 1){
-const err31 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err31 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7864,7 +7864,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err32 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -7874,14 +7874,39 @@ vErrors.push(err32);
 errors++;
 }
 }
-}
-else {
-const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.toolUseId !== undefined){
+let data12 = data.toolUseId;
+if(typeof data12 === "string"){
+if(func1(data12) < 1){
+const err33 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
 }
 errors++;
 }
@@ -8603,7 +8628,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_custom_tool_progress = validate37;
-const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification.","type":"object","additionalProperties":false,"properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
+const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/tool-progress.json" */;
@@ -8647,9 +8672,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-for(const key0 in data){
-if(!((((((key0 === "schemaVersion") || (key0 === "status")) || (key0 === "toolUseId")) || (key0 === "name")) || (key0 === "mcp")) || (key0 === "mcpProgress"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.name === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8658,10 +8682,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(data.schemaVersion !== undefined){
-if(1 !== data.schemaVersion){
-const err4 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+for(const key0 in data){
+if(!(((((((key0 === "schemaVersion") || (key0 === "status")) || (key0 === "toolUseId")) || (key0 === "name")) || (key0 === "mcp")) || (key0 === "progress")) || (key0 === "mcpProgress"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8671,9 +8694,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.status !== undefined){
-if("progress" !== data.status){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "progress"},message:"must be equal to constant"};
+if(data.schemaVersion !== undefined){
+if(1 !== data.schemaVersion){
+const err5 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8683,11 +8706,9 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data.toolUseId !== undefined){
-let data2 = data.toolUseId;
-if(typeof data2 === "string"){
-if(func1(data2) < 1){
-const err6 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.status !== undefined){
+if("progress" !== data.status){
+const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "progress"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8697,8 +8718,11 @@ vErrors.push(err6);
 errors++;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.toolUseId !== undefined){
+let data2 = data.toolUseId;
+if(typeof data2 === "string"){
+if(func1(data2) < 1){
+const err7 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8708,11 +8732,8 @@ vErrors.push(err7);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data3 = data.name;
-if(typeof data3 === "string"){
-if(func1(data3) < 1){
-const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err8 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8722,8 +8743,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-else {
-const err9 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name !== undefined){
+let data3 = data.name;
+if(typeof data3 === "string"){
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8733,12 +8757,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.mcp !== undefined){
-let data4 = data.mcp;
-if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
-for(const key1 in data4){
-if(!(((((key1 === "serverName") || (key1 === "toolName")) || (key1 === "progress")) || (key1 === "total")) || (key1 === "message"))){
-const err10 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+else {
+const err10 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8748,6 +8768,9 @@ vErrors.push(err10);
 errors++;
 }
 }
+if(data.mcp !== undefined){
+let data4 = data.mcp;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.serverName !== undefined){
 if(typeof data4.serverName !== "string"){
 const err11 = {instancePath:instancePath+"/mcp/serverName",schemaPath:"#/properties/mcp/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
@@ -8846,10 +8869,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.mcpProgress !== undefined){
-let data10 = data.mcpProgress;
+if(data.progress !== undefined){
+let data10 = data.progress;
 if(!(data10 && typeof data10 == "object" && !Array.isArray(data10))){
-const err19 = {instancePath:instancePath+"/mcpProgress",schemaPath:"#/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err19 = {instancePath:instancePath+"/progress",schemaPath:"#/properties/progress/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8859,14 +8882,27 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
-else {
-const err20 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.mcpProgress !== undefined){
+let data11 = data.mcpProgress;
+if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
+const err20 = {instancePath:instancePath+"/mcpProgress",schemaPath:"#/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -8894,7 +8930,7 @@ const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id"
 const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
 const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
 const pattern21 = new RegExp("^pipeline:.+$", "u");
-const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload. Required by @ag-ui/core 1.0 (a missing value is fatal)."}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
+const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/custom.json" */;
@@ -9584,11 +9620,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data11.taskId !== undefined){
-let data21 = data11.taskId;
+if(data11.sourcePath !== undefined){
+let data21 = data11.sourcePath;
 if(typeof data21 === "string"){
 if(func1(data21) < 1){
-const err54 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err54 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9599,7 +9635,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err55 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9609,11 +9645,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data11.contextId !== undefined){
-let data22 = data11.contextId;
+if(data11.taskId !== undefined){
+let data22 = data11.taskId;
 if(typeof data22 === "string"){
 if(func1(data22) < 1){
-const err56 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err56 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9624,7 +9660,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err57 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9634,11 +9670,11 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data11.toolUseId !== undefined){
-let data23 = data11.toolUseId;
+if(data11.contextId !== undefined){
+let data23 = data11.contextId;
 if(typeof data23 === "string"){
 if(func1(data23) < 1){
-const err58 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err58 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9649,7 +9685,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err59 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -9659,14 +9695,39 @@ vErrors.push(err59);
 errors++;
 }
 }
-}
-else {
-const err60 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data11.toolUseId !== undefined){
+let data24 = data11.toolUseId;
+if(typeof data24 === "string"){
+if(func1(data24) < 1){
+const err60 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err60];
 }
 else {
 vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
 }
 errors++;
 }
@@ -9681,12 +9742,12 @@ props1.name = true;
 }
 }
 if(!valid6){
-const err61 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err63 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err61];
+vErrors = [err63];
 }
 else {
-vErrors.push(err61);
+vErrors.push(err63);
 }
 errors++;
 }
@@ -9699,51 +9760,13 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
-const _errs58 = errors;
+const _errs60 = errors;
 let valid11 = true;
-const _errs59 = errors;
+const _errs61 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.name !== undefined){
 if("iac-code.tool-progress.v1" !== data.name){
-const err62 = {};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-}
-}
-var _valid2 = _errs59 === errors;
-errors = _errs58;
-if(vErrors !== null){
-if(_errs58){
-vErrors.length = _errs58;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
-const _errs61 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.value !== undefined){
-let data25 = data.value;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.schemaVersion === undefined){
-const err63 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
-}
-errors++;
-}
-if(data25.status === undefined){
-const err64 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+const err64 = {};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9752,8 +9775,26 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data25.toolUseId === undefined){
-const err65 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+}
+}
+var _valid2 = _errs61 === errors;
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs63 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.value !== undefined){
+let data26 = data.value;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.schemaVersion === undefined){
+const err65 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9762,9 +9803,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key2 in data25){
-if(!((((((key2 === "schemaVersion") || (key2 === "status")) || (key2 === "toolUseId")) || (key2 === "name")) || (key2 === "mcp")) || (key2 === "mcpProgress"))){
-const err66 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data26.status === undefined){
+const err66 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9773,10 +9813,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-if(data25.schemaVersion !== undefined){
-if(1 !== data25.schemaVersion){
-const err67 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/tool-progress.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(data26.toolUseId === undefined){
+const err67 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9785,10 +9823,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data25.status !== undefined){
-if("progress" !== data25.status){
-const err68 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/tool-progress.json/properties/status/const",keyword:"const",params:{allowedValue: "progress"},message:"must be equal to constant"};
+if(data26.name === undefined){
+const err68 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9797,12 +9833,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data25.toolUseId !== undefined){
-let data28 = data25.toolUseId;
-if(typeof data28 === "string"){
-if(func1(data28) < 1){
-const err69 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key2 in data26){
+if(!(((((((key2 === "schemaVersion") || (key2 === "status")) || (key2 === "toolUseId")) || (key2 === "name")) || (key2 === "mcp")) || (key2 === "progress")) || (key2 === "mcpProgress"))){
+const err69 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -9812,8 +9845,9 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.schemaVersion !== undefined){
+if(1 !== data26.schemaVersion){
+const err70 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/tool-progress.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -9823,11 +9857,9 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data25.name !== undefined){
-let data29 = data25.name;
-if(typeof data29 === "string"){
-if(func1(data29) < 1){
-const err71 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data26.status !== undefined){
+if("progress" !== data26.status){
+const err71 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/tool-progress.json/properties/status/const",keyword:"const",params:{allowedValue: "progress"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -9837,8 +9869,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-else {
-const err72 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.toolUseId !== undefined){
+let data29 = data26.toolUseId;
+if(typeof data29 === "string"){
+if(func1(data29) < 1){
+const err72 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -9848,12 +9883,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data25.mcp !== undefined){
-let data30 = data25.mcp;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-for(const key3 in data30){
-if(!(((((key3 === "serverName") || (key3 === "toolName")) || (key3 === "progress")) || (key3 === "total")) || (key3 === "message"))){
-const err73 = {instancePath:instancePath+"/value/mcp",schemaPath:"../custom/tool-progress.json/properties/mcp/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+else {
+const err73 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -9863,9 +9894,11 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data30.serverName !== undefined){
-if(typeof data30.serverName !== "string"){
-const err74 = {instancePath:instancePath+"/value/mcp/serverName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data26.name !== undefined){
+let data30 = data26.name;
+if(typeof data30 === "string"){
+if(func1(data30) < 1){
+const err74 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -9875,9 +9908,8 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data30.toolName !== undefined){
-if(typeof data30.toolName !== "string"){
-const err75 = {instancePath:instancePath+"/value/mcp/toolName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err75 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -9887,11 +9919,12 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data30.progress !== undefined){
-let data33 = data30.progress;
-if((typeof data33 == "number") && (isFinite(data33))){
-if(data33 < 0 || isNaN(data33)){
-const err76 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data26.mcp !== undefined){
+let data31 = data26.mcp;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.serverName !== undefined){
+if(typeof data31.serverName !== "string"){
+const err76 = {instancePath:instancePath+"/value/mcp/serverName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -9901,8 +9934,9 @@ vErrors.push(err76);
 errors++;
 }
 }
-else {
-const err77 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data31.toolName !== undefined){
+if(typeof data31.toolName !== "string"){
+const err77 = {instancePath:instancePath+"/value/mcp/toolName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -9912,11 +9946,11 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data30.total !== undefined){
-let data34 = data30.total;
+if(data31.progress !== undefined){
+let data34 = data31.progress;
 if((typeof data34 == "number") && (isFinite(data34))){
 if(data34 < 0 || isNaN(data34)){
-const err78 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err78 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -9927,7 +9961,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err79 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -9937,9 +9971,11 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data30.message !== undefined){
-if(typeof data30.message !== "string"){
-const err80 = {instancePath:instancePath+"/value/mcp/message",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data31.total !== undefined){
+let data35 = data31.total;
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
+const err80 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -9949,9 +9985,8 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
 else {
-const err81 = {instancePath:instancePath+"/value/mcp",schemaPath:"../custom/tool-progress.json/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err81 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -9961,10 +9996,9 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data25.mcpProgress !== undefined){
-let data36 = data25.mcpProgress;
-if(!(data36 && typeof data36 == "object" && !Array.isArray(data36))){
-const err82 = {instancePath:instancePath+"/value/mcpProgress",schemaPath:"../custom/tool-progress.json/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data31.message !== undefined){
+if(typeof data31.message !== "string"){
+const err82 = {instancePath:instancePath+"/value/mcp/message",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -9976,7 +10010,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err83 = {instancePath:instancePath+"/value/mcp",schemaPath:"../custom/tool-progress.json/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -9986,8 +10020,46 @@ vErrors.push(err83);
 errors++;
 }
 }
+if(data26.progress !== undefined){
+let data37 = data26.progress;
+if(!(data37 && typeof data37 == "object" && !Array.isArray(data37))){
+const err84 = {instancePath:instancePath+"/value/progress",schemaPath:"../custom/tool-progress.json/properties/progress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err84];
 }
-var _valid2 = _errs61 === errors;
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data26.mcpProgress !== undefined){
+let data38 = data26.mcpProgress;
+if(!(data38 && typeof data38 == "object" && !Array.isArray(data38))){
+const err85 = {instancePath:instancePath+"/value/mcpProgress",schemaPath:"../custom/tool-progress.json/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs63 === errors;
 valid11 = _valid2;
 if(valid11){
 var props2 = {};
@@ -9996,12 +10068,12 @@ props2.name = true;
 }
 }
 if(!valid11){
-const err84 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err87 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err87];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err87);
 }
 errors++;
 }
@@ -10014,61 +10086,13 @@ props0 = props0 || {};
 Object.assign(props0, props2);
 }
 }
-const _errs88 = errors;
+const _errs91 = errors;
 let valid17 = true;
-const _errs89 = errors;
+const _errs92 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.name !== undefined){
 if("iac-code.pipeline.v1" !== data.name){
-const err85 = {};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-}
-}
-var _valid3 = _errs89 === errors;
-errors = _errs88;
-if(vErrors !== null){
-if(_errs88){
-vErrors.length = _errs88;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid3){
-const _errs91 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.value !== undefined){
-let data38 = data.value;
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-if(data38.eventId === undefined){
-const err86 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
-if(vErrors === null){
-vErrors = [err86];
-}
-else {
-vErrors.push(err86);
-}
-errors++;
-}
-if(data38.eventType === undefined){
-const err87 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
-}
-errors++;
-}
-if(data38.sequence === undefined){
-const err88 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+const err88 = {};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -10077,9 +10101,26 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(data38.schemaVersion !== undefined){
-if("1.0" !== data38.schemaVersion){
-const err89 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/pipeline.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+}
+}
+var _valid3 = _errs92 === errors;
+errors = _errs91;
+if(vErrors !== null){
+if(_errs91){
+vErrors.length = _errs91;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs94 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.value !== undefined){
+let data40 = data.value;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.eventId === undefined){
+const err89 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -10088,10 +10129,8 @@ vErrors.push(err89);
 }
 errors++;
 }
-}
-if(data38.extensionUri !== undefined){
-if("urn:iac-code:a2a:pipeline-events:v1" !== data38.extensionUri){
-const err90 = {instancePath:instancePath+"/value/extensionUri",schemaPath:"../custom/pipeline.json/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(data40.eventType === undefined){
+const err90 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -10100,12 +10139,8 @@ vErrors.push(err90);
 }
 errors++;
 }
-}
-if(data38.eventId !== undefined){
-let data41 = data38.eventId;
-if(typeof data41 === "string"){
-if(func1(data41) < 1){
-const err91 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data40.sequence === undefined){
+const err91 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -10114,9 +10149,9 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-else {
-const err92 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.schemaVersion !== undefined){
+if("1.0" !== data40.schemaVersion){
+const err92 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/pipeline.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -10126,10 +10161,9 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data38.eventType !== undefined){
-let data42 = data38.eventType;
-if(!((((((((((((((((((((((((((((((((((data42 === "pipeline_started") || (data42 === "pipeline_resumed")) || (data42 === "pipeline_completed")) || (data42 === "pipeline_error")) || (data42 === "pipeline_warning")) || (data42 === "backup_blocked")) || (data42 === "candidate_started")) || (data42 === "candidate_completed")) || (data42 === "candidate_failed")) || (data42 === "candidate_interrupted")) || (data42 === "candidate_restart_requested")) || (data42 === "candidate_selected")) || (data42 === "candidate_detail_shown")) || (data42 === "candidate_step_failed")) || (data42 === "sub_pipeline_started")) || (data42 === "sub_pipeline_completed")) || (data42 === "sub_step_failed")) || (data42 === "step_failed")) || (data42 === "stack_progress")) || (data42 === "stack_instances_progress")) || (data42 === "stack_current_changed")) || (data42 === "cleanup_started")) || (data42 === "cleanup_progress")) || (data42 === "cleanup_completed")) || (data42 === "cleanup_failed")) || (data42 === "rollback_triggered")) || (data42 === "rollback_completed")) || (data42 === "context_compaction_started")) || (data42 === "context_compacted")) || (data42 === "context_compaction_failed")) || (data42 === "fields_marked_stale")) || (data42 === "diagram_shown")) || (data42 === "mcp_status")) || (data42 === "tool_progress"))){
-const err93 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema78.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(data40.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data40.extensionUri){
+const err93 = {instancePath:instancePath+"/value/extensionUri",schemaPath:"../custom/pipeline.json/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -10139,10 +10173,11 @@ vErrors.push(err93);
 errors++;
 }
 }
-if(data38.sequence !== undefined){
-let data43 = data38.sequence;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err94 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data40.eventId !== undefined){
+let data43 = data40.eventId;
+if(typeof data43 === "string"){
+if(func1(data43) < 1){
+const err94 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -10151,9 +10186,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 > 9007199254740991 || isNaN(data43)){
-const err95 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+}
+else {
+const err95 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -10162,8 +10197,11 @@ vErrors.push(err95);
 }
 errors++;
 }
-if(data43 < 0 || isNaN(data43)){
-const err96 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data40.eventType !== undefined){
+let data44 = data40.eventType;
+if(!((((((((((((((((((((((((((((((((((data44 === "pipeline_started") || (data44 === "pipeline_resumed")) || (data44 === "pipeline_completed")) || (data44 === "pipeline_error")) || (data44 === "pipeline_warning")) || (data44 === "backup_blocked")) || (data44 === "candidate_started")) || (data44 === "candidate_completed")) || (data44 === "candidate_failed")) || (data44 === "candidate_interrupted")) || (data44 === "candidate_restart_requested")) || (data44 === "candidate_selected")) || (data44 === "candidate_detail_shown")) || (data44 === "candidate_step_failed")) || (data44 === "sub_pipeline_started")) || (data44 === "sub_pipeline_completed")) || (data44 === "sub_step_failed")) || (data44 === "step_failed")) || (data44 === "stack_progress")) || (data44 === "stack_instances_progress")) || (data44 === "stack_current_changed")) || (data44 === "cleanup_started")) || (data44 === "cleanup_progress")) || (data44 === "cleanup_completed")) || (data44 === "cleanup_failed")) || (data44 === "rollback_triggered")) || (data44 === "rollback_completed")) || (data44 === "context_compaction_started")) || (data44 === "context_compacted")) || (data44 === "context_compaction_failed")) || (data44 === "fields_marked_stale")) || (data44 === "diagram_shown")) || (data44 === "mcp_status")) || (data44 === "tool_progress"))){
+const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema78.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -10173,12 +10211,10 @@ vErrors.push(err96);
 errors++;
 }
 }
-}
-if(data38.createdAt !== undefined){
-let data44 = data38.createdAt;
-if(typeof data44 === "string"){
-if(!(formats2.validate(data44))){
-const err97 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data40.sequence !== undefined){
+let data45 = data40.sequence;
+if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){
+const err97 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -10187,9 +10223,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-else {
-const err98 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 9007199254740991 || isNaN(data45)){
+const err98 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -10198,10 +10234,8 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-if(data38.scope !== undefined){
-if(typeof data38.scope !== "string"){
-const err99 = {instancePath:instancePath+"/value/scope",schemaPath:"../custom/pipeline.json/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data45 < 0 || isNaN(data45)){
+const err99 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -10211,9 +10245,12 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data38.pipelineRunId !== undefined){
-if(typeof data38.pipelineRunId !== "string"){
-const err100 = {instancePath:instancePath+"/value/pipelineRunId",schemaPath:"../custom/pipeline.json/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data40.createdAt !== undefined){
+let data46 = data40.createdAt;
+if(typeof data46 === "string"){
+if(!(formats2.validate(data46))){
+const err100 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -10223,9 +10260,8 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data38.pipelineName !== undefined){
-if(typeof data38.pipelineName !== "string"){
-const err101 = {instancePath:instancePath+"/value/pipelineName",schemaPath:"../custom/pipeline.json/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err101 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -10235,9 +10271,9 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data38.taskId !== undefined){
-if(typeof data38.taskId !== "string"){
-const err102 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/pipeline.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.scope !== undefined){
+if(typeof data40.scope !== "string"){
+const err102 = {instancePath:instancePath+"/value/scope",schemaPath:"../custom/pipeline.json/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -10247,9 +10283,9 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data38.contextId !== undefined){
-if(typeof data38.contextId !== "string"){
-const err103 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/pipeline.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.pipelineRunId !== undefined){
+if(typeof data40.pipelineRunId !== "string"){
+const err103 = {instancePath:instancePath+"/value/pipelineRunId",schemaPath:"../custom/pipeline.json/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -10259,9 +10295,9 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data38.status !== undefined){
-if(typeof data38.status !== "string"){
-const err104 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/pipeline.json/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.pipelineName !== undefined){
+if(typeof data40.pipelineName !== "string"){
+const err104 = {instancePath:instancePath+"/value/pipelineName",schemaPath:"../custom/pipeline.json/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -10271,9 +10307,9 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data38.iacCodeSessionId !== undefined){
-if(typeof data38.iacCodeSessionId !== "string"){
-const err105 = {instancePath:instancePath+"/value/iacCodeSessionId",schemaPath:"../custom/pipeline.json/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.taskId !== undefined){
+if(typeof data40.taskId !== "string"){
+const err105 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/pipeline.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -10283,10 +10319,9 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data38.data !== undefined){
-let data52 = data38.data;
-if(!(data52 && typeof data52 == "object" && !Array.isArray(data52))){
-const err106 = {instancePath:instancePath+"/value/data",schemaPath:"../custom/pipeline.json/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data40.contextId !== undefined){
+if(typeof data40.contextId !== "string"){
+const err106 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/pipeline.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -10296,12 +10331,9 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data38.step !== undefined){
-let data53 = data38.step;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.id !== undefined){
-if(typeof data53.id !== "string"){
-const err107 = {instancePath:instancePath+"/value/step/id",schemaPath:"../custom/pipeline.json/properties/step/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.status !== undefined){
+if(typeof data40.status !== "string"){
+const err107 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/pipeline.json/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -10311,9 +10343,9 @@ vErrors.push(err107);
 errors++;
 }
 }
-if(data53.runId !== undefined){
-if(typeof data53.runId !== "string"){
-const err108 = {instancePath:instancePath+"/value/step/runId",schemaPath:"../custom/pipeline.json/properties/step/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.iacCodeSessionId !== undefined){
+if(typeof data40.iacCodeSessionId !== "string"){
+const err108 = {instancePath:instancePath+"/value/iacCodeSessionId",schemaPath:"../custom/pipeline.json/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -10323,9 +10355,10 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
-else {
-const err109 = {instancePath:instancePath+"/value/step",schemaPath:"../custom/pipeline.json/properties/step/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data40.data !== undefined){
+let data54 = data40.data;
+if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
+const err109 = {instancePath:instancePath+"/value/data",schemaPath:"../custom/pipeline.json/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -10335,12 +10368,12 @@ vErrors.push(err109);
 errors++;
 }
 }
-if(data38.candidateStep !== undefined){
-let data56 = data38.candidateStep;
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-if(data56.id !== undefined){
-if(typeof data56.id !== "string"){
-const err110 = {instancePath:instancePath+"/value/candidateStep/id",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.step !== undefined){
+let data55 = data40.step;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(data55.id !== undefined){
+if(typeof data55.id !== "string"){
+const err110 = {instancePath:instancePath+"/value/step/id",schemaPath:"../custom/pipeline.json/properties/step/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -10350,9 +10383,9 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data56.runId !== undefined){
-if(typeof data56.runId !== "string"){
-const err111 = {instancePath:instancePath+"/value/candidateStep/runId",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data55.runId !== undefined){
+if(typeof data55.runId !== "string"){
+const err111 = {instancePath:instancePath+"/value/step/runId",schemaPath:"../custom/pipeline.json/properties/step/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -10364,7 +10397,7 @@ errors++;
 }
 }
 else {
-const err112 = {instancePath:instancePath+"/value/candidateStep",schemaPath:"../custom/pipeline.json/properties/candidateStep/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err112 = {instancePath:instancePath+"/value/step",schemaPath:"../custom/pipeline.json/properties/step/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -10374,12 +10407,12 @@ vErrors.push(err112);
 errors++;
 }
 }
-if(data38.candidate !== undefined){
-let data59 = data38.candidate;
-if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
-if(data59.id !== undefined){
-if(typeof data59.id !== "string"){
-const err113 = {instancePath:instancePath+"/value/candidate/id",schemaPath:"../custom/pipeline.json/properties/candidate/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.candidateStep !== undefined){
+let data58 = data40.candidateStep;
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+if(data58.id !== undefined){
+if(typeof data58.id !== "string"){
+const err113 = {instancePath:instancePath+"/value/candidateStep/id",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -10389,9 +10422,9 @@ vErrors.push(err113);
 errors++;
 }
 }
-if(data59.subPipelineId !== undefined){
-if(typeof data59.subPipelineId !== "string"){
-const err114 = {instancePath:instancePath+"/value/candidate/subPipelineId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data58.runId !== undefined){
+if(typeof data58.runId !== "string"){
+const err114 = {instancePath:instancePath+"/value/candidateStep/runId",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -10401,9 +10434,9 @@ vErrors.push(err114);
 errors++;
 }
 }
-if(data59.runId !== undefined){
-if(typeof data59.runId !== "string"){
-const err115 = {instancePath:instancePath+"/value/candidate/runId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err115 = {instancePath:instancePath+"/value/candidateStep",schemaPath:"../custom/pipeline.json/properties/candidateStep/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -10413,9 +10446,12 @@ vErrors.push(err115);
 errors++;
 }
 }
-}
-else {
-const err116 = {instancePath:instancePath+"/value/candidate",schemaPath:"../custom/pipeline.json/properties/candidate/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data40.candidate !== undefined){
+let data61 = data40.candidate;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.id !== undefined){
+if(typeof data61.id !== "string"){
+const err116 = {instancePath:instancePath+"/value/candidate/id",schemaPath:"../custom/pipeline.json/properties/candidate/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -10425,9 +10461,9 @@ vErrors.push(err116);
 errors++;
 }
 }
-}
-else {
-const err117 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data61.subPipelineId !== undefined){
+if(typeof data61.subPipelineId !== "string"){
+const err117 = {instancePath:instancePath+"/value/candidate/subPipelineId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -10437,8 +10473,44 @@ vErrors.push(err117);
 errors++;
 }
 }
+if(data61.runId !== undefined){
+if(typeof data61.runId !== "string"){
+const err118 = {instancePath:instancePath+"/value/candidate/runId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err118];
 }
-var _valid3 = _errs91 === errors;
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+}
+else {
+const err119 = {instancePath:instancePath+"/value/candidate",schemaPath:"../custom/pipeline.json/properties/candidate/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs94 === errors;
 valid17 = _valid3;
 if(valid17){
 var props3 = {};
@@ -10447,12 +10519,12 @@ props3.name = true;
 }
 }
 if(!valid17){
-const err118 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err121 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err118];
+vErrors = [err121];
 }
 else {
-vErrors.push(err118);
+vErrors.push(err121);
 }
 errors++;
 }
@@ -10467,37 +10539,7 @@ Object.assign(props0, props3);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err119 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err119];
-}
-else {
-vErrors.push(err119);
-}
-errors++;
-}
-if(data.timestamp === undefined){
-const err120 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
-if(vErrors === null){
-vErrors = [err120];
-}
-else {
-vErrors.push(err120);
-}
-errors++;
-}
-if(data.name === undefined){
-const err121 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-if(data.value === undefined){
-const err122 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+const err122 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -10506,9 +10548,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-for(const key4 in data){
-if(!((((key4 === "type") || (key4 === "timestamp")) || (key4 === "name")) || (key4 === "value"))){
-const err123 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(data.timestamp === undefined){
+const err123 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -10517,10 +10558,8 @@ vErrors.push(err123);
 }
 errors++;
 }
-}
-if(data.type !== undefined){
-if("CUSTOM" !== data.type){
-const err124 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "CUSTOM"},message:"must be equal to constant"};
+if(data.name === undefined){
+const err124 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -10529,11 +10568,8 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-if(data.timestamp !== undefined){
-let data64 = data.timestamp;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
-const err125 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.value === undefined){
+const err125 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -10542,9 +10578,9 @@ vErrors.push(err125);
 }
 errors++;
 }
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 > 9007199254740991 || isNaN(data64)){
-const err126 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+for(const key3 in data){
+if(!((((key3 === "type") || (key3 === "timestamp")) || (key3 === "name")) || (key3 === "value"))){
+const err126 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -10553,8 +10589,10 @@ vErrors.push(err126);
 }
 errors++;
 }
-if(data64 < 0 || isNaN(data64)){
-const err127 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.type !== undefined){
+if("CUSTOM" !== data.type){
+const err127 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "CUSTOM"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -10564,12 +10602,10 @@ vErrors.push(err127);
 errors++;
 }
 }
-}
-if(data.name !== undefined){
-let data65 = data.name;
-if(typeof data65 === "string"){
-if(func1(data65) < 1){
-const err128 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.timestamp !== undefined){
+let data66 = data.timestamp;
+if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
+const err128 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -10578,9 +10614,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-else {
-const err129 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 > 9007199254740991 || isNaN(data66)){
+const err129 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -10589,10 +10625,8 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
-}
-else {
-const err130 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data66 < 0 || isNaN(data66)){
+const err130 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -10601,14 +10635,1498 @@ vErrors.push(err130);
 }
 errors++;
 }
+}
+}
+if(data.name !== undefined){
+let data67 = data.name;
+if(typeof data67 === "string"){
+if(func1(data67) < 1){
+const err131 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(data.value !== undefined){
+let data68 = data.value;
+const _errs150 = errors;
+let valid26 = false;
+const _errs151 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.schemaVersion === undefined){
+const err133 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+if(data68.threadId === undefined){
+const err134 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "threadId"},message:"must have required property '"+"threadId"+"'"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+if(data68.aguiRunId === undefined){
+const err135 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "aguiRunId"},message:"must have required property '"+"aguiRunId"+"'"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+if(data68.executionId === undefined){
+const err136 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "executionId"},message:"must have required property '"+"executionId"+"'"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+if(data68.contextId === undefined){
+const err137 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+if(data68.rosInvocationId === undefined){
+const err138 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "rosInvocationId"},message:"must have required property '"+"rosInvocationId"+"'"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+for(const key4 in data68){
+if(!((((((((key4 === "schemaVersion") || (key4 === "threadId")) || (key4 === "aguiRunId")) || (key4 === "executionId")) || (key4 === "contextId")) || (key4 === "taskId")) || (key4 === "rosInvocationId")) || (key4 === "sessionId"))){
+const err139 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+if(data68.schemaVersion !== undefined){
+if(1 !== data68.schemaVersion){
+const err140 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/session.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+if(data68.threadId !== undefined){
+let data70 = data68.threadId;
+if(typeof data70 === "string"){
+if(func1(data70) < 1){
+const err141 = {instancePath:instancePath+"/value/threadId",schemaPath:"../custom/session.json/properties/threadId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+}
+else {
+const err142 = {instancePath:instancePath+"/value/threadId",schemaPath:"../custom/session.json/properties/threadId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+}
+if(data68.aguiRunId !== undefined){
+let data71 = data68.aguiRunId;
+if(typeof data71 === "string"){
+if(func1(data71) < 1){
+const err143 = {instancePath:instancePath+"/value/aguiRunId",schemaPath:"../custom/session.json/properties/aguiRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/value/aguiRunId",schemaPath:"../custom/session.json/properties/aguiRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+if(data68.executionId !== undefined){
+let data72 = data68.executionId;
+if(typeof data72 === "string"){
+if(!(formats4.test(data72))){
+const err145 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+}
+else {
+const err146 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+if(data68.contextId !== undefined){
+let data73 = data68.contextId;
+if(typeof data73 === "string"){
+if(!pattern20.test(data73)){
+const err147 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+else {
+const err148 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+}
+if(data68.taskId !== undefined){
+let data74 = data68.taskId;
+if(typeof data74 === "string"){
+if(func1(data74) < 1){
+const err149 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/session.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/session.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+if(data68.rosInvocationId !== undefined){
+let data75 = data68.rosInvocationId;
+if(typeof data75 === "string"){
+if(func1(data75) > 256){
+const err151 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+if(func1(data75) < 1){
+const err152 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+else {
+const err153 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+if(data68.sessionId !== undefined){
+let data76 = data68.sessionId;
+if(typeof data76 === "string"){
+if(func1(data76) < 1){
+const err154 = {instancePath:instancePath+"/value/sessionId",schemaPath:"../custom/session.json/properties/sessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+else {
+const err155 = {instancePath:instancePath+"/value/sessionId",schemaPath:"../custom/session.json/properties/sessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+}
+else {
+const err156 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+var _valid4 = _errs151 === errors;
+valid26 = valid26 || _valid4;
+if(_valid4){
+var props4 = true;
+}
+const _errs170 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.schemaVersion === undefined){
+const err157 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+if(data68.artifactId === undefined){
+const err158 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "artifactId"},message:"must have required property '"+"artifactId"+"'"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+if(data68.name === undefined){
+const err159 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+if(data68.filename === undefined){
+const err160 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+if(data68.mediaType === undefined){
+const err161 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+if(data68.byteSize === undefined){
+const err162 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "byteSize"},message:"must have required property '"+"byteSize"+"'"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+if(data68.sha256 === undefined){
+const err163 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+if(data68.uri === undefined){
+const err164 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "uri"},message:"must have required property '"+"uri"+"'"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+for(const key5 in data68){
+if(!(func2.call(schema77.properties, key5))){
+const err165 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+}
+if(data68.schemaVersion !== undefined){
+if(1 !== data68.schemaVersion){
+const err166 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/artifact.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+}
+if(data68.artifactId !== undefined){
+let data78 = data68.artifactId;
+if(typeof data78 === "string"){
+if(func1(data78) < 1){
+const err167 = {instancePath:instancePath+"/value/artifactId",schemaPath:"../custom/artifact.json/properties/artifactId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+}
+else {
+const err168 = {instancePath:instancePath+"/value/artifactId",schemaPath:"../custom/artifact.json/properties/artifactId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+}
+if(data68.name !== undefined){
+let data79 = data68.name;
+if(typeof data79 === "string"){
+if(func1(data79) < 1){
+const err169 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/artifact.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+else {
+const err170 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/artifact.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+if(data68.description !== undefined){
+if(typeof data68.description !== "string"){
+const err171 = {instancePath:instancePath+"/value/description",schemaPath:"../custom/artifact.json/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+if(data68.filename !== undefined){
+let data81 = data68.filename;
+if(typeof data81 === "string"){
+if(func1(data81) < 1){
+const err172 = {instancePath:instancePath+"/value/filename",schemaPath:"../custom/artifact.json/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+else {
+const err173 = {instancePath:instancePath+"/value/filename",schemaPath:"../custom/artifact.json/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+}
+if(data68.mediaType !== undefined){
+let data82 = data68.mediaType;
+if(typeof data82 === "string"){
+if(func1(data82) < 1){
+const err174 = {instancePath:instancePath+"/value/mediaType",schemaPath:"../custom/artifact.json/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+else {
+const err175 = {instancePath:instancePath+"/value/mediaType",schemaPath:"../custom/artifact.json/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+if(data68.byteSize !== undefined){
+let data83 = data68.byteSize;
+if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
+const err176 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+if((typeof data83 == "number") && (isFinite(data83))){
+if(data83 > 9007199254740991 || isNaN(data83)){
+const err177 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+if(data83 < 0 || isNaN(data83)){
+const err178 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+}
+if(data68.sha256 !== undefined){
+let data84 = data68.sha256;
+if(typeof data84 === "string"){
+if(!pattern4.test(data84)){
+const err179 = {instancePath:instancePath+"/value/sha256",schemaPath:"../custom/artifact.json/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+}
+else {
+const err180 = {instancePath:instancePath+"/value/sha256",schemaPath:"../custom/artifact.json/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+}
+if(data68.uri !== undefined){
+let data85 = data68.uri;
+if(typeof data85 === "string"){
+if(!pattern5.test(data85)){
+const err181 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/pattern",keyword:"pattern",params:{pattern: "^file://"},message:"must match pattern \""+"^file://"+"\""};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+if(!(formats0(data85))){
+const err182 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+}
+else {
+const err183 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+if(data68.sourcePath !== undefined){
+let data86 = data68.sourcePath;
+if(typeof data86 === "string"){
+if(func1(data86) < 1){
+const err184 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+else {
+const err185 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+if(data68.taskId !== undefined){
+let data87 = data68.taskId;
+if(typeof data87 === "string"){
+if(func1(data87) < 1){
+const err186 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+else {
+const err187 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+if(data68.contextId !== undefined){
+let data88 = data68.contextId;
+if(typeof data88 === "string"){
+if(func1(data88) < 1){
+const err188 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+}
+else {
+const err189 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+}
+if(data68.toolUseId !== undefined){
+let data89 = data68.toolUseId;
+if(typeof data89 === "string"){
+if(func1(data89) < 1){
+const err190 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+}
+else {
+const err191 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+}
+}
+else {
+const err192 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+var _valid4 = _errs170 === errors;
+valid26 = valid26 || _valid4;
+if(_valid4){
+if(props4 !== true){
+props4 = true;
+}
+}
+const _errs199 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.schemaVersion === undefined){
+const err193 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+if(data68.status === undefined){
+const err194 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+if(data68.toolUseId === undefined){
+const err195 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+if(data68.name === undefined){
+const err196 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+for(const key6 in data68){
+if(!(((((((key6 === "schemaVersion") || (key6 === "status")) || (key6 === "toolUseId")) || (key6 === "name")) || (key6 === "mcp")) || (key6 === "progress")) || (key6 === "mcpProgress"))){
+const err197 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+}
+if(data68.schemaVersion !== undefined){
+if(1 !== data68.schemaVersion){
+const err198 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/tool-progress.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+}
+if(data68.status !== undefined){
+if("progress" !== data68.status){
+const err199 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/tool-progress.json/properties/status/const",keyword:"const",params:{allowedValue: "progress"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+}
+if(data68.toolUseId !== undefined){
+let data92 = data68.toolUseId;
+if(typeof data92 === "string"){
+if(func1(data92) < 1){
+const err200 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+}
+else {
+const err201 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+}
+if(data68.name !== undefined){
+let data93 = data68.name;
+if(typeof data93 === "string"){
+if(func1(data93) < 1){
+const err202 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+}
+else {
+const err203 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+}
+if(data68.mcp !== undefined){
+let data94 = data68.mcp;
+if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
+if(data94.serverName !== undefined){
+if(typeof data94.serverName !== "string"){
+const err204 = {instancePath:instancePath+"/value/mcp/serverName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+}
+if(data94.toolName !== undefined){
+if(typeof data94.toolName !== "string"){
+const err205 = {instancePath:instancePath+"/value/mcp/toolName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+}
+if(data94.progress !== undefined){
+let data97 = data94.progress;
+if((typeof data97 == "number") && (isFinite(data97))){
+if(data97 < 0 || isNaN(data97)){
+const err206 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+}
+else {
+const err207 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+if(data94.total !== undefined){
+let data98 = data94.total;
+if((typeof data98 == "number") && (isFinite(data98))){
+if(data98 < 0 || isNaN(data98)){
+const err208 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+}
+else {
+const err209 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+}
+if(data94.message !== undefined){
+if(typeof data94.message !== "string"){
+const err210 = {instancePath:instancePath+"/value/mcp/message",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+}
+}
+else {
+const err211 = {instancePath:instancePath+"/value/mcp",schemaPath:"../custom/tool-progress.json/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+}
+if(data68.progress !== undefined){
+let data100 = data68.progress;
+if(!(data100 && typeof data100 == "object" && !Array.isArray(data100))){
+const err212 = {instancePath:instancePath+"/value/progress",schemaPath:"../custom/tool-progress.json/properties/progress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
+}
+errors++;
+}
+}
+if(data68.mcpProgress !== undefined){
+let data101 = data68.mcpProgress;
+if(!(data101 && typeof data101 == "object" && !Array.isArray(data101))){
+const err213 = {instancePath:instancePath+"/value/mcpProgress",schemaPath:"../custom/tool-progress.json/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err213];
+}
+else {
+vErrors.push(err213);
+}
+errors++;
+}
+}
+}
+else {
+const err214 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+var _valid4 = _errs199 === errors;
+valid26 = valid26 || _valid4;
+if(_valid4){
+if(props4 !== true){
+props4 = true;
+}
+}
+const _errs225 = errors;
+if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
+if(data68.eventId === undefined){
+const err215 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+if(data68.eventType === undefined){
+const err216 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
+if(data68.sequence === undefined){
+const err217 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+if(data68.schemaVersion !== undefined){
+if("1.0" !== data68.schemaVersion){
+const err218 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/pipeline.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+}
+if(data68.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data68.extensionUri){
+const err219 = {instancePath:instancePath+"/value/extensionUri",schemaPath:"../custom/pipeline.json/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+}
+if(data68.eventId !== undefined){
+let data104 = data68.eventId;
+if(typeof data104 === "string"){
+if(func1(data104) < 1){
+const err220 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+if(data68.eventType !== undefined){
+let data105 = data68.eventType;
+if(!((((((((((((((((((((((((((((((((((data105 === "pipeline_started") || (data105 === "pipeline_resumed")) || (data105 === "pipeline_completed")) || (data105 === "pipeline_error")) || (data105 === "pipeline_warning")) || (data105 === "backup_blocked")) || (data105 === "candidate_started")) || (data105 === "candidate_completed")) || (data105 === "candidate_failed")) || (data105 === "candidate_interrupted")) || (data105 === "candidate_restart_requested")) || (data105 === "candidate_selected")) || (data105 === "candidate_detail_shown")) || (data105 === "candidate_step_failed")) || (data105 === "sub_pipeline_started")) || (data105 === "sub_pipeline_completed")) || (data105 === "sub_step_failed")) || (data105 === "step_failed")) || (data105 === "stack_progress")) || (data105 === "stack_instances_progress")) || (data105 === "stack_current_changed")) || (data105 === "cleanup_started")) || (data105 === "cleanup_progress")) || (data105 === "cleanup_completed")) || (data105 === "cleanup_failed")) || (data105 === "rollback_triggered")) || (data105 === "rollback_completed")) || (data105 === "context_compaction_started")) || (data105 === "context_compacted")) || (data105 === "context_compaction_failed")) || (data105 === "fields_marked_stale")) || (data105 === "diagram_shown")) || (data105 === "mcp_status")) || (data105 === "tool_progress"))){
+const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema78.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+}
+if(data68.sequence !== undefined){
+let data106 = data68.sequence;
+if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
+const err223 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
+}
+errors++;
+}
+if((typeof data106 == "number") && (isFinite(data106))){
+if(data106 > 9007199254740991 || isNaN(data106)){
+const err224 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err224];
+}
+else {
+vErrors.push(err224);
+}
+errors++;
+}
+if(data106 < 0 || isNaN(data106)){
+const err225 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+}
+}
+if(data68.createdAt !== undefined){
+let data107 = data68.createdAt;
+if(typeof data107 === "string"){
+if(!(formats2.validate(data107))){
+const err226 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+}
+else {
+const err227 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err227];
+}
+else {
+vErrors.push(err227);
+}
+errors++;
+}
+}
+if(data68.scope !== undefined){
+if(typeof data68.scope !== "string"){
+const err228 = {instancePath:instancePath+"/value/scope",schemaPath:"../custom/pipeline.json/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err228];
+}
+else {
+vErrors.push(err228);
+}
+errors++;
+}
+}
+if(data68.pipelineRunId !== undefined){
+if(typeof data68.pipelineRunId !== "string"){
+const err229 = {instancePath:instancePath+"/value/pipelineRunId",schemaPath:"../custom/pipeline.json/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err229];
+}
+else {
+vErrors.push(err229);
+}
+errors++;
+}
+}
+if(data68.pipelineName !== undefined){
+if(typeof data68.pipelineName !== "string"){
+const err230 = {instancePath:instancePath+"/value/pipelineName",schemaPath:"../custom/pipeline.json/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err230];
+}
+else {
+vErrors.push(err230);
+}
+errors++;
+}
+}
+if(data68.taskId !== undefined){
+if(typeof data68.taskId !== "string"){
+const err231 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/pipeline.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err231];
+}
+else {
+vErrors.push(err231);
+}
+errors++;
+}
+}
+if(data68.contextId !== undefined){
+if(typeof data68.contextId !== "string"){
+const err232 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/pipeline.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err232];
+}
+else {
+vErrors.push(err232);
+}
+errors++;
+}
+}
+if(data68.status !== undefined){
+if(typeof data68.status !== "string"){
+const err233 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/pipeline.json/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+if(data68.iacCodeSessionId !== undefined){
+if(typeof data68.iacCodeSessionId !== "string"){
+const err234 = {instancePath:instancePath+"/value/iacCodeSessionId",schemaPath:"../custom/pipeline.json/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+}
+if(data68.data !== undefined){
+let data115 = data68.data;
+if(!(data115 && typeof data115 == "object" && !Array.isArray(data115))){
+const err235 = {instancePath:instancePath+"/value/data",schemaPath:"../custom/pipeline.json/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err235];
+}
+else {
+vErrors.push(err235);
+}
+errors++;
+}
+}
+if(data68.step !== undefined){
+let data116 = data68.step;
+if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
+if(data116.id !== undefined){
+if(typeof data116.id !== "string"){
+const err236 = {instancePath:instancePath+"/value/step/id",schemaPath:"../custom/pipeline.json/properties/step/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+}
+}
+if(data116.runId !== undefined){
+if(typeof data116.runId !== "string"){
+const err237 = {instancePath:instancePath+"/value/step/runId",schemaPath:"../custom/pipeline.json/properties/step/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+}
+}
+else {
+const err238 = {instancePath:instancePath+"/value/step",schemaPath:"../custom/pipeline.json/properties/step/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err238];
+}
+else {
+vErrors.push(err238);
+}
+errors++;
+}
+}
+if(data68.candidateStep !== undefined){
+let data119 = data68.candidateStep;
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+if(data119.id !== undefined){
+if(typeof data119.id !== "string"){
+const err239 = {instancePath:instancePath+"/value/candidateStep/id",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
+}
+errors++;
+}
+}
+if(data119.runId !== undefined){
+if(typeof data119.runId !== "string"){
+const err240 = {instancePath:instancePath+"/value/candidateStep/runId",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+}
+}
+else {
+const err241 = {instancePath:instancePath+"/value/candidateStep",schemaPath:"../custom/pipeline.json/properties/candidateStep/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+}
+if(data68.candidate !== undefined){
+let data122 = data68.candidate;
+if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
+if(data122.id !== undefined){
+if(typeof data122.id !== "string"){
+const err242 = {instancePath:instancePath+"/value/candidate/id",schemaPath:"../custom/pipeline.json/properties/candidate/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+}
+if(data122.subPipelineId !== undefined){
+if(typeof data122.subPipelineId !== "string"){
+const err243 = {instancePath:instancePath+"/value/candidate/subPipelineId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+}
+if(data122.runId !== undefined){
+if(typeof data122.runId !== "string"){
+const err244 = {instancePath:instancePath+"/value/candidate/runId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+}
+}
+else {
+const err245 = {instancePath:instancePath+"/value/candidate",schemaPath:"../custom/pipeline.json/properties/candidate/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+}
+}
+else {
+const err246 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+var _valid4 = _errs225 === errors;
+valid26 = valid26 || _valid4;
+if(_valid4){
+if(props4 !== true){
+props4 = props4 || {};
+props4.schemaVersion = true;
+props4.extensionUri = true;
+props4.eventId = true;
+props4.eventType = true;
+props4.sequence = true;
+props4.createdAt = true;
+props4.scope = true;
+props4.pipelineRunId = true;
+props4.pipelineName = true;
+props4.taskId = true;
+props4.contextId = true;
+props4.status = true;
+props4.iacCodeSessionId = true;
+props4.data = true;
+props4.step = true;
+props4.candidateStep = true;
+props4.candidate = true;
+props4.visibility = true;
+}
+}
+const _errs273 = errors;
+if(!(data68 && typeof data68 == "object" && !Array.isArray(data68))){
+const err247 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+var _valid4 = _errs273 === errors;
+valid26 = valid26 || _valid4;
+if(!valid26){
+const err248 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+else {
+errors = _errs150;
+if(vErrors !== null){
+if(_errs150){
+vErrors.length = _errs150;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err249 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
 validate39.errors = vErrors;
 return errors === 0;
 }
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","minItems":1,"items":{"$ref":"../token-usage.json"}}}};
-const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
 function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-finished.json" */;
@@ -11002,7 +12520,7 @@ errors++;
 if(data8.reason !== undefined){
 let data10 = data8.reason;
 if(!((data10 === "tool_call") || (data10 === "input_required"))){
-const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema104.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema108.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -11622,8 +13140,13 @@ vErrors = null;
 if(data.usage !== undefined){
 let data44 = data.usage;
 if(Array.isArray(data44)){
-if(data44.length < 1){
-const err81 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const len2 = data44.length;
+for(let i2=0; i2<len2; i2++){
+let data45 = data44[i2];
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+for(const key5 in data45){
+if(!((((((((key5 === "provider") || (key5 === "model")) || (key5 === "inputTokens")) || (key5 === "outputTokens")) || (key5 === "totalTokens")) || (key5 === "reasoningTokens")) || (key5 === "cachedInputTokens")) || (key5 === "cacheWriteInputTokens"))){
+const err81 = {instancePath:instancePath+"/usage/" + i2,schemaPath:"../token-usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -11632,13 +13155,12 @@ vErrors.push(err81);
 }
 errors++;
 }
-const len2 = data44.length;
-for(let i2=0; i2<len2; i2++){
-let data45 = data44[i2];
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-for(const key5 in data45){
-if(!((((((((key5 === "provider") || (key5 === "model")) || (key5 === "inputTokens")) || (key5 === "outputTokens")) || (key5 === "totalTokens")) || (key5 === "reasoningTokens")) || (key5 === "cachedInputTokens")) || (key5 === "cacheWriteInputTokens"))){
-const err82 = {instancePath:instancePath+"/usage/" + i2,schemaPath:"../token-usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+if(data45.provider !== undefined){
+let data46 = data45.provider;
+if(typeof data46 === "string"){
+if(func1(data46) < 1){
+const err82 = {instancePath:instancePath+"/usage/" + i2+"/provider",schemaPath:"../token-usage.json/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -11648,11 +13170,8 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data45.provider !== undefined){
-let data46 = data45.provider;
-if(typeof data46 === "string"){
-if(func1(data46) < 1){
-const err83 = {instancePath:instancePath+"/usage/" + i2+"/provider",schemaPath:"../token-usage.json/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err83 = {instancePath:instancePath+"/usage/" + i2+"/provider",schemaPath:"../token-usage.json/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -11662,8 +13181,11 @@ vErrors.push(err83);
 errors++;
 }
 }
-else {
-const err84 = {instancePath:instancePath+"/usage/" + i2+"/provider",schemaPath:"../token-usage.json/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data45.model !== undefined){
+let data47 = data45.model;
+if(typeof data47 === "string"){
+if(func1(data47) < 1){
+const err84 = {instancePath:instancePath+"/usage/" + i2+"/model",schemaPath:"../token-usage.json/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -11673,11 +13195,8 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data45.model !== undefined){
-let data47 = data45.model;
-if(typeof data47 === "string"){
-if(func1(data47) < 1){
-const err85 = {instancePath:instancePath+"/usage/" + i2+"/model",schemaPath:"../token-usage.json/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err85 = {instancePath:instancePath+"/usage/" + i2+"/model",schemaPath:"../token-usage.json/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -11687,8 +13206,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/usage/" + i2+"/model",schemaPath:"../token-usage.json/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data45.inputTokens !== undefined){
+let data48 = data45.inputTokens;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+const err86 = {instancePath:instancePath+"/usage/" + i2+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -11697,11 +13218,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data45.inputTokens !== undefined){
-let data48 = data45.inputTokens;
-if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
-const err87 = {instancePath:instancePath+"/usage/" + i2+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 > 9007199254740991 || isNaN(data48)){
+const err87 = {instancePath:instancePath+"/usage/" + i2+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -11710,9 +13229,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 > 9007199254740991 || isNaN(data48)){
-const err88 = {instancePath:instancePath+"/usage/" + i2+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data48 < 0 || isNaN(data48)){
+const err88 = {instancePath:instancePath+"/usage/" + i2+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -11721,8 +13239,12 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(data48 < 0 || isNaN(data48)){
-const err89 = {instancePath:instancePath+"/usage/" + i2+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data45.outputTokens !== undefined){
+let data49 = data45.outputTokens;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const err89 = {instancePath:instancePath+"/usage/" + i2+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -11731,12 +13253,9 @@ vErrors.push(err89);
 }
 errors++;
 }
-}
-}
-if(data45.outputTokens !== undefined){
-let data49 = data45.outputTokens;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err90 = {instancePath:instancePath+"/usage/" + i2+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 9007199254740991 || isNaN(data49)){
+const err90 = {instancePath:instancePath+"/usage/" + i2+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -11745,9 +13264,8 @@ vErrors.push(err90);
 }
 errors++;
 }
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 > 9007199254740991 || isNaN(data49)){
-const err91 = {instancePath:instancePath+"/usage/" + i2+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data49 < 0 || isNaN(data49)){
+const err91 = {instancePath:instancePath+"/usage/" + i2+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -11756,8 +13274,12 @@ vErrors.push(err91);
 }
 errors++;
 }
-if(data49 < 0 || isNaN(data49)){
-const err92 = {instancePath:instancePath+"/usage/" + i2+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data45.totalTokens !== undefined){
+let data50 = data45.totalTokens;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+const err92 = {instancePath:instancePath+"/usage/" + i2+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -11766,12 +13288,9 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-}
-if(data45.totalTokens !== undefined){
-let data50 = data45.totalTokens;
-if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
-const err93 = {instancePath:instancePath+"/usage/" + i2+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 9007199254740991 || isNaN(data50)){
+const err93 = {instancePath:instancePath+"/usage/" + i2+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -11780,9 +13299,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 > 9007199254740991 || isNaN(data50)){
-const err94 = {instancePath:instancePath+"/usage/" + i2+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data50 < 0 || isNaN(data50)){
+const err94 = {instancePath:instancePath+"/usage/" + i2+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -11791,8 +13309,12 @@ vErrors.push(err94);
 }
 errors++;
 }
-if(data50 < 0 || isNaN(data50)){
-const err95 = {instancePath:instancePath+"/usage/" + i2+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data45.reasoningTokens !== undefined){
+let data51 = data45.reasoningTokens;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+const err95 = {instancePath:instancePath+"/usage/" + i2+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -11801,12 +13323,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-}
-if(data45.reasoningTokens !== undefined){
-let data51 = data45.reasoningTokens;
-if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
-const err96 = {instancePath:instancePath+"/usage/" + i2+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 9007199254740991 || isNaN(data51)){
+const err96 = {instancePath:instancePath+"/usage/" + i2+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -11815,9 +13334,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-if((typeof data51 == "number") && (isFinite(data51))){
-if(data51 > 9007199254740991 || isNaN(data51)){
-const err97 = {instancePath:instancePath+"/usage/" + i2+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data51 < 0 || isNaN(data51)){
+const err97 = {instancePath:instancePath+"/usage/" + i2+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -11826,8 +13344,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data51 < 0 || isNaN(data51)){
-const err98 = {instancePath:instancePath+"/usage/" + i2+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data45.cachedInputTokens !== undefined){
+let data52 = data45.cachedInputTokens;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+const err98 = {instancePath:instancePath+"/usage/" + i2+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -11836,12 +13358,9 @@ vErrors.push(err98);
 }
 errors++;
 }
-}
-}
-if(data45.cachedInputTokens !== undefined){
-let data52 = data45.cachedInputTokens;
-if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
-const err99 = {instancePath:instancePath+"/usage/" + i2+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 > 9007199254740991 || isNaN(data52)){
+const err99 = {instancePath:instancePath+"/usage/" + i2+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -11850,9 +13369,8 @@ vErrors.push(err99);
 }
 errors++;
 }
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 > 9007199254740991 || isNaN(data52)){
-const err100 = {instancePath:instancePath+"/usage/" + i2+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data52 < 0 || isNaN(data52)){
+const err100 = {instancePath:instancePath+"/usage/" + i2+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -11861,8 +13379,12 @@ vErrors.push(err100);
 }
 errors++;
 }
-if(data52 < 0 || isNaN(data52)){
-const err101 = {instancePath:instancePath+"/usage/" + i2+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data45.cacheWriteInputTokens !== undefined){
+let data53 = data45.cacheWriteInputTokens;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+const err101 = {instancePath:instancePath+"/usage/" + i2+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -11871,12 +13393,9 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-}
-if(data45.cacheWriteInputTokens !== undefined){
-let data53 = data45.cacheWriteInputTokens;
-if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
-const err102 = {instancePath:instancePath+"/usage/" + i2+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 > 9007199254740991 || isNaN(data53)){
+const err102 = {instancePath:instancePath+"/usage/" + i2+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -11885,9 +13404,8 @@ vErrors.push(err102);
 }
 errors++;
 }
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 > 9007199254740991 || isNaN(data53)){
-const err103 = {instancePath:instancePath+"/usage/" + i2+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data53 < 0 || isNaN(data53)){
+const err103 = {instancePath:instancePath+"/usage/" + i2+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -11896,8 +13414,11 @@ vErrors.push(err103);
 }
 errors++;
 }
-if(data53 < 0 || isNaN(data53)){
-const err104 = {instancePath:instancePath+"/usage/" + i2+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err104 = {instancePath:instancePath+"/usage/" + i2,schemaPath:"../token-usage.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -11908,9 +13429,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err105 = {instancePath:instancePath+"/usage/" + i2,schemaPath:"../token-usage.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err105 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -11922,7 +13442,7 @@ errors++;
 }
 }
 else {
-const err106 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err106 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -11931,25 +13451,13 @@ vErrors.push(err106);
 }
 errors++;
 }
-}
-}
-else {
-const err107 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err107];
-}
-else {
-vErrors.push(err107);
-}
-errors++;
-}
 validate41.errors = vErrors;
 return errors === 0;
 }
 validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","minItems":1,"items":{"$ref":"../token-usage.json"}}}};
-const pattern25 = new RegExp("^[A-Z][A-Z0-9_]*$", "u");
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const pattern28 = new RegExp("^[A-Z][A-Z0-9_]*$", "u");
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-error.json" */;
@@ -12090,7 +13598,7 @@ errors++;
 if(data.code !== undefined){
 let data3 = data.code;
 if(typeof data3 === "string"){
-if(!pattern25.test(data3)){
+if(!pattern28.test(data3)){
 const err11 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]*$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -12115,8 +13623,13 @@ errors++;
 if(data.usage !== undefined){
 let data4 = data.usage;
 if(Array.isArray(data4)){
-if(data4.length < 1){
-const err13 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+if(!((((((((key1 === "provider") || (key1 === "model")) || (key1 === "inputTokens")) || (key1 === "outputTokens")) || (key1 === "totalTokens")) || (key1 === "reasoningTokens")) || (key1 === "cachedInputTokens")) || (key1 === "cacheWriteInputTokens"))){
+const err13 = {instancePath:instancePath+"/usage/" + i0,schemaPath:"../token-usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12125,13 +13638,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key1 in data5){
-if(!((((((((key1 === "provider") || (key1 === "model")) || (key1 === "inputTokens")) || (key1 === "outputTokens")) || (key1 === "totalTokens")) || (key1 === "reasoningTokens")) || (key1 === "cachedInputTokens")) || (key1 === "cacheWriteInputTokens"))){
-const err14 = {instancePath:instancePath+"/usage/" + i0,schemaPath:"../token-usage.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data5.provider !== undefined){
+let data6 = data5.provider;
+if(typeof data6 === "string"){
+if(func1(data6) < 1){
+const err14 = {instancePath:instancePath+"/usage/" + i0+"/provider",schemaPath:"../token-usage.json/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -12141,11 +13653,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data5.provider !== undefined){
-let data6 = data5.provider;
-if(typeof data6 === "string"){
-if(func1(data6) < 1){
-const err15 = {instancePath:instancePath+"/usage/" + i0+"/provider",schemaPath:"../token-usage.json/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err15 = {instancePath:instancePath+"/usage/" + i0+"/provider",schemaPath:"../token-usage.json/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12155,8 +13664,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/usage/" + i0+"/provider",schemaPath:"../token-usage.json/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data5.model !== undefined){
+let data7 = data5.model;
+if(typeof data7 === "string"){
+if(func1(data7) < 1){
+const err16 = {instancePath:instancePath+"/usage/" + i0+"/model",schemaPath:"../token-usage.json/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12166,11 +13678,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data5.model !== undefined){
-let data7 = data5.model;
-if(typeof data7 === "string"){
-if(func1(data7) < 1){
-const err17 = {instancePath:instancePath+"/usage/" + i0+"/model",schemaPath:"../token-usage.json/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err17 = {instancePath:instancePath+"/usage/" + i0+"/model",schemaPath:"../token-usage.json/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -12180,8 +13689,10 @@ vErrors.push(err17);
 errors++;
 }
 }
-else {
-const err18 = {instancePath:instancePath+"/usage/" + i0+"/model",schemaPath:"../token-usage.json/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data5.inputTokens !== undefined){
+let data8 = data5.inputTokens;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err18 = {instancePath:instancePath+"/usage/" + i0+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -12190,11 +13701,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data5.inputTokens !== undefined){
-let data8 = data5.inputTokens;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err19 = {instancePath:instancePath+"/usage/" + i0+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
+const err19 = {instancePath:instancePath+"/usage/" + i0+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12203,9 +13712,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 9007199254740991 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/usage/" + i0+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data8 < 0 || isNaN(data8)){
+const err20 = {instancePath:instancePath+"/usage/" + i0+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12214,8 +13722,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data8 < 0 || isNaN(data8)){
-const err21 = {instancePath:instancePath+"/usage/" + i0+"/inputTokens",schemaPath:"../token-usage.json/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data5.outputTokens !== undefined){
+let data9 = data5.outputTokens;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err21 = {instancePath:instancePath+"/usage/" + i0+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12224,12 +13736,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-}
-if(data5.outputTokens !== undefined){
-let data9 = data5.outputTokens;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err22 = {instancePath:instancePath+"/usage/" + i0+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 9007199254740991 || isNaN(data9)){
+const err22 = {instancePath:instancePath+"/usage/" + i0+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -12238,9 +13747,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 9007199254740991 || isNaN(data9)){
-const err23 = {instancePath:instancePath+"/usage/" + i0+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data9 < 0 || isNaN(data9)){
+const err23 = {instancePath:instancePath+"/usage/" + i0+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12249,8 +13757,12 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data9 < 0 || isNaN(data9)){
-const err24 = {instancePath:instancePath+"/usage/" + i0+"/outputTokens",schemaPath:"../token-usage.json/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data5.totalTokens !== undefined){
+let data10 = data5.totalTokens;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err24 = {instancePath:instancePath+"/usage/" + i0+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12259,12 +13771,9 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-}
-if(data5.totalTokens !== undefined){
-let data10 = data5.totalTokens;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err25 = {instancePath:instancePath+"/usage/" + i0+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 9007199254740991 || isNaN(data10)){
+const err25 = {instancePath:instancePath+"/usage/" + i0+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12273,9 +13782,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 9007199254740991 || isNaN(data10)){
-const err26 = {instancePath:instancePath+"/usage/" + i0+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data10 < 0 || isNaN(data10)){
+const err26 = {instancePath:instancePath+"/usage/" + i0+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -12284,8 +13792,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data10 < 0 || isNaN(data10)){
-const err27 = {instancePath:instancePath+"/usage/" + i0+"/totalTokens",schemaPath:"../token-usage.json/properties/totalTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data5.reasoningTokens !== undefined){
+let data11 = data5.reasoningTokens;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err27 = {instancePath:instancePath+"/usage/" + i0+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -12294,12 +13806,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-}
-if(data5.reasoningTokens !== undefined){
-let data11 = data5.reasoningTokens;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err28 = {instancePath:instancePath+"/usage/" + i0+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 9007199254740991 || isNaN(data11)){
+const err28 = {instancePath:instancePath+"/usage/" + i0+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12308,9 +13817,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 9007199254740991 || isNaN(data11)){
-const err29 = {instancePath:instancePath+"/usage/" + i0+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data11 < 0 || isNaN(data11)){
+const err29 = {instancePath:instancePath+"/usage/" + i0+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12319,8 +13827,12 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(data11 < 0 || isNaN(data11)){
-const err30 = {instancePath:instancePath+"/usage/" + i0+"/reasoningTokens",schemaPath:"../token-usage.json/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data5.cachedInputTokens !== undefined){
+let data12 = data5.cachedInputTokens;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err30 = {instancePath:instancePath+"/usage/" + i0+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12329,12 +13841,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-}
-if(data5.cachedInputTokens !== undefined){
-let data12 = data5.cachedInputTokens;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err31 = {instancePath:instancePath+"/usage/" + i0+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 9007199254740991 || isNaN(data12)){
+const err31 = {instancePath:instancePath+"/usage/" + i0+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -12343,9 +13852,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 9007199254740991 || isNaN(data12)){
-const err32 = {instancePath:instancePath+"/usage/" + i0+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data12 < 0 || isNaN(data12)){
+const err32 = {instancePath:instancePath+"/usage/" + i0+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12354,8 +13862,12 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(data12 < 0 || isNaN(data12)){
-const err33 = {instancePath:instancePath+"/usage/" + i0+"/cachedInputTokens",schemaPath:"../token-usage.json/properties/cachedInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+if(data5.cacheWriteInputTokens !== undefined){
+let data13 = data5.cacheWriteInputTokens;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err33 = {instancePath:instancePath+"/usage/" + i0+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12364,12 +13876,9 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-}
-if(data5.cacheWriteInputTokens !== undefined){
-let data13 = data5.cacheWriteInputTokens;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err34 = {instancePath:instancePath+"/usage/" + i0+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 9007199254740991 || isNaN(data13)){
+const err34 = {instancePath:instancePath+"/usage/" + i0+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12378,9 +13887,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 9007199254740991 || isNaN(data13)){
-const err35 = {instancePath:instancePath+"/usage/" + i0+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data13 < 0 || isNaN(data13)){
+const err35 = {instancePath:instancePath+"/usage/" + i0+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12389,8 +13897,11 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data13 < 0 || isNaN(data13)){
-const err36 = {instancePath:instancePath+"/usage/" + i0+"/cacheWriteInputTokens",schemaPath:"../token-usage.json/properties/cacheWriteInputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/usage/" + i0,schemaPath:"../token-usage.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -12401,9 +13912,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err37 = {instancePath:instancePath+"/usage/" + i0,schemaPath:"../token-usage.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err37 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12415,24 +13925,12 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/usage",schemaPath:"#/properties/usage/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err38];
 }
 else {
 vErrors.push(err38);
-}
-errors++;
-}
-}
-}
-else {
-const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
 }
 errors++;
 }
@@ -18117,7 +19615,7 @@ return errors === 0;
 validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_health = validate61;
-const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200, no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"const":"ok"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200, no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"const":"ok"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
 function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
@@ -18420,7 +19918,7 @@ return errors === 0;
 validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_iac_code_props = validate62;
-const schema125 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
+const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/iac-code-props.json" */;
@@ -18465,7 +19963,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema125.properties, key0))){
+if(!(func2.call(schema129.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -18561,7 +20059,7 @@ errors++;
 if(data.model !== undefined){
 let data3 = data.model;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema125.properties.model.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema129.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -18574,7 +20072,7 @@ errors++;
 if(data.llmApiKey !== undefined){
 let data4 = data.llmApiKey;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema125.properties.llmApiKey.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema129.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -18587,7 +20085,7 @@ errors++;
 if(data.thinking !== undefined){
 let data5 = data.thinking;
 if((!(data5 && typeof data5 == "object" && !Array.isArray(data5))) && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema125.properties.thinking.type},message:"must be object,null"};
+const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema129.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -18624,7 +20122,7 @@ errors++;
 if(data5.effort !== undefined){
 let data7 = data5.effort;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema125.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema129.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -18637,7 +20135,7 @@ errors++;
 if(data5.budget !== undefined){
 let data8 = data5.budget;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema125.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema129.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -18664,7 +20162,7 @@ errors++;
 if(data.userId !== undefined){
 let data9 = data.userId;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema125.properties.userId.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema129.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -18677,7 +20175,7 @@ errors++;
 if(data.channel !== undefined){
 let data10 = data.channel;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema125.properties.channel.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema129.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -18690,7 +20188,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data11 = data.preferredLanguage;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema125.properties.preferredLanguage.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema129.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -18703,7 +20201,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data12 = data.candidatePresentation;
 if(!(((data12 === "standard") || (data12 === "rich")) || (data12 === null))){
-const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema125.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema129.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -18716,7 +20214,7 @@ errors++;
 if(data.runMode !== undefined){
 let data13 = data.runMode;
 if(!(((data13 === "normal") || (data13 === "pipeline")) || (data13 === null))){
-const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema125.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema129.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -18729,7 +20227,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data14 = data.pipelineName;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema125.properties.pipelineName.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema129.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -18754,7 +20252,7 @@ errors++;
 if(data.alibabaCloud !== undefined){
 let data16 = data.alibabaCloud;
 if((!(data16 && typeof data16 == "object" && !Array.isArray(data16))) && (data16 !== null)){
-const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.type},message:"must be object,null"};
+const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -18779,7 +20277,7 @@ errors++;
 if(data16.accessKeyId !== undefined){
 let data17 = data16.accessKeyId;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -18792,7 +20290,7 @@ errors++;
 if(data16.accessKeySecret !== undefined){
 let data18 = data16.accessKeySecret;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -18805,7 +20303,7 @@ errors++;
 if(data16.securityToken !== undefined){
 let data19 = data16.securityToken;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -18818,7 +20316,7 @@ errors++;
 if(data16.regionId !== undefined){
 let data20 = data16.regionId;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -18960,7 +20458,7 @@ errors++;
 if(data.reason !== undefined){
 let data1 = data.reason;
 if(!((data1 === "tool_call") || (data1 === "input_required"))){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema104.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema108.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -19523,7 +21021,7 @@ return errors === 0;
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_message = validate64;
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/message.json" */;
@@ -20006,7 +21504,7 @@ errors++;
 if(data.role !== undefined){
 let data16 = data.role;
 if(!((data16 === "developer") || (data16 === "system"))){
-const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema127.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema131.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -20643,7 +22141,7 @@ errors++;
 if(data.role !== undefined){
 let data39 = data.role;
 if(!(((((((data39 === "developer") || (data39 === "system")) || (data39 === "assistant")) || (data39 === "user")) || (data39 === "tool")) || (data39 === "activity")) || (data39 === "reasoning"))){
-const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema127.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema131.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -20671,7 +22169,7 @@ return errors === 0;
 validate64.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.v_agui_resume_entry = validate65;
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/resume-entry.json" */;
@@ -20733,7 +22231,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "resolved") || (data1 === "cancelled"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema129.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -20809,7 +22307,7 @@ return errors === 0;
 validate65.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_run_agent_input = validate66;
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
+const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
 
 function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/run-agent-input.json" */;
@@ -21148,7 +22646,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key1 in data12){
-if(!(func2.call(schema125.properties, key1))){
+if(!(func2.call(schema129.properties, key1))){
 const err27 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
@@ -21244,7 +22742,7 @@ errors++;
 if(data12.model !== undefined){
 let data16 = data12.model;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema125.properties.model.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema129.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -21257,7 +22755,7 @@ errors++;
 if(data12.llmApiKey !== undefined){
 let data17 = data12.llmApiKey;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema125.properties.llmApiKey.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema129.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -21270,7 +22768,7 @@ errors++;
 if(data12.thinking !== undefined){
 let data18 = data12.thinking;
 if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema125.properties.thinking.type},message:"must be object,null"};
+const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema129.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -21307,7 +22805,7 @@ errors++;
 if(data18.effort !== undefined){
 let data20 = data18.effort;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema125.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema129.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -21320,7 +22818,7 @@ errors++;
 if(data18.budget !== undefined){
 let data21 = data18.budget;
 if((!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))) && (data21 !== null)){
-const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema125.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema129.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -21347,7 +22845,7 @@ errors++;
 if(data12.userId !== undefined){
 let data22 = data12.userId;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema125.properties.userId.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema129.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -21360,7 +22858,7 @@ errors++;
 if(data12.channel !== undefined){
 let data23 = data12.channel;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema125.properties.channel.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema129.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -21373,7 +22871,7 @@ errors++;
 if(data12.preferredLanguage !== undefined){
 let data24 = data12.preferredLanguage;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema125.properties.preferredLanguage.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema129.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -21386,7 +22884,7 @@ errors++;
 if(data12.candidatePresentation !== undefined){
 let data25 = data12.candidatePresentation;
 if(!(((data25 === "standard") || (data25 === "rich")) || (data25 === null))){
-const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema125.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema129.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -21399,7 +22897,7 @@ errors++;
 if(data12.runMode !== undefined){
 let data26 = data12.runMode;
 if(!(((data26 === "normal") || (data26 === "pipeline")) || (data26 === null))){
-const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema125.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema129.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -21412,7 +22910,7 @@ errors++;
 if(data12.pipelineName !== undefined){
 let data27 = data12.pipelineName;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema125.properties.pipelineName.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema129.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -21437,7 +22935,7 @@ errors++;
 if(data12.alibabaCloud !== undefined){
 let data29 = data12.alibabaCloud;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.type},message:"must be object,null"};
+const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -21462,7 +22960,7 @@ errors++;
 if(data29.accessKeyId !== undefined){
 let data30 = data29.accessKeyId;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -21475,7 +22973,7 @@ errors++;
 if(data29.accessKeySecret !== undefined){
 let data31 = data29.accessKeySecret;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -21488,7 +22986,7 @@ errors++;
 if(data29.securityToken !== undefined){
 let data32 = data29.securityToken;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -21501,7 +22999,7 @@ errors++;
 if(data29.regionId !== undefined){
 let data33 = data29.regionId;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema125.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema129.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -21592,7 +23090,7 @@ errors++;
 if(data35.status !== undefined){
 let data37 = data35.status;
 if(!((data37 === "resolved") || (data37 === "cancelled"))){
-const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema129.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -21994,12 +23492,12 @@ return errors === 0;
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate69;
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the task, context and push-config stores. Default <config-dir>/a2a.","type":"string","minLength":1},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
-const pattern30 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$", "u");
-const pattern31 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
-const pattern32 = new RegExp("^rediss?://", "u");
-const pattern33 = new RegExp("^/", "u");
-const pattern36 = new RegExp("^https?://", "u");
+const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the task, context and push-config stores. Default <config-dir>/a2a.","type":"string","minLength":1},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const pattern33 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$", "u");
+const pattern34 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
+const pattern35 = new RegExp("^rediss?://", "u");
+const pattern36 = new RegExp("^/", "u");
+const pattern39 = new RegExp("^https?://", "u");
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-server.json" */;
@@ -22014,7 +23512,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema134.properties, key0))){
+if(!(func2.call(schema138.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -22098,7 +23596,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((((data2 === "http") || (data2 === "stdio")) || (data2 === "unix")) || (data2 === "websocket")) || (data2 === "grpc")) || (data2 === "grpc-jsonrpc")) || (data2 === "redis-streams")) || (data2 === "jsonrpc")) || (data2 === "json-rpc")) || (data2 === "http+jsonrpc")) || (data2 === "http-jsonrpc")) || (data2 === "https")) || (data2 === "grpcs")) || (data2 === "grpc+jsonrpc")) || (data2 === "ws")) || (data2 === "wss")) || (data2 === "redis")) || (data2 === "redis-stream"))){
-const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema134.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema138.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22138,7 +23636,7 @@ const _errs13 = errors;
 let valid1 = false;
 const _errs14 = errors;
 if(typeof data5 === "string"){
-if(!pattern30.test(data5)){
+if(!pattern33.test(data5)){
 const err10 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -22177,7 +23675,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data6 === "tool-trace") || (data6 === "raw-thinking")) || (data6 === "tool_trace")) || (data6 === "raw_thinking")) || (data6 === "all"))){
-const err13 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema134.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema138.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -22273,7 +23771,7 @@ errors++;
 if(data["api-key-header"] !== undefined){
 let data11 = data["api-key-header"];
 if(typeof data11 === "string"){
-if(!pattern31.test(data11)){
+if(!pattern34.test(data11)){
 const err20 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -22395,7 +23893,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data16 === "local-file") || (data16 === "redis-streams"))){
-const err30 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema134.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema138.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -22408,7 +23906,7 @@ errors++;
 if(data["push-redis-url"] !== undefined){
 let data17 = data["push-redis-url"];
 if(typeof data17 === "string"){
-if(!pattern32.test(data17)){
+if(!pattern35.test(data17)){
 const err31 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -22670,7 +24168,7 @@ errors++;
 if(data["ws-path"] !== undefined){
 let data28 = data["ws-path"];
 if(typeof data28 === "string"){
-if(!pattern33.test(data28)){
+if(!pattern36.test(data28)){
 const err52 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err52];
@@ -22805,7 +24303,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data33 = data["redis-url"];
 if(typeof data33 === "string"){
-if(!pattern32.test(data33)){
+if(!pattern35.test(data33)){
 const err63 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -23021,7 +24519,7 @@ vErrors.push(err78);
 errors++;
 }
 if(!((data41 === "normal") || (data41 === "pipeline"))){
-const err79 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema134.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err79 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema138.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -23109,7 +24607,7 @@ errors++;
 if(data["base-url"] !== undefined){
 let data45 = data["base-url"];
 if(typeof data45 === "string"){
-if(!pattern36.test(data45)){
+if(!pattern39.test(data45)){
 const err86 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err86];
@@ -23203,8 +24701,8 @@ return errors === 0;
 validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate70;
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.","type":"string"},"auth-token":{"description":"Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.","type":"string"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-stdout":{"description":"Mirror logs to stdout.","type":"boolean","default":false},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}}}};
-const pattern37 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
+const schema139 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.","type":"string"},"auth-token":{"description":"Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.","type":"string"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-stdout":{"description":"Mirror logs to stdout.","type":"boolean","default":false},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}}}};
+const pattern40 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/agui-server.json" */;
@@ -23219,7 +24717,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema135.properties, key0))){
+if(!(func2.call(schema139.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -23293,7 +24791,7 @@ errors++;
 if(data["a2a-url"] !== undefined){
 let data2 = data["a2a-url"];
 if(typeof data2 === "string"){
-if(!pattern37.test(data2)){
+if(!pattern40.test(data2)){
 const err6 = {instancePath:instancePath+"/a2a-url",schemaPath:"#/properties/a2a-url/pattern",keyword:"pattern",params:{pattern: "^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"},message:"must match pattern \""+"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -23483,7 +24981,7 @@ return errors === 0;
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_error_envelope = validate71;
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
+const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/error-envelope.json" */;
@@ -23557,7 +25055,7 @@ errors++;
 if(data0.code !== undefined){
 let data1 = data0.code;
 if(typeof data1 === "string"){
-if(!pattern25.test(data1)){
+if(!pattern28.test(data1)){
 const err5 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Z0-9_]*$"},message:"must match pattern \""+"^[A-Z][A-Z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -23633,12 +25131,12 @@ return errors === 0;
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_AgentCard = validate73;
-const schema138 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
-const schema139 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
-const schema140 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
-const schema158 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
-const schema141 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
-const schema142 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+const schema142 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
+const schema143 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
+const schema144 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
+const schema162 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
+const schema145 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
+const schema146 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -23807,18 +25305,18 @@ return errors === 0;
 }
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema143 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
-const schema144 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
-const schema145 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
-const schema153 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
-const schema154 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
-const schema146 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
-const schema147 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
-const schema148 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
-const schema149 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
-const schema150 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema151 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema152 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
+const schema147 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
+const schema148 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
+const schema149 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema157 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
+const schema158 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
+const schema150 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
+const schema151 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
+const schema152 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
+const schema153 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
+const schema154 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema155 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema156 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25187,8 +26685,8 @@ return errors === 0;
 }
 validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema155 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
-const schema156 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+const schema159 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
+const schema160 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25299,7 +26797,7 @@ return errors === 0;
 }
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema157 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
+const schema161 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -25643,7 +27141,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema138.properties, key0))){
+if(!(func2.call(schema142.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -26150,8 +27648,8 @@ return errors === 0;
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_Artifact = validate87;
-const schema159 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
-const schema160 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
+const schema163 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
+const schema164 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26542,7 +28040,7 @@ return errors === 0;
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_CancelTaskRequest = validate88;
-const schema161 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
+const schema165 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26631,7 +28129,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate89;
-const schema162 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+const schema166 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26729,7 +28227,7 @@ return errors === 0;
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate90;
-const schema163 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
+const schema167 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26783,7 +28281,7 @@ return errors === 0;
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate91;
-const schema164 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+const schema168 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26881,7 +28379,7 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetTaskRequest = validate92;
-const schema165 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+const schema169 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -26992,7 +28490,7 @@ return errors === 0;
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate93;
-const schema166 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
+const schema170 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27115,9 +28613,9 @@ return errors === 0;
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate94;
-const schema167 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
-const schema168 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
-const schema169 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema171 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
+const schema172 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
+const schema173 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27364,8 +28862,8 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTasksRequest = validate97;
-const schema170 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
-const schema171 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
+const schema174 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
+const schema175 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27427,7 +28925,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data2 === "TASK_STATE_SUBMITTED") || (data2 === "TASK_STATE_WORKING")) || (data2 === "TASK_STATE_COMPLETED")) || (data2 === "TASK_STATE_FAILED")) || (data2 === "TASK_STATE_CANCELED")) || (data2 === "TASK_STATE_INPUT_REQUIRED")) || (data2 === "TASK_STATE_REJECTED")) || (data2 === "TASK_STATE_AUTH_REQUIRED"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema171.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema175.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -27573,11 +29071,11 @@ return errors === 0;
 validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTasksResponse = validate98;
-const schema172 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
-const schema173 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
-const schema174 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
-const schema176 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
-const schema177 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
+const schema176 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
+const schema177 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
+const schema178 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
+const schema180 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
+const schema181 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -27681,7 +29179,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema177.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema181.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -28075,7 +29573,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data0 === "TASK_STATE_SUBMITTED") || (data0 === "TASK_STATE_WORKING")) || (data0 === "TASK_STATE_COMPLETED")) || (data0 === "TASK_STATE_FAILED")) || (data0 === "TASK_STATE_CANCELED")) || (data0 === "TASK_STATE_INPUT_REQUIRED")) || (data0 === "TASK_STATE_REJECTED")) || (data0 === "TASK_STATE_AUTH_REQUIRED"))){
-const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema171.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema175.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -28567,7 +30065,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema177.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema181.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -29165,8 +30663,8 @@ return errors === 0;
 validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SendMessageRequest = validate109;
-const schema183 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
-const schema184 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
+const schema187 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
+const schema188 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29376,7 +30874,7 @@ return errors === 0;
 validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SendMessageResponse = validate114;
-const schema185 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
+const schema189 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29458,8 +30956,8 @@ return errors === 0;
 validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_StreamResponse = validate117;
-const schema186 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
-const schema187 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
+const schema190 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
+const schema191 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29573,7 +31071,7 @@ return errors === 0;
 }
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema188 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
+const schema192 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -29912,7 +31410,7 @@ return errors === 0;
 validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SubscribeToTaskRequest = validate126;
-const schema189 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
+const schema193 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
