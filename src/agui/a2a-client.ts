@@ -1,0 +1,180 @@
+// The adapter's upstream: an A2A 1.0 JSON-RPC client over loopback HTTP
+// (SendStreamingMessage, GetTask, SubscribeToTask, CancelTask), with the
+// A2A-Version header and a bearer token. Transport failures become
+// A2aUnavailableError; JSON-RPC errors become A2aRpcError.
+import { randomUUID } from "node:crypto";
+import { isObject, type JsonObject } from "./a2a-items.js";
+
+export class A2aUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "A2aUnavailableError";
+  }
+}
+
+export class A2aRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "A2aRpcError";
+  }
+}
+
+export interface A2aClientOptions {
+  /** Base URL, normalised to one trailing slash. */
+  url: string;
+  token?: string;
+}
+
+/** Only loopback http(s) URLs, with exactly one trailing slash. */
+export function normalizeA2aUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error("The AG-UI adapter may connect only to a loopback A2A HTTP(S) URL.");
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (!["http:", "https:"].includes(url.protocol) || !["127.0.0.1", "localhost", "::1"].includes(host)) {
+    throw new Error("The AG-UI adapter may connect only to a loopback A2A HTTP(S) URL.");
+  }
+  return url.toString().replace(/\/+$/, "") + "/";
+}
+
+function rpcErrorOf(obj: unknown): A2aRpcError | undefined {
+  if (!isObject(obj) || !isObject(obj.error)) return undefined;
+  const e = obj.error;
+  return new A2aRpcError(
+    typeof e.code === "number" ? e.code : 0,
+    typeof e.message === "string" ? e.message : "error",
+    e.data,
+  );
+}
+
+/** Parses an SSE body into the JSON of each data: record. */
+async function* sseRecords(body: ReadableStream<Uint8Array>): AsyncGenerator<unknown> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+      let cut: number;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const record = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const data = record
+          .split("\n")
+          .filter((l) => l.startsWith("data:"))
+          .map((l) => l.slice(5).replace(/^ /, ""))
+          .join("\n");
+        if (data) yield JSON.parse(data) as unknown;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+    await body.cancel().catch(() => undefined);
+  }
+}
+
+export class A2aClient {
+  readonly url: string;
+  private readonly token?: string;
+
+  constructor(options: A2aClientOptions) {
+    this.url = normalizeA2aUrl(options.url);
+    this.token = options.token || undefined;
+  }
+
+  private headers(): Record<string, string> {
+    const h: Record<string, string> = {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "A2A-Version": "1.0",
+    };
+    if (this.token) h.Authorization = `Bearer ${this.token}`;
+    return h;
+  }
+
+  private async post(method: string, params: JsonObject, signal?: AbortSignal): Promise<Response> {
+    let res: Response;
+    try {
+      res = await fetch(this.url, {
+        method: "POST",
+        headers: this.headers(),
+        body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
+        signal,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new A2aUnavailableError(`A2A request failed: ${(err as Error).message}`);
+    }
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new A2aUnavailableError(`A2A answered HTTP ${res.status}`);
+    }
+    return res;
+  }
+
+  /** A unary call: the JSON-RPC result, or A2aRpcError. */
+  async call(method: string, params: JsonObject, signal?: AbortSignal): Promise<unknown> {
+    const res = await this.post(method, params, signal);
+    let body: unknown;
+    try {
+      body = await res.json();
+    } catch {
+      throw new A2aUnavailableError("A2A answered with invalid JSON");
+    }
+    const err = rpcErrorOf(body);
+    if (err) throw err;
+    return isObject(body) ? body.result : undefined;
+  }
+
+  /**
+   * A streaming call: yields each JSON-RPC response of the SSE stream. An error
+   * answered before the stream (plain JSON) is thrown; an error event inside
+   * the stream is thrown when reached.
+   */
+  async *stream(method: string, params: JsonObject, signal?: AbortSignal): AsyncGenerator<unknown> {
+    const res = await this.post(method, params, signal);
+    const type = res.headers.get("content-type") ?? "";
+    if (!type.includes("text/event-stream")) {
+      const body: unknown = await res.json().catch(() => undefined);
+      const err = rpcErrorOf(body);
+      if (err) throw err;
+      throw new A2aUnavailableError("A2A did not answer with an event stream");
+    }
+    if (!res.body) return;
+    try {
+      for await (const record of sseRecords(res.body)) {
+        const err = rpcErrorOf(record);
+        if (err) throw err;
+        yield record;
+      }
+    } catch (err) {
+      if (err instanceof A2aRpcError || signal?.aborted) throw err;
+      throw new A2aUnavailableError(`A2A stream failed: ${(err as Error).message}`);
+    }
+  }
+
+  sendStreamingMessage(params: JsonObject, signal?: AbortSignal): AsyncGenerator<unknown> {
+    return this.stream("SendStreamingMessage", params, signal);
+  }
+
+  subscribeToTask(taskId: string, signal?: AbortSignal): AsyncGenerator<unknown> {
+    return this.stream("SubscribeToTask", { id: taskId }, signal);
+  }
+
+  getTask(taskId: string, signal?: AbortSignal): Promise<unknown> {
+    return this.call("GetTask", { id: taskId, historyLength: 100 }, signal);
+  }
+
+  cancelTask(taskId: string): Promise<unknown> {
+    return this.call("CancelTask", { id: taskId });
+  }
+}

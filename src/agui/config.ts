@@ -1,0 +1,135 @@
+// Resolving the adapter's settings: command line > environment > YAML file >
+// defaults (the two tokens: environment > file). The file is validated by the
+// config/agui-server contract after `_` in keys is rewritten to `-`.
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { parseAguiServerConfig } from "../contract/index.js";
+import { isObject, type JsonObject } from "./a2a-items.js";
+import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter.js";
+
+export interface AguiSettings {
+  host: string;
+  port: number;
+  a2aUrl: string;
+  a2aToken?: string;
+  authToken?: string;
+  stateDir: string;
+  idleShutdown: number;
+  interruptTtl: number;
+  allowedCwds?: string[];
+  debug: boolean;
+  logStdout: boolean;
+}
+
+/** Options as commander hands them over (strings unless parsed). */
+export interface AguiCliOptions {
+  config?: string;
+  host?: string;
+  port?: string;
+  a2aUrl?: string;
+  stateDir?: string;
+  idleShutdown?: string;
+  interruptTtl?: string;
+  debug?: boolean;
+  logStdout?: boolean;
+}
+
+export class ConfigError extends Error {}
+
+function normalizeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalizeKeys);
+  if (isObject(value)) {
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(value)) out[k.replace(/_/g, "-")] = normalizeKeys(v);
+    return out;
+  }
+  return value;
+}
+
+export function loadConfigFile(file: string): JsonObject {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(file, "utf8"));
+  } catch {
+    throw new ConfigError("Unable to load the AG-UI config file.");
+  }
+  if (raw === null || raw === undefined) raw = {};
+  if (!isObject(raw)) throw new ConfigError("AG-UI config file must contain a YAML mapping.");
+  const normalized = normalizeKeys(raw);
+  const checked = parseAguiServerConfig(normalized);
+  if (!checked.ok) {
+    const detail = checked.errors.map((e) => `${e.path} ${e.message}`).join("; ");
+    throw new ConfigError(`Invalid AG-UI config file: ${detail}`);
+  }
+  return normalized as JsonObject;
+}
+
+function expandPath(p: string, env: NodeJS.ProcessEnv): string {
+  let out = p.trim().replace(/\$(\w+)|\$\{(\w+)\}/g, (_m, a: string, b: string) => env[a ?? b] ?? "");
+  if (out === "~" || out.startsWith("~/")) out = path.join(os.homedir(), out.slice(1));
+  return path.resolve(out);
+}
+
+function intOption(value: string, min: number, max: number, message: string): number {
+  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(message);
+  const n = Number(value);
+  if (n < min || n > max) throw new ConfigError(message);
+  return n;
+}
+
+export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = process.env): AguiSettings {
+  const file = cli.config ? loadConfigFile(cli.config) : {};
+  const pick = <T>(cliValue: T | undefined, envValue: T | undefined, fileValue: unknown): T | undefined =>
+    cliValue ?? envValue ?? (fileValue as T | undefined);
+
+  const host = pick(cli.host, env.IAC_CODE_AGUI_HOST || undefined, file.host) ?? "127.0.0.1";
+  const portRaw = pick<string | number>(cli.port, env.IAC_CODE_AGUI_PORT || undefined, file.port);
+  const port =
+    portRaw === undefined
+      ? 8000
+      : intOption(String(portRaw), 0, 65535, "--port must be between 1 and 65535.");
+  const a2aUrl = pick(cli.a2aUrl, env.IAC_CODE_AGUI_A2A_URL || undefined, file["a2a-url"]) ?? "";
+  const stateRaw = pick(cli.stateDir, env.IAC_CODE_AGUI_STATE_DIR || undefined, file["state-dir"]);
+  const configDir = env.IAC_CODE_CONFIG_DIR
+    ? expandPath(env.IAC_CODE_CONFIG_DIR, env)
+    : path.join(os.homedir(), ".iac-code");
+  const stateDir = stateRaw ? expandPath(String(stateRaw), env) : path.join(configDir, "agui");
+  const idleRaw = cli.idleShutdown ?? file["idle-shutdown"];
+  let idleShutdown = 0;
+  if (idleRaw !== undefined) {
+    idleShutdown = Number(idleRaw);
+    if (
+      !Number.isFinite(idleShutdown) ||
+      idleShutdown < 0 ||
+      (typeof idleRaw === "string" && idleRaw.trim() === "")
+    ) {
+      throw new ConfigError("--idle-shutdown must be a non-negative number.");
+    }
+  }
+  const ttlRaw = pick<string | number>(
+    cli.interruptTtl,
+    env.IAC_CODE_AGUI_INTERRUPT_TTL || undefined,
+    file["interrupt-ttl"],
+  );
+  const interruptTtl =
+    ttlRaw === undefined
+      ? DEFAULT_INTERRUPT_TTL_SECONDS
+      : intOption(String(ttlRaw), 1, 2 ** 31, "--interrupt-ttl must be a positive integer.");
+  const authToken = env.IAC_CODE_AGUI_AUTH_TOKEN ?? (file["auth-token"] as string | undefined);
+  const a2aToken = env.IAC_CODE_AGUI_A2A_TOKEN ?? (file["a2a-token"] as string | undefined);
+  return {
+    host,
+    port,
+    a2aUrl,
+    a2aToken: a2aToken || undefined,
+    authToken: authToken || undefined,
+    stateDir,
+    idleShutdown,
+    interruptTtl,
+    allowedCwds: Array.isArray(file["allowed-cwds"]) ? (file["allowed-cwds"] as string[]) : undefined,
+    debug: cli.debug ?? (file.debug as boolean | undefined) ?? false,
+    logStdout: cli.logStdout ?? (file["log-stdout"] as boolean | undefined) ?? false,
+  };
+}

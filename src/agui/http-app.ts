@@ -1,0 +1,234 @@
+// The AG-UI HTTP surface: GET /health, POST / (RunAgentInput -> SSE) and the
+// cancel extension. Errors before the stream starts are JSON envelopes with the
+// catalogue's HTTP status; after it starts they are RUN_ERROR events.
+import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import Koa from "koa";
+import Router from "@koa/router";
+import { parseRunAgentInput, type ContractViolation } from "../contract/index.js";
+import { parseAcceptLanguage, normalizeLanguage, DEFAULT_LANGUAGE, type Language } from "../i18n/index.js";
+import { VERSION } from "../version.js";
+import { isObject, type JsonObject } from "./a2a-items.js";
+import type { AguiAdapter, RunRequest } from "./adapter.js";
+import { AguiError, MSG } from "./errors.js";
+import { CANCEL_BODY_LIMIT, REQUEST_LIMIT, userParts, type IacCode } from "./inputs.js";
+import type { ResumeAnswer } from "./interrupts.js";
+import { SseWriter } from "./sse.js";
+
+/** The @ag-ui/core version whose wire this adapter follows. */
+export const AGUI_PROTOCOL_PACKAGE_VERSION = "1.0.0";
+
+export interface HttpAppOptions {
+  adapter: AguiAdapter;
+  authToken?: string;
+  heartbeatMs?: number;
+  /** Runtime info of the A2A server behind the adapter (shown by /health), if known. */
+  runtimeInfo?: () => Promise<JsonObject | undefined>;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
+  const text = JSON.stringify(body);
+  const headers: Record<string, string | number> = {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+  };
+  if (close) headers.Connection = "close";
+  res.writeHead(status, headers);
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, err: AguiError, lang: Language, close = false): void {
+  sendJson(res, err.status, err.body(lang), close);
+}
+
+function tokenMatches(header: string | undefined, token: string): boolean {
+  if (!header) return false;
+  const space = header.indexOf(" ");
+  if (space < 0 || header.slice(0, space).toLowerCase() !== "bearer") return false;
+  const given = Buffer.from(header.slice(space + 1).trim(), "utf8");
+  const want = Buffer.from(token, "utf8");
+  return given.length === want.length && timingSafeEqual(given, want);
+}
+
+function isJsonContentType(header: string | undefined): boolean {
+  return (header ?? "").split(";")[0].trim().toLowerCase() === "application/json";
+}
+
+/** Reads a body, aborting as soon as it passes `limit` bytes (not after buffering it all). */
+function readBody(req: IncomingMessage, limit: number, tooLarge: AguiError): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on("data", (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > limit) {
+        failed = true;
+        chunks.length = 0;
+        reject(tooLarge);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => {
+      if (!failed) resolve(Buffer.concat(chunks));
+    });
+    req.on("error", (err) => {
+      if (!failed) reject(err);
+    });
+  });
+}
+
+function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** A clear INVALID_INPUT for a rejected envelope: content, forwarded props, or the envelope itself. */
+function envelopeError(body: JsonObject, errors: ContractViolation[]): AguiError {
+  const contentErr = errors.find((e) => /^\/messages\/\d+\/content/.test(e.path));
+  if (contentErr && Array.isArray(body.messages)) {
+    const index = Number(/^\/messages\/(\d+)/.exec(contentErr.path)![1]);
+    const message: unknown = body.messages[index];
+    if (isObject(message)) {
+      try {
+        userParts(message);
+      } catch (err) {
+        if (err instanceof AguiError) return err;
+      }
+    }
+  }
+  if (errors.every((e) => e.path.startsWith("/forwardedProps") || e.path.startsWith("/tools"))) {
+    return new AguiError("INVALID_INPUT", MSG.invalidForwardedProps);
+  }
+  return new AguiError("INVALID_INPUT", MSG.invalidEnvelope);
+}
+
+export function createAguiApp(options: HttpAppOptions): Koa {
+  const { adapter } = options;
+  const authToken = options.authToken || undefined;
+  const app = new Koa();
+  const router = new Router();
+
+  router.get("/health", async (ctx) => {
+    const body: JsonObject = {
+      status: "ok",
+      protocol: "ag-ui",
+      protocolPackageVersion: AGUI_PROTOCOL_PACKAGE_VERSION,
+      executionKernel: "a2a-1.0",
+      serverVersion: VERSION,
+    };
+    const runtime = await options.runtimeInfo?.().catch(() => undefined);
+    if (runtime) body.runtime = runtime;
+    ctx.body = body;
+  });
+
+  router.post("/", async (ctx) => {
+    ctx.respond = false;
+    await handleRun(ctx.req, ctx.res);
+  });
+
+  router.post("/extensions/iac-code/v1/executions/:executionId/cancel", async (ctx) => {
+    ctx.respond = false;
+    await handleCancel(ctx.req, ctx.res, ctx.params.executionId);
+  });
+
+  async function handleRun(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let lang: Language = parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
+    try {
+      if (authToken && !tokenMatches(req.headers.authorization, authToken)) {
+        throw new AguiError("UNAUTHORIZED", MSG.unauthorized);
+      }
+      if (!isJsonContentType(req.headers["content-type"])) {
+        throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
+      }
+      const buf = await readBody(req, REQUEST_LIMIT, new AguiError("REQUEST_TOO_LARGE", MSG.requestTooLarge));
+      const parsed = parseJson(buf);
+      if (!parsed.ok) throw new AguiError("INVALID_JSON", MSG.invalidJson);
+      if (!isObject(parsed.value)) throw new AguiError("INVALID_INPUT", MSG.notAnObject);
+      const body = parsed.value;
+      const fp = isObject(body.forwardedProps) ? body.forwardedProps : undefined;
+      const iac = fp && isObject(fp.iacCode) ? fp.iacCode : undefined;
+      if (iac && typeof iac.preferredLanguage === "string")
+        lang = normalizeLanguage(iac.preferredLanguage) ?? lang;
+      const checked = parseRunAgentInput(body);
+      if (!checked.ok) throw envelopeError(body, checked.errors);
+      const request: RunRequest = {
+        threadId: body.threadId as string,
+        runId: body.runId as string,
+        parentRunId: typeof body.parentRunId === "string" ? body.parentRunId : undefined,
+        messages: body.messages as unknown[],
+        resume: body.resume as ResumeAnswer[] | undefined,
+        iacCode: iac as unknown as IacCode,
+        raw: body,
+      };
+      const admission = await adapter.admit(request, lang);
+      const writer = new SseWriter(res, options.heartbeatMs);
+      writer.open();
+      try {
+        await adapter.run(admission, writer);
+      } finally {
+        writer.end();
+      }
+    } catch (err) {
+      if (res.headersSent) {
+        res.end();
+        return;
+      }
+      if (err instanceof AguiError) {
+        const close = err.code === "REQUEST_TOO_LARGE";
+        sendError(res, err, lang, close);
+        if (close) req.resume();
+        return;
+      }
+      sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
+    }
+  }
+
+  async function handleCancel(req: IncomingMessage, res: ServerResponse, executionId: string): Promise<void> {
+    const lang: Language = parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
+    try {
+      if (authToken && !tokenMatches(req.headers.authorization, authToken)) {
+        throw new AguiError("UNAUTHORIZED", MSG.unauthorized);
+      }
+      if (!isJsonContentType(req.headers["content-type"])) {
+        throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
+      }
+      const limit = Math.min(REQUEST_LIMIT, CANCEL_BODY_LIMIT);
+      const buf = await readBody(req, limit, new AguiError("REQUEST_TOO_LARGE", MSG.cancelTooLarge));
+      const parsed = parseJson(buf);
+      if (!parsed.ok) throw new AguiError("INVALID_JSON", MSG.cancelInvalidJson);
+      if (!isObject(parsed.value)) throw new AguiError("INVALID_INPUT", MSG.cancelNotObject);
+      const { threadId, rosInvocationId } = parsed.value;
+      if (
+        typeof threadId !== "string" ||
+        !threadId ||
+        typeof rosInvocationId !== "string" ||
+        !rosInvocationId
+      ) {
+        throw new AguiError("INVALID_INPUT", MSG.cancelFieldsRequired);
+      }
+      const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId);
+      sendJson(res, 200, { executionId, status });
+    } catch (err) {
+      if (err instanceof AguiError) {
+        const close = err.code === "REQUEST_TOO_LARGE";
+        sendError(res, err, lang, close);
+        if (close) req.resume();
+        return;
+      }
+      sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
+    }
+  }
+
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

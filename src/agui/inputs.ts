@@ -1,0 +1,207 @@
+// Turning an admitted RunAgentInput into what A2A receives: the resolved
+// workspace, the parts of the last user message (text and inline images within
+// their limits) and metadata.iac_code (secrets forwarded, never stored).
+import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { isObject, type JsonObject } from "./a2a-items.js";
+import { AguiError, MSG } from "./errors.js";
+import { compact } from "./events.js";
+
+export const REQUEST_LIMIT = 12 * 1024 * 1024;
+export const IMAGE_LIMIT = 8 * 1024 * 1024;
+export const IMAGES_TOTAL_LIMIT = 10 * 1024 * 1024;
+export const CANCEL_BODY_LIMIT = 64 * 1024;
+
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The iacCode extension as validated by the contract. */
+export interface IacCode {
+  schemaVersion: 1;
+  rosInvocationId: string;
+  cwd: string;
+  model?: string | null;
+  llmApiKey?: string | null;
+  thinking?: { enabled?: boolean; effort?: string | null; budget?: number | null } | null;
+  userId?: string | null;
+  channel?: string | null;
+  preferredLanguage?: string | null;
+  candidatePresentation?: "standard" | "rich" | null;
+  runMode?: "normal" | "pipeline" | null;
+  pipelineName?: string | null;
+  cleanupOnly?: boolean;
+  alibabaCloud?: {
+    accessKeyId?: string | null;
+    accessKeySecret?: string | null;
+    securityToken?: string | null;
+    regionId?: string | null;
+  } | null;
+}
+
+function expandHome(p: string): string {
+  if (p === "~") return os.homedir();
+  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
+  return p;
+}
+
+function realpathLoose(p: string): string {
+  // Resolve the longest existing prefix through symlinks, keep the rest as written.
+  let existing = p;
+  const rest: string[] = [];
+  while (!existsSync(existing)) {
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    rest.unshift(path.basename(existing));
+    existing = parent;
+  }
+  return path.join(realpathSync(existing), ...rest);
+}
+
+/** Allowed workspace roots: configured, else the env lists, else the process cwd and temp dir. */
+export function allowedRoots(
+  configured: string[] | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  let list = configured;
+  if (!list?.length) {
+    const raw = env.IAC_CODE_AGUI_ALLOWED_CWDS || env.IACCODE_A2A_ALLOWED_CWDS;
+    list = raw ? raw.split(path.delimiter).filter(Boolean) : [process.cwd(), os.tmpdir()];
+  }
+  const roots: string[] = [];
+  for (const r of list) {
+    const p = path.resolve(expandHome(r.trim()));
+    try {
+      if (statSync(p).isDirectory()) roots.push(realpathSync(p));
+    } catch {
+      // Missing roots are skipped.
+    }
+  }
+  return roots;
+}
+
+/** Resolves and checks a workspace; creates it when missing. Throws a plain Error with the reason. */
+export function resolveWorkspace(cwd: string, roots: string[]): string {
+  const expanded = expandHome(cwd.trim());
+  if (!expanded || !path.isAbsolute(expanded))
+    throw new Error("The iac-code workspace must be an absolute path.");
+  let resolved: string;
+  try {
+    resolved = realpathLoose(path.normalize(expanded));
+  } catch {
+    throw new Error("The iac-code workspace is invalid.");
+  }
+  const inside = roots.some(
+    (r) => resolved === r || resolved.startsWith(r.endsWith(path.sep) ? r : r + path.sep),
+  );
+  if (!inside) throw new Error("The iac-code workspace is outside the allowed roots.");
+  if (existsSync(resolved)) {
+    if (!statSync(resolved).isDirectory()) throw new Error("The iac-code workspace is not a directory.");
+  } else {
+    try {
+      mkdirSync(resolved, { recursive: true });
+    } catch {
+      throw new Error("The iac-code workspace cannot be created.");
+    }
+  }
+  return resolved;
+}
+
+/** The last message with role user, if any. */
+export function lastUserMessage(messages: unknown[]): JsonObject | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (isObject(m) && m.role === "user") return m;
+  }
+  return undefined;
+}
+
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+const UNSAFE_NAME = /[\x00-\x1f<>:"/\\|?*]/;
+const RESERVED = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])$/i;
+
+function safeFilename(name: unknown): string | undefined {
+  if (typeof name !== "string" || !name || name === "." || name === "..") return undefined;
+  if (Buffer.byteLength(name, "utf8") > 255 || UNSAFE_NAME.test(name) || /[ .]$/.test(name)) return undefined;
+  if (/^[A-Za-z]:/.test(name) || RESERVED.test(name.split(".")[0])) return undefined;
+  return name;
+}
+
+function decodedSize(b64: string): number {
+  const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
+  return (b64.length / 4) * 3 - pad;
+}
+
+/**
+ * Checks the user message content and builds the A2A parts: text parts and
+ * inline images (raw bytes as base64). Throws AguiError INVALID_INPUT.
+ */
+export function userParts(message: JsonObject): JsonObject[] {
+  const content = message.content;
+  if (typeof content === "string") return [{ text: content }];
+  if (!Array.isArray(content)) throw new AguiError("INVALID_INPUT", MSG.contentInvalid);
+  const parts: JsonObject[] = [];
+  let total = 0;
+  for (const part of content) {
+    if (!isObject(part)) throw new AguiError("INVALID_INPUT", MSG.contentInvalid);
+    if (part.type === "text") {
+      parts.push({ text: typeof part.text === "string" ? part.text : "" });
+      continue;
+    }
+    if (part.type !== "image") throw new AguiError("INVALID_INPUT", MSG.onlyTextAndImages);
+    const source = isObject(part.source) ? part.source : {};
+    if (source.type !== "data") throw new AguiError("INVALID_INPUT", MSG.remoteMedia);
+    const mediaType = typeof source.mimeType === "string" ? source.mimeType.toLowerCase() : "";
+    if (!IMAGE_TYPES.has(mediaType)) throw new AguiError("INVALID_INPUT", MSG.imageMediaType);
+    const value = typeof source.value === "string" ? source.value : "";
+    if (!value || value.length % 4 !== 0 || !BASE64.test(value))
+      throw new AguiError("INVALID_INPUT", MSG.imageBase64);
+    const size = decodedSize(value);
+    if (size > IMAGE_LIMIT) throw new AguiError("INVALID_INPUT", MSG.imageTooLarge);
+    total += size;
+    if (total > IMAGES_TOTAL_LIMIT) throw new AguiError("INVALID_INPUT", MSG.imagesTooLarge);
+    const meta = isObject(part.metadata) ? part.metadata : {};
+    const filename = safeFilename(meta.filename) ?? `agui-image-${parts.length + 1}`;
+    parts.push({ raw: value, mediaType, filename });
+  }
+  if (parts.length === 0) throw new AguiError("INVALID_INPUT", MSG.contentInvalid);
+  return parts;
+}
+
+function trimmed(v: string | null | undefined): string | undefined {
+  const s = typeof v === "string" ? v.trim() : "";
+  return s || undefined;
+}
+
+/** metadata.iac_code of every A2A message the adapter sends for a run. */
+export function iacMetadata(iac: IacCode, cwd: string, language: string): JsonObject {
+  const thinking = iac.thinking
+    ? compact({
+        enabled: iac.thinking.enabled,
+        effort: trimmed(iac.thinking.effort),
+        budget:
+          typeof iac.thinking.budget === "number" && iac.thinking.budget > 0
+            ? iac.thinking.budget
+            : undefined,
+      })
+    : undefined;
+  const cloud = iac.alibabaCloud ?? {};
+  return compact({
+    cwd,
+    iac_code_model: trimmed(iac.model),
+    iac_code_api_key: trimmed(iac.llmApiKey),
+    thinking: thinking && Object.keys(thinking).length ? thinking : undefined,
+    user_id: iac.userId ?? undefined,
+    channel: iac.channel ?? undefined,
+    preferredLanguage: language,
+    candidatePresentation: iac.candidatePresentation ?? undefined,
+    run_mode: iac.runMode ?? undefined,
+    pipeline_name: iac.pipelineName ?? undefined,
+    cleanupOnly: iac.cleanupOnly === true,
+    rosInvocationId: iac.rosInvocationId,
+    alibaba_cloud_access_key_id: cloud.accessKeyId ?? undefined,
+    alibaba_cloud_access_key_secret: cloud.accessKeySecret ?? undefined,
+    alibaba_cloud_security_token: cloud.securityToken ?? undefined,
+    alibaba_cloud_region_id: cloud.regionId ?? undefined,
+  });
+}

@@ -1,0 +1,205 @@
+// Interrupts: projecting A2A input requests (metadata.iac_code.input and
+// pendingPermissions) into AG-UI interrupts with a response schema, and turning
+// resume entries back into A2A answers. Only an allowlisted projection is kept
+// (it is persisted): never secrets or tool inputs.
+import { createHash } from "node:crypto";
+import { Ajv, type ValidateFunction } from "ajv";
+import { isObject, type A2aItem, type JsonObject } from "./a2a-items.js";
+import { canonicalJson, dropNulls, type InterruptObject } from "./events.js";
+import { localize, MSG } from "./errors.js";
+import { normalizeLanguage } from "../i18n/index.js";
+
+const KEPT_KEYS = [
+  "schemaVersion", "kind", "requestTaskId", "contextId", "inputId", "toolUseId", "toolName", "title",
+  "purpose", "effect", "target", "isReadOnly", "prompt", "safeSummary", "options", "language",
+  "deploymentSummary", "scope", "subPipelineId", "operation", "displayParameters", "allowFreeText",
+  "freeTextPrompt", "required", "selector",
+]; // prettier-ignore
+
+/** A pending interrupt as persisted: the kept projection plus its deadline. */
+export interface PendingInterrupt {
+  value: JsonObject;
+  sideband: boolean;
+  expiresAt: string;
+}
+
+export interface ProjectedInput {
+  value: JsonObject;
+  sideband: boolean;
+}
+
+/** Required inputs of an item, de-duplicated by inputId, projected to the kept keys. */
+export function requiredInputs(item: A2aItem): ProjectedInput[] {
+  const found: ProjectedInput[] = [];
+  const seen = new Set<string>();
+  const add = (raw: unknown, sideband: boolean): void => {
+    if (!isObject(raw) || raw.required !== true) return;
+    const key = typeof raw.inputId === "string" ? raw.inputId : canonicalJson(raw);
+    if (seen.has(key)) return;
+    seen.add(key);
+    const value: JsonObject = {};
+    for (const k of KEPT_KEYS) if (raw[k] !== undefined && raw[k] !== null) value[k] = raw[k];
+    found.push({ value, sideband });
+  };
+  const input = item.iac.input;
+  if (isObject(input)) add(input, input.scope === "candidate" || typeof input.subPipelineId === "string");
+  if (Array.isArray(item.iac.pendingPermissions)) for (const p of item.iac.pendingPermissions) add(p, true);
+  return found;
+}
+
+export interface StandardOption {
+  id: string;
+  title: string;
+}
+
+/** Options normalised to unique non-empty ids and display titles. */
+export function standardOptions(raw: unknown): StandardOption[] {
+  if (!Array.isArray(raw)) return [];
+  const used = new Map<string, number>();
+  return raw.map((opt, index) => {
+    let id: string;
+    let title: string;
+    if (isObject(opt)) {
+      id =
+        "id" in opt ? String(opt.id) : "candidate_index" in opt ? String(opt.candidate_index) : String(index);
+      const label = [opt.label, opt.name, opt.title].find((v) => typeof v === "string" && v !== "");
+      title = typeof label === "string" ? label : id;
+    } else {
+      id = title = String(opt);
+    }
+    if (!id) id = `option-${index + 1}`;
+    const n = (used.get(id) ?? 0) + 1;
+    used.set(id, n);
+    if (n > 1) id = `${id}-${n}`;
+    return { id, title };
+  });
+}
+
+const PERMISSION_SCHEMA: JsonObject = {
+  type: "object",
+  properties: { decision: { type: "string", enum: ["allow_once", "deny"] } },
+  required: ["decision"],
+  additionalProperties: false,
+};
+
+function kindOf(value: JsonObject): string {
+  return typeof value.kind === "string" && value.kind ? value.kind : "input_required";
+}
+
+/** The JSON Schema a resolved payload must match, per kind. */
+export function responseSchemaFor(value: JsonObject): JsonObject {
+  if (kindOf(value) === "permission") return PERMISSION_SCHEMA;
+  const options = standardOptions(value.options);
+  const branches: JsonObject[] = options.map((o) => ({
+    type: "object",
+    properties: { selectedId: { type: "string", const: o.id, title: o.title } },
+    required: ["selectedId"],
+    additionalProperties: false,
+  }));
+  if (value.allowFreeText === true || options.length === 0) {
+    branches.push({
+      type: "object",
+      properties: { freeText: { type: "string", minLength: 1 } },
+      required: ["freeText"],
+      additionalProperties: false,
+    });
+  }
+  return { oneOf: branches };
+}
+
+/** The AG-UI interrupt for a pending input. */
+export function toInterrupt(pending: PendingInterrupt): InterruptObject {
+  const value = pending.value;
+  const kind = kindOf(value);
+  const lang = normalizeLanguage(typeof value.language === "string" ? value.language : undefined) ?? "en";
+  const prompt = typeof value.prompt === "string" && value.prompt ? value.prompt : undefined;
+  const title = typeof value.title === "string" && value.title ? value.title : undefined;
+  const options = standardOptions(value.options);
+  let message: string;
+  if (kind === "permission") message = prompt ?? title ?? localize(lang, MSG.permissionRequired);
+  else {
+    message = prompt ?? localize(lang, MSG.inputRequired);
+    if (options.length) message += "\n" + options.map((o) => `- ${o.id}: ${o.title}`).join("\n");
+  }
+  const metadata = dropNulls({ schemaVersion: 1, ...value, kind, standardOptions: options }) as JsonObject;
+  const out: InterruptObject = {
+    id: String(value.inputId),
+    reason: kind === "permission" ? "tool_call" : "input_required",
+    message,
+    responseSchema: responseSchemaFor(value),
+    expiresAt: pending.expiresAt,
+    metadata,
+  };
+  if (typeof value.toolUseId === "string" && value.toolUseId) out.toolCallId = value.toolUseId;
+  return out;
+}
+
+const ajv = new Ajv({ strict: false, allErrors: false });
+const compiled = new Map<string, ValidateFunction>();
+
+/** Checks a payload against an interrupt's response schema (compiled validators are cached). */
+export function payloadMatches(schema: JsonObject, payload: unknown): boolean {
+  const key = canonicalJson(schema);
+  let validate = compiled.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(key, validate);
+  }
+  return validate(payload);
+}
+
+export interface ResumeAnswer {
+  interruptId: string;
+  status: "resolved" | "cancelled";
+  payload?: unknown;
+}
+
+/** Digest of an answer as the client sent it: {status, payload|null} in canonical JSON. */
+export function answerDigest(entry: ResumeAnswer): string {
+  return createHash("sha256")
+    .update(canonicalJson({ status: entry.status, payload: entry.payload ?? null }), "utf8")
+    .digest("hex");
+}
+
+export function isPermission(value: JsonObject): boolean {
+  return kindOf(value) === "permission";
+}
+
+/**
+ * The data part that answers an input on the A2A side. Permissions carry a
+ * decision; other kinds carry the selected option or the free text.
+ */
+export function answerPart(value: JsonObject, entry: ResumeAnswer, taskId: string): JsonObject {
+  const base = {
+    schemaVersion: 1,
+    kind: kindOf(value),
+    requestTaskId: taskId,
+    inputId: String(value.inputId),
+    toolUseId: typeof value.toolUseId === "string" ? value.toolUseId : "",
+  };
+  let data: JsonObject;
+  if (isPermission(value)) {
+    const payload = isObject(entry.payload) ? entry.payload : {};
+    data = { ...base, decision: entry.status === "cancelled" ? "deny" : payload.decision };
+  } else {
+    const payload = isObject(entry.payload) ? entry.payload : {};
+    data = dropNulls({ ...base, selectedId: payload.selectedId, freeText: payload.freeText }) as JsonObject;
+  }
+  return { data, mediaType: "application/json" };
+}
+
+/** The answer text of a question, for the adapter's own TOOL_CALL_RESULT. */
+export function answerText(value: JsonObject, payload: unknown): string {
+  if (!isObject(payload)) return "";
+  if (typeof payload.freeText === "string") return payload.freeText;
+  if (typeof payload.selectedId === "string") {
+    const options: unknown[] = Array.isArray(value.options) ? value.options : [];
+    const match = options.find((o) => isObject(o) && String(o.id) === payload.selectedId);
+    if (isObject(match)) {
+      const label = [match.label, match.name, match.id].find((v) => typeof v === "string" && v !== "");
+      if (typeof label === "string") return label;
+    }
+    return payload.selectedId;
+  }
+  return "";
+}

@@ -1,0 +1,122 @@
+// Composition of the AG-UI adapter: the upstream A2A client (a configured
+// loopback URL, or a managed A2A child), the thread store, the adapter core and
+// its HTTP listener; idle shutdown; one close() that stops everything it started.
+import { createServer, type Server } from "node:http";
+import type { Socket } from "node:net";
+import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
+import { AguiAdapter, type AdapterOptions } from "./adapter.js";
+import { createAguiApp } from "./http-app.js";
+import { allowedRoots } from "./inputs.js";
+import { startManagedA2a, type ManagedA2a, type ManagedA2aOptions } from "./managed-a2a.js";
+import { ThreadStore } from "./thread-store.js";
+import type { AguiSettings } from "./config.js";
+import { isObject, type JsonObject } from "./a2a-items.js";
+
+export interface AguiServerDeps {
+  logger?: AdapterOptions["logger"];
+  /** Options for the managed A2A child (when no A2A URL is configured). */
+  managed?: ManagedA2aOptions;
+  heartbeatMs?: number;
+  /** Called once when idle shutdown triggers (after the server closed). */
+  onIdleShutdown?: () => void;
+  /** Test hook: fault injection on thread-state writes. */
+  store?: ThreadStore;
+}
+
+export interface AguiServer {
+  url: string;
+  port: number;
+  a2aUrl: string;
+  adapter: AguiAdapter;
+  managed?: ManagedA2a;
+  close(): Promise<void>;
+}
+
+export async function startAguiServer(
+  settings: AguiSettings,
+  deps: AguiServerDeps = {},
+): Promise<AguiServer> {
+  let managed: ManagedA2a | undefined;
+  let a2aUrl: string;
+  let a2aToken = settings.a2aToken;
+  if (settings.a2aUrl) {
+    a2aUrl = normalizeA2aUrl(settings.a2aUrl);
+  } else {
+    managed = await startManagedA2a(deps.managed);
+    a2aUrl = managed.url;
+    a2aToken = managed.token;
+  }
+  const client = new A2aClient({ url: a2aUrl, token: a2aToken });
+  const store = deps.store ?? new ThreadStore({ root: settings.stateDir });
+  const adapter = new AguiAdapter({
+    client,
+    store,
+    allowedRoots: allowedRoots(settings.allowedCwds),
+    interruptTtl: settings.interruptTtl,
+    logger: deps.logger,
+  });
+  const runtimeInfo = async (): Promise<JsonObject | undefined> => {
+    const res = await fetch(`${a2aUrl}health`, {
+      headers: a2aToken ? { Authorization: `Bearer ${a2aToken}` } : {},
+      signal: AbortSignal.timeout(1000),
+    });
+    const body: unknown = await res.json();
+    return isObject(body) && isObject(body.runtime) ? body.runtime : undefined;
+  };
+  const app = createAguiApp({
+    adapter,
+    authToken: settings.authToken,
+    heartbeatMs: deps.heartbeatMs,
+    runtimeInfo,
+  });
+  const handler = app.callback();
+  const server: Server = createServer((req, res) => void handler(req, res));
+  // Requests of up to 12 MiB may take a while on slow links; SSE runs are long.
+  server.requestTimeout = 0;
+  const sockets = new Set<Socket>();
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(settings.port, settings.host, () => resolve());
+    });
+  } catch (err) {
+    await managed?.stop();
+    throw err;
+  }
+  const addr = server.address();
+  const port = typeof addr === "object" && addr ? addr.port : settings.port;
+  const host = settings.host.includes(":") ? `[${settings.host}]` : settings.host;
+
+  let closing: Promise<void> | undefined;
+  let idleTimer: NodeJS.Timeout | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      if (idleTimer) clearInterval(idleTimer);
+      adapter.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+      await managed?.stop();
+    })();
+    return closing;
+  };
+
+  if (settings.idleShutdown > 0) {
+    const idleMs = settings.idleShutdown * 1000;
+    const period = Math.min(5000, Math.max(100, idleMs / 4));
+    idleTimer = setInterval(() => {
+      if (adapter.isIdle() && Date.now() - adapter.lastActivity >= idleMs) {
+        clearInterval(idleTimer);
+        void close().then(() => deps.onIdleShutdown?.());
+      }
+    }, period);
+    idleTimer.unref();
+  }
+
+  return { url: `http://${host}:${port}/`, port, a2aUrl, adapter, managed, close };
+}

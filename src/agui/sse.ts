@@ -1,0 +1,78 @@
+// The SSE side of a run: one `data:` line per AG-UI event, LF-only `\n\n`
+// separators (the official client splits on exactly that), and a `: heartbeat`
+// comment after each quiet interval so proxies and fetch body timeouts keep the
+// connection open. Notices client disconnects.
+import type { ServerResponse } from "node:http";
+import type { AguiEvent } from "./events.js";
+
+export const HEARTBEAT_MS = 15_000;
+
+export class SseWriter {
+  private timer: NodeJS.Timeout | undefined;
+  private closedByClient = false;
+  private ended = false;
+  private readonly onClose: Array<() => void> = [];
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly heartbeatMs: number = HEARTBEAT_MS,
+  ) {
+    res.on("close", () => {
+      if (!this.ended) {
+        this.closedByClient = true;
+        this.stopHeartbeat();
+        for (const fn of this.onClose) fn();
+      }
+    });
+  }
+
+  open(): void {
+    this.res.writeHead(200, {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-cache",
+      "X-Accel-Buffering": "no",
+      Connection: "keep-alive",
+    });
+    this.res.flushHeaders();
+    this.armHeartbeat();
+  }
+
+  get disconnected(): boolean {
+    return this.closedByClient;
+  }
+
+  /** Runs fn when the client goes away before the stream ended. */
+  onDisconnect(fn: () => void): void {
+    if (this.closedByClient) fn();
+    else this.onClose.push(fn);
+  }
+
+  send(event: AguiEvent): void {
+    if (this.ended || this.closedByClient) return;
+    this.res.write(`data: ${JSON.stringify(event)}\n\n`);
+    this.armHeartbeat();
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopHeartbeat();
+    if (!this.closedByClient) this.res.end();
+  }
+
+  private armHeartbeat(): void {
+    this.stopHeartbeat();
+    if (this.ended || this.closedByClient) return;
+    this.timer = setTimeout(() => {
+      if (this.ended || this.closedByClient) return;
+      this.res.write(": heartbeat\n\n");
+      this.armHeartbeat();
+    }, this.heartbeatMs);
+    this.timer.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,244 @@
+// Durable per-thread state: one small JSON file per thread under
+// <root>/threads/<thread-key>.json, loaded lazily, replaced atomically
+// (temp file + fsync + rename + directory fsync), 0700 directories and 0600
+// files. It holds protocol mappings and idempotency digests only: never message
+// text, LLM keys, AccessKey secrets or STS tokens.
+import { createHash, randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import { isObject, type JsonObject } from "./a2a-items.js";
+import type { PendingInterrupt } from "./interrupts.js";
+
+export interface ExecutionState {
+  executionId: string;
+  rosInvocationId: string;
+  taskId: string | null;
+  lastTaskId: string | null;
+  pipelineSequence: number;
+  pipelineOpenSteps: string[];
+  textSnapshotDigests: string[];
+  pending: Record<string, PendingInterrupt>;
+  /** Interrupts that expired unanswered (a late resume gets EXECUTION_EXPIRED). */
+  expiredInterruptIds?: string[];
+}
+
+export interface AppliedDigest {
+  executionId: string;
+  interruptId: string;
+  digest: string;
+}
+
+export interface ThreadDoc {
+  schemaVersion: 1;
+  threadId: string;
+  contextId: string;
+  cwd: string;
+  userId: string | null;
+  iacCodeSessionId: string | null;
+  execution: ExecutionState;
+  runDigests: Record<string, string>;
+  appliedResumeDigests: AppliedDigest[];
+  terminalExecutionIds: string[];
+}
+
+export class StateUnavailableError extends Error {
+  constructor(
+    readonly threadId: string,
+    reason: string,
+  ) {
+    super(`thread state unavailable: ${reason}`);
+    this.name = "StateUnavailableError";
+  }
+}
+
+const RESERVED = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])$/;
+
+/** File stem for a thread id: readable when safe, else hex of its UTF-8 bytes, else a hash. */
+export function threadKey(threadId: string): string {
+  if (threadId === "") throw new Error("empty thread id");
+  const base = threadId.replace(/\.+$/, "").split(".")[0].toUpperCase();
+  const safe =
+    /^[A-Za-z0-9_.-]+$/.test(threadId) &&
+    !/[A-Z]/.test(threadId) &&
+    threadId !== "." &&
+    threadId !== ".." &&
+    !threadId.endsWith(".") &&
+    !RESERVED.test(base);
+  if (safe) return threadId;
+  const hex = Buffer.from(threadId, "utf8").toString("hex");
+  if (hex.length + 7 <= 200) return `aguiid~${hex}`;
+  return `aguihash~${createHash("sha256").update(threadId, "utf8").digest("hex")}`;
+}
+
+/** contextId of a thread: stable for the thread's life. */
+export function contextIdFor(threadId: string): string {
+  return `agui-${createHash("sha256").update(threadId, "utf8").digest("hex").slice(0, 40)}`;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (isObject(value)) {
+    const out: JsonObject = {};
+    for (const k of Object.keys(value).sort()) out[k] = sortKeys(value[k]);
+    return out;
+  }
+  return value;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const nonEmpty = (v: unknown): v is string => typeof v === "string" && v !== "";
+const strOrNull = (v: unknown): boolean => v === null || typeof v === "string";
+
+/** Validates a loaded document; throws with the reason. */
+export function validateThreadDoc(raw: unknown, threadId: string): ThreadDoc {
+  const fail = (why: string): never => {
+    throw new StateUnavailableError(threadId, why);
+  };
+  if (!isObject(raw)) return fail("not an object");
+  if (raw.schemaVersion !== 1) fail("unknown schemaVersion");
+  if (raw.threadId !== threadId) fail("threadId mismatch");
+  if (!nonEmpty(raw.contextId) || !nonEmpty(raw.cwd)) fail("contextId/cwd");
+  if (!strOrNull(raw.userId) || !strOrNull(raw.iacCodeSessionId)) fail("userId/iacCodeSessionId");
+  const ex = raw.execution;
+  if (!isObject(ex)) return fail("execution");
+  if (!nonEmpty(ex.executionId) || !nonEmpty(ex.rosInvocationId)) fail("execution ids");
+  if (!strOrNull(ex.taskId) || !strOrNull(ex.lastTaskId ?? null)) fail("taskId");
+  if (typeof ex.pipelineSequence !== "number" || !Number.isInteger(ex.pipelineSequence) || ex.pipelineSequence < 0)
+    fail("pipelineSequence");
+  if (!Array.isArray(ex.pipelineOpenSteps) || !ex.pipelineOpenSteps.every(nonEmpty)) fail("pipelineOpenSteps");
+  if (!Array.isArray(ex.textSnapshotDigests) || !ex.textSnapshotDigests.every((d) => typeof d === "string" && HEX64.test(d)))
+    fail("textSnapshotDigests");
+  if (!isObject(ex.pending)) fail("pending");
+  for (const [id, p] of Object.entries(ex.pending as JsonObject)) {
+    if (!isObject(p) || !isObject(p.value) || typeof p.sideband !== "boolean" || p.value.inputId !== id) fail("pending entry");
+    if (!nonEmpty((p as JsonObject).expiresAt) || Number.isNaN(Date.parse((p as JsonObject).expiresAt as string))) fail("expiresAt");
+  }
+  if (ex.expiredInterruptIds !== undefined && (!Array.isArray(ex.expiredInterruptIds) || !ex.expiredInterruptIds.every(nonEmpty)))
+    fail("expiredInterruptIds");
+  if (!isObject(raw.runDigests)) fail("runDigests");
+  const runDigests: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw.runDigests as JsonObject)) if (nonEmpty(k) && nonEmpty(v)) runDigests[k] = v;
+  if (!Array.isArray(raw.appliedResumeDigests)) fail("appliedResumeDigests");
+  for (const a of raw.appliedResumeDigests as unknown[])
+    if (!isObject(a) || !nonEmpty(a.executionId) || !nonEmpty(a.interruptId) || !nonEmpty(a.digest)) fail("applied entry");
+  if (!Array.isArray(raw.terminalExecutionIds) || !raw.terminalExecutionIds.every(nonEmpty)) fail("terminalExecutionIds");
+  const doc = raw as unknown as ThreadDoc;
+  doc.runDigests = runDigests;
+  doc.execution.lastTaskId = (ex.lastTaskId as string | null | undefined) ?? null;
+  return doc;
+} // prettier-ignore
+
+export interface ThreadStoreOptions {
+  root: string;
+  /** Fault injection for tests: called before each write; throwing fails the write. */
+  beforeWrite?: (doc: ThreadDoc) => void;
+}
+
+export class ThreadStore {
+  readonly root: string;
+  readonly threadsDir: string;
+  private readonly cache = new Map<string, ThreadDoc>();
+  beforeWrite?: (doc: ThreadDoc) => void;
+
+  constructor(options: ThreadStoreOptions) {
+    this.root = path.resolve(options.root);
+    this.threadsDir = path.join(this.root, "threads");
+    this.beforeWrite = options.beforeWrite;
+  }
+
+  fileFor(threadId: string): string {
+    return path.join(this.threadsDir, `${threadKey(threadId)}.json`);
+  }
+
+  /** The thread's document (memory first, then its file); undefined when none exists. */
+  async load(threadId: string): Promise<ThreadDoc | undefined> {
+    const cached = this.cache.get(threadId);
+    if (cached) return cached;
+    let text: string;
+    try {
+      const fh = await open(this.fileFor(threadId), constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        text = await fh.readFile("utf8");
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw new StateUnavailableError(threadId, (err as Error).message);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new StateUnavailableError(threadId, "invalid JSON");
+    }
+    const doc = validateThreadDoc(parsed, threadId);
+    this.cache.set(threadId, doc);
+    return doc;
+  }
+
+  /** Keeps a document in memory only (a binding not yet committed). */
+  remember(doc: ThreadDoc): void {
+    this.cache.set(doc.threadId, doc);
+  }
+
+  forget(threadId: string): void {
+    this.cache.delete(threadId);
+  }
+
+  /** Atomically replaces the thread's file with `doc`. */
+  async save(doc: ThreadDoc): Promise<void> {
+    if (doc.schemaVersion !== 1 || !doc.threadId)
+      throw new Error("refusing to save an invalid thread document");
+    this.beforeWrite?.(doc);
+    const normalized: ThreadDoc = {
+      ...doc,
+      execution: {
+        ...doc.execution,
+        pipelineOpenSteps: [...doc.execution.pipelineOpenSteps].sort(),
+        textSnapshotDigests: [...doc.execution.textSnapshotDigests].sort(),
+      },
+      terminalExecutionIds: [...doc.terminalExecutionIds].sort(),
+      appliedResumeDigests: [...doc.appliedResumeDigests].sort((a, b) =>
+        a.executionId === b.executionId
+          ? a.interruptId.localeCompare(b.interruptId)
+          : a.executionId.localeCompare(b.executionId),
+      ),
+    };
+    const text = JSON.stringify(sortKeys(normalized), null, 2) + "\n";
+    await mkdir(this.threadsDir, { recursive: true, mode: 0o700 });
+    await chmod(this.root, 0o700);
+    await chmod(this.threadsDir, 0o700);
+    const target = this.fileFor(doc.threadId);
+    const temp = path.join(
+      this.threadsDir,
+      `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`,
+    );
+    try {
+      const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      try {
+        await fh.writeFile(text, "utf8");
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(temp, target);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+    const dir = await open(this.threadsDir, constants.O_RDONLY);
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+    this.cache.set(doc.threadId, doc);
+  }
+
+  /** Threads loaded in memory (for idle checks and expiry timers). */
+  loaded(): ThreadDoc[] {
+    return [...this.cache.values()];
+  }
+}
