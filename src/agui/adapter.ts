@@ -298,7 +298,7 @@ export class AguiAdapter {
         this.logger?.error({ err: (err as Error).message }, "admission state write failed");
         if (created) this.store.forget(request.threadId);
         else Object.assign(doc, before);
-        throw new AguiError("STATE_PERSISTENCE_FAILED", MSG.runNotCommitted);
+        throw new AguiError("STATE_UNAVAILABLE", MSG.stateUnavailable);
       }
       this.active.set(request.threadId, {
         runId: request.runId,

@@ -258,7 +258,7 @@ export class RunTranslator {
         );
       }
       if (status === "input_complete" && this.openTools.has(toolCallId)) {
-        const args = tool.toolInput !== undefined ? tool.toolInput : { summary: tool.inputSummary ?? null };
+        const args = tool.toolInput ?? tool.input ?? { summary: tool.inputSummary ?? null };
         out.push(this.ev("TOOL_CALL_ARGS", { toolCallId, delta: sortedJson(args) }));
         this.openTools.delete(toolCallId);
         out.push(this.ev("TOOL_CALL_END", { toolCallId }));
@@ -269,7 +269,15 @@ export class RunTranslator {
       out.push(
         this.ev("CUSTOM", {
           name: CUSTOM_TOOL_PROGRESS,
-          value: dropNulls({ ...tool, schemaVersion: 1, toolUseId: toolCallId, name }),
+          value: dropNulls({
+            schemaVersion: 1,
+            status: "progress",
+            toolUseId: toolCallId,
+            name,
+            mcp: isObject(tool.mcp) ? tool.mcp : undefined,
+            progress: isObject(tool.progress) ? tool.progress : undefined,
+            mcpProgress: isObject(tool.mcpProgress) ? tool.mcpProgress : undefined,
+          }),
         }),
       );
     }
@@ -333,11 +341,13 @@ export class RunTranslator {
       contextId: item.contextId,
       artifactId: str(artifact.artifactId),
       name: str(artifact.name),
+      description: str(artifact.description),
       filename: str(part.filename) ?? str(artifact.name),
       mediaType: str(part.mediaType) ?? str(meta.mediaType),
       uri: str(part.url) ?? str(meta.uri),
       byteSize: count(meta.byteSize),
       sha256: str(meta.sha256),
+      sourcePath: str(meta.sourcePath),
     });
   }
 

@@ -1,0 +1,53 @@
+// Shared checks for AG-UI streams: every event validates against our contract
+// (schemaIndex["agui/event"]) and the whole stream passes the official client's
+// enforcement and verifier (@ag-ui/client 1.0) without a single warning.
+import { expect } from "chai";
+import { from, lastValueFrom, toArray } from "rxjs";
+import { enforceEvents, transformChunks, verifyEvents, type BaseEvent } from "@ag-ui/client";
+import { schemaIndex, violations } from "../../src/contract/index.js";
+import type { AguiEvent } from "../../src/agui/events.js";
+
+export function expectContractValid(events: AguiEvent[]): void {
+  const validate = schemaIndex["agui/event"].validate;
+  for (const ev of events) {
+    const ok = validate(ev);
+    expect(
+      ok,
+      `${ev.type} ${JSON.stringify(ev)}: ${JSON.stringify(ok ? [] : violations(validate))}`,
+    ).to.equal(true);
+  }
+}
+
+/** Captures console.warn while fn runs. */
+export async function captureWarnings<T>(fn: () => Promise<T>): Promise<{ result: T; warnings: string[] }> {
+  const warnings: string[] = [];
+  const original = console.warn;
+  console.warn = (...args: unknown[]) => warnings.push(args.map(String).join(" "));
+  try {
+    return { result: await fn(), warnings };
+  } finally {
+    console.warn = original;
+  }
+}
+
+/** Runs recorded events through the official client's pipeline; throws on a protocol violation. */
+export async function expectClientAccepts(events: AguiEvent[]): Promise<void> {
+  const { warnings } = await captureWarnings(() =>
+    lastValueFrom(
+      from(events as unknown as BaseEvent[]).pipe(
+        enforceEvents(),
+        transformChunks(),
+        verifyEvents(),
+        toArray(),
+      ),
+    ),
+  );
+  expect(warnings, warnings.join("\n")).to.deep.equal([]);
+}
+
+export async function expectValidStream(events: AguiEvent[]): Promise<void> {
+  expectContractValid(events);
+  await expectClientAccepts(events);
+}
+
+export const types = (events: AguiEvent[]): string[] => events.map((e) => e.type);
