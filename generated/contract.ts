@@ -33,6 +33,10 @@ export const schemaIndex = {
   "a2a/iac-code-request-metadata": { id: "https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json", title: "IacCodeRequestMetadata", file: "schemas/a2a/iac-code-request-metadata.json", validate: V.v_a2a_iac_code_request_metadata },
   "a2a/input-answer": { id: "https://schemas.iac-code.dev/a2a/input-answer.json", title: "InputAnswer", file: "schemas/a2a/input-answer.json", validate: V.v_a2a_input_answer },
   "a2a/input-request": { id: "https://schemas.iac-code.dev/a2a/input-request.json", title: "InputRequest", file: "schemas/a2a/input-request.json", validate: V.v_a2a_input_request },
+  "a2a/jsonrpc-error-response": { id: "https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json", title: "JsonRpcErrorResponse", file: "schemas/a2a/jsonrpc-error-response.json", validate: V.v_a2a_jsonrpc_error_response },
+  "a2a/jsonrpc-request": { id: "https://schemas.iac-code.dev/a2a/jsonrpc-request.json", title: "JsonRpcRequest", file: "schemas/a2a/jsonrpc-request.json", validate: V.v_a2a_jsonrpc_request },
+  "a2a/jsonrpc-success-response": { id: "https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json", title: "JsonRpcSuccessResponse", file: "schemas/a2a/jsonrpc-success-response.json", validate: V.v_a2a_jsonrpc_success_response },
+  "a2a/rest-error": { id: "https://schemas.iac-code.dev/a2a/rest-error.json", title: "RestError", file: "schemas/a2a/rest-error.json", validate: V.v_a2a_rest_error },
   "a2a/thinking-exposure-params": { id: "https://schemas.iac-code.dev/a2a/thinking-exposure-params.json", title: "ThinkingExposureParams", file: "schemas/a2a/thinking-exposure-params.json", validate: V.v_a2a_thinking_exposure_params },
   "agui/cancel-request": { id: "https://schemas.iac-code.dev/agui/cancel-request.json", title: "CancelRequest", file: "schemas/agui/cancel-request.json", validate: V.v_agui_cancel_request },
   "agui/cancel-response": { id: "https://schemas.iac-code.dev/agui/cancel-response.json", title: "CancelResponse", file: "schemas/agui/cancel-response.json", validate: V.v_agui_cancel_response },
@@ -70,6 +74,8 @@ export const schemaIndex = {
   "agui/token-usage": { id: "https://schemas.iac-code.dev/agui/token-usage.json", title: "TokenUsage", file: "schemas/agui/token-usage.json", validate: V.v_agui_token_usage },
   "config/a2a-server": { id: "https://schemas.iac-code.dev/config/a2a-server.json", title: "A2AServerConfig", file: "schemas/config/a2a-server.json", validate: V.v_config_a2a_server },
   "config/agui-server": { id: "https://schemas.iac-code.dev/config/agui-server.json", title: "AguiServerConfig", file: "schemas/config/agui-server.json", validate: V.v_config_agui_server },
+  "errors/a2a-error-catalogue": { id: "https://schemas.iac-code.dev/errors/a2a-error-catalogue.json", title: "A2AErrorCatalogue", file: "schemas/errors/a2a-error-catalogue.json", validate: V.v_errors_a2a_error_catalogue },
+  "errors/agui-error-catalogue": { id: "https://schemas.iac-code.dev/errors/agui-error-catalogue.json", title: "AguiErrorCatalogue", file: "schemas/errors/agui-error-catalogue.json", validate: V.v_errors_agui_error_catalogue },
   "errors/error-envelope": { id: "https://schemas.iac-code.dev/errors/error-envelope.json", title: "ErrorEnvelope", file: "schemas/errors/error-envelope.json", validate: V.v_errors_error_envelope },
   "a2a/protojson/AgentCard": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/AgentCard", title: "AgentCard", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_AgentCard },
   "a2a/protojson/Artifact": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/Artifact", title: "Artifact", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_Artifact },
@@ -114,6 +120,22 @@ export function parseInputAnswer(value: unknown): ParseResult<T.InputAnswer> {
 
 export function parseInputRequest(value: unknown): ParseResult<T.InputRequest> {
   return parseWith<T.InputRequest>(V.v_a2a_input_request, value);
+}
+
+export function parseJsonRpcErrorResponse(value: unknown): ParseResult<T.JsonRpcErrorResponse> {
+  return parseWith<T.JsonRpcErrorResponse>(V.v_a2a_jsonrpc_error_response, value);
+}
+
+export function parseJsonRpcRequest(value: unknown): ParseResult<T.JsonRpcRequest> {
+  return parseWith<T.JsonRpcRequest>(V.v_a2a_jsonrpc_request, value);
+}
+
+export function parseJsonRpcSuccessResponse(value: unknown): ParseResult<T.JsonRpcSuccessResponse> {
+  return parseWith<T.JsonRpcSuccessResponse>(V.v_a2a_jsonrpc_success_response, value);
+}
+
+export function parseRestError(value: unknown): ParseResult<T.RestError> {
+  return parseWith<T.RestError>(V.v_a2a_rest_error, value);
 }
 
 export function parseThinkingExposureParams(value: unknown): ParseResult<T.ThinkingExposureParams> {
@@ -262,6 +284,14 @@ export function parseA2AServerConfig(value: unknown): ParseResult<T.A2AServerCon
 
 export function parseAguiServerConfig(value: unknown): ParseResult<T.AguiServerConfig> {
   return parseWith<T.AguiServerConfig>(V.v_config_agui_server, value);
+}
+
+export function parseA2AErrorCatalogue(value: unknown): ParseResult<T.A2AErrorCatalogue> {
+  return parseWith<T.A2AErrorCatalogue>(V.v_errors_a2a_error_catalogue, value);
+}
+
+export function parseAguiErrorCatalogue(value: unknown): ParseResult<T.AguiErrorCatalogue> {
+  return parseWith<T.AguiErrorCatalogue>(V.v_errors_agui_error_catalogue, value);
 }
 
 export function parseErrorEnvelope(value: unknown): ParseResult<T.ErrorEnvelope> {

@@ -86,6 +86,13 @@ export type QuestionAnswer = (
   freeText?: string;
 };
 /**
+ * A google.protobuf.Any in ProtoJSON: @type names the detail message.
+ */
+export type ErrorDetail = {
+  "@type": string;
+  [k: string]: unknown | undefined;
+};
+/**
  * A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.
  */
 export type UserContentPart = TextContentPart | ImageContentPart;
@@ -149,6 +156,18 @@ export type AguiMessage = {
   role: "developer" | "system" | "assistant" | "user" | "tool" | "activity" | "reasoning";
   [k: string]: unknown | undefined;
 } & (UserMessage | InstructionMessage | AssistantMessage | ToolMessage | ActivityMessage | ReasoningMessage);
+/**
+ * Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).
+ *
+ * @minItems 1
+ */
+export type A2AErrorCatalogue = [A2AErrorSpec, ...A2AErrorSpec[]];
+/**
+ * Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.
+ *
+ * @minItems 1
+ */
+export type AguiErrorCatalogue = [AguiErrorSpec, ...AguiErrorSpec[]];
 
 export interface IacCodeContracts {
   "a2a/health"?: A2AHealth;
@@ -156,6 +175,10 @@ export interface IacCodeContracts {
   "a2a/iac-code-request-metadata"?: IacCodeRequestMetadata;
   "a2a/input-answer"?: InputAnswer;
   "a2a/input-request"?: InputRequest;
+  "a2a/jsonrpc-error-response"?: JsonRpcErrorResponse;
+  "a2a/jsonrpc-request"?: JsonRpcRequest;
+  "a2a/jsonrpc-success-response"?: JsonRpcSuccessResponse;
+  "a2a/rest-error"?: RestError;
   "a2a/thinking-exposure-params"?: ThinkingExposureParams;
   "agui/cancel-request"?: CancelRequest;
   "agui/cancel-response"?: CancelResponse;
@@ -193,6 +216,8 @@ export interface IacCodeContracts {
   "agui/token-usage"?: TokenUsage;
   "config/a2a-server"?: A2AServerConfig;
   "config/agui-server"?: AguiServerConfig;
+  "errors/a2a-error-catalogue"?: A2AErrorCatalogue;
+  "errors/agui-error-catalogue"?: AguiErrorCatalogue;
   "errors/error-envelope"?: ErrorEnvelope;
 }
 /**
@@ -1032,6 +1057,96 @@ export interface PermissionAnswer {
    * allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).
    */
   decision: "allow_once" | "allow_always" | "deny";
+}
+/**
+ * A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.
+ */
+export interface JsonRpcErrorResponse {
+  jsonrpc: "2.0";
+  /**
+   * The request's id; null when it could not be read.
+   */
+  id: string | number | null;
+  error: {
+    /**
+     * -32700..-32600 standard JSON-RPC errors, -32001..-32009 A2A errors (see the A2A error catalogue).
+     */
+    code: number;
+    /**
+     * Human-readable, sanitised.
+     */
+    message: string;
+    data?: ErrorDetail[];
+  };
+}
+/**
+ * A JSON-RPC 2.0 request to the A2A endpoint (POST /). params is the ProtoJSON of the method's request message (a2a/protojson/*); the server parses it leniently (camelCase or proto snake_case names, unknown fields ignored), so it is only required to be an object here. Batches (arrays) are rejected with -32600.
+ */
+export interface JsonRpcRequest {
+  jsonrpc: "2.0";
+  /**
+   * Echoed unchanged (same JSON type) in every response, including each SSE event. Absent means a notification.
+   */
+  id?: string | number | null;
+  /**
+   * A2A 1.0 method name.
+   */
+  method: string;
+  /**
+   * ProtoJSON of the request message; may be omitted for GetExtendedAgentCard.
+   */
+  params?: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
+ * A JSON-RPC 2.0 success response from the A2A endpoint, also the data of each SSE event of SendStreamingMessage and SubscribeToTask. result is the ProtoJSON of the method's response message: SendMessageResponse ({task} or {message}), StreamResponse (streaming), Task (GetTask, CancelTask), ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse, AgentCard, or {} (DeleteTaskPushNotificationConfig).
+ */
+export interface JsonRpcSuccessResponse {
+  jsonrpc: "2.0";
+  /**
+   * The request's id.
+   */
+  id: string | number | null;
+  result: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
+ * Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {"error":"Unauthorized"}.)
+ */
+export interface RestError {
+  error: {
+    /**
+     * The HTTP status of the response.
+     */
+    code: number;
+    /**
+     * google.rpc.Code name.
+     */
+    status:
+      | "CANCELLED"
+      | "UNKNOWN"
+      | "INVALID_ARGUMENT"
+      | "DEADLINE_EXCEEDED"
+      | "NOT_FOUND"
+      | "ALREADY_EXISTS"
+      | "PERMISSION_DENIED"
+      | "RESOURCE_EXHAUSTED"
+      | "FAILED_PRECONDITION"
+      | "ABORTED"
+      | "OUT_OF_RANGE"
+      | "UNIMPLEMENTED"
+      | "INTERNAL"
+      | "UNAVAILABLE"
+      | "DATA_LOSS"
+      | "UNAUTHENTICATED";
+    /**
+     * Human-readable, sanitised.
+     */
+    message: string;
+    details?: ErrorDetail[];
+  };
 }
 /**
  * params of the agent-card extension urn:iac-code:a2a:thinking-exposure:v1: which thinking signals this server emits in metadata.iac_code. The extension is advertised only when the set is non-empty.
@@ -2286,6 +2401,79 @@ export interface AguiServerConfig {
    * Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.
    */
   "allowed-cwds"?: string[];
+}
+export interface A2AErrorSpec {
+  /**
+   * Error class name, e.g. TaskNotFoundError.
+   */
+  name: string;
+  /**
+   * a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.
+   */
+  kind: "a2a" | "jsonrpc" | "transport";
+  /**
+   * google.rpc.ErrorInfo reason.
+   */
+  reason: string;
+  /**
+   * JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.
+   */
+  jsonrpcCode: number | null;
+  httpStatus: number;
+  grpcStatus:
+    | "CANCELLED"
+    | "UNKNOWN"
+    | "INVALID_ARGUMENT"
+    | "DEADLINE_EXCEEDED"
+    | "NOT_FOUND"
+    | "ALREADY_EXISTS"
+    | "PERMISSION_DENIED"
+    | "RESOURCE_EXHAUSTED"
+    | "FAILED_PRECONDITION"
+    | "ABORTED"
+    | "OUT_OF_RANGE"
+    | "UNIMPLEMENTED"
+    | "INTERNAL"
+    | "UNAVAILABLE"
+    | "DATA_LOSS"
+    | "UNAUTHENTICATED";
+  /**
+   * Numeric google.rpc.Code of grpcStatus.
+   */
+  grpcCode: number;
+  /**
+   * Default message (English, as the A2A SDKs word it).
+   */
+  message: string;
+  /**
+   * Fixed body when the error is answered outside the binding envelopes (401).
+   */
+  httpBody?: {
+    [k: string]: unknown | undefined;
+  };
+}
+export interface AguiErrorSpec {
+  code: string;
+  /**
+   * Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.
+   */
+  httpStatus: number;
+  /**
+   * http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.
+   *
+   * @minItems 1
+   */
+  surfaces: ["http" | "sse", ...("http" | "sse")[]];
+  /**
+   * i18n keys of every distinct message of this code; the first is the default.
+   *
+   * @minItems 1
+   */
+  messageKeys: [string, ...string[]];
+  /**
+   * When the code is used.
+   */
+  description: string;
 }
 /**
  * The JSON body of every AG-UI HTTP error answered before an SSE stream starts.

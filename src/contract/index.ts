@@ -5,3 +5,4 @@ export type * from "../../generated/types.js";
 export { aguiErrorCatalogue, a2aErrorCatalogue } from "../../generated/error-catalogue.js";
 export * as pb from "../../generated/proto/lf/a2a/v1/a2a_pb.js";
 export { decodeProtoJson, encodeProtoJson, ProtoJsonError } from "./protojson.js";
+export * from "./errors.js";
