@@ -1,0 +1,169 @@
+// Thread state files: safe names, atomic replacement with private permissions,
+// lazy loading, strict validation (a corrupt file only affects its thread).
+import { expect } from "chai";
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  symlinkSync,
+  mkdirSync,
+} from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  contextIdFor,
+  StateUnavailableError,
+  ThreadStore,
+  threadKey,
+  type ThreadDoc,
+} from "../../src/agui/thread-store.js";
+
+function doc(threadId: string): ThreadDoc {
+  return {
+    schemaVersion: 1,
+    threadId,
+    contextId: contextIdFor(threadId),
+    cwd: "/tmp/ws",
+    userId: null,
+    iacCodeSessionId: null,
+    execution: {
+      executionId: "exec-1",
+      rosInvocationId: "inv-1",
+      taskId: "task-1",
+      lastTaskId: null,
+      pipelineSequence: 0,
+      pipelineOpenSteps: ["step:b", "step:a"],
+      textSnapshotDigests: [],
+      pending: {
+        "permission-1": {
+          value: { inputId: "permission-1", kind: "permission" },
+          sideband: false,
+          expiresAt: "2030-01-01T00:00:00.000Z",
+        },
+      },
+    },
+    runDigests: { "run-1": "d".repeat(64) },
+    appliedResumeDigests: [],
+    terminalExecutionIds: [],
+  };
+}
+
+describe("agui thread store", () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), "agui-store-"));
+  });
+
+  it("derives safe, collision-free, bounded file names", () => {
+    expect(threadKey("8473547e-c8ed-4aef-a84c-603a6a8d42da")).to.equal(
+      "8473547e-c8ed-4aef-a84c-603a6a8d42da",
+    );
+    expect(threadKey("thread-1")).to.equal("thread-1");
+    expect(threadKey("Thread-1")).to.equal(`aguiid~${Buffer.from("Thread-1").toString("hex")}`);
+    expect(threadKey("../external/thread")).to.match(/^aguiid~[0-9a-f]+$/);
+    expect(threadKey("con")).to.match(/^aguiid~/);
+    expect(threadKey("a.")).to.match(/^aguiid~/);
+    for (const id of ["T".repeat(115), "会话".repeat(40)]) {
+      const key = threadKey(id);
+      expect(key).to.match(/^aguihash~[0-9a-f]{64}$/);
+      expect(key.length).to.be.below(100);
+    }
+    expect(threadKey("T".repeat(115))).not.to.equal(threadKey("T".repeat(116)));
+    expect(() => threadKey("")).to.throw();
+    expect(contextIdFor("thread-1")).to.match(/^agui-[0-9a-f]{40}$/);
+  });
+
+  it("writes atomically with 0700 directories and a 0600 file, sorted, no temp files left", async () => {
+    const store = new ThreadStore({ root });
+    await store.save(doc("Thread-1"));
+    const file = store.fileFor("Thread-1");
+    expect(statSync(root).mode & 0o777).to.equal(0o700);
+    expect(statSync(path.join(root, "threads")).mode & 0o777).to.equal(0o700);
+    expect(statSync(file).mode & 0o777).to.equal(0o600);
+    expect(readdirSync(path.join(root, "threads"))).to.deep.equal([path.basename(file)]);
+    const text = readFileSync(file, "utf8");
+    expect(text.endsWith("\n")).to.equal(true);
+    const parsed = JSON.parse(text) as ThreadDoc;
+    expect(Object.keys(parsed)).to.deep.equal([...Object.keys(parsed)].sort());
+    expect(parsed.execution.pipelineOpenSteps).to.deep.equal(["step:a", "step:b"]);
+  });
+
+  it("loads lazily in a new store and keeps threads separate", async () => {
+    await new ThreadStore({ root }).save(doc("thread-1"));
+    await new ThreadStore({ root }).save(doc("thread-2"));
+    const fresh = new ThreadStore({ root });
+    expect(fresh.loaded()).to.deep.equal([]);
+    expect((await fresh.load("thread-1"))?.threadId).to.equal("thread-1");
+    expect(fresh.loaded().map((d) => d.threadId)).to.deep.equal(["thread-1"]);
+    expect(await fresh.load("thread-3")).to.equal(undefined);
+  });
+
+  it("a corrupt, foreign or symlinked file makes only that thread unavailable", async () => {
+    const store = new ThreadStore({ root });
+    await store.save(doc("thread-2"));
+    mkdirSync(path.join(root, "threads"), { recursive: true });
+    writeFileSync(store.fileFor("thread-1"), "{not json");
+    const fresh = new ThreadStore({ root });
+    let err: unknown;
+    try {
+      await fresh.load("thread-1");
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(StateUnavailableError);
+    expect((await fresh.load("thread-2"))?.threadId).to.equal("thread-2");
+
+    for (const bad of [
+      { ...doc("thread-3"), schemaVersion: 2 },
+      { ...doc("thread-3"), threadId: "other" },
+      { ...doc("thread-3"), execution: { ...doc("thread-3").execution, pipelineSequence: -1 } },
+      { ...doc("thread-3"), execution: { ...doc("thread-3").execution, textSnapshotDigests: ["XYZ"] } },
+      {
+        ...doc("thread-3"),
+        execution: {
+          ...doc("thread-3").execution,
+          pending: { other: { value: { inputId: "x" }, sideband: false, expiresAt: "2030-01-01T00:00:00Z" } },
+        },
+      },
+    ]) {
+      writeFileSync(store.fileFor("thread-3"), JSON.stringify(bad));
+      let e3: unknown;
+      try {
+        await new ThreadStore({ root }).load("thread-3");
+      } catch (e) {
+        e3 = e;
+      }
+      expect(e3, JSON.stringify(bad).slice(0, 80)).to.be.instanceOf(StateUnavailableError);
+    }
+    const target = path.join(root, "elsewhere.json");
+    writeFileSync(target, JSON.stringify(doc("thread-4")));
+    symlinkSync(target, store.fileFor("thread-4"));
+    let e4: unknown;
+    try {
+      await new ThreadStore({ root }).load("thread-4");
+    } catch (e) {
+      e4 = e;
+    }
+    expect(e4).to.be.instanceOf(StateUnavailableError);
+  });
+
+  it("a failed write leaves the previous file intact", async () => {
+    const store = new ThreadStore({ root });
+    await store.save(doc("thread-1"));
+    const before = readFileSync(store.fileFor("thread-1"), "utf8");
+    store.beforeWrite = () => {
+      throw new Error("disk full");
+    };
+    const changed = { ...doc("thread-1"), runDigests: { "run-2": "e".repeat(64) } };
+    let err: unknown;
+    try {
+      await store.save(changed);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(Error);
+    expect(readFileSync(store.fileFor("thread-1"), "utf8")).to.equal(before);
+  });
+});
