@@ -18,7 +18,7 @@ export function artifactMetadata(artifact: StoredArtifact): JsonObject {
     mediaType: artifact.mediaType,
     byteSize: artifact.byteSize,
     sha256: artifact.sha256,
-    url: artifact.url,
+    uri: artifact.url,
   };
 }
 
@@ -105,21 +105,14 @@ export function metadataFor(
     case "permission_decided":
       return exposure.toolTrace
         ? {
-            permission: {
-              autoApproved: event.autoApproved,
-              allowed: event.allowed,
-              toolName: event.toolName,
-              toolUseId: event.toolUseId,
-              reason: truncateString(event.reason),
-            },
+            // The seed: autoApproved is false when the request was refused.
+            permission: { autoApproved: event.allowed, toolName: event.toolName, toolUseId: event.toolUseId },
           }
         : undefined;
     case "thinking_delta":
       return exposure.rawThinking && event.text !== ""
         ? { thinking: { type: "raw_thinking", text: truncateString(event.text) } }
         : undefined;
-    case "compaction":
-      return exposure.toolTrace ? { compaction: boundJson(event) as JsonValue } : undefined;
     case "input_received": {
       const received: JsonObject = { kind: event.kind, inputId: event.inputId, toolUseId: event.toolUseId };
       if (event.decision !== undefined) received.decision = event.decision;

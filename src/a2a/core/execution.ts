@@ -176,7 +176,7 @@ export class TurnExecution {
           text: auth
             ? t(this.language, "a2a.authenticationRequired")
             : t(this.language, "a2a.unexpectedError", { errorId }),
-          error: { kind: auth ? "authentication" : "internal", retryable: false, errorId },
+          error: { retryable: false, errorId },
         };
         this.finish();
       }
@@ -246,7 +246,7 @@ export class TurnExecution {
       }
       case "error": {
         const errorId = event.errorId ?? randomUUID();
-        const error: JsonObject = { kind: event.kind, retryable: event.kind === "retryable", errorId };
+        const error: JsonObject = { retryable: event.kind === "retryable", errorId };
         if (event.kind === "retryable") {
           this.failure = {
             state: pb.TaskState.INPUT_REQUIRED,

@@ -11,6 +11,7 @@ export const INPUT_SCHEMA_VERSION = 1;
 
 /** The envelope clients see (a2a/input-request). */
 export function inputEnvelope(request: InputRequest, taskId: string, contextId: string): JsonObject {
+  const cap = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
   const envelope: JsonObject = {
     schemaVersion: INPUT_SCHEMA_VERSION,
     kind: request.kind,
@@ -19,20 +20,20 @@ export function inputEnvelope(request: InputRequest, taskId: string, contextId: 
     inputId: request.inputId,
     toolUseId: request.toolUseId,
     toolName: request.toolName,
-    title: request.title,
-    purpose: request.purpose,
+    title: cap(request.title, 500),
+    purpose: cap(request.purpose, 500),
     effect: request.effect,
     isReadOnly: request.isReadOnly,
-    prompt: request.prompt,
-    safeSummary: request.safeSummary,
+    prompt: cap(request.prompt, 1000),
+    safeSummary: cap(request.safeSummary, 1200),
     options: request.options.map((o) => ({ ...o })) as JsonValue,
     language: request.language,
     required: true,
     responseSchema: request.responseSchema as JsonObject,
   };
-  if (request.target !== undefined) envelope.target = request.target;
+  if (request.target !== undefined) envelope.target = cap(request.target, 500);
   if (request.allowFreeText !== undefined) envelope.allowFreeText = request.allowFreeText;
-  if (request.freeTextPrompt !== undefined) envelope.freeTextPrompt = request.freeTextPrompt;
+  if (request.freeTextPrompt !== undefined) envelope.freeTextPrompt = cap(request.freeTextPrompt, 500);
   return envelope;
 }
 
@@ -123,7 +124,8 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
     answer.selectedId = data.selectedId;
   }
   if (data.freeText !== undefined) {
-    if (typeof data.freeText !== "string") throw invalidParams("Question answer freeText must be a string.");
+    if (typeof data.freeText !== "string" || data.freeText === "")
+      throw invalidParams("Question answer freeText must be a string.");
     answer.freeText = data.freeText;
   }
   if (data.cancelled !== undefined) {

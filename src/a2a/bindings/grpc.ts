@@ -1,0 +1,117 @@
+// The official A2A gRPC binding: lf.a2a.v1.A2AService served by Connect from
+// the generated service descriptor. Each RPC reads the caller from metadata
+// (auth, a2a-version, a2a-extensions), calls the core, and returns its
+// protobuf-es result; failures become a gRPC status with ErrorInfo details.
+import {
+  Code,
+  ConnectError,
+  type ConnectRouter,
+  type HandlerContext,
+  type ServiceImpl,
+} from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "pino";
+import { pb } from "../../contract/index.js";
+import type { Authenticator } from "../core/auth.js";
+import type { CallContext } from "../core/call-context.js";
+import type { A2AService as A2ACore } from "../core/service.js";
+import { checkVersion, parseExtensions } from "../core/service-params.js";
+import { asA2AError, connectErrorOf } from "./wire-errors.js";
+
+export interface GrpcBindingOptions {
+  core: A2ACore;
+  auth: Authenticator;
+  logger: Logger;
+  /** Largest accepted request message (default 32 MiB). */
+  readMaxBytes?: number;
+}
+
+/** gRPC metadata → the core's CallContext, with the same auth rules as HTTP. */
+function callContext(options: GrpcBindingOptions, hc: HandlerContext): CallContext {
+  const header = (name: string): string | undefined => hc.requestHeader.get(name) ?? undefined;
+  const caller = options.auth.authenticate(header);
+  if (!caller) throw new ConnectError("Unauthorized", Code.Unauthenticated);
+  checkVersion(header("a2a-version"));
+  return {
+    owner: caller.owner,
+    authenticated: caller.authenticated,
+    requestedExtensions: parseExtensions(header("a2a-extensions")),
+    acceptLanguage: header("accept-language"),
+    signal: hc.signal,
+  };
+}
+
+export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof pb.A2AService> {
+  const { core, logger } = options;
+  const fail = (error: unknown, where: string): ConnectError =>
+    error instanceof ConnectError ? error : connectErrorOf(asA2AError(error, logger, where));
+
+  async function unary<T>(
+    where: string,
+    hc: HandlerContext,
+    run: (ctx: CallContext) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await run(callContext(options, hc));
+    } catch (error) {
+      throw fail(error, where);
+    }
+  }
+
+  // Errors before the first event end the call with a status and no messages.
+  async function* streamed(
+    where: string,
+    hc: HandlerContext,
+    open: (ctx: CallContext) => Promise<AsyncIterable<pb.StreamResponse>>,
+  ): AsyncGenerator<pb.StreamResponse> {
+    let events: AsyncIterable<pb.StreamResponse>;
+    try {
+      events = await open(callContext(options, hc));
+    } catch (error) {
+      throw fail(error, where);
+    }
+    try {
+      yield* events;
+    } catch (error) {
+      throw fail(error, where);
+    }
+  }
+
+  const noPush = (where: string, hc: HandlerContext): Promise<never> =>
+    unary(where, hc, () => Promise.resolve(core.pushConfigUnavailable()));
+
+  return {
+    sendMessage: (request, hc) => unary("SendMessage", hc, (ctx) => core.sendMessage(request, ctx)),
+    sendStreamingMessage: (request, hc) =>
+      streamed("SendStreamingMessage", hc, (ctx) => core.sendStreamingMessage(request, ctx)),
+    getTask: (request, hc) => unary("GetTask", hc, (ctx) => core.getTask(request, ctx)),
+    listTasks: (request, hc) => unary("ListTasks", hc, (ctx) => core.listTasks(request, ctx)),
+    cancelTask: (request, hc) => unary("CancelTask", hc, (ctx) => core.cancelTask(request, ctx)),
+    subscribeToTask: (request, hc) =>
+      streamed("SubscribeToTask", hc, (ctx) => core.subscribeToTask(request, ctx)),
+    createTaskPushNotificationConfig: (_request, hc) => noPush("CreateTaskPushNotificationConfig", hc),
+    getTaskPushNotificationConfig: (_request, hc) => noPush("GetTaskPushNotificationConfig", hc),
+    listTaskPushNotificationConfigs: (_request, hc) => noPush("ListTaskPushNotificationConfigs", hc),
+    deleteTaskPushNotificationConfig: (_request, hc) => noPush("DeleteTaskPushNotificationConfig", hc),
+    getExtendedAgentCard: (request, hc) =>
+      unary("GetExtendedAgentCard", hc, (ctx) => core.getExtendedAgentCard(request, ctx)),
+  };
+}
+
+/** Connect routes for the service (gRPC protocol only: no Connect or gRPC-Web). */
+export function a2aGrpcRoutes(options: GrpcBindingOptions): (router: ConnectRouter) => void {
+  return (router) => {
+    router.service(pb.A2AService, a2aGrpcService(options));
+  };
+}
+
+/** A node http2 request handler serving the A2A gRPC service. */
+export function createA2aGrpcHandler(options: GrpcBindingOptions): ReturnType<typeof connectNodeAdapter> {
+  return connectNodeAdapter({
+    routes: a2aGrpcRoutes(options),
+    grpc: true,
+    grpcWeb: false,
+    connect: false,
+    readMaxBytes: options.readMaxBytes ?? 32 * 1024 * 1024,
+  });
+}

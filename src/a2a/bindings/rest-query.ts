@@ -1,0 +1,92 @@
+// Query strings of the HTTP+JSON binding (GET /tasks, GET /tasks/{id}) as
+// ProtoJSON: keys are the camelCase JSON names (proto names accepted too),
+// booleans come as "true"/"false", enums as names or numbers, repeated fields
+// as repeated parameters or comma lists. Nested messages other than
+// Timestamp are not allowed in queries.
+import {
+  ScalarType,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+} from "@bufbuild/protobuf";
+import { A2AError } from "../core/errors.js";
+
+type QueryValue = string | string[] | undefined;
+
+function fieldFor(schema: DescMessage, key: string): DescField | undefined {
+  return schema.fields.find((field) => field.jsonName === key || field.name === key);
+}
+
+function scalarValue(field: DescField, type: ScalarType | "enum", raw: string): JsonValue {
+  if (type === ScalarType.BOOL) {
+    if (raw === "true") return true;
+    if (raw === "false") return false;
+    throw new A2AError("InvalidParams", `Invalid params: ${field.jsonName} must be true or false`, {
+      field: field.jsonName,
+    });
+  }
+  if (type === "enum") return /^-?\d+$/.test(raw) ? Number(raw) : raw;
+  return raw;
+}
+
+/** Builds the ProtoJSON object of `schema` from a parsed query string; unknown keys are ignored. */
+export function queryToProtoJson(schema: DescMessage, query: Record<string, QueryValue>): JsonObject {
+  const json: JsonObject = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    const field = fieldFor(schema, key);
+    if (!field) continue;
+    const values = Array.isArray(value) ? value : [value];
+    switch (field.fieldKind) {
+      case "scalar":
+      case "enum": {
+        if (values.length !== 1) {
+          throw new A2AError("InvalidParams", `Invalid params: ${field.jsonName} may be given once`, {
+            field: field.jsonName,
+          });
+        }
+        json[field.jsonName] = scalarValue(
+          field,
+          field.fieldKind === "enum" ? "enum" : field.scalar,
+          values[0],
+        );
+        break;
+      }
+      case "message": {
+        if (field.message.typeName !== "google.protobuf.Timestamp" || values.length !== 1) {
+          throw new A2AError(
+            "InvalidParams",
+            `Invalid params: ${field.jsonName} cannot be given in a query`,
+            {
+              field: field.jsonName,
+            },
+          );
+        }
+        json[field.jsonName] = values[0];
+        break;
+      }
+      case "list": {
+        const items = values.flatMap((v) => v.split(",")).filter((v) => v !== "");
+        if (field.listKind === "message") {
+          throw new A2AError(
+            "InvalidParams",
+            `Invalid params: ${field.jsonName} cannot be given in a query`,
+            {
+              field: field.jsonName,
+            },
+          );
+        }
+        json[field.jsonName] = items.map((item) =>
+          scalarValue(field, field.listKind === "enum" ? "enum" : field.scalar, item),
+        );
+        break;
+      }
+      default:
+        throw new A2AError("InvalidParams", `Invalid params: ${field.jsonName} cannot be given in a query`, {
+          field: field.jsonName,
+        });
+    }
+  }
+  return json;
+}

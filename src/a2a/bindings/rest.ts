@@ -1,0 +1,194 @@
+// The A2A HTTP+JSON (REST) binding: the routes of the A2A 1.0 proto's
+// google.api.http rules, each also under a leading /{tenant} segment. Bodies
+// and query strings are ProtoJSON of the request message (path fields win);
+// responses are ProtoJSON of the response message; streams are SSE whose every
+// `data:` is a bare StreamResponse. Errors are google.rpc.Status JSON with the
+// ErrorInfo. Decode, call the core, encode: nothing else happens here.
+import type { DescMessage, JsonObject, JsonValue, MessageShape } from "@bufbuild/protobuf";
+import { Router, type RouterContext } from "@koa/router";
+import type { Logger } from "pino";
+import { decodeProtoJson, encodeProtoJson, pb } from "../../contract/index.js";
+import type { Authenticator } from "../core/auth.js";
+import type { CallContext } from "../core/call-context.js";
+import { A2AError } from "../core/errors.js";
+import type { A2AService as A2ACore } from "../core/service.js";
+import { checkVersion } from "../core/service-params.js";
+import { requireAuth, type A2aState } from "../http-app.js";
+import { readJsonBody } from "./http-body.js";
+import { queryToProtoJson } from "./rest-query.js";
+import { writeSse } from "./sse.js";
+import { asA2AError, restErrorBody } from "./wire-errors.js";
+
+export interface RestBindingOptions {
+  core: A2ACore;
+  auth: Authenticator;
+  logger: Logger;
+  /** Largest accepted request body (default 16 MiB). */
+  maxBodyBytes?: number;
+}
+
+type Ctx = RouterContext<A2aState>;
+
+/** What one route needs: its name (for logs) and how to answer. */
+type Answer = (call: RestCall) => Promise<void>;
+
+interface RestCall {
+  koa: Ctx;
+  ctx: CallContext;
+  /** The request message from the body (or `{}`) with the path fields laid over it. */
+  bodyRequest<D extends DescMessage>(schema: D, fromPath?: JsonObject): Promise<MessageShape<D>>;
+  /** The request message from the query string with the path fields laid over it. */
+  queryRequest<D extends DescMessage>(schema: D, fromPath?: JsonObject): MessageShape<D>;
+  json(body: JsonValue, status?: number): void;
+  stream(events: AsyncIterable<pb.StreamResponse>): Promise<void>;
+}
+
+const A2A_JSON = "application/a2a+json";
+
+/** application/a2a+json only when the client names it; application/json otherwise (DECISIONS.md). */
+function responseType(koa: Ctx): string {
+  return (koa.get("Accept") || "").toLowerCase().includes(A2A_JSON) ? A2A_JSON : "application/json";
+}
+
+function tenantOf(koa: Ctx): JsonObject {
+  const tenant = (koa.params as Record<string, string | undefined>).tenant;
+  return tenant ? { tenant } : {};
+}
+
+function pathParam(koa: Ctx, name: string): string {
+  return (koa.params as Record<string, string | undefined>)[name] ?? "";
+}
+
+/** ListTasksResponse always carries its four fields, even when empty (spec §2.1). */
+function listTasksJson(response: pb.ListTasksResponse): JsonValue {
+  const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as JsonObject;
+  return {
+    tasks: json.tasks ?? [],
+    nextPageToken: response.nextPageToken,
+    pageSize: response.pageSize,
+    totalSize: response.totalSize,
+  };
+}
+
+export function createRestRouter(options: RestBindingOptions): Router<A2aState> {
+  const { core, logger } = options;
+  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  const router = new Router<A2aState>();
+  const auth = requireAuth(options.auth);
+
+  const sendError = (koa: Ctx, error: A2AError): void => {
+    koa.status = error.spec.httpStatus;
+    koa.type = responseType(koa);
+    koa.body = JSON.stringify(restErrorBody(error));
+  };
+
+  const handle =
+    (where: string, answer: Answer) =>
+    async (koa: Ctx): Promise<void> => {
+      const abort = new AbortController();
+      koa.res.once("close", () => abort.abort());
+      const call: RestCall = {
+        koa,
+        ctx: {
+          owner: koa.state.caller.owner,
+          authenticated: koa.state.caller.authenticated,
+          requestedExtensions: koa.state.requestedExtensions,
+          acceptLanguage: koa.get("Accept-Language") || undefined,
+          signal: abort.signal,
+        },
+        async bodyRequest(schema, fromPath = {}) {
+          const body = await readJsonBody(koa.req, maxBody);
+          if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) {
+            throw new A2AError("InvalidParams", "Invalid params: the body must be a JSON object");
+          }
+          return decodeProtoJson(schema, {
+            ...(body as JsonObject | undefined),
+            ...tenantOf(koa),
+            ...fromPath,
+          });
+        },
+        queryRequest(schema, fromPath = {}) {
+          return decodeProtoJson(schema, {
+            ...queryToProtoJson(schema, koa.query),
+            ...tenantOf(koa),
+            ...fromPath,
+          });
+        },
+        json(body, status = 200) {
+          koa.status = status;
+          koa.type = responseType(koa);
+          koa.body = JSON.stringify(body);
+        },
+        async stream(events) {
+          // The first event is pulled before any header, so early failures are plain errors.
+          const iterator = events[Symbol.asyncIterator]();
+          const first = await iterator.next();
+          if (first.done) throw new A2AError("Internal", "The stream ended before any event");
+          koa.respond = false;
+          await writeSse(koa.res, first.value, iterator, {
+            encode: (event) => JSON.stringify(encodeProtoJson(pb.StreamResponseSchema, event)),
+            encodeError: (error) => JSON.stringify(restErrorBody(asA2AError(error, logger, where))),
+          });
+        },
+      };
+      try {
+        checkVersion(koa.get("A2A-Version") || (koa.query["A2A-Version"] as string | undefined));
+        await answer(call);
+      } catch (error) {
+        if (koa.respond === false) return; // the stream already reported it
+        sendError(koa, asA2AError(error, logger, where));
+      }
+    };
+
+  /** Registers a route and its /{tenant} twin. */
+  const route = (
+    methods: Array<"get" | "post" | "delete">,
+    path: string,
+    where: string,
+    answer: Answer,
+  ): void => {
+    const handler = handle(where, answer);
+    for (const method of methods) {
+      router[method](path, auth, handler);
+      router[method](`/:tenant${path}`, auth, handler);
+    }
+  };
+
+  const noPush: Answer = () => Promise.resolve(core.pushConfigUnavailable());
+
+  // Custom verbs first: GET /tasks/{id}:subscribe must not be read as GetTask.
+  route(["post"], "/message\\:send", "SendMessage", async (call) => {
+    const request = await call.bodyRequest(pb.SendMessageRequestSchema);
+    call.json(encodeProtoJson(pb.SendMessageResponseSchema, await core.sendMessage(request, call.ctx)));
+  });
+  route(["post"], "/message\\:stream", "SendStreamingMessage", async (call) => {
+    const request = await call.bodyRequest(pb.SendMessageRequestSchema);
+    await call.stream(await core.sendStreamingMessage(request, call.ctx));
+  });
+  route(["post"], "/tasks/:id\\:cancel", "CancelTask", async (call) => {
+    const request = await call.bodyRequest(pb.CancelTaskRequestSchema, { id: pathParam(call.koa, "id") });
+    call.json(encodeProtoJson(pb.TaskSchema, await core.cancelTask(request, call.ctx)));
+  });
+  // The proto says GET, the spec text and the SDK client say POST: both are served.
+  route(["get", "post"], "/tasks/:id\\:subscribe", "SubscribeToTask", async (call) => {
+    const request = call.queryRequest(pb.SubscribeToTaskRequestSchema, { id: pathParam(call.koa, "id") });
+    await call.stream(await core.subscribeToTask(request, call.ctx));
+  });
+  route(["get"], "/tasks", "ListTasks", async (call) => {
+    const request = call.queryRequest(pb.ListTasksRequestSchema);
+    call.json(listTasksJson(await core.listTasks(request, call.ctx)));
+  });
+  route(["post"], "/tasks/:taskId/pushNotificationConfigs", "CreateTaskPushNotificationConfig", noPush);
+  route(["get"], "/tasks/:taskId/pushNotificationConfigs", "ListTaskPushNotificationConfigs", noPush);
+  route(["get"], "/tasks/:taskId/pushNotificationConfigs/:id", "GetTaskPushNotificationConfig", noPush);
+  route(["delete"], "/tasks/:taskId/pushNotificationConfigs/:id", "DeleteTaskPushNotificationConfig", noPush);
+  route(["get"], "/tasks/:id", "GetTask", async (call) => {
+    const request = call.queryRequest(pb.GetTaskRequestSchema, { id: pathParam(call.koa, "id") });
+    call.json(encodeProtoJson(pb.TaskSchema, await core.getTask(request, call.ctx)));
+  });
+  route(["get"], "/extendedAgentCard", "GetExtendedAgentCard", async (call) => {
+    const request = call.queryRequest(pb.GetExtendedAgentCardRequestSchema);
+    call.json(encodeProtoJson(pb.AgentCardSchema, await core.getExtendedAgentCard(request, call.ctx)));
+  });
+  return router;
+}

@@ -1,0 +1,64 @@
+// Server-Sent Events framing shared by the HTTP bindings: one `data:` line per
+// event (JSON on a single line), a blank line after each, `event: error` for a
+// failure after the stream started, and comment keep-alives while idle.
+import type { ServerResponse } from "node:http";
+
+export const SSE_HEADERS = {
+  "Content-Type": "text/event-stream",
+  "Cache-Control": "no-cache",
+  Connection: "keep-alive",
+  "X-Accel-Buffering": "no",
+} as const;
+
+const KEEP_ALIVE_MS = 15_000;
+
+/** One SSE event. JSON text never contains raw newlines, so one data line is enough. */
+export function sseFrame(data: string, event?: string): string {
+  const safe = data.replace(/\r?\n/g, "\\n");
+  return `${event ? `event: ${event}\n` : ""}data: ${safe}\n\n`;
+}
+
+export interface SseOptions<T> {
+  /** Wire form of one event (already-serialised JSON). */
+  encode(event: T): string;
+  /** Wire form of an error raised mid-stream. */
+  encodeError(error: unknown): string;
+}
+
+/**
+ * Writes a stream whose first event has already been pulled (so errors before
+ * it were answered as plain errors). Ends the response when the events end,
+ * after an error frame, or when the client goes away.
+ */
+export async function writeSse<T>(
+  res: ServerResponse,
+  first: T,
+  rest: AsyncIterator<T>,
+  options: SseOptions<T>,
+): Promise<void> {
+  res.writeHead(200, SSE_HEADERS);
+  res.flushHeaders();
+  let open = true;
+  res.on("close", () => {
+    open = false;
+  });
+  const keepAlive = setInterval(() => {
+    if (open) res.write(": keep-alive\n\n");
+  }, KEEP_ALIVE_MS);
+  keepAlive.unref();
+  try {
+    res.write(sseFrame(options.encode(first)));
+    for (;;) {
+      if (!open) break;
+      const step = await rest.next();
+      if (step.done || !open) break;
+      res.write(sseFrame(options.encode(step.value)));
+    }
+  } catch (error) {
+    if (open) res.write(sseFrame(options.encodeError(error), "error"));
+  } finally {
+    clearInterval(keepAlive);
+    if (!open) await rest.return?.();
+    res.end();
+  }
+}

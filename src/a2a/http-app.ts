@@ -1,0 +1,88 @@
+// The Koa application of the A2A HTTP surface: health and agent card (public),
+// the JSON-RPC endpoint (authenticated when auth is configured), and a hook to
+// mount more routers (the REST binding comes next).
+import Koa from "koa";
+import { Router } from "@koa/router";
+import type { Logger } from "pino";
+import { VERSION } from "../version.js";
+import type { RuntimeInfo } from "../runtime/seam.js";
+import type { Authenticator, AuthResult } from "./core/auth.js";
+import type { AgentCards } from "./core/card.js";
+import { parseExtensions } from "./core/service-params.js";
+import type { A2AService } from "./core/service.js";
+import { JsonRpcBinding } from "./bindings/jsonrpc.js";
+
+export interface A2aState {
+  caller: AuthResult;
+  requestedExtensions: string[];
+}
+
+export interface HttpAppOptions {
+  service: A2AService;
+  auth: Authenticator;
+  cards: () => AgentCards;
+  runtimeInfo: () => RuntimeInfo;
+  logger: Logger;
+  /** Extra routers (REST binding, ...) mounted after the built-in routes. */
+  routers?: Router<A2aState>[];
+}
+
+/** Koa middleware: 401 {"error":"Unauthorized"} unless a configured scheme matches. */
+export function requireAuth(auth: Authenticator): Koa.Middleware<A2aState> {
+  return async (ctx, next) => {
+    const caller = auth.authenticate((name) => {
+      const value = ctx.request.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    });
+    if (!caller) {
+      ctx.status = 401;
+      ctx.body = { error: "Unauthorized" };
+      return;
+    }
+    ctx.state.caller = caller;
+    ctx.state.requestedExtensions = parseExtensions(ctx.request.headers["a2a-extensions"]);
+    await next();
+  };
+}
+
+export function buildHttpApp(options: HttpAppOptions): Koa<A2aState> {
+  const app = new Koa<A2aState>();
+  app.silent = true;
+  app.on("error", (error: unknown) => options.logger.warn({ err: error }, "http error"));
+  const jsonRpc = new JsonRpcBinding({ service: options.service, logger: options.logger });
+  const router = new Router<A2aState>();
+
+  router.get("/health", (ctx) => {
+    const info = options.runtimeInfo();
+    const runtime: Record<string, unknown> = { demo: info.demo, provider: info.provider, model: info.model };
+    if (info.hint) runtime.hint = info.hint;
+    ctx.body = { status: "healthy", version: VERSION, mode: "normal", runtime };
+  });
+
+  router.get("/.well-known/agent-card.json", (ctx) => {
+    const { json, etag, lastModified } = options.cards().publicCard;
+    ctx.set("Cache-Control", "public, max-age=60");
+    ctx.set("ETag", etag);
+    ctx.set("Last-Modified", lastModified);
+    if (ctx.get("If-None-Match") === etag) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = "application/json";
+    ctx.body = json;
+  });
+
+  router.post("/", requireAuth(options.auth), async (ctx) => {
+    ctx.respond = false;
+    await jsonRpc.handle({
+      req: ctx.req,
+      res: ctx.res,
+      caller: ctx.state.caller,
+      requestedExtensions: ctx.state.requestedExtensions,
+    });
+  });
+
+  app.use(router.routes()).use(router.allowedMethods());
+  for (const extra of options.routers ?? []) app.use(extra.routes()).use(extra.allowedMethods());
+  return app;
+}
