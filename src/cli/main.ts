@@ -1,6 +1,8 @@
 // iac-code command line entry.
 import { Command } from "commander";
 import { registerContractCommand } from "./contract-command.js";
+import { registerAguiCommand } from "./agui-command.js";
+import { registerServeCommand } from "./serve-command.js";
 import { VERSION } from "../version.js";
 
 export function buildProgram(): Command {
@@ -12,6 +14,8 @@ export function buildProgram(): Command {
     .showHelpAfterError()
     .configureOutput({ outputError: (text, write) => write(text) });
   registerContractCommand(program);
+  registerAguiCommand(program);
+  registerServeCommand(program);
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
     program.outputHelp({ error: true });

@@ -1,0 +1,108 @@
+// `iac-code agui`: the AG-UI adapter (HTTP + SSE) in front of an A2A server,
+// either a configured loopback URL or a managed child on a random port.
+import type { Command } from "commander";
+import { pino, type Logger } from "pino";
+import { ConfigError, resolveSettings, type AguiCliOptions, type AguiSettings } from "../agui/config.js";
+import { startAguiServer, type AguiServer } from "../agui/server.js";
+import { localize } from "../agui/errors.js";
+import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
+
+const cliLanguage = () =>
+  parseAcceptLanguage(
+    (process.env.LC_ALL || process.env.LC_MESSAGES || process.env.LANG || "").split(".")[0],
+  ) ?? DEFAULT_LANGUAGE;
+
+export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">): Logger {
+  return pino(
+    {
+      name: "iac-code-agui",
+      level: settings.debug ? "debug" : "info",
+      base: { session: "agui-adapter" },
+      redact: {
+        paths: ["*.llmApiKey", "*.accessKeySecret", "*.securityToken", "*.token"],
+        censor: "[REDACTED]",
+      },
+    },
+    settings.logStdout ? pino.destination(1) : pino.destination({ fd: 2, sync: false }),
+  );
+}
+
+/** Prints where the adapter listens and whether the demo script answers. */
+export async function announce(server: AguiServer, logger: Logger): Promise<void> {
+  const lang = cliLanguage();
+  process.stdout.write(`${t(lang, "aguiAdapter.cliListening", { url: server.url })}\n`);
+  try {
+    const res = await fetch(`${server.url}health`, { signal: AbortSignal.timeout(2000) });
+    const body = (await res.json()) as { runtime?: { demo?: boolean; hint?: string } };
+    if (body.runtime?.demo) {
+      process.stdout.write(`${t(lang, "aguiAdapter.cliDemo", { hint: body.runtime.hint ?? "" }).trim()}\n`);
+    }
+  } catch (err) {
+    logger.debug({ err: (err as Error).message }, "health probe failed");
+  }
+}
+
+/** Runs the adapter until SIGINT/SIGTERM or idle shutdown; exit code 1 on a start failure. */
+export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] = []): Promise<void> {
+  const logger = aguiLogger(settings);
+  let server: AguiServer;
+  try {
+    server = await startAguiServer(settings, {
+      logger,
+      managed: { extraArgs: extraA2aArgs },
+      onIdleShutdown: () => process.exit(0),
+    });
+  } catch (err) {
+    process.stderr.write(`${localize(cliLanguage(), (err as Error).message)}\n`);
+    process.exit(1);
+  }
+  logger.info(
+    { url: server.url, a2aUrl: server.a2aUrl, stateDir: settings.stateDir },
+    "AG-UI adapter listening",
+  );
+  await announce(server, logger);
+  const stop = () => {
+    void server.close().then(() => process.exit(0));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+export function withAguiOptions(cmd: Command): Command {
+  return cmd
+    .option("--config <path>", "YAML config file (agui-server.yml)")
+    .option("--host <host>", "address to bind (env IAC_CODE_AGUI_HOST; default 127.0.0.1)")
+    .option("--port <port>", "port to bind (env IAC_CODE_AGUI_PORT; default 8000)")
+    .option("--state-dir <dir>", "thread state root (env IAC_CODE_AGUI_STATE_DIR; default <config-dir>/agui)")
+    .option("--idle-shutdown <seconds>", "stop after this many idle seconds (0 disables)")
+    .option(
+      "--interrupt-ttl <seconds>",
+      "seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL; default 540)",
+    )
+    .option("-d, --debug", "debug logging")
+    .option("--log-stdout", "mirror logs to stdout");
+}
+
+export function parseSettingsOrExit(options: AguiCliOptions): AguiSettings {
+  try {
+    return resolveSettings(options);
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : (err as Error).message;
+    process.stderr.write(`${localize(cliLanguage(), message)}\n`);
+    process.exit(1);
+  }
+}
+
+export function registerAguiCommand(program: Command): void {
+  withAguiOptions(
+    program
+      .command("agui")
+      .description("Run the AG-UI adapter (HTTP + SSE) backed by a local iac-code A2A server")
+      .option(
+        "--a2a-url <url>",
+        "loopback A2A server to use (env IAC_CODE_AGUI_A2A_URL); default: start one",
+      ),
+  ).action(async (options: AguiCliOptions) => {
+    await runAdapter(parseSettingsOrExit(options));
+  });
+}
