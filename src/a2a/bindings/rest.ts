@@ -140,18 +140,10 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
       }
     };
 
-  /** Registers a route and its /{tenant} twin. */
-  const route = (
-    methods: Array<"get" | "post" | "delete">,
-    path: string,
-    where: string,
-    answer: Answer,
-  ): void => {
-    const handler = handle(where, answer);
-    for (const method of methods) {
-      router[method](path, auth, handler);
-      router[method](`/:tenant${path}`, auth, handler);
-    }
+  type Method = "get" | "post" | "delete";
+  const routes: Array<{ methods: Method[]; path: string; handler: ReturnType<typeof handle> }> = [];
+  const route = (methods: Method[], path: string, where: string, answer: Answer): void => {
+    routes.push({ methods, path, handler: handle(where, answer) });
   };
 
   const noPush: Answer = () => Promise.resolve(core.pushConfigUnavailable());
@@ -190,5 +182,12 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
     const request = call.queryRequest(pb.GetExtendedAgentCardRequestSchema);
     call.json(encodeProtoJson(pb.AgentCardSchema, await core.getExtendedAgentCard(request, call.ctx)));
   });
+
+  // Every bare route before any /{tenant} twin, so /tasks/tasks is GetTask, not a tenant's ListTasks.
+  for (const prefix of ["", "/:tenant"]) {
+    for (const { methods, path, handler } of routes) {
+      for (const method of methods) router[method](`${prefix}${path}`, auth, handler);
+    }
+  }
   return router;
 }

@@ -71,7 +71,6 @@ const QUESTION_KEYS = new Set([
   "toolUseId",
   "selectedId",
   "freeText",
-  "cancelled",
 ]);
 
 const nonEmptyString = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
@@ -118,24 +117,16 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
     };
   }
   const answer: InputAnswer = { kind: "ask_user_question", inputId: data.inputId };
-  if (data.selectedId !== undefined) {
-    if (typeof data.selectedId !== "string")
-      throw invalidParams("Question answer selectedId must be a string.");
-    answer.selectedId = data.selectedId;
+  for (const key of ["selectedId", "freeText"] as const) {
+    const value = data[key];
+    if (value === undefined) continue;
+    if (typeof value !== "string" || value === "") {
+      throw invalidParams(`Question answer ${key} must be a non-empty string.`);
+    }
+    answer[key] = value;
   }
-  if (data.freeText !== undefined) {
-    if (typeof data.freeText !== "string" || data.freeText === "")
-      throw invalidParams("Question answer freeText must be a string.");
-    answer.freeText = data.freeText;
-  }
-  if (data.cancelled !== undefined) {
-    if (typeof data.cancelled !== "boolean")
-      throw invalidParams("Question answer cancelled must be a boolean.");
-    answer.cancelled = data.cancelled;
-  }
-  if (answer.selectedId === undefined && answer.freeText === undefined && answer.cancelled !== true) {
-    throw invalidParams("Question answer needs selectedId, freeText or cancelled.");
-  }
+  if (!answer.selectedId && !answer.freeText)
+    throw invalidParams("Question answer needs selectedId or freeText.");
   return { requestTaskId: data.requestTaskId, toolUseId: data.toolUseId, answer };
 }
 
