@@ -570,12 +570,23 @@ export class AguiAdapter {
     const handle = async (item: A2aItem): Promise<"stop" | "continue" | "interrupted"> => {
       await this.learn(ctx, item);
       this.announceSession(ctx, false);
-      for (const ev of ctx.tr.map(item)) ctx.sink.send(ev);
-      if (item.state) ctx.lastState = item.state;
+      // A Task item is a snapshot (first event of a stream): its merged metadata
+      // repeats what earlier runs showed, and input-required there is the wait
+      // being answered, not the end of this run.
+      const snapshot = item.kind === "task";
+      if (!snapshot) for (const ev of ctx.tr.map(item)) ctx.sink.send(ev);
       if (this.newInputs(ctx, item)) {
         await this.commitInterrupt(ctx);
         return "interrupted";
       }
+      if (
+        snapshot &&
+        item.state !== "canceled" &&
+        item.state !== "completed" &&
+        !FAILED_STATES.has(item.state ?? "")
+      )
+        return "continue";
+      if (item.state) ctx.lastState = item.state;
       const st = item.state;
       if (st && (FAILED_STATES.has(st) || st === "canceled" || st === "completed" || st === "input-required"))
         return "stop";

@@ -169,7 +169,10 @@ export class RunTranslator {
     if (!text) return;
     const final = isObject(item.iac.assistantFinal) && item.iac.assistantFinal.complete === true;
     if (final && this.emittedText) return;
-    this.text(messageId ?? this.currentText ?? `assistant-${this.newId()}`, text, false, out);
+    // Status texts are deltas of the message being written: an open message
+    // continues whatever id the A2A chunk carries (ids may differ per chunk).
+    const open = this.currentText && this.openTexts.has(this.currentText) ? this.currentText : undefined;
+    this.text(open ?? messageId ?? `assistant-${this.newId()}`, text, false, out);
   }
 
   private text(messageId: string, delta: string, parallel: boolean, out: AguiEvent[]): void {
@@ -250,7 +253,8 @@ export class RunTranslator {
     const toolCallId = str(tool.toolUseId) ?? `tool-${this.newId()}`;
     const name = str(tool.name) ?? "tool";
     if (status === "started" || status === "input_complete") {
-      this.finalizeSnapshot(this.currentText);
+      // A tool call ends the text before it; later text is a new message.
+      if (this.currentText && this.openTexts.has(this.currentText)) this.endText(this.currentText, out);
       if (!this.openTools.has(toolCallId) && !this.toolResults.has(toolCallId)) {
         this.openTools.add(toolCallId);
         out.push(

@@ -146,6 +146,7 @@ describe("agui translate: golden streams", () => {
       { type: "RUN_STARTED", threadId: "thread-1", runId: "run-1" },
       { type: "TEXT_MESSAGE_START", messageId: "task-1-message", role: "assistant" },
       { type: "TEXT_MESSAGE_CONTENT", messageId: "task-1-message", delta: "Writing" },
+      { type: "TEXT_MESSAGE_END", messageId: "task-1-message" },
       {
         type: "TOOL_CALL_START",
         toolCallId: "tu-1",
@@ -188,7 +189,6 @@ describe("agui translate: golden streams", () => {
         content: '{"bytes":1,"ok":true}',
         role: "tool",
       },
-      { type: "TEXT_MESSAGE_END", messageId: "task-1-message" },
       { type: "RUN_FINISHED", threadId: "thread-1", runId: "run-1", outcome: { type: "success" } },
     ]);
     await expectValidStream(events);
@@ -405,7 +405,12 @@ describe("agui translate: interrupts and resume", () => {
         },
       ]),
     );
-    expect(types(run1).slice(-3)).to.deep.equal(["TOOL_CALL_END", "TEXT_MESSAGE_END", "RUN_FINISHED"]);
+    expect(types(run1).slice(-4)).to.deep.equal([
+      "TEXT_MESSAGE_END",
+      "TOOL_CALL_START",
+      "TOOL_CALL_END",
+      "RUN_FINISHED",
+    ]);
     await expectValidStream(run1);
 
     const tr2 = new RunTranslator({ ...opts(), runId: "run-2", durable: tr1.durableState() });
