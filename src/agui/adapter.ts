@@ -631,7 +631,7 @@ export class AguiAdapter {
         throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
       if (
         entries.length &&
-        entries.every((e) => this.appliedDigestAny(doc, e.interruptId) === answerDigest(e))
+        entries.every((e) => this.appliedDigestAny(doc, e.interruptId) !== undefined)
       ) {
         throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
       }
