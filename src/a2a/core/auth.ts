@@ -2,6 +2,7 @@
 // satisfy a request; comparisons are constant-time. The matched principal is
 // the owner scope of the caller's tasks and contexts.
 import { createHash, timingSafeEqual } from "node:crypto";
+import { isStrictBase64 } from "./base64.js";
 
 export interface AuthSettings {
   token?: string;
@@ -22,8 +23,6 @@ function safeEqual(a: string, b: string): boolean {
   const db = createHash("sha256").update(b, "utf8").digest();
   return timingSafeEqual(da, db);
 }
-
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export class Authenticator {
   constructor(private readonly settings: AuthSettings) {}
@@ -70,7 +69,7 @@ export class Authenticator {
 
   private checkBasic(encoded: string): string | undefined {
     const trimmed = encoded.trim();
-    if (!STRICT_BASE64.test(trimmed)) return undefined;
+    if (!isStrictBase64(trimmed)) return undefined;
     const decoded = Buffer.from(trimmed, "base64").toString("utf8");
     const colon = decoded.indexOf(":");
     if (colon <= 0 || colon === decoded.length - 1) return undefined;

@@ -11,8 +11,8 @@ export const ARTIFACT_METADATA_EXTENSION = "urn:iac-code:a2a:artifact-metadata:v
 export const THINKING_EXPOSURE_EXTENSION = "urn:iac-code:a2a:thinking-exposure:v1";
 
 export interface CardOptions {
-  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ */
-  jsonRpcUrl: string;
+  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (absent when JSON-RPC is not served). */
+  jsonRpcUrl?: string;
   /** More interfaces (REST, gRPC) added by later bindings, after JSON-RPC. */
   extraInterfaces?: Array<{ url: string; protocolBinding: string }>;
   pushNotifications: boolean;
@@ -139,9 +139,9 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
     name: "iac-code",
     description,
     supportedInterfaces: [
-      { url: options.jsonRpcUrl, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
-      ...(options.extraInterfaces ?? []).map((i) => ({ ...i, protocolVersion: "1.0" })),
-    ],
+      ...(options.jsonRpcUrl ? [{ url: options.jsonRpcUrl, protocolBinding: "JSONRPC" }] : []),
+      ...(options.extraInterfaces ?? []),
+    ].map((i) => ({ ...i, protocolVersion: "1.0" })),
     provider: { organization: "iac-code" },
     version: VERSION,
     capabilities: {
@@ -158,11 +158,16 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
   });
 }
 
+/** The served form of a card JSON with its cache validators (also used after signing). */
+export function renderCard(json: JsonObject, now = new Date()): RenderedCard {
+  const etag = `"sha256-${createHash("sha256").update(canonicalJson(json), "utf8").digest("hex")}"`;
+  return { json, etag, lastModified: now.toUTCString() };
+}
+
 export function buildAgentCards(options: CardOptions, now = new Date()): AgentCards {
   const json = encodeProtoJson(pb.AgentCardSchema, buildCard(options, false)) as JsonObject;
-  const etag = `"sha256-${createHash("sha256").update(canonicalJson(json), "utf8").digest("hex")}"`;
   return {
-    publicCard: { json, etag, lastModified: now.toUTCString() },
+    publicCard: renderCard(json, now),
     extendedCard: buildCard(options, true),
   };
 }

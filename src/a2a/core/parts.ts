@@ -12,6 +12,7 @@ import type { pb } from "../../contract/index.js";
 import type { TurnImage } from "../../runtime/seam.js";
 import { invalidParams } from "./errors.js";
 import { isInside } from "./workspace.js";
+import { isStrictBase64 } from "./base64.js";
 
 export const MiB = 1024 * 1024;
 export const LIMITS = {
@@ -94,8 +95,6 @@ const MSG = {
   binaryFileTooLarge: "A2A binary file URL part content is too large.",
   noContent: "A2A server supports text, JSON data, raw text, or workspace file URL parts only.",
 } as const;
-
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Compact JSON with sorted object keys. */
 export function canonicalJson(value: unknown): string {
@@ -226,7 +225,7 @@ export function ingestParts(parts: readonly pb.Part[], options: IngestOptions): 
             throw invalidParams(MSG.binaryDataObject);
           const encoded = value.bytes ?? value.base64;
           if (typeof encoded !== "string") throw invalidParams(MSG.binaryDataBytes);
-          if (!STRICT_BASE64.test(encoded)) throw invalidParams(MSG.binaryDataBase64);
+          if (!isStrictBase64(encoded)) throw invalidParams(MSG.binaryDataBase64);
           // 4 base64 chars carry 3 bytes: refuse before decoding something huge.
           if (Math.floor((encoded.length * 3) / 4) - 2 > LIMITS.multimodalInline)
             throw invalidParams(MSG.binaryDataTooLarge);

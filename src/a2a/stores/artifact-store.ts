@@ -6,6 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ArtifactPayload } from "../../runtime/seam.js";
 import { writeFileAtomic } from "./atomic-file.js";
+import { isStrictBase64 } from "../core/base64.js";
 
 export interface StoredArtifact {
   artifactId: string;
@@ -20,7 +21,6 @@ export interface StoredArtifact {
 export class ArtifactError extends Error {}
 
 const RESERVED = /^(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?$/i;
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** A bare, portable file name, or ArtifactError("Unsafe artifact filename"). */
 export function sanitizeArtifactFilename(name: string): string {
@@ -46,7 +46,7 @@ export class FileArtifactStore implements ArtifactStore {
     const filename = sanitizeArtifactFilename(payload.filename);
     let bytes: Buffer;
     if (typeof payload.content === "string") bytes = Buffer.from(payload.content, "utf8");
-    else if (typeof payload.base64 === "string" && STRICT_BASE64.test(payload.base64)) {
+    else if (typeof payload.base64 === "string" && isStrictBase64(payload.base64)) {
       bytes = Buffer.from(payload.base64, "base64");
     } else throw new ArtifactError("Invalid artifact payload");
     const artifactId = randomUUID();

@@ -1,7 +1,8 @@
 // Where tasks live between requests and across restarts. The interface is
 // async so that a Redis implementation can slot in later.
 import path from "node:path";
-import { pb, decodeProtoJson, encodeProtoJson } from "../../contract/index.js";
+import { pb, decodeProtoJson } from "../../contract/index.js";
+import { encodeFast } from "../core/fast-json.js";
 import { fileStem, readJsonDir, writeFileAtomic, WriteQueue, type CorruptFileReport } from "./atomic-file.js";
 
 export interface StoredTask {
@@ -31,7 +32,7 @@ interface TaskFile {
 }
 
 function cloneTask(task: pb.Task): pb.Task {
-  return decodeProtoJson(pb.TaskSchema, encodeProtoJson(pb.TaskSchema, task));
+  return structuredClone(task);
 }
 
 /** Tasks kept in memory and mirrored to <dir>/tasks/<stem>.json. */
@@ -78,7 +79,7 @@ export class FileTaskStore implements TaskStore {
       formatVersion: FORMAT_VERSION,
       owner: snapshot.owner,
       updatedAt: snapshot.updatedAt,
-      task: encodeProtoJson(pb.TaskSchema, snapshot.task),
+      task: encodeFast(pb.TaskSchema, snapshot.task),
     };
     const file = path.join(this.dir, `${fileStem(snapshot.task.id)}.json`);
     return this.writes.enqueue(file, () => writeFileAtomic(file, JSON.stringify(body)));
