@@ -3,6 +3,7 @@ import { Command } from "commander";
 import { registerContractCommand } from "./contract-command.js";
 import { registerAguiCommand } from "./agui-command.js";
 import { registerServeCommand } from "./serve-command.js";
+import { registerA2aCommand } from "./a2a-command.js";
 import { VERSION } from "../version.js";
 
 export function buildProgram(): Command {
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   registerContractCommand(program);
   registerAguiCommand(program);
   registerServeCommand(program);
+  registerA2aCommand(program);
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
     program.outputHelp({ error: true });
