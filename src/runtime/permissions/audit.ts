@@ -1,0 +1,47 @@
+// The permission audit log: one JSON line per decision in the session
+// directory. Inputs are fingerprinted, never stored. Writing is the gate of
+// an allow: record() returns false when the line could not be written and
+// the caller then denies (fail closed).
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import { appendJsonLine, SerialQueue } from "../fs-util.js";
+
+export interface AuditEntry {
+  sessionId: string;
+  toolUseId: string;
+  toolName: string;
+  decision: "allow" | "deny";
+  /** read_only, allow_rule:…, mode:…, auto_approve, user:allow_once, cancelled, audit_failed, … */
+  reason: string;
+  autoApproved: boolean;
+  inputId?: string;
+  input: Record<string, unknown>;
+}
+
+export function fingerprint(value: unknown): string {
+  return `sha256:${createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16)}`;
+}
+
+export class AuditLog {
+  private readonly queue = new SerialQueue();
+
+  constructor(
+    readonly file: string,
+    private readonly logger: Logger,
+  ) {}
+
+  async record(entry: AuditEntry): Promise<boolean> {
+    const { input, ...rest } = entry;
+    const line = { ts: new Date().toISOString(), ...rest, inputFingerprint: fingerprint(input) };
+    try {
+      await this.queue.run(() => appendJsonLine(this.file, line));
+      return true;
+    } catch (error) {
+      this.logger.error(
+        { err: (error as NodeJS.ErrnoException).code ?? String(error), toolUseId: entry.toolUseId },
+        "permission audit record could not be written",
+      );
+      return false;
+    }
+  }
+}

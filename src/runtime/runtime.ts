@@ -1,0 +1,114 @@
+// The AgentRuntime: resolves the configuration once, then opens and caches
+// sessions (one per A2A context) that share it.
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pino, { type Logger } from "pino";
+import { resolveRuntimeConfig, type ResolvedRuntimeConfig, type RuntimeOptions } from "./config.js";
+import { ensureDir } from "./fs-util.js";
+import { isSafeId, newSessionId } from "./ids.js";
+import type { ProviderFactoryOptions } from "./providers/factory.js";
+import { loadScriptFile, parseScript, type Script } from "./providers/script-format.js";
+import type { AgentRuntime, AgentSession, RuntimeInfo } from "./seam.js";
+import { RuntimeSession } from "./session/agent-session.js";
+import type { SessionDeps } from "./session/deps.js";
+
+const DEMO_SCRIPT_FILE = path.join(import.meta.dirname, "demo", "demo-script.yaml");
+
+export function loadDemoScript(): Script {
+  return parseScript(readFileSync(DEMO_SCRIPT_FILE, "utf8"), "demo-script.yaml");
+}
+
+function defaultLogger(env: NodeJS.ProcessEnv): Logger {
+  return pino({ name: "iac-code-runtime", level: env.IAC_CODE_LOG_LEVEL ?? "warn" }, pino.destination(2));
+}
+
+class Runtime implements AgentRuntime {
+  private readonly sessions = new Map<string, Promise<RuntimeSession>>();
+
+  constructor(
+    private readonly deps: SessionDeps,
+    private readonly config: ResolvedRuntimeConfig,
+  ) {}
+
+  async openSession(options: { contextId: string; cwd: string; sessionId?: string }): Promise<AgentSession> {
+    const sessionId = options.sessionId ?? newSessionId();
+    if (!isSafeId(sessionId)) throw new Error("Invalid session id.");
+    const cached = this.sessions.get(sessionId);
+    if (cached) {
+      const session = await cached;
+      if (session.cwd !== path.resolve(options.cwd))
+        throw new Error("The session belongs to a different workspace.");
+      return session;
+    }
+    const opening = RuntimeSession.open(this.deps, {
+      sessionId,
+      contextId: options.contextId,
+      cwd: options.cwd,
+    });
+    this.sessions.set(sessionId, opening);
+    opening.catch(() => this.sessions.delete(sessionId));
+    return opening;
+  }
+
+  info(): RuntimeInfo {
+    return {
+      provider: this.config.demo ? "demo" : this.config.provider.key,
+      model: this.config.model,
+      demo: this.config.demo,
+      ...(this.config.hint ? { hint: this.config.hint } : {}),
+    };
+  }
+
+  async close(): Promise<void> {
+    const sessions = await Promise.allSettled([...this.sessions.values()]);
+    this.sessions.clear();
+    await Promise.all(sessions.flatMap((s) => (s.status === "fulfilled" ? [s.value.close()] : [])));
+  }
+}
+
+export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<AgentRuntime> {
+  const env = options.env ?? process.env;
+  const config = resolveRuntimeConfig(options);
+  const logger = options.logger ?? defaultLogger(env);
+  let script: Script | undefined;
+  if (config.demo) script = loadDemoScript();
+  else if (config.scriptFile) script = loadScriptFile(config.scriptFile);
+  await ensureDir(config.configDir);
+  const providers: ProviderFactoryOptions = {
+    config,
+    ...(script ? { script } : {}),
+    idleTimeoutMs: options.idleTimeoutMs ?? 90_000,
+    retry: {
+      maxRetries: options.retry?.maxRetries ?? 3,
+      baseDelayMs: options.retry?.baseDelayMs ?? 500,
+      maxDelayMs: options.retry?.maxDelayMs ?? 32_000,
+    },
+    logger,
+  };
+  const deps: SessionDeps = {
+    config,
+    logger,
+    providers,
+    env,
+    homeDir: options.homeDir ?? env.HOME ?? os.homedir(),
+    limits: {
+      maxTurns: options.maxTurns ?? 100,
+      ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+      compactThreshold: options.compactThreshold ?? 0.93,
+      keepTurns: options.keepTurns ?? 3,
+      toolTimeoutMs: options.toolTimeoutMs ?? 120_000,
+      largeResultChars: options.largeResultChars ?? 50_000,
+    },
+    cloud: {
+      endpoint: options.rosEndpoint ?? env.IAC_CODE_ROS_ENDPOINT,
+      pollIntervalMs: options.stackPollIntervalMs ?? 5_000,
+      maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
+    },
+  };
+  logger.info(
+    { provider: config.provider.key, model: config.model, demo: config.demo, source: config.providerSource },
+    "agent runtime ready",
+  );
+  return new Runtime(deps, config);
+}

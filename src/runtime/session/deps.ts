@@ -1,0 +1,28 @@
+// What every session of a runtime shares: configuration, logger, provider
+// factory settings, limits and cloud settings.
+import type { Logger } from "pino";
+import type { ResolvedRuntimeConfig } from "../config.js";
+import type { ProviderFactoryOptions } from "../providers/factory.js";
+
+export interface RuntimeLimits {
+  maxTurns: number;
+  /** Fixed context window; default: from the model table. */
+  contextWindow?: number;
+  /** Share of the window that triggers compaction. */
+  compactThreshold: number;
+  /** User turns kept verbatim by compaction. */
+  keepTurns: number;
+  toolTimeoutMs: number;
+  /** Results longer than this are stored in full and previewed to the model. */
+  largeResultChars: number;
+}
+
+export interface SessionDeps {
+  config: ResolvedRuntimeConfig;
+  logger: Logger;
+  providers: ProviderFactoryOptions;
+  env: NodeJS.ProcessEnv;
+  homeDir?: string;
+  limits: RuntimeLimits;
+  cloud: { endpoint?: string; pollIntervalMs: number; maxPollMs: number };
+}

@@ -1,0 +1,441 @@
+// ROS tools. ros_validate_template always exists (local static checks, plus
+// ValidateTemplate when a credential resolves); the others call ROS and are
+// registered only with a credential. ros_stack create/delete are cloud
+// mutations: they always ask unless an exact rule allows them.
+import { readFile } from "node:fs/promises";
+import { t } from "../../i18n/index.js";
+import { sleep } from "../abort.js";
+import type { CloudContext } from "../cloud/context.js";
+import { RosApiError } from "../cloud/ros-client.js";
+import { redactSecrets, ToolError } from "../errors.js";
+import { displayPath, readOnlyDescription } from "./describe.js";
+import { formatReport, validateRosTemplate, type Finding } from "./ros-validator.js";
+import type { AnyTool, Tool, ToolContext } from "./types.js";
+
+const MAX_TEMPLATE_BYTES = 512 * 1024;
+
+interface TemplateSource {
+  path?: string;
+  template_body?: string;
+}
+
+const templateSourceProperties = {
+  path: { type: "string", minLength: 1, description: "Template file in the workspace (YAML or JSON)." },
+  template_body: { type: "string", minLength: 1, description: "Template text, when there is no file." },
+} as const;
+
+const parametersProperty = {
+  type: "object",
+  description: "Template parameters, name to value.",
+  additionalProperties: { type: ["string", "number", "boolean", "array", "object"] },
+} as const;
+
+async function loadTemplate(
+  source: TemplateSource,
+  ctx: ToolContext,
+): Promise<{ body: string; label: string }> {
+  if ((source.path === undefined) === (source.template_body === undefined)) {
+    throw new ToolError("Give exactly one of path or template_body.");
+  }
+  if (source.template_body !== undefined) return { body: source.template_body, label: "template_body" };
+  const absolute = await ctx.workspace.resolveExisting(source.path as string);
+  const label = ctx.workspace.relative(absolute);
+  const buffer = await readFile(absolute).catch(() => {
+    throw new ToolError(`Cannot read ${label}.`);
+  });
+  if (buffer.length > MAX_TEMPLATE_BYTES)
+    throw new ToolError(`${label} is larger than ROS accepts (512 KiB).`);
+  return { body: buffer.toString("utf8"), label };
+}
+
+function requireCloud(ctx: ToolContext): CloudContext {
+  if (!ctx.cloud) throw new ToolError("No Alibaba Cloud credentials are configured.");
+  return ctx.cloud;
+}
+
+function rosFailure(action: string, error: unknown): ToolError {
+  if (error instanceof RosApiError) {
+    const request = error.requestId ? ` (RequestId ${error.requestId})` : "";
+    return new ToolError(redactSecrets(`ROS ${action} failed: ${error.code}: ${error.message}${request}`));
+  }
+  return error instanceof ToolError ? error : new ToolError(`ROS ${action} failed.`);
+}
+
+function parameterList(parameters: Record<string, unknown> | undefined) {
+  return Object.entries(parameters ?? {}).map(([key, value]) => ({
+    ParameterKey: key,
+    ParameterValue: typeof value === "string" ? value : JSON.stringify(value),
+  }));
+}
+
+interface ValidateInput extends TemplateSource {
+  region_id?: string;
+}
+
+export const rosValidateTemplateTool: Tool<ValidateInput> = {
+  name: "ros_validate_template",
+  description:
+    "Validate a ROS template (YAML or JSON): local static checks (format version, ALIYUN::* resource types, parameters, outputs, Ref/Fn::GetAtt/Fn::Sub targets) and, when Alibaba Cloud credentials are configured, the ROS ValidateTemplate API.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    properties: { ...templateSourceProperties, region_id: { type: "string", minLength: 1 } },
+  },
+  supportsBlanketAllow: true,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  ruleContent: (input) => input.path,
+  describe: (input, lang) =>
+    readOnlyDescription("ros_validate_template", lang, input.path && displayPath(input.path)),
+  async run(input, ctx) {
+    const { body, label } = await loadTemplate(input, ctx);
+    const report = validateRosTemplate(body);
+    const findings: Finding[] = [...report.findings];
+    let remote: Record<string, unknown> | undefined;
+    if (report.valid && ctx.cloud) {
+      try {
+        const answer = await ctx.cloud.ros.call(
+          "ValidateTemplate",
+          { TemplateBody: body, RegionId: input.region_id ?? ctx.cloud.credentials.regionId },
+          ctx.signal,
+        );
+        remote = { checked: true, requestId: answer.RequestId, resourceTypes: answer.ResourceTypes };
+      } catch (error) {
+        if (ctx.signal.aborted) throw error;
+        const failure = rosFailure("ValidateTemplate", error);
+        findings.push({ severity: "error", path: "/", message: failure.message });
+        remote = { checked: true, error: failure.message };
+      }
+    }
+    const valid = findings.every((f) => f.severity !== "error");
+    const text = formatReport({ ...report, valid, findings });
+    const remoteNote = remote
+      ? remote.error
+        ? ""
+        : "\nROS ValidateTemplate accepted the template."
+      : "\n(Remote ValidateTemplate skipped: no Alibaba Cloud credentials.)";
+    return {
+      content: `${label}: ${text}${remoteNote}`,
+      isError: !valid,
+      data: { template: label, valid, findings, remote: remote ?? { checked: false } },
+    };
+  },
+};
+
+interface EstimateInput extends TemplateSource {
+  parameters?: Record<string, unknown>;
+  region_id?: string;
+}
+
+export const rosEstimateCostTool: Tool<EstimateInput> = {
+  name: "ros_estimate_template_cost",
+  description: "Estimate the cost of a ROS template's resources with the ROS GetTemplateEstimateCost API.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    properties: {
+      ...templateSourceProperties,
+      parameters: parametersProperty,
+      region_id: { type: "string", minLength: 1 },
+    },
+  },
+  supportsBlanketAllow: true,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  ruleContent: (input) => input.path,
+  describe: (input, lang) =>
+    readOnlyDescription("ros_estimate_template_cost", lang, input.path && displayPath(input.path)),
+  async run(input, ctx) {
+    const cloud = requireCloud(ctx);
+    const { body } = await loadTemplate(input, ctx);
+    try {
+      const answer = await cloud.ros.call(
+        "GetTemplateEstimateCost",
+        {
+          TemplateBody: body,
+          RegionId: input.region_id ?? cloud.credentials.regionId,
+          Parameters: parameterList(input.parameters),
+        },
+        ctx.signal,
+      );
+      const result = { requestId: answer.RequestId, resources: answer.Resources ?? {} };
+      return { content: JSON.stringify(result), data: result };
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      throw rosFailure("GetTemplateEstimateCost", error);
+    }
+  },
+};
+
+interface PreviewInput extends TemplateSource {
+  stack_name: string;
+  parameters?: Record<string, unknown>;
+  region_id?: string;
+}
+
+export const rosPreviewTemplateTool: Tool<PreviewInput> = {
+  name: "ros_preview_template",
+  description: "Preview the resources a ROS template would create (ROS PreviewStack). Creates nothing.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["stack_name"],
+    properties: {
+      ...templateSourceProperties,
+      stack_name: { type: "string", minLength: 1, maxLength: 255 },
+      parameters: parametersProperty,
+      region_id: { type: "string", minLength: 1 },
+    },
+  },
+  supportsBlanketAllow: true,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  ruleContent: (input) => input.stack_name,
+  describe: (input, lang) => readOnlyDescription("ros_preview_template", lang, input.stack_name),
+  async run(input, ctx) {
+    const cloud = requireCloud(ctx);
+    const { body } = await loadTemplate(input, ctx);
+    try {
+      const answer = await cloud.ros.call(
+        "PreviewStack",
+        {
+          StackName: input.stack_name,
+          TemplateBody: body,
+          RegionId: input.region_id ?? cloud.credentials.regionId,
+          Parameters: parameterList(input.parameters),
+        },
+        ctx.signal,
+      );
+      const stack = (answer.Stack ?? {}) as Record<string, unknown>;
+      const result = { requestId: answer.RequestId, resources: stack.Resources ?? [] };
+      return { content: JSON.stringify(result), data: result };
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      throw rosFailure("PreviewStack", error);
+    }
+  },
+};
+
+interface StackInput extends TemplateSource {
+  action: "create" | "delete" | "get";
+  stack_name?: string;
+  stack_id?: string;
+  parameters?: Record<string, unknown>;
+  region_id?: string;
+  timeout_in_minutes?: number;
+}
+
+interface StackResource {
+  logicalId: string;
+  physicalId?: string;
+  type?: string;
+  status?: string;
+}
+
+function isTerminal(status: string): boolean {
+  return !status.endsWith("_IN_PROGRESS");
+}
+
+function isFailure(status: string): boolean {
+  return status.endsWith("_FAILED") || status.includes("ROLLBACK");
+}
+
+async function stackSnapshot(
+  cloud: CloudContext,
+  stackId: string,
+  regionId: string,
+  signal: AbortSignal,
+  deleting: boolean,
+): Promise<{
+  status: string;
+  statusReason?: string;
+  stackName?: string;
+  outputs?: unknown;
+  resources: StackResource[];
+}> {
+  let stack: Record<string, unknown>;
+  try {
+    stack = await cloud.ros.call("GetStack", { StackId: stackId, RegionId: regionId }, signal);
+  } catch (error) {
+    if (deleting && error instanceof RosApiError && error.code.startsWith("StackNotFound")) {
+      return { status: "DELETE_COMPLETE", resources: [] };
+    }
+    throw error;
+  }
+  const status = typeof stack.Status === "string" ? stack.Status : "UNKNOWN";
+  let resources: StackResource[] = [];
+  if (status !== "DELETE_COMPLETE") {
+    const listed = await cloud.ros.call(
+      "ListStackResources",
+      { StackId: stackId, RegionId: regionId },
+      signal,
+    );
+    const raw = Array.isArray(listed.Resources) ? (listed.Resources as Record<string, unknown>[]) : [];
+    resources = raw.map((r) => ({
+      logicalId: typeof r.LogicalResourceId === "string" ? r.LogicalResourceId : "",
+      ...(typeof r.PhysicalResourceId === "string" ? { physicalId: r.PhysicalResourceId } : {}),
+      ...(typeof r.ResourceType === "string" ? { type: r.ResourceType } : {}),
+      ...(typeof r.Status === "string" ? { status: r.Status } : {}),
+    }));
+  }
+  return {
+    status,
+    ...(typeof stack.StatusReason === "string" ? { statusReason: stack.StatusReason } : {}),
+    ...(typeof stack.StackName === "string" ? { stackName: stack.StackName } : {}),
+    ...(stack.Outputs !== undefined ? { outputs: stack.Outputs } : {}),
+    resources,
+  };
+}
+
+function progressPercentage(status: string, resources: StackResource[]): number {
+  if (isTerminal(status)) return 100;
+  if (resources.length === 0) return 0;
+  const done = resources.filter((r) => r.status !== undefined && isTerminal(r.status)).length;
+  return Math.floor((done / resources.length) * 100);
+}
+
+async function pollStack(
+  cloud: CloudContext,
+  ctx: ToolContext,
+  stackId: string,
+  stackName: string | undefined,
+  regionId: string,
+  deleting: boolean,
+) {
+  const started = Date.now();
+  for (;;) {
+    const snapshot = await stackSnapshot(cloud, stackId, regionId, ctx.signal, deleting);
+    const name = snapshot.stackName ?? stackName;
+    ctx.progress({
+      stackId,
+      ...(name ? { stackName: name } : {}),
+      status: snapshot.status,
+      progressPercentage: progressPercentage(snapshot.status, snapshot.resources),
+      resources: snapshot.resources,
+      elapsedSeconds: Math.round((Date.now() - started) / 1000),
+      regionId,
+    });
+    if (isTerminal(snapshot.status)) return { ...snapshot, stackName: name };
+    if (Date.now() - started > cloud.maxPollMs) {
+      throw new ToolError(`Stack ${stackId} is still ${snapshot.status}; stopped waiting.`);
+    }
+    await sleep(cloud.pollIntervalMs, ctx.signal);
+  }
+}
+
+export const rosStackTool: Tool<StackInput> = {
+  name: "ros_stack",
+  description:
+    "Create a ROS stack from a template (action create: stack_name plus path or template_body), delete one (action delete: stack_id), or read one (action get: stack_id). create and delete wait until the stack reaches a final status and report progress.",
+  inputSchema: {
+    type: "object",
+    additionalProperties: false,
+    required: ["action"],
+    properties: {
+      action: { enum: ["create", "delete", "get"] },
+      stack_name: { type: "string", minLength: 1, maxLength: 255 },
+      stack_id: { type: "string", minLength: 1 },
+      ...templateSourceProperties,
+      parameters: parametersProperty,
+      region_id: { type: "string", minLength: 1 },
+      timeout_in_minutes: { type: "integer", minimum: 10, maximum: 1440 },
+    },
+  },
+  supportsBlanketAllow: false,
+  isCloudMutation: true,
+  timeoutMs: 3_600_000,
+  isReadOnly: (input) => input.action === "get",
+  isConcurrencySafe: (input) => input.action === "get",
+  ruleContent: (input) =>
+    `${input.action}:${input.action === "create" ? (input.stack_name ?? "") : (input.stack_id ?? "")}`,
+  describe: (input, lang) => {
+    if (input.action === "get") return readOnlyDescription("ros_stack", lang, input.stack_id);
+    const target = input.action === "create" ? (input.stack_name ?? "?") : (input.stack_id ?? "?");
+    const key = input.action === "create" ? "runtime.tool.rosStack.create" : "runtime.tool.rosStack.delete";
+    return {
+      title: t(lang, `${key}.title`, { target }),
+      purpose: t(lang, `${key}.purpose`, { region: input.region_id ?? "" }),
+      effect: "cloud_change",
+      target,
+    };
+  },
+  async run(input, ctx) {
+    const cloud = requireCloud(ctx);
+    const regionId = input.region_id ?? cloud.credentials.regionId;
+    if (input.action === "create") {
+      if (!input.stack_name) throw new ToolError("action create needs stack_name.");
+      const { body } = await loadTemplate(input, ctx);
+      let stackId: string;
+      try {
+        const answer = await cloud.ros.call(
+          "CreateStack",
+          {
+            StackName: input.stack_name,
+            TemplateBody: body,
+            RegionId: regionId,
+            TimeoutInMinutes: input.timeout_in_minutes ?? 60,
+            Parameters: parameterList(input.parameters),
+          },
+          ctx.signal,
+        );
+        stackId = typeof answer.StackId === "string" ? answer.StackId : "";
+        if (!stackId) throw new ToolError("ROS CreateStack returned no StackId.");
+      } catch (error) {
+        if (ctx.signal.aborted) throw error;
+        throw rosFailure("CreateStack", error);
+      }
+      return finish(
+        await guard("GetStack", ctx, () => pollStack(cloud, ctx, stackId, input.stack_name, regionId, false)),
+        stackId,
+      );
+    }
+    if (!input.stack_id) throw new ToolError(`action ${input.action} needs stack_id.`);
+    const stackId = input.stack_id;
+    if (input.action === "delete") {
+      await guard("DeleteStack", ctx, () =>
+        cloud.ros.call("DeleteStack", { StackId: stackId, RegionId: regionId }, ctx.signal),
+      );
+      return finish(
+        await guard("GetStack", ctx, () => pollStack(cloud, ctx, stackId, undefined, regionId, true)),
+        stackId,
+      );
+    }
+    const snapshot = await guard("GetStack", ctx, () =>
+      stackSnapshot(cloud, stackId, regionId, ctx.signal, false),
+    );
+    return finish(snapshot, stackId, false);
+  },
+};
+
+async function guard<T>(action: string, ctx: ToolContext, job: () => Promise<T>): Promise<T> {
+  try {
+    return await job();
+  } catch (error) {
+    if (ctx.signal.aborted) throw error;
+    throw rosFailure(action, error);
+  }
+}
+
+function finish(
+  snapshot: {
+    status: string;
+    statusReason?: string;
+    stackName?: string;
+    outputs?: unknown;
+    resources: StackResource[];
+  },
+  stackId: string,
+  failOnStatus = true,
+) {
+  const result = { stackId, ...snapshot };
+  const failed = failOnStatus && isFailure(snapshot.status);
+  const reason = snapshot.statusReason ? ` (${redactSecrets(snapshot.statusReason)})` : "";
+  return {
+    content: `Stack ${stackId}${snapshot.stackName ? ` (${snapshot.stackName})` : ""} is ${snapshot.status}${reason}.\n${JSON.stringify({ outputs: snapshot.outputs ?? [], resources: snapshot.resources })}`,
+    isError: failed,
+    data: result,
+  };
+}
+
+/** Tools that need a credential. */
+export const cloudTools: AnyTool[] = [rosEstimateCostTool, rosPreviewTemplateTool, rosStackTool];
