@@ -629,10 +629,7 @@ export class AguiAdapter {
     if (!ex.taskId || !Object.keys(ex.pending).length) {
       if (entries.some((e) => expired.has(e.interruptId)))
         throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
-      if (
-        entries.length &&
-        entries.every((e) => this.appliedDigestAny(doc, e.interruptId) !== undefined)
-      ) {
+      if (entries.length && entries.every((e) => this.appliedDigestAny(doc, e.interruptId) !== undefined)) {
         throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
       }
       throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);

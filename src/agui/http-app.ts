@@ -11,7 +11,14 @@ import { VERSION } from "../version.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import type { AguiAdapter, RunRequest } from "./adapter.js";
 import { AguiError, MSG } from "./errors.js";
-import { CANCEL_BODY_LIMIT, REQUEST_LIMIT, userParts, type IacCode } from "./inputs.js";
+import {
+  CANCEL_BODY_LIMIT,
+  lastUserMessage,
+  REQUEST_LIMIT,
+  userParts,
+  withImageStandIns,
+  type IacCode,
+} from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
 
@@ -158,8 +165,13 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       const iac = fp && isObject(fp.iacCode) ? fp.iacCode : undefined;
       if (iac && typeof iac.preferredLanguage === "string")
         lang = normalizeLanguage(iac.preferredLanguage) ?? lang;
-      const checked = parseRunAgentInput(body);
+      const checked = parseRunAgentInput(withImageStandIns(body));
       if (!checked.ok) throw envelopeError(body, checked.errors);
+      if (body.resume === undefined) {
+        // Content limits (images) are checked before the stream starts.
+        const user = lastUserMessage(body.messages as unknown[]);
+        if (user) userParts(user);
+      }
       const request: RunRequest = {
         threadId: body.threadId as string,
         runId: body.runId as string,
