@@ -1,14 +1,19 @@
 // Starts the A2A server: stores, service core, Koa app and listener. Returns
 // the URL and a close() that stops accepting, cancels running turns, flushes
 // the stores and destroys open sockets. Later transports plug in here.
-import { mkdirSync } from "node:fs";
+// JSON-RPC, REST and gRPC share one port (HTTP/2 preface sniffing, or ALPN with
+// TLS) unless grpc-port asks for a separate gRPC listener.
+import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Router } from "@koa/router";
 import type { Logger } from "pino";
 import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
-import { listenHttp } from "../server/listener.js";
+import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
+import { createA2aGrpcHandler } from "./bindings/grpc.js";
+import { createRestRouter } from "./bindings/rest.js";
+import { signCards } from "./signing/sign-cards.js";
 import { Authenticator } from "./core/auth.js";
 import { buildAgentCards, type AgentCards } from "./core/card.js";
 import { mediaTypesFromEnv } from "./core/parts.js";
@@ -30,8 +35,12 @@ export interface A2aServerDeps {
 }
 
 export interface RunningA2aServer {
-  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ */
+  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (with transport grpc: the gRPC target). */
   url: string;
+  /** HTTP+JSON base URL, when served. */
+  restUrl?: string;
+  /** gRPC target host:port. */
+  grpcTarget: string;
   host: string;
   port: number;
   service: A2AService;
@@ -63,6 +72,7 @@ export async function startA2aServer(
     ? allowedRootsFromEnv({ IACCODE_A2A_ALLOWED_CWDS: settings.allowedCwds.join(path.delimiter) }, cwd)
     : allowedRootsFromEnv(env, cwd);
   const mediaTypes = mediaTypesFromEnv(env);
+  // eslint-disable-next-line prefer-const -- assigned once the listener knows its port; read lazily before that
   let cards: AgentCards | undefined;
   const getCards = (): AgentCards => {
     if (!cards) throw new Error("agent card requested before the server listens");
@@ -85,39 +95,104 @@ export async function startA2aServer(
     mediaTypes,
     auditFile: path.join(settings.persistenceDir, "permission-audit.jsonl"),
   });
+  const httpServed = settings.transport === "http";
   const app = buildHttpApp({
     service,
     auth,
     cards: getCards,
     runtimeInfo: () => deps.runtime.info(),
     logger,
-    routers: deps.routers,
+    routers: [createRestRouter({ core: service, auth, logger }), ...(deps.routers ?? [])],
   });
-  const listener = await listenHttp(app.callback(), settings.host, settings.port);
-  const hostForUrl = settings.host.includes(":") ? `[${settings.host}]` : settings.host;
-  const url = `http://${hostForUrl}:${listener.port}/`;
-  cards = buildAgentCards({
-    jsonRpcUrl: url,
+  const koa = app.callback();
+  const koaHandler: HttpHandler = (req, res) => void koa(req, res);
+  // With transport grpc, and on a separate gRPC port, nothing but gRPC is answered.
+  const notServed: HttpHandler = (_req, res) => {
+    res.statusCode = 404;
+    res.setHeader("Content-Type", "application/json");
+    res.end(JSON.stringify({ error: "Not found: this listener only serves the A2A gRPC binding." }));
+  };
+  const grpc = createA2aGrpcHandler({ core: service, auth, logger });
+  const tls =
+    settings.tlsCert && settings.tlsKey
+      ? { cert: readFileSync(settings.tlsCert), key: readFileSync(settings.tlsKey) }
+      : undefined;
+  const grpcHost = settings.grpcHost ?? settings.host;
+  const separateGrpc =
+    httpServed &&
+    ((settings.grpcPort !== undefined && (settings.grpcPort === 0 || settings.grpcPort !== settings.port)) ||
+      grpcHost !== settings.host);
+  const http = httpServed ? koaHandler : notServed;
+  const listener = await listenOnePort({
+    host: httpServed ? settings.host : grpcHost,
+    port: httpServed ? settings.port : (settings.grpcPort ?? settings.port),
+    http1: http,
+    http2: separateGrpc ? http : splitGrpc(grpc, http),
+    tls,
+  });
+  let grpcListener: OnePortListener | undefined;
+  if (separateGrpc) {
+    try {
+      grpcListener = await listenOnePort({
+        host: grpcHost,
+        port: settings.grpcPort ?? 0,
+        http1: notServed,
+        http2: splitGrpc(grpc, notServed),
+        tls,
+      });
+    } catch (error) {
+      await listener.close(0);
+      throw error;
+    }
+  }
+  const urlHost = (host: string): string => (host.includes(":") ? `[${host}]` : host);
+  const scheme = tls ? "https" : "http";
+  const base = `${scheme}://${urlHost(settings.host)}:${listener.port}`;
+  const grpcTarget = grpcListener
+    ? `${urlHost(grpcHost)}:${grpcListener.port}`
+    : `${urlHost(listener.host)}:${listener.port}`;
+  const restUrl = httpServed ? base : undefined;
+  const url = httpServed ? `${base}/` : grpcTarget;
+  const built = buildAgentCards({
+    jsonRpcUrl: httpServed ? url : undefined,
+    extraInterfaces: [
+      ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
+      { url: grpcTarget, protocolBinding: "GRPC" },
+    ],
     pushNotifications: settings.pushNotifications,
     thinkingExposure: settings.thinkingExposure,
     requiredExtensions: settings.requiredExtensions,
     mediaTypes,
     auth,
   });
-  logger.info({ url, persistenceDir: settings.persistenceDir, auth: auth.enabled }, "A2A server listening");
+  cards = settings.signingSecret ? await signCards(built, { secret: settings.signingSecret }) : built;
+  logger.info(
+    {
+      url,
+      restUrl,
+      grpcTarget,
+      tls: Boolean(tls),
+      persistenceDir: settings.persistenceDir,
+      auth: auth.enabled,
+    },
+    "A2A server listening",
+  );
 
   let closing: Promise<void> | undefined;
   return {
     url,
+    restUrl,
+    grpcTarget,
     host: settings.host,
     port: listener.port,
     service,
     cards,
     close() {
       closing ??= (async () => {
-        listener.server.close();
+        // Stop accepting and let idle connections go; streams end when their turns are cancelled.
+        const listenersClosed = Promise.all([listener.close(2000), grpcListener?.close(2000)]);
         await service.close();
-        await listener.close();
+        await listenersClosed;
         logger.info("A2A server stopped");
       })();
       return closing;

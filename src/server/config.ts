@@ -17,7 +17,8 @@ export type ThinkingType = "tool_trace" | "raw_thinking";
 export interface A2aServerSettings {
   host: string;
   port: number;
-  transport: "http";
+  /** http: JSON-RPC, REST and gRPC on one port; grpc: the gRPC binding only. */
+  transport: "http" | "grpc";
   thinkingExposure: ThinkingType[];
   debug: boolean;
   logToStdout: boolean;
@@ -38,6 +39,14 @@ export interface A2aServerSettings {
   model?: string;
   baseUrl?: string;
   script?: string;
+  /** HMAC secret: the agent card is signed with JWS HS256 (kid "default"). */
+  signingSecret?: string;
+  /** PEM certificate and key files; with both, the listeners use TLS. */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** gRPC on its own listener (default: gRPC shares the main port). */
+  grpcHost?: string;
+  grpcPort?: number;
 }
 
 /** Values given on the command line (undefined = not given). */
@@ -109,7 +118,7 @@ const TRANSPORT_ALIASES: Record<string, string> = {
 };
 const KNOWN_TRANSPORTS = ["grpc", "grpc-jsonrpc", "http", "redis-streams", "stdio", "unix", "websocket"];
 
-export function normaliseTransport(value: string): "http" {
+export function normaliseTransport(value: string): "http" | "grpc" {
   const lowered = value.trim().toLowerCase().replace(/_/g, "-");
   const canonical = TRANSPORT_ALIASES[lowered] ?? lowered;
   if (!KNOWN_TRANSPORTS.includes(canonical)) {
@@ -117,12 +126,12 @@ export function normaliseTransport(value: string): "http" {
       `Unsupported transport '${value}'. Supported values: ${KNOWN_TRANSPORTS.join(", ")}`,
     );
   }
-  if (canonical !== "http") {
+  if (canonical !== "http" && canonical !== "grpc") {
     throw new ConfigError(
-      `Transport '${canonical}' is not available in this version of iac-code; use --transport http.`,
+      `Transport '${canonical}' is not available in this version of iac-code; use --transport http or grpc.`,
     );
   }
-  return "http";
+  return canonical;
 }
 
 /** tool-trace / raw-thinking tokens; all/* = both; none/off/false/0 = nothing; unset = tool-trace. */
@@ -188,6 +197,11 @@ export function resolveSettings(
     model: file.model,
     baseUrl: file["base-url"],
     script: file.script,
+    signingSecret: nonEmpty(file["signing-secret"]),
+    tlsCert: file["tls-cert"] ? path.resolve(expandHome(file["tls-cert"])) : undefined,
+    tlsKey: file["tls-key"] ? path.resolve(expandHome(file["tls-key"])) : undefined,
+    grpcHost: file["grpc-host"],
+    grpcPort: file["grpc-port"],
   };
   if (!Number.isInteger(settings.port) || settings.port < 0 || settings.port > 65535) {
     throw new ConfigError(`Invalid port ${String(settings.port)}: expected an integer from 0 to 65535.`);

@@ -11,6 +11,11 @@ import net, { type AddressInfo, type Socket } from "node:net";
 
 export type Http1Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export type Http2Handler = (req: Http2ServerRequest, res: Http2ServerResponse) => void;
+/** A handler for both protocol versions (Koa's callback is one). */
+export type HttpHandler = (
+  req: IncomingMessage | Http2ServerRequest,
+  res: ServerResponse | Http2ServerResponse,
+) => void;
 
 export interface TlsMaterial {
   cert: string | Buffer;

@@ -2,13 +2,7 @@
 // the generated service descriptor. Each RPC reads the caller from metadata
 // (auth, a2a-version, a2a-extensions), calls the core, and returns its
 // protobuf-es result; failures become a gRPC status with ErrorInfo details.
-import {
-  Code,
-  ConnectError,
-  type ConnectRouter,
-  type HandlerContext,
-  type ServiceImpl,
-} from "@connectrpc/connect";
+import { ConnectError, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
@@ -16,7 +10,7 @@ import type { Authenticator } from "../core/auth.js";
 import type { CallContext } from "../core/call-context.js";
 import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion, parseExtensions } from "../core/service-params.js";
-import { asA2AError, connectErrorOf } from "./wire-errors.js";
+import { asA2AError, connectErrorOf, unauthenticated } from "./wire-errors.js";
 
 export interface GrpcBindingOptions {
   core: A2ACore;
@@ -30,7 +24,7 @@ export interface GrpcBindingOptions {
 function callContext(options: GrpcBindingOptions, hc: HandlerContext): CallContext {
   const header = (name: string): string | undefined => hc.requestHeader.get(name) ?? undefined;
   const caller = options.auth.authenticate(header);
-  if (!caller) throw new ConnectError("Unauthorized", Code.Unauthenticated);
+  if (!caller) throw unauthenticated();
   checkVersion(header("a2a-version"));
   return {
     owner: caller.owner,

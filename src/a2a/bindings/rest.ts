@@ -17,7 +17,7 @@ import { requireAuth, type A2aState } from "../http-app.js";
 import { readJsonBody } from "./http-body.js";
 import { queryToProtoJson } from "./rest-query.js";
 import { writeSse } from "./sse.js";
-import { asA2AError, restErrorBody } from "./wire-errors.js";
+import { asA2AError, restErrorOf } from "./wire-errors.js";
 
 export interface RestBindingOptions {
   core: A2ACore;
@@ -77,9 +77,10 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
   const auth = requireAuth(options.auth);
 
   const sendError = (koa: Ctx, error: A2AError): void => {
-    koa.status = error.spec.httpStatus;
+    const { status, body } = restErrorOf(error);
+    koa.status = status;
     koa.type = responseType(koa);
-    koa.body = JSON.stringify(restErrorBody(error));
+    koa.body = JSON.stringify(body);
   };
 
   const handle =
@@ -127,7 +128,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           koa.respond = false;
           await writeSse(koa.res, first.value, iterator, {
             encode: (event) => JSON.stringify(encodeProtoJson(pb.StreamResponseSchema, event)),
-            encodeError: (error) => JSON.stringify(restErrorBody(asA2AError(error, logger, where))),
+            encodeError: (error) => JSON.stringify(restErrorOf(asA2AError(error, logger, where)).body),
           });
         },
       };
