@@ -21,6 +21,7 @@ class BenchRuntime implements AgentRuntime {
     const session: AgentSession = {
       sessionId: `bench-${o.contextId}`,
       cwd: o.cwd,
+      // eslint-disable-next-line @typescript-eslint/require-await -- a scripted turn has nothing to wait for
       async *runTurn(_input: TurnInput): AsyncIterable<RuntimeEvent> {
         yield { type: "message_start", messageId: "m" };
         for (let i = 0; i < DELTAS; i++) yield { type: "text_delta", messageId: "m", text: `chunk ${i} ` };

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Interrupt } from "@ag-ui/client";
-import { agentRun, newAgent, post, runInput, startHarness, type Harness } from "./harness.js";
+import { agentRun, newAgent, startHarness, type Harness } from "./harness.js";
 import { types } from "./helpers.js";
 
 describe("agui runs over HTTP (HttpAgent -> adapter -> real A2A server)", function () {
@@ -137,7 +137,9 @@ describe("agui runs over HTTP (HttpAgent -> adapter -> real A2A server)", functi
     ]) {
       expect(stateFiles[0]).not.to.include(needle);
     }
-    expect(JSON.parse(stateFiles[0]).execution.pending).to.have.property(interrupt.id);
+    expect(
+      (JSON.parse(stateFiles[0]) as { execution: { pending: object } }).execution.pending,
+    ).to.have.property(interrupt.id);
 
     const second = await agentRun(agent, {
       runId: "run-2",

@@ -34,7 +34,7 @@ async function openStream(url: string, body: unknown) {
         done = true;
         break;
       }
-      raw += decoder.decode(r.value, { stream: true });
+      raw += decoder.decode(r.value as Uint8Array, { stream: true });
       events.length = 0;
       for (const rec of raw.split("\n\n")) {
         const data = rec

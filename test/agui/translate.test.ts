@@ -326,7 +326,9 @@ describe("agui translate: pipeline events", () => {
     );
     out.push(...tr.map(pipe(env("e9", "step_completed", 9, { step: { id: "unknown" } }))));
     out.push(...tr.finishSuccess());
-    expect(strip(out).map((e) => `${String(e.type)}:${String(e.stepName ?? "")}`)).to.deep.equal([
+    expect(
+      strip(out).map((e) => `${String(e.type)}:${typeof e.stepName === "string" ? e.stepName : ""}`),
+    ).to.deep.equal([
       "RUN_STARTED:",
       "STEP_STARTED:candidate:c0:gen",
       "STEP_STARTED:eval",
