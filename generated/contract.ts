@@ -28,6 +28,7 @@ function parseWith<T>(validate: ValidateFunction, value: unknown): ParseResult<T
 
 /** Every named contract: its schema $id, its source file and its validator. */
 export const schemaIndex = {
+  "a2a/error-detail": { id: "https://schemas.iac-code.dev/a2a/error-detail.json", title: "ErrorDetail", file: "schemas/a2a/error-detail.json", validate: V.v_a2a_error_detail },
   "a2a/health": { id: "https://schemas.iac-code.dev/a2a/health.json", title: "A2AHealth", file: "schemas/a2a/health.json", validate: V.v_a2a_health },
   "a2a/iac-code-event-metadata": { id: "https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json", title: "IacCodeEventMetadata", file: "schemas/a2a/iac-code-event-metadata.json", validate: V.v_a2a_iac_code_event_metadata },
   "a2a/iac-code-request-metadata": { id: "https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json", title: "IacCodeRequestMetadata", file: "schemas/a2a/iac-code-request-metadata.json", validate: V.v_a2a_iac_code_request_metadata },
@@ -101,6 +102,10 @@ export const schemaIndex = {
 } as const;
 
 export type SchemaName = keyof typeof schemaIndex;
+
+export function parseErrorDetail(value: unknown): ParseResult<T.ErrorDetail> {
+  return parseWith<T.ErrorDetail>(V.v_a2a_error_detail, value);
+}
 
 export function parseA2AHealth(value: unknown): ParseResult<T.A2AHealth> {
   return parseWith<T.A2AHealth>(V.v_a2a_health, value);

@@ -13,8 +13,66 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Run the agent and stream AG-UI events */
+        /**
+         * Run the agent and stream AG-UI events
+         * @description Starts a run (or resumes an interrupted one) and streams its events.
+         *
+         *     **SSE framing.** The response is `text/event-stream`. Each AG-UI event is one record
+         *     `data: <compact JSON>` followed by a blank line (no `event:` or `id:` lines). After
+         *     15 seconds without an event the server writes the SSE comment `: heartbeat` (not an
+         *     AG-UI event; clients ignore it). The first event is `RUN_STARTED`; the stream ends
+         *     after `RUN_FINISHED` (outcome `success` or `interrupt`) or `RUN_ERROR`.
+         *
+         *     ```
+         *     data: {"type":"RUN_STARTED","threadId":"thread-1","runId":"run-1"}
+         *
+         *     : heartbeat
+         *
+         *     data: {"type":"RUN_FINISHED","threadId":"thread-1","runId":"run-1","outcome":{"type":"success"}}
+         *
+         *     ```
+         */
         post: operations["runAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/extensions/iac-code/v1/executions/{executionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an execution
+         * @description Cancels the execution named by `executionId` (announced in the `iac-code.session.v1`
+         *     custom event) and drops its pending interrupts. A running stream is not cut: it ends
+         *     with `RUN_ERROR` `CANCELLED` when the A2A task reports the cancellation. Body limit 64 KiB;
+         *     unknown body keys are ignored.
+         */
+        post: operations["cancelExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Service status and protocol versions */
+        get: operations["getAguiHealth"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -25,6 +83,95 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * ActivitySnapshotEvent
+         * @description ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "activity-snapshot": {
+            /** @constant */
+            activityType: "iac-code.pipeline.v1";
+            /**
+             * PipelineActivityContent
+             * @description An object (an array is fatal to the official client).
+             */
+            content: {
+                pipelineRunId: string;
+                /** @constant */
+                schemaVersion: 1;
+                /** @description The A2A pipeline state snapshot, as received. */
+                snapshot: Record<string, unknown>;
+            };
+            /** @description pipeline:<pipelineRunId>. */
+            messageId: string;
+            /**
+             * @description Always true: the snapshot replaces the activity's content.
+             * @constant
+             */
+            replace: true;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "ACTIVITY_SNAPSHOT";
+        };
+        AguiEvent: components["schemas"]["event"];
+        AguiHealth: components["schemas"]["health"];
+        /**
+         * IacCodeArtifactPayload
+         * @description The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.
+         */
+        artifact: {
+            /** @description The A2A artifactId (UUID v4). */
+            artifactId: string;
+            /** @description Size of the stored bytes. */
+            byteSize: number;
+            /** @description The A2A context of that task. */
+            contextId?: string;
+            /** @description The A2A artifact description, when it has one. */
+            description?: string;
+            /** @description Safe bare file name of the stored copy. */
+            filename: string;
+            /** @description e.g. text/yaml; application/octet-stream when unknown. */
+            mediaType: string;
+            /** @description The A2A artifact name (the stored file name). */
+            name: string;
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Lower-case hex SHA-256 of the stored bytes. */
+            sha256: string;
+            /** @description Absolute path of the workspace file the artifact was copied from, when a tool stored a file. */
+            sourcePath?: string;
+            /** @description The A2A task that produced the artifact. */
+            taskId?: string;
+            /** @description The tool call whose result stored the artifact, when known. */
+            toolUseId?: string;
+            /**
+             * Format: uri
+             * @description file:// URL of the stored copy on the server's machine.
+             */
+            uri: string;
+        };
+        /**
+         * CancelRequest
+         * @description Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.
+         */
+        "cancel-request": {
+            /** @description The rosInvocationId of the execution's current run. */
+            rosInvocationId: string;
+            /** @description The AG-UI thread of the execution. */
+            threadId: string;
+        };
+        /**
+         * CancelResponse
+         * @description 200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).
+         */
+        "cancel-response": {
+            /** @description The execution from the request path. */
+            executionId: string;
+            /** @enum {unknown} */
+            status: "cancelled" | "already_terminal";
+        };
+        CancelRequest: components["schemas"]["cancel-request"];
+        CancelResponse: components["schemas"]["cancel-response"];
         /**
          * UserContentPart
          * @description A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.
@@ -54,6 +201,20 @@ export interface components {
             type: "image";
         };
         /**
+         * CustomEvent
+         * @description CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.
+         */
+        custom: {
+            /** @description Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1. */
+            name: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "CUSTOM";
+            /** @description The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types. */
+            value: components["schemas"]["session"] | components["schemas"]["artifact"] | components["schemas"]["tool-progress"] | components["schemas"]["pipeline"] | Record<string, unknown>;
+        } & (unknown & unknown & unknown & unknown);
+        /**
          * ErrorEnvelope
          * @description The JSON body of every AG-UI HTTP error answered before an SSE stream starts.
          */
@@ -65,6 +226,44 @@ export interface components {
                 /** @description Localised, human-readable explanation. */
                 message: string;
             };
+        };
+        ErrorEnvelope: components["schemas"]["error-envelope"];
+        /**
+         * AguiEvent
+         * @description Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.
+         */
+        event: components["schemas"]["run-started"] | components["schemas"]["text-message-start"] | components["schemas"]["text-message-content"] | components["schemas"]["text-message-end"] | components["schemas"]["reasoning-start"] | components["schemas"]["reasoning-message-start"] | components["schemas"]["reasoning-message-content"] | components["schemas"]["reasoning-message-end"] | components["schemas"]["reasoning-end"] | components["schemas"]["tool-call-start"] | components["schemas"]["tool-call-args"] | components["schemas"]["tool-call-end"] | components["schemas"]["tool-call-result"] | components["schemas"]["step-started"] | components["schemas"]["step-finished"] | components["schemas"]["activity-snapshot"] | components["schemas"]["custom"] | components["schemas"]["run-finished"] | components["schemas"]["run-error"];
+        /**
+         * AguiHealth
+         * @description Body of GET /health on the AG-UI server (always 200, no authentication).
+         */
+        health: {
+            /**
+             * @description The A2A version that executes the runs.
+             * @constant
+             */
+            executionKernel: "a2a-1.0";
+            /** @constant */
+            protocol: "ag-ui";
+            /** @description Version of the AG-UI protocol package the server speaks, e.g. 1.0.0. */
+            protocolPackageVersion: string;
+            /**
+             * AguiHealthRuntime
+             * @description What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.
+             */
+            runtime?: {
+                demo: boolean;
+                /** @description How to leave demo mode or fix the configuration. */
+                hint?: string;
+                /** @description Default model. */
+                model?: string;
+                /** @description LLM provider in use, e.g. dashscope or demo. */
+                provider?: string;
+            };
+            /** @description The iac-code version. */
+            serverVersion: string;
+            /** @constant */
+            status: "ok";
         };
         /**
          * IacCodeProps
@@ -124,6 +323,78 @@ export interface components {
             userId?: string | null;
         };
         /**
+         * Interrupt
+         * @description Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).
+         */
+        interrupt: {
+            /**
+             * Format: date-time
+             * @description When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.
+             */
+            expiresAt: string;
+            /** @description The A2A inputId of the pending input, e.g. permission-<32 hex>. */
+            id: string;
+            /** @description Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as "Permission required". */
+            message: string;
+            /**
+             * InterruptMetadata
+             * @description Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.
+             */
+            metadata: {
+                allowFreeText?: boolean;
+                /** @description The A2A context of that task. */
+                contextId?: string;
+                deploymentSummary?: Record<string, unknown>;
+                /** @description Parameters to show, as projected by A2A. */
+                displayParameters?: unknown;
+                /** @description read, cloud_change, local_execution, file_change, local_or_remote_change or unknown. */
+                effect?: string;
+                freeTextPrompt?: string;
+                inputId?: string;
+                isReadOnly?: boolean;
+                /** @description permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ... */
+                kind: string;
+                /** @description Normalised language of the projection's texts. */
+                language?: string;
+                operation?: string;
+                /** @description The raw options of the A2A projection. */
+                options?: unknown[];
+                prompt?: string;
+                purpose?: string;
+                /** @description The A2A task waiting for the input. */
+                requestTaskId?: string;
+                required?: boolean;
+                /** @description Redacted summary of what the tool will do. */
+                safeSummary?: string;
+                /** @constant */
+                schemaVersion: 1;
+                /** @description pipeline or candidate for pipeline inputs. */
+                scope?: string;
+                /** @description Cloud resource selector profile (cloud_resource_selection). */
+                selector?: Record<string, unknown>;
+                /** @description The options normalised to unique ids and display titles. */
+                standardOptions: {
+                    id: string;
+                    title: string;
+                }[];
+                subPipelineId?: string;
+                target?: string;
+                title?: string;
+                toolName?: string;
+                toolUseId?: string;
+            };
+            /**
+             * @description tool_call for a tool permission (toolCallId names the call), input_required for every other kind.
+             * @enum {unknown}
+             */
+            reason: "tool_call" | "input_required";
+            /** @description JSON Schema that a resolved resume payload must match, e.g. {"decision": "allow_once" | "deny"} for a permission. */
+            responseSchema: Record<string, unknown>;
+            /** @description The tool call this interrupt belongs to (the A2A toolUseId). */
+            toolCallId?: string;
+        };
+        Interrupt: components["schemas"]["interrupt"];
+        /**
          * AguiMessage
          * @description An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.
          */
@@ -172,6 +443,127 @@ export interface components {
             role?: "reasoning";
         });
         /**
+         * IacCodePipelinePayload
+         * @description The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.
+         */
+        pipeline: {
+            /** PipelineCandidateRef */
+            candidate?: {
+                id?: string;
+                runId?: string;
+                subPipelineId?: string;
+            };
+            /** PipelineCandidateStepRef */
+            candidateStep?: {
+                id?: string;
+                runId?: string;
+            };
+            contextId?: string;
+            /** Format: date-time */
+            createdAt?: string;
+            /** @description Event-type-specific data. */
+            data?: Record<string, unknown>;
+            /** @description Unique id of the event, e.g. evt-<hex>. */
+            eventId: string;
+            /**
+             * @description The kinds of pipeline event projected as CUSTOM (no other value is emitted).
+             * @enum {unknown}
+             */
+            eventType: "pipeline_started" | "pipeline_resumed" | "pipeline_completed" | "pipeline_error" | "pipeline_warning" | "backup_blocked" | "candidate_started" | "candidate_completed" | "candidate_failed" | "candidate_interrupted" | "candidate_restart_requested" | "candidate_selected" | "candidate_detail_shown" | "candidate_step_failed" | "sub_pipeline_started" | "sub_pipeline_completed" | "sub_step_failed" | "step_failed" | "stack_progress" | "stack_instances_progress" | "stack_current_changed" | "cleanup_started" | "cleanup_progress" | "cleanup_completed" | "cleanup_failed" | "rollback_triggered" | "rollback_completed" | "context_compaction_started" | "context_compacted" | "context_compaction_failed" | "fields_marked_stale" | "diagram_shown" | "mcp_status" | "tool_progress";
+            /** @constant */
+            extensionUri?: "urn:iac-code:a2a:pipeline-events:v1";
+            iacCodeSessionId?: string;
+            /** @description e.g. selling. */
+            pipelineName?: string;
+            pipelineRunId?: string;
+            /**
+             * @description Version of the pipeline envelope.
+             * @constant
+             */
+            schemaVersion?: "1.0";
+            /** @description pipeline, candidate, ... */
+            scope?: string;
+            /** @description Position in the pipeline's event journal; grows monotonically. */
+            sequence: number;
+            /** @description Pipeline status carried by the envelope. */
+            status?: string;
+            /** PipelineStepRef */
+            step?: {
+                id?: string;
+                runId?: string;
+            };
+            taskId?: string;
+            /** @description Who the event is meant for, as set by the pipeline. */
+            visibility?: unknown;
+        };
+        /**
+         * ReasoningEndEvent
+         * @description REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "reasoning-end": {
+            /** @description Id of an open reasoning span. */
+            messageId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "REASONING_END";
+        };
+        /**
+         * ReasoningMessageContentEvent
+         * @description REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "reasoning-message-content": {
+            /** @description The new reasoning text. Never empty. */
+            delta: string;
+            /** @description Id of an open reasoning message. */
+            messageId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "REASONING_MESSAGE_CONTENT";
+        };
+        /**
+         * ReasoningMessageEndEvent
+         * @description REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "reasoning-message-end": {
+            /** @description Id of an open reasoning message. */
+            messageId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "REASONING_MESSAGE_END";
+        };
+        /**
+         * ReasoningMessageStartEvent
+         * @description REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "reasoning-message-start": {
+            /** @description Id of the reasoning message (the same id as its span). */
+            messageId: string;
+            /**
+             * @description Required literal: @ag-ui/core 1.0 rejects the event without it.
+             * @constant
+             */
+            role: "reasoning";
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "REASONING_MESSAGE_START";
+        };
+        /**
+         * ReasoningStartEvent
+         * @description REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "reasoning-start": {
+            /** @description Id of the span: reasoning-<message id or run id>. */
+            messageId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "REASONING_START";
+        };
+        /**
          * ResumeEntry
          * @description The answer to one pending interrupt, carried in RunAgentInput.resume.
          */
@@ -218,11 +610,316 @@ export interface components {
             /** @description Client-defined tools are not supported: must be empty. */
             tools: unknown[];
         };
+        /**
+         * RunErrorEvent
+         * @description RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.
+         */
+        "run-error": {
+            /** @description An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED. */
+            code: string;
+            /** @description Human-readable text in the run's language (sanitised: no secrets, paths or provider internals). */
+            message: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "RUN_ERROR";
+            /** @description Token usage counted before the failure; left out when nothing was counted. */
+            usage?: components["schemas"]["token-usage"][];
+        };
+        /**
+         * RunFinishedEvent
+         * @description RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.
+         */
+        "run-finished": {
+            /**
+             * RunFinishedOutcome
+             * @description Why the run ended: an object (the old string form is fatal to every client).
+             */
+            outcome: {
+                /** @constant */
+                type: "success";
+            } | {
+                /** @description Every pending interrupt of the execution, in the order they appeared; at least one. */
+                interrupts: components["schemas"]["interrupt"][];
+                /** @constant */
+                type: "interrupt";
+            };
+            /** @description The RunAgentInput runId. */
+            runId: string;
+            /** @description The RunAgentInput threadId. */
+            threadId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "RUN_FINISHED";
+            /** @description Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted. */
+            usage?: components["schemas"]["token-usage"][];
+        };
+        /**
+         * RunStartedEvent
+         * @description RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "run-started": {
+            /** @description Copied from RunAgentInput.parentRunId when the request carried one. */
+            parentRunId?: string;
+            /** @description The RunAgentInput runId. */
+            runId: string;
+            /** @description The RunAgentInput threadId. */
+            threadId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "RUN_STARTED";
+        };
+        RunAgentInput: components["schemas"]["run-agent-input"];
+        /**
+         * IacCodeSessionPayload
+         * @description The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.
+         */
+        session: {
+            /** @description The AG-UI runId of this run. */
+            aguiRunId: string;
+            /** @description The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId). */
+            contextId: string;
+            /**
+             * Format: uuid
+             * @description Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.
+             */
+            executionId: string;
+            /** @description The caller identity of the current execution. */
+            rosInvocationId: string;
+            /** @constant */
+            schemaVersion: 1;
+            /** @description The iac-code session id, once known. */
+            sessionId?: string;
+            /** @description The A2A task of the execution, once known. */
+            taskId?: string;
+            /** @description The AG-UI threadId. */
+            threadId: string;
+        };
+        /**
+         * StepFinishedEvent
+         * @description STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "step-finished": {
+            /** @description Name of a step opened in this run. */
+            stepName: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "STEP_FINISHED";
+        };
+        /**
+         * StepStartedEvent
+         * @description STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "step-started": {
+            /** @description <stepId>, or candidate:<candidate>:<stepId> for a candidate's step. */
+            stepName: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "STEP_STARTED";
+        };
+        /**
+         * TextMessageContentEvent
+         * @description TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "text-message-content": {
+            /** @description The new text. Never empty: this server skips empty deltas. */
+            delta: string;
+            /** @description Id of an open text message. */
+            messageId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "TEXT_MESSAGE_CONTENT";
+        };
+        /**
+         * TextMessageEndEvent
+         * @description TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "text-message-end": {
+            /** @description Id of an open text message. */
+            messageId: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "TEXT_MESSAGE_END";
+        };
+        /**
+         * TextMessageStartEvent
+         * @description TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "text-message-start": {
+            /** @description Id of the message (the A2A messageId, or a pipeline-message:<...> id). */
+            messageId: string;
+            /**
+             * @description This server only streams assistant text.
+             * @constant
+             */
+            role: "assistant";
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "TEXT_MESSAGE_START";
+        };
+        /**
+         * TokenUsage
+         * @description Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.
+         */
+        "token-usage": {
+            cachedInputTokens?: number;
+            cacheWriteInputTokens?: number;
+            inputTokens?: number;
+            /** @description Model name as reported by the provider. */
+            model?: string;
+            outputTokens?: number;
+            /** @description LLM provider, e.g. dashscope. */
+            provider?: string;
+            reasoningTokens?: number;
+            totalTokens?: number;
+        };
+        /**
+         * ToolCallArgsEvent
+         * @description TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "tool-call-args": {
+            /** @description JSON text of the arguments. Never empty. */
+            delta: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @description Id of an open tool call. */
+            toolCallId: string;
+            /** @constant */
+            type: "TOOL_CALL_ARGS";
+        };
+        /**
+         * ToolCallEndEvent
+         * @description TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "tool-call-end": {
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @description Id of an open tool call. */
+            toolCallId: string;
+            /** @constant */
+            type: "TOOL_CALL_END";
+        };
+        /**
+         * ToolCallResultEvent
+         * @description TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "tool-call-result": {
+            /** @description The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept. */
+            content: string;
+            /** @description Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0. */
+            messageId: string;
+            /** @constant */
+            role: "tool";
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @description The tool call answered. */
+            toolCallId: string;
+            /** @constant */
+            type: "TOOL_CALL_RESULT";
+        };
+        /**
+         * ToolCallStartEvent
+         * @description TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.
+         */
+        "tool-call-start": {
+            /** @description The assistant text message open when the tool started, if any. */
+            parentMessageId?: string;
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @description The A2A toolUseId (or tool-<32 hex> when A2A gave none). */
+            toolCallId: string;
+            /** @description The tool name ("tool" when A2A gave none). */
+            toolCallName: string;
+            /** @constant */
+            type: "TOOL_CALL_START";
+        };
+        /**
+         * IacCodeToolProgressPayload
+         * @description The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.
+         */
+        "tool-progress": {
+            /**
+             * McpToolProgress
+             * @description The MCP progress notification (known fields typed; others pass through).
+             */
+            mcp?: {
+                message?: string;
+                /** @description Progress so far; grows with each notification. */
+                progress?: number;
+                serverName?: string;
+                toolName?: string;
+                /** @description Total when the server knows it. */
+                total?: number;
+            };
+            /** @description The raw MCP progress record, as the A2A server projected it. */
+            mcpProgress?: Record<string, unknown>;
+            /** @description The tool name. */
+            name: string;
+            /** @description Intermediate progress of a built-in tool (e.g. stack polling). */
+            progress?: Record<string, unknown>;
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            status: "progress";
+            /** @description The tool call (TOOL_CALL_START toolCallId). */
+            toolUseId: string;
+        };
     };
-    responses: never;
-    parameters: never;
+    responses: {
+        /** @description `UNAUTHORIZED`: an auth token is configured and the bearer token is missing or wrong. */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "UNAUTHORIZED",
+                 *         "message": "A valid bearer token is required."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["error-envelope"];
+            };
+        };
+        /** @description `UNSUPPORTED_MEDIA_TYPE`: the request Content-Type is not application/json. */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "UNSUPPORTED_MEDIA_TYPE",
+                 *         "message": "Content-Type must be application/json."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["error-envelope"];
+            };
+        };
+    };
+    parameters: {
+        /**
+         * @description Fallback language of error messages, after `forwardedProps.iacCode.preferredLanguage`.
+         * @example fr-FR, en;q=0.5
+         */
+        AcceptLanguage: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Streams are never cached. */
+        NoCache: "no-cache";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -230,7 +927,13 @@ export interface operations {
     runAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Fallback language of error messages, after `forwardedProps.iacCode.preferredLanguage`.
+                 * @example fr-FR, en;q=0.5
+                 */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -240,22 +943,175 @@ export interface operations {
             };
         };
         responses: {
-            /** @description AG-UI events, one `data:` record each */
+            /**
+             * @description The run's AG-UI events, one SSE `data:` record each (see the framing above);
+             *     each item of the schema is the JSON of one record.
+             */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["NoCache"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["event"][];
                 };
             };
-            /** @description Invalid request */
+            /** @description `INVALID_JSON` (body is not UTF-8 JSON) or `INVALID_INPUT` (not an object, invalid envelope, invalid `forwardedProps`, workspace or non-empty `tools`). */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `DUPLICATE_RUN_ID`, `RUN_ID_CONFLICT`, `THREAD_BUSY`, `THREAD_BINDING_CONFLICT`, `RESUME_REQUIRED` or `EXECUTION_LOST`. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+            /** @description `REQUEST_TOO_LARGE`: the body exceeds 12 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "REQUEST_TOO_LARGE",
+                     *         "message": "The AG-UI request body is too large."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description `STATE_UNAVAILABLE`: the thread's state cannot be read or committed. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "STATE_UNAVAILABLE",
+                     *         "message": "The AG-UI adapter state is unavailable."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+        };
+    };
+    cancelExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Fallback language of error messages, after `forwardedProps.iacCode.preferredLanguage`.
+                 * @example fr-FR, en;q=0.5
+                 */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+            };
+            path: {
+                /** @description The execution id from the `iac-code.session.v1` event. */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "threadId": "thread-1",
+                 *       "rosInvocationId": "invocation-1"
+                 *     }
+                 */
+                "application/json": components["schemas"]["cancel-request"];
+            };
+        };
+        responses: {
+            /** @description Cancelled now, or already finished. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["cancel-response"];
+                };
+            };
+            /** @description `INVALID_JSON` or `INVALID_INPUT` (not an object, or `threadId` / `rosInvocationId` missing). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description `EXECUTION_NOT_FOUND`: unknown execution, or the thread or `rosInvocationId` does not match it. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "EXECUTION_NOT_FOUND",
+                     *         "message": "The execution was not found."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+            /** @description `REQUEST_TOO_LARGE`: the body exceeds 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "REQUEST_TOO_LARGE",
+                     *         "message": "The cancel request body is too large."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    getAguiHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Always 200 while the process serves requests. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["health"];
                 };
             };
         };
