@@ -1209,7 +1209,7 @@ export interface ImageContentPart {
 export interface InlineImageSource {
   type: "data";
   /**
-   * Standard base64 (with padding, no whitespace). At most 8 MiB decoded per image and 10 MiB for all images of a request.
+   * Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.
    */
   value: string;
   mimeType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";

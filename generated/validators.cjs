@@ -8912,8 +8912,8 @@ return errors === 0;
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_content_part = validate38;
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
-const pattern23 = new RegExp("^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$", "u");
+const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
+const pattern23 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/content-part.json" */;
@@ -9116,7 +9116,7 @@ if(data5.value !== undefined){
 let data7 = data5.value;
 if(typeof data7 === "string"){
 if(!pattern23.test(data7)){
-const err15 = {instancePath:instancePath+"/source/value",schemaPath:"#/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\""};
+const err15 = {instancePath:instancePath+"/source/value",schemaPath:"#/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -23061,7 +23061,7 @@ if(data8.value !== undefined){
 let data10 = data8.value;
 if(typeof data10 === "string"){
 if(!pattern23.test(data10)){
-const err18 = {instancePath:instancePath+"/content/" + i0+"/source/value",schemaPath:"content-part.json/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"},message:"must match pattern \""+"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"+"\""};
+const err18 = {instancePath:instancePath+"/content/" + i0+"/source/value",schemaPath:"content-part.json/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }

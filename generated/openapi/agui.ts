@@ -194,7 +194,7 @@ export interface components {
                 mimeType: "image/png" | "image/jpeg" | "image/gif" | "image/webp";
                 /** @constant */
                 type: "data";
-                /** @description Standard base64 (with padding, no whitespace). At most 8 MiB decoded per image and 10 MiB for all images of a request. */
+                /** @description Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request. */
                 value: string;
             };
             /** @constant */
