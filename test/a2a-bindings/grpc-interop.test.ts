@@ -127,7 +127,7 @@ describe("a2a-bindings: gRPC with @grpc/grpc-js + proto-loader", () => {
           client,
           { taskId: "t", url: "https://example.invalid/hook" },
           metadata(V1),
-          (e: unknown, v: unknown) => (e ? reject(e) : resolve(v)),
+          (e: grpc.ServiceError | null, v: unknown) => (e ? reject(e) : resolve(v)),
         );
       }),
     );
