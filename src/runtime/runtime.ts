@@ -37,9 +37,15 @@ class Runtime implements AgentRuntime {
     const cached = this.sessions.get(sessionId);
     if (cached) {
       const session = await cached;
-      if (session.cwd !== path.resolve(options.cwd))
-        throw new Error("The session belongs to a different workspace.");
-      return session;
+      if (!session.isClosed) {
+        if (session.cwd !== path.resolve(options.cwd)) {
+          throw new Error("The session belongs to a different workspace.");
+        }
+        return session;
+      }
+      // Closed (e.g. an idle context was evicted): restore it from disk.
+      if (this.sessions.get(sessionId) === cached) this.sessions.delete(sessionId);
+      return this.openSession(options);
     }
     const opening = RuntimeSession.open(this.deps, {
       sessionId,

@@ -154,6 +154,10 @@ export class RuntimeSession implements AgentSession {
     return this.workspace.cwd;
   }
 
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Opens a new session, or restores a saved one (conversation repaired, pending round kept). */
   static async open(
     deps: SessionDeps,

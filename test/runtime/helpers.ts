@@ -1,0 +1,107 @@
+// Shared helpers for the runtime tests: temporary directories, loggers that
+// capture output, and a turn driver that answers input requests.
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import pino, { type Logger } from "pino";
+import type {
+  AgentSession,
+  InputAnswer,
+  InputRequest,
+  RuntimeEvent,
+  TurnOverrides,
+} from "../../src/runtime/seam.js";
+
+export const SCRIPTS = path.join(import.meta.dirname, "..", "fixtures", "scripts");
+export const TOOLS_SCRIPT = path.join(SCRIPTS, "runtime-tools.yaml");
+
+const created: string[] = [];
+
+export async function tempDir(prefix = "iac-runtime-"): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  created.push(dir);
+  return dir;
+}
+
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(created.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}
+
+/** A logger whose JSON lines are kept in `lines` (to check what reaches the logs). */
+export function capturingLogger(): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+      done();
+    },
+  });
+  return { logger: pino({ level: "debug" }, sink), lines };
+}
+
+/** An answer without its inputId (filled in by the driver). */
+export type AnswerBody = InputAnswer extends infer A ? (A extends unknown ? Omit<A, "inputId"> : never) : never;
+
+export interface TurnOptions {
+  overrides?: TurnOverrides;
+  signal?: AbortSignal;
+  /** Called for each input_required; the returned answer is given right away (undefined: leave pending). */
+  answer?: (request: InputRequest) => AnswerBody | undefined;
+  /** Called for every event (e.g. to abort at a given point). */
+  onEvent?: (event: RuntimeEvent) => void;
+}
+
+/** Runs one turn to its end and returns its events. */
+export async function turn(
+  session: AgentSession,
+  text: string,
+  options: TurnOptions = {},
+): Promise<RuntimeEvent[]> {
+  return drive(
+    session.runTurn(
+      { text, images: [], overrides: options.overrides ?? {} },
+      options.signal ?? new AbortController().signal,
+    ),
+    session,
+    options,
+  );
+}
+
+export async function drive(
+  iterable: AsyncIterable<RuntimeEvent>,
+  session: AgentSession,
+  options: TurnOptions = {},
+): Promise<RuntimeEvent[]> {
+  const events: RuntimeEvent[] = [];
+  for await (const event of iterable) {
+    events.push(event);
+    options.onEvent?.(event);
+    if (event.type === "input_required" && options.answer) {
+      const answer = options.answer(event.request);
+      if (answer) {
+        // Answer after the loop has started waiting, as a client would.
+        setImmediate(() => session.answerInput({ ...answer, inputId: event.request.inputId }));
+      }
+    }
+  }
+  return events;
+}
+
+export function ofType<T extends RuntimeEvent["type"]>(
+  events: RuntimeEvent[],
+  type: T,
+): Array<Extract<RuntimeEvent, { type: T }>> {
+  return events.filter((e): e is Extract<RuntimeEvent, { type: T }> => e.type === type);
+}
+
+export const allowOnce = (): AnswerBody => ({ kind: "permission", decision: "allow_once" });
+export const allowAlways = (): AnswerBody => ({
+  kind: "permission",
+  decision: "allow_always",
+});
+export const deny = (): AnswerBody => ({ kind: "permission", decision: "deny" });
