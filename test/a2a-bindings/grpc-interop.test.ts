@@ -192,12 +192,13 @@ describe("a2a-bindings: gRPC auth from metadata", () => {
   });
 
   it("rejects missing or wrong credentials with UNAUTHENTICATED", async () => {
-    for (const extra of [
+    const attempts: Array<Record<string, string>> = [
       {},
       { authorization: "Bearer wrong" },
       { "x-custom-key": "nope" },
       { "x-api-key": "grpc-key" },
-    ]) {
+    ];
+    for (const extra of attempts) {
       const error = await failure(
         unary((cb) => client.GetTask({ id: "x" }, metadata({ ...V1, ...extra }), cb)),
       );
