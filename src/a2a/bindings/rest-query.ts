@@ -26,7 +26,21 @@ function scalarValue(field: DescField, type: ScalarType | "enum", raw: string): 
       field: field.jsonName,
     });
   }
-  if (type === "enum") return /^-?\d+$/.test(raw) ? Number(raw) : raw;
+  if (type === "enum") {
+    if (/^-?\d+$/.test(raw)) return Number(raw);
+    // The JSON decoder drops unknown enum names silently; in a query that would widen a filter.
+    const known = field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum");
+    if (known && !field.enum.values.some((value) => value.name === raw)) {
+      throw new A2AError(
+        "InvalidParams",
+        `Invalid params: ${field.jsonName} has no value ${raw.slice(0, 64)}`,
+        {
+          field: field.jsonName,
+        },
+      );
+    }
+    return raw;
+  }
   return raw;
 }
 
