@@ -45,7 +45,11 @@ export function capturingLogger(): { logger: Logger; lines: string[] } {
 }
 
 /** An answer without its inputId (filled in by the driver). */
-export type AnswerBody = InputAnswer extends infer A ? (A extends unknown ? Omit<A, "inputId"> : never) : never;
+export type AnswerBody = InputAnswer extends infer A
+  ? A extends unknown
+    ? Omit<A, "inputId">
+    : never
+  : never;
 
 export interface TurnOptions {
   overrides?: TurnOverrides;

@@ -50,6 +50,11 @@ import type { SessionDeps } from "./deps.js";
 import { resultsMessageId, SessionStore, type PendingRound } from "./store.js";
 
 const MAX_PARALLEL_TOOLS = 10;
+
+/** The session was closed while a turn waited: the turn stops, its pending round stays on disk. */
+class SessionClosedError extends Error {
+  override name = "SessionClosedError";
+}
 const PREVIEW_CHARS = 2000;
 
 interface Turn {
@@ -348,6 +353,7 @@ export class RuntimeSession implements AgentSession {
     try {
       yield* inner;
     } catch (error) {
+      if (error instanceof SessionClosedError) return;
       if (turn.signal.aborted && isAbortError(error)) return;
       yield this.errorEvent(turn.lang, error, turn.secrets);
     }
@@ -616,7 +622,7 @@ export class RuntimeSession implements AgentSession {
     const calls: PreparedCall[] = [];
     for (const use of toolUses(assistant)) {
       if (done.has(use.id)) continue;
-      const call = await this.prepare(turn, use);
+      const call = await this.prepare(turn, use, round);
       calls.push(call);
       if (call.error !== undefined) continue;
       const saved = round.decisions[use.id];
@@ -666,6 +672,8 @@ export class RuntimeSession implements AgentSession {
     }
 
     if (turn.signal.aborted) {
+      // Closing (shutdown) is not cancelling: the round stays as a restart would find it.
+      if (this.lifetime.signal.aborted) throw new SessionClosedError();
       const recorded = new Set(
         (this.resultsMessage(assistant.id)?.content ?? []).flatMap((b) =>
           b.type === "tool_result" ? [b.toolUseId] : [],
@@ -689,9 +697,17 @@ export class RuntimeSession implements AgentSession {
     return !turn.signal.aborted;
   }
 
-  private async prepare(turn: Turn, use: ToolUseBlock): Promise<PreparedCall> {
+  private async prepare(turn: Turn, use: ToolUseBlock, round: PendingRound): Promise<PreparedCall> {
     const tool = turn.tools.get(use.name);
     const call: PreparedCall = { use, input: use.input, ...(tool ? { tool } : {}) };
+    const asked = round.inputs.some(
+      (e) => e.request.kind === "ask_user_question" && e.request.toolUseId === use.id,
+    );
+    if (round.started?.includes(use.id) && !asked) {
+      // It may have had its effect already: never run it twice.
+      call.error = "The tool call was interrupted before it finished (the server restarted).";
+      return call;
+    }
     if (!tool) {
       call.error = `Unknown tool ${use.name}. Available tools: ${[...turn.tools.keys()].join(", ")}.`;
       return call;
@@ -838,13 +854,15 @@ export class RuntimeSession implements AgentSession {
     return await this.answerOf(turn.signal, entry);
   }
 
+  /** The answer of an input; an abort answers deny/cancelled, closing the session rejects. */
   private answerOf(signal: AbortSignal, entry: InputEntry): Promise<InputAnswer> {
     const id = entry.request.inputId;
-    return new Promise<InputAnswer>((resolve) => {
+    return new Promise<InputAnswer>((resolve, reject) => {
       if (entry.answer) return resolve(entry.answer);
       const onAbort = (): void => {
         this.waiters.delete(id);
-        resolve(cancelAnswer(entry.request));
+        if (this.lifetime.signal.aborted) reject(new SessionClosedError());
+        else resolve(cancelAnswer(entry.request));
       };
       if (signal.aborted) return onAbort();
       signal.addEventListener("abort", onAbort, { once: true });
@@ -917,6 +935,10 @@ export class RuntimeSession implements AgentSession {
     channel: Channel<RuntimeEvent>,
   ): Promise<{ block: ToolResultBlock; data: unknown; artifact?: ArtifactPayload } | undefined> {
     const tool = call.tool as AnyTool;
+    if (round.inputs.length > 0 && !tool.isReadOnly(call.input)) {
+      round.started = [...(round.started ?? []), call.use.id];
+      await this.persistRound(round);
+    }
     const timeoutMs = tool.timeoutMs ?? this.deps.limits.toolTimeoutMs;
     const timeout = new AbortController();
     const timer = timeoutMs > 0 ? setTimeout(() => timeout.abort(), timeoutMs) : undefined;

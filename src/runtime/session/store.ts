@@ -7,7 +7,7 @@
 //   session-rules.json      allow_always answers of this session (atomic)
 //   tool-results/<id>.txt   full text of results too large for the model
 // Secrets (API keys, AccessKey secrets, STS tokens) are never written here.
-import { readFile, unlink, writeFile } from "node:fs/promises";
+import { appendFile, readFile, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import { appendJsonLine, ensureDir, SerialQueue, writeFileAtomic } from "../fs-util.js";
@@ -34,6 +34,8 @@ export interface PendingRound {
   assistantMessageId: string;
   decisions: Record<string, RoundDecision>;
   inputs: Array<{ request: InputRequest; answer?: InputAnswer }>;
+  /** Side-effecting calls that began running: after a restart they are reported interrupted, not re-run. */
+  started?: string[];
 }
 
 export interface UsageRecord {
@@ -135,6 +137,10 @@ export class SessionStore {
       text = await readFile(this.file("conversation.jsonl"), "utf8");
     } catch {
       return [];
+    }
+    if (text.length > 0 && !text.endsWith("\n")) {
+      // A torn last line (crash mid-append): end it so the next row starts on a line of its own.
+      await this.queue.run(() => appendFile(this.file("conversation.jsonl"), "\n"));
     }
     const messages: Message[] = [];
     const lines = text.split("\n");
