@@ -12,9 +12,11 @@ import { ConfigError } from "./errors.js";
 import { parsePermissionMode, type PermissionSettings } from "./permissions/policy.js";
 import { parseRules } from "./permissions/rules.js";
 import {
+  AUTO_MODEL,
   DEFAULT_PROVIDER,
   findProvider,
   PROVIDERS,
+  providerForBaseUrl,
   providerForModel,
   type ProviderSpec,
 } from "./providers/registry.js";
@@ -207,14 +209,17 @@ export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRunt
   } else if (settingsProvider) {
     provider = requireProvider(settingsProvider, "settings.yml activeProvider");
     providerSource = "settings";
-  } else if (explicitModel) {
-    provider = explicitBaseUrl
-      ? requireProvider("openai_compatible", "base URL")
-      : providerForModel(explicitModel);
-    providerSource = "model";
   } else if (explicitBaseUrl) {
-    provider = requireProvider("openai_compatible", "base URL");
+    // A known vendor URL keeps its provider (thinking knobs, default model); anything else is generic.
+    provider =
+      providerForBaseUrl(explicitBaseUrl) ??
+      (explicitModel && providerForModel(explicitModel).key === "anthropic"
+        ? requireProvider("anthropic_compatible", "base URL")
+        : requireProvider("openai_compatible", "base URL"));
     providerSource = "base_url";
+  } else if (explicitModel) {
+    provider = providerForModel(explicitModel);
+    providerSource = "model";
   } else {
     const saved = Object.keys(providers).find((k) => findProvider(k));
     provider = requireProvider(saved ?? DEFAULT_PROVIDER, "settings.yml providers");
@@ -237,7 +242,12 @@ export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRunt
     };
   }
 
-  const model = explicitModel ?? nonEmpty(saved.model) ?? provider.defaultModel;
+  // A generic OpenAI-compatible endpoint without a model uses its first listed model.
+  const model =
+    explicitModel ??
+    nonEmpty(saved.model) ??
+    provider.defaultModel ??
+    (provider.wire === "openai" ? AUTO_MODEL : undefined);
   if (!model) throw new ConfigError(`Provider ${provider.key} needs a model (IAC_CODE_MODEL or --model).`);
   const baseUrl = explicitBaseUrl ?? nonEmpty(saved.apiBase) ?? provider.defaultBaseUrl;
   if (!baseUrl)

@@ -363,18 +363,16 @@ describe("runtime: OpenAI-compatible provider", () => {
     const cwd = await tempDir("iac-ws-");
     const runtime = await createAgentRuntime({
       configDir,
-      env: {
-        IAC_CODE_BASE_URL: fixture.url,
-        IAC_CODE_API_KEY: "sk-e2e-key-abcdef",
-        IAC_CODE_MODEL: "qwen3-coder",
-      },
+      // Only a key and a base URL: the endpoint's first model is used.
+      env: { IAC_CODE_BASE_URL: fixture.url, IAC_CODE_API_KEY: "sk-e2e-key-abcdef" },
       logger: silentLogger(),
       retry: { maxRetries: 0 },
     });
     try {
+      fixture.models = ["qwen3-coder", "other"];
       expect(runtime.info()).to.deep.equal({
         provider: "openai_compatible",
-        model: "qwen3-coder",
+        model: "auto",
         demo: false,
       });
       const template =
@@ -417,7 +415,10 @@ describe("runtime: OpenAI-compatible provider", () => {
       });
       const ends = ofType(events, "message_end");
       expect(ends.map((e) => e.usage?.totalTokens)).to.deep.equal([120, 155]);
-      expect(ends[0].usage?.provider).to.equal("openai_compatible");
+      expect(ends[0].usage).to.include({ provider: "openai_compatible", model: "qwen3-coder" });
+      expect(fixture.requests.map((r) => r.body.model)).to.deep.equal(["qwen3-coder", "qwen3-coder"]);
+      expect(fixture.modelListings).to.equal(1);
+      expect(fixture.requests[0].headers.authorization).to.equal("Bearer sk-e2e-key-abcdef");
     } finally {
       await runtime.close();
     }

@@ -8,7 +8,7 @@ import { newToolUseId } from "../ids.js";
 import { ProviderError } from "../errors.js";
 import type { Message } from "../messages.js";
 import { postJson } from "./http.js";
-import type { ThinkingFamily } from "./registry.js";
+import { AUTO_MODEL, type ThinkingFamily } from "./registry.js";
 import { readSse } from "./sse.js";
 import { openAiThinkingFields } from "./thinking.js";
 import type {
@@ -117,26 +117,69 @@ function usageOf(raw: Chunk["usage"]): ProviderUsage | undefined {
   };
 }
 
+/** Models discovered at endpoints configured without one (base URL -> first listed model). */
+const discoveredModels = new Map<string, string>();
+
 export class OpenAIChatProvider implements Provider {
   readonly name: string;
-  readonly model: string;
+  private discovered: string | undefined;
 
   constructor(
     private readonly settings: HttpProviderSettings,
     private readonly logger: Logger,
   ) {
     this.name = settings.name;
-    this.model = settings.model;
   }
 
-  private body(request: ProviderRequest): Record<string, unknown> {
+  get model(): string {
+    return this.discovered ?? this.settings.model;
+  }
+
+  private get base(): string {
+    return this.settings.baseUrl.replace(/\/+$/, "");
+  }
+
+  /** The configured model, or the endpoint's first listed model when configured as "auto". */
+  private async resolveModel(signal: AbortSignal): Promise<string> {
+    const s = this.settings;
+    if (s.model !== AUTO_MODEL) return s.model;
+    const cached = discoveredModels.get(this.base);
+    if (cached) return (this.discovered = cached);
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}/models`, {
+        headers: s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {},
+        signal: AbortSignal.any([signal, AbortSignal.timeout(s.idleTimeoutMs)]),
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new ProviderError("retryable", "cannot list the endpoint's models: connection failed");
+    }
+    if (response.status === 401 || response.status === 403) {
+      throw new ProviderError("authentication", `listing models: HTTP ${response.status}`, response.status);
+    }
+    const data = (await response.json().catch(() => undefined)) as
+      { data?: Array<{ id?: unknown }> } | undefined;
+    const id = data?.data?.find((m) => typeof m.id === "string")?.id;
+    if (!response.ok || typeof id !== "string") {
+      throw new ProviderError(
+        "fatal",
+        `no model configured and GET /models gave none (HTTP ${response.status}); set IAC_CODE_MODEL`,
+      );
+    }
+    this.logger.info({ provider: s.name, model: id }, "using the endpoint's first model");
+    discoveredModels.set(this.base, id);
+    return (this.discovered = id);
+  }
+
+  private body(request: ProviderRequest, model: string): Record<string, unknown> {
     const s = this.settings;
     const body: Record<string, unknown> = {
-      model: s.model,
+      model,
       messages: toOpenAiMessages(request.system, request.messages),
       stream: true,
       stream_options: { include_usage: true },
-      ...openAiThinkingFields(s.thinkingFamily as ThinkingFamily, s.model, s.thinking, s.maxTokens),
+      ...openAiThinkingFields(s.thinkingFamily as ThinkingFamily, model, s.thinking, s.maxTokens),
     };
     if (request.kind === "stream" && request.tools.length > 0) {
       body.tools = request.tools.map((t) => ({
@@ -149,14 +192,15 @@ export class OpenAIChatProvider implements Provider {
 
   async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
     const s = this.settings;
+    const model = await this.resolveModel(request.signal);
     const { response, abort } = await postJson({
-      url: `${s.baseUrl.replace(/\/+$/, "")}/chat/completions`,
+      url: `${this.base}/chat/completions`,
       headers: {
         accept: "text/event-stream",
         ...(s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {}),
         ...s.extraHeaders,
       },
-      body: this.body(request),
+      body: this.body(request, model),
       signal: request.signal,
       retry: s.retry,
       headerTimeoutMs: s.idleTimeoutMs,

@@ -109,6 +109,23 @@ export function findProvider(name: string): ProviderSpec | undefined {
   return PROVIDERS.find((p) => p.key === key || p.aliases.includes(key));
 }
 
+/** The model name meaning "the endpoint's first model" (GET /models), for bare OpenAI-compatible URLs. */
+export const AUTO_MODEL = "auto";
+
+/** A catalogue provider whose default endpoint has the same host as the URL. */
+export function providerForBaseUrl(baseUrl: string): ProviderSpec | undefined {
+  let host: string;
+  try {
+    host = new URL(baseUrl).host;
+  } catch {
+    return undefined;
+  }
+  return PROVIDERS.find((p) => {
+    if (!p.defaultBaseUrl || p.requiresKey === false) return false;
+    return new URL(p.defaultBaseUrl).host === host;
+  });
+}
+
 /** A provider guessed from a model name when none is configured. */
 export function providerForModel(model: string): ProviderSpec {
   const m = model.toLowerCase();
