@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
 import { cleanup, rpc, startTestServer, userMessage, type TestServer } from "./helpers.js";
 

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-argument -- tests read free-form JSON-RPC replies through `any` */
 // Test harness: a real A2A server on 127.0.0.1:0 over temporary directories,
 // backed by the fake runtime, plus a small JSON-RPC / SSE client over fetch.
 import { mkdtempSync, rmSync } from "node:fs";
@@ -182,7 +183,7 @@ export async function openStream(
             .join("\n");
           return JSON.parse(data) as Record<string, unknown>;
         }
-        let chunk: ReadableStreamReadResult<Uint8Array>;
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
         try {
           chunk = await reader.read();
         } catch {
@@ -223,9 +224,13 @@ export async function openStream(
   return stream;
 }
 
+/** Free-form JSON as tests read it (any: replies are checked by assertions, not types). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type AnyJson = Record<string, any>;
+
 /** Typed peeks into JSON-RPC stream results. */
-export function resultOf(event: Record<string, unknown>): Record<string, any> {
-  return event.result as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test peeks at free-form JSON
+export function resultOf(event: Record<string, unknown>): AnyJson {
+  return event.result as AnyJson;
 }
 
 export function stateOf(event: Record<string, unknown>): string | undefined {

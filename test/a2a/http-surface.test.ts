@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
 import { parseA2AHealth } from "../../src/contract/index.js";
 import { cleanup, post, rpc, startTestServer, type TestServer } from "./helpers.js";

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-argument -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
 import {
   cleanup,
@@ -144,7 +145,7 @@ describe("A2A task lifecycle: concurrency, cancel, subscribe, list", () => {
     const one = await t.rpc("GetTask", { id, historyLength: 1 });
     expect((one.body.result as Json).history).to.have.length(1);
     const none = await t.rpc("GetTask", { id, history_length: 0 });
-    expect(none.body.result as Json).to.not.have.property("history");
+    expect(none.body.result).to.not.have.property("history");
     const negative = await t.rpc("GetTask", { id, historyLength: -1 });
     expect(negative.body.error).to.deep.include({
       code: -32602,

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-argument -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";

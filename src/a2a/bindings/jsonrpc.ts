@@ -30,7 +30,7 @@ interface Method<Req extends DescMessage> {
 }
 
 function method<Req extends DescMessage>(m: Method<Req>): Method<DescMessage> {
-  return m as unknown as Method<DescMessage>;
+  return m;
 }
 
 /** ListTasksResponse fields the spec wants even when empty. */
@@ -254,7 +254,6 @@ export class JsonRpcBinding {
     let iterator: AsyncIterator<pb.StreamResponse>;
     let first: IteratorResult<pb.StreamResponse>;
     try {
-      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- a method has unary or stream
       iterator = (await spec.stream!(service, request, ctx))[Symbol.asyncIterator]();
       first = await iterator.next();
     } catch (error) {

@@ -1,7 +1,7 @@
 // Pure projection of runtime events onto metadata.iac_code of WORKING status
 // updates (a2a-iaccode.md §6.8, seed "Mises à jour en streaming"). Tool and
 // automatic-permission data need tool_trace; raw thinking needs raw_thinking.
-import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { JsonObject } from "@bufbuild/protobuf";
 import type { RuntimeEvent } from "../../runtime/seam.js";
 import type { StoredArtifact } from "../stores/artifact-store.js";
 import { boundJson, truncateString } from "./truncate.js";
@@ -76,7 +76,7 @@ export function metadataFor(
               status: "input_complete",
               toolUseId: event.toolUseId,
               name: event.name,
-              input: boundJson(event.input) as JsonValue,
+              input: boundJson(event.input),
             },
           }
         : undefined;
@@ -86,7 +86,7 @@ export function metadataFor(
         status: event.isError ? "failed" : "completed",
         toolUseId: event.toolUseId,
         name: event.name,
-        result: boundJson(stripArtifactBodies(event.result)) as JsonValue,
+        result: boundJson(stripArtifactBodies(event.result)),
       };
       if (artifact) tool.artifact = artifactMetadata(artifact);
       return { tool };
@@ -98,7 +98,7 @@ export function metadataFor(
               status: "progress",
               toolUseId: event.toolUseId,
               name: event.name,
-              progress: boundJson(event.progress) as JsonValue,
+              progress: boundJson(event.progress),
             },
           }
         : undefined;

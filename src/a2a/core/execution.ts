@@ -281,10 +281,11 @@ export class TurnExecution {
     resume?: ParsedAnswer,
   ): Promise<void> {
     if (resume && !this.announced.has(resume.answer.inputId) && request.inputId === resume.answer.inputId) {
-      // After a restart the runtime re-publishes what it waits for; the answer is already here.
-      if (!session.answerInput(resume.answer))
-        throw new Error("restored input wait point rejected the answer");
-      this.announceReceived(resume);
+      // After a restart the runtime re-publishes what it waits for; the answer is
+      // already here. It is handed over once the runtime has parked on the wait
+      // point (after this event is consumed), so retry briefly until it takes it.
+      this.announced.add(resume.answer.inputId);
+      void this.deliverRestoredAnswer(session, resume);
       return;
     }
     if (request.kind === "permission" && this.deps.autoApprovePermissions) {
@@ -319,7 +320,30 @@ export class TurnExecution {
         toolUseId: request.toolUseId,
       };
     }
-    this.status(pb.TaskState.INPUT_REQUIRED, { metadata });
+    // A resume after a crash depends on this snapshot: it is on disk before anyone sees it.
+    await this.durableStatus(pb.TaskState.INPUT_REQUIRED, { metadata });
+  }
+
+  private async deliverRestoredAnswer(session: AgentSession, resume: ParsedAnswer): Promise<void> {
+    for (let attempt = 0; attempt < 100 && !this.signal.aborted; attempt += 1) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (session.answerInput(resume.answer)) {
+        this.announced.delete(resume.answer.inputId);
+        this.announceReceived(resume);
+        return;
+      }
+    }
+    const errorId = randomUUID();
+    this.deps.logger.error(
+      { taskId: this.taskId, errorId },
+      "restored input wait point did not take the answer",
+    );
+    this.failure = {
+      state: pb.TaskState.FAILED,
+      text: t(this.language, "a2a.unexpectedError", { errorId }),
+      error: { retryable: false, errorId },
+    };
+    this.controller.abort();
   }
 
   private async audit(request: InputRequest, decision: string, reason: string): Promise<void> {
@@ -369,6 +393,27 @@ export class TurnExecution {
     state: pb.TaskState,
     options: { text?: string; keep?: boolean; delta?: boolean; metadata?: JsonObject },
   ): void {
+    const event = this.statusEvent(state, options);
+    const persist = this.record.state !== state || options.keep === true;
+    this.publish(event, options.keep ?? false, persist);
+  }
+
+  /** Like status(), but the task snapshot is on disk before anyone sees the event. */
+  private async durableStatus(state: pb.TaskState, options: { metadata?: JsonObject }): Promise<void> {
+    const event = this.statusEvent(state, options);
+    this.record.apply(event, false);
+    try {
+      await this.record.save(this.deps.tasks);
+    } catch (error) {
+      this.deps.logger.error({ err: error, taskId: this.taskId }, "task snapshot not saved");
+    }
+    this.hub.publish(event);
+  }
+
+  private statusEvent(
+    state: pb.TaskState,
+    options: { text?: string; delta?: boolean; metadata?: JsonObject },
+  ): pb.StreamResponse {
     const iac: JsonObject = { ...(options.metadata ?? {}) };
     if (this.sessionId) iac.iacCodeSessionId = this.sessionId;
     this.seq += 1;
@@ -393,8 +438,7 @@ export class TurnExecution {
         },
       },
     });
-    const previous = this.record.state;
-    this.publish(event, options.keep ?? false, previous !== state || options.keep === true);
+    return event;
   }
 
   private publish(event: pb.StreamResponse, keep: boolean, persist: boolean): void {

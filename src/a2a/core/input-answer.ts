@@ -1,7 +1,7 @@
 // Human input over A2A: the envelope published with TASK_STATE_INPUT_REQUIRED
 // (metadata.iac_code.input) and the answer a client sends back as a follow-up
 // message on the same task carrying exactly one application/json data part.
-import { toJson, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { toJson, type JsonObject } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { pb } from "../../contract/index.js";
 import type { InputAnswer, InputRequest } from "../../runtime/seam.js";
@@ -26,7 +26,7 @@ export function inputEnvelope(request: InputRequest, taskId: string, contextId: 
     isReadOnly: request.isReadOnly,
     prompt: cap(request.prompt, 1000),
     safeSummary: cap(request.safeSummary, 1200),
-    options: request.options.map((o) => ({ ...o })) as JsonValue,
+    options: request.options.map((o) => ({ ...o })),
     language: request.language,
     required: true,
     responseSchema: request.responseSchema as JsonObject,
@@ -51,7 +51,10 @@ export function looksLikeAnswer(message: pb.Message): boolean {
     const mediaType = part.mediaType.trim().toLowerCase();
     const data = dataObject(part);
     return (
-      (mediaType === "application/json" || mediaType === "") && !!data && ANSWER_KINDS.has(String(data.kind))
+      (mediaType === "application/json" || mediaType === "") &&
+      !!data &&
+      typeof data.kind === "string" &&
+      ANSWER_KINDS.has(data.kind)
     );
   });
 }

@@ -285,13 +285,13 @@ export class A2AService {
     }
     // No live turn: only a wait point restored from disk can take the answer.
     const envelope = record.pendingInput;
+    const field = (key: string): string => {
+      const value = envelope?.[key];
+      return typeof value === "string" ? value : "";
+    };
     const pending =
       envelope && record.state === pb.TaskState.INPUT_REQUIRED
-        ? {
-            inputId: String(envelope.inputId),
-            toolUseId: String(envelope.toolUseId),
-            kind: String(envelope.kind),
-          }
+        ? { inputId: field("inputId"), toolUseId: field("toolUseId"), kind: field("kind") }
         : undefined;
     if (!pending) throw invalidParams("permission_resume_invalid: pending permission is not active.");
     if (!matchesRequest(parsed, pending))

@@ -26,5 +26,5 @@ export function boundJson(value: unknown, depth = 0): JsonLike {
     }
     return out;
   }
-  return truncateString(String(value as string));
+  return typeof value === "symbol" ? value.toString() : "[function]";
 }
