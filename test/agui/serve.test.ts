@@ -19,7 +19,7 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "agui-serve-"));
-    const env = { ...process.env, HOME: dir, IAC_CODE_CONFIG_DIR: path.join(dir, "cfg") };
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, IAC_CODE_CONFIG_DIR: path.join(dir, "cfg") };
     for (const k of Object.keys(env))
       if (/^(IAC_CODE_|IACCODE_)/.test(k) && k !== "IAC_CODE_CONFIG_DIR") delete env[k];
     child = spawn(process.execPath, [BIN, "serve", "--port", "0"], {
