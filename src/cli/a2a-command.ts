@@ -3,9 +3,8 @@
 // defaults. SIGINT/SIGTERM stop it gracefully: no new connections, running
 // turns cancelled, stores flushed.
 import type { Command } from "commander";
-import type { Logger } from "pino";
 import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
-import type { AgentRuntime } from "../runtime/seam.js";
+import { createAgentRuntime } from "../runtime/index.js";
 import {
   ConfigError,
   loadConfigFile,
@@ -23,27 +22,6 @@ interface A2aCliOptions {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
-}
-
-/** The subset of src/runtime's options this command passes. */
-interface RuntimeFactoryOptions {
-  provider?: string;
-  model?: string;
-  baseUrl?: string;
-  scriptFile?: string;
-  autoApprovePermissions?: boolean;
-  logger?: Logger;
-}
-type RuntimeFactory = (options: RuntimeFactoryOptions) => Promise<AgentRuntime>;
-
-/** The runtime module, loaded lazily so that `iac-code a2a --help` stays fast. */
-async function loadRuntimeFactory(): Promise<RuntimeFactory> {
-  const specifier = "../runtime/index.js";
-  const module = (await import(specifier)) as { createAgentRuntime?: RuntimeFactory };
-  if (typeof module.createAgentRuntime !== "function") {
-    throw new ConfigError("The agent runtime is not available in this build (createAgentRuntime missing).");
-  }
-  return module.createAgentRuntime;
 }
 
 export function settingsFromCli(
@@ -70,7 +48,6 @@ export function settingsFromCli(
 
 export async function runA2aServer(settings: A2aServerSettings): Promise<RunningA2aServer> {
   const logger = createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
-  const createAgentRuntime = await loadRuntimeFactory();
   const runtime = await createAgentRuntime({
     provider: settings.provider,
     model: settings.model,

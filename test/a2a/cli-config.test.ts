@@ -1,0 +1,200 @@
+import { expect } from "chai";
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  ConfigError,
+  loadConfigFile,
+  normaliseTransport,
+  parseThinkingExposure,
+  resolveSettings,
+} from "../../src/server/config.js";
+import { settingsFromCli } from "../../src/cli/a2a-command.js";
+import { cleanup, makeTempDir, rpc, userMessage } from "./helpers.js";
+
+const BIN = fileURLToPath(new URL("../../bin/iac-code.mjs", import.meta.url));
+
+describe("A2A server configuration", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = makeTempDir();
+  });
+  afterEach(() => cleanup(dir));
+
+  const write = (name: string, text: string) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it("loads YAML with dashes or underscores and validates it", () => {
+    const config = loadConfigFile(
+      write("a.yml", "port: 9999\nbasic_username: u\nbasic-password: p\nthinking_exposure: all\n"),
+    );
+    expect(config).to.deep.equal({
+      port: 9999,
+      "basic-username": "u",
+      "basic-password": "p",
+      "thinking-exposure": "all",
+    });
+    expect(loadConfigFile(write("empty.yml", ""))).to.deep.equal({});
+  });
+
+  it("rejects unknown keys, bad values, non-mappings and bad YAML with clear messages", () => {
+    expect(() => loadConfigFile(write("b.yml", "prot: 1\n"))).to.throw(
+      ConfigError,
+      /Invalid A2A config: .*prot/,
+    );
+    expect(() => loadConfigFile(write("c.yml", "port: 70000\n"))).to.throw(
+      ConfigError,
+      /Invalid A2A config: \/port/,
+    );
+    expect(() => loadConfigFile(write("d.yml", "- a\n- b\n"))).to.throw(
+      ConfigError,
+      "A2A config file must contain a YAML mapping.",
+    );
+    expect(() => loadConfigFile(write("e.yml", "a: [\n"))).to.throw(ConfigError, /not valid YAML/);
+    expect(() => loadConfigFile(path.join(dir, "missing.yml"))).to.throw(
+      ConfigError,
+      /Cannot read A2A config file/,
+    );
+  });
+
+  it("parses thinking exposure like the reference", () => {
+    expect(parseThinkingExposure(undefined)).to.deep.equal(["tool_trace"]);
+    expect(parseThinkingExposure("all")).to.deep.equal(["raw_thinking", "tool_trace"]);
+    expect(parseThinkingExposure(["raw-thinking"])).to.deep.equal(["raw_thinking"]);
+    expect(parseThinkingExposure("none")).to.deep.equal([]);
+    expect(parseThinkingExposure("tool-trace; raw_thinking")).to.deep.equal(["raw_thinking", "tool_trace"]);
+    expect(() => parseThinkingExposure("thought-summary")).to.throw(
+      "Unsupported A2A thinking exposure type 'thought_summary'. Supported values: raw-thinking, tool-trace.",
+    );
+  });
+
+  it("normalises transports and refuses the ones not available yet", () => {
+    for (const alias of ["http", "HTTP", "jsonrpc", "json_rpc", "http+jsonrpc", "https"])
+      expect(normaliseTransport(alias)).to.equal("http");
+    expect(() => normaliseTransport("carrier-pigeon")).to.throw(
+      /Unsupported transport 'carrier-pigeon'. Supported values: grpc, grpc-jsonrpc, http/,
+    );
+    expect(() => normaliseTransport("ws")).to.throw(/not available in this version/);
+  });
+
+  it("applies precedence: command line > file > environment > defaults", () => {
+    const env = {
+      IACCODE_A2A_HTTP_TOKEN: "env-tok",
+      IACCODE_A2A_API_KEY: "env-key",
+      IACCODE_A2A_API_KEY_HEADER: "X-Env",
+    };
+    const defaults = resolveSettings({}, {}, {});
+    expect(defaults).to.include({
+      host: "127.0.0.1",
+      port: 41242,
+      transport: "http",
+      apiKeyHeader: "X-API-Key",
+      idleContextSeconds: 3600,
+    });
+    expect(defaults.thinkingExposure).to.deep.equal(["tool_trace"]);
+    const fromEnv = resolveSettings({ token: "file-tok" }, {}, env);
+    expect(fromEnv).to.include({ token: "file-tok", apiKey: "env-key", apiKeyHeader: "X-Env" });
+    const file = write("p.yml", "host: 0.0.0.0\nport: 1234\nthinking-exposure: raw-thinking\n");
+    const cli = settingsFromCli({ config: file, port: "4321", thinkingExposure: ["tool-trace"] }, {});
+    expect(cli).to.include({ host: "0.0.0.0", port: 4321 });
+    expect(cli.thinkingExposure).to.deep.equal(["tool_trace"]);
+    expect(() => settingsFromCli({ port: "http" }, {})).to.throw(
+      ConfigError,
+      "Invalid --port 'http': expected an integer from 0 to 65535.",
+    );
+    expect(resolveSettings({ "persistence-dir": "/srv/a2a" }, {}, {})).to.include({
+      persistenceDir: "/srv/a2a",
+      artifactDir: "/srv/a2a/artifacts",
+    });
+  });
+});
+
+function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, "a2a", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, stderr: () => err, exit };
+}
+
+describe("iac-code a2a (the command)", () => {
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  beforeEach(() => {
+    dir = makeTempDir();
+    env = { PATH: process.env.PATH, HOME: dir, IAC_CODE_CONFIG_DIR: path.join(dir, "cfg") };
+  });
+  afterEach(() => cleanup(dir));
+
+  it("starts from a config file, answers JSON-RPC, and stops cleanly on SIGTERM", async () => {
+    const config = path.join(dir, "a2a-server.yml");
+    writeFileSync(config, `port: 0\npersistence_dir: ${path.join(dir, "persist")}\ntoken: cli-token\n`);
+    const run = runCli(["--config", config], env);
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setInterval(() => {
+          const match = /listening on (http:\/\/\S+)/.exec(run.stderr());
+          if (match) {
+            clearInterval(timer);
+            resolve(match[1]);
+          }
+        }, 20);
+        void run.exit.then((code) => {
+          clearInterval(timer);
+          reject(new Error(`exited ${String(code)}: ${run.stderr()}`));
+        });
+      });
+      const denied = await rpc(url, "ListTasks", {});
+      expect(denied.status).to.equal(401);
+      const reply = await rpc(
+        url,
+        "SendMessage",
+        { message: userMessage("hello from the CLI test") },
+        { Authorization: "Bearer cli-token" },
+      );
+      const task = (reply.body.result as { task: { status: { state: string } } }).task;
+      expect(["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_FAILED"]).to.include(task.status.state);
+      run.child.kill("SIGTERM");
+      expect(await run.exit).to.equal(0);
+      expect(run.stderr()).to.not.include("cli-token");
+    } finally {
+      if (run.child.exitCode === null) run.child.kill("SIGKILL");
+    }
+  });
+
+  it("exits 1 with a clear message on bad configuration", async () => {
+    const bad = path.join(dir, "bad.yml");
+    writeFileSync(bad, "no_such_key: 1\n");
+    for (const [args, pattern] of [
+      [["--config", bad], /Invalid A2A config/],
+      [["--transport", "websocket"], /Transport 'websocket' is not available in this version/],
+      [["--thinking-exposure", "everything"], /Unsupported A2A thinking exposure type 'everything'/],
+      [["--port", "-5"], /Invalid --port/],
+    ] as Array<[string[], RegExp]>) {
+      const run = runCli(args, env);
+      expect(await run.exit, args.join(" ")).to.equal(1);
+      expect(run.stderr()).to.match(pattern);
+    }
+  });
+
+  it("exits 1 when the port is taken", async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const run = runCli(["--port", String(port)], { ...env, IAC_CODE_CONFIG_DIR: path.join(dir, "cfg2") });
+      expect(await run.exit).to.equal(1);
+      expect(run.stderr()).to.include(`Port ${port} on 127.0.0.1 is already in use.`);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+});
