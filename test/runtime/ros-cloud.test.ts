@@ -340,6 +340,46 @@ describe("runtime: Alibaba Cloud ROS", () => {
     expect(ros.callsOf("DeleteStack")[0].params).to.deep.equal({ StackId: stackId, RegionId: "cn-hangzhou" });
   });
 
+  it("cancelling while a stack is polled stops the tool and records the cancellation", async () => {
+    ros.timeline = ["CREATE_IN_PROGRESS"];
+    const { s } = await session();
+    const controller = new AbortController();
+    const events = await turn(s, "[STACK]", {
+      answer: allowOnce,
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === "tool_progress") controller.abort();
+      },
+    });
+    expect(ofType(events, "tool_progress").length).to.be.greaterThan(0);
+    expect(ofType(events, "tool_result")).to.have.length(0);
+    expect(ofType(events, "error")).to.have.length(0);
+    const polls = ros.callsOf("GetStack").length;
+    // The session is still usable, and the cancelled call has its result in the conversation.
+    const next = await turn(s, "status?");
+    expect(ofType(next, "message_end")[0].text).to.equal("Plain answer.");
+    expect(ros.callsOf("GetStack").length).to.equal(polls);
+    const conversation = (
+      s as unknown as { conversation(): Array<{ content: Array<{ type: string; content?: string }> }> }
+    ).conversation();
+    const results = conversation.flatMap((m) =>
+      m.content.filter((b) => b.type === "tool_result").map((b) => b.content),
+    );
+    expect(results).to.deep.equal(["Cancelled by the user before the tool finished."]);
+  });
+
+  it("times out a slow ROS call with a tool error", async () => {
+    ros.delays.set("GetTemplateEstimateCost", 5_000);
+    const { s } = await session({ toolTimeoutMs: 50 });
+    const events = await turn(s, "[COST]");
+    expect(ofType(events, "tool_result")[0]).to.include({
+      name: "ros_estimate_template_cost",
+      isError: true,
+      result: "ros_estimate_template_cost timed out after 50 ms.",
+    });
+    expect(ofType(events, "message_end").at(-1)?.text).to.equal("Cost estimated.");
+  });
+
   it("registers cloud tools only when a credential resolves", async () => {
     const cwd = await tempDir("iac-ws-");
     runtime = await createAgentRuntime({

@@ -977,7 +977,8 @@ export class RuntimeSession implements AgentSession {
     } catch (error) {
       if (turn.signal.aborted) return undefined;
       if (timeout.signal.aborted) {
-        const text = `${tool.name} timed out after ${Math.round(timeoutMs / 1000)} s.`;
+        const limit = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
+        const text = `${tool.name} timed out after ${limit}.`;
         return { block: block(text, true), data: text };
       }
       if (error instanceof ToolError) return { block: block(error.message, true), data: error.message };
