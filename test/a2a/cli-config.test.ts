@@ -120,7 +120,7 @@ function runCli(
 ): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
   const child = spawn(process.execPath, [BIN, "a2a", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
   let err = "";
-  child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return { child, stderr: () => err, exit };
 }
