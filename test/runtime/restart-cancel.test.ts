@@ -125,6 +125,35 @@ describe("runtime: restart and cancellation", () => {
     await first.runtime.close();
   });
 
+  it("keeps a question across a restart; the answer after restart reaches the model", async () => {
+    env = await setup();
+    const { iterator, request } = await untilInput(env.session, "[ASK]");
+    expect(request).to.include({ kind: "ask_user_question", inputId: `ask-${request.toolUseId}` });
+    const sessionId = env.session.sessionId;
+    await env.runtime.close();
+    expect(await rest(iterator)).to.deep.equal([]);
+    env = await open(env.configDir, env.cwd, sessionId);
+    expect(env.session.pendingInputs()).to.deep.equal([request]);
+    expect(
+      env.session.answerInput({
+        inputId: request.inputId,
+        kind: "ask_user_question",
+        freeText: "Beijing please",
+      }),
+    ).to.equal(true);
+    const events = await drive(env.session.resumeTurn({}, new AbortController().signal), env.session);
+    expect(ofType(events, "input_received")[0]).to.include({
+      inputId: request.inputId,
+      kind: "ask_user_question",
+    });
+    expect(ofType(events, "tool_result")[0].result).to.deep.equal({
+      selected_id: null,
+      selected_label: null,
+      free_text: "Beijing please",
+    });
+    expect(ofType(events, "message_end").at(-1)?.text).to.equal("Thanks for answering.");
+  });
+
   it("a new message instead of an answer closes the waiting call and runs the new turn", async () => {
     env = await setup();
     const { request } = await untilInput(env.session, "[WRITE]");
