@@ -13,6 +13,7 @@ import { createLogger } from "../server/logger.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
 import { createA2aGrpcHandler } from "./bindings/grpc.js";
 import { createRestRouter } from "./bindings/rest.js";
+import { runtimeDetails } from "./bindings/runtime-details.js";
 import { signCards } from "./signing/sign-cards.js";
 import { Authenticator } from "./core/auth.js";
 import { buildAgentCards, type AgentCards } from "./core/card.js";
@@ -153,12 +154,22 @@ export async function startA2aServer(
     : `${urlHost(listener.host)}:${listener.port}`;
   const restUrl = httpServed ? base : undefined;
   const url = httpServed ? `${base}/` : grpcTarget;
+  const extraInterfaces = [
+    ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
+    { url: grpcTarget, protocolBinding: "GRPC" },
+  ];
   const built = buildAgentCards({
     jsonRpcUrl: httpServed ? url : undefined,
-    extraInterfaces: [
-      ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
-      { url: grpcTarget, protocolBinding: "GRPC" },
-    ],
+    extraInterfaces,
+    runtimeDetails: runtimeDetails({
+      interfaces: [...(httpServed ? [{ url, protocolBinding: "JSONRPC" }] : []), ...extraInterfaces],
+      tls: Boolean(tls),
+      grpcSeparatePort: Boolean(grpcListener),
+      thinkingExposure: settings.thinkingExposure,
+      pushNotifications: settings.pushNotifications,
+      autoApprovePermissions: settings.autoApprovePermissions,
+      idleContextSeconds: settings.idleContextSeconds,
+    }),
     pushNotifications: settings.pushNotifications,
     thinkingExposure: settings.thinkingExposure,
     requiredExtensions: settings.requiredExtensions,

@@ -289,6 +289,27 @@ describe("a2a-bindings: REST (HTTP+JSON) binding", () => {
     expect(reply.status).to.equal(200);
     expect(reply.json.name).to.equal("iac-code");
     expect((reply.json.capabilities as { extendedAgentCard: boolean }).extendedAgentCard).to.equal(true);
+    type Extension = { uri: string; params?: Json };
+    const extensions = (reply.json.capabilities as { extensions: Extension[] }).extensions;
+    const details = extensions.find((e) => e.uri === "urn:iac-code:a2a:runtime-details:v1")?.params as {
+      transports: Array<{ protocolBinding: string; url: string }>;
+      tls: boolean;
+      thinkingExposure: string[];
+      limits: Record<string, number>;
+    };
+    expect(details.transports.map((t) => t.protocolBinding)).to.deep.equal(["JSONRPC", "HTTP+JSON", "GRPC"]);
+    expect(details.transports[2].url).to.equal(s.server.grpcTarget);
+    expect(details.tls).to.equal(false);
+    expect(details.thinkingExposure).to.deep.equal(["tool_trace"]);
+    expect(details.limits.multimodalFileBytes).to.equal(25 * 1024 * 1024);
+    expect(details.limits.listTasksMaxPageSize).to.equal(100);
+    // The public card does not carry them.
+    const publicCard = (await (await fetch(`${s.base}/.well-known/agent-card.json`)).json()) as {
+      capabilities: { extensions: Extension[] };
+    };
+    expect(publicCard.capabilities.extensions.map((e) => e.uri)).to.not.include(
+      "urn:iac-code:a2a:runtime-details:v1",
+    );
     expect((reply.json.skills as Array<{ id: string }>).map((skill) => skill.id)).to.include(
       "iac_code_runtime_details",
     );

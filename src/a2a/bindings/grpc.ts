@@ -12,6 +12,9 @@ import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion, parseExtensions } from "../core/service-params.js";
 import { asA2AError, connectErrorOf, unauthenticated } from "./wire-errors.js";
 
+/** Largest gRPC request message accepted by default. */
+export const GRPC_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
 export interface GrpcBindingOptions {
   core: A2ACore;
   auth: Authenticator;
@@ -106,6 +109,6 @@ export function createA2aGrpcHandler(options: GrpcBindingOptions): ReturnType<ty
     grpc: true,
     grpcWeb: false,
     connect: false,
-    readMaxBytes: options.readMaxBytes ?? 32 * 1024 * 1024,
+    readMaxBytes: options.readMaxBytes ?? GRPC_MAX_MESSAGE_BYTES,
   });
 }

@@ -19,6 +19,9 @@ import { queryToProtoJson } from "./rest-query.js";
 import { writeSse } from "./sse.js";
 import { asA2AError, restErrorOf } from "./wire-errors.js";
 
+/** Largest request body the REST binding reads by default. */
+export const REST_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 export interface RestBindingOptions {
   core: A2ACore;
   auth: Authenticator;
@@ -72,7 +75,7 @@ function listTasksJson(response: pb.ListTasksResponse): JsonValue {
 
 export function createRestRouter(options: RestBindingOptions): Router<A2aState> {
   const { core, logger } = options;
-  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024;
+  const maxBody = options.maxBodyBytes ?? REST_MAX_BODY_BYTES;
   const router = new Router<A2aState>();
   const auth = requireAuth(options.auth);
 

@@ -9,6 +9,7 @@ import { canonicalJson, type MediaTypes } from "./parts.js";
 
 export const ARTIFACT_METADATA_EXTENSION = "urn:iac-code:a2a:artifact-metadata:v1";
 export const THINKING_EXPOSURE_EXTENSION = "urn:iac-code:a2a:thinking-exposure:v1";
+export const RUNTIME_DETAILS_EXTENSION = "urn:iac-code:a2a:runtime-details:v1";
 
 export interface CardOptions {
   /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (absent when JSON-RPC is not served). */
@@ -20,6 +21,8 @@ export interface CardOptions {
   requiredExtensions: readonly string[];
   mediaTypes: MediaTypes;
   auth: Authenticator;
+  /** Authenticated runtime details (served transports, exposure, limits); extended card only. */
+  runtimeDetails?: JsonObject;
 }
 
 const SKILLS = [
@@ -103,6 +106,16 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
         required: true,
       });
     }
+  }
+
+  if (extended && options.runtimeDetails) {
+    extensions.push({
+      uri: RUNTIME_DETAILS_EXTENSION,
+      description:
+        "Runtime details for authenticated callers: served transports, thinking exposure and limits.",
+      required: false,
+      params: options.runtimeDetails,
+    });
   }
 
   const securitySchemes: Record<string, pb.SecurityScheme> = {};
