@@ -4,11 +4,14 @@
 // metadata-borne version, extensions and auth).
 import { expect } from "chai";
 import * as grpc from "@grpc/grpc-js";
-import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import { fromBinary, createRegistry } from "@bufbuild/protobuf";
-import { StatusSchema } from "../../generated/proto/google/rpc/status_pb.js";
-import { ErrorInfoSchema, type ErrorInfo } from "../../generated/proto/google/rpc/error_details_pb.js";
-import { a2aGrpcClient, collect, metadata, unary, type A2AGrpcClient } from "./fixtures/grpc-client.js";
+import {
+  a2aGrpcClient,
+  collect,
+  errorInfoOf,
+  metadata,
+  unary,
+  type A2AGrpcClient,
+} from "./fixtures/grpc-client.js";
 import { startBindingsServer, type BindingsServer } from "./fixtures/server.js";
 
 type Json = Record<string, unknown>;
@@ -17,20 +20,6 @@ const V1 = { "a2a-version": "1.0" };
 
 function userMessage(text: string, id = `m-${Math.random().toString(16).slice(2)}`): Json {
   return { message: { messageId: id, role: "ROLE_USER", parts: [{ text }] } };
-}
-
-/** The ErrorInfo a failed call carries, decoded from grpc-status-details-bin. */
-function errorInfoOf(error: grpc.ServiceError): ErrorInfo | undefined {
-  const [raw] = error.metadata.get("grpc-status-details-bin");
-  if (!(raw instanceof Buffer)) return undefined;
-  const status = fromBinary(StatusSchema, raw);
-  expect(status.code).to.equal(error.code);
-  const registry = createRegistry(ErrorInfoSchema);
-  for (const detail of status.details) {
-    const unpacked = anyUnpack(detail, registry);
-    if (unpacked && unpacked.$typeName === "google.rpc.ErrorInfo") return unpacked as ErrorInfo;
-  }
-  return undefined;
 }
 
 async function failure(promise: Promise<unknown>): Promise<grpc.ServiceError> {
