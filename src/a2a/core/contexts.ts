@@ -33,7 +33,7 @@ export class ContextManager {
     // Another request may have restored it while we awaited.
     const raced = this.live.get(contextId);
     if (raced) return raced;
-    const restored: LiveContext = { record: { ...record, activeTaskId: undefined }, lastUsed: Date.now() };
+    const restored: LiveContext = { record: { ...record }, lastUsed: Date.now() };
     this.live.set(contextId, restored);
     return restored;
   }
@@ -77,8 +77,6 @@ export class ContextManager {
 
   async save(context: LiveContext): Promise<void> {
     context.record.updatedAt = Date.now();
-    context.record.activeTaskId =
-      context.execution?.isFinished === false ? context.execution.taskId : undefined;
     if (context.record.sessionId) await this.store.put(context.record);
   }
 

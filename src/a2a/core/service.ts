@@ -241,7 +241,10 @@ export class A2AService {
     const execution = this.reserve(context, record, language);
     const live = execution.hub.subscribe(ctx.signal);
     const first = [taskEvent(record.task)];
-    await record.save(this.options.tasks);
+    // Queued, not awaited: the write queue keeps snapshots of a task in order.
+    record.save(this.options.tasks).catch((error: unknown) => {
+      this.options.logger.error({ err: error, taskId }, "task snapshot not saved");
+    });
     const overrides = overridesFrom(meta, language);
     const ctxRef = context;
     execution.start(
@@ -356,12 +359,6 @@ export class A2AService {
     if (context.execution === execution) context.execution = undefined;
     if (this.executions.get(execution.taskId) === execution) this.executions.delete(execution.taskId);
     this.contexts.touch(context);
-    this.contexts.save(context).catch((error: unknown) => {
-      this.options.logger.error(
-        { err: error, contextId: context.record.contextId },
-        "context record not saved",
-      );
-    });
   }
 
   /** A task that fails before its turn starts (busy context, bad workspace, empty input). */

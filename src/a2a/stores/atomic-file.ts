@@ -5,11 +5,31 @@ import { randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import path from "node:path";
 
+/** Directories known to exist (saves a mkdir per write). */
+const knownDirs = new Set<string>();
+/**
+ * Files whose directory entry this process already made durable. Replacing
+ * such a file needs no directory fsync: after a crash either the old or the
+ * new content is there, both complete.
+ */
+const durableEntries = new Set<string>();
+
 export async function writeFileAtomic(file: string, data: string | Uint8Array): Promise<void> {
   const dir = path.dirname(file);
-  await fs.mkdir(dir, { recursive: true });
+  if (!knownDirs.has(dir)) {
+    await fs.mkdir(dir, { recursive: true });
+    knownDirs.add(dir);
+  }
   const temp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
-  const handle = await fs.open(temp, "w", 0o600);
+  let handle: fs.FileHandle;
+  try {
+    handle = await fs.open(temp, "w", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    // The directory went away since we last saw it: create it again.
+    await fs.mkdir(dir, { recursive: true });
+    handle = await fs.open(temp, "w", 0o600);
+  }
   try {
     await handle.writeFile(data);
     await handle.sync();
@@ -22,6 +42,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     await fs.rm(temp, { force: true });
     throw error;
   }
+  if (durableEntries.has(file)) return;
   try {
     const dirHandle = await fs.open(dir, "r");
     try {
@@ -29,6 +50,7 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array): 
     } finally {
       await dirHandle.close();
     }
+    durableEntries.add(file);
   } catch {
     // Directory fsync is not supported everywhere (e.g. Windows); the rename is still atomic.
   }
@@ -81,22 +103,61 @@ export function fileStem(id: string): string {
 
 /**
  * Serialises writes per key so that a later snapshot never lands before an
- * earlier one, and lets callers await everything pending (flush on shutdown).
+ * earlier one. While a write runs, newer writes of the same key coalesce: only
+ * the latest runs next, and every caller waiting on a superseded write is
+ * released when that latest one lands. flush() awaits everything pending.
  */
 export class WriteQueue {
-  private readonly chains = new Map<string, Promise<void>>();
+  private readonly keys = new Map<
+    string,
+    {
+      running: Promise<void>;
+      next?: { write: () => Promise<void>; waiters: Array<[() => void, (e: unknown) => void]> };
+    }
+  >();
 
   enqueue(key: string, write: () => Promise<void>): Promise<void> {
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.then(write, write);
-    const tracked = next.finally(() => {
-      if (this.chains.get(key) === tracked) this.chains.delete(key);
+    const state = this.keys.get(key);
+    if (!state) {
+      const running = this.run(key, write);
+      this.keys.set(key, { running });
+      return running;
+    }
+    return new Promise<void>((resolve, reject) => {
+      const waiters = state.next?.waiters ?? [];
+      waiters.push([resolve, reject]);
+      state.next = { write, waiters };
     });
-    this.chains.set(key, tracked);
-    return next;
+  }
+
+  private async run(key: string, write: () => Promise<void>): Promise<void> {
+    try {
+      await write();
+    } finally {
+      queueMicrotask(() => this.advance(key));
+    }
+  }
+
+  private advance(key: string): void {
+    const state = this.keys.get(key);
+    if (!state) return;
+    const next = state.next;
+    if (!next) {
+      this.keys.delete(key);
+      return;
+    }
+    state.next = undefined;
+    state.running = this.run(key, next.write);
+    state.running.then(
+      () => next.waiters.forEach(([resolve]) => resolve()),
+      (error: unknown) => next.waiters.forEach(([, reject]) => reject(error)),
+    );
   }
 
   async flush(): Promise<void> {
-    while (this.chains.size > 0) await Promise.allSettled([...this.chains.values()]);
+    while (this.keys.size > 0) {
+      await Promise.allSettled([...this.keys.values()].map((s) => s.running));
+      await new Promise<void>((resolve) => queueMicrotask(resolve));
+    }
   }
 }

@@ -9,8 +9,6 @@ export interface ContextRecord {
   sessionId: string;
   cwd: string;
   owner: string;
-  /** Task of the turn running now (cleared when it ends). */
-  activeTaskId?: string;
   updatedAt: number;
 }
 
