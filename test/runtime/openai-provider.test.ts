@@ -318,8 +318,7 @@ describe("runtime: OpenAI-compatible provider", () => {
     }
     expect(seen).to.deep.equal([{ type: "text_delta", text: "a" }]);
     expect((error as Error).name).to.equal("AbortError");
-    for (let i = 0; i < 50 && !fixture.lastRequest.clientAborted; i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await fixture.lastRequest.closed;
     expect(fixture.lastRequest.clientAborted).to.equal(true);
   });
 
