@@ -297,10 +297,41 @@ describe("runtime: OpenAI-compatible provider", () => {
   it("abandons a stream that goes idle", async () => {
     fixture.enqueue({ chunks: [chunk.text("a"), chunk.text("b")], hangAfter: 1 });
     const error = (await failure(
-      provider(fixture, { idleTimeoutMs: 100 }).stream(request()),
+      provider(fixture, {
+        idleTimeoutMs: 300,
+        retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+      }).stream(request()),
     )) as ProviderError;
     expect(error.kind).to.equal("retryable");
     expect(error.detail).to.match(/idle timeout/);
+  });
+
+  it("gives up on an endpoint that sends no response headers", async () => {
+    fixture.enqueue({ delayMs: 5_000, chunks: [chunk.text("late")] });
+    const error = (await failure(
+      provider(fixture, {
+        idleTimeoutMs: 200,
+        retry: { maxRetries: 0, baseDelayMs: 1, maxDelayMs: 1 },
+      }).stream(request()),
+    )) as ProviderError;
+    expect(error).to.include({ kind: "retryable", detail: "no response within 200 ms (idle timeout)" });
+  });
+
+  it("retries a refused connection, then reports a retryable error", async () => {
+    const closed = new OpenAIChatProvider(
+      {
+        name: "openai_compatible",
+        model: "m",
+        baseUrl: "http://127.0.0.1:1/v1",
+        idleTimeoutMs: 2000,
+        retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 1 },
+        thinkingFamily: "generic",
+      },
+      silentLogger(),
+    );
+    const error = (await failure(closed.stream(request()))) as ProviderError;
+    expect(error.kind).to.equal("retryable");
+    expect(error.detail).to.match(/^connection failed: /);
   });
 
   it("stops a slow stream when the client cancels, closing the connection", async () => {

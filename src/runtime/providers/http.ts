@@ -42,7 +42,11 @@ export async function postJson(args: {
       args.signal.removeEventListener("abort", onAbort);
       controller.abort();
     };
-    const timer = setTimeout(() => controller.abort(), args.headerTimeoutMs);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, args.headerTimeoutMs);
     let response: Response;
     try {
       response = await fetch(args.url, {
@@ -55,7 +59,9 @@ export async function postJson(args: {
       clearTimeout(timer);
       abort();
       if (args.signal.aborted) throw abortError();
-      const detail = redactSecrets(`connection failed: ${(error as Error).message}`, args.secrets);
+      const detail = timedOut
+        ? `no response within ${args.headerTimeoutMs} ms (idle timeout)`
+        : redactSecrets(`connection failed: ${(error as Error).message}`, args.secrets);
       if (attempt < args.retry.maxRetries) {
         args.logger.warn({ provider: args.provider, attempt, detail }, "provider request failed; retrying");
         await sleep(backoff(args.retry, attempt, null), args.signal);
