@@ -25,8 +25,3 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
-
-/** A signal that aborts when any of the given signals aborts. */
-export function anySignal(signals: AbortSignal[]): AbortSignal {
-  return AbortSignal.any(signals);
-}

@@ -1,6 +1,6 @@
-// Error classes of the runtime and the rules that keep their details away
-// from clients: a client only ever sees a fixed, localised text per kind
-// (plus an error id); the detail goes to the server log, with secrets redacted.
+// Error classes of the runtime and the redaction that keeps secrets out of
+// logs and tool texts. A client only ever sees a fixed, localised text per
+// error kind (plus an error id); the detail goes to the server log, redacted.
 import type { RuntimeErrorKind } from "./seam.js";
 
 /** Configuration that cannot work (unknown provider, unreadable settings, bad script). */
@@ -62,15 +62,6 @@ export function redactSecrets(text: string, extraSecrets: readonly string[] = []
   }
   for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement);
   return out;
-}
-
-const PATH_PATTERN =
-  /(?:file:\/\/)?(?:\/(?:home|Users|root|tmp|var|private|etc|opt|srv|mnt|work|usr)\/[^\s"'`,;)]*|[A-Za-z]:\\[^\s"'`,;)]*|\\\\[^\s"'`,;)]+)/g;
-
-/** Redacts secrets and absolute paths and caps the length: text fit for a client. */
-export function sanitizeForClient(text: string, extraSecrets: readonly string[] = [], max = 1000): string {
-  const out = redactSecrets(text, extraSecrets).replace(PATH_PATTERN, "[PATH]");
-  return out.length > max ? `${out.slice(0, max - 1)}…` : out;
 }
 
 export function errorMessage(error: unknown): string {
