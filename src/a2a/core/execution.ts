@@ -7,7 +7,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
-import type { AgentSession, InputRequest, RuntimeEvent } from "../../runtime/seam.js";
+import type { AgentSession, InputAnswer, InputRequest, RuntimeEvent } from "../../runtime/seam.js";
 import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
 import type { TaskStore } from "../stores/task-store.js";
 import { invalidParams } from "./errors.js";
@@ -289,25 +289,23 @@ export class TurnExecution {
       return;
     }
     if (request.kind === "permission" && this.deps.autoApprovePermissions) {
-      const accepted = session.answerInput({
-        kind: "permission",
-        inputId: request.inputId,
-        decision: "allow_once",
-      });
-      await this.audit(request, accepted ? "allow_once" : "unavailable", "auto-approve-permissions");
+      // Fail closed: an approval whose audit record cannot be written becomes a deny.
       this.announced.add(request.inputId);
+      const audited = await this.audit(request, "allow_once", "auto-approve-permissions");
+      const decision = audited ? "allow_once" : "deny";
       if (this.deps.exposure.toolTrace) {
         this.status(pb.TaskState.WORKING, {
           metadata: {
-            permission: {
-              autoApproved: true,
-              allowed: accepted,
-              toolName: request.toolName,
-              toolUseId: request.toolUseId,
-            },
+            permission: { autoApproved: audited, toolName: request.toolName, toolUseId: request.toolUseId },
           },
         });
       }
+      // Not awaited: the runtime parks on the wait point once this event is consumed.
+      void this.handOver(session, { kind: "permission", inputId: request.inputId, decision }).then(
+        (taken) => {
+          if (!taken) this.failUnexpectedly("auto-approved permission was not taken by the runtime");
+        },
+      );
       return;
     }
     this.pending = request;
@@ -324,20 +322,33 @@ export class TurnExecution {
     await this.durableStatus(pb.TaskState.INPUT_REQUIRED, { metadata });
   }
 
-  private async deliverRestoredAnswer(session: AgentSession, resume: ParsedAnswer): Promise<void> {
+  /**
+   * Hands an answer to the runtime once it has parked on the wait point (the
+   * event that announced it may still be in flight), retrying briefly.
+   */
+  private async handOver(session: AgentSession, answer: InputAnswer): Promise<boolean> {
     for (let attempt = 0; attempt < 100 && !this.signal.aborted; attempt += 1) {
+      if (session.answerInput(answer)) return true;
       await new Promise((resolve) => setImmediate(resolve));
-      if (session.answerInput(resume.answer)) {
-        this.announced.delete(resume.answer.inputId);
-        this.announceReceived(resume);
-        return;
-      }
     }
+    return false;
+  }
+
+  private async deliverRestoredAnswer(session: AgentSession, resume: ParsedAnswer): Promise<void> {
+    // Let the runtime consume the re-published request first.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (await this.handOver(session, resume.answer)) {
+      this.announced.delete(resume.answer.inputId);
+      this.announceReceived(resume);
+      return;
+    }
+    this.failUnexpectedly("restored input wait point did not take the answer");
+  }
+
+  private failUnexpectedly(reason: string): void {
+    if (this.signal.aborted) return;
     const errorId = randomUUID();
-    this.deps.logger.error(
-      { taskId: this.taskId, errorId },
-      "restored input wait point did not take the answer",
-    );
+    this.deps.logger.error({ taskId: this.taskId, errorId }, reason);
     this.failure = {
       state: pb.TaskState.FAILED,
       text: t(this.language, "a2a.unexpectedError", { errorId }),
@@ -346,7 +357,7 @@ export class TurnExecution {
     this.controller.abort();
   }
 
-  private async audit(request: InputRequest, decision: string, reason: string): Promise<void> {
+  private async audit(request: InputRequest, decision: string, reason: string): Promise<boolean> {
     try {
       await this.deps.audit({
         at: new Date().toISOString(),
@@ -359,8 +370,10 @@ export class TurnExecution {
         decision,
         reason,
       });
+      return true;
     } catch (error) {
       this.deps.logger.error({ err: error, taskId: this.taskId }, "permission audit record not written");
+      return false;
     }
   }
 
