@@ -58,8 +58,11 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
   });
   const server = await startA2aServer(settings, { runtime, logger });
   const info = runtime.info();
+  const bindings = server.restUrl
+    ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`
+    : `gRPC ${server.grpcTarget}`;
   process.stderr.write(
-    `iac-code A2A server listening on ${server.url} (model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
+    `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
   );
   if (info.hint) process.stderr.write(`${info.hint}\n`);
   let stopping = false;
@@ -98,7 +101,10 @@ export function registerA2aCommand(program: Command): void {
     .option("--config <path>", "YAML (or JSON) config file (a2a-server.yml; keys with - or _)")
     .option("--host <host>", "address to bind (default 127.0.0.1)")
     .option("--port <port>", "port to bind (default 41242; 0 picks a free port)")
-    .option("--transport <name>", "transport (default http)")
+    .option(
+      "--transport <name>",
+      "http (default: JSON-RPC, HTTP+JSON and gRPC on one port) or grpc (the gRPC binding only)",
+    )
     .option(
       "--thinking-exposure <type>",
       "tool-trace or raw-thinking (repeatable; default tool-trace)",
