@@ -173,10 +173,12 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
  */
 function sniff(socket: Socket, timeoutMs: number, handOver: (isHttp2: boolean) => void): void {
   let seen = Buffer.alloc(0);
+  // Every listener is removed at hand-over: the http/http2 servers own the socket's events from then on.
   const cleanup = (): void => {
     socket.off("readable", onReadable);
     socket.off("end", onGone);
     socket.off("error", onGone);
+    socket.off("timeout", onGone);
     socket.setTimeout(0);
   };
   const onGone = (): void => {
@@ -197,5 +199,6 @@ function sniff(socket: Socket, timeoutMs: number, handOver: (isHttp2: boolean) =
   socket.on("readable", onReadable);
   socket.on("end", onGone);
   socket.on("error", onGone);
-  socket.setTimeout(timeoutMs, onGone);
+  socket.on("timeout", onGone);
+  socket.setTimeout(timeoutMs);
 }
