@@ -324,6 +324,10 @@ describe("a2a-bindings: REST (HTTP+JSON) binding", () => {
     );
     const viaQuery = await fetch(`${s.base}/tasks?A2A-Version=1.0`);
     expect(viaQuery.status).to.equal(200);
+    const repeated = await fetch(`${s.base}/tasks?A2A-Version=1.0&A2A-Version=2.0`);
+    expect(repeated.status).to.equal(200);
+    const badQuery = await fetch(`${s.base}/tasks?A2A-Version=2.0`);
+    expect(badQuery.status).to.equal(400);
   });
 
   it("rejects bodies that are not JSON objects of the request message", async () => {

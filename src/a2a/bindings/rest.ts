@@ -136,7 +136,9 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
         },
       };
       try {
-        checkVersion(koa.get("A2A-Version") || (koa.query["A2A-Version"] as string | undefined));
+        // The header, or the A2A-Version query parameter the spec allows on HTTP (first one if repeated).
+        const fromQuery = koa.query["A2A-Version"];
+        checkVersion(koa.get("A2A-Version") || (Array.isArray(fromQuery) ? fromQuery[0] : fromQuery));
         await answer(call);
       } catch (error) {
         if (koa.respond === false) return; // the stream already reported it
