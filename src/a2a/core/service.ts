@@ -8,7 +8,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { resolveLanguage, t, type Language } from "../../i18n/index.js";
-import type { AgentRuntime, AgentSession, TurnOverrides } from "../../runtime/seam.js";
+import type { AgentRuntime, AgentSession } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { ContextStore } from "../stores/context-store.js";
 import type { TaskStore } from "../stores/task-store.js";
@@ -23,6 +23,7 @@ import { checkHistoryLength, listTasks } from "./list-tasks.js";
 import { ingestParts, type MediaTypes } from "./parts.js";
 import { checkRequiredExtensions } from "./service-params.js";
 import { INTERRUPTED_STATES, TaskRecord, iacCode, isTerminal, trimTask } from "./task-record.js";
+import { preferredLanguageOf, turnOverridesFrom } from "./turn-overrides.js";
 import { resolveWorkspace, WorkspaceError } from "./workspace.js";
 
 export interface A2AServiceOptions {
@@ -58,27 +59,6 @@ function taskEvent(task: pb.Task): pb.StreamResponse {
 /** Values of message.metadata.iac_code (request side). */
 function requestMetadata(message: pb.Message): JsonObject {
   return iacCode(message.metadata);
-}
-
-function stringValue(meta: JsonObject, ...keys: string[]): string | undefined {
-  for (const key of keys) {
-    const value = meta[key];
-    if (typeof value === "string" && value.trim() !== "") return value.trim();
-  }
-  return undefined;
-}
-
-function overridesFrom(meta: JsonObject, language: Language): TurnOverrides {
-  const overrides: TurnOverrides = { language };
-  const model = stringValue(meta, "iac_code_model", "model");
-  if (model) overrides.model = model;
-  const apiKey = stringValue(meta, "iac_code_api_key");
-  if (apiKey) overrides.apiKey = apiKey;
-  const userId = stringValue(meta, "user_id", "userId");
-  if (userId) overrides.userId = userId;
-  const channel = stringValue(meta, "channel");
-  if (channel) overrides.channel = channel.slice(0, 128);
-  return overrides;
 }
 
 export class A2AService {
@@ -164,10 +144,7 @@ export class A2AService {
       if (id && !isValidA2aId(id)) throw invalidParams("Invalid A2A id");
     }
     const meta = requestMetadata(message);
-    const language = resolveLanguage(
-      stringValue(meta, "preferredLanguage", "preferred_language"),
-      ctx.acceptLanguage,
-    );
+    const language = resolveLanguage(preferredLanguageOf(meta), ctx.acceptLanguage);
 
     let existing: TaskRecord | undefined;
     if (message.taskId) {
@@ -245,7 +222,7 @@ export class A2AService {
     record.save(this.options.tasks).catch((error: unknown) => {
       this.options.logger.error({ err: error, taskId }, "task snapshot not saved");
     });
-    const overrides = overridesFrom(meta, language);
+    const overrides = turnOverridesFrom(meta, language);
     const ctxRef = context;
     execution.start(
       () => this.contexts.session(ctxRef),
@@ -323,7 +300,7 @@ export class A2AService {
     record.task.history.push(stamped);
     const live = execution.hub.subscribe(ctx.signal);
     const first = [taskEvent(record.task)];
-    const overrides = overridesFrom(meta, language);
+    const overrides = turnOverridesFrom(meta, language);
     execution.start(
       () => Promise.resolve(session),
       (s) => s.resumeTurn(overrides, execution.signal),

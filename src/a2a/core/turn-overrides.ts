@@ -1,0 +1,95 @@
+// Per-turn runtime overrides read from message.metadata.iac_code (a2a-iaccode
+// §6.3). They apply to one turn only and are never persisted. Values that do
+// not parse are ignored rather than failing the turn, as the reference does.
+import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+import type { Language } from "../../i18n/index.js";
+import type { TurnOverrides } from "../../runtime/seam.js";
+
+const TRUE_WORDS = new Set(["1", "true", "t", "yes", "y", "on", "enable", "enabled"]);
+const FALSE_WORDS = new Set(["0", "false", "f", "no", "n", "off", "disable", "disabled"]);
+
+function pick(meta: JsonObject, keys: string[]): JsonValue | undefined {
+  for (const key of keys) if (meta[key] !== undefined && meta[key] !== null) return meta[key];
+  return undefined;
+}
+
+function text(meta: JsonObject, ...keys: string[]): string | undefined {
+  const value = pick(meta, keys);
+  return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+}
+
+function flag(value: JsonValue | undefined): boolean | undefined {
+  if (typeof value === "boolean") return value;
+  if (typeof value !== "string") return undefined;
+  const word = value.trim().toLowerCase();
+  return TRUE_WORDS.has(word) ? true : FALSE_WORDS.has(word) ? false : undefined;
+}
+
+function positiveInt(value: JsonValue | undefined): number | undefined {
+  const n = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  return typeof n === "number" && Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+function thinkingFrom(meta: JsonObject): TurnOverrides["thinking"] {
+  const nested = meta.thinking;
+  const source: JsonObject = nested && typeof nested === "object" && !Array.isArray(nested) ? nested : {};
+  // Nested keys first, then the flat aliases at the iac_code level.
+  const enabled = flag(
+    pick(source, ["enabled", "thinking_enabled", "thinkingEnabled"]) ??
+      pick(meta, ["thinking_enabled", "thinkingEnabled"]),
+  );
+  const effort =
+    text(source, "effort", "thinking_effort", "thinkingEffort") ??
+    text(meta, "thinking_effort", "thinkingEffort");
+  const budget = positiveInt(
+    pick(source, ["budget", "thinking_budget", "thinkingBudget"]) ??
+      pick(meta, ["thinking_budget", "thinkingBudget"]),
+  );
+  const thinking: NonNullable<TurnOverrides["thinking"]> = {};
+  if (enabled !== undefined) thinking.enabled = enabled;
+  if (effort !== undefined) thinking.effort = effort;
+  if (budget !== undefined) thinking.budget = budget;
+  return Object.keys(thinking).length > 0 ? thinking : undefined;
+}
+
+function alibabaCloudFrom(meta: JsonObject): TurnOverrides["alibabaCloud"] {
+  const accessKeyId = text(meta, "alibaba_cloud_access_key_id");
+  const accessKeySecret = text(meta, "alibaba_cloud_access_key_secret");
+  // Request credentials count only as a pair; the region alone never switches accounts.
+  if (!accessKeyId || !accessKeySecret) return undefined;
+  const credentials: NonNullable<TurnOverrides["alibabaCloud"]> = { accessKeyId, accessKeySecret };
+  const securityToken = text(meta, "alibaba_cloud_security_token");
+  if (securityToken) credentials.securityToken = securityToken;
+  const regionId = text(meta, "alibaba_cloud_region_id");
+  if (regionId) credentials.regionId = regionId;
+  return credentials;
+}
+
+/** The requested display language as sent (normalised later by i18n). */
+export function preferredLanguageOf(meta: JsonObject): string | undefined {
+  return text(meta, "preferredLanguage", "preferred_language");
+}
+
+export function turnOverridesFrom(meta: JsonObject, language: Language): TurnOverrides {
+  const overrides: TurnOverrides = { language };
+  const model = text(meta, "iac_code_model", "model");
+  if (model) overrides.model = model;
+  const apiKey = text(meta, "iac_code_api_key");
+  if (apiKey) overrides.apiKey = apiKey;
+  const thinking = thinkingFrom(meta);
+  if (thinking) overrides.thinking = thinking;
+  const alibabaCloud = alibabaCloudFrom(meta);
+  if (alibabaCloud) overrides.alibabaCloud = alibabaCloud;
+  const userId = text(meta, "user_id", "userId");
+  if (userId) overrides.userId = userId;
+  const channel = text(meta, "channel");
+  if (channel) overrides.channel = channel.slice(0, 128);
+  const runMode = text(meta, "run_mode", "runMode");
+  if (runMode === "normal" || runMode === "pipeline") overrides.runMode = runMode;
+  const pipelineName = text(meta, "pipeline_name", "pipelineName");
+  if (pipelineName) overrides.pipelineName = pipelineName;
+  if (meta.cleanupOnly === true) overrides.cleanupOnly = true;
+  const presentation = text(meta, "candidatePresentation", "candidate_presentation");
+  if (presentation) overrides.candidatePresentation = presentation;
+  return overrides;
+}
