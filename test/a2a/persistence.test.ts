@@ -164,6 +164,54 @@ describe("A2A persistence and restart recovery", () => {
     }
   });
 
+  it("graceful shutdown keeps a turn that waits for permission answerable after the restart", async () => {
+    const dir = makeTempDir();
+    try {
+      const a = await startTestServer({ dir });
+      const reply = await a.rpc("SendMessage", { message: userMessage("[[permission]] deploy") });
+      const task = (reply.body.result as Json).task as Json;
+      expect(task.status.state).to.equal("TASK_STATE_INPUT_REQUIRED");
+      const envelope = task.metadata.iac_code.input as Json;
+      await a.close();
+
+      const b = await startTestServer({ dir });
+      try {
+        const got = (await b.rpc("GetTask", { id: task.id })).body.result as Json;
+        expect(got.status.state).to.equal("TASK_STATE_INPUT_REQUIRED");
+        expect(got.metadata.iac_code.input.inputId).to.equal(envelope.inputId);
+        const stream = await openStream(b.url, "SendStreamingMessage", {
+          message: userMessage("", {
+            taskId: task.id,
+            contextId: task.contextId,
+            parts: [
+              {
+                mediaType: "application/json",
+                data: {
+                  schemaVersion: 1,
+                  kind: "permission",
+                  requestTaskId: task.id,
+                  inputId: envelope.inputId,
+                  toolUseId: envelope.toolUseId,
+                  decision: "allow_once",
+                },
+              },
+            ],
+          }),
+        });
+        const events = await stream.rest();
+        const texts = events
+          .map((e) => resultOf(e).statusUpdate?.status?.message?.parts?.[0]?.text)
+          .filter(Boolean);
+        expect(texts).to.include("Answer allow_once for write_file.");
+        expect(stateOf(events.at(-1)!)).to.equal("TASK_STATE_INPUT_REQUIRED");
+      } finally {
+        await b.close();
+      }
+    } finally {
+      cleanup(dir);
+    }
+  });
+
   it("after a crash, a pending permission can still be answered on a new server (same session)", async () => {
     const dir = makeTempDir();
     mkdirSync(path.join(dir, "workspace"), { recursive: true });

@@ -52,6 +52,8 @@ export class TurnExecution {
   private failure?: { state: pb.TaskState; text: string; error: JsonObject };
   private done: Promise<void> = Promise.resolve();
   private finished = false;
+  /** Set on shutdown while the turn waits for input: stop following it, publish nothing. */
+  private readonly detachController = new AbortController();
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -119,6 +121,18 @@ export class TurnExecution {
     clearTimeout(timer);
   }
 
+  /**
+   * Shutdown of a turn that waits for input: stop following it without
+   * answering (the runtime keeps its wait point on disk) and leave the durable
+   * INPUT_REQUIRED snapshot as it is, so a restarted server can take the
+   * answer. Returns false when the turn is not waiting.
+   */
+  detach(): boolean {
+    if (!this.pending || this.finished || this.canceling) return false;
+    this.detachController.abort();
+    return true;
+  }
+
   /** Waits for the turn to end (used on shutdown). */
   whenDone(): Promise<void> {
     return this.done;
@@ -150,8 +164,10 @@ export class TurnExecution {
       this.status(pb.TaskState.WORKING, {});
       const iterator = events(session)[Symbol.asyncIterator]();
       const aborted = new Promise<"aborted">((resolve) => {
-        if (this.signal.aborted) resolve("aborted");
-        this.signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+        for (const signal of [this.signal, this.detachController.signal]) {
+          if (signal.aborted) resolve("aborted");
+          signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+        }
       });
       for (;;) {
         const step = await Promise.race([iterator.next(), aborted]);
@@ -188,6 +204,7 @@ export class TurnExecution {
   }
 
   private finish(): void {
+    if (this.detachController.signal.aborted) return;
     if (this.canceling) {
       this.status(pb.TaskState.CANCELED, { text: t(this.language, "a2a.taskCanceled"), keep: true });
     } else if (this.failure) {

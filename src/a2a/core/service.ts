@@ -464,13 +464,18 @@ export class A2AService {
 
   // ---- Lifecycle ------------------------------------------------------------
 
-  /** Stops taking turns, cancels running ones, closes sessions and flushes the stores. */
+  /**
+   * Stops taking turns, cancels running ones (turns waiting for an answer are
+   * only detached, so they stay answerable after a restart), closes sessions
+   * and flushes the stores.
+   */
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweepTimer);
     const running = [...this.executions.values()];
     await Promise.all(
       running.map(async (execution) => {
+        if (execution.detach()) return execution.whenDone();
         const context = await this.contexts.find(execution.contextId);
         await execution.cancel(context?.session);
       }),
