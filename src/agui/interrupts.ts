@@ -75,12 +75,23 @@ export function standardOptions(raw: unknown): StandardOption[] {
   });
 }
 
-const PERMISSION_SCHEMA: JsonObject = {
-  type: "object",
-  properties: { decision: { type: "string", enum: ["allow_once", "deny"] } },
-  required: ["decision"],
-  additionalProperties: false,
-};
+const PERMISSION_DECISIONS = ["allow_once", "allow_always", "deny"];
+
+/** Decisions the permission offers (its option ids); allow_once and deny when it lists none. */
+function permissionSchema(value: JsonObject): JsonObject {
+  const offered = Array.isArray(value.options)
+    ? value.options
+        .map((o): unknown => (isObject(o) ? o.id : o))
+        .filter((id) => PERMISSION_DECISIONS.includes(String(id)))
+    : [];
+  const decisions = offered.length > 0 ? [...new Set(offered.map(String))] : ["allow_once", "deny"];
+  return {
+    type: "object",
+    properties: { decision: { type: "string", enum: decisions } },
+    required: ["decision"],
+    additionalProperties: false,
+  };
+}
 
 function kindOf(value: JsonObject): string {
   return typeof value.kind === "string" && value.kind ? value.kind : "input_required";
@@ -88,7 +99,7 @@ function kindOf(value: JsonObject): string {
 
 /** The JSON Schema a resolved payload must match, per kind. */
 export function responseSchemaFor(value: JsonObject): JsonObject {
-  if (kindOf(value) === "permission") return PERMISSION_SCHEMA;
+  if (kindOf(value) === "permission") return permissionSchema(value);
   const options = standardOptions(value.options);
   const branches: JsonObject[] = options.map((o) => ({
     type: "object",

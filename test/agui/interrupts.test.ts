@@ -169,6 +169,21 @@ describe("agui interrupts", () => {
     ).to.include({ decision: "deny" });
     const perm = responseSchemaFor(envelope);
     expect(payloadMatches(perm, { decision: "allow" })).to.equal(false);
+    // Only the decisions the permission offers are accepted.
+    expect(payloadMatches(perm, { decision: "allow_always" })).to.equal(false);
+    const always = responseSchemaFor({
+      ...envelope,
+      options: [{ id: "allow_once" }, { id: "allow_always" }, { id: "deny" }],
+    });
+    expect(payloadMatches(always, { decision: "allow_always" })).to.equal(true);
+    expect((always.properties as { decision: { enum: string[] } }).decision.enum).to.deep.equal([
+      "allow_once",
+      "allow_always",
+      "deny",
+    ]);
+    expect(payloadMatches(responseSchemaFor({ ...envelope, options: [] }), { decision: "deny" })).to.equal(
+      true,
+    );
     expect(payloadMatches(perm, { decision: "deny", extra: 1 })).to.equal(false);
     expect(answerDigest({ interruptId: "a", status: "resolved", payload: { b: 1, a: 2 } })).to.equal(
       answerDigest({ interruptId: "z", status: "resolved", payload: { a: 2, b: 1 } }),

@@ -111,7 +111,7 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
   if (kind === "permission") {
     const decision = data.decision;
     if (decision !== "allow_once" && decision !== "deny" && decision !== "allow_always") {
-      throw invalidParams("Permission decision must be allow_once or deny.");
+      throw invalidParams("Permission decision must be allow_once, allow_always or deny.");
     }
     return {
       requestTaskId: data.requestTaskId,
