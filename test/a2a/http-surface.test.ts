@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
-import { parseA2AHealth } from "../../src/contract/index.js";
+import { parseA2AHealth, schemaIndex } from "../../src/contract/index.js";
 import { cleanup, post, rpc, startTestServer, type TestServer } from "./helpers.js";
 
 describe("A2A HTTP surface", () => {
@@ -31,6 +31,8 @@ describe("A2A HTTP surface", () => {
     expect(res.headers.get("last-modified")).to.match(/GMT$/);
     const card = (await res.json()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- free-form JSON
     expect(card.name).to.equal("iac-code");
+    const validCard = schemaIndex["a2a/protojson/AgentCard"].validate;
+    expect(validCard(card), JSON.stringify(validCard.errors)).to.equal(true);
     expect(card.supportedInterfaces[0]).to.deep.equal({
       url: t.url,
       protocolBinding: "JSONRPC",

@@ -36,7 +36,10 @@ export async function writeSse<T>(
   rest: AsyncIterator<T>,
   options: SseOptions<T>,
 ): Promise<void> {
-  res.writeHead(200, SSE_HEADERS);
+  // HTTP/2 forbids connection-specific headers (Node warns and drops them).
+  const http2 = (res.req as { httpVersionMajor?: number } | undefined)?.httpVersionMajor === 2;
+  const { Connection: _connection, ...h2Headers } = SSE_HEADERS;
+  res.writeHead(200, http2 ? h2Headers : SSE_HEADERS);
   res.flushHeaders();
   let open = true;
   res.on("close", () => {

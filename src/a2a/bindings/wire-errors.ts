@@ -7,8 +7,7 @@ import { randomUUID } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
 // The ErrorInfo message type for Connect's error details (google/rpc is generated but not re-exported by src/contract).
-import { ErrorInfoSchema } from "../../../generated/proto/google/rpc/error_details_pb.js";
-import { a2aErrorSpec, ProtoJsonError, restError, type RestErrorBody } from "../../contract/index.js";
+import { a2aErrorSpec, ProtoJsonError, restError, rpc, type RestErrorBody } from "../../contract/index.js";
 import { A2AError } from "../core/errors.js";
 
 /** Any thrown value as an A2AError; unexpected ones are logged (with an id the client also sees) and made generic. */
@@ -35,7 +34,7 @@ export function connectErrorOf(error: A2AError): ConnectError {
   const spec = a2aErrorSpec(error.spec.reason as Parameters<typeof a2aErrorSpec>[0]);
   return new ConnectError(error.message, spec.grpcCode, undefined, [
     {
-      desc: ErrorInfoSchema,
+      desc: rpc.ErrorInfoSchema,
       value: { reason: spec.reason, domain: error.errorInfo().domain, metadata: error.metadata },
     },
   ]);

@@ -155,7 +155,6 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
       ...(options.jsonRpcUrl ? [{ url: options.jsonRpcUrl, protocolBinding: "JSONRPC" }] : []),
       ...(options.extraInterfaces ?? []),
     ].map((i) => ({ ...i, protocolVersion: "1.0" })),
-    provider: { organization: "iac-code" },
     version: VERSION,
     capabilities: {
       streaming: true,
