@@ -166,11 +166,49 @@ function expandHome(p: string): string {
 
 const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
 
+/**
+ * Config keys of features this version does not have (push delivery, the
+ * custom transports, pipeline mode, process idle shutdown). Setting one is
+ * refused at start-up rather than silently ignored or half-advertised.
+ */
+const UNAVAILABLE_KEYS = [
+  "push-queue",
+  "push-redis-url",
+  "push-stream",
+  "push-retry-key",
+  "push-dead-stream",
+  "push-consumer-group",
+  "push-consumer-name",
+  "push-lease-timeout-ms",
+  "socket-path",
+  "ws-path",
+  "redis-url",
+  "request-stream",
+  "response-stream",
+  "consumer-group",
+  "pipeline-name",
+] as const;
+
+function refuseUnavailable(file: A2AServerConfig): void {
+  const unavailable: string[] = UNAVAILABLE_KEYS.filter((key) => file[key] !== undefined);
+  if (file["push-notifications"] === true) unavailable.unshift("push-notifications: true");
+  if (file.mode === "pipeline") unavailable.push("mode: pipeline");
+  if ((file["idle-shutdown-seconds"] ?? 0) > 0) unavailable.push("idle-shutdown-seconds");
+  if (unavailable.length > 0) {
+    throw new ConfigError(
+      `Not available in this version of iac-code: ${unavailable.join(", ")}. Remove ${
+        unavailable.length > 1 ? "these settings" : "this setting"
+      } from the config file.`,
+    );
+  }
+}
+
 export function resolveSettings(
   file: A2AServerConfig,
   cli: CliOverrides = {},
   env: NodeJS.ProcessEnv = process.env,
 ): A2aServerSettings {
+  refuseUnavailable(file);
   const persistenceDir = path.resolve(
     expandHome(file["persistence-dir"] ?? path.join(configDir(env), "a2a")),
   );

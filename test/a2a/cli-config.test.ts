@@ -197,4 +197,21 @@ describe("iac-code a2a (the command)", () => {
       await new Promise((resolve) => blocker.close(resolve));
     }
   });
+  it("refuses settings of features this version does not have instead of ignoring them", () => {
+    expect(() => resolveSettings({ "push-notifications": true }, {}, {})).to.throw(
+      ConfigError,
+      "Not available in this version of iac-code: push-notifications: true. Remove this setting from the config file.",
+    );
+    expect(() => resolveSettings({ "socket-path": "/tmp/a.sock", mode: "pipeline" }, {}, {})).to.throw(
+      ConfigError,
+      /socket-path, mode: pipeline\. Remove these settings/,
+    );
+    expect(() => resolveSettings({ "idle-shutdown-seconds": 5 }, {}, {})).to.throw(
+      ConfigError,
+      /idle-shutdown-seconds/,
+    );
+    expect(
+      resolveSettings({ "push-notifications": false, mode: "normal", "idle-shutdown-seconds": 0 }, {}, {}),
+    ).to.include({ pushNotifications: false });
+  });
 });
