@@ -1,0 +1,251 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read free-form A2A JSON replies through `any` (AnyJson) */
+// End-to-end harness: the real A2A server (startA2aServer) in front of the real
+// agent runtime (createAgentRuntime, scripted provider) on 127.0.0.1:0 over
+// temporary directories, a way to restart it on the same directories, the
+// `iac-code` CLI as a child process, and small readers for A2A stream events.
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
+import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.js";
+import { resolveSettings } from "../../src/server/config.js";
+import { createLogger } from "../../src/server/logger.js";
+import { openStream, resultOf, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
+
+export const SCRIPTS = path.resolve(import.meta.dirname, "..", "fixtures", "scripts");
+export const BIN = path.resolve(import.meta.dirname, "..", "..", "bin", "iac-code.mjs");
+
+export function tempDir(prefix = "iac-e2e-"): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export interface E2eServer {
+  url: string;
+  dir: string;
+  workspace: string;
+  configDir: string;
+  persistDir: string;
+  server: RunningA2aServer;
+  runtime: AgentRuntime;
+  /** Stops the server, then the runtime (turns waiting for input stay answerable on disk). */
+  close(): Promise<void>;
+}
+
+export interface E2eOptions {
+  /** Script under test/fixtures/scripts. */
+  script: string;
+  /** Reuse the directories of an earlier server (restart). */
+  dir?: string;
+  /** Extra keys of the A2A server config (thinking-exposure, token, ...). */
+  file?: Record<string, unknown>;
+}
+
+/** The A2A server and the real runtime, both in this process, on the directories under `dir`. */
+export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
+  const dir = options.dir ?? tempDir();
+  const workspace = path.join(dir, "workspace");
+  const configDir = path.join(dir, "config");
+  const persistDir = path.join(dir, "persist");
+  mkdirSync(workspace, { recursive: true });
+  const runtime = await createAgentRuntime({
+    configDir,
+    scriptFile: path.join(SCRIPTS, options.script),
+    env: { HOME: dir },
+    homeDir: dir,
+    logger: pino({ level: "silent" }),
+  });
+  const settings = resolveSettings(
+    { port: 0, "persistence-dir": persistDir, ...(options.file ?? {}) },
+    {},
+    {},
+  );
+  const server = await startA2aServer(settings, {
+    runtime,
+    logger: createLogger({ silent: true }),
+    cwd: workspace,
+    env: { IACCODE_A2A_ALLOWED_CWDS: dir },
+  });
+  return {
+    url: server.url,
+    dir,
+    workspace,
+    configDir,
+    persistDir,
+    server,
+    runtime,
+    async close() {
+      await server.close();
+      await runtime.close();
+    },
+  };
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** metadata.iac_code of a status update (or of the task snapshot). */
+export function iacOf(event: Record<string, unknown>): AnyJson | undefined {
+  const r = resultOf(event);
+  return (r?.statusUpdate?.metadata?.iac_code ?? r?.task?.metadata?.iac_code) as AnyJson | undefined;
+}
+
+/** Agent text of a status update (streamed chunks and final texts alike). */
+export function textOf(event: Record<string, unknown>): string | undefined {
+  return resultOf(event)?.statusUpdate?.status?.message?.parts?.[0]?.text as string | undefined;
+}
+
+export function texts(events: Array<Record<string, unknown>>): string[] {
+  return events.map(textOf).filter((t): t is string => t !== undefined);
+}
+
+/** Tool trace entries (metadata.iac_code.tool) in stream order. */
+export function toolTrace(events: Array<Record<string, unknown>>): AnyJson[] {
+  return events.map((e) => iacOf(e)?.tool as AnyJson | undefined).filter((t): t is AnyJson => !!t);
+}
+
+export const isInputRequest = (e: Record<string, unknown>): boolean =>
+  stateOf(e) === "TASK_STATE_INPUT_REQUIRED" && iacOf(e)?.input !== undefined;
+
+export const isEndOfTurn = (e: Record<string, unknown>): boolean =>
+  (stateOf(e) === "TASK_STATE_INPUT_REQUIRED" && iacOf(e)?.input === undefined) ||
+  stateOf(e) === "TASK_STATE_FAILED" ||
+  stateOf(e) === "TASK_STATE_CANCELED";
+
+export interface WaitingTurn {
+  taskId: string;
+  contextId: string;
+  /** The a2a/input-request envelope. */
+  envelope: AnyJson;
+  events: Array<Record<string, unknown>>;
+}
+
+/** Sends a message on a stream and reads until the turn asks for input (then stops reading). */
+export async function sendUntilInput(
+  url: string,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Promise<WaitingTurn> {
+  const stream = await openStream(url, "SendStreamingMessage", { message: userMessage(text, extra) });
+  const events = await stream.until((e) => isInputRequest(e) || isEndOfTurn(e));
+  stream.stop();
+  const last = events.at(-1)!;
+  const envelope = iacOf(last)?.input as AnyJson | undefined;
+  if (!envelope) throw new Error(`the turn ended without asking: ${JSON.stringify(events.slice(-3))}`);
+  const task = resultOf(events[0]).task as AnyJson;
+  return { taskId: task.id as string, contextId: task.contextId as string, envelope, events };
+}
+
+/** Sends a message on a stream and reads it to the end of the turn. */
+export async function sendToEnd(
+  url: string,
+  text: string,
+  extra: Record<string, unknown> = {},
+): Promise<Array<Record<string, unknown>>> {
+  const stream = await openStream(url, "SendStreamingMessage", { message: userMessage(text, extra) });
+  return stream.rest();
+}
+
+/** The answer message to an input request (one application/json data part). */
+export function answerMessage(
+  waiting: Pick<WaitingTurn, "taskId" | "contextId" | "envelope">,
+  decision: "allow_once" | "allow_always" | "deny",
+): Record<string, unknown> {
+  return userMessage("", {
+    taskId: waiting.taskId,
+    contextId: waiting.contextId,
+    parts: [
+      {
+        mediaType: "application/json",
+        data: {
+          schemaVersion: 1,
+          kind: "permission",
+          requestTaskId: waiting.taskId,
+          inputId: waiting.envelope.inputId as string,
+          toolUseId: waiting.envelope.toolUseId as string,
+          decision,
+        },
+      },
+    ],
+  });
+}
+
+/** Answers a permission with SendStreamingMessage and reads the continuation to its end. */
+export async function answer(
+  url: string,
+  waiting: Pick<WaitingTurn, "taskId" | "contextId" | "envelope">,
+  decision: "allow_once" | "allow_always" | "deny",
+): Promise<Array<Record<string, unknown>>> {
+  const stream = await openStream(url, "SendStreamingMessage", {
+    message: answerMessage(waiting, decision),
+  });
+  return stream.rest();
+}
+
+/** Lines of a session's permission audit log (<config>/sessions/<id>/permission-audit.jsonl). */
+export function auditLines(configDir: string, sessionId: string): AnyJson[] {
+  const file = path.join(configDir, "sessions", sessionId, "permission-audit.jsonl");
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as AnyJson);
+}
+
+/** Leftover temporary files of atomic writes (".<name>.<hex>.tmp") in a directory. */
+export function tempLeftovers(dir: string): string[] {
+  return readdirSync(dir).filter((name) => name.endsWith(".tmp"));
+}
+
+/** A running `iac-code` child process and what it printed. */
+export interface CliChild {
+  child: ChildProcess;
+  /** The first http URL the child announced as "listening on <url>". */
+  url: string;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/** An environment with no IAC_CODE_* / IACCODE_* variable of the parent, and a private HOME. */
+export function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  for (const key of Object.keys(env)) if (/^(IAC_CODE_|IACCODE_)/.test(key)) delete env[key];
+  return { ...env, ...extra };
+}
+
+/** Starts `iac-code <args>` and waits for its "listening on" line (on stdout or stderr). */
+export async function startCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliChild> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const look = () => {
+      const m = /listening on (http:\/\/\S+?)[\s,)]/.exec(`${out}\n${err}\n`);
+      if (m) resolve(m[1].endsWith("/") ? m[1] : `${m[1]}/`);
+    };
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      look();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+      look();
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`iac-code ${args.join(" ")} exited early (${String(code)}): ${out}${err}`)),
+    );
+  });
+  return {
+    child,
+    url,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
