@@ -11,14 +11,7 @@ import { VERSION } from "../version.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import type { AguiAdapter, RunRequest } from "./adapter.js";
 import { AguiError, MSG } from "./errors.js";
-import {
-  CANCEL_BODY_LIMIT,
-  lastUserMessage,
-  REQUEST_LIMIT,
-  userParts,
-  withImageStandIns,
-  type IacCode,
-} from "./inputs.js";
+import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
 
@@ -165,7 +158,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       const iac = fp && isObject(fp.iacCode) ? fp.iacCode : undefined;
       if (iac && typeof iac.preferredLanguage === "string")
         lang = normalizeLanguage(iac.preferredLanguage) ?? lang;
-      const checked = parseRunAgentInput(withImageStandIns(body));
+      const checked = parseRunAgentInput(body);
       if (!checked.ok) throw envelopeError(body, checked.errors);
       if (body.resume === undefined) {
         // Content limits (images) are checked before the stream starts.
@@ -178,7 +171,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         parentRunId: typeof body.parentRunId === "string" ? body.parentRunId : undefined,
         messages: body.messages as unknown[],
         resume: body.resume as ResumeAnswer[] | undefined,
-        iacCode: iac as unknown as IacCode,
+        iacCode: checked.value.forwardedProps.iacCode,
         raw: body,
       };
       const admission = await adapter.admit(request, lang);

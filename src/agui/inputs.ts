@@ -7,6 +7,7 @@ import path from "node:path";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { AguiError, MSG } from "./errors.js";
 import { compact } from "./events.js";
+import type { IacCodeProps } from "../contract/index.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
 export const IMAGE_LIMIT = 8 * 1024 * 1024;
@@ -23,48 +24,8 @@ function isStrictBase64(value: string): boolean {
   return pad < 0 || pad >= value.length - 2;
 }
 
-/**
- * A copy of the request for schema validation where inline image data is
- * replaced by a short stand-in of the same validity: the contract's base64
- * pattern cannot run on multi-megabyte strings, so the data is checked here.
- */
-export function withImageStandIns(body: JsonObject): JsonObject {
-  if (!Array.isArray(body.messages)) return body;
-  const messages = body.messages.map((m: unknown) => {
-    if (!isObject(m) || !Array.isArray(m.content)) return m;
-    const content = m.content.map((part: unknown) => {
-      if (!isObject(part) || !isObject(part.source) || typeof part.source.value !== "string") return part;
-      if (part.source.value.length <= 4096) return part;
-      const value = isStrictBase64(part.source.value) ? "AAAA" : "!";
-      return { ...part, source: { ...part.source, value } };
-    });
-    return { ...m, content };
-  });
-  return { ...body, messages };
-}
-
 /** The iacCode extension as validated by the contract. */
-export interface IacCode {
-  schemaVersion: 1;
-  rosInvocationId: string;
-  cwd: string;
-  model?: string | null;
-  llmApiKey?: string | null;
-  thinking?: { enabled?: boolean; effort?: string | null; budget?: number | null } | null;
-  userId?: string | null;
-  channel?: string | null;
-  preferredLanguage?: string | null;
-  candidatePresentation?: "standard" | "rich" | null;
-  runMode?: "normal" | "pipeline" | null;
-  pipelineName?: string | null;
-  cleanupOnly?: boolean;
-  alibabaCloud?: {
-    accessKeyId?: string | null;
-    accessKeySecret?: string | null;
-    securityToken?: string | null;
-    regionId?: string | null;
-  } | null;
-}
+export type IacCode = IacCodeProps;
 
 function expandHome(p: string): string {
   if (p === "~") return os.homedir();
