@@ -107,18 +107,19 @@ export class TurnExecution {
     if (!this.canceling && !this.finished) {
       this.canceling = true;
       const pending = this.pending;
+      // Abort first: a runtime that watches the signal then records the wait as
+      // cancelled (not as the user's deny) and announces no answer.
+      this.controller.abort();
       if (pending && session) {
-        // A cancelled task never keeps a permission open: deny it (audited).
+        // A cancelled task never keeps a permission open: deny it (audited), also
+        // for a runtime that does not watch the signal while it waits.
         if (pending.kind === "permission") {
           session.answerInput({ kind: "permission", inputId: pending.inputId, decision: "deny" });
           await this.audit(pending, "deny", "task canceled");
         } else session.answerInput({ kind: "ask_user_question", inputId: pending.inputId, cancelled: true });
       }
-      this.controller.abort();
     }
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.done, new Promise<void>((r) => (timer = setTimeout(r, CANCEL_UNWIND_MS)))]);
-    clearTimeout(timer);
+    await boundedWait(this.done, CANCEL_UNWIND_MS);
   }
 
   /**
@@ -172,8 +173,11 @@ export class TurnExecution {
       for (;;) {
         const step = await Promise.race([iterator.next(), aborted]);
         if (step === "aborted") {
-          // Do not wait for a runtime that ignores the signal.
-          iterator.return?.().catch(() => undefined);
+          const unwound = iterator.return?.().catch(() => undefined);
+          // A cancelled turn is over once the runtime has unwound (its session is
+          // free for the next turn, its audit lines are written); a runtime that
+          // ignores the signal is not waited for beyond the bound, a detached one not at all.
+          if (unwound && !this.detachController.signal.aborted) await boundedWait(unwound, CANCEL_UNWIND_MS);
           break;
         }
         if (step.done) break;
@@ -483,6 +487,13 @@ export class TurnExecution {
 }
 
 class CanceledSignal extends Error {}
+
+/** Waits for a promise, at most ms milliseconds. */
+async function boundedWait(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
+}
 
 /** Provider/credential failures are reported as a sanitised authentication error. */
 export function looksLikeAuthError(error: unknown): boolean {
