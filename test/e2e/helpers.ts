@@ -205,7 +205,8 @@ export interface CliChild {
   /** The first http URL the child announced as "listening on <url>". */
   url: string;
   stderr(): string;
-  stop(): Promise<void>;
+  /** Sends the signal (default SIGTERM) and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** An environment with no IAC_CODE_* / IACCODE_* variable of the parent, and a private HOME. */
@@ -216,8 +217,8 @@ export function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pr
 }
 
 /** Starts `iac-code <args>` and waits for its "listening on" line (on stdout or stderr). */
-export async function startCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliChild> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+export async function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliChild> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   const url = await new Promise<string>((resolve, reject) => {
@@ -241,11 +242,14 @@ export async function startCli(args: string[], env: NodeJS.ProcessEnv): Promise<
     child,
     url,
     stderr: () => err,
-    async stop() {
+    async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGTERM");
+      child.kill(signal);
+      // A child that ignores the signal must not hang the suite.
+      const force = setTimeout(() => child.kill("SIGKILL"), 15_000);
       await exited;
+      clearTimeout(force);
     },
   };
 }
