@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form A2A JSON replies through `any` (AnyJson) */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- tests read free-form A2A JSON replies through `any` (AnyJson) */
 // A2A server + real runtime over HTTP: the template a turn writes is announced
 // as a TaskArtifactUpdateEvent whose file:// part points to a stored copy
 // (sha256 and size match the workspace file), and a ROS template with a broken
