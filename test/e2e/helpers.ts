@@ -184,14 +184,27 @@ export async function answer(
   return stream.rest();
 }
 
+/** One line of the runtime's permission audit log. */
+export interface AuditLine {
+  ts: string;
+  sessionId: string;
+  toolUseId: string;
+  toolName: string;
+  decision: "allow" | "deny";
+  reason: string;
+  autoApproved: boolean;
+  inputId?: string;
+  inputFingerprint: string;
+}
+
 /** Lines of a session's permission audit log (<config>/sessions/<id>/permission-audit.jsonl). */
-export function auditLines(configDir: string, sessionId: string): AnyJson[] {
+export function auditLines(configDir: string, sessionId: string): AuditLine[] {
   const file = path.join(configDir, "sessions", sessionId, "permission-audit.jsonl");
   if (!existsSync(file)) return [];
   return readFileSync(file, "utf8")
     .split("\n")
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as AnyJson);
+    .map((line) => JSON.parse(line) as AuditLine);
 }
 
 /** Leftover temporary files of atomic writes (".<name>.<hex>.tmp") in a directory. */
