@@ -218,6 +218,8 @@ export interface CliChild {
   /** The first http URL the child announced as "listening on <url>". */
   url: string;
   stderr(): string;
+  /** Resolves once stdout or stderr contains the text (rejects if the child exits first). */
+  waitForOutput(text: string): Promise<void>;
   /** Sends the signal (default SIGTERM) and waits for the exit. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -234,27 +236,39 @@ export async function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: str
   const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const look = () => {
-      const m = /listening on (http:\/\/\S+?)[\s,)]/.exec(`${out}\n${err}\n`);
-      if (m) resolve(m[1].endsWith("/") ? m[1] : `${m[1]}/`);
-    };
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      look();
+  // Registered first, so the buffers are up to date when a waiter looks.
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  /** Resolves with what `test` finds in the output so far or later; rejects if the child exits first. */
+  const watch = <T>(test: () => T | undefined): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const exited = (code: number | null) =>
+        reject(new Error(`iac-code ${args.join(" ")} exited (${String(code)}): ${out}${err}`));
+      const look = (): boolean => {
+        const found = test();
+        if (found === undefined) return false;
+        child.stdout.off("data", look);
+        child.stderr.off("data", look);
+        child.off("exit", exited);
+        resolve(found);
+        return true;
+      };
+      if (look()) return;
+      child.stdout.on("data", look);
+      child.stderr.on("data", look);
+      child.once("exit", exited);
     });
-    child.stderr.on("data", (d: Buffer) => {
-      err += d.toString();
-      look();
-    });
-    child.once("exit", (code) =>
-      reject(new Error(`iac-code ${args.join(" ")} exited early (${String(code)}): ${out}${err}`)),
-    );
+  const url = await watch(() => {
+    const m = /listening on (http:\/\/\S+?)[\s,)]/.exec(`${out}\n${err}\n`);
+    return m ? (m[1].endsWith("/") ? m[1] : `${m[1]}/`) : undefined;
   });
   return {
     child,
     url,
     stderr: () => err,
+    async waitForOutput(text: string) {
+      await watch(() => (`${out}${err}`.includes(text) ? true : undefined));
+    },
     async stop(signal: NodeJS.Signals = "SIGTERM") {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
