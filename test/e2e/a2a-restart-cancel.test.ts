@@ -123,17 +123,17 @@ describe("e2e: A2A + runtime, cancelled turns", function () {
 
     const canceled = await rpc(s.url, "CancelTask", { id: task.id });
     expect((canceled.body.result as AnyJson).status.state).to.equal("TASK_STATE_CANCELED");
+    // Once CancelTask has answered, the context is free at once: the next turn is not
+    // refused as busy and gets a normal answer from the model.
+    const next = await sendToEnd(s.url, "[AFTER-CANCEL]", { contextId: task.contextId });
+    expect(texts(next)).to.include("Still here after the cancel.");
+    expect(stateOf(next.at(-1)!)).to.equal("TASK_STATE_INPUT_REQUIRED");
+
     const rest = await stream.rest();
     expect(stateOf(rest.at(-1)!)).to.equal("TASK_STATE_CANCELED");
     expect(rest.some((e) => iacOf(e)?.input !== undefined)).to.equal(false);
     expect(existsSync(path.join(s.workspace, "slow.yaml"))).to.equal(false);
     expect(tempLeftovers(s.workspace)).to.deep.equal([]);
-
-    // The context goes on: the next turn gets a normal answer from the model.
-    const next = await sendToEnd(s.url, "[AFTER-CANCEL]", { contextId: task.contextId });
-    expect(texts(next)).to.include("Still here after the cancel.");
-    expect(stateOf(next.at(-1)!)).to.equal("TASK_STATE_INPUT_REQUIRED");
-    expect(existsSync(path.join(s.workspace, "slow.yaml"))).to.equal(false);
   });
 
   it("CancelTask while the write waits for permission denies it as cancelled (audited) and writes nothing", async () => {

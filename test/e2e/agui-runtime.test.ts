@@ -4,7 +4,7 @@
 // model. Every event passes schemaIndex["agui/event"] and the client's
 // verifier without a console.warn.
 import { expect } from "chai";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
@@ -73,8 +73,16 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
       initialMessages: [{ id: `u-${threadId}`, role: "user", content: text }],
     });
 
+  /** A fresh workspace per test (under the allowed root), so files of one test never show in another. */
+  let workspace: string;
+  let workspaces = 0;
+  beforeEach(() => {
+    workspace = path.join(a2a.dir, `workspace-${++workspaces}`);
+    mkdirSync(workspace, { recursive: true });
+  });
+
   const forwardedProps = (rosInvocationId: string) => ({
-    iacCode: { schemaVersion: 1, rosInvocationId, cwd: a2a.workspace },
+    iacCode: { schemaVersion: 1, rosInvocationId, cwd: workspace },
   });
 
   it("a permission interrupt resumed with allow_once writes the file", async () => {
@@ -91,7 +99,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     const toolCall = first.events.find((e) => e.type === "TOOL_CALL_START")!;
     expect(interrupt).to.include({ reason: "tool_call", toolCallId: toolCall.toolCallId });
     expect(interrupt.metadata).to.include({ toolName: "write_file", title: "Write vpc.yaml." });
-    expect(existsSync(path.join(a2a.workspace, "vpc.yaml"))).to.equal(false);
+    expect(existsSync(path.join(workspace, "vpc.yaml"))).to.equal(false);
 
     const second = await agentRun(agent, {
       runId: "run-2",
@@ -104,13 +112,35 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     expect(result.toolCallId).to.equal(toolCall.toolCallId);
     expect(String(result.content)).to.include("vpc.yaml");
     expect(textOf(second.events)).to.equal("vpc.yaml is written.");
-    expect(readFileSync(path.join(a2a.workspace, "vpc.yaml"), "utf8")).to.equal(
+    expect(readFileSync(path.join(workspace, "vpc.yaml"), "utf8")).to.equal(
       "ROSTemplateFormatVersion: '2015-09-01'\nResources:\n  Vpc:\n    Type: ALIYUN::ECS::VPC\n",
     );
     expect(agent.pendingInterrupts).to.deep.equal([]);
     expect(
       auditLines(a2a.configDir, sessionIdOf(first.events)).map((l) => [l.decision, l.reason, l.inputId]),
     ).to.deep.equal([["allow", "user:allow_once", interrupt.id]]);
+  });
+
+  it("a permission interrupt resumed as cancelled is a deny: no file, and the model is told", async () => {
+    const props = forwardedProps(`inv-${++invocation}`);
+    const agent = agentFor("e2e-cancelled", "[WRITE] then cancel the interrupt");
+    const first = await agentRun(agent, { runId: "run-1", forwardedProps: props });
+    const interrupt = outcomeOf(first.events).interrupts![0];
+    const second = await agentRun(agent, {
+      runId: "run-2",
+      forwardedProps: props,
+      resume: [{ interruptId: interrupt.id, status: "cancelled" }],
+    });
+    expect(second.warnings).to.deep.equal([]);
+    expect(outcomeOf(second.events).type).to.equal("success");
+    const result = second.events.find((e) => e.type === "TOOL_CALL_RESULT")!;
+    expect(String(result.content)).to.include("Permission denied.");
+    expect(textOf(second.events)).to.equal("I did not write vpc.yaml.");
+    expect(existsSync(path.join(workspace, "vpc.yaml"))).to.equal(false);
+    expect(agent.pendingInterrupts).to.deep.equal([]);
+    expect(
+      auditLines(a2a.configDir, sessionIdOf(first.events)).map((l) => [l.decision, l.inputId]),
+    ).to.deep.equal([["deny", interrupt.id]]);
   });
 
   it("allow_always: a second write in the same thread is not interrupted", async () => {
@@ -130,7 +160,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     });
     expect(second.warnings).to.deep.equal([]);
     expect(outcomeOf(second.events).type).to.equal("success");
-    expect(readFileSync(path.join(a2a.workspace, "first.yaml"), "utf8")).to.equal("a: 1\n");
+    expect(readFileSync(path.join(workspace, "first.yaml"), "utf8")).to.equal("a: 1\n");
 
     agent.addMessage({ id: "u-always-2", role: "user", content: "[ALWAYS-2]" });
     const third = await agentRun(agent, {
@@ -141,7 +171,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     expect(outcomeOf(third.events).type).to.equal("success");
     expect(types(third.events)).to.include.members(["TOOL_CALL_START", "TOOL_CALL_RESULT"]);
     expect(textOf(third.events)).to.equal("second.yaml written.");
-    expect(readFileSync(path.join(a2a.workspace, "second.yaml"), "utf8")).to.equal("b: 2\n");
+    expect(readFileSync(path.join(workspace, "second.yaml"), "utf8")).to.equal("b: 2\n");
     // Same thread, same runtime session: the session rule was used, not a new question.
     expect(sessionIdOf(third.events)).to.equal(sessionIdOf(first.events));
     expect(auditLines(a2a.configDir, sessionIdOf(first.events)).map((l) => l.reason)).to.deep.equal([
