@@ -64,6 +64,31 @@ describe("e2e: A2A + runtime, restart while waiting for permission", function ()
     }
   });
 
+  it("an allow_always given before a restart still holds for the same context after it", async () => {
+    const a = await startE2eServer({ script: "e2e-a2a.yaml" });
+    let b: E2eServer | undefined;
+    try {
+      const waiting = await sendUntilInput(a.url, "[ALWAYS-1]");
+      expect(texts(await answer(a.url, waiting, "allow_always"))).to.include("first.yaml written.");
+      await a.close();
+
+      b = await startE2eServer({ script: "e2e-a2a.yaml", dir: a.dir });
+      const events = await sendToEnd(b.url, "[ALWAYS-2]", { contextId: waiting.contextId });
+      expect(events.some((e) => iacOf(e)?.input !== undefined)).to.equal(false);
+      expect(texts(events)).to.include("second.yaml written.");
+      expect(readFileSync(path.join(b.workspace, "second.yaml"), "utf8")).to.equal("b: 2\n");
+      const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
+      expect(auditLines(b.configDir, sessionId).map((l) => l.reason)).to.deep.equal([
+        "user:allow_always",
+        "session_rule:write_file",
+      ]);
+    } finally {
+      await b?.close();
+      if (!b) await a.close();
+      removeDir(a.dir);
+    }
+  });
+
   it("`iac-code a2a` killed with SIGKILL while waiting: a new process takes the answer and writes the file", async () => {
     const dir = tempDir();
     const workspace = path.join(dir, "workspace");
