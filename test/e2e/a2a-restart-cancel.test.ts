@@ -9,6 +9,7 @@ import path from "node:path";
 import { openStream, resultOf, rpc, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import {
   answer,
+  answerMessage,
   auditLines,
   cleanEnv,
   iacOf,
@@ -199,5 +200,40 @@ describe("e2e: A2A + runtime, cancelled turns", function () {
       message: "permission_resume_invalid: pending permission is not active.",
     });
     expect(existsSync(path.join(s.workspace, "vpc.yaml"))).to.equal(false);
+  });
+  it("CancelTask right after allowing a large write: the file is whole or absent, never torn", async () => {
+    // The script is generated: an 8 MiB file content does not belong in a fixture file.
+    const content = `big: ${"a".repeat(8 * 1024 * 1024)}\n`;
+    const script = path.join(s.dir, "big-write.json");
+    writeFileSync(
+      script,
+      JSON.stringify({
+        version: 1,
+        rules: [
+          { when: { lastToolResult: { tool: "write_file" } }, reply: [{ text: "BIG-WRITE-FINISHED" }] },
+          { reply: [{ toolCall: { name: "write_file", input: { path: "big.yaml", content } } }] },
+        ],
+      }),
+    );
+    const big = await startE2eServer({ script, dir: path.join(s.dir, "big") });
+    try {
+      const waiting = await sendUntilInput(big.url, "write the big file");
+      const stream = await openStream(big.url, "SendStreamingMessage", {
+        message: answerMessage(waiting, "allow_once"),
+      });
+      await stream.until((e) => iacOf(e)?.inputReceived !== undefined);
+      const canceled = await rpc(big.url, "CancelTask", { id: waiting.taskId });
+      expect((canceled.body.result as AnyJson).status.state).to.equal("TASK_STATE_CANCELED");
+      const rest = await stream.rest();
+      expect(stateOf(rest.at(-1)!)).to.equal("TASK_STATE_CANCELED");
+      expect(texts(rest)).to.not.include("BIG-WRITE-FINISHED");
+      // Wherever the cancel landed (before the tool, during the write, after the rename),
+      // nothing partial is left: the target is absent or whole, and no temporary file remains.
+      const target = path.join(big.workspace, "big.yaml");
+      if (existsSync(target)) expect(readFileSync(target, "utf8") === content).to.equal(true);
+      expect(tempLeftovers(big.workspace)).to.deep.equal([]);
+    } finally {
+      await big.close();
+    }
   });
 });

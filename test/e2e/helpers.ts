@@ -34,7 +34,7 @@ export interface E2eServer {
 }
 
 export interface E2eOptions {
-  /** Script under test/fixtures/scripts. */
+  /** Script: a name under test/fixtures/scripts, or an absolute path. */
   script: string;
   /** Reuse the directories of an earlier server (restart). */
   dir?: string;
@@ -51,7 +51,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
   mkdirSync(workspace, { recursive: true });
   const runtime = await createAgentRuntime({
     configDir,
-    scriptFile: path.join(SCRIPTS, options.script),
+    scriptFile: path.resolve(SCRIPTS, options.script),
     env: { HOME: dir },
     homeDir: dir,
     logger: pino({ level: "silent" }),
