@@ -249,6 +249,8 @@ export class RuntimeSession implements AgentSession {
     } catch (error) {
       yield this.errorEvent(lang, error, []);
     } finally {
+      // The turn ends once what it recorded (conversation, usage) is on disk.
+      await this.store.flush();
       this.busy = false;
     }
   }
@@ -280,6 +282,8 @@ export class RuntimeSession implements AgentSession {
     } catch (error) {
       yield this.errorEvent(lang, error, []);
     } finally {
+      // The turn ends once what it recorded (conversation, usage) is on disk.
+      await this.store.flush();
       this.busy = false;
     }
   }
