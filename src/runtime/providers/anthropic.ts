@@ -3,9 +3,10 @@
 import type { Logger } from "pino";
 import { ProviderError } from "../errors.js";
 import type { ContentBlock, Message } from "../messages.js";
-import { postJson } from "./http.js";
+import { postToProvider } from "./http.js";
 import { readSse } from "./sse.js";
 import { anthropicThinkingFields } from "./thinking.js";
+import { parseToolArguments } from "./tool-arguments.js";
 import type {
   HttpProviderSettings,
   Provider,
@@ -110,21 +111,11 @@ export class AnthropicProvider implements Provider {
       }));
     }
     const base = s.baseUrl.replace(/\/+$/, "");
-    const { response, abort } = await postJson({
+    const { response, abort } = await postToProvider(s, this.logger, {
       url: `${base}${base.endsWith("/v1") ? "" : "/v1"}/messages`,
-      headers: {
-        accept: "text/event-stream",
-        "anthropic-version": ANTHROPIC_VERSION,
-        ...(s.apiKey ? { "x-api-key": s.apiKey } : {}),
-        ...s.extraHeaders,
-      },
+      headers: { "anthropic-version": ANTHROPIC_VERSION, ...(s.apiKey ? { "x-api-key": s.apiKey } : {}) },
       body,
       signal: request.signal,
-      retry: s.retry,
-      headerTimeoutMs: s.idleTimeoutMs,
-      logger: this.logger,
-      provider: s.name,
-      secrets: s.apiKey ? [s.apiKey] : [],
     });
     try {
       if (!response.body) throw new ProviderError("fatal", "response without body");
@@ -201,25 +192,8 @@ export class AnthropicProvider implements Provider {
         open.delete(index);
         if (entry?.type === "thinking" && entry.signature)
           yield { type: "thinking_delta", text: "", signature: entry.signature };
-        if (entry?.type === "tool_use" && entry.id && entry.name) {
-          let input: Record<string, unknown> = {};
-          let inputError: string | undefined;
-          try {
-            const value: unknown = entry.json.trim() === "" ? {} : JSON.parse(entry.json);
-            if (value && typeof value === "object" && !Array.isArray(value))
-              input = value as Record<string, unknown>;
-            else inputError = "The tool arguments are not a JSON object.";
-          } catch {
-            inputError = "The tool arguments are not valid JSON.";
-          }
-          yield {
-            type: "tool_use_end",
-            id: entry.id,
-            name: entry.name,
-            input,
-            ...(inputError ? { inputError } : {}),
-          };
-        }
+        if (entry?.type === "tool_use" && entry.id && entry.name)
+          yield { type: "tool_use_end", id: entry.id, name: entry.name, ...parseToolArguments(entry.json) };
       } else if (type === "message_delta") {
         const delta = (data.delta ?? {}) as Record<string, unknown>;
         if (typeof delta.stop_reason === "string") stop = delta.stop_reason;

@@ -5,7 +5,7 @@
 import type { Logger } from "pino";
 import { abortError, sleep } from "../abort.js";
 import { ProviderError, redactSecrets } from "../errors.js";
-import { errorKindForStatus, type RetryPolicy } from "./types.js";
+import { errorKindForStatus, type HttpProviderSettings, type RetryPolicy } from "./types.js";
 
 export interface PostResult {
   response: Response;
@@ -20,51 +20,59 @@ function backoff(policy: RetryPolicy, attempt: number, retryAfter: string | null
   return base / 2 + (Math.random() * base) / 2;
 }
 
-export async function postJson(args: {
-  url: string;
-  headers: Record<string, string>;
-  body: unknown;
-  signal: AbortSignal;
-  retry: RetryPolicy;
-  /** Time allowed until the response headers arrive. */
-  headerTimeoutMs: number;
-  logger: Logger;
-  provider: string;
-  secrets: string[];
-}): Promise<PostResult> {
-  const payload = JSON.stringify(args.body);
+/**
+ * Posts a streaming request to a provider. The settings give the retry
+ * policy, the time allowed until the response headers arrive (the idle
+ * timeout) and the key to redact; `accept` comes first, then the request's
+ * headers, then the endpoint's extra headers.
+ */
+export async function postToProvider(
+  settings: HttpProviderSettings,
+  logger: Logger,
+  request: { url: string; headers: Record<string, string>; body: unknown; signal: AbortSignal },
+): Promise<PostResult> {
+  const { retry, idleTimeoutMs: headerTimeoutMs, name: provider } = settings;
+  const { signal } = request;
+  const secrets = settings.apiKey ? [settings.apiKey] : [];
+  const headers = {
+    "content-type": "application/json",
+    accept: "text/event-stream",
+    ...request.headers,
+    ...settings.extraHeaders,
+  };
+  const payload = JSON.stringify(request.body);
   for (let attempt = 0; ; attempt++) {
-    if (args.signal.aborted) throw abortError();
+    if (signal.aborted) throw abortError();
     const controller = new AbortController();
     const onAbort = (): void => controller.abort();
-    args.signal.addEventListener("abort", onAbort, { once: true });
+    signal.addEventListener("abort", onAbort, { once: true });
     const abort = (): void => {
-      args.signal.removeEventListener("abort", onAbort);
+      signal.removeEventListener("abort", onAbort);
       controller.abort();
     };
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
-    }, args.headerTimeoutMs);
+    }, headerTimeoutMs);
     let response: Response;
     try {
-      response = await fetch(args.url, {
+      response = await fetch(request.url, {
         method: "POST",
-        headers: { "content-type": "application/json", ...args.headers },
+        headers,
         body: payload,
         signal: controller.signal,
       });
     } catch (error) {
       clearTimeout(timer);
       abort();
-      if (args.signal.aborted) throw abortError();
+      if (signal.aborted) throw abortError();
       const detail = timedOut
-        ? `no response within ${args.headerTimeoutMs} ms (idle timeout)`
-        : redactSecrets(`connection failed: ${(error as Error).message}`, args.secrets);
-      if (attempt < args.retry.maxRetries) {
-        args.logger.warn({ provider: args.provider, attempt, detail }, "provider request failed; retrying");
-        await sleep(backoff(args.retry, attempt, null), args.signal);
+        ? `no response within ${headerTimeoutMs} ms (idle timeout)`
+        : redactSecrets(`connection failed: ${(error as Error).message}`, secrets);
+      if (attempt < retry.maxRetries) {
+        logger.warn({ provider, attempt, detail }, "provider request failed; retrying");
+        await sleep(backoff(retry, attempt, null), signal);
         continue;
       }
       throw new ProviderError("retryable", detail);
@@ -75,14 +83,11 @@ export async function postJson(args: {
     const text = await response.text().catch(() => "");
     abort();
     const kind = errorKindForStatus(response.status);
-    const detail = redactSecrets(`HTTP ${response.status}: ${text.slice(0, 500)}`, args.secrets);
-    if (kind === "retryable" && attempt < args.retry.maxRetries) {
-      const delay = backoff(args.retry, attempt, response.headers.get("retry-after"));
-      args.logger.warn(
-        { provider: args.provider, attempt, status: response.status, delay },
-        "provider busy; retrying",
-      );
-      await sleep(delay, args.signal);
+    const detail = redactSecrets(`HTTP ${response.status}: ${text.slice(0, 500)}`, secrets);
+    if (kind === "retryable" && attempt < retry.maxRetries) {
+      const delay = backoff(retry, attempt, response.headers.get("retry-after"));
+      logger.warn({ provider, attempt, status: response.status, delay }, "provider busy; retrying");
+      await sleep(delay, signal);
       continue;
     }
     throw new ProviderError(kind, detail, response.status);

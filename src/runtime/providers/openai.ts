@@ -7,10 +7,11 @@ import type { Logger } from "pino";
 import { newToolUseId } from "../ids.js";
 import { ProviderError } from "../errors.js";
 import type { Message } from "../messages.js";
-import { postJson } from "./http.js";
+import { postToProvider } from "./http.js";
 import { AUTO_MODEL, type ThinkingFamily } from "./registry.js";
 import { readSse } from "./sse.js";
 import { openAiThinkingFields } from "./thinking.js";
+import { parseToolArguments } from "./tool-arguments.js";
 import type {
   HttpProviderSettings,
   Provider,
@@ -64,18 +65,6 @@ function mapFinish(reason: string | null | undefined): StopReason {
   if (reason === "tool_calls" || reason === "function_call") return "tool_use";
   if (reason === "length") return "max_tokens";
   return "end_turn";
-}
-
-function parseArguments(raw: string): { input: Record<string, unknown>; inputError?: string } {
-  if (raw.trim() === "") return { input: {} };
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (value && typeof value === "object" && !Array.isArray(value))
-      return { input: value as Record<string, unknown> };
-    return { input: {}, inputError: "The tool arguments are not a JSON object." };
-  } catch {
-    return { input: {}, inputError: "The tool arguments are not valid JSON." };
-  }
 }
 
 interface PendingCall {
@@ -193,20 +182,11 @@ export class OpenAIChatProvider implements Provider {
   async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
     const s = this.settings;
     const model = await this.resolveModel(request.signal);
-    const { response, abort } = await postJson({
+    const { response, abort } = await postToProvider(s, this.logger, {
       url: `${this.base}/chat/completions`,
-      headers: {
-        accept: "text/event-stream",
-        ...(s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {}),
-        ...s.extraHeaders,
-      },
+      headers: s.apiKey ? { authorization: `Bearer ${s.apiKey}` } : {},
       body: this.body(request, model),
       signal: request.signal,
-      retry: s.retry,
-      headerTimeoutMs: s.idleTimeoutMs,
-      logger: this.logger,
-      provider: s.name,
-      secrets: s.apiKey ? [s.apiKey] : [],
     });
     try {
       const type = response.headers.get("content-type") ?? "";
@@ -241,7 +221,7 @@ export class OpenAIChatProvider implements Provider {
       yield { type: "tool_use_start", id, name };
       const args = call.function?.arguments ?? "";
       if (args) yield { type: "tool_input_delta", id, partialJson: args };
-      yield { type: "tool_use_end", id, name, ...parseArguments(args) };
+      yield { type: "tool_use_end", id, name, ...parseToolArguments(args) };
     }
     const usage = usageOf(data.usage);
     yield {
@@ -312,7 +292,7 @@ export class OpenAIChatProvider implements Provider {
         yield { type: "tool_use_start", id, name };
         if (call.args) yield { type: "tool_input_delta", id, partialJson: call.args };
       }
-      yield { type: "tool_use_end", id, name, ...parseArguments(call.args) };
+      yield { type: "tool_use_end", id, name, ...parseToolArguments(call.args) };
     }
     yield {
       type: "message_end",
