@@ -25,14 +25,10 @@ export interface A2aItem {
 const KINDS: ItemKind[] = ["task", "statusUpdate", "artifactUpdate", "message"];
 
 export const FAILED_STATES = new Set(["failed", "rejected", "auth-required"]);
-export const STOP_STATES = new Set([
-  "auth-required",
-  "canceled",
-  "completed",
-  "failed",
-  "input-required",
-  "rejected",
-]);
+/** States after which the task does nothing more. */
+export const TERMINAL_STATES = new Set([...FAILED_STATES, "canceled", "completed"]);
+/** States at which a run's stream stops: terminal, or waiting for the next input. */
+export const STOP_STATES = new Set([...TERMINAL_STATES, "input-required"]);
 
 /** TASK_STATE_INPUT_REQUIRED -> input-required. */
 export function normalizeState(raw: unknown): string | undefined {

@@ -7,7 +7,7 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseAguiServerConfig } from "../contract/index.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
-import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter.js";
+import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
 
 export interface AguiSettings {
   host: string;

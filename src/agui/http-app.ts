@@ -9,7 +9,8 @@ import { parseRunAgentInput, type ContractViolation } from "../contract/index.js
 import { parseAcceptLanguage, normalizeLanguage, DEFAULT_LANGUAGE, type Language } from "../i18n/index.js";
 import { VERSION } from "../version.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
-import type { AguiAdapter, RunRequest } from "./adapter.js";
+import type { AguiAdapter } from "./adapter.js";
+import type { RunRequest } from "./admission.js";
 import { AguiError, MSG } from "./errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";

@@ -4,7 +4,8 @@
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
-import { AguiAdapter, type AdapterOptions } from "./adapter.js";
+import { AguiAdapter } from "./adapter.js";
+import type { AdapterLogger } from "./adapter-core.js";
 import { createAguiApp } from "./http-app.js";
 import { allowedRoots } from "./inputs.js";
 import { startManagedA2a, type ManagedA2a, type ManagedA2aOptions } from "./managed-a2a.js";
@@ -13,7 +14,7 @@ import type { AguiSettings } from "./config.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 
 export interface AguiServerDeps {
-  logger?: AdapterOptions["logger"];
+  logger?: AdapterLogger;
   /** Options for the managed A2A child (when no A2A URL is configured). */
   managed?: ManagedA2aOptions;
   heartbeatMs?: number;

@@ -1,0 +1,159 @@
+// What every step of the adapter shares: its dependencies, the lock under which
+// thread decisions are made one at a time, the runs in progress, and the
+// durable effects they all use (load a thread, save it best-effort, cancel an
+// A2A task, expire unanswered interrupts on a timer, agui-iaccode.md §5.11).
+import type { A2aClient } from "./a2a-client.js";
+import { AguiError, MSG } from "./errors.js";
+import { earliestExpiry, markTerminal } from "./execution.js";
+import { StateUnavailableError, type ThreadDoc, type ThreadStore } from "./thread-store.js";
+
+export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
+
+export interface AdapterLogger {
+  warn(obj: unknown, msg?: string): void;
+  error(obj: unknown, msg?: string): void;
+}
+
+export interface AdapterOptions {
+  client: A2aClient;
+  store: ThreadStore;
+  allowedRoots: string[];
+  /** Seconds an interrupt stays answerable. */
+  interruptTtl?: number;
+  now?: () => number;
+  logger?: AdapterLogger;
+}
+
+/** The live part of a run (one per thread at most). */
+export interface ActiveRun {
+  runId: string;
+  executionId: string;
+  upstream: AbortController;
+  /** True once the run committed an interrupt: a disconnect then changes nothing. */
+  paused: boolean;
+  /** True while a resume waits for A2A to accept its answers: a disconnect keeps them pending. */
+  accepting: boolean;
+  done: boolean;
+  cancelledByExtension: boolean;
+}
+
+/** A tiny async mutex: admission decisions are made one at a time. */
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const prev = this.tail;
+    let release!: () => void;
+    this.tail = new Promise((r) => (release = r));
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+export class AdapterCore {
+  readonly client: A2aClient;
+  readonly store: ThreadStore;
+  readonly roots: string[];
+  readonly ttlMs: number;
+  readonly now: () => number;
+  readonly logger?: AdapterLogger;
+  readonly lock = new Mutex();
+  /** Runs in progress by thread id. */
+  readonly active = new Map<string, ActiveRun>();
+  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
+  lastActivity: number;
+
+  constructor(options: AdapterOptions) {
+    this.client = options.client;
+    this.store = options.store;
+    this.roots = options.allowedRoots;
+    this.ttlMs = (options.interruptTtl ?? DEFAULT_INTERRUPT_TTL_SECONDS) * 1000;
+    this.now = options.now ?? (() => Date.now());
+    this.logger = options.logger;
+    this.lastActivity = this.now();
+  }
+
+  /** Stops every timer and aborts every upstream stream. */
+  close(): void {
+    for (const t of this.expiryTimers.values()) clearTimeout(t);
+    this.expiryTimers.clear();
+    for (const run of this.active.values()) run.upstream.abort();
+  }
+
+  /** The thread's document (arming its expiry timer), or undefined; unreadable state is STATE_UNAVAILABLE. */
+  async loadThread(threadId: string): Promise<ThreadDoc | undefined> {
+    try {
+      const doc = await this.store.load(threadId);
+      if (doc) this.scheduleExpiry(doc);
+      return doc;
+    } catch (err) {
+      if (err instanceof StateUnavailableError) {
+        this.logger?.warn({ threadId, err: err.message }, "thread state unavailable");
+        throw new AguiError("STATE_UNAVAILABLE", MSG.stateUnavailable);
+      }
+      throw err;
+    }
+  }
+
+  /** Saves where a failure must not change the outcome any more (it is logged). */
+  async saveBestEffort(doc: ThreadDoc): Promise<void> {
+    try {
+      await this.store.save(doc);
+    } catch (err) {
+      this.logger?.error(
+        { threadId: doc.threadId, err: (err as Error).message },
+        "thread state write failed",
+      );
+    }
+  }
+
+  /** CancelTask when a task is bound; a failure is logged, never raised. */
+  async cancelUpstream(taskId: string | null | undefined): Promise<void> {
+    if (!taskId) return;
+    try {
+      await this.client.cancelTask(taskId);
+    } catch (err) {
+      this.logger?.warn({ taskId, err: (err as Error).message }, "CancelTask failed");
+    }
+  }
+
+  /** (Re)arms the thread's timer for its earliest pending deadline; none pending, no timer. */
+  scheduleExpiry(doc: ThreadDoc): void {
+    this.clearExpiry(doc.threadId);
+    const at = earliestExpiry(doc);
+    if (at === undefined) return;
+    const executionId = doc.execution.executionId;
+    // setTimeout caps at ~24.8 days; longer TTLs re-arm on the next access.
+    const delay = Math.min(Math.max(0, at - this.now()), 2 ** 31 - 1);
+    const timer = setTimeout(() => {
+      this.expiryTimers.delete(doc.threadId);
+      void this.lock.run(async () => {
+        if (this.active.has(doc.threadId) || doc.execution.executionId !== executionId) return;
+        const due = earliestExpiry(doc);
+        if (due === undefined || due > this.now()) return;
+        await this.expire(doc);
+      });
+    }, delay);
+    timer.unref();
+    this.expiryTimers.set(doc.threadId, timer);
+  }
+
+  clearExpiry(threadId: string): void {
+    const timer = this.expiryTimers.get(threadId);
+    if (timer) clearTimeout(timer);
+    this.expiryTimers.delete(threadId);
+  }
+
+  /** Expired interrupts: cancel the A2A task, forget the pending state, mark the execution terminal. */
+  async expire(doc: ThreadDoc): Promise<void> {
+    const ids = Object.keys(doc.execution.pending);
+    const taskId = doc.execution.taskId;
+    doc.execution.expiredInterruptIds = [...(doc.execution.expiredInterruptIds ?? []), ...ids];
+    markTerminal(doc);
+    await this.cancelUpstream(taskId);
+    await this.saveBestEffort(doc);
+  }
+}

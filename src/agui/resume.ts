@@ -1,0 +1,190 @@
+// A resume run (agui-iaccode.md §5.5-§5.8): checking that the execution can
+// still be resumed (bound task, not expired, the same task, context and session
+// on the A2A side), checking the answers against the pending interrupts and
+// their response schemas before anything is sent, then sending each answer on
+// its own A2A stream, recording it durably once A2A accepts it, and following
+// the last stream as the continuation of the run.
+import { readItem, sessionIdOf, TERMINAL_STATES, type A2aItem } from "./a2a-items.js";
+import { A2aRpcError } from "./a2a-client.js";
+import { MSG } from "./errors.js";
+import { appliedDigest, hasExpired, lastAppliedDigest, markTerminal, recordApplied } from "./execution.js";
+import {
+  answerDigest,
+  answerPart,
+  answerText,
+  isPermission,
+  payloadMatches,
+  responseSchemaFor,
+  type ResumeAnswer,
+} from "./interrupts.js";
+import { RunFailure, type RunContext } from "./run-context.js";
+import { announceSession, commitInterrupt, consume, messageParams, newInputs } from "./run-stream.js";
+import type { ExecutionState } from "./thread-store.js";
+
+export async function resume(ctx: RunContext): Promise<void> {
+  const { doc, request } = ctx.admission;
+  const entries = request.resume ?? [];
+  const ex = doc.execution;
+  await checkResumable(ctx, entries);
+  ctx.run.accepting = true;
+  const snapshot = await taskSnapshot(ctx);
+  const knownBefore = new Set(Object.keys(ex.pending));
+  const discovered = newInputs(ctx, snapshot);
+
+  const ids = entries.map((e) => e.interruptId);
+  if (new Set(ids).size !== ids.length || entries.length === 0) {
+    throw new RunFailure(
+      "INCOMPLETE_RESUME",
+      entries.length ? MSG.duplicateInterruptIds : MSG.incompleteResume,
+    );
+  }
+  for (const e of entries) {
+    if (ex.pending[e.interruptId]) continue;
+    const applied = appliedDigest(doc, e.interruptId);
+    if (applied === undefined) throw new RunFailure("UNKNOWN_INTERRUPT", MSG.unknownInterrupt);
+    if (applied !== answerDigest(e)) throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
+  }
+  const answered = new Set(ids);
+  const missing = Object.keys(ex.pending).filter((id) => !answered.has(id));
+  if (missing.length) {
+    if (missing.some((id) => knownBefore.has(id)))
+      throw new RunFailure("INCOMPLETE_RESUME", MSG.incompleteResume);
+    // Only interrupts the snapshot just revealed are unanswered: show them all, apply nothing.
+    if (discovered) {
+      await commitInterrupt(ctx);
+      return;
+    }
+  }
+  const toApply = entries.filter((e) => ex.pending[e.interruptId]);
+  checkPayloads(ex, toApply);
+  if (!toApply.length) throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
+  const cancelledQuestion = toApply.find(
+    (e) => e.status === "cancelled" && !isPermission(ex.pending[e.interruptId].value),
+  );
+  if (cancelledQuestion) {
+    const taskId = ex.taskId;
+    for (const e of toApply) recordApplied(doc, e);
+    markTerminal(doc);
+    await ctx.core.cancelUpstream(taskId);
+    await ctx.core.saveBestEffort(doc);
+    throw new RunFailure("CANCELLED", MSG.cancelledByResponse);
+  }
+  await applyAnswers(ctx, toApply);
+}
+
+/** A bound task with pending interrupts that have not expired; else why the resume cannot run. */
+async function checkResumable(ctx: RunContext, entries: ResumeAnswer[]): Promise<void> {
+  const { doc } = ctx.admission;
+  const ex = doc.execution;
+  if (!ex.taskId || !Object.keys(ex.pending).length) {
+    const expired = new Set(ex.expiredInterruptIds ?? []);
+    if (entries.some((e) => expired.has(e.interruptId)))
+      throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
+    if (entries.length && entries.every((e) => lastAppliedDigest(doc, e.interruptId) !== undefined)) {
+      throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
+    }
+    throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
+  }
+  if (hasExpired(doc, ctx.core.now())) {
+    await ctx.core.expire(doc);
+    throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
+  }
+}
+
+/** Preflight: GetTask; the task must still exist, be ours and be waiting. */
+async function taskSnapshot(ctx: RunContext): Promise<A2aItem> {
+  const { doc } = ctx.admission;
+  const taskId = doc.execution.taskId!;
+  let snapshot: A2aItem;
+  try {
+    snapshot = readItem({ result: { task: await ctx.core.client.getTask(taskId, ctx.run.upstream.signal) } });
+  } catch (err) {
+    if (err instanceof A2aRpcError) throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
+    throw err;
+  }
+  if (snapshot.taskId !== taskId || (snapshot.contextId && snapshot.contextId !== doc.contextId)) {
+    throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskIdentityMismatch);
+  }
+  const session = sessionIdOf(snapshot);
+  if (session && doc.iacCodeSessionId && session !== doc.iacCodeSessionId) {
+    throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.sessionChanged);
+  }
+  if (snapshot.state && TERMINAL_STATES.has(snapshot.state)) {
+    markTerminal(doc);
+    await ctx.core.saveBestEffort(doc);
+    throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
+  }
+  return snapshot;
+}
+
+/** Every resolved answer must carry a payload matching its interrupt's response schema. */
+function checkPayloads(ex: ExecutionState, entries: ResumeAnswer[]): void {
+  for (const e of entries) {
+    if (e.status !== "resolved") continue;
+    const value = ex.pending[e.interruptId].value;
+    if (e.payload === undefined || e.payload === null)
+      throw new RunFailure("RESUME_PAYLOAD_INVALID", MSG.payloadRequired);
+    if (!payloadMatches(responseSchemaFor(value), e.payload))
+      throw new RunFailure("RESUME_PAYLOAD_INVALID", MSG.payloadInvalid);
+    if (!isPermission(value) && !answerText(value, e.payload))
+      throw new RunFailure("RESUME_PAYLOAD_INVALID", MSG.noAnswer);
+  }
+}
+
+/** Sends each answer on its own stream; the last stream carries the continuation. */
+async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<void> {
+  const { doc, request } = ctx.admission;
+  const toolResults: Array<{ toolCallId: string; text: string }> = [];
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i];
+    const value = doc.execution.pending[entry.interruptId].value;
+    const taskId = doc.execution.taskId!;
+    const part = answerPart(value, entry, taskId);
+    const params = messageParams(ctx, [part], `agui-resume-${request.runId}-${entry.interruptId}`, true);
+    const last = i === entries.length - 1;
+    const upstream = last ? ctx.run.upstream : new AbortController();
+    const stream = ctx.core.client.sendStreamingMessage(params, upstream.signal)[Symbol.asyncIterator]();
+    let first: IteratorResult<unknown>;
+    try {
+      first = await stream.next();
+    } catch (err) {
+      if (err instanceof A2aRpcError) throw new RunFailure("A2A_UNAVAILABLE", MSG.interruptRejected);
+      throw err;
+    }
+    if (first.done) {
+      throw new RunFailure(
+        "A2A_UNAVAILABLE",
+        isPermission(value) ? MSG.permissionNotAccepted : MSG.interruptNotAccepted,
+      );
+    }
+    const firstItem = readItem(first.value);
+    if (
+      (firstItem.taskId && firstItem.taskId !== taskId) ||
+      (firstItem.contextId && firstItem.contextId !== doc.contextId)
+    ) {
+      throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskIdentityMismatch);
+    }
+    // Accepted: record the answer durably before anything else is announced.
+    recordApplied(doc, entry);
+    try {
+      await ctx.core.store.save(doc);
+    } catch {
+      await ctx.core.cancelUpstream(taskId);
+      markTerminal(doc);
+      throw new RunFailure("STATE_PERSISTENCE_FAILED", MSG.responseNotCommitted);
+    }
+    if (!isPermission(value) && entry.status === "resolved" && typeof value.toolUseId === "string") {
+      toolResults.push({ toolCallId: value.toolUseId, text: answerText(value, entry.payload) });
+    }
+    if (!last) {
+      upstream.abort();
+      continue;
+    }
+    ctx.run.accepting = false;
+    announceSession(ctx, true);
+    for (const r of toolResults)
+      for (const ev of ctx.tr.answeredToolResult(r.toolCallId, r.text)) ctx.sink.send(ev);
+    const rest: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => stream };
+    await consume(ctx, rest, firstItem);
+  }
+}

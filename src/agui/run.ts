@@ -1,0 +1,104 @@
+// Running an admitted request to its end (agui-iaccode.md §4.1, §5.10): the run
+// skeleton, a new run's single SendStreamingMessage (or the resume), turning
+// whatever ends the run early into one RUN_ERROR (and what that does to the
+// execution), and a client disconnect, which cancels the task unless the run
+// is paused on an interrupt or waiting for its answers to be accepted.
+import { randomUUID } from "node:crypto";
+import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
+import type { AdapterCore } from "./adapter-core.js";
+import type { Admission } from "./admission.js";
+import { AguiError, localize, MSG } from "./errors.js";
+import { hasPending, isTerminal, markTerminal } from "./execution.js";
+import { lastUserMessage, userParts } from "./inputs.js";
+import { resume } from "./resume.js";
+import { RunFailure, syncDurable, type EventSink, type RunContext } from "./run-context.js";
+import { consume, messageParams } from "./run-stream.js";
+import { RunTranslator } from "./translate.js";
+
+/** Codes after which the execution cannot continue (unless an interrupt still waits). */
+const ENDS_EXECUTION = ["CANCELLED", "A2A_EXECUTION_FAILED", "A2A_PROTOCOL_ERROR", "INVALID_INPUT"];
+
+/** Runs an admitted request to its end, sending AG-UI events to the sink. */
+export async function runAdmitted(core: AdapterCore, admission: Admission, sink: EventSink): Promise<void> {
+  const { request, doc } = admission;
+  const run = core.active.get(request.threadId)!;
+  const tr = new RunTranslator({
+    threadId: request.threadId,
+    runId: request.runId,
+    durable: {
+      pipelineSequence: doc.execution.pipelineSequence,
+      pipelineOpenSteps: doc.execution.pipelineOpenSteps,
+      textSnapshotDigests: doc.execution.textSnapshotDigests,
+    },
+  });
+  const ctx: RunContext = { core, admission, run, tr, sink, sessionAnnounced: false, lastState: undefined };
+  sink.onDisconnect(() => void onDisconnect(ctx));
+  for (const ev of tr.start(request.parentRunId)) sink.send(ev);
+  try {
+    if (admission.isResume) await resume(ctx);
+    else await newRun(ctx);
+  } catch (err) {
+    await failRun(ctx, err);
+  } finally {
+    run.done = true;
+    run.upstream.abort();
+    if (core.active.get(request.threadId) === run) core.active.delete(request.threadId);
+    core.lastActivity = core.now();
+  }
+}
+
+async function newRun(ctx: RunContext): Promise<void> {
+  const user = lastUserMessage(ctx.admission.request.messages);
+  if (!user) throw new RunFailure("INVALID_INPUT", MSG.newRunNeedsMessage);
+  const parts = userParts(user);
+  const messageId = typeof user.id === "string" && user.id ? user.id : randomUUID();
+  const params = messageParams(ctx, parts, messageId, false);
+  const stream = ctx.core.client.sendStreamingMessage(params, ctx.run.upstream.signal);
+  await consume(ctx, stream);
+}
+
+async function failRun(ctx: RunContext, err: unknown): Promise<void> {
+  const { core } = ctx;
+  const { doc } = ctx.admission;
+  let code: string;
+  let message: string;
+  if (err instanceof RunFailure || err instanceof AguiError) {
+    code = err.code;
+    message = err.message;
+  } else if (ctx.run.cancelledByExtension) {
+    code = "CANCELLED";
+    message = MSG.cancelled;
+  } else {
+    if (!(err instanceof A2aUnavailableError) && !(err instanceof A2aRpcError) && !ctx.sink.disconnected) {
+      core.logger?.error({ err: (err as Error).stack ?? String(err) }, "AG-UI run failed unexpectedly");
+    }
+    code = "A2A_UNAVAILABLE";
+    message = MSG.a2aUnavailable;
+    // An unexpected failure of a normal run cancels its task, unless an interrupt waits.
+    if (!ctx.run.accepting && !hasPending(doc) && !ctx.sink.disconnected) {
+      await core.cancelUpstream(doc.execution.taskId);
+      markTerminal(doc);
+      await core.saveBestEffort(doc);
+    }
+  }
+  syncDurable(ctx);
+  if (!hasPending(doc) && !isTerminal(doc) && ENDS_EXECUTION.includes(code)) {
+    markTerminal(doc);
+    await core.saveBestEffort(doc);
+  }
+  ctx.sink.send(ctx.tr.error(code, localize(ctx.admission.language, message)));
+}
+
+async function onDisconnect(ctx: RunContext): Promise<void> {
+  const { core, run } = ctx;
+  if (run.done || run.paused || run.accepting) return;
+  const { doc } = ctx.admission;
+  if (hasPending(doc)) return;
+  run.upstream.abort();
+  await core.lock.run(async () => {
+    if (doc.execution.executionId !== run.executionId || isTerminal(doc)) return;
+    await core.cancelUpstream(doc.execution.taskId);
+    markTerminal(doc);
+    await core.saveBestEffort(doc);
+  });
+}
