@@ -38,8 +38,27 @@ function sendJson(res: ServerResponse, status: number, body: unknown, close = fa
   res.end(text);
 }
 
-function sendError(res: ServerResponse, err: AguiError, lang: Language, close = false): void {
-  sendJson(res, err.status, err.body(lang), close);
+/**
+ * Answers a failure: before the stream, the AguiError envelope with its status
+ * (closing the connection after an oversized body, whose rest is drained) or a
+ * bare 500; once the stream started, it just ends.
+ */
+function sendFailure(req: IncomingMessage, res: ServerResponse, err: unknown, lang: Language): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  if (err instanceof AguiError) {
+    const close = err.code === "REQUEST_TOO_LARGE";
+    sendJson(res, err.status, err.body(lang), close);
+    if (close) req.resume();
+    return;
+  }
+  sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
+}
+
+function acceptLanguage(req: IncomingMessage): Language {
+  return parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
 }
 
 function tokenMatches(header: string | undefined, token: string): boolean {
@@ -83,14 +102,51 @@ function readBody(req: IncomingMessage, limit: number, tooLarge: AguiError): Pro
   });
 }
 
-function parseJson(buf: Buffer): { ok: true; value: unknown } | { ok: false } {
-  try {
-    const text = new TextDecoder("utf-8", { fatal: true }).decode(buf);
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false };
-  }
+/** The wire texts of one route's body failures. */
+interface BodyMessages {
+  tooLarge: string;
+  invalidJson: string;
+  notObject: string;
 }
+
+/**
+ * The checks POST / and the cancel extension share, in order: bearer token,
+ * JSON media type, body within `limit`, strict UTF-8 JSON, a JSON object.
+ */
+async function readJsonObject(
+  req: IncomingMessage,
+  authToken: string | undefined,
+  limit: number,
+  messages: BodyMessages,
+): Promise<JsonObject> {
+  if (authToken && !tokenMatches(req.headers.authorization, authToken)) {
+    throw new AguiError("UNAUTHORIZED", MSG.unauthorized);
+  }
+  if (!isJsonContentType(req.headers["content-type"])) {
+    throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
+  }
+  const buf = await readBody(req, limit, new AguiError("REQUEST_TOO_LARGE", messages.tooLarge));
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(buf));
+  } catch {
+    throw new AguiError("INVALID_JSON", messages.invalidJson);
+  }
+  if (!isObject(value)) throw new AguiError("INVALID_INPUT", messages.notObject);
+  return value;
+}
+
+const RUN_BODY: BodyMessages = {
+  tooLarge: MSG.requestTooLarge,
+  invalidJson: MSG.invalidJson,
+  notObject: MSG.notAnObject,
+};
+
+const CANCEL_BODY: BodyMessages = {
+  tooLarge: MSG.cancelTooLarge,
+  invalidJson: MSG.cancelInvalidJson,
+  notObject: MSG.cancelNotObject,
+};
 
 /** A clear INVALID_INPUT for a rejected envelope: content, forwarded props, or the envelope itself. */
 function envelopeError(body: JsonObject, errors: ContractViolation[]): AguiError {
@@ -142,19 +198,9 @@ export function createAguiApp(options: HttpAppOptions): Koa {
   });
 
   async function handleRun(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let lang: Language = parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
+    let lang = acceptLanguage(req);
     try {
-      if (authToken && !tokenMatches(req.headers.authorization, authToken)) {
-        throw new AguiError("UNAUTHORIZED", MSG.unauthorized);
-      }
-      if (!isJsonContentType(req.headers["content-type"])) {
-        throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
-      }
-      const buf = await readBody(req, REQUEST_LIMIT, new AguiError("REQUEST_TOO_LARGE", MSG.requestTooLarge));
-      const parsed = parseJson(buf);
-      if (!parsed.ok) throw new AguiError("INVALID_JSON", MSG.invalidJson);
-      if (!isObject(parsed.value)) throw new AguiError("INVALID_INPUT", MSG.notAnObject);
-      const body = parsed.value;
+      const body = await readJsonObject(req, authToken, REQUEST_LIMIT, RUN_BODY);
       const fp = isObject(body.forwardedProps) ? body.forwardedProps : undefined;
       const iac = fp && isObject(fp.iacCode) ? fp.iacCode : undefined;
       if (iac && typeof iac.preferredLanguage === "string")
@@ -184,35 +230,15 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         writer.end();
       }
     } catch (err) {
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      if (err instanceof AguiError) {
-        const close = err.code === "REQUEST_TOO_LARGE";
-        sendError(res, err, lang, close);
-        if (close) req.resume();
-        return;
-      }
-      sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
+      sendFailure(req, res, err, lang);
     }
   }
 
   async function handleCancel(req: IncomingMessage, res: ServerResponse, executionId: string): Promise<void> {
-    const lang: Language = parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
+    const lang = acceptLanguage(req);
     try {
-      if (authToken && !tokenMatches(req.headers.authorization, authToken)) {
-        throw new AguiError("UNAUTHORIZED", MSG.unauthorized);
-      }
-      if (!isJsonContentType(req.headers["content-type"])) {
-        throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
-      }
-      const limit = Math.min(REQUEST_LIMIT, CANCEL_BODY_LIMIT);
-      const buf = await readBody(req, limit, new AguiError("REQUEST_TOO_LARGE", MSG.cancelTooLarge));
-      const parsed = parseJson(buf);
-      if (!parsed.ok) throw new AguiError("INVALID_JSON", MSG.cancelInvalidJson);
-      if (!isObject(parsed.value)) throw new AguiError("INVALID_INPUT", MSG.cancelNotObject);
-      const { threadId, rosInvocationId } = parsed.value;
+      const body = await readJsonObject(req, authToken, CANCEL_BODY_LIMIT, CANCEL_BODY);
+      const { threadId, rosInvocationId } = body;
       if (
         typeof threadId !== "string" ||
         !threadId ||
@@ -224,13 +250,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId);
       sendJson(res, 200, { executionId, status });
     } catch (err) {
-      if (err instanceof AguiError) {
-        const close = err.code === "REQUEST_TOO_LARGE";
-        sendError(res, err, lang, close);
-        if (close) req.resume();
-        return;
-      }
-      sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
+      sendFailure(req, res, err, lang);
     }
   }
 
