@@ -1,7 +1,7 @@
 // The adapter's upstream: an A2A 1.0 JSON-RPC client over loopback HTTP
-// (SendStreamingMessage, GetTask, SubscribeToTask, CancelTask), with the
-// A2A-Version header and a bearer token. Transport failures become
-// A2aUnavailableError; JSON-RPC errors become A2aRpcError.
+// (SendStreamingMessage, GetTask, CancelTask), with the A2A-Version header and
+// a bearer token. Transport failures become A2aUnavailableError; JSON-RPC
+// errors become A2aRpcError.
 import { randomUUID } from "node:crypto";
 import { isObject, type JsonObject } from "./a2a-items.js";
 
@@ -164,10 +164,6 @@ export class A2aClient {
 
   sendStreamingMessage(params: JsonObject, signal?: AbortSignal): AsyncGenerator<unknown> {
     return this.stream("SendStreamingMessage", params, signal);
-  }
-
-  subscribeToTask(taskId: string, signal?: AbortSignal): AsyncGenerator<unknown> {
-    return this.stream("SubscribeToTask", { id: taskId }, signal);
   }
 
   getTask(taskId: string, signal?: AbortSignal): Promise<unknown> {

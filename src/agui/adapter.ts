@@ -4,14 +4,12 @@
 // is an A2A *client*: it never runs the agent itself. This class is the face
 // the HTTP app and the server use; the steps live in admission.ts, run.ts,
 // run-stream.ts, resume.ts and cancel.ts, over the state in adapter-core.ts.
-import type { A2aClient } from "./a2a-client.js";
 import { AdapterCore, type AdapterOptions } from "./adapter-core.js";
 import { admit, type Admission, type RunRequest } from "./admission.js";
 import { cancelExecution, type CancelStatus } from "./cancel.js";
 import { hasPending } from "./execution.js";
 import { runAdmitted } from "./run.js";
 import type { EventSink } from "./run-context.js";
-import type { ThreadStore } from "./thread-store.js";
 import type { Language } from "../i18n/index.js";
 
 export class AguiAdapter {
@@ -19,14 +17,6 @@ export class AguiAdapter {
 
   constructor(options: AdapterOptions) {
     this.core = new AdapterCore(options);
-  }
-
-  get client(): A2aClient {
-    return this.core.client;
-  }
-
-  get store(): ThreadStore {
-    return this.core.store;
   }
 
   /** When the adapter last admitted, finished or cancelled something (for idle shutdown). */

@@ -123,7 +123,3 @@ export class AguiError extends Error {
     return { error: { code: this.code, message: localize(lang, this.message) } };
   }
 }
-
-export function isAguiError(err: unknown): err is AguiError {
-  return err instanceof AguiError;
-}

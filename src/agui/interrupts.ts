@@ -188,14 +188,10 @@ export function answerPart(value: JsonObject, entry: ResumeAnswer, taskId: strin
     inputId: String(value.inputId),
     toolUseId: typeof value.toolUseId === "string" ? value.toolUseId : "",
   };
-  let data: JsonObject;
-  if (isPermission(value)) {
-    const payload = isObject(entry.payload) ? entry.payload : {};
-    data = { ...base, decision: entry.status === "cancelled" ? "deny" : payload.decision };
-  } else {
-    const payload = isObject(entry.payload) ? entry.payload : {};
-    data = dropNulls({ ...base, selectedId: payload.selectedId, freeText: payload.freeText }) as JsonObject;
-  }
+  const payload = isObject(entry.payload) ? entry.payload : {};
+  const data = isPermission(value)
+    ? { ...base, decision: entry.status === "cancelled" ? "deny" : payload.decision }
+    : (dropNulls({ ...base, selectedId: payload.selectedId, freeText: payload.freeText }) as JsonObject);
   return { data, mediaType: "application/json" };
 }
 

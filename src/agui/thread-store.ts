@@ -178,11 +178,6 @@ export class ThreadStore {
     return doc;
   }
 
-  /** Keeps a document in memory only (a binding not yet committed). */
-  remember(doc: ThreadDoc): void {
-    this.cache.set(doc.threadId, doc);
-  }
-
   forget(threadId: string): void {
     this.cache.delete(threadId);
   }
