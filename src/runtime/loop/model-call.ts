@@ -1,0 +1,103 @@
+// One model call as runtime events: message_start, then text, thinking and
+// tool-call events as they stream in (tool-use ids made unique in the
+// session), while the assistant message is collected. The caller ends the
+// message (message_end), after it has recorded what the call produced.
+import { isAbortError, ProviderError } from "../errors.js";
+import { newMessageId } from "../ids.js";
+import { effectiveContext, type Message } from "../messages.js";
+import type { Provider, ProviderEvent, StopReason, ToolDefinition } from "../providers/types.js";
+import type { RuntimeEvent, TokenUsage } from "../seam.js";
+import { AssistantCollector } from "./collector.js";
+import { ToolIdMap } from "./tool-ids.js";
+
+export type ModelCallOutcome =
+  | {
+      status: "complete";
+      messageId: string;
+      /** Undefined when the model sent nothing at all. */
+      assistant: Message | undefined;
+      hasToolCalls: boolean;
+      text: string;
+      stopReason: StopReason;
+      usage?: TokenUsage;
+    }
+  /** Cancelled: the turn was aborted. stream_error: `error` says why (a ProviderError or any other failure). */
+  | { status: "cancelled"; messageId: string; text: string }
+  | { status: "stream_error"; messageId: string; text: string; error: unknown };
+
+export async function* callModel(args: {
+  provider: Provider;
+  system: string;
+  /** The whole conversation; the model is sent its effective context. */
+  conversation: readonly Message[];
+  tools: readonly ToolDefinition[];
+  signal: AbortSignal;
+}): AsyncGenerator<RuntimeEvent, ModelCallOutcome> {
+  const { provider, signal } = args;
+  const messageId = newMessageId();
+  const collector = new AssistantCollector();
+  let end: Extract<ProviderEvent, { type: "message_end" }> | undefined;
+  yield { type: "message_start", messageId };
+  try {
+    const stream = provider.stream({
+      system: args.system,
+      messages: effectiveContext(args.conversation),
+      tools: args.tools,
+      kind: "stream",
+      signal,
+    });
+    const ids = new ToolIdMap(args.conversation);
+    for await (const raw of stream) {
+      const event = ids.map(raw);
+      collector.add(event);
+      if (event.type === "message_end") end = event;
+      else {
+        const projected = toRuntimeEvent(messageId, event);
+        if (projected) yield projected;
+      }
+    }
+  } catch (error) {
+    if (signal.aborted || isAbortError(error))
+      return { status: "cancelled", messageId, text: collector.fullText };
+    return { status: "stream_error", messageId, text: collector.fullText, error };
+  }
+  if (!end) {
+    const error = new ProviderError("retryable", "stream ended without message_end");
+    return { status: "stream_error", messageId, text: collector.fullText, error };
+  }
+  const usage: TokenUsage | undefined = end.usage && {
+    inputTokens: end.usage.inputTokens,
+    outputTokens: end.usage.outputTokens,
+    totalTokens: end.usage.inputTokens + end.usage.outputTokens,
+    ...(end.usage.cachedInputTokens !== undefined ? { cachedInputTokens: end.usage.cachedInputTokens } : {}),
+    provider: provider.name,
+    model: provider.model,
+  };
+  return {
+    status: "complete",
+    messageId,
+    assistant: collector.toMessage(messageId),
+    hasToolCalls: collector.hasToolCalls,
+    text: collector.fullText,
+    stopReason: collector.hasToolCalls ? "tool_use" : end.stopReason,
+    ...(usage ? { usage } : {}),
+  };
+}
+
+/** What clients see of a streamed provider event (empty deltas are dropped; arguments only as a length). */
+function toRuntimeEvent(messageId: string, event: ProviderEvent): RuntimeEvent | undefined {
+  switch (event.type) {
+    case "text_delta":
+      return event.text ? { type: "text_delta", messageId, text: event.text } : undefined;
+    case "thinking_delta":
+      return event.text ? { type: "thinking_delta", messageId, text: event.text } : undefined;
+    case "tool_use_start":
+      return { type: "tool_use_start", toolUseId: event.id, name: event.name };
+    case "tool_input_delta":
+      return { type: "tool_input_delta", toolUseId: event.id, partialJsonLength: event.partialJson.length };
+    case "tool_use_end":
+      return { type: "tool_use_end", toolUseId: event.id, name: event.name, input: event.input };
+    case "message_end":
+      return undefined;
+  }
+}

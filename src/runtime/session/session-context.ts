@@ -1,0 +1,25 @@
+// The parts of one session that its turn loop, tool rounds, permission
+// checks and compaction share; RuntimeSession builds them once.
+import type { Logger } from "pino";
+import type { AuditLog } from "../permissions/audit.js";
+import type { Workspace } from "../tools/workspace.js";
+import type { Conversation } from "./conversation.js";
+import type { SessionDeps } from "./deps.js";
+import type { PermissionGate } from "./permission-gate.js";
+import type { SessionStore } from "./store.js";
+import type { WaitingRound } from "./waiting-round.js";
+
+export interface SessionContext {
+  readonly sessionId: string;
+  readonly deps: SessionDeps;
+  /** The runtime's logger bound to the session id. */
+  readonly logger: Logger;
+  readonly workspace: Workspace;
+  readonly store: SessionStore;
+  readonly audit: AuditLog;
+  readonly conversation: Conversation;
+  readonly rounds: WaitingRound;
+  readonly permissions: PermissionGate;
+  /** Aborts when the session closes (shutdown), which is not a cancelled turn. */
+  readonly lifetime: AbortSignal;
+}

@@ -1,0 +1,81 @@
+// What one turn carries from start to end: the request's overrides, the
+// language of server-written text, the abort signal, the tools and cloud
+// context resolved for this request's credentials, the system prompt, and
+// the secrets to keep out of logs. Built once per runTurn()/resumeTurn();
+// the provider is made at the turn's first model call.
+import type { Logger } from "pino";
+import { normalizeLanguage, type Language } from "../../i18n/index.js";
+import type { CloudContext } from "../cloud/context.js";
+import { credentialSecrets, resolveCloudCredentials } from "../cloud/credentials.js";
+import { RosClient } from "../cloud/ros-client.js";
+import { buildSystemPrompt } from "../loop/system-prompt.js";
+import type { Provider, ToolDefinition } from "../providers/types.js";
+import type { TurnOverrides } from "../seam.js";
+import { turnTools } from "../tools/registry.js";
+import type { AnyTool } from "../tools/types.js";
+import type { Workspace } from "../tools/workspace.js";
+import type { SessionDeps } from "./deps.js";
+
+export interface Turn {
+  overrides: TurnOverrides;
+  lang: Language;
+  signal: AbortSignal;
+  provider?: Provider;
+  tools: Map<string, AnyTool>;
+  toolDefs: ToolDefinition[];
+  cloud?: CloudContext;
+  system: string;
+  secrets: string[];
+}
+
+export function turnLanguage(overrides: TurnOverrides): Language {
+  return normalizeLanguage(overrides.language) ?? "en";
+}
+
+export async function startTurn(
+  deps: SessionDeps,
+  workspace: Workspace,
+  logger: Logger,
+  overrides: TurnOverrides,
+  signal: AbortSignal,
+): Promise<Turn> {
+  const credentials = resolveCloudCredentials({
+    override: overrides.alibabaCloud,
+    env: deps.env,
+    configDir: deps.config.configDir,
+    homeDir: deps.homeDir,
+    logger,
+  });
+  const cloud: CloudContext | undefined = credentials
+    ? {
+        credentials,
+        ros: new RosClient({ credentials, endpoint: deps.cloud.endpoint }),
+        pollIntervalMs: deps.cloud.pollIntervalMs,
+        maxPollMs: deps.cloud.maxPollMs,
+      }
+    : undefined;
+  const tools = turnTools(cloud !== undefined);
+  const model = overrides.model ?? deps.config.model;
+  return {
+    overrides,
+    lang: turnLanguage(overrides),
+    signal,
+    tools: new Map(tools.map((tool) => [tool.name, tool])),
+    toolDefs: tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    })),
+    ...(cloud ? { cloud } : {}),
+    system: await buildSystemPrompt({
+      cwd: workspace.cwd,
+      provider: deps.config.provider.key,
+      model,
+      regionId: credentials?.regionId,
+      cloudTools: cloud !== undefined,
+    }),
+    secrets: [overrides.apiKey ?? "", deps.config.apiKey ?? "", ...credentialSecrets(credentials)].filter(
+      Boolean,
+    ),
+  };
+}
