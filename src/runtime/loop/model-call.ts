@@ -21,7 +21,7 @@ export type ModelCallOutcome =
       stopReason: StopReason;
       usage?: TokenUsage;
     }
-  /** Cancelled: the turn was aborted. stream_error: `error` says why (a ProviderError or any other failure). */
+  /** cancelled: the turn was aborted; stream_error: the call failed, `error` says why. */
   | { status: "cancelled"; messageId: string; text: string }
   | { status: "stream_error"; messageId: string; text: string; error: unknown };
 

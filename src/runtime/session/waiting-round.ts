@@ -54,7 +54,7 @@ export class WaitingRound {
     return true;
   }
 
-  /** The round of an assistant message's calls: the restored one when it is that message's, else a new one. */
+  /** The round of an assistant message's calls: the restored one if it is that message's, or a new one. */
   begin(assistantMessageId: string): PendingRound {
     const round: PendingRound =
       this.current?.assistantMessageId === assistantMessageId

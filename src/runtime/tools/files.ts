@@ -1,13 +1,13 @@
 // Workspace file tools: read_file, write_file, edit_file, list_files, glob, grep.
 import { readFile, readdir, lstat, stat } from "node:fs/promises";
 import path from "node:path";
-import { t } from "../../i18n/index.js";
+import { t, type Language } from "../../i18n/index.js";
 import { ToolError } from "../errors.js";
 import { writeFileAtomic, ensureDir } from "../fs-util.js";
 import type { ArtifactPayload } from "../seam.js";
 import { displayPath, readOnlyDescription } from "./describe.js";
 import { globToRegExp, walkFiles } from "./glob.js";
-import type { AnyTool, Tool, ToolContext, ToolResult } from "./types.js";
+import type { AnyTool, Tool, ToolContext, ToolDescription, ToolResult } from "./types.js";
 import type { Workspace } from "./workspace.js";
 
 const MAX_READ_BYTES = 10 * 1024 * 1024;
@@ -102,6 +102,38 @@ export const readFileTool: Tool<ReadFileInput> = {
   },
 };
 
+function ruleRelative(input: unknown, workspace: Workspace): string | undefined {
+  if (typeof input !== "string" || input.length === 0) return undefined;
+  const absolute = path.isAbsolute(input) ? path.resolve(input) : path.resolve(workspace.cwd, input);
+  const rel = path.relative(workspace.cwd, absolute);
+  if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+  return rel.split(path.sep).join("/") || ".";
+}
+
+/**
+ * What write_file and edit_file share: file edits inside the workspace (asked
+ * unless a rule or the accept_edits mode allows them), matched by rules on
+ * their workspace-relative path, described with their own texts.
+ */
+function fileEdit(texts: "writeFile" | "editFile") {
+  return {
+    supportsBlanketAllow: true,
+    isFileEdit: true,
+    isReadOnly: () => false,
+    isConcurrencySafe: () => false,
+    ruleContent: (input: { path: string }, workspace: Workspace) => ruleRelative(input.path, workspace),
+    describe: (input: { path: string }, lang: Language, workspace: Workspace): ToolDescription => {
+      const target = ruleRelative(input.path, workspace) ?? displayPath(input.path);
+      return {
+        title: t(lang, `runtime.tool.${texts}.title`, { target }),
+        purpose: t(lang, `runtime.tool.${texts}.purpose`),
+        effect: "file_change",
+        target,
+      };
+    },
+  };
+}
+
 interface WriteFileInput {
   path: string;
   content: string;
@@ -120,22 +152,9 @@ export const writeFileTool: Tool<WriteFileInput> = {
       content: { type: "string", description: "The complete new file content." },
     },
   },
-  supportsBlanketAllow: true,
-  isFileEdit: true,
-  isReadOnly: () => false,
-  isConcurrencySafe: () => false,
-  ruleContent: (input, workspace) => ruleRelative(input.path, workspace),
+  ...fileEdit("writeFile"),
   precheck: async (input, workspace) => {
     await workspace.resolveForWrite(input.path);
-  },
-  describe: (input, lang, workspace) => {
-    const target = ruleRelative(input.path, workspace) ?? displayPath(input.path);
-    return {
-      title: t(lang, "runtime.tool.writeFile.title", { target }),
-      purpose: t(lang, "runtime.tool.writeFile.purpose"),
-      effect: "file_change",
-      target,
-    };
   },
   async run(input, ctx) {
     const absolute = await ctx.workspace.resolveForWrite(input.path);
@@ -161,14 +180,6 @@ export const writeFileTool: Tool<WriteFileInput> = {
     };
   },
 };
-
-function ruleRelative(input: unknown, workspace: Workspace): string | undefined {
-  if (typeof input !== "string" || input.length === 0) return undefined;
-  const absolute = path.isAbsolute(input) ? path.resolve(input) : path.resolve(workspace.cwd, input);
-  const rel = path.relative(workspace.cwd, absolute);
-  if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
-  return rel.split(path.sep).join("/") || ".";
-}
 
 interface EditFileInput {
   path: string;
@@ -198,22 +209,9 @@ export const editFileTool: Tool<EditFileInput> = {
       replace_all: { type: "boolean", description: "Replace every occurrence." },
     },
   },
-  supportsBlanketAllow: true,
-  isFileEdit: true,
-  isReadOnly: () => false,
-  isConcurrencySafe: () => false,
-  ruleContent: (input, workspace) => ruleRelative(input.path, workspace),
+  ...fileEdit("editFile"),
   precheck: async (input, workspace) => {
     await workspace.resolveExisting(input.path);
-  },
-  describe: (input, lang, workspace) => {
-    const target = ruleRelative(input.path, workspace) ?? displayPath(input.path);
-    return {
-      title: t(lang, "runtime.tool.editFile.title", { target }),
-      purpose: t(lang, "runtime.tool.editFile.purpose"),
-      effect: "file_change",
-      target,
-    };
   },
   async run(input, ctx) {
     if (input.old_string === input.new_string)

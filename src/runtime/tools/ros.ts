@@ -61,6 +61,16 @@ function rosFailure(action: string, error: unknown): ToolError {
   return error instanceof ToolError ? error : new ToolError(`ROS ${action} failed.`);
 }
 
+/** Runs ROS calls; a failure becomes the ROS error text for the model, unless the turn was cancelled. */
+async function guard<T>(action: string, ctx: ToolContext, job: () => Promise<T>): Promise<T> {
+  try {
+    return await job();
+  } catch (error) {
+    if (ctx.signal.aborted) throw error;
+    throw rosFailure(action, error);
+  }
+}
+
 function parameterList(parameters: Record<string, unknown> | undefined) {
   return Object.entries(parameters ?? {}).map(([key, value]) => ({
     ParameterKey: key,
@@ -148,8 +158,8 @@ export const rosEstimateCostTool: Tool<EstimateInput> = {
   async run(input, ctx) {
     const cloud = requireCloud(ctx);
     const { body } = await loadTemplate(input, ctx);
-    try {
-      const answer = await cloud.ros.call(
+    const answer = await guard("GetTemplateEstimateCost", ctx, () =>
+      cloud.ros.call(
         "GetTemplateEstimateCost",
         {
           TemplateBody: body,
@@ -157,13 +167,10 @@ export const rosEstimateCostTool: Tool<EstimateInput> = {
           Parameters: parameterList(input.parameters),
         },
         ctx.signal,
-      );
-      const result = { requestId: answer.RequestId, resources: answer.Resources ?? {} };
-      return { content: JSON.stringify(result), data: result };
-    } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      throw rosFailure("GetTemplateEstimateCost", error);
-    }
+      ),
+    );
+    const result = { requestId: answer.RequestId, resources: answer.Resources ?? {} };
+    return { content: JSON.stringify(result), data: result };
   },
 };
 
@@ -195,8 +202,8 @@ export const rosPreviewTemplateTool: Tool<PreviewInput> = {
   async run(input, ctx) {
     const cloud = requireCloud(ctx);
     const { body } = await loadTemplate(input, ctx);
-    try {
-      const answer = await cloud.ros.call(
+    const answer = await guard("PreviewStack", ctx, () =>
+      cloud.ros.call(
         "PreviewStack",
         {
           StackName: input.stack_name,
@@ -205,14 +212,11 @@ export const rosPreviewTemplateTool: Tool<PreviewInput> = {
           Parameters: parameterList(input.parameters),
         },
         ctx.signal,
-      );
-      const stack = (answer.Stack ?? {}) as Record<string, unknown>;
-      const result = { requestId: answer.RequestId, resources: stack.Resources ?? [] };
-      return { content: JSON.stringify(result), data: result };
-    } catch (error) {
-      if (ctx.signal.aborted) throw error;
-      throw rosFailure("PreviewStack", error);
-    }
+      ),
+    );
+    const stack = (answer.Stack ?? {}) as Record<string, unknown>;
+    const result = { requestId: answer.RequestId, resources: stack.Resources ?? [] };
+    return { content: JSON.stringify(result), data: result };
   },
 };
 
@@ -365,8 +369,7 @@ export const rosStackTool: Tool<StackInput> = {
     if (input.action === "create") {
       if (!input.stack_name) throw new ToolError("action create needs stack_name.");
       const { body } = await loadTemplate(input, ctx);
-      let stackId: string;
-      try {
+      const stackId = await guard("CreateStack", ctx, async () => {
         const answer = await cloud.ros.call(
           "CreateStack",
           {
@@ -378,12 +381,10 @@ export const rosStackTool: Tool<StackInput> = {
           },
           ctx.signal,
         );
-        stackId = typeof answer.StackId === "string" ? answer.StackId : "";
-        if (!stackId) throw new ToolError("ROS CreateStack returned no StackId.");
-      } catch (error) {
-        if (ctx.signal.aborted) throw error;
-        throw rosFailure("CreateStack", error);
-      }
+        if (typeof answer.StackId !== "string" || !answer.StackId)
+          throw new ToolError("ROS CreateStack returned no StackId.");
+        return answer.StackId;
+      });
       return finish(
         await guard("GetStack", ctx, () => pollStack(cloud, ctx, stackId, input.stack_name, regionId, false)),
         stackId,
@@ -406,15 +407,6 @@ export const rosStackTool: Tool<StackInput> = {
     return finish(snapshot, stackId, false);
   },
 };
-
-async function guard<T>(action: string, ctx: ToolContext, job: () => Promise<T>): Promise<T> {
-  try {
-    return await job();
-  } catch (error) {
-    if (ctx.signal.aborted) throw error;
-    throw rosFailure(action, error);
-  }
-}
 
 function finish(
   snapshot: {
