@@ -70,6 +70,13 @@ export function toolResults(message: Message): ToolResultBlock[] {
   return message.content.filter((b): b is ToolResultBlock => b.type === "tool_result");
 }
 
+/** Puts the blocks of a results message in the order of the assistant message's tool calls. */
+export function sortResultsByCall(assistant: Message, results: Message): void {
+  const order = toolUses(assistant).map((u) => u.id);
+  const position = (b: ContentBlock): number => order.indexOf(b.type === "tool_result" ? b.toolUseId : "");
+  results.content.sort((a, b) => position(a) - position(b));
+}
+
 /** A user message typed by the user (not tool results, not a compaction marker). */
 export function isUserPrompt(message: Message): boolean {
   return (

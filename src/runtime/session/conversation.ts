@@ -5,8 +5,9 @@
 import type { Logger } from "pino";
 import {
   effectiveContext,
+  sortResultsByCall,
+  toolResults,
   toolUses,
-  type ContentBlock,
   type Message,
   type ToolResultBlock,
   type ToolUseBlock,
@@ -53,11 +54,8 @@ export class Conversation {
 
   /** The tool-use ids of an assistant message that have a result. */
   resultIds(assistantId: string): Set<string> {
-    return new Set(
-      (this.resultsMessage(assistantId)?.content ?? []).flatMap((b) =>
-        b.type === "tool_result" ? [b.toolUseId] : [],
-      ),
-    );
+    const holder = this.resultsMessage(assistantId);
+    return new Set(holder ? toolResults(holder).map((b) => b.toolUseId) : []);
   }
 
   async recordResult(assistant: Message, block: ToolResultBlock): Promise<void> {
@@ -73,9 +71,7 @@ export class Conversation {
       this.messages.splice(index + 1, 0, holder);
     }
     holder.content.push(block);
-    const order = toolUses(assistant).map((u) => u.id);
-    const pos = (b: ContentBlock): number => order.indexOf(b.type === "tool_result" ? b.toolUseId : "");
-    holder.content.sort((a, b) => pos(a) - pos(b));
+    sortResultsByCall(assistant, holder);
     await this.store.appendToolResult(assistant.id, block);
   }
 

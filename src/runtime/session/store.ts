@@ -11,7 +11,7 @@ import { appendFile, readFile, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import { appendJsonLine, ensureDir, SerialQueue, writeFileAtomic } from "../fs-util.js";
-import { toolUses, type Message, type ToolResultBlock } from "../messages.js";
+import { sortResultsByCall, type Message, type ToolResultBlock } from "../messages.js";
 import type { PermissionRule } from "../permissions/rules.js";
 import type { InputAnswer, InputRequest } from "../seam.js";
 
@@ -185,12 +185,7 @@ export class SessionStore {
     for (let i = 1; i < messages.length; i++) {
       const owner = messages[i - 1];
       if (messages[i].id !== resultsMessageId(owner.id)) continue;
-      const order = toolUses(owner).map((u) => u.id);
-      messages[i].content.sort(
-        (a, b) =>
-          order.indexOf(a.type === "tool_result" ? a.toolUseId : "") -
-          order.indexOf(b.type === "tool_result" ? b.toolUseId : ""),
-      );
+      sortResultsByCall(owner, messages[i]);
     }
     return messages;
   }
