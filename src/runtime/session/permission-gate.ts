@@ -37,9 +37,9 @@ export class PermissionGate {
   ) {}
 
   /**
-   * Decides one call, asking the user when the policy says so. A question
-   * already in the round (restored, or answered while the turn was away) is
-   * waited for again rather than asked twice.
+   * Decides one call, asking the user when the policy says so. A request
+   * already in the round (restored after a restart) is not decided again:
+   * its answer is used, or the same request is published again.
    */
   async *decide(
     turn: Turn,
