@@ -15,6 +15,7 @@ import { AguiError, MSG } from "./errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
+import { readBoundedBody, TOO_LARGE } from "../server/bounded-body.js";
 
 /** The @ag-ui/core version whose wire this adapter follows. */
 export const AGUI_PROTOCOL_PACKAGE_VERSION = "1.0.0";
@@ -74,34 +75,6 @@ function isJsonContentType(header: string | undefined): boolean {
   return (header ?? "").split(";")[0].trim().toLowerCase() === "application/json";
 }
 
-/** Reads a body, aborting as soon as it passes `limit` bytes (not after buffering it all). */
-function readBody(req: IncomingMessage, limit: number, tooLarge: AguiError): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on("data", (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      if (size > limit) {
-        failed = true;
-        chunks.length = 0;
-        reject(tooLarge);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on("end", () => {
-      if (!failed) resolve(Buffer.concat(chunks));
-    });
-    req.on("error", (err) => {
-      if (!failed) reject(err);
-    });
-  });
-}
-
 /** The wire texts of one route's body failures. */
 interface BodyMessages {
   tooLarge: string;
@@ -125,7 +98,8 @@ async function readJsonObject(
   if (!isJsonContentType(req.headers["content-type"])) {
     throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
   }
-  const buf = await readBody(req, limit, new AguiError("REQUEST_TOO_LARGE", messages.tooLarge));
+  const buf = await readBoundedBody(req, limit);
+  if (buf === TOO_LARGE) throw new AguiError("REQUEST_TOO_LARGE", messages.tooLarge);
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(buf));

@@ -2,27 +2,15 @@
 // (application/json or application/a2a+json), empty allowed where the route
 // has nothing to send (cancel, subscribe).
 import type { IncomingMessage } from "node:http";
+import { readBoundedBody, TOO_LARGE } from "../../server/bounded-body.js";
 import { A2AError } from "../core/errors.js";
 
 const JSON_TYPES = /^application\/(?:a2a\+)?json\s*(?:;|$)/i;
 
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    throw new A2AError("InvalidRequest", `Payload larger than ${limit} bytes`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw new A2AError("InvalidRequest", `Payload larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
+  const body = await readBoundedBody(req, limit);
+  if (body === TOO_LARGE) throw new A2AError("InvalidRequest", `Payload larger than ${limit} bytes`);
+  const text = body.toString("utf8");
   if (text.trim() === "") return undefined;
   // An empty body may come with any Content-Type (the SDK sends application/json on GETs).
   const type = req.headers["content-type"] ?? "";

@@ -12,6 +12,7 @@ import { A2AError } from "../core/errors.js";
 import type { A2AService } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { writeSse } from "./sse.js";
+import { readBoundedBody, TOO_LARGE } from "../../server/bounded-body.js";
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
@@ -122,25 +123,6 @@ function sendJson(res: ServerResponse, body: string, status = 200): void {
   res.end(body);
 }
 
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | "too-large"> {
-  const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    return "too-large";
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      return "too-large";
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
 export class JsonRpcBinding {
   constructor(private readonly options: JsonRpcOptions) {}
 
@@ -165,8 +147,8 @@ export class JsonRpcBinding {
         ),
       );
     }
-    const raw = await readBody(req, MAX_BODY_BYTES);
-    if (raw === "too-large")
+    const raw = await readBoundedBody(req, MAX_BODY_BYTES);
+    if (raw === TOO_LARGE)
       return sendJson(res, errorBody(null, new A2AError("InvalidRequest", "Payload too large")));
     let envelope: unknown;
     try {
