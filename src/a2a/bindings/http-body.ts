@@ -9,7 +9,7 @@ const JSON_TYPES = /^application\/(?:a2a\+)?json\s*(?:;|$)/i;
 
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   const body = await readBoundedBody(req, limit);
-  if (body === TOO_LARGE) throw new A2AError("InvalidRequest", `Payload larger than ${limit} bytes`);
+  if (body === TOO_LARGE) throw new A2AError("InvalidRequestError", `Payload larger than ${limit} bytes`);
   const text = body.toString("utf8");
   if (text.trim() === "") return undefined;
   // An empty body may come with any Content-Type (the SDK sends application/json on GETs).
@@ -24,6 +24,6 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new A2AError("ParseError", "Invalid JSON payload");
+    throw new A2AError("JSONParseError", "Invalid JSON payload");
   }
 }

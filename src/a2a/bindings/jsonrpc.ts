@@ -114,7 +114,8 @@ function errorBody(id: JsonRpcId, error: A2AError): string {
   return JSON.stringify({
     jsonrpc: "2.0",
     id,
-    error: { code: error.spec.code, message: error.message, data: [error.errorInfo()] },
+    // Every catalogue error a JSON-RPC request can raise has a JSON-RPC code; -32603 guards the rest.
+    error: { code: error.spec.jsonrpcCode ?? -32603, message: error.message, data: [error.errorInfo()] },
   });
 }
 
@@ -131,7 +132,7 @@ export class JsonRpcBinding {
     if (error instanceof A2AError) return error;
     const errorId = randomUUID();
     this.options.logger.error({ err: error, errorId, method }, "unexpected error in A2A call");
-    return new A2AError("Internal", "Internal error", { errorId });
+    return new A2AError("InternalError", "Internal error", { errorId });
   }
 
   async handle(call: JsonRpcCall): Promise<void> {
@@ -149,23 +150,23 @@ export class JsonRpcBinding {
     }
     const raw = await readBoundedBody(req, MAX_BODY_BYTES);
     if (raw === TOO_LARGE)
-      return sendJson(res, errorBody(null, new A2AError("InvalidRequest", "Payload too large")));
+      return sendJson(res, errorBody(null, new A2AError("InvalidRequestError", "Payload too large")));
     let envelope: unknown;
     try {
       envelope = JSON.parse(raw.toString("utf8"));
     } catch {
-      return sendJson(res, errorBody(null, new A2AError("ParseError", "Invalid JSON payload")));
+      return sendJson(res, errorBody(null, new A2AError("JSONParseError", "Invalid JSON payload")));
     }
     if (Array.isArray(envelope)) {
       return sendJson(
         res,
-        errorBody(null, new A2AError("InvalidRequest", "Batch requests are not supported")),
+        errorBody(null, new A2AError("InvalidRequestError", "Batch requests are not supported")),
       );
     }
     if (!envelope || typeof envelope !== "object") {
       return sendJson(
         res,
-        errorBody(null, new A2AError("InvalidRequest", "Invalid request: expected a JSON object")),
+        errorBody(null, new A2AError("InvalidRequestError", "Invalid request: expected a JSON object")),
       );
     }
     const body = envelope as Record<string, unknown>;
@@ -178,24 +179,27 @@ export class JsonRpcBinding {
         res,
         errorBody(
           null,
-          new A2AError("InvalidRequest", "Invalid request: 'id' must be a string, an integer or null"),
+          new A2AError("InvalidRequestError", "Invalid request: 'id' must be a string, an integer or null"),
         ),
       );
     if (body.jsonrpc !== "2.0") {
       return sendJson(
         res,
-        errorBody(id, new A2AError("InvalidRequest", "Invalid request: 'jsonrpc' must be exactly '2.0'")),
+        errorBody(
+          id,
+          new A2AError("InvalidRequestError", "Invalid request: 'jsonrpc' must be exactly '2.0'"),
+        ),
       );
     }
     if (typeof body.method !== "string" || body.method === "") {
-      return sendJson(res, errorBody(id, new A2AError("InvalidRequest", "Method is required")));
+      return sendJson(res, errorBody(id, new A2AError("InvalidRequestError", "Method is required")));
     }
     const name = body.method;
     const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
     if (!spec)
       return sendJson(
         res,
-        errorBody(id, new A2AError("MethodNotFound", "Method not found", { method: name })),
+        errorBody(id, new A2AError("MethodNotFoundError", "Method not found", { method: name })),
       );
 
     let request: MessageShape<DescMessage>;
@@ -203,13 +207,13 @@ export class JsonRpcBinding {
       checkVersion(req.headers["a2a-version"] as string | undefined);
       const params = body.params ?? (spec.paramsOptional ? {} : undefined);
       if (params === undefined || params === null || typeof params !== "object" || Array.isArray(params)) {
-        throw new A2AError("InvalidParams", "Invalid params: 'params' must be an object");
+        throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
       }
       request = decodeProtoJson(spec.request, params);
     } catch (error) {
       const a2a =
         error instanceof ProtoJsonError
-          ? new A2AError("InvalidParams", "Invalid params", { detail: error.message.slice(0, 500) })
+          ? new A2AError("InvalidParamsError", "Invalid params", { detail: error.message.slice(0, 500) })
           : this.toA2AError(error, name);
       return sendJson(res, errorBody(id, a2a));
     }
@@ -242,7 +246,7 @@ export class JsonRpcBinding {
       return sendJson(res, errorBody(id, this.toA2AError(error, name)));
     }
     if (first.done)
-      return sendJson(res, errorBody(id, new A2AError("Internal", "The stream ended before any event")));
+      return sendJson(res, errorBody(id, new A2AError("InternalError", "The stream ended before any event")));
     const encode = (event: pb.StreamResponse) =>
       JSON.stringify({ jsonrpc: "2.0", id, result: encodeProtoJson(pb.StreamResponseSchema, event) });
     await writeSse(res, first.value, iterator, {

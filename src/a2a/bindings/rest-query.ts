@@ -22,7 +22,7 @@ function scalarValue(field: DescField, type: ScalarType | "enum", raw: string): 
   if (type === ScalarType.BOOL) {
     if (raw === "true") return true;
     if (raw === "false") return false;
-    throw new A2AError("InvalidParams", `Invalid params: ${field.jsonName} must be true or false`, {
+    throw new A2AError("InvalidParamsError", `Invalid params: ${field.jsonName} must be true or false`, {
       field: field.jsonName,
     });
   }
@@ -32,7 +32,7 @@ function scalarValue(field: DescField, type: ScalarType | "enum", raw: string): 
     const known = field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum");
     if (known && !field.enum.values.some((value) => value.name === raw)) {
       throw new A2AError(
-        "InvalidParams",
+        "InvalidParamsError",
         `Invalid params: ${field.jsonName} has no value ${raw.slice(0, 64)}`,
         {
           field: field.jsonName,
@@ -56,7 +56,7 @@ export function queryToProtoJson(schema: DescMessage, query: Record<string, Quer
       case "scalar":
       case "enum": {
         if (values.length !== 1) {
-          throw new A2AError("InvalidParams", `Invalid params: ${field.jsonName} may be given once`, {
+          throw new A2AError("InvalidParamsError", `Invalid params: ${field.jsonName} may be given once`, {
             field: field.jsonName,
           });
         }
@@ -70,7 +70,7 @@ export function queryToProtoJson(schema: DescMessage, query: Record<string, Quer
       case "message": {
         if (field.message.typeName !== "google.protobuf.Timestamp" || values.length !== 1) {
           throw new A2AError(
-            "InvalidParams",
+            "InvalidParamsError",
             `Invalid params: ${field.jsonName} cannot be given in a query`,
             {
               field: field.jsonName,
@@ -84,7 +84,7 @@ export function queryToProtoJson(schema: DescMessage, query: Record<string, Quer
         const items = values.flatMap((v) => v.split(",")).filter((v) => v !== "");
         if (field.listKind === "message") {
           throw new A2AError(
-            "InvalidParams",
+            "InvalidParamsError",
             `Invalid params: ${field.jsonName} cannot be given in a query`,
             {
               field: field.jsonName,
@@ -97,9 +97,13 @@ export function queryToProtoJson(schema: DescMessage, query: Record<string, Quer
         break;
       }
       default:
-        throw new A2AError("InvalidParams", `Invalid params: ${field.jsonName} cannot be given in a query`, {
-          field: field.jsonName,
-        });
+        throw new A2AError(
+          "InvalidParamsError",
+          `Invalid params: ${field.jsonName} cannot be given in a query`,
+          {
+            field: field.jsonName,
+          },
+        );
     }
   }
   return json;

@@ -103,7 +103,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
         async bodyRequest(schema, fromPath = {}) {
           const body = await readJsonBody(koa.req, maxBody);
           if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) {
-            throw new A2AError("InvalidParams", "Invalid params: the body must be a JSON object");
+            throw new A2AError("InvalidParamsError", "Invalid params: the body must be a JSON object");
           }
           return decodeProtoJson(schema, {
             ...(body as JsonObject | undefined),
@@ -127,7 +127,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           // The first event is pulled before any header, so early failures are plain errors.
           const iterator = events[Symbol.asyncIterator]();
           const first = await iterator.next();
-          if (first.done) throw new A2AError("Internal", "The stream ended before any event");
+          if (first.done) throw new A2AError("InternalError", "The stream ended before any event");
           koa.respond = false;
           await writeSse(koa.res, first.value, iterator, {
             encode: (event) => JSON.stringify(encodeProtoJson(pb.StreamResponseSchema, event)),

@@ -6,24 +6,30 @@
 import { randomUUID } from "node:crypto";
 import { ConnectError } from "@connectrpc/connect";
 import type { Logger } from "pino";
-// The ErrorInfo message type for Connect's error details (google/rpc is generated but not re-exported by src/contract).
-import { a2aErrorSpec, ProtoJsonError, restError, rpc, type RestErrorBody } from "../../contract/index.js";
+import {
+  A2A_ERROR_DOMAIN,
+  a2aErrorSpec,
+  ProtoJsonError,
+  restError,
+  rpc,
+  type RestErrorBody,
+} from "../../contract/index.js";
 import { A2AError } from "../core/errors.js";
 
 /** Any thrown value as an A2AError; unexpected ones are logged (with an id the client also sees) and made generic. */
 export function asA2AError(error: unknown, logger: Logger, where: string): A2AError {
   if (error instanceof A2AError) return error;
   if (error instanceof ProtoJsonError) {
-    return new A2AError("InvalidParams", "Invalid params", { detail: error.message.slice(0, 500) });
+    return new A2AError("InvalidParamsError", "Invalid params", { detail: error.message.slice(0, 500) });
   }
   const errorId = randomUUID();
   logger.error({ err: error, errorId, where }, "unexpected error in A2A binding");
-  return new A2AError("Internal", "Internal error", { errorId });
+  return new A2AError("InternalError", "Internal error", { errorId });
 }
 
 /** HTTP status and google.rpc.Status JSON body (AIP-193 form; error.code equals the status). */
 export function restErrorOf(error: A2AError): { status: number; body: RestErrorBody } {
-  return restError(error.spec.reason as Parameters<typeof restError>[0], {
+  return restError(error.errorName, {
     message: error.message,
     metadata: error.metadata,
   });
@@ -31,11 +37,11 @@ export function restErrorOf(error: A2AError): { status: number; body: RestErrorB
 
 /** A gRPC status with the ErrorInfo in grpc-status-details-bin. */
 export function connectErrorOf(error: A2AError): ConnectError {
-  const spec = a2aErrorSpec(error.spec.reason as Parameters<typeof a2aErrorSpec>[0]);
+  const spec = error.spec;
   return new ConnectError(error.message, spec.grpcCode, undefined, [
     {
       desc: rpc.ErrorInfoSchema,
-      value: { reason: spec.reason, domain: error.errorInfo().domain, metadata: error.metadata },
+      value: { reason: spec.reason, domain: A2A_ERROR_DOMAIN, metadata: error.metadata },
     },
   ]);
 }

@@ -295,7 +295,7 @@ export class A2AService {
       this.release(context, execution);
       if (error instanceof A2AError) throw error;
       this.options.logger.error({ err: error, taskId: record.task.id }, "session restore failed");
-      throw new A2AError("Internal", "The task's session could not be restored.");
+      throw new A2AError("InternalError", "The task's session could not be restored.");
     }
     record.task.history.push(stamped);
     const live = execution.hub.subscribe(ctx.signal);
