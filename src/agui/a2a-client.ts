@@ -4,6 +4,7 @@
 // errors become A2aRpcError.
 import { randomUUID } from "node:crypto";
 import { isObject, type JsonObject } from "./a2a-items.js";
+import { configError } from "./config.js";
 
 export class A2aUnavailableError extends Error {
   constructor(message: string) {
@@ -35,11 +36,11 @@ export function normalizeA2aUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new Error("The AG-UI adapter may connect only to a loopback A2A HTTP(S) URL.");
+    throw configError("aguiAdapter.cliLoopback");
   }
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (!["http:", "https:"].includes(url.protocol) || !["127.0.0.1", "localhost", "::1"].includes(host)) {
-    throw new Error("The AG-UI adapter may connect only to a loopback A2A HTTP(S) URL.");
+    throw configError("aguiAdapter.cliLoopback");
   }
   return url.toString().replace(/\/+$/, "") + "/";
 }

@@ -6,6 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseAguiServerConfig } from "../contract/index.js";
+import { t, type Language } from "../i18n/index.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
 
@@ -36,7 +37,24 @@ export interface AguiCliOptions {
   logStdout?: boolean;
 }
 
-export class ConfigError extends Error {}
+/** A configuration failure; keyed ones are translated for the CLI's language. */
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    readonly messageKey?: string,
+  ) {
+    super(message);
+  }
+
+  localized(lang: Language): string {
+    return this.messageKey ? t(lang, this.messageKey) : this.message;
+  }
+}
+
+/** A ConfigError whose text is the i18n message `key`. */
+export function configError(key: string): ConfigError {
+  return new ConfigError(t("en", key), key);
+}
 
 function normalizeKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(normalizeKeys);
@@ -53,10 +71,10 @@ export function loadConfigFile(file: string): JsonObject {
   try {
     raw = parseYaml(readFileSync(file, "utf8"));
   } catch {
-    throw new ConfigError("Unable to load the AG-UI config file.");
+    throw configError("aguiAdapter.cliConfigLoad");
   }
   if (raw === null || raw === undefined) raw = {};
-  if (!isObject(raw)) throw new ConfigError("AG-UI config file must contain a YAML mapping.");
+  if (!isObject(raw)) throw configError("aguiAdapter.cliConfigMapping");
   const normalized = normalizeKeys(raw);
   const checked = parseAguiServerConfig(normalized);
   if (!checked.ok) {
@@ -72,10 +90,10 @@ function expandPath(p: string, env: NodeJS.ProcessEnv): string {
   return path.resolve(out);
 }
 
-function intOption(value: string, min: number, max: number, message: string): number {
-  if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(message);
+function intOption(value: string, min: number, max: number, messageKey: string): number {
+  if (!/^-?\d+$/.test(value.trim())) throw configError(messageKey);
   const n = Number(value);
-  if (n < min || n > max) throw new ConfigError(message);
+  if (n < min || n > max) throw configError(messageKey);
   return n;
 }
 
@@ -86,10 +104,7 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
 
   const host = pick(cli.host, env.IAC_CODE_AGUI_HOST || undefined, file.host) ?? "127.0.0.1";
   const portRaw = pick<string | number>(cli.port, env.IAC_CODE_AGUI_PORT || undefined, file.port);
-  const port =
-    portRaw === undefined
-      ? 8000
-      : intOption(String(portRaw), 0, 65535, "--port must be between 1 and 65535.");
+  const port = portRaw === undefined ? 8000 : intOption(String(portRaw), 0, 65535, "aguiAdapter.cliPort");
   const a2aUrl = pick(cli.a2aUrl, env.IAC_CODE_AGUI_A2A_URL || undefined, file["a2a-url"]) ?? "";
   const stateRaw = pick(cli.stateDir, env.IAC_CODE_AGUI_STATE_DIR || undefined, file["state-dir"]);
   const configDir = env.IAC_CODE_CONFIG_DIR
@@ -105,7 +120,7 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
       idleShutdown < 0 ||
       (typeof idleRaw === "string" && idleRaw.trim() === "")
     ) {
-      throw new ConfigError("--idle-shutdown must be a non-negative number.");
+      throw configError("aguiAdapter.cliIdle");
     }
   }
   const ttlRaw = pick<string | number>(
@@ -116,7 +131,7 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
   const interruptTtl =
     ttlRaw === undefined
       ? DEFAULT_INTERRUPT_TTL_SECONDS
-      : intOption(String(ttlRaw), 1, 2 ** 31, "--interrupt-ttl must be a positive integer.");
+      : intOption(String(ttlRaw), 1, 2 ** 31, "aguiAdapter.cliTtl");
   const authToken = env.IAC_CODE_AGUI_AUTH_TOKEN ?? (file["auth-token"] as string | undefined);
   const a2aToken = env.IAC_CODE_AGUI_A2A_TOKEN ?? (file["a2a-token"] as string | undefined);
   return {

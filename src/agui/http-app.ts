@@ -11,7 +11,7 @@ import { VERSION } from "../version.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import type { AguiAdapter } from "./adapter.js";
 import type { RunRequest } from "./admission.js";
-import { AguiError, MSG } from "./errors.js";
+import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
@@ -77,9 +77,9 @@ function isJsonContentType(header: string | undefined): boolean {
 
 /** The wire texts of one route's body failures. */
 interface BodyMessages {
-  tooLarge: string;
-  invalidJson: string;
-  notObject: string;
+  tooLarge: MessageKey;
+  invalidJson: MessageKey;
+  notObject: MessageKey;
 }
 
 /**

@@ -6,8 +6,8 @@ import { createHash } from "node:crypto";
 import { Ajv, type ValidateFunction } from "ajv";
 import { isObject, type A2aItem, type JsonObject } from "./a2a-items.js";
 import { canonicalJson, dropNulls, type InterruptObject } from "./events.js";
-import { localize, MSG } from "./errors.js";
-import { normalizeLanguage } from "../i18n/index.js";
+import { MSG } from "./errors.js";
+import { normalizeLanguage, t } from "../i18n/index.js";
 
 const KEPT_KEYS = [
   "schemaVersion", "kind", "requestTaskId", "contextId", "inputId", "toolUseId", "toolName", "title",
@@ -127,9 +127,9 @@ export function toInterrupt(pending: PendingInterrupt): InterruptObject {
   const title = typeof value.title === "string" && value.title ? value.title : undefined;
   const options = standardOptions(value.options);
   let message: string;
-  if (kind === "permission") message = prompt ?? title ?? localize(lang, MSG.permissionRequired);
+  if (kind === "permission") message = prompt ?? title ?? t(lang, MSG.permissionRequired);
   else {
-    message = prompt ?? localize(lang, MSG.inputRequired);
+    message = prompt ?? t(lang, MSG.inputRequired);
     if (options.length) message += "\n" + options.map((o) => `- ${o.id}: ${o.title}`).join("\n");
   }
   const metadata = dropNulls({ schemaVersion: 1, ...value, kind, standardOptions: options }) as JsonObject;

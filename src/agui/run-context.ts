@@ -3,7 +3,8 @@
 // and RunFailure, the way a step ends the run with RUN_ERROR.
 import type { AdapterCore, ActiveRun } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
-import type { AguiErrorCode } from "./errors.js";
+import { t } from "../i18n/index.js";
+import type { AguiErrorCode, MessageKey } from "./errors.js";
 import type { AguiEvent } from "./events.js";
 import type { RunTranslator } from "./translate.js";
 
@@ -30,9 +31,9 @@ export interface RunContext {
 export class RunFailure extends Error {
   constructor(
     readonly code: AguiErrorCode,
-    message: string,
+    readonly messageKey: MessageKey,
   ) {
-    super(message);
+    super(t("en", messageKey));
   }
 }
 

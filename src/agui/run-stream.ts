@@ -11,7 +11,7 @@ import {
   type A2aItem,
   type JsonObject,
 } from "./a2a-items.js";
-import { MSG } from "./errors.js";
+import { MSG, type MessageKey } from "./errors.js";
 import { CUSTOM_SESSION, type InterruptObject } from "./events.js";
 import { appliedDigest, markTerminal } from "./execution.js";
 import { iacMetadata } from "./inputs.js";
@@ -44,7 +44,7 @@ async function learn(ctx: RunContext, item: A2aItem): Promise<void> {
   if (item.contextId && item.contextId !== doc.contextId)
     throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.contextChanged);
   let changed = false;
-  let failMsg: string = MSG.mappingNotCommitted;
+  let failMsg: MessageKey = MSG.mappingNotCommitted;
   if (item.taskId) {
     if (ex.taskId && ex.taskId !== item.taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
     if (!ex.taskId) {

@@ -4,10 +4,11 @@
 // execution), and a client disconnect, which cancels the task unless the run
 // is paused on an interrupt or waiting for its answers to be accepted.
 import { randomUUID } from "node:crypto";
+import { t } from "../i18n/index.js";
 import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
 import type { AdapterCore } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
-import { AguiError, localize, MSG } from "./errors.js";
+import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { hasPending, isTerminal, markTerminal } from "./execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { resume } from "./resume.js";
@@ -61,19 +62,19 @@ async function failRun(ctx: RunContext, err: unknown): Promise<void> {
   const { core } = ctx;
   const { doc } = ctx.admission;
   let code: string;
-  let message: string;
+  let messageKey: MessageKey;
   if (err instanceof RunFailure || err instanceof AguiError) {
     code = err.code;
-    message = err.message;
+    messageKey = err.messageKey;
   } else if (ctx.run.cancelledByExtension) {
     code = "CANCELLED";
-    message = MSG.cancelled;
+    messageKey = MSG.cancelled;
   } else {
     if (!(err instanceof A2aUnavailableError) && !(err instanceof A2aRpcError) && !ctx.sink.disconnected) {
       core.logger?.error({ err: (err as Error).stack ?? String(err) }, "AG-UI run failed unexpectedly");
     }
     code = "A2A_UNAVAILABLE";
-    message = MSG.a2aUnavailable;
+    messageKey = MSG.a2aUnavailable;
     // An unexpected failure of a normal run cancels its task, unless an interrupt waits.
     if (!ctx.run.accepting && !hasPending(doc) && !ctx.sink.disconnected) {
       await core.cancelUpstream(doc.execution.taskId);
@@ -86,7 +87,7 @@ async function failRun(ctx: RunContext, err: unknown): Promise<void> {
     markTerminal(doc);
     await core.saveBestEffort(doc);
   }
-  ctx.sink.send(ctx.tr.error(code, localize(ctx.admission.language, message)));
+  ctx.sink.send(ctx.tr.error(code, t(ctx.admission.language, messageKey)));
 }
 
 async function onDisconnect(ctx: RunContext): Promise<void> {

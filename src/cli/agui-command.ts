@@ -4,7 +4,6 @@ import type { Command } from "commander";
 import { pino, type Logger } from "pino";
 import { ConfigError, resolveSettings, type AguiCliOptions, type AguiSettings } from "../agui/config.js";
 import { startAguiServer, type AguiServer } from "../agui/server.js";
-import { localize } from "../agui/errors.js";
 import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
 
 const cliLanguage = () =>
@@ -53,7 +52,9 @@ export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] 
       onIdleShutdown: () => process.exit(0),
     });
   } catch (err) {
-    process.stderr.write(`${localize(cliLanguage(), (err as Error).message)}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.localized(cliLanguage()) : (err as Error).message}\n`,
+    );
     process.exit(1);
   }
   logger.info(
@@ -87,8 +88,9 @@ export function parseSettingsOrExit(options: AguiCliOptions): AguiSettings {
   try {
     return resolveSettings(options);
   } catch (err) {
-    const message = err instanceof ConfigError ? err.message : (err as Error).message;
-    process.stderr.write(`${localize(cliLanguage(), message)}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.localized(cliLanguage()) : (err as Error).message}\n`,
+    );
     process.exit(1);
   }
 }
