@@ -1,31 +1,14 @@
 // AG-UI 1.0 event shapes as this adapter emits them: camelCase, integer epoch-ms
 // timestamps, optional fields left out (never null).
-import type { JsonObject } from "./a2a-items.js";
+import type { AguiEvent, Interrupt, TokenUsage } from "../contract/index.js";
 
-export interface AguiEvent {
-  type: string;
-  timestamp: number;
-  [key: string]: unknown;
-}
+export type { AguiEvent };
 
-export interface UsageEntry {
-  provider?: string;
-  model?: string;
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  cachedInputTokens?: number;
-}
+/** One aggregated usage record of RUN_FINISHED / RUN_ERROR (the token-usage contract). */
+export type UsageEntry = TokenUsage;
 
-export interface InterruptObject {
-  id: string;
-  reason: "tool_call" | "input_required";
-  message: string;
-  toolCallId?: string;
-  responseSchema: JsonObject;
-  expiresAt: string;
-  metadata: JsonObject;
-}
+/** The interrupt object of RUN_FINISHED's interrupt outcome (the interrupt contract). */
+export type InterruptObject = Interrupt;
 
 export const CUSTOM_SESSION = "iac-code.session.v1";
 export const CUSTOM_ARTIFACT = "iac-code.artifact.v1";
@@ -40,12 +23,19 @@ export function compact<T extends Record<string, unknown>>(obj: T): T {
   return out as T;
 }
 
-/** Recursively drops null/undefined object members (arrays keep their length). */
-export function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropNulls);
+/** The value of a CUSTOM event (one of the iac-code custom payloads). */
+export type CustomValue = Extract<AguiEvent, { type: "CUSTOM" }>["value"];
+
+/** Recursively drops null/undefined object members (arrays keep their length); the shape is kept. */
+export function dropNulls<T>(value: T): T {
+  return dropNullsDeep(value) as T;
+}
+
+function dropNullsDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropNullsDeep);
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined && v !== null) out[k] = dropNulls(v);
+    for (const [k, v] of Object.entries(value)) if (v !== undefined && v !== null) out[k] = dropNullsDeep(v);
     return out;
   }
   return value;

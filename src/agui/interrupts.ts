@@ -132,7 +132,12 @@ export function toInterrupt(pending: PendingInterrupt): InterruptObject {
     message = prompt ?? t(lang, MSG.inputRequired);
     if (options.length) message += "\n" + options.map((o) => `- ${o.id}: ${o.title}`).join("\n");
   }
-  const metadata = dropNulls({ schemaVersion: 1, ...value, kind, standardOptions: options }) as JsonObject;
+  const metadata = dropNulls({
+    schemaVersion: 1,
+    ...value,
+    kind,
+    standardOptions: options,
+  }) as InterruptObject["metadata"];
   const out: InterruptObject = {
     id: String(value.inputId),
     reason: kind === "permission" ? "tool_call" : "input_required",

@@ -14,6 +14,7 @@ import {
   CUSTOM_TOOL_PROGRESS,
   dropNulls,
   type AguiEvent,
+  type CustomValue,
   type InterruptObject,
   type UsageEntry,
 } from "./events.js";
@@ -103,7 +104,11 @@ export class RunTranslator {
   private readonly toolResults = new Set<string>();
   private readonly runSteps = new Set<string>();
   private readonly seenEventIds = new Set<string>();
-  private readonly usage = new Map<string, UsageEntry>();
+  /** Usage summed per (provider, model), in first-seen order. */
+  private readonly usage = new Map<
+    string,
+    UsageEntry & { inputTokens: number; outputTokens: number; totalTokens: number }
+  >();
   private emittedText = false;
 
   readonly durable: { pipelineSequence: number; openSteps: Set<string>; digests: Set<string> };
@@ -129,13 +134,19 @@ export class RunTranslator {
     };
   }
 
-  private ev(type: string, fields: Record<string, unknown>): AguiEvent {
-    return { type, timestamp: this.now(), ...compact(fields) };
+  /** One event of the AG-UI event contract; optional fields given as undefined are left out. */
+  private ev<T extends AguiEvent["type"]>(
+    type: T,
+    fields: Omit<Extract<AguiEvent, { type: T }>, "type" | "timestamp">,
+  ): Extract<AguiEvent, { type: T }> {
+    return { type, timestamp: this.now(), ...compact(fields) } as Extract<AguiEvent, { type: T }>;
   }
 
   /** RUN_STARTED, then STEP_STARTED for each durable step a previous run left open. */
   start(parentRunId?: string): AguiEvent[] {
-    const out = [this.ev("RUN_STARTED", { threadId: this.threadId, runId: this.runId, parentRunId })];
+    const out: AguiEvent[] = [
+      this.ev("RUN_STARTED", { threadId: this.threadId, runId: this.runId, parentRunId }),
+    ];
     for (const key of [...this.durable.openSteps].sort()) {
       this.runSteps.add(key);
       out.push(this.ev("STEP_STARTED", { stepName: stepName(key) }));
@@ -433,7 +444,7 @@ export class RunTranslator {
       this.ev("ACTIVITY_SNAPSHOT", {
         messageId: `pipeline:${this.pipelineRunId}`,
         activityType: ACTIVITY_PIPELINE,
-        content: dropNulls({ schemaVersion: 1, pipelineRunId: this.pipelineRunId, snapshot }),
+        content: dropNulls({ schemaVersion: 1 as const, pipelineRunId: this.pipelineRunId, snapshot }),
         replace: true,
       }),
     );
@@ -471,13 +482,16 @@ export class RunTranslator {
   }
 
   finishInterrupt(interrupts: InterruptObject[]): AguiEvent[] {
+    const [first, ...rest] = interrupts;
+    // Callers only end a run on an interrupt when one is pending; an empty list is fatal to clients.
+    if (!first) throw new Error("an interrupt outcome needs at least one interrupt");
     this.finalizeSnapshots();
     return [
       ...this.closeAll(),
       this.ev("RUN_FINISHED", {
         threadId: this.threadId,
         runId: this.runId,
-        outcome: { type: "interrupt", interrupts },
+        outcome: { type: "interrupt", interrupts: [first, ...rest] },
         usage: this.usageList(),
       }),
     ];
@@ -488,7 +502,7 @@ export class RunTranslator {
     return this.ev("RUN_ERROR", { message, code, usage: this.usageList() });
   }
 
-  custom(name: string, value: unknown): AguiEvent {
+  custom(name: string, value: CustomValue): AguiEvent {
     return this.ev("CUSTOM", { name, value });
   }
 }

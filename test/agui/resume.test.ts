@@ -7,7 +7,7 @@ import path from "node:path";
 import type { Interrupt } from "@ag-ui/client";
 import { agentRun, newAgent, post, runInput, startHarness, type Harness } from "./harness.js";
 import { expectValidStream, types } from "./helpers.js";
-import type { AguiEvent } from "../../src/agui/events.js";
+import type { WireEvent as AguiEvent } from "./helpers.js";
 
 const fp = (h: Harness, extra: Record<string, unknown> = {}) => ({
   iacCode: { schemaVersion: 1, rosInvocationId: "invocation-1", cwd: h.workspace, ...extra },

@@ -11,7 +11,7 @@ import path from "node:path";
 import { post, runInput, startHarness, type Harness } from "./harness.js";
 import { expectValidStream } from "./helpers.js";
 import { startAguiServer } from "../../src/agui/server.js";
-import type { AguiEvent } from "../../src/agui/events.js";
+import type { WireEvent as AguiEvent } from "./helpers.js";
 
 /** Starts a raw streaming POST and lets the test read events as they come. */
 async function openStream(url: string, body: unknown) {

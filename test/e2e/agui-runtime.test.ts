@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
-import type { AguiEvent } from "../../src/agui/events.js";
+import type { WireEvent as AguiEvent } from "../agui/helpers.js";
 import { agentRun } from "../agui/harness.js";
 import { types } from "../agui/helpers.js";
 import { auditLines, removeDir, startE2eServer, type E2eServer } from "./helpers.js";
