@@ -3,7 +3,7 @@
 // message on the same task carrying exactly one application/json data part.
 import { toJson, type JsonObject } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { pb } from "../../contract/index.js";
+import { parseInputAnswer, pb } from "../../contract/index.js";
 import type { InputAnswer, InputRequest } from "../../runtime/seam.js";
 import { invalidParams } from "./errors.js";
 
@@ -78,6 +78,12 @@ const QUESTION_KEYS = new Set([
 
 const nonEmptyString = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
 
+/** The a2a/input-answer contract decides what the precise checks below do not spell out. */
+function checkContract(data: JsonObject): void {
+  if (!parseInputAnswer(data).ok)
+    throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+}
+
 /** Validates an answer message; every failure is InvalidParams with a precise text. */
 export function parseAnswer(message: pb.Message, taskId: string, contextId: string): ParsedAnswer {
   if (message.role !== pb.Role.USER) throw invalidParams("Permission responses must use ROLE_USER.");
@@ -113,6 +119,7 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
     if (decision !== "allow_once" && decision !== "deny" && decision !== "allow_always") {
       throw invalidParams("Permission decision must be allow_once, allow_always or deny.");
     }
+    checkContract(data);
     return {
       requestTaskId: data.requestTaskId,
       toolUseId: data.toolUseId,
@@ -130,6 +137,7 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
   }
   if (!answer.selectedId && !answer.freeText)
     throw invalidParams("Question answer needs selectedId or freeText.");
+  checkContract(data);
   return { requestTaskId: data.requestTaskId, toolUseId: data.toolUseId, answer };
 }
 
