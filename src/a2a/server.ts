@@ -19,7 +19,7 @@ import { Authenticator } from "./core/auth.js";
 import { buildAgentCards, type AgentCards } from "./core/card.js";
 import { mediaTypesFromEnv } from "./core/parts.js";
 import { A2AService } from "./core/service.js";
-import { allowedRootsFromEnv } from "./core/workspace.js";
+import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
 import { FileContextStore } from "./stores/context-store.js";
@@ -69,9 +69,9 @@ export async function startA2aServer(
     apiKey: settings.apiKey,
     apiKeyHeader: settings.apiKeyHeader,
   });
-  const roots = settings.allowedCwds
-    ? allowedRootsFromEnv({ IACCODE_A2A_ALLOWED_CWDS: settings.allowedCwds.join(path.delimiter) }, cwd)
-    : allowedRootsFromEnv(env, cwd);
+  const roots = existingRoots(
+    settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, defaultRoots(cwd)),
+  );
   const mediaTypes = mediaTypesFromEnv(env);
   // eslint-disable-next-line prefer-const -- assigned once the listener knows its port; read lazily before that
   let cards: AgentCards | undefined;

@@ -8,6 +8,7 @@ import { isObject, type JsonObject } from "./a2a-items.js";
 import { AguiError, MSG } from "./errors.js";
 import { compact } from "./events.js";
 import type { IacCodeProps } from "../contract/index.js";
+import { defaultRoots, existingRoots, isInside, rootList } from "../server/workspace-roots.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
 export const IMAGE_LIMIT = 8 * 1024 * 1024;
@@ -51,21 +52,9 @@ export function allowedRoots(
   configured: string[] | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): string[] {
-  let list = configured;
-  if (!list?.length) {
-    const raw = env.IAC_CODE_AGUI_ALLOWED_CWDS || env.IACCODE_A2A_ALLOWED_CWDS;
-    list = raw ? raw.split(path.delimiter).filter(Boolean) : [process.cwd(), os.tmpdir()];
-  }
-  const roots: string[] = [];
-  for (const r of list) {
-    const p = path.resolve(expandHome(r.trim()));
-    try {
-      if (statSync(p).isDirectory()) roots.push(realpathSync(p));
-    } catch {
-      // Missing roots are skipped.
-    }
-  }
-  return roots;
+  if (configured?.length) return existingRoots(configured);
+  const raw = env.IAC_CODE_AGUI_ALLOWED_CWDS || env.IACCODE_A2A_ALLOWED_CWDS;
+  return existingRoots(rootList(raw, defaultRoots()));
 }
 
 /** Resolves and checks a workspace; creates it when missing. Throws a plain Error with the reason. */
@@ -79,10 +68,8 @@ export function resolveWorkspace(cwd: string, roots: string[]): string {
   } catch {
     throw new Error("The iac-code workspace is invalid.");
   }
-  const inside = roots.some(
-    (r) => resolved === r || resolved.startsWith(r.endsWith(path.sep) ? r : r + path.sep),
-  );
-  if (!inside) throw new Error("The iac-code workspace is outside the allowed roots.");
+  if (!roots.some((root) => isInside(resolved, root)))
+    throw new Error("The iac-code workspace is outside the allowed roots.");
   if (existsSync(resolved)) {
     if (!statSync(resolved).isDirectory()) throw new Error("The iac-code workspace is not a directory.");
   } else {

@@ -1,32 +1,8 @@
 // The workspace of a turn (metadata.iac_code.cwd) and the allowed roots it must
 // lie in. Symlinks are resolved before every containment check.
 import { realpathSync, statSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-
-/** Roots from IACCODE_A2A_ALLOWED_CWDS (OS path separator), else server cwd + temp dir. */
-export function allowedRootsFromEnv(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string[] {
-  const raw = env.IACCODE_A2A_ALLOWED_CWDS;
-  const candidates =
-    raw !== undefined && raw.trim() !== ""
-      ? raw.split(path.delimiter).filter((s) => s.trim() !== "")
-      : [cwd, os.tmpdir()];
-  const roots: string[] = [];
-  for (const candidate of candidates) {
-    try {
-      const real = realpathSync(candidate.trim());
-      if (statSync(real).isDirectory() && !roots.includes(real)) roots.push(real);
-    } catch {
-      // Missing roots simply do not count.
-    }
-  }
-  return roots;
-}
-
-export function isInside(child: string, root: string): boolean {
-  const rel = path.relative(root, child);
-  return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
-}
+import { isInside } from "../../server/workspace-roots.js";
 
 export class WorkspaceError extends Error {}
 

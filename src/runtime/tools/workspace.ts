@@ -4,12 +4,8 @@
 // symbolic links, is inside the workspace's real path).
 import { lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
+import { isInside } from "../../server/workspace-roots.js";
 import { ToolError } from "../errors.js";
-
-function isInside(root: string, candidate: string): boolean {
-  const rel = path.relative(root, candidate);
-  return rel === "" || (!rel.startsWith(`..${path.sep}`) && rel !== ".." && !path.isAbsolute(rel));
-}
 
 export class Workspace {
   private constructor(
@@ -46,13 +42,13 @@ export class Workspace {
     if (path.isAbsolute(input)) {
       const normalised = path.resolve(input);
       // Accept absolute paths spelled with the workspace as given (before symlinks).
-      if (isInside(this.cwd, normalised))
+      if (isInside(normalised, this.cwd))
         candidate = path.join(this.root, path.relative(this.cwd, normalised));
       else candidate = normalised;
     } else {
       candidate = path.resolve(this.root, input);
     }
-    if (!isInside(this.root, candidate)) throw new ToolError("The path is outside the workspace.");
+    if (!isInside(candidate, this.root)) throw new ToolError("The path is outside the workspace.");
     return candidate;
   }
 
@@ -65,7 +61,7 @@ export class Workspace {
     } catch {
       throw new ToolError(`No such file or directory: ${this.relative(candidate)}`);
     }
-    if (!isInside(this.root, real)) {
+    if (!isInside(real, this.root)) {
       throw new ToolError("The path leaves the workspace through a symbolic link.");
     }
     return real;
@@ -87,7 +83,7 @@ export class Workspace {
       }
     }
     const real = await realpath(existing);
-    if (!isInside(this.root, real)) {
+    if (!isInside(real, this.root)) {
       throw new ToolError("The path leaves the workspace through a symbolic link.");
     }
     return path.join(real, ...missing);
@@ -95,6 +91,6 @@ export class Workspace {
 
   /** Whether a real path (e.g. met while walking a tree) is inside the workspace. */
   contains(realPath: string): boolean {
-    return isInside(this.root, realPath);
+    return isInside(realPath, this.root);
   }
 }
