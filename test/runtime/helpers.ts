@@ -5,7 +5,9 @@ import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
+import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import type {
+  AgentRuntime,
   AgentSession,
   InputAnswer,
   InputRequest,
@@ -109,3 +111,33 @@ export const allowAlways = (): AnswerBody => ({
   decision: "allow_always",
 });
 export const deny = (): AnswerBody => ({ kind: "permission", decision: "deny" });
+
+/** A scripted runtime over its config dir, and one session in a workspace. */
+export interface ToolSession {
+  runtime: AgentRuntime;
+  session: AgentSession;
+  cwd: string;
+  configDir: string;
+}
+
+/** Opens (or, with sessionId, restores) a session of the tools script. */
+export async function openToolSession(
+  configDir: string,
+  cwd: string,
+  options: { contextId?: string; sessionId?: string; runtime?: Partial<RuntimeOptions> } = {},
+): Promise<ToolSession> {
+  const runtime = await createAgentRuntime({
+    configDir,
+    env: {},
+    provider: "scripted",
+    scriptFile: TOOLS_SCRIPT,
+    logger: silentLogger(),
+    ...options.runtime,
+  });
+  const session = await runtime.openSession({
+    contextId: options.contextId ?? "ctx-1",
+    cwd,
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+  });
+  return { runtime, session, cwd, configDir };
+}

@@ -4,36 +4,23 @@
 import { expect } from "chai";
 import { mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { createAgentRuntime } from "../../src/runtime/index.js";
 import { writeFileAtomic } from "../../src/runtime/fs-util.js";
-import type { AgentRuntime, AgentSession, RuntimeEvent } from "../../src/runtime/seam.js";
+import type { AgentSession, RuntimeEvent } from "../../src/runtime/seam.js";
 import {
   allowOnce,
   drive,
   ofType,
   removeTempDirs,
-  silentLogger,
   tempDir,
-  TOOLS_SCRIPT,
   turn,
+  openToolSession,
+  type ToolSession,
 } from "./helpers.js";
 
-interface Env {
-  runtime: AgentRuntime;
-  session: AgentSession;
-  cwd: string;
-  configDir: string;
-}
+type Env = ToolSession;
 
-async function open(configDir: string, cwd: string, sessionId?: string): Promise<Env> {
-  const runtime = await createAgentRuntime({
-    configDir,
-    env: {},
-    scriptFile: TOOLS_SCRIPT,
-    logger: silentLogger(),
-  });
-  const session = await runtime.openSession({ contextId: "ctx-r", cwd, ...(sessionId ? { sessionId } : {}) });
-  return { runtime, session, cwd, configDir };
+function open(configDir: string, cwd: string, sessionId?: string): Promise<Env> {
+  return openToolSession(configDir, cwd, { contextId: "ctx-r", sessionId });
 }
 
 async function setup(): Promise<Env> {

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
-import type { AgentRuntime, AgentSession, RuntimeEvent } from "../../src/runtime/seam.js";
+import type { RuntimeEvent } from "../../src/runtime/seam.js";
 import {
   allowAlways,
   allowOnce,
@@ -17,28 +17,14 @@ import {
   tempDir,
   TOOLS_SCRIPT,
   turn,
+  openToolSession,
+  type ToolSession,
 } from "./helpers.js";
 
-interface Env {
-  runtime: AgentRuntime;
-  session: AgentSession;
-  cwd: string;
-  configDir: string;
-}
+type Env = ToolSession;
 
 async function setup(options: Partial<RuntimeOptions> = {}): Promise<Env> {
-  const configDir = await tempDir();
-  const cwd = await tempDir("iac-ws-");
-  const runtime = await createAgentRuntime({
-    configDir,
-    env: {},
-    provider: "scripted",
-    scriptFile: TOOLS_SCRIPT,
-    logger: silentLogger(),
-    ...options,
-  });
-  const session = await runtime.openSession({ contextId: "ctx-1", cwd });
-  return { runtime, session, cwd, configDir };
+  return openToolSession(await tempDir(), await tempDir("iac-ws-"), { runtime: options });
 }
 
 async function auditLines(env: Env): Promise<Array<Record<string, unknown>>> {
