@@ -8,6 +8,7 @@ import { isObject, type JsonObject } from "./a2a-items.js";
 import { AguiError, MSG } from "./errors.js";
 import { compact } from "./events.js";
 import type { IacCodeProps } from "../contract/index.js";
+import { isStrictBase64 } from "../server/base64.js";
 import { defaultRoots, existingRoots, isInside, rootList } from "../server/workspace-roots.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
@@ -16,14 +17,6 @@ export const IMAGES_TOTAL_LIMIT = 10 * 1024 * 1024;
 export const CANCEL_BODY_LIMIT = 64 * 1024;
 
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-// Linear-time check (a grouped-repetition regex overflows V8's stack on ~8 MiB strings).
-const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
-
-function isStrictBase64(value: string): boolean {
-  if (value.length % 4 !== 0 || !BASE64_CHARS.test(value)) return false;
-  const pad = value.indexOf("=");
-  return pad < 0 || pad >= value.length - 2;
-}
 
 /** The iacCode extension as validated by the contract. */
 export type IacCode = IacCodeProps;

@@ -2,7 +2,7 @@
 // satisfy a request; comparisons are constant-time. The matched principal is
 // the owner scope of the caller's tasks and contexts.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { isStrictBase64 } from "./base64.js";
+import { isStrictBase64 } from "../../server/base64.js";
 
 export interface AuthSettings {
   token?: string;

@@ -12,7 +12,7 @@ import type { pb } from "../../contract/index.js";
 import type { TurnImage } from "../../runtime/seam.js";
 import { invalidParams } from "./errors.js";
 import { isInside } from "../../server/workspace-roots.js";
-import { isStrictBase64 } from "./base64.js";
+import { isStrictBase64 } from "../../server/base64.js";
 
 export const MiB = 1024 * 1024;
 export const LIMITS = {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ArtifactPayload } from "../../runtime/seam.js";
 import { writeFileAtomic } from "./atomic-file.js";
-import { isStrictBase64 } from "../core/base64.js";
+import { isStrictBase64 } from "../../server/base64.js";
 
 export interface StoredArtifact {
   artifactId: string;
