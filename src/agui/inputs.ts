@@ -9,6 +9,7 @@ import { AguiError, MSG } from "./errors.js";
 import { compact } from "./events.js";
 import type { IacCodeProps } from "../contract/index.js";
 import { isStrictBase64 } from "../server/base64.js";
+import { isPortableFileName } from "../server/file-names.js";
 import { defaultRoots, existingRoots, isInside, rootList } from "../server/workspace-roots.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
@@ -84,17 +85,6 @@ export function lastUserMessage(messages: unknown[]): JsonObject | undefined {
   return undefined;
 }
 
-// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-const UNSAFE_NAME = /[\x00-\x1f<>:"/\\|?*]/;
-const RESERVED = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])$/i;
-
-function safeFilename(name: unknown): string | undefined {
-  if (typeof name !== "string" || !name || name === "." || name === "..") return undefined;
-  if (Buffer.byteLength(name, "utf8") > 255 || UNSAFE_NAME.test(name) || /[ .]$/.test(name)) return undefined;
-  if (/^[A-Za-z]:/.test(name) || RESERVED.test(name.split(".")[0])) return undefined;
-  return name;
-}
-
 function decodedSize(b64: string): number {
   const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
   return (b64.length / 4) * 3 - pad;
@@ -128,7 +118,7 @@ export function userParts(message: JsonObject): JsonObject[] {
     total += size;
     if (total > IMAGES_TOTAL_LIMIT) throw new AguiError("INVALID_INPUT", MSG.imagesTooLarge);
     const meta = isObject(part.metadata) ? part.metadata : {};
-    const filename = safeFilename(meta.filename) ?? `agui-image-${parts.length + 1}`;
+    const filename = isPortableFileName(meta.filename) ? meta.filename : `agui-image-${parts.length + 1}`;
     parts.push({ raw: value, mediaType, filename });
   }
   if (parts.length === 0) throw new AguiError("INVALID_INPUT", MSG.contentInvalid);

@@ -7,6 +7,7 @@ import { pathToFileURL } from "node:url";
 import type { ArtifactPayload } from "../../runtime/seam.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { isStrictBase64 } from "../../server/base64.js";
+import { portableFileName } from "../../server/file-names.js";
 
 export interface StoredArtifact {
   artifactId: string;
@@ -20,19 +21,11 @@ export interface StoredArtifact {
 
 export class ArtifactError extends Error {}
 
-const RESERVED = /^(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?$/i;
-
 /** A bare, portable file name, or ArtifactError("Unsafe artifact filename"). */
 export function sanitizeArtifactFilename(name: string): string {
-  if (name.includes("/")) throw new ArtifactError("Unsafe artifact filename");
-  // Windows-style paths are reduced to their last segment.
-  let base = name.split("\\").pop() ?? "";
-  base = base.replace(/^[A-Za-z]:/, "");
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what must go
-  base = base.replace(/[\u0000-\u001f\u007f<>:"/\\|?*]/g, "_").replace(/[ .]+$/, "");
-  if (base === "" || base === "." || base === "..") throw new ArtifactError("Unsafe artifact filename");
-  if (RESERVED.test(base)) base = `_${base}`;
-  return base;
+  const portable = portableFileName(name);
+  if (!portable) throw new ArtifactError("Unsafe artifact filename");
+  return portable;
 }
 
 export interface ArtifactStore {
