@@ -2,13 +2,13 @@
 // defaults (the two tokens: environment > file). The file is validated by the
 // config/agui-server contract after `_` in keys is rewritten to `-`.
 import { readFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseAguiServerConfig } from "../contract/index.js";
 import { t, type Language } from "../i18n/index.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
+import { configDir, expandPath } from "../server/paths.js";
 
 export interface AguiSettings {
   host: string;
@@ -84,12 +84,6 @@ export function loadConfigFile(file: string): JsonObject {
   return normalized as JsonObject;
 }
 
-function expandPath(p: string, env: NodeJS.ProcessEnv): string {
-  let out = p.trim().replace(/\$(\w+)|\$\{(\w+)\}/g, (_m, a: string, b: string) => env[a ?? b] ?? "");
-  if (out === "~" || out.startsWith("~/")) out = path.join(os.homedir(), out.slice(1));
-  return path.resolve(out);
-}
-
 function intOption(value: string, min: number, max: number, messageKey: string): number {
   if (!/^-?\d+$/.test(value.trim())) throw configError(messageKey);
   const n = Number(value);
@@ -107,10 +101,7 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
   const port = portRaw === undefined ? 8000 : intOption(String(portRaw), 0, 65535, "aguiAdapter.cliPort");
   const a2aUrl = pick(cli.a2aUrl, env.IAC_CODE_AGUI_A2A_URL || undefined, file["a2a-url"]) ?? "";
   const stateRaw = pick(cli.stateDir, env.IAC_CODE_AGUI_STATE_DIR || undefined, file["state-dir"]);
-  const configDir = env.IAC_CODE_CONFIG_DIR
-    ? expandPath(env.IAC_CODE_CONFIG_DIR, env)
-    : path.join(os.homedir(), ".iac-code");
-  const stateDir = stateRaw ? expandPath(String(stateRaw), env) : path.join(configDir, "agui");
+  const stateDir = stateRaw ? expandPath(String(stateRaw), env) : path.join(configDir(env), "agui");
   const idleRaw = cli.idleShutdown ?? file["idle-shutdown"];
   let idleShutdown = 0;
   if (idleRaw !== undefined) {

@@ -2,7 +2,6 @@
 // workspace, the parts of the last user message (text and inline images within
 // their limits) and metadata.iac_code (secrets forwarded, never stored).
 import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { AguiError, MSG } from "./errors.js";
@@ -11,6 +10,7 @@ import type { IacCodeProps } from "../contract/index.js";
 import { isStrictBase64 } from "../server/base64.js";
 import { isPortableFileName } from "../server/file-names.js";
 import { defaultRoots, existingRoots, isInside, rootList } from "../server/workspace-roots.js";
+import { expandUserPath } from "../server/paths.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
 export const IMAGE_LIMIT = 8 * 1024 * 1024;
@@ -21,12 +21,6 @@ const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp
 
 /** The iacCode extension as validated by the contract. */
 export type IacCode = IacCodeProps;
-
-function expandHome(p: string): string {
-  if (p === "~") return os.homedir();
-  if (p.startsWith("~/")) return path.join(os.homedir(), p.slice(2));
-  return p;
-}
 
 function realpathLoose(p: string): string {
   // Resolve the longest existing prefix through symlinks, keep the rest as written.
@@ -53,7 +47,7 @@ export function allowedRoots(
 
 /** Resolves and checks a workspace; creates it when missing. Throws a plain Error with the reason. */
 export function resolveWorkspace(cwd: string, roots: string[]): string {
-  const expanded = expandHome(cwd.trim());
+  const expanded = expandUserPath(cwd);
   if (!expanded || !path.isAbsolute(expanded))
     throw new Error("The iac-code workspace must be an absolute path.");
   let resolved: string;

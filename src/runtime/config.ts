@@ -3,7 +3,6 @@
 // (IAC_CODE_*) > files under the config dir (settings.yml, .credentials.yml)
 // > the provider catalogue. Per-turn overrides are applied later, per turn.
 import { readFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import type { Logger } from "pino";
 import YAML from "yaml";
@@ -21,6 +20,7 @@ import {
   type ProviderSpec,
 } from "./providers/registry.js";
 import type { RetryPolicy, ThinkingPolicy } from "./providers/types.js";
+import { configDir } from "../server/paths.js";
 
 export interface RuntimeOptions {
   /** Config directory; default IAC_CODE_CONFIG_DIR, then ~/.iac-code. */
@@ -82,20 +82,8 @@ function nonEmpty(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
 }
 
-function expandPath(value: string, env: NodeJS.ProcessEnv): string {
-  const home = env.HOME ?? os.homedir();
-  let out = value.replace(
-    /\$\{(\w+)\}|\$(\w+)/g,
-    (_m, a: string | undefined, b: string | undefined) => env[a ?? b ?? ""] ?? "",
-  );
-  if (out === "~") out = home;
-  else if (out.startsWith("~/")) out = path.join(home, out.slice(2));
-  return path.resolve(out);
-}
-
 export function defaultConfigDir(env: NodeJS.ProcessEnv = process.env): string {
-  const configured = nonEmpty(env.IAC_CODE_CONFIG_DIR);
-  return configured ? expandPath(configured, env) : path.join(env.HOME ?? os.homedir(), ".iac-code");
+  return configDir(env);
 }
 
 function readYamlFile(file: string): Record<string, unknown> | undefined {

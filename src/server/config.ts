@@ -3,10 +3,10 @@
 // merged into one settings object. Precedence: explicit CLI option > file >
 // environment > default.
 import { readFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseA2AServerConfig, type A2AServerConfig } from "../contract/index.js";
+import { configDir, expandPath } from "./paths.js";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -156,14 +156,6 @@ export function parseThinkingExposure(value: string | string[] | undefined): Thi
   return (["raw_thinking", "tool_trace"] as const).filter((t) => enabled.has(t));
 }
 
-function configDir(env: NodeJS.ProcessEnv): string {
-  return env.IAC_CODE_CONFIG_DIR || path.join(os.homedir(), ".iac-code");
-}
-
-function expandHome(p: string): string {
-  return p === "~" || p.startsWith("~/") ? path.join(os.homedir(), p.slice(1)) : p;
-}
-
 const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
 
 /**
@@ -210,7 +202,7 @@ export function resolveSettings(
 ): A2aServerSettings {
   refuseUnavailable(file);
   const persistenceDir = path.resolve(
-    expandHome(file["persistence-dir"] ?? path.join(configDir(env), "a2a")),
+    expandPath(file["persistence-dir"] ?? path.join(configDir(env), "a2a")),
   );
   const settings: A2aServerSettings = {
     host: cli.host ?? file.host ?? "127.0.0.1",
@@ -225,19 +217,19 @@ export function resolveSettings(
     apiKey: nonEmpty(file["api-key"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY),
     apiKeyHeader: nonEmpty(file["api-key-header"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY_HEADER) ?? "X-API-Key",
     persistenceDir,
-    artifactDir: path.resolve(expandHome(file["artifact-dir"] ?? path.join(persistenceDir, "artifacts"))),
+    artifactDir: path.resolve(expandPath(file["artifact-dir"] ?? path.join(persistenceDir, "artifacts"))),
     pushNotifications: file["push-notifications"] ?? false,
     autoApprovePermissions: file["auto-approve-permissions"] ?? false,
     idleContextSeconds: file["idle-context-seconds"] ?? 3600,
-    allowedCwds: file["allowed-cwds"]?.map(expandHome),
+    allowedCwds: file["allowed-cwds"]?.map((p) => expandPath(p, env)),
     requiredExtensions: file["required-extensions"] ?? [],
     provider: file.provider,
     model: file.model,
     baseUrl: file["base-url"],
     script: file.script,
     signingSecret: nonEmpty(file["signing-secret"]),
-    tlsCert: file["tls-cert"] ? path.resolve(expandHome(file["tls-cert"])) : undefined,
-    tlsKey: file["tls-key"] ? path.resolve(expandHome(file["tls-key"])) : undefined,
+    tlsCert: file["tls-cert"] ? path.resolve(expandPath(file["tls-cert"])) : undefined,
+    tlsKey: file["tls-key"] ? path.resolve(expandPath(file["tls-key"])) : undefined,
     grpcHost: file["grpc-host"],
     grpcPort: file["grpc-port"],
   };

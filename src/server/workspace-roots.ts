@@ -4,6 +4,7 @@
 import { realpathSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { expandPath } from "./paths.js";
 
 /** True when child is root itself or below it (both absolute; resolve symlinks first). */
 export function isInside(child: string, root: string): boolean {
@@ -22,15 +23,12 @@ export function defaultRoots(cwd = process.cwd()): string[] {
   return [cwd, os.tmpdir()];
 }
 
-/** The existing directories among the candidates: ~ expanded, symlinks resolved, duplicates dropped. */
+/** The existing directories among the candidates: ~ and $VAR expanded, symlinks resolved, duplicates dropped. */
 export function existingRoots(candidates: readonly string[]): string[] {
   const roots: string[] = [];
   for (const candidate of candidates) {
-    const trimmed = candidate.trim();
-    const expanded =
-      trimmed === "~" || trimmed.startsWith("~/") ? path.join(os.homedir(), trimmed.slice(1)) : trimmed;
     try {
-      const real = realpathSync(path.resolve(expanded));
+      const real = realpathSync(expandPath(candidate));
       if (statSync(real).isDirectory() && !roots.includes(real)) roots.push(real);
     } catch {
       // Missing roots simply do not count.
