@@ -169,7 +169,11 @@ export interface AgentSession {
   resumeTurn(overrides: TurnOverrides, signal: AbortSignal): AsyncIterable<RuntimeEvent>;
   /** Inputs the session waits for (also after a restart). */
   pendingInputs(): InputRequest[];
-  /** Resolves a pending input; returns false when it is not pending. */
+  /**
+   * Resolves a pending input; returns false when it is not pending. An input
+   * is pending from the moment its input_required event is yielded, so an
+   * answer handed over as soon as the event is seen is taken at once.
+   */
   answerInput(answer: InputAnswer): boolean;
   close(): Promise<void>;
 }

@@ -7,7 +7,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
-import type { AgentSession, InputAnswer, InputRequest, RuntimeEvent } from "../../runtime/seam.js";
+import type { AgentSession, InputRequest, RuntimeEvent } from "../../runtime/seam.js";
 import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
 import type { TaskStore } from "../stores/task-store.js";
 import { invalidParams } from "./errors.js";
@@ -302,11 +302,9 @@ export class TurnExecution {
     resume?: ParsedAnswer,
   ): Promise<void> {
     if (resume && !this.announced.has(resume.answer.inputId) && request.inputId === resume.answer.inputId) {
-      // After a restart the runtime re-publishes what it waits for; the answer is
-      // already here. It is handed over once the runtime has parked on the wait
-      // point (after this event is consumed), so retry briefly until it takes it.
+      // After a restart the runtime re-publishes what it waits for; the answer is already here.
       this.announced.add(resume.answer.inputId);
-      void this.deliverRestoredAnswer(session, resume);
+      this.deliverRestoredAnswer(session, resume);
       return;
     }
     if (request.kind === "permission" && this.deps.autoApprovePermissions) {
@@ -321,12 +319,8 @@ export class TurnExecution {
           },
         });
       }
-      // Not awaited: the runtime parks on the wait point once this event is consumed.
-      void this.handOver(session, { kind: "permission", inputId: request.inputId, decision }).then(
-        (taken) => {
-          if (!taken) this.failUnexpectedly("auto-approved permission was not taken by the runtime");
-        },
-      );
+      if (!session.answerInput({ kind: "permission", inputId: request.inputId, decision }))
+        this.failUnexpectedly("auto-approved permission was not taken by the runtime");
       return;
     }
     this.pending = request;
@@ -343,22 +337,8 @@ export class TurnExecution {
     await this.durableStatus(pb.TaskState.INPUT_REQUIRED, { metadata });
   }
 
-  /**
-   * Hands an answer to the runtime once it has parked on the wait point (the
-   * event that announced it may still be in flight), retrying briefly.
-   */
-  private async handOver(session: AgentSession, answer: InputAnswer): Promise<boolean> {
-    for (let attempt = 0; attempt < 100 && !this.signal.aborted; attempt += 1) {
-      if (session.answerInput(answer)) return true;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    return false;
-  }
-
-  private async deliverRestoredAnswer(session: AgentSession, resume: ParsedAnswer): Promise<void> {
-    // Let the runtime consume the re-published request first.
-    await new Promise((resolve) => setImmediate(resolve));
-    if (await this.handOver(session, resume.answer)) {
+  private deliverRestoredAnswer(session: AgentSession, resume: ParsedAnswer): void {
+    if (session.answerInput(resume.answer)) {
       this.announced.delete(resume.answer.inputId);
       this.announceReceived(resume);
       return;
