@@ -1,8 +1,7 @@
 // Composition of the AG-UI adapter: the upstream A2A client (a configured
 // loopback URL, or a managed A2A child), the thread store, the adapter core and
 // its HTTP listener; idle shutdown; one close() that stops everything it started.
-import { createServer, type Server } from "node:http";
-import type { Socket } from "node:net";
+import { listenHttp, type Listener } from "../server/listener.js";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
 import { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
@@ -71,25 +70,14 @@ export async function startAguiServer(
     runtimeInfo,
   });
   const handler = app.callback();
-  const server: Server = createServer((req, res) => void handler(req, res));
-  // Requests of up to 12 MiB may take a while on slow links; SSE runs are long.
-  server.requestTimeout = 0;
-  const sockets = new Set<Socket>();
-  server.on("connection", (s) => {
-    sockets.add(s);
-    s.on("close", () => sockets.delete(s));
-  });
+  let listener: Listener;
   try {
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(settings.port, settings.host, () => resolve());
-    });
+    listener = await listenHttp((req, res) => void handler(req, res), settings.host, settings.port);
   } catch (err) {
     await managed?.stop();
     throw err;
   }
-  const addr = server.address();
-  const port = typeof addr === "object" && addr ? addr.port : settings.port;
+  const port = listener.port;
   const host = settings.host.includes(":") ? `[${settings.host}]` : settings.host;
 
   let closing: Promise<void> | undefined;
@@ -98,10 +86,7 @@ export async function startAguiServer(
     closing ??= (async () => {
       if (idleTimer) clearInterval(idleTimer);
       adapter.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      });
+      await listener.close();
       await managed?.stop();
     })();
     return closing;

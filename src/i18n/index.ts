@@ -92,7 +92,3 @@ export function t(lang: Language, key: string, params: Record<string, string | n
     name in params ? String(params[name]) : whole,
   );
 }
-
-export function hasMessage(key: string): boolean {
-  return key in catalogs.en;
-}

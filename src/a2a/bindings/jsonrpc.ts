@@ -95,8 +95,6 @@ const METHODS: Record<string, Method<DescMessage>> = {
   }),
 };
 
-export const JSONRPC_METHODS = Object.keys(METHODS);
-
 export interface JsonRpcOptions {
   service: A2AService;
   logger: Logger;
