@@ -13,6 +13,9 @@ import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.j
 import { resolveSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { openStream, resultOf, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
+import type { AuditLine } from "../../src/runtime/permissions/audit.js";
+
+export type { AuditLine };
 
 export const SCRIPTS = path.resolve(import.meta.dirname, "..", "fixtures", "scripts");
 export const BIN = path.resolve(import.meta.dirname, "..", "..", "bin", "iac-code.mjs");
@@ -182,19 +185,6 @@ export async function answer(
     message: answerMessage(waiting, decision),
   });
   return stream.rest();
-}
-
-/** One line of the runtime's permission audit log. */
-export interface AuditLine {
-  ts: string;
-  sessionId: string;
-  toolUseId: string;
-  toolName: string;
-  decision: "allow" | "deny";
-  reason: string;
-  autoApproved: boolean;
-  inputId?: string;
-  inputFingerprint: string;
 }
 
 /** Lines of a session's permission audit log (<config>/sessions/<id>/permission-audit.jsonl). */

@@ -18,6 +18,9 @@ export interface AuditEntry {
   input: Record<string, unknown>;
 }
 
+/** One line of permission-audit.jsonl: the entry, its time, and a fingerprint instead of the input. */
+export type AuditLine = Omit<AuditEntry, "input"> & { ts: string; inputFingerprint: string };
+
 export function fingerprint(value: unknown): string {
   return `sha256:${createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16)}`;
 }
@@ -32,7 +35,7 @@ export class AuditLog {
 
   async record(entry: AuditEntry): Promise<boolean> {
     const { input, ...rest } = entry;
-    const line = { ts: new Date().toISOString(), ...rest, inputFingerprint: fingerprint(input) };
+    const line: AuditLine = { ts: new Date().toISOString(), ...rest, inputFingerprint: fingerprint(input) };
     try {
       await this.queue.run(() => appendJsonLine(this.file, line));
       return true;
