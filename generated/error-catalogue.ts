@@ -42,9 +42,11 @@ export const aguiErrorCatalogue = [
     ],
     "messageKeys": [
       "agui.error.invalidJson",
-      "agui.error.cancelInvalidJson"
+      "agui.error.cancelInvalidJson",
+      "agui.error.jsonTooDeep",
+      "agui.error.jsonTooManyValues"
     ],
-    "description": "The body is not UTF-8 JSON."
+    "description": "The body is not UTF-8 JSON, or its JSON nests deeper than 64 levels or holds more than 500000 values."
   },
   {
     "code": "INVALID_INPUT",
@@ -59,6 +61,7 @@ export const aguiErrorCatalogue = [
       "agui.error.invalidForwardedProps",
       "agui.error.cancelNotObject",
       "agui.error.cancelFieldsRequired",
+      "agui.error.threadIdInvalid",
       "agui.error.workspaceNotAbsolute",
       "agui.error.workspaceInvalid",
       "agui.error.workspaceOutsideRoots",
@@ -74,7 +77,7 @@ export const aguiErrorCatalogue = [
       "agui.error.imageInvalid",
       "agui.error.contentInvalid"
     ],
-    "description": "HTTP: non-object body, invalid RunAgentInput envelope, invalid forwardedProps / cwd / tools, cancel body without threadId or rosInvocationId. SSE: no user message, unsupported content parts or images."
+    "description": "HTTP: non-object body, invalid RunAgentInput envelope, invalid forwardedProps / cwd / tools, cancel body without threadId or rosInvocationId, a threadId that is not well-formed Unicode or longer than 1024 characters. SSE: no user message, unsupported content parts or images."
   },
   {
     "code": "STATE_UNAVAILABLE",

@@ -5,7 +5,12 @@
 import type { A2aClient } from "./a2a-client.js";
 import { AguiError, MSG } from "./errors.js";
 import { earliestExpiry, markTerminal } from "./execution.js";
-import { StateUnavailableError, type ThreadDoc, type ThreadStore } from "./thread-store.js";
+import {
+  isAcceptableThreadId,
+  StateUnavailableError,
+  type ThreadDoc,
+  type ThreadStore,
+} from "./thread-store.js";
 
 export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
 
@@ -85,6 +90,7 @@ export class AdapterCore {
 
   /** The thread's document (arming its expiry timer), or undefined; unreadable state is STATE_UNAVAILABLE. */
   async loadThread(threadId: string): Promise<ThreadDoc | undefined> {
+    if (!isAcceptableThreadId(threadId)) throw new AguiError("INVALID_INPUT", MSG.threadIdInvalid);
     try {
       const doc = await this.store.load(threadId);
       if (doc) this.scheduleExpiry(doc);

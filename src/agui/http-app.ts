@@ -15,7 +15,7 @@ import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
-import { readBoundedBody, TOO_LARGE } from "../server/bounded-body.js";
+import { readJsonBody } from "../server/json-body.js";
 
 /** The @ag-ui/core version whose wire this adapter follows. */
 export const AGUI_PROTOCOL_PACKAGE_VERSION = "1.0.0";
@@ -84,7 +84,8 @@ interface BodyMessages {
 
 /**
  * The checks POST / and the cancel extension share, in order: bearer token,
- * JSON media type, body within `limit`, strict UTF-8 JSON, a JSON object.
+ * JSON media type, body within `limit`, strict UTF-8 JSON within the depth and
+ * value limits, a JSON object.
  */
 async function readJsonObject(
   req: IncomingMessage,
@@ -98,16 +99,16 @@ async function readJsonObject(
   if (!isJsonContentType(req.headers["content-type"])) {
     throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
   }
-  const buf = await readBoundedBody(req, limit);
-  if (buf === TOO_LARGE) throw new AguiError("REQUEST_TOO_LARGE", messages.tooLarge);
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(buf));
-  } catch {
+  const read = await readJsonBody(req, { maxBytes: limit });
+  if (!read.ok) {
+    if (read.failure === "too-large") throw new AguiError("REQUEST_TOO_LARGE", messages.tooLarge);
+    if (read.failure === "too-deep") throw new AguiError("INVALID_JSON", MSG.jsonTooDeep);
+    if (read.failure === "too-many-values") throw new AguiError("INVALID_JSON", MSG.jsonTooManyValues);
     throw new AguiError("INVALID_JSON", messages.invalidJson);
   }
-  if (!isObject(value)) throw new AguiError("INVALID_INPUT", messages.notObject);
-  return value;
+  if (read.value === undefined) throw new AguiError("INVALID_JSON", messages.invalidJson);
+  if (!isObject(read.value)) throw new AguiError("INVALID_INPUT", messages.notObject);
+  return read.value;
 }
 
 const RUN_BODY: BodyMessages = {

@@ -54,11 +54,38 @@ export class StateUnavailableError extends Error {
 
 const RESERVED = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])$/;
 
-/** File stem for a thread id: readable when safe, else hex of its UTF-8 bytes, else a hash. */
+/** Longest accepted thread id (UTF-16 code units); longer ones are refused before any state is touched. */
+export const MAX_THREAD_ID_LENGTH = 1024;
+/** Longest readable file stem; longer safe ids are hashed so file names stay short. */
+const MAX_PLAIN_KEY = 100;
+
+/** True unless the text holds a lone surrogate (with the u flag, a pair is one code point, not Cs). */
+const isWellFormed = (text: string): boolean => !/\p{Cs}/u.test(text);
+
+/** A thread id the adapter accepts: non-empty, well-formed Unicode, at most MAX_THREAD_ID_LENGTH. */
+export function isAcceptableThreadId(threadId: unknown): threadId is string {
+  return (
+    typeof threadId === "string" &&
+    threadId !== "" &&
+    threadId.length <= MAX_THREAD_ID_LENGTH &&
+    isWellFormed(threadId)
+  );
+}
+
+/**
+ * File stem for a thread id, unique per id and at most 200 characters:
+ * readable when short and portable, else hex of its UTF-8 bytes, else a hash.
+ * Ids that are not well-formed Unicode (lone surrogates, which UTF-8 would
+ * turn into the same replacement character) are hashed over their UTF-16 code
+ * units, so they never share a file with another id.
+ */
 export function threadKey(threadId: string): string {
   if (threadId === "") throw new Error("empty thread id");
+  if (!isWellFormed(threadId))
+    return `aguihash~u16-${createHash("sha256").update(Buffer.from(threadId, "utf16le")).digest("hex")}`;
   const base = threadId.replace(/\.+$/, "").split(".")[0].toUpperCase();
   const safe =
+    threadId.length <= MAX_PLAIN_KEY &&
     /^[A-Za-z0-9_.-]+$/.test(threadId) &&
     !/[A-Z]/.test(threadId) &&
     threadId !== "." &&

@@ -163,7 +163,7 @@ describe("A2A HTTP surface", () => {
       params: { id: "x".repeat(17 * 1024 * 1024) },
     });
     const reply = await post(t.url, big, { "A2A-Version": "1.0" });
-    expect(reply.body.error).to.deep.include({ code: -32600, message: "Payload too large" });
+    expect(reply.body.error).to.deep.include({ code: -32600, message: "Payload larger than 16777216 bytes" });
   });
 
   it("answers push-config methods with PushNotificationNotSupportedError when push is off", async () => {

@@ -2,17 +2,15 @@
 // (application/json or application/a2a+json), empty allowed where the route
 // has nothing to send (cancel, subscribe).
 import type { IncomingMessage } from "node:http";
-import { readBoundedBody, TOO_LARGE } from "../../server/bounded-body.js";
+import { readJsonBody as readSafeJson } from "../../server/json-body.js";
 import { A2AError } from "../core/errors.js";
 
 const JSON_TYPES = /^application\/(?:a2a\+)?json\s*(?:;|$)/i;
 
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
-  const body = await readBoundedBody(req, limit);
-  if (body === TOO_LARGE) throw new A2AError("InvalidRequestError", `Payload larger than ${limit} bytes`);
-  const text = body.toString("utf8");
-  if (text.trim() === "") return undefined;
+  const read = await readSafeJson(req, { maxBytes: limit });
   // An empty body may come with any Content-Type (the SDK sends application/json on GETs).
+  if (read.ok && read.value === undefined) return undefined;
   const type = req.headers["content-type"] ?? "";
   if (!JSON_TYPES.test(type)) {
     throw new A2AError(
@@ -21,9 +19,8 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
       { contentType: type.slice(0, 100) },
     );
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
+  if (read.ok) return read.value;
+  if (read.failure === "invalid-json" || read.failure === "not-utf8")
     throw new A2AError("JSONParseError", "Invalid JSON payload");
-  }
+  throw new A2AError("InvalidRequestError", read.message);
 }

@@ -12,7 +12,7 @@ import { A2AError } from "../core/errors.js";
 import type { A2AService } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { writeSse } from "./sse.js";
-import { readBoundedBody, TOO_LARGE } from "../../server/bounded-body.js";
+import { readJsonBody, type JsonBody } from "../../server/json-body.js";
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
@@ -117,6 +117,13 @@ function errorBody(id: JsonRpcId, error: A2AError): string {
   });
 }
 
+/** -32700 for what is not JSON (or empty), -32600 for JSON beyond the size, depth or value limits. */
+function bodyError(read: JsonBody): A2AError {
+  if (read.ok || read.failure === "invalid-json" || read.failure === "not-utf8")
+    return new A2AError("JSONParseError", "Invalid JSON payload");
+  return new A2AError("InvalidRequestError", read.message);
+}
+
 function sendJson(res: ServerResponse, body: string, status = 200): void {
   res.writeHead(status, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
   res.end(body);
@@ -146,15 +153,9 @@ export class JsonRpcBinding {
         ),
       );
     }
-    const raw = await readBoundedBody(req, MAX_BODY_BYTES);
-    if (raw === TOO_LARGE)
-      return sendJson(res, errorBody(null, new A2AError("InvalidRequestError", "Payload too large")));
-    let envelope: unknown;
-    try {
-      envelope = JSON.parse(raw.toString("utf8"));
-    } catch {
-      return sendJson(res, errorBody(null, new A2AError("JSONParseError", "Invalid JSON payload")));
-    }
+    const read = await readJsonBody(req, { maxBytes: MAX_BODY_BYTES });
+    if (!read.ok || read.value === undefined) return sendJson(res, errorBody(null, bodyError(read)));
+    const envelope = read.value;
     if (Array.isArray(envelope)) {
       return sendJson(
         res,
