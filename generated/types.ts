@@ -2353,6 +2353,22 @@ export interface A2AServerConfig {
    * Turn script replayed by the scripted provider (YAML or JSON file).
    */
   script?: string;
+  /**
+   * Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).
+   */
+  "headers-timeout-seconds"?: number;
+  /**
+   * Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).
+   */
+  "request-timeout-seconds"?: number;
+  /**
+   * Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).
+   */
+  "keep-alive-timeout-seconds"?: number;
+  /**
+   * Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).
+   */
+  "shutdown-timeout-seconds"?: number;
 }
 /**
  * agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).
@@ -2402,6 +2418,22 @@ export interface AguiServerConfig {
    * Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.
    */
   "allowed-cwds"?: string[];
+  /**
+   * Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).
+   */
+  "headers-timeout-seconds"?: number;
+  /**
+   * Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).
+   */
+  "request-timeout-seconds"?: number;
+  /**
+   * Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).
+   */
+  "keep-alive-timeout-seconds"?: number;
+  /**
+   * Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).
+   */
+  "shutdown-timeout-seconds"?: number;
 }
 export interface A2AErrorSpec {
   /**

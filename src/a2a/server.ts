@@ -130,6 +130,7 @@ export async function startA2aServer(
     http1: http,
     http2: separateGrpc ? http : splitGrpc(grpc, http),
     tls,
+    timeouts: settings.timeouts,
   });
   let grpcListener: OnePortListener | undefined;
   if (separateGrpc) {
@@ -140,6 +141,7 @@ export async function startA2aServer(
         http1: notServed,
         http2: splitGrpc(grpc, notServed),
         tls,
+        timeouts: settings.timeouts,
       });
     } catch (error) {
       await listener.close(0);

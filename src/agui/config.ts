@@ -9,6 +9,7 @@ import { t, type Language } from "../i18n/index.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
 import { configDir, expandPath } from "../server/paths.js";
+import { resolveTimeouts, type ServerTimeouts, type TimeoutKey } from "../server/timeouts.js";
 
 export interface AguiSettings {
   host: string;
@@ -22,6 +23,8 @@ export interface AguiSettings {
   allowedCwds?: string[];
   debug: boolean;
   logStdout: boolean;
+  /** Headers, request, keep-alive and shutdown limits (default DEFAULT_TIMEOUTS). */
+  timeouts?: ServerTimeouts;
 }
 
 /** Options as commander hands them over (strings unless parsed). */
@@ -35,6 +38,10 @@ export interface AguiCliOptions {
   interruptTtl?: string;
   debug?: boolean;
   logStdout?: boolean;
+  headersTimeoutSeconds?: string;
+  requestTimeoutSeconds?: string;
+  keepAliveTimeoutSeconds?: string;
+  shutdownTimeoutSeconds?: string;
 }
 
 /** A configuration failure; keyed ones are translated for the CLI's language. */
@@ -123,6 +130,20 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
     ttlRaw === undefined
       ? DEFAULT_INTERRUPT_TTL_SECONDS
       : intOption(String(ttlRaw), 1, 2 ** 31, "aguiAdapter.cliTtl");
+  const timeoutFlags: Record<TimeoutKey, string | undefined> = {
+    "headers-timeout-seconds": cli.headersTimeoutSeconds,
+    "request-timeout-seconds": cli.requestTimeoutSeconds,
+    "keep-alive-timeout-seconds": cli.keepAliveTimeoutSeconds,
+    "shutdown-timeout-seconds": cli.shutdownTimeoutSeconds,
+  };
+  let timeouts: ServerTimeouts;
+  try {
+    timeouts = resolveTimeouts((key, envSuffix) =>
+      pick(timeoutFlags[key], env[`IAC_CODE_AGUI_${envSuffix}`] || undefined, file[key]),
+    );
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   const authToken = env.IAC_CODE_AGUI_AUTH_TOKEN ?? (file["auth-token"] as string | undefined);
   const a2aToken = env.IAC_CODE_AGUI_A2A_TOKEN ?? (file["a2a-token"] as string | undefined);
   return {
@@ -137,5 +158,6 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
     allowedCwds: Array.isArray(file["allowed-cwds"]) ? (file["allowed-cwds"] as string[]) : undefined,
     debug: cli.debug ?? (file.debug as boolean | undefined) ?? false,
     logStdout: cli.logStdout ?? (file["log-stdout"] as boolean | undefined) ?? false,
+    timeouts,
   };
 }

@@ -10,6 +10,7 @@ import { parseAcceptLanguage, normalizeLanguage, DEFAULT_LANGUAGE, type Language
 import { VERSION } from "../version.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import type { AguiAdapter } from "./adapter.js";
+import type { AdapterLogger } from "./adapter-core.js";
 import type { RunRequest } from "./admission.js";
 import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
@@ -26,6 +27,8 @@ export interface HttpAppOptions {
   heartbeatMs?: number;
   /** Runtime info of the A2A server behind the adapter (shown by /health), if known. */
   runtimeInfo?: () => Promise<JsonObject | undefined>;
+  /** Where connection-level errors go (a client that left, a timed-out request). */
+  logger?: AdapterLogger;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
@@ -147,6 +150,9 @@ export function createAguiApp(options: HttpAppOptions): Koa {
   const { adapter } = options;
   const authToken = options.authToken || undefined;
   const app = new Koa();
+  // Koa would print connection errors (a dropped stalled request) to stderr.
+  app.silent = true;
+  app.on("error", (err: Error) => options.logger?.warn({ err: err.message }, "http connection error"));
   const router = new Router();
 
   router.get("/health", async (ctx) => {

@@ -68,11 +68,17 @@ export async function startAguiServer(
     authToken: settings.authToken,
     heartbeatMs: deps.heartbeatMs,
     runtimeInfo,
+    logger: deps.logger,
   });
   const handler = app.callback();
   let listener: Listener;
   try {
-    listener = await listenHttp((req, res) => void handler(req, res), settings.host, settings.port);
+    listener = await listenHttp(
+      (req, res) => void handler(req, res),
+      settings.host,
+      settings.port,
+      settings.timeouts,
+    );
   } catch (err) {
     await managed?.stop();
     throw err;

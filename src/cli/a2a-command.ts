@@ -22,6 +22,10 @@ interface A2aCliOptions {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
+  headersTimeoutSeconds?: string;
+  requestTimeoutSeconds?: string;
+  keepAliveTimeoutSeconds?: string;
+  shutdownTimeoutSeconds?: string;
 }
 
 export function settingsFromCli(
@@ -35,6 +39,12 @@ export function settingsFromCli(
     thinkingExposure: options.thinkingExposure,
     debug: options.debug,
     logToStdout: options.logToStdout,
+    timeouts: {
+      "headers-timeout-seconds": options.headersTimeoutSeconds,
+      "request-timeout-seconds": options.requestTimeoutSeconds,
+      "keep-alive-timeout-seconds": options.keepAliveTimeoutSeconds,
+      "shutdown-timeout-seconds": options.shutdownTimeoutSeconds,
+    },
   };
   if (options.port !== undefined) {
     const port = Number(options.port);
@@ -111,6 +121,16 @@ export function registerA2aCommand(program: Command): void {
       collect,
     )
     .option("-d, --debug", "debug logging")
+    .option("--headers-timeout-seconds <n>", "seconds to receive a request's headers (default 60; 0 = none)")
+    .option("--request-timeout-seconds <n>", "seconds to receive a whole request (default 300; 0 = none)")
+    .option(
+      "--keep-alive-timeout-seconds <n>",
+      "seconds an idle keep-alive connection stays open (default 75)",
+    )
+    .option(
+      "--shutdown-timeout-seconds <n>",
+      "seconds a graceful stop may take before exiting anyway (default 10)",
+    )
     .option("--log-to-stdout", "write logs to stdout instead of stderr")
     .option("--no-log-to-stdout", "write logs to stderr (default)")
     .action(async (options: A2aCliOptions) => {

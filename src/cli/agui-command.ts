@@ -80,6 +80,16 @@ export function withAguiOptions(cmd: Command): Command {
       "--interrupt-ttl <seconds>",
       "seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL; default 540)",
     )
+    .option("--headers-timeout-seconds <n>", "seconds to receive a request's headers (default 60; 0 = none)")
+    .option("--request-timeout-seconds <n>", "seconds to receive a whole request (default 300; 0 = none)")
+    .option(
+      "--keep-alive-timeout-seconds <n>",
+      "seconds an idle keep-alive connection stays open (default 75)",
+    )
+    .option(
+      "--shutdown-timeout-seconds <n>",
+      "seconds a graceful stop may take before exiting anyway (default 10)",
+    )
     .option("-d, --debug", "debug logging")
     .option("--log-stdout", "mirror logs to stdout");
 }

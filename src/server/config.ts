@@ -7,6 +7,7 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseA2AServerConfig, type A2AServerConfig } from "../contract/index.js";
 import { configDir, expandPath } from "./paths.js";
+import { resolveTimeouts, type ServerTimeouts, type TimeoutKey } from "./timeouts.js";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -47,6 +48,8 @@ export interface A2aServerSettings {
   /** gRPC on its own listener (default: gRPC shares the main port). */
   grpcHost?: string;
   grpcPort?: number;
+  /** Headers, request, keep-alive and shutdown limits. */
+  timeouts: ServerTimeouts;
 }
 
 /** Values given on the command line (undefined = not given). */
@@ -57,6 +60,8 @@ export interface CliOverrides {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
+  /** --headers-timeout-seconds and the other timeout flags, by config key. */
+  timeouts?: Partial<Record<TimeoutKey, string>>;
 }
 
 function normaliseKeys(value: unknown): unknown {
@@ -195,6 +200,16 @@ function refuseUnavailable(file: A2AServerConfig): void {
   }
 }
 
+function timeoutsOf(file: A2AServerConfig, cli: CliOverrides, env: NodeJS.ProcessEnv): ServerTimeouts {
+  try {
+    return resolveTimeouts(
+      (key, envSuffix) => cli.timeouts?.[key] ?? file[key] ?? nonEmpty(env[`IACCODE_A2A_${envSuffix}`]),
+    );
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 export function resolveSettings(
   file: A2AServerConfig,
   cli: CliOverrides = {},
@@ -232,6 +247,7 @@ export function resolveSettings(
     tlsKey: file["tls-key"] ? path.resolve(expandPath(file["tls-key"])) : undefined,
     grpcHost: file["grpc-host"],
     grpcPort: file["grpc-port"],
+    timeouts: timeoutsOf(file, cli, env),
   };
   if (!Number.isInteger(settings.port) || settings.port < 0 || settings.port > 65535) {
     throw new ConfigError(`Invalid port ${String(settings.port)}: expected an integer from 0 to 65535.`);

@@ -11,7 +11,14 @@ export const MAX_JSON_DEPTH = 64;
 /** Most values (array elements, object members, containers) in one body. */
 export const MAX_JSON_VALUES = 500_000;
 
-export type JsonBodyFailure = "too-large" | "not-utf8" | "invalid-json" | "too-deep" | "too-many-values";
+export type JsonBodyFailure =
+  | "too-large"
+  | "not-utf8"
+  | "invalid-json"
+  | "too-deep"
+  | "too-many-values"
+  /** The client went away or the request timeout dropped it: nobody is left to answer. */
+  | "aborted";
 
 export type JsonBody =
   | { ok: true; /** undefined for an empty (or all-whitespace) body */ value: unknown }
@@ -87,7 +94,12 @@ export function parseJsonText(text: string, limits: Omit<JsonLimits, "maxBytes">
 
 /** Reads and parses a request body within `limits`; never throws for what the client sent. */
 export async function readJsonBody(req: IncomingMessage, limits: JsonLimits): Promise<JsonBody> {
-  const raw = await readBoundedBody(req, limits.maxBytes);
+  let raw: Buffer | typeof TOO_LARGE;
+  try {
+    raw = await readBoundedBody(req, limits.maxBytes);
+  } catch {
+    return { ok: false, failure: "aborted", message: "The request body was not received in full" };
+  }
   if (raw === TOO_LARGE)
     return { ok: false, failure: "too-large", message: `Payload larger than ${limits.maxBytes} bytes` };
   let text: string;

@@ -1,7 +1,9 @@
-// An HTTP listener that can really close: server.close() waits for keep-alive
-// sockets, so every socket is tracked and destroyed on close.
+// An HTTP listener with the shared timeouts that can really close:
+// server.close() waits for keep-alive sockets, so every socket is tracked and
+// destroyed on close.
 import http from "node:http";
 import type net from "node:net";
+import { applyHttp1Timeouts, checkingIntervalMs, DEFAULT_TIMEOUTS, type ServerTimeouts } from "./timeouts.js";
 
 export interface Listener {
   server: http.Server;
@@ -15,11 +17,10 @@ export async function listenHttp(
   handler: http.RequestListener,
   host: string,
   port: number,
+  timeouts: ServerTimeouts = DEFAULT_TIMEOUTS,
 ): Promise<Listener> {
-  const server = http.createServer(handler);
-  // Long SSE streams must not be cut by the default request timeout.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
+  const server = http.createServer({ connectionsCheckingInterval: checkingIntervalMs(timeouts) }, handler);
+  applyHttp1Timeouts(server, timeouts);
   const sockets = new Set<net.Socket>();
   server.on("connection", (socket) => {
     sockets.add(socket);

@@ -8,6 +8,8 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
+import { applyHttp1Timeouts, checkingIntervalMs, DEFAULT_TIMEOUTS, type ServerTimeouts } from "./timeouts.js";
 
 export type Http1Handler = (req: IncomingMessage, res: ServerResponse) => void;
 export type Http2Handler = (req: Http2ServerRequest, res: Http2ServerResponse) => void;
@@ -30,8 +32,8 @@ export interface OnePortOptions {
   /** HTTP/2 requests (h2c prior knowledge, or h2 over TLS). */
   http2: Http2Handler;
   tls?: TlsMaterial;
-  /** How long a new plaintext connection may take to show its first bytes (default 30 s). */
-  sniffTimeoutMs?: number;
+  /** Headers, whole request and keep-alive limits (the headers limit also bounds the preface sniffing). */
+  timeouts?: ServerTimeouts;
 }
 
 export interface OnePortListener {
@@ -91,16 +93,38 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
     options.http1(req, res);
   };
 
+  const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+  const checking = { connectionsCheckingInterval: checkingIntervalMs(timeouts) };
   let front: net.Server;
   if (options.tls) {
     const secure = http2.createSecureServer(
-      { cert: options.tls.cert, key: options.tls.key, allowHTTP1: true, ALPNProtocols: ["h2", "http/1.1"] },
+      {
+        cert: options.tls.cert,
+        key: options.tls.key,
+        allowHTTP1: true,
+        ALPNProtocols: ["h2", "http/1.1"],
+        ...checking,
+      },
       // Under allowHTTP1 the same listener receives HTTP/1.1 requests as http objects.
       (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse) => {
         if (req.httpVersionMajor === 2) options.http2(req as Http2ServerRequest, res as Http2ServerResponse);
-        else serveHttp1(req as IncomingMessage, res as ServerResponse);
+        else {
+          clearTimeout(headersDeadlines.get(req.socket as Socket));
+          bodyDeadline(req as IncomingMessage, res as ServerResponse, timeouts.requestMs);
+          serveHttp1(req as IncomingMessage, res as ServerResponse);
+        }
       },
     );
+    applyHttp1Timeouts(secure, timeouts);
+    // Nor does it enforce headersTimeout: an HTTP/1.1 connection must show its
+    // first request in time (later ones are bounded by the keep-alive timeout).
+    const headersDeadlines = new WeakMap<Socket, NodeJS.Timeout>();
+    secure.on("secureConnection", (socket: TLSSocket) => {
+      if (socket.alpnProtocol === "h2" || timeouts.headersMs <= 0) return;
+      const timer = setTimeout(() => socket.destroy(), timeouts.headersMs);
+      headersDeadlines.set(socket, timer);
+      socket.once("close", () => clearTimeout(timer));
+    });
     secure.on("connection", track);
     secure.on("session", trackSession);
     // A failed handshake is the client's problem; never let it crash the process.
@@ -109,13 +133,14 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
     });
     front = secure;
   } else {
-    const h1 = http.createServer(serveHttp1);
-    // Long SSE streams must not be cut by the default request timeout.
-    h1.requestTimeout = 0;
-    h1.headersTimeout = 60_000;
+    const h1 = http.createServer(checking, serveHttp1);
+    applyHttp1Timeouts(h1, timeouts);
+    // http.Server enforces the headers and request timeouts only once it has
+    // emitted 'listening'; this one never listens itself (the front does).
+    h1.emit("listening");
     const h2 = http2.createServer(options.http2);
     h2.on("session", trackSession);
-    const sniffTimeout = options.sniffTimeoutMs ?? 30_000;
+    const sniffTimeout = timeouts.headersMs || 30_000;
     front = net.createServer((socket) => {
       track(socket);
       sniff(socket, sniffTimeout, (isHttp2) => (isHttp2 ? h2 : h1).emit("connection", socket));
@@ -164,6 +189,27 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
       return closing;
     },
   };
+}
+
+/**
+ * The request timeout for HTTP/1.1 over TLS: the TLS server does not enforce
+ * requestTimeout itself, so a body that has not arrived in time gets a 408
+ * and the connection is closed.
+ */
+function bodyDeadline(req: IncomingMessage, res: ServerResponse, requestMs: number): void {
+  if (requestMs <= 0 || req.complete) return;
+  const timer = setTimeout(() => {
+    if (req.complete) return;
+    if (res.headersSent) {
+      req.socket.destroy();
+      return;
+    }
+    res.writeHead(408, { Connection: "close", "Content-Length": 0 });
+    res.end(() => req.socket.destroy());
+  }, requestMs);
+  const clear = (): void => clearTimeout(timer);
+  req.once("end", clear);
+  res.once("close", clear);
 }
 
 /**

@@ -14,6 +14,8 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { pb } from "../../src/contract/index.js";
 import { listenOnePort, splitGrpc, type OnePortListener } from "../../src/server/one-port.js";
+import { DEFAULT_TIMEOUTS, type ServerTimeouts } from "../../src/server/timeouts.js";
+import { stalledRequest, idleKeepAlive } from "../server/stalled.js";
 import { a2aGrpcClient, collect, metadata, unary, type A2AGrpcClient } from "./fixtures/grpc-client.js";
 import { makeLoopbackCert, type LoopbackCert } from "./fixtures/tls.js";
 
@@ -31,6 +33,17 @@ function koaApp(): Koa {
   router.get("/sse", (ctx) => {
     ctx.set("content-type", "text/event-stream");
     ctx.body = "data: 1\n\ndata: 2\n\ndata: 3\n\n";
+  });
+  router.post("/slow-sse", async (ctx) => {
+    // Reads the whole body, then streams for 1.2 s: longer than the test's request timeout.
+    for await (const chunk of ctx.req) void chunk;
+    ctx.respond = false;
+    ctx.res.writeHead(200, { "content-type": "text/event-stream" });
+    for (let i = 0; i < 6; i++) {
+      ctx.res.write(`data: ${i}\n\n`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    ctx.res.end();
   });
   router.get("/hold", (ctx) => {
     // An SSE stream that never ends on its own.
@@ -70,7 +83,7 @@ function routes(router: ConnectRouter): void {
   });
 }
 
-async function start(tls?: LoopbackCert, sniffTimeoutMs?: number): Promise<OnePortListener> {
+async function start(tls?: LoopbackCert, timeouts?: Partial<ServerTimeouts>): Promise<OnePortListener> {
   const koa = koaApp().callback();
   const grpcHandler = connectNodeAdapter({ routes, grpc: true, grpcWeb: false, connect: false });
   return listenOnePort({
@@ -79,7 +92,7 @@ async function start(tls?: LoopbackCert, sniffTimeoutMs?: number): Promise<OnePo
     http1: (req, res) => void koa(req, res),
     http2: splitGrpc(grpcHandler, (req, res) => void koa(req, res)),
     tls: tls ? { cert: tls.cert, key: tls.key } : undefined,
-    sniffTimeoutMs,
+    timeouts: { ...DEFAULT_TIMEOUTS, ...timeouts },
   });
 }
 
@@ -263,7 +276,7 @@ describe("a2a-bindings: one port, plaintext (preface sniffing)", () => {
     await new Promise<void>((resolve) => early.once("connect", () => resolve()));
     early.end();
     await new Promise<void>((resolve) => early.once("close", () => resolve()));
-    const quiet = await start(undefined, 50);
+    const quiet = await start(undefined, { headersMs: 50 });
     try {
       const silent = net.connect(quiet.port, "127.0.0.1");
       // The server ends the silent connection; the client sees it close.
@@ -391,4 +404,56 @@ describe("a2a-bindings: one port with TLS (ALPN)", () => {
     const again = await h1Get(listener.port, "/ping", { tls: true, ca: tls.cert });
     expect(again.status).to.equal(200);
   });
+});
+
+describe("a2a-bindings: one port timeouts", () => {
+  const short = { headersMs: 300, requestMs: 500, keepAliveMs: 400 };
+
+  for (const withTls of [false, true]) {
+    describe(withTls ? "with TLS" : "plaintext", () => {
+      let tls: LoopbackCert | undefined;
+      let listener: OnePortListener;
+      before(async () => {
+        tls = withTls ? makeLoopbackCert() : undefined;
+        listener = await start(tls, short);
+      });
+      after(async () => {
+        await listener.close(50);
+        tls?.dispose();
+      });
+
+      it("drops a request whose body stalls, and one whose headers stall, with 408", async () => {
+        const body = await stalledRequest(listener.port, { tls: withTls, stallIn: "body", path: "/echo" });
+        expect(body.reply).to.match(/^HTTP\/1\.1 408/);
+        expect(body.closedAfterMs).to.be.within(300, 5000);
+        const headers = await stalledRequest(listener.port, { tls: withTls, stallIn: "headers" });
+        // Over TLS the connection is closed without a reply (the TLS server has no 408 for it).
+        if (!withTls) expect(headers.reply).to.match(/^HTTP\/1\.1 408/);
+        expect(headers.closedAfterMs).to.be.below(5000);
+      });
+
+      it("closes an idle keep-alive connection after the keep-alive timeout", async () => {
+        const idle = await idleKeepAlive(listener.port, "/ping", { tls: withTls });
+        expect(idle.firstReply).to.match(/^HTTP\/1\.1 200/);
+        expect(idle.closedAfterIdleMs).to.be.within(300, 5000);
+      });
+
+      it("a response streamed for longer than the request timeout is not cut", async () => {
+        const reply = await new Promise<string>((resolve, reject) => {
+          const request = (withTls ? https : http).request(
+            { host: "127.0.0.1", port: listener.port, path: "/slow-sse", method: "POST", ca: tls?.cert },
+            (response) => {
+              let text = "";
+              response.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+              response.on("end", () => resolve(text));
+              response.on("error", reject);
+            },
+          );
+          request.on("error", reject);
+          request.end("{}");
+        });
+        expect(reply).to.equal([0, 1, 2, 3, 4, 5].map((i) => `data: ${i}\n\n`).join(""));
+      });
+    });
+  }
 });
