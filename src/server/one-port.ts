@@ -109,7 +109,7 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
       (req: Http2ServerRequest | IncomingMessage, res: Http2ServerResponse | ServerResponse) => {
         if (req.httpVersionMajor === 2) options.http2(req as Http2ServerRequest, res as Http2ServerResponse);
         else {
-          clearTimeout(headersDeadlines.get(req.socket as Socket));
+          clearTimeout(headersDeadlines.get(req.socket));
           bodyDeadline(req as IncomingMessage, res as ServerResponse, timeouts.requestMs);
           serveHttp1(req as IncomingMessage, res as ServerResponse);
         }

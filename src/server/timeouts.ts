@@ -48,7 +48,9 @@ export function resolveTimeouts(pick: (key: TimeoutKey, envSuffix: string) => un
     if (raw === undefined || raw === "") continue;
     const seconds = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw.trim()) : NaN;
     if (!Number.isFinite(seconds) || seconds < 0 || (typeof raw === "string" && raw.trim() === "")) {
-      throw new Error(`Invalid ${setting.key} '${String(raw)}': expected a number of seconds, 0 or more.`);
+      throw new Error(
+        `Invalid ${setting.key} '${typeof raw === "string" ? raw : JSON.stringify(raw)}': expected a number of seconds, 0 or more.`,
+      );
     }
     out[setting.field] = Math.round(seconds * 1000);
   }
