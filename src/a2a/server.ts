@@ -47,6 +47,8 @@ export interface RunningA2aServer {
   service: A2AService;
   cards: AgentCards;
   close(): Promise<void>;
+  /** Writes what the stores still hold in memory (a forced exit's last step). */
+  flushStores(): Promise<void>;
 }
 
 export async function startA2aServer(
@@ -200,6 +202,7 @@ export async function startA2aServer(
     port: listener.port,
     service,
     cards,
+    flushStores: () => Promise.all([tasks.flush(), contexts.flush()]).then(() => undefined),
     close() {
       closing ??= (async () => {
         // Stop accepting and let idle connections go; streams end when their turns are cancelled.

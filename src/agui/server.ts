@@ -1,6 +1,7 @@
 // Composition of the AG-UI adapter: the upstream A2A client (a configured
 // loopback URL, or a managed A2A child), the thread store, the adapter core and
 // its HTTP listener; idle shutdown; one close() that stops everything it started.
+import path from "node:path";
 import { listenHttp, type Listener } from "../server/listener.js";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
 import { AguiAdapter } from "./adapter.js";
@@ -42,7 +43,10 @@ export async function startAguiServer(
   if (settings.a2aUrl) {
     a2aUrl = normalizeA2aUrl(settings.a2aUrl);
   } else {
-    managed = await startManagedA2a(deps.managed);
+    managed = await startManagedA2a({
+      pidFile: path.join(settings.stateDir, "managed-a2a.pid"),
+      ...deps.managed,
+    });
     a2aUrl = managed.url;
     a2aToken = managed.token;
   }

@@ -1,7 +1,8 @@
 // `iac-code a2a`: the A2A 1.0 server (JSON-RPC over HTTP with SSE). Options on
 // the command line beat the --config file, which beats IACCODE_A2A_* and the
-// defaults. SIGINT/SIGTERM stop it gracefully: no new connections, running
-// turns cancelled, stores flushed.
+// defaults. SIGINT/SIGTERM (or, for a managed child, its parent's exit) stop it
+// gracefully: no new connections, running turns cancelled, stores flushed;
+// within the shutdown timeout, else it exits anyway after flushing the stores.
 import type { Command } from "commander";
 import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
 import { createAgentRuntime } from "../runtime/index.js";
@@ -12,7 +13,8 @@ import {
   type A2aServerSettings,
   type CliOverrides,
 } from "../server/config.js";
-import { createLogger } from "../server/logger.js";
+import { createLogger, guardStdio } from "../server/logger.js";
+import { handleStopSignals } from "../server/shutdown.js";
 
 interface A2aCliOptions {
   config?: string;
@@ -57,6 +59,7 @@ export function settingsFromCli(
 }
 
 export async function runA2aServer(settings: A2aServerSettings): Promise<RunningA2aServer> {
+  guardStdio();
   const logger = createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
   const runtime = await createAgentRuntime({
     provider: settings.provider,
@@ -75,28 +78,13 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
   );
   if (info.hint) process.stderr.write(`${info.hint}\n`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    void server
-      .close()
-      .then(() => runtime.close())
-      .then(
-        () => {
-          logger.flush();
-          process.exit(0);
-        },
-        (error: unknown) => {
-          logger.error({ err: error }, "shutdown failed");
-          logger.flush();
-          process.exit(1);
-        },
-      );
-  };
-  process.once("SIGINT", () => stop("SIGINT"));
-  process.once("SIGTERM", () => stop("SIGTERM"));
+  handleStopSignals({
+    logger,
+    graceful: () => server.close().then(() => runtime.close()),
+    keep: () => server.flushStores(),
+    timeoutMs: settings.timeouts.shutdownMs,
+    watchParent: true,
+  });
   return server;
 }
 

@@ -5,6 +5,9 @@ import { pino, type Logger } from "pino";
 import { ConfigError, resolveSettings, type AguiCliOptions, type AguiSettings } from "../agui/config.js";
 import { startAguiServer, type AguiServer } from "../agui/server.js";
 import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
+import { guardStdio, safeLogDestination } from "../server/logger.js";
+import { handleStopSignals } from "../server/shutdown.js";
+import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
 
 const cliLanguage = () =>
   parseAcceptLanguage(
@@ -22,7 +25,7 @@ export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">):
         censor: "[REDACTED]",
       },
     },
-    settings.logStdout ? pino.destination(1) : pino.destination({ fd: 2, sync: false }),
+    safeLogDestination(settings.logStdout ? 1 : 2),
   );
 }
 
@@ -43,6 +46,7 @@ export async function announce(server: AguiServer, logger: Logger): Promise<void
 
 /** Runs the adapter until SIGINT/SIGTERM or idle shutdown; exit code 1 on a start failure. */
 export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] = []): Promise<void> {
+  guardStdio();
   const logger = aguiLogger(settings);
   let server: AguiServer;
   try {
@@ -62,11 +66,11 @@ export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] 
     "AG-UI adapter listening",
   );
   await announce(server, logger);
-  const stop = () => {
-    void server.close().then(() => process.exit(0));
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  handleStopSignals({
+    logger,
+    graceful: () => server.close(),
+    timeoutMs: (settings.timeouts ?? DEFAULT_TIMEOUTS).shutdownMs,
+  });
 }
 
 export function withAguiOptions(cmd: Command): Command {
