@@ -2,6 +2,7 @@
 // what was decided about it. A call the model got wrong (unknown tool, bad
 // JSON, input against the schema, a path leaving the workspace) gets its
 // error result here, before anyone is asked for permission.
+import { fsToolError } from "../tools/fs-errors.js";
 import { ToolError } from "../errors.js";
 import type { ToolUseBlock } from "../messages.js";
 import { validateToolInput } from "../tools/registry.js";
@@ -60,8 +61,9 @@ export async function prepareCall(
   try {
     await tool.precheck?.(use.input, workspace);
   } catch (error) {
-    if (!(error instanceof ToolError)) throw error;
-    call.error = error.message;
+    const readable = error instanceof ToolError ? error : fsToolError(error, workspace);
+    if (!readable) throw error;
+    call.error = readable.message;
   }
   return call;
 }

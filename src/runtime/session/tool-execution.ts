@@ -8,6 +8,7 @@ import { newErrorId } from "../ids.js";
 import { Channel } from "../loop/channel.js";
 import type { Message, ToolResultBlock } from "../messages.js";
 import type { ArtifactPayload, RuntimeEvent } from "../seam.js";
+import { fsToolError } from "../tools/fs-errors.js";
 import type { ToolContext } from "../tools/types.js";
 import type { SessionContext } from "./session-context.js";
 import type { PendingRound } from "./store.js";
@@ -110,7 +111,8 @@ async function execute(
       const text = `${tool.name} timed out after ${limit}.`;
       return { block: block(text, true), data: text };
     }
-    if (error instanceof ToolError) return { block: block(error.message, true), data: error.message };
+    const readable = error instanceof ToolError ? error : fsToolError(error, session.workspace);
+    if (readable) return { block: block(readable.message, true), data: readable.message };
     const errorId = newErrorId();
     session.logger.error(
       { errorId, tool: tool.name, err: redactSecrets(errorMessage(error), turn.secrets) },
