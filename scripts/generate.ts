@@ -7,6 +7,7 @@
 //   schemas/openapi/*.yaml   -> generated/openapi/*.ts
 //   schemas/errors/catalogue -> generated/error-catalogue.ts
 //   all of the above         -> generated/contract.ts (typed parse functions + schema index)
+//                               and generated/contract-names.ts (names and titles only)
 // With --check it writes into a scratch directory and fails, naming the files,
 // when generated/ differs from what the sources produce. --target <dir> compares
 // (or writes) another directory instead of generated/ (used by the drift test).
@@ -173,6 +174,16 @@ async function generate(outBase: string): Promise<void> {
 
   // 8. The typed door used by src/contract.
   write(path.join(out, "contract.ts"), contractModule(entries, protoEntries));
+  // 9. The contract names and titles alone, for a CLI listing that loads no validator.
+  write(path.join(out, "contract-names.ts"), contractNamesModule([...entries, ...protoEntries]));
+}
+
+function contractNamesModule(all: SchemaEntry[]): string {
+  const lines = [BANNER, "/** Every named contract and its title (the keys of schemaIndex, in order). */"];
+  lines.push("export const contractTitles: Readonly<Record<string, string>> = {");
+  for (const e of all) lines.push(`  ${JSON.stringify(e.name)}: ${JSON.stringify(e.title)},`);
+  lines.push("};", "");
+  return lines.join("\n");
 }
 
 function contractModule(entries: SchemaEntry[], protoEntries: SchemaEntry[]): string {

@@ -9,9 +9,9 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { PACKAGE_ROOT } from "../package-root.js";
 
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/iac-code.mjs");
+const BIN = path.join(PACKAGE_ROOT, "bin", "iac-code.mjs");
 
 export interface ManagedA2a {
   url: string;

@@ -1,77 +1,8 @@
-// `iac-code agui`: the AG-UI adapter (HTTP + SSE) in front of an A2A server,
-// either a configured loopback URL or a managed child on a random port.
+// `iac-code agui`: the options of the AG-UI adapter command (shared with
+// `serve`). The adapter itself (src/cli/agui-run.ts) is loaded only when a
+// command runs.
 import type { Command } from "commander";
-import { pino, type Logger } from "pino";
-import { ConfigError, resolveSettings, type AguiCliOptions, type AguiSettings } from "../agui/config.js";
-import { startAguiServer, type AguiServer } from "../agui/server.js";
-import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
-import { guardStdio, safeLogDestination } from "../server/logger.js";
-import { handleStopSignals } from "../server/shutdown.js";
-import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
-
-const cliLanguage = () =>
-  parseAcceptLanguage(
-    (process.env.LC_ALL || process.env.LC_MESSAGES || process.env.LANG || "").split(".")[0],
-  ) ?? DEFAULT_LANGUAGE;
-
-export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">): Logger {
-  return pino(
-    {
-      name: "iac-code-agui",
-      level: settings.debug ? "debug" : "info",
-      base: { session: "agui-adapter" },
-      redact: {
-        paths: ["*.llmApiKey", "*.accessKeySecret", "*.securityToken", "*.token"],
-        censor: "[REDACTED]",
-      },
-    },
-    safeLogDestination(settings.logStdout ? 1 : 2),
-  );
-}
-
-/** Prints where the adapter listens and whether the demo script answers. */
-export async function announce(server: AguiServer, logger: Logger): Promise<void> {
-  const lang = cliLanguage();
-  process.stdout.write(`${t(lang, "aguiAdapter.cliListening", { url: server.url })}\n`);
-  try {
-    const res = await fetch(`${server.url}health`, { signal: AbortSignal.timeout(2000) });
-    const body = (await res.json()) as { runtime?: { demo?: boolean; hint?: string } };
-    if (body.runtime?.demo) {
-      process.stdout.write(`${t(lang, "aguiAdapter.cliDemo", { hint: body.runtime.hint ?? "" }).trim()}\n`);
-    }
-  } catch (err) {
-    logger.debug({ err: (err as Error).message }, "health probe failed");
-  }
-}
-
-/** Runs the adapter until SIGINT/SIGTERM or idle shutdown; exit code 1 on a start failure. */
-export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] = []): Promise<void> {
-  guardStdio();
-  const logger = aguiLogger(settings);
-  let server: AguiServer;
-  try {
-    server = await startAguiServer(settings, {
-      logger,
-      managed: { extraArgs: extraA2aArgs },
-      onIdleShutdown: () => process.exit(0),
-    });
-  } catch (err) {
-    process.stderr.write(
-      `${err instanceof ConfigError ? err.localized(cliLanguage()) : (err as Error).message}\n`,
-    );
-    process.exit(1);
-  }
-  logger.info(
-    { url: server.url, a2aUrl: server.a2aUrl, stateDir: settings.stateDir },
-    "AG-UI adapter listening",
-  );
-  await announce(server, logger);
-  handleStopSignals({
-    logger,
-    graceful: () => server.close(),
-    timeoutMs: (settings.timeouts ?? DEFAULT_TIMEOUTS).shutdownMs,
-  });
-}
+import type { AguiCliOptions } from "../agui/config.js";
 
 export function withAguiOptions(cmd: Command): Command {
   return cmd
@@ -98,17 +29,6 @@ export function withAguiOptions(cmd: Command): Command {
     .option("--log-stdout", "mirror logs to stdout");
 }
 
-export function parseSettingsOrExit(options: AguiCliOptions): AguiSettings {
-  try {
-    return resolveSettings(options);
-  } catch (err) {
-    process.stderr.write(
-      `${err instanceof ConfigError ? err.localized(cliLanguage()) : (err as Error).message}\n`,
-    );
-    process.exit(1);
-  }
-}
-
 export function registerAguiCommand(program: Command): void {
   withAguiOptions(
     program
@@ -119,6 +39,8 @@ export function registerAguiCommand(program: Command): void {
         "loopback A2A server to use (env IAC_CODE_AGUI_A2A_URL); default: start one",
       ),
   ).action(async (options: AguiCliOptions) => {
+    // Loaded on use: `iac-code --help` and `contract` never load the adapter.
+    const { parseSettingsOrExit, runAdapter } = await import("./agui-run.js");
     await runAdapter(parseSettingsOrExit(options));
   });
 }

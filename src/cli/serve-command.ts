@@ -1,7 +1,7 @@
 // `iac-code serve` (npm start): the AG-UI adapter plus a managed A2A server,
 // with no configuration needed (the runtime then runs its demo script).
 import type { Command } from "commander";
-import { parseSettingsOrExit, runAdapter, withAguiOptions } from "./agui-command.js";
+import { withAguiOptions } from "./agui-command.js";
 import type { AguiCliOptions } from "../agui/config.js";
 
 export function registerServeCommand(program: Command): void {
@@ -11,6 +11,7 @@ export function registerServeCommand(program: Command): void {
       .description("Run the AG-UI adapter and a managed A2A server (the default `npm start`)")
       .option("--a2a-config <path>", "YAML config file for the managed A2A server (a2a-server.yml)"),
   ).action(async (options: AguiCliOptions & { a2aConfig?: string }) => {
+    const { parseSettingsOrExit, runAdapter } = await import("./agui-run.js");
     const settings = parseSettingsOrExit({ ...options, a2aUrl: undefined });
     // serve always manages its own A2A server.
     settings.a2aUrl = "";

@@ -5,8 +5,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
+import { PACKAGE_ROOT as ROOT } from "../package-root.js";
 
 function googleProtoRoot(): string {
   const require = createRequire(import.meta.url);

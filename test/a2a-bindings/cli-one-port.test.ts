@@ -30,7 +30,12 @@ describe("a2a-bindings: iac-code a2a serves all three bindings on one port", () 
       config,
       `port: 0\npersistence-dir: ${path.join(dir, "persist")}\nprovider: scripted\nscript: ${script}\n`,
     );
-    const env = { PATH: process.env.PATH, HOME: dir, IAC_CODE_CONFIG_DIR: path.join(dir, "cfg") };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      IAC_CODE_CONFIG_DIR: path.join(dir, "cfg"),
+      IAC_CODE_FROM_SOURCE: process.env.IAC_CODE_FROM_SOURCE,
+    };
     const child = spawn(process.execPath, [BIN, "a2a", "--config", config], {
       env,
       cwd: dir,

@@ -11,7 +11,7 @@ import {
   parseThinkingExposure,
   resolveSettings,
 } from "../../src/server/config.js";
-import { settingsFromCli } from "../../src/cli/a2a-command.js";
+import { settingsFromCli } from "../../src/cli/a2a-run.js";
 import { cleanup, makeTempDir, rpc, userMessage } from "./helpers.js";
 
 const BIN = fileURLToPath(new URL("../../bin/iac-code.mjs", import.meta.url));
@@ -130,7 +130,12 @@ describe("iac-code a2a (the command)", () => {
   let env: NodeJS.ProcessEnv;
   beforeEach(() => {
     dir = makeTempDir();
-    env = { PATH: process.env.PATH, HOME: dir, IAC_CODE_CONFIG_DIR: path.join(dir, "cfg") };
+    env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      IAC_CODE_CONFIG_DIR: path.join(dir, "cfg"),
+      IAC_CODE_FROM_SOURCE: process.env.IAC_CODE_FROM_SOURCE,
+    };
   });
   afterEach(() => cleanup(dir));
 

@@ -54,7 +54,8 @@ describe("AG-UI adapter process", function () {
       IAC_CODE_CONFIG_DIR: path.join(home, "cfg"),
     };
     for (const k of Object.keys(env))
-      if (/^(IAC_CODE_|IACCODE_)/.test(k) && k !== "IAC_CODE_CONFIG_DIR") delete env[k];
+      if (/^(IAC_CODE_|IACCODE_)/.test(k) && k !== "IAC_CODE_CONFIG_DIR" && k !== "IAC_CODE_FROM_SOURCE")
+        delete env[k];
     const managed = await startManagedA2a({ env, stdio: "ignore" });
     try {
       expect(managed.url).to.match(/^http:\/\/127\.0\.0\.1:\d+\/$/);

@@ -21,7 +21,8 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
     dir = mkdtempSync(path.join(os.tmpdir(), "agui-serve-"));
     const env: NodeJS.ProcessEnv = { ...process.env, HOME: dir, IAC_CODE_CONFIG_DIR: path.join(dir, "cfg") };
     for (const k of Object.keys(env))
-      if (/^(IAC_CODE_|IACCODE_)/.test(k) && k !== "IAC_CODE_CONFIG_DIR") delete env[k];
+      if (/^(IAC_CODE_|IACCODE_)/.test(k) && k !== "IAC_CODE_CONFIG_DIR" && k !== "IAC_CODE_FROM_SOURCE")
+        delete env[k];
     child = spawn(process.execPath, [BIN, "serve", "--port", "0"], {
       env,
       stdio: ["ignore", "pipe", "pipe"],

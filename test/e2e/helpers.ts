@@ -217,7 +217,8 @@ export interface CliChild {
 /** An environment with no IAC_CODE_* / IACCODE_* variable of the parent, and a private HOME. */
 export function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
-  for (const key of Object.keys(env)) if (/^(IAC_CODE_|IACCODE_)/.test(key)) delete env[key];
+  for (const key of Object.keys(env))
+    if (/^(IAC_CODE_|IACCODE_)/.test(key) && key !== "IAC_CODE_FROM_SOURCE") delete env[key];
   return { ...env, ...extra };
 }
 

@@ -17,7 +17,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function cleanEnv(configDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, IAC_CODE_CONFIG_DIR: configDir };
   for (const k of Object.keys(env))
-    if (/^(IAC_CODE_|IACCODE_)/.test(k) && k !== "IAC_CODE_CONFIG_DIR") delete env[k];
+    if (/^(IAC_CODE_|IACCODE_)/.test(k) && k !== "IAC_CODE_CONFIG_DIR" && k !== "IAC_CODE_FROM_SOURCE")
+      delete env[k];
   return env;
 }
 

@@ -8,7 +8,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
-import { settingsFromCli } from "../../src/cli/a2a-command.js";
+import { settingsFromCli } from "../../src/cli/a2a-run.js";
 import { listenHttp } from "../../src/server/listener.js";
 import { DEFAULT_TIMEOUTS, resolveTimeouts } from "../../src/server/timeouts.js";
 import { post, runInput, startHarness } from "../agui/harness.js";

@@ -1,0 +1,35 @@
+// npm run build (also the prepare script, so `npm ci` builds): compiles src/
+// and generated/ to dist/ with tsc, then copies the files the compiled code
+// reads next to itself (the demo script, the i18n catalogs, the standalone
+// validators), so bin/iac-code.mjs starts without compiling TypeScript.
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, readdirSync } from "node:fs";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+const DIST = path.join(ROOT, "dist");
+
+execFileSync(
+  process.execPath,
+  [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+  {
+    cwd: ROOT,
+    stdio: "inherit",
+  },
+);
+
+/** Every non-TypeScript file under src/ the code reads at run time. */
+const ASSET = /\.(?:json|ya?ml)$/;
+function copyAssets(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const from = path.join(dir, entry.name);
+    if (entry.isDirectory()) copyAssets(from);
+    else if (ASSET.test(entry.name)) {
+      const to = path.join(DIST, path.relative(ROOT, from));
+      mkdirSync(path.dirname(to), { recursive: true });
+      cpSync(from, to);
+    }
+  }
+}
+copyAssets(path.join(ROOT, "src"));
+cpSync(path.join(ROOT, "generated", "validators.cjs"), path.join(DIST, "generated", "validators.cjs"));
