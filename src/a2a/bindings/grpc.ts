@@ -4,6 +4,7 @@
 // protobuf-es result; failures become a gRPC status with ErrorInfo details.
 import { ConnectError, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { OutgoingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import type { Authenticator } from "../core/auth.js";
@@ -104,11 +105,25 @@ export function a2aGrpcRoutes(options: GrpcBindingOptions): (router: ConnectRout
 
 /** A node http2 request handler serving the A2A gRPC service. */
 export function createA2aGrpcHandler(options: GrpcBindingOptions): ReturnType<typeof connectNodeAdapter> {
-  return connectNodeAdapter({
+  const connect = connectNodeAdapter({
     routes: a2aGrpcRoutes(options),
     grpc: true,
     grpcWeb: false,
     connect: false,
     readMaxBytes: options.readMaxBytes ?? GRPC_MAX_MESSAGE_BYTES,
   });
+  return (req, res) => {
+    // Connect reports a request message it cannot decode as INTERNAL before any
+    // code of ours runs; it is the client's bad input: INVALID_ARGUMENT.
+    const addTrailers = res.addTrailers.bind(res);
+    res.addTrailers = (trailers: OutgoingHttpHeaders) => {
+      if (
+        trailers["grpc-status"] === "13" &&
+        /^parse(?: |%20)(?:binary|JSON)/.test(String(trailers["grpc-message"]))
+      )
+        trailers["grpc-status"] = "3";
+      addTrailers(trailers);
+    };
+    return connect(req, res);
+  };
 }
