@@ -87,7 +87,12 @@ async function main(): Promise<void> {
     IAC_CODE_AGUI_ALLOWED_CWDS: dir,
   };
   delete process.env.IAC_CODE_FROM_SOURCE;
-  const a2a = await start(["a2a", "--port", "0", "--provider", "scripted", "--script", script], env);
+  const config = path.join(dir, "a2a-server.yml");
+  writeFileSync(
+    config,
+    `port: 0\nprovider: scripted\nscript: ${script}\npersistence-dir: ${path.join(dir, "a2a")}\n`,
+  );
+  const a2a = await start(["a2a", "--config", config], env);
   const agui = await start(["agui", "--port", "0", "--a2a-url", a2a.url], {
     ...env,
     IAC_CODE_AGUI_A2A_TOKEN: TOKEN,
