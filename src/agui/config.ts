@@ -9,7 +9,12 @@ import { t, type Language } from "../i18n/index.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
 import { configDir, expandPath } from "../server/paths.js";
-import { resolveTimeouts, type ServerTimeouts, type TimeoutKey } from "../server/timeouts.js";
+import {
+  resolveTimeouts,
+  timeoutFlagValues,
+  type ServerTimeouts,
+  type TimeoutFlags,
+} from "../server/timeouts.js";
 
 export interface AguiSettings {
   host: string;
@@ -28,7 +33,7 @@ export interface AguiSettings {
 }
 
 /** Options as commander hands them over (strings unless parsed). */
-export interface AguiCliOptions {
+export interface AguiCliOptions extends TimeoutFlags {
   config?: string;
   host?: string;
   port?: string;
@@ -38,10 +43,6 @@ export interface AguiCliOptions {
   interruptTtl?: string;
   debug?: boolean;
   logStdout?: boolean;
-  headersTimeoutSeconds?: string;
-  requestTimeoutSeconds?: string;
-  keepAliveTimeoutSeconds?: string;
-  shutdownTimeoutSeconds?: string;
 }
 
 /** A configuration failure; keyed ones are translated for the CLI's language. */
@@ -130,12 +131,7 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
     ttlRaw === undefined
       ? DEFAULT_INTERRUPT_TTL_SECONDS
       : intOption(String(ttlRaw), 1, 2 ** 31, "aguiAdapter.cliTtl");
-  const timeoutFlags: Record<TimeoutKey, string | undefined> = {
-    "headers-timeout-seconds": cli.headersTimeoutSeconds,
-    "request-timeout-seconds": cli.requestTimeoutSeconds,
-    "keep-alive-timeout-seconds": cli.keepAliveTimeoutSeconds,
-    "shutdown-timeout-seconds": cli.shutdownTimeoutSeconds,
-  };
+  const timeoutFlags = timeoutFlagValues(cli);
   let timeouts: ServerTimeouts;
   try {
     timeouts = resolveTimeouts((key, envSuffix) =>

@@ -1,8 +1,10 @@
 // `iac-code a2a`: the options of the A2A 1.0 server command. The server itself
 // (src/cli/a2a-run.ts) is loaded only when the command runs.
 import type { Command } from "commander";
+import type { TimeoutFlags } from "../server/timeouts.js";
+import { withTimeoutOptions } from "./timeout-options.js";
 
-export interface A2aCliOptions {
+export interface A2aCliOptions extends TimeoutFlags {
   config?: string;
   host?: string;
   port?: string;
@@ -10,10 +12,6 @@ export interface A2aCliOptions {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
-  headersTimeoutSeconds?: string;
-  requestTimeoutSeconds?: string;
-  keepAliveTimeoutSeconds?: string;
-  shutdownTimeoutSeconds?: string;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -21,8 +19,7 @@ function collect(value: string, previous: string[] | undefined): string[] {
 }
 
 export function registerA2aCommand(program: Command): void {
-  program
-    .command("a2a")
+  withTimeoutOptions(program.command("a2a"))
     .description("Run the A2A 1.0 server (JSON-RPC over HTTP with SSE)")
     .option("--config <path>", "YAML (or JSON) config file (a2a-server.yml; keys with - or _)")
     .option("--host <host>", "address to bind (default 127.0.0.1)")
@@ -37,16 +34,6 @@ export function registerA2aCommand(program: Command): void {
       collect,
     )
     .option("-d, --debug", "debug logging")
-    .option("--headers-timeout-seconds <n>", "seconds to receive a request's headers (default 60; 0 = none)")
-    .option("--request-timeout-seconds <n>", "seconds to receive a whole request (default 300; 0 = none)")
-    .option(
-      "--keep-alive-timeout-seconds <n>",
-      "seconds an idle keep-alive connection stays open (default 75)",
-    )
-    .option(
-      "--shutdown-timeout-seconds <n>",
-      "seconds a graceful stop may take before exiting anyway (default 10)",
-    )
     .option("--log-to-stdout", "write logs to stdout instead of stderr")
     .option("--no-log-to-stdout", "write logs to stderr (default)")
     .action(async (options: A2aCliOptions) => {

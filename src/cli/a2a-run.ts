@@ -14,6 +14,7 @@ import {
 } from "../server/config.js";
 import { createLogger, guardStdio } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
+import { timeoutFlagValues } from "../server/timeouts.js";
 import type { A2aCliOptions } from "./a2a-command.js";
 
 export function settingsFromCli(
@@ -27,12 +28,7 @@ export function settingsFromCli(
     thinkingExposure: options.thinkingExposure,
     debug: options.debug,
     logToStdout: options.logToStdout,
-    timeouts: {
-      "headers-timeout-seconds": options.headersTimeoutSeconds,
-      "request-timeout-seconds": options.requestTimeoutSeconds,
-      "keep-alive-timeout-seconds": options.keepAliveTimeoutSeconds,
-      "shutdown-timeout-seconds": options.shutdownTimeoutSeconds,
-    },
+    timeouts: timeoutFlagValues(options),
   };
   if (options.port !== undefined) {
     const port = Number(options.port);

@@ -3,9 +3,10 @@
 // command runs.
 import type { Command } from "commander";
 import type { AguiCliOptions } from "../agui/config.js";
+import { withTimeoutOptions } from "./timeout-options.js";
 
 export function withAguiOptions(cmd: Command): Command {
-  return cmd
+  return withTimeoutOptions(cmd)
     .option("--config <path>", "YAML config file (agui-server.yml)")
     .option("--host <host>", "address to bind (env IAC_CODE_AGUI_HOST; default 127.0.0.1)")
     .option("--port <port>", "port to bind (env IAC_CODE_AGUI_PORT; default 8000)")
@@ -14,16 +15,6 @@ export function withAguiOptions(cmd: Command): Command {
     .option(
       "--interrupt-ttl <seconds>",
       "seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL; default 540)",
-    )
-    .option("--headers-timeout-seconds <n>", "seconds to receive a request's headers (default 60; 0 = none)")
-    .option("--request-timeout-seconds <n>", "seconds to receive a whole request (default 300; 0 = none)")
-    .option(
-      "--keep-alive-timeout-seconds <n>",
-      "seconds an idle keep-alive connection stays open (default 75)",
-    )
-    .option(
-      "--shutdown-timeout-seconds <n>",
-      "seconds a graceful stop may take before exiting anyway (default 10)",
     )
     .option("-d, --debug", "debug logging")
     .option("--log-stdout", "mirror logs to stdout");

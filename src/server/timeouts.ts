@@ -18,15 +18,53 @@ export interface ServerTimeouts {
   shutdownMs: number;
 }
 
-/** The settings, their config key (also the CLI flag), env var suffix and default in seconds. */
+/** The settings: their config key (also the CLI flag), env var suffix and help text. */
 export const TIMEOUT_SETTINGS = [
-  { field: "headersMs", key: "headers-timeout-seconds", env: "HEADERS_TIMEOUT_SECONDS", seconds: 60 },
-  { field: "requestMs", key: "request-timeout-seconds", env: "REQUEST_TIMEOUT_SECONDS", seconds: 300 },
-  { field: "keepAliveMs", key: "keep-alive-timeout-seconds", env: "KEEP_ALIVE_TIMEOUT_SECONDS", seconds: 75 },
-  { field: "shutdownMs", key: "shutdown-timeout-seconds", env: "SHUTDOWN_TIMEOUT_SECONDS", seconds: 10 },
+  {
+    field: "headersMs",
+    key: "headers-timeout-seconds",
+    env: "HEADERS_TIMEOUT_SECONDS",
+    help: "seconds to receive a request's headers (default 60; 0 = none)",
+  },
+  {
+    field: "requestMs",
+    key: "request-timeout-seconds",
+    env: "REQUEST_TIMEOUT_SECONDS",
+    help: "seconds to receive a whole request (default 300; 0 = none)",
+  },
+  {
+    field: "keepAliveMs",
+    key: "keep-alive-timeout-seconds",
+    env: "KEEP_ALIVE_TIMEOUT_SECONDS",
+    help: "seconds an idle keep-alive connection stays open (default 75; 0 = none)",
+  },
+  {
+    field: "shutdownMs",
+    key: "shutdown-timeout-seconds",
+    env: "SHUTDOWN_TIMEOUT_SECONDS",
+    help: "seconds a graceful stop may take before exiting anyway (default 10)",
+  },
 ] as const;
 
 export type TimeoutKey = (typeof TIMEOUT_SETTINGS)[number]["key"];
+
+/** The timeout flags as commander hands them over (`--headers-timeout-seconds` -> headersTimeoutSeconds). */
+export interface TimeoutFlags {
+  headersTimeoutSeconds?: string;
+  requestTimeoutSeconds?: string;
+  keepAliveTimeoutSeconds?: string;
+  shutdownTimeoutSeconds?: string;
+}
+
+/** The flag values by config key. */
+export function timeoutFlagValues(flags: TimeoutFlags): Record<TimeoutKey, string | undefined> {
+  return {
+    "headers-timeout-seconds": flags.headersTimeoutSeconds,
+    "request-timeout-seconds": flags.requestTimeoutSeconds,
+    "keep-alive-timeout-seconds": flags.keepAliveTimeoutSeconds,
+    "shutdown-timeout-seconds": flags.shutdownTimeoutSeconds,
+  };
+}
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = {
   headersMs: 60_000,
