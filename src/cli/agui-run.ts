@@ -65,12 +65,13 @@ export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] 
     { url: server.url, a2aUrl: server.a2aUrl, stateDir: settings.stateDir },
     "AG-UI adapter listening",
   );
-  await announce(server, logger);
+  // Before the announcement (it probes /health): a signal from then on stops gracefully.
   handleStopSignals({
     logger,
     graceful: () => server.close(),
     timeoutMs: (settings.timeouts ?? DEFAULT_TIMEOUTS).shutdownMs,
   });
+  await announce(server, logger);
 }
 
 export function parseSettingsOrExit(options: AguiCliOptions): AguiSettings {
