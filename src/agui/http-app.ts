@@ -47,7 +47,13 @@ function sendJson(res: ServerResponse, status: number, body: unknown, close = fa
  * (closing the connection after an oversized body, whose rest is drained) or a
  * bare 500; once the stream started, it just ends.
  */
-function sendFailure(req: IncomingMessage, res: ServerResponse, err: unknown, lang: Language): void {
+function sendFailure(
+  req: IncomingMessage,
+  res: ServerResponse,
+  err: unknown,
+  lang: Language,
+  logger: AdapterLogger | undefined,
+): void {
   if (res.headersSent) {
     res.end();
     return;
@@ -58,6 +64,10 @@ function sendFailure(req: IncomingMessage, res: ServerResponse, err: unknown, la
     if (close) req.resume();
     return;
   }
+  logger?.error(
+    { err: err instanceof Error ? err.message : String(err) },
+    "unexpected error before the stream",
+  );
   sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
 }
 
@@ -211,7 +221,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         writer.end();
       }
     } catch (err) {
-      sendFailure(req, res, err, lang);
+      sendFailure(req, res, err, lang, options.logger);
     }
   }
 
@@ -231,7 +241,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId);
       sendJson(res, 200, { executionId, status });
     } catch (err) {
-      sendFailure(req, res, err, lang);
+      sendFailure(req, res, err, lang, options.logger);
     }
   }
 
