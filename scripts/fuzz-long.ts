@@ -22,10 +22,15 @@ for (let round = 1; round <= rounds; round++) {
     process.execPath,
     [
       path.join(ROOT, "node_modules", "mocha", "bin", "mocha.js"),
-      "--spec",
-      "test/fuzz/endpoints.test.ts",
+      "--no-config",
+      "--node-option",
+      "import=tsx",
+      "--require",
+      "./test/source-mode.mjs",
       "--timeout",
       "0",
+      "--exit",
+      "test/fuzz/endpoints.test.ts",
     ],
     {
       cwd: ROOT,
