@@ -22,6 +22,7 @@ interface A2aCliOptions {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
+  syncEveryCommit?: boolean;
 }
 
 export function settingsFromCli(
@@ -35,6 +36,7 @@ export function settingsFromCli(
     thinkingExposure: options.thinkingExposure,
     debug: options.debug,
     logToStdout: options.logToStdout,
+    syncEveryCommit: options.syncEveryCommit,
   };
   if (options.port !== undefined) {
     const port = Number(options.port);
@@ -110,6 +112,7 @@ export function registerA2aCommand(program: Command): void {
       "tool-trace or raw-thinking (repeatable; default tool-trace)",
       collect,
     )
+    .option("--sync-every-commit", "fsync every state commit: task state also survives a power loss")
     .option("-d, --debug", "debug logging")
     .option("--log-to-stdout", "write logs to stdout instead of stderr")
     .option("--no-log-to-stdout", "write logs to stderr (default)")

@@ -9,6 +9,7 @@ import { pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
 import { encodeFast as encodeProtoJson } from "../core/fast-json.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
+import { assertFinite } from "../core/finite.js";
 import type { A2AService } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { writeSse } from "./sse.js";
@@ -208,6 +209,7 @@ export class JsonRpcBinding {
         throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
       }
       request = decodeProtoJson(spec.request, params);
+      assertFinite(request);
     } catch (error) {
       const a2a =
         error instanceof ProtoJsonError

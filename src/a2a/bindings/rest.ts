@@ -11,6 +11,7 @@ import { decodeProtoJson, encodeProtoJson, pb } from "../../contract/index.js";
 import type { Authenticator } from "../core/auth.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
+import { assertFinite } from "../core/finite.js";
 import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { requireAuth, type A2aState } from "../http-app.js";
@@ -105,11 +106,13 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) {
             throw new A2AError("InvalidParamsError", "Invalid params: the body must be a JSON object");
           }
-          return decodeProtoJson(schema, {
+          const request = decodeProtoJson(schema, {
             ...(body as JsonObject | undefined),
             ...tenantOf(koa),
             ...fromPath,
           });
+          assertFinite(request);
+          return request;
         },
         queryRequest(schema, fromPath = {}) {
           return decodeProtoJson(schema, {
