@@ -179,7 +179,7 @@ export class SqliteStateStore implements StateStore {
       this.commitNow();
       return Promise.resolve();
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(error);
     }
   }
 
@@ -235,7 +235,7 @@ export class SqliteStateStore implements StateStore {
         this.commitNow();
         return Promise.resolve(query());
       } catch (error) {
-        return Promise.reject(error as Error);
+        return Promise.reject(error);
       }
     };
     return {
@@ -275,8 +275,13 @@ export class SqliteStateStore implements StateStore {
   private auditLog(all: Statement<[], AuditRow>): PermissionAudit {
     return {
       record: (entry) => {
-        this.stagedAudit.push({ ...entry });
-        return this.commit();
+        const staged = { ...entry };
+        this.stagedAudit.push(staged);
+        return this.commit().catch((error: unknown) => {
+          // Not written: it must not land with a later commit either (the decision fails closed).
+          this.stagedAudit.splice(this.stagedAudit.indexOf(staged), 1);
+          throw error;
+        });
       },
       entries: () =>
         Promise.resolve(

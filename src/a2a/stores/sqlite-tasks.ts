@@ -68,7 +68,7 @@ export class SqliteTaskReader {
         at &&
         at.owner === query.owner &&
         (query.contextId === undefined || at.context_id === query.contextId) &&
-        (query.state === undefined || at.state === query.state) &&
+        (query.state === undefined || at.state === (query.state as number)) &&
         (query.statusAfterMs === undefined || at.status_ms >= query.statusAfterMs);
       if (!matches) return undefined;
       cursor = { ms: at.status_ms, id: query.startId };
