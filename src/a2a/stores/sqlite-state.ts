@@ -57,6 +57,11 @@ interface AuditRow {
   reason: string;
 }
 
+/** The result of a synchronous call as a promise (rejected when it throws). */
+function settled<T>(call: () => T): Promise<T> {
+  return new Promise<T>((resolve) => resolve(call()));
+}
+
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
@@ -175,12 +180,7 @@ export class SqliteStateStore implements StateStore {
   }
 
   commit(): Promise<void> {
-    try {
-      this.commitNow();
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    return settled(() => this.commitNow());
   }
 
   close(): Promise<void> {
@@ -230,14 +230,11 @@ export class SqliteStateStore implements StateStore {
 
   private taskStore(): TaskStore {
     // Reads see staged changes: they are committed first.
-    const read = <T>(query: () => T): Promise<T> => {
-      try {
+    const read = <T>(query: () => T): Promise<T> =>
+      settled(() => {
         this.commitNow();
-        return Promise.resolve(query());
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    };
+        return query();
+      });
     return {
       get: (id) => read(() => this.reader.get(id)),
       save: (task) => {
