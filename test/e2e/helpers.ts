@@ -221,9 +221,36 @@ export function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pr
   return { ...env, ...extra };
 }
 
+/** The CLI entry run from the TypeScript sources (whatever bin/ runs). */
+export const SOURCE_MAIN = path.resolve(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+
+/** `node --import tsx src/cli/main.ts <args>`: the CLI from the sources. */
+export function sourceCliArgs(args: string[]): string[] {
+  return ["--import", "tsx", SOURCE_MAIN, ...args];
+}
+
 /** Starts `iac-code <args>` and waits for its "listening on" line (on stdout or stderr). */
 export async function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliChild> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+  return startNode([BIN, ...args], args, env, cwd);
+}
+
+/** Like startCli, from the sources (`node --import tsx src/cli/main.ts <args>`). */
+export async function startSourceCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<CliChild> {
+  return startNode(sourceCliArgs(args), args, env, cwd);
+}
+
+/** Runs node with nodeArgs; `args` (the iac-code arguments) name the child in errors. */
+async function startNode(
+  nodeArgs: string[],
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<CliChild> {
+  const child = spawn(process.execPath, nodeArgs, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   // Registered first, so the buffers are up to date when a waiter looks.
