@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument -- tests read free-form A2A JSON replies through `any` (AnyJson) */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form A2A JSON replies through `any` (AnyJson) */
 // `iac-code a2a` (run from the sources) killed with SIGKILL at chosen moments,
 // then restarted on the same persistence and config dirs: what a client was
 // told survives, no task stays working, waiting inputs stay answerable, an
