@@ -99,6 +99,8 @@ export class SqliteStateStore implements StateStore {
   private readonly stagedAudit: AuditEntry[] = [];
   private scheduled = false;
   private closed = false;
+  /** Transactions written so far (each one a group commit). */
+  commits = 0;
   private readonly reader: SqliteTaskReader;
   private readonly writeAll: () => void;
 
@@ -183,6 +185,12 @@ export class SqliteStateStore implements StateStore {
     return settled(() => this.commitNow());
   }
 
+  /** What a commit survives, as SQLite applies it: FULL syncs the WAL at each commit. */
+  get synchronous(): "NORMAL" | "FULL" | "OTHER" {
+    const level = this.db.pragma("synchronous", { simple: true });
+    return level === 1 ? "NORMAL" : level === 2 ? "FULL" : "OTHER";
+  }
+
   close(): Promise<void> {
     if (this.closed) return Promise.resolve();
     try {
@@ -207,6 +215,7 @@ export class SqliteStateStore implements StateStore {
     }
     if (this.closed) throw new Error("the state store is closed");
     this.writeAll();
+    this.commits += 1;
     this.stagedTasks.clear();
     this.stagedContexts.clear();
     this.stagedArtifacts.clear();
