@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.js";
 import { resolveSettings } from "../../src/server/config.js";
@@ -43,6 +43,8 @@ export interface E2eOptions {
   dir?: string;
   /** Extra keys of the A2A server config (thinking-exposure, token, ...). */
   file?: Record<string, unknown>;
+  /** Where the server and the runtime log (default: silent). */
+  logger?: Logger;
 }
 
 /** The A2A server and the real runtime, both in this process, on the directories under `dir`. */
@@ -57,7 +59,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
     scriptFile: path.resolve(SCRIPTS, options.script),
     env: { HOME: dir },
     homeDir: dir,
-    logger: pino({ level: "silent" }),
+    logger: options.logger ?? pino({ level: "silent" }),
   });
   const settings = resolveSettings(
     { port: 0, "persistence-dir": persistDir, ...(options.file ?? {}) },
@@ -66,7 +68,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
   );
   const server = await startA2aServer(settings, {
     runtime,
-    logger: createLogger({ silent: true }),
+    logger: options.logger ?? createLogger({ silent: true }),
     cwd: workspace,
     env: { IACCODE_A2A_ALLOWED_CWDS: dir },
   });
