@@ -77,6 +77,8 @@ function openDatabase(options: SqliteStateOptions): Database {
     db.pragma("locking_mode = EXCLUSIVE");
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.syncEveryCommit ? "FULL" : "NORMAL"}`);
+    // 16 MiB of page cache: the indexes' hot pages stay in memory at 100,000 tasks.
+    db.pragma("cache_size = -16384");
     db.transaction(() => applySchema(db, file)).immediate();
   } catch (error) {
     db.close();
@@ -101,6 +103,7 @@ export class SqliteStateStore implements StateStore {
   private closed = false;
   /** Transactions written so far (each one a group commit). */
   commits = 0;
+  private readonly waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
   private readonly reader: SqliteTaskReader;
   private readonly writeAll: () => void;
 
@@ -181,8 +184,17 @@ export class SqliteStateStore implements StateStore {
     return new SqliteStateStore(openDatabase(options), options);
   }
 
+  /**
+   * Resolves once what is staged is committed. The commit itself runs at the
+   * end of this event-loop turn, so the changes of every request handled in
+   * the same turn share one transaction.
+   */
   commit(): Promise<void> {
-    return settled(() => this.commitNow());
+    if (!this.hasStaged()) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.schedule();
+    });
   }
 
   /** What a commit survives, as SQLite applies it: FULL syncs the WAL at each commit. */
@@ -192,27 +204,35 @@ export class SqliteStateStore implements StateStore {
   }
 
   close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    try {
-      this.commitNow();
-    } finally {
-      this.closed = true;
-      this.db.close();
-      releaseOwner(this.options.dir);
-    }
-    return Promise.resolve();
+    return settled(() => {
+      if (this.closed) return;
+      const waiters = this.waiters.splice(0);
+      try {
+        this.commitNow();
+        for (const waiter of waiters) waiter.resolve();
+      } catch (error) {
+        for (const waiter of waiters) waiter.reject(error);
+        throw error;
+      } finally {
+        this.closed = true;
+        this.db.close();
+        releaseOwner(this.options.dir);
+      }
+    });
+  }
+
+  private hasStaged(): boolean {
+    return (
+      this.stagedTasks.size > 0 ||
+      this.stagedContexts.size > 0 ||
+      this.stagedArtifacts.size > 0 ||
+      this.stagedAudit.length > 0
+    );
   }
 
   /** Writes everything staged in one transaction; staged changes stay staged if it fails. */
   private commitNow(): void {
-    if (
-      this.stagedTasks.size === 0 &&
-      this.stagedContexts.size === 0 &&
-      this.stagedArtifacts.size === 0 &&
-      this.stagedAudit.length === 0
-    ) {
-      return;
-    }
+    if (!this.hasStaged()) return;
     if (this.closed) throw new Error("the state store is closed");
     this.writeAll();
     this.commits += 1;
@@ -222,18 +242,21 @@ export class SqliteStateStore implements StateStore {
     this.stagedAudit.length = 0;
   }
 
-  /** Commits at the end of this event-loop turn (group commit). */
+  /** Commits at the end of this event-loop turn (group commit) and settles the waiting commit() calls. */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.closed) return;
+      const waiters = this.waiters.splice(0);
       try {
-        this.commitNow();
+        if (!this.closed) this.commitNow();
       } catch (error) {
         this.options.logger.error({ err: error }, "state commit failed; changes stay staged");
+        for (const waiter of waiters) waiter.reject(error);
+        return;
       }
+      for (const waiter of waiters) waiter.resolve();
     });
   }
 
