@@ -9,16 +9,10 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import * as grpc from "@grpc/grpc-js";
-import express from "express";
-import { AgentCard } from "@a2a-js/sdk";
-import { DefaultRequestHandler, InMemoryTaskStore } from "@a2a-js/sdk/server";
-import { jsonRpcHandler, UserBuilder as HttpUsers } from "@a2a-js/sdk/server/express";
-import { A2AService as SdkGrpcService, grpcService, UserBuilder as GrpcUsers } from "@a2a-js/sdk/server/grpc";
 import { startA2aServer } from "../../src/a2a/server.js";
 import { resolveSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
-import { chunksOf, TrivialRuntime, TrivialSdkExecutor } from "./grpc-trivial-agents.js";
+import { chunksOf, TrivialRuntime } from "./trivial-runtime.js";
 
 interface Ready {
   jsonRpc: string;
@@ -33,7 +27,11 @@ function ready(info: Ready): void {
 
 async function iacCode(dir: string, syncEveryCommit: boolean): Promise<void> {
   const started = performance.now();
-  const settings = resolveSettings({ port: 0, "persistence-dir": dir, "sync-every-commit": syncEveryCommit }, {}, {});
+  const settings = resolveSettings(
+    { port: 0, "persistence-dir": dir, "sync-every-commit": syncEveryCommit },
+    {},
+    {},
+  );
   const server = await startA2aServer(settings, {
     runtime: new TrivialRuntime(),
     logger: createLogger({ silent: true }),
@@ -47,6 +45,17 @@ async function iacCode(dir: string, syncEveryCommit: boolean): Promise<void> {
 
 async function sdk(): Promise<void> {
   const started = performance.now();
+  // Loaded here only: the other servers' processes (and their RSS) carry none of the SDK.
+  const grpc = await import("@grpc/grpc-js");
+  const { default: express } = await import("express");
+  const { AgentCard } = await import("@a2a-js/sdk");
+  const { DefaultRequestHandler, InMemoryTaskStore } = await import("@a2a-js/sdk/server");
+  const { jsonRpcHandler, UserBuilder: HttpUsers } = await import("@a2a-js/sdk/server/express");
+  const {
+    A2AService: SdkGrpcService,
+    grpcService,
+    UserBuilder: GrpcUsers,
+  } = await import("@a2a-js/sdk/server/grpc");
   const app = express();
   const http = await new Promise<import("node:http").Server>((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
@@ -75,7 +84,7 @@ async function sdk(): Promise<void> {
   const handler = new DefaultRequestHandler(
     card,
     new InMemoryTaskStore(),
-    new TrivialSdkExecutor(),
+    new (await import("./grpc-trivial-agents.js")).TrivialSdkExecutor(),
     undefined,
     undefined,
     undefined,
@@ -84,7 +93,10 @@ async function sdk(): Promise<void> {
     { keepBusAliveStates: [] },
   );
   app.use(jsonRpcHandler({ requestHandler: handler, userBuilder: HttpUsers.noAuthentication }));
-  grpcServer.addService(SdkGrpcService, grpcService({ requestHandler: handler, userBuilder: GrpcUsers.noAuthentication }));
+  grpcServer.addService(
+    SdkGrpcService,
+    grpcService({ requestHandler: handler, userBuilder: GrpcUsers.noAuthentication }),
+  );
   ready({ jsonRpc: url, grpc: `127.0.0.1:${grpcPort}`, startMs: performance.now() - started });
 }
 
@@ -101,7 +113,9 @@ function raw(): void {
         timestamp: now(),
         ...(text === undefined
           ? {}
-          : { message: { messageId: randomUUID(), role: "ROLE_AGENT", taskId, contextId, parts: [{ text }] } }),
+          : {
+              message: { messageId: randomUUID(), role: "ROLE_AGENT", taskId, contextId, parts: [{ text }] },
+            }),
       },
       ...(metadata ? { metadata } : {}),
     },
@@ -120,13 +134,18 @@ function raw(): void {
     };
     const events: object[] = [{ task }, status(taskId, contextId, "TASK_STATE_WORKING")];
     for (const text of chunks) events.push(status(taskId, contextId, "TASK_STATE_WORKING", text));
-    events.push(status(taskId, contextId, "TASK_STATE_WORKING", undefined, { iac_code: { usage: { totalTokens: 1 } } }));
+    events.push(
+      status(taskId, contextId, "TASK_STATE_WORKING", undefined, { iac_code: { usage: { totalTokens: 1 } } }),
+    );
     events.push(status(taskId, contextId, "TASK_STATE_WORKING", final));
     events.push(status(taskId, contextId, "TASK_STATE_INPUT_REQUIRED"));
     const done = {
       ...task,
       status: { state: "TASK_STATE_INPUT_REQUIRED", timestamp: now() },
-      history: [user, { messageId: randomUUID(), role: "ROLE_AGENT", taskId, contextId, parts: [{ text: final }] }],
+      history: [
+        user,
+        { messageId: randomUUID(), role: "ROLE_AGENT", taskId, contextId, parts: [{ text: final }] },
+      ],
     };
     return { events, done };
   };
@@ -142,7 +161,8 @@ function raw(): void {
       const { events, done } = turn(call.params);
       if (call.method === "SendStreamingMessage") {
         res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
-        for (const result of events) res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: call.id, result })}\n\n`);
+        for (const result of events)
+          res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: call.id, result })}\n\n`);
         res.end();
         return;
       }

@@ -111,7 +111,8 @@ async function measure(driver: Driver, cpuMs: () => number): Promise<Figures> {
   const streams = await pool(STREAMS, CONCURRENCY, () => driver.stream());
   const cpu2 = cpuMs();
   const events = streams.results.reduce((sum, s) => sum + s.events, 0);
-  if (events !== STREAMS * EVENTS_PER_STREAM) throw new Error(`expected ${STREAMS * EVENTS_PER_STREAM} events, got ${events}`);
+  if (events !== STREAMS * EVENTS_PER_STREAM)
+    throw new Error(`expected ${STREAMS * EVENTS_PER_STREAM} events, got ${events}`);
   return {
     unaryCpuUs: ((cpu1 - cpu0) * 1000) / REQUESTS,
     eventCpuUs: ((cpu2 - cpu1) * 1000) / events,
@@ -179,9 +180,14 @@ async function scale(dir: string): Promise<void> {
     `created ${TASKS} tasks in ${fill.seconds.toFixed(1)} s (${(TASKS / fill.seconds).toFixed(0)} SendMessage/s sustained)`,
   );
   const rss = empty.rssMb();
-  console.log(`RSS after creating them: ${rss.toFixed(0)} MB (empty server: ${emptyRss.toFixed(0)} MB; goal <= 200 MB)`);
+  console.log(
+    `RSS after creating them: ${rss.toFixed(0)} MB (empty server: ${emptyRss.toFixed(0)} MB; goal <= 200 MB)`,
+  );
 
-  const post = async (method: string, params: object): Promise<{ ms: number; result: Record<string, unknown> }> => {
+  const post = async (
+    method: string,
+    params: object,
+  ): Promise<{ ms: number; result: Record<string, unknown> }> => {
     const started = performance.now();
     const res = await fetch(empty.jsonRpc, {
       method: "POST",
@@ -203,10 +209,18 @@ async function scale(dir: string): Promise<void> {
   console.log(
     `ListTasks, first page of 50 (totalSize ${String(first.result.totalSize)}): ${await latencies("ListTasks", () => ({}))} (goal p50 <= 5 ms)`,
   );
-  console.log(`ListTasks, second page (keyset cursor):  ${await latencies("ListTasks", () => ({ pageToken: token }))}`);
-  console.log(`ListTasks, status filter:                ${await latencies("ListTasks", () => ({ status: "TASK_STATE_INPUT_REQUIRED" }))}`);
-  console.log(`ListTasks, contextId filter:             ${await latencies("ListTasks", () => ({ contextId: tasks[7].contextId }))}`);
-  console.log(`GetTask:                                 ${await latencies("GetTask", () => ({ id: tasks[3].id }))}`);
+  console.log(
+    `ListTasks, second page (keyset cursor):  ${await latencies("ListTasks", () => ({ pageToken: token }))}`,
+  );
+  console.log(
+    `ListTasks, status filter:                ${await latencies("ListTasks", () => ({ status: "TASK_STATE_INPUT_REQUIRED" }))}`,
+  );
+  console.log(
+    `ListTasks, contextId filter:             ${await latencies("ListTasks", () => ({ contextId: tasks[7].contextId }))}`,
+  );
+  console.log(
+    `GetTask:                                 ${await latencies("GetTask", () => ({ id: tasks[3].id }))}`,
+  );
   await empty.stop();
 
   const restarted = await startPeer(["iac-code", dir]);

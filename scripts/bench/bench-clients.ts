@@ -54,7 +54,7 @@ export function jsonRpcDriver(url: string, chunks: number): Driver {
       for (;;) {
         const step = await reader.read();
         if (step.done) break;
-        text += decoder.decode(step.value, { stream: true });
+        text += decoder.decode(step.value as Uint8Array, { stream: true });
         if (firstMs < 0 && text.includes("\n\n")) firstMs = performance.now() - started;
       }
       return { events: text.split("\n\n").filter((frame) => frame.startsWith("data: ")).length, firstMs };

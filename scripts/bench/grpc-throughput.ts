@@ -21,7 +21,8 @@ import { A2AService as SdkA2AService, grpcService, UserBuilder } from "@a2a-js/s
 import { startA2aServer } from "../../src/a2a/server.js";
 import { resolveSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
-import { TrivialRuntime, TrivialSdkExecutor } from "./grpc-trivial-agents.js";
+import { TrivialSdkExecutor } from "./grpc-trivial-agents.js";
+import { TrivialRuntime } from "./trivial-runtime.js";
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);

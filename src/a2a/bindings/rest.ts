@@ -9,7 +9,7 @@ import { Router, type RouterContext } from "@koa/router";
 import type { Logger } from "pino";
 import { decodeProtoJson, encodeProtoJson, pb } from "../../contract/index.js";
 import type { Authenticator } from "../core/auth.js";
-import type { CallContext } from "../core/call-context.js";
+import { CONNECTION_CLOSED, type CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
 import { assertFinite } from "../core/finite.js";
 import type { A2AService as A2ACore } from "../core/service.js";
@@ -91,7 +91,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
     (where: string, answer: Answer) =>
     async (koa: Ctx): Promise<void> => {
       const abort = new AbortController();
-      koa.res.once("close", () => abort.abort());
+      koa.res.once("close", () => abort.abort(CONNECTION_CLOSED));
       const call: RestCall = {
         koa,
         ctx: {
