@@ -84,7 +84,7 @@ async function sdk(): Promise<void> {
   const handler = new DefaultRequestHandler(
     card,
     new InMemoryTaskStore(),
-    new (await import("./grpc-trivial-agents.js")).TrivialSdkExecutor(),
+    new (await import("./trivial-sdk-executor.js")).TrivialSdkExecutor(),
     undefined,
     undefined,
     undefined,

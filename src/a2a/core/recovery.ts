@@ -3,41 +3,24 @@
 // runs them). They end FAILED with a localised reason, so that no task stays
 // "working" forever and the context takes new turns. Tasks waiting for input
 // are left as they are: the answer resumes them.
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t } from "../../i18n/index.js";
 import type { StateStore } from "../stores/state.js";
-import { TaskRecord } from "./task-record.js";
+import { serverStatusEvent, TaskRecord } from "./task-record.js";
 
 /** Fails every task whose turn died with the previous process; returns how many. */
 export async function settleInterruptedTasks(state: StateStore, logger: Logger): Promise<number> {
   const unfinished = await state.tasks.unfinished();
   for (const stored of unfinished) {
     const record = TaskRecord.fromStored(stored);
-    const { id, contextId } = record.task;
-    const failed = create(pb.StreamResponseSchema, {
-      payload: {
-        case: "statusUpdate",
-        value: {
-          taskId: id,
-          contextId,
-          status: {
-            state: pb.TaskState.FAILED,
-            timestamp: timestampFromDate(new Date()),
-            message: {
-              messageId: `${id}-status-interrupted`,
-              role: pb.Role.AGENT,
-              taskId: id,
-              contextId,
-              parts: [{ content: { case: "text", value: t(record.language, "a2a.interruptedByRestart") } }],
-            },
-          },
-          metadata: { iac_code: { error: { retryable: false, reason: "server_restart" } } },
-        },
-      },
-    });
+    const failed = serverStatusEvent(
+      record.task,
+      pb.TaskState.FAILED,
+      t(record.language, "a2a.interruptedByRestart"),
+      "interrupted",
+      { iac_code: { error: { retryable: false, reason: "server_restart" } } },
+    );
     record.apply(failed, true);
     state.tasks.save(record);
   }

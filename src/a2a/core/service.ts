@@ -3,7 +3,6 @@
 // and encode the result (or the A2AError) back. No binding holds logic.
 // A message goes one way: admission.ts -> turns.ts -> execution.ts -> store.
 import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t } from "../../i18n/index.js";
@@ -19,7 +18,14 @@ import { isValidA2aId } from "./ids.js";
 import { checkHistoryLength, listTasksQuery, listTasksResponse } from "./list-tasks.js";
 import type { MediaTypes } from "./parts.js";
 import { checkRequiredExtensions } from "./service-params.js";
-import { INTERRUPTED_STATES, TaskRecord, isTerminal, snapshotEvent, trimTask } from "./task-record.js";
+import {
+  INTERRUPTED_STATES,
+  TaskRecord,
+  isTerminal,
+  serverStatusEvent,
+  snapshotEvent,
+  trimTask,
+} from "./task-record.js";
 import { settleInterruptedTasks } from "./recovery.js";
 import { Turns } from "./turns.js";
 
@@ -215,26 +221,12 @@ export class A2AService {
       await this.state.audit.record(entry);
     }
     record.apply(
-      create(pb.StreamResponseSchema, {
-        payload: {
-          case: "statusUpdate",
-          value: {
-            taskId: id,
-            contextId,
-            status: {
-              state: pb.TaskState.CANCELED,
-              timestamp: timestampFromDate(new Date()),
-              message: {
-                messageId: `${id}-status-canceled`,
-                role: pb.Role.AGENT,
-                taskId: id,
-                contextId,
-                parts: [{ content: { case: "text", value: t(record.language, "a2a.taskCanceled") } }],
-              },
-            },
-          },
-        },
-      }),
+      serverStatusEvent(
+        record.task,
+        pb.TaskState.CANCELED,
+        t(record.language, "a2a.taskCanceled"),
+        "canceled",
+      ),
       true,
     );
     this.state.tasks.save(record);

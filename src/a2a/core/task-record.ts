@@ -41,6 +41,41 @@ export function trimTask(task: pb.Task, historyLength?: number, includeArtifacts
   return { ...task, history, artifacts: includeArtifacts ? task.artifacts.slice() : [] };
 }
 
+/**
+ * A status update the server writes itself (a failure before or after a turn,
+ * a cancel without a live turn): the state with one agent text message.
+ */
+export function serverStatusEvent(
+  task: pb.Task,
+  state: pb.TaskState,
+  text: string,
+  messageSuffix: string,
+  metadata?: JsonObject,
+): pb.StreamResponse {
+  const { id, contextId } = task;
+  return create(pb.StreamResponseSchema, {
+    payload: {
+      case: "statusUpdate",
+      value: {
+        taskId: id,
+        contextId,
+        status: {
+          state,
+          timestamp: timestampFromDate(new Date()),
+          message: {
+            messageId: `${id}-status-${messageSuffix}`,
+            role: pb.Role.AGENT,
+            taskId: id,
+            contextId,
+            parts: [{ content: { case: "text", value: text } }],
+          },
+        },
+        metadata,
+      },
+    },
+  });
+}
+
 /** The stream event carrying a snapshot of the task (the first event of every stream). */
 export function snapshotEvent(task: pb.Task): pb.StreamResponse {
   return create(pb.StreamResponseSchema, { payload: { case: "task", value: trimTask(task) } });

@@ -3,8 +3,6 @@
 // turn, an answer that resumes a turn restored after a restart, or a task that
 // fails at once. Holds the running turns; whatever it changes is staged in the
 // store, and the service commits before any event leaves.
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
@@ -17,7 +15,7 @@ import { A2AError, invalidParams } from "./errors.js";
 import type { ExposureOptions } from "./event-mapper.js";
 import { TurnExecution } from "./execution.js";
 import { matchesRequest } from "./input-answer.js";
-import { snapshotEvent, type TaskRecord } from "./task-record.js";
+import { serverStatusEvent, snapshotEvent, type TaskRecord } from "./task-record.js";
 
 export interface TurnsDeps {
   state: StateStore;
@@ -188,26 +186,7 @@ export class Turns {
   private failAtOnce(record: TaskRecord, message: pb.Message, language: Language, text: string): Started {
     record.beginTurn(message, language, []);
     const first = [snapshotEvent(record.task)];
-    const failed = create(pb.StreamResponseSchema, {
-      payload: {
-        case: "statusUpdate",
-        value: {
-          taskId: record.task.id,
-          contextId: record.task.contextId,
-          status: {
-            state: pb.TaskState.FAILED,
-            timestamp: timestampFromDate(new Date()),
-            message: {
-              messageId: `${record.task.id}-status-failed`,
-              role: pb.Role.AGENT,
-              taskId: record.task.id,
-              contextId: record.task.contextId,
-              parts: [{ content: { case: "text", value: text } }],
-            },
-          },
-        },
-      },
-    });
+    const failed = serverStatusEvent(record.task, pb.TaskState.FAILED, text, "failed");
     record.apply(failed, true);
     this.deps.state.tasks.save(record);
     return { first: [...first, failed], record };

@@ -23,6 +23,25 @@ interface TaskRow {
 
 const COLUMNS = "id, owner, context_id, state, status_ms, updated_ms, language, credential_names, body";
 
+/** The WHERE terms and arguments of a query's filters (owner always). */
+function filters(query: TaskQuery): { where: string[]; args: unknown[] } {
+  const where = ["owner = ?"];
+  const args: unknown[] = [query.owner];
+  if (query.contextId !== undefined) {
+    where.push("context_id = ?");
+    args.push(query.contextId);
+  }
+  if (query.state !== undefined) {
+    where.push("state = ?");
+    args.push(query.state);
+  }
+  if (query.statusAfterMs !== undefined) {
+    where.push("status_ms >= ?");
+    args.push(query.statusAfterMs);
+  }
+  return { where, args };
+}
+
 export class SqliteTaskReader {
   private readonly byId: Statement<[string], TaskRow>;
   private readonly artifactsOf: Statement<[string], { rowid: number; body: Buffer }>;
@@ -91,20 +110,7 @@ export class SqliteTaskReader {
   }
 
   private pageRows(query: TaskQuery, cursor: { ms: number; id: string } | undefined): TaskRow[] {
-    const where = ["owner = ?"];
-    const args: unknown[] = [query.owner];
-    if (query.contextId !== undefined) {
-      where.push("context_id = ?");
-      args.push(query.contextId);
-    }
-    if (query.state !== undefined) {
-      where.push("state = ?");
-      args.push(query.state);
-    }
-    if (query.statusAfterMs !== undefined) {
-      where.push("status_ms >= ?");
-      args.push(query.statusAfterMs);
-    }
+    const { where, args } = filters(query);
     if (cursor) {
       where.push("status_ms <= ?", "(status_ms < ? OR id <= ?)");
       args.push(cursor.ms, cursor.ms, cursor.id);
@@ -126,20 +132,7 @@ export class SqliteTaskReader {
         ? (this.countAll.get(query.owner)?.n ?? 0)
         : (this.countState.get(query.owner, query.state)?.n ?? 0);
     }
-    const where = ["owner = ?"];
-    const args: unknown[] = [query.owner];
-    if (query.contextId !== undefined) {
-      where.push("context_id = ?");
-      args.push(query.contextId);
-    }
-    if (query.state !== undefined) {
-      where.push("state = ?");
-      args.push(query.state);
-    }
-    if (query.statusAfterMs !== undefined) {
-      where.push("status_ms >= ?");
-      args.push(query.statusAfterMs);
-    }
+    const { where, args } = filters(query);
     const key = where.join(" AND ");
     let statement = this.counts.get(key);
     if (!statement) {
