@@ -1,13 +1,12 @@
 // The embedded state store: one SQLite database (WAL) under persistence-dir,
 // owned by one server at a time. Changes are staged in memory and written
 // together: every change staged during one event-loop turn lands in one
-// transaction, committed at the end of the turn (later under load, see
-// schedule()); the core waits for it before telling a client. With synchronous=NORMAL a commit
+// transaction, committed at the end of the turn; the core waits for it
+// before telling a client. With synchronous=NORMAL a commit
 // survives the process being killed; sync-every-commit (synchronous=FULL)
 // also survives a power loss.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { performance } from "node:perf_hooks";
 import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
@@ -101,8 +100,6 @@ export class SqliteStateStore implements StateStore {
   private readonly stagedArtifacts = new Map<string, { taskId: string; artifact: pb.Artifact }>();
   private readonly stagedAudit: AuditEntry[] = [];
   private scheduled = false;
-  /** performance.now() before which the next group commit waits (see schedule()). */
-  private nextCommitAt = 0;
   private closed = false;
   /** Transactions written so far (each one a group commit). */
   commits = 0;
@@ -247,22 +244,18 @@ export class SqliteStateStore implements StateStore {
 
   /**
    * Commits at the end of this event-loop turn (group commit) and settles the
-   * waiting commit() calls. Under load the window widens by itself: a commit
-   * starts no sooner than twice its predecessor's duration after it ended, so
-   * writing takes at most a third of the thread and batches grow instead.
+   * waiting commit() calls. (A wider window, one commit per n ms under load,
+   * was measured slower: timers add latency and CPU on a busy machine.)
    */
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    const wait = this.nextCommitAt - performance.now();
-    if (wait > 0) setTimeout(() => this.flush(), Math.ceil(wait));
-    else setImmediate(() => this.flush());
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.scheduled = false;
     const waiters = this.waiters.splice(0);
-    const started = performance.now();
     try {
       if (!this.closed) this.commitNow();
     } catch (error) {
@@ -270,8 +263,6 @@ export class SqliteStateStore implements StateStore {
       for (const waiter of waiters) waiter.reject(error);
       return;
     }
-    const ended = performance.now();
-    this.nextCommitAt = ended + 2 * (ended - started);
     for (const waiter of waiters) waiter.resolve();
   }
 
