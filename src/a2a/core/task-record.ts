@@ -129,10 +129,16 @@ export class TaskRecord implements StoredTask {
       this.task.status = update.status;
       if (keepMessage && update.status?.message) this.task.history.push(update.status.message);
       const incoming = iacCode(update.metadata);
-      const current = { ...iacCode(this.task.metadata) };
-      if (typeof incoming.iacCodeSessionId === "string") current.iacCodeSessionId = incoming.iacCodeSessionId;
+      const previous = iacCode(this.task.metadata);
+      const session = typeof incoming.iacCodeSessionId === "string" ? incoming.iacCodeSessionId : undefined;
       // The pending-input envelope is part of the task only while it waits.
-      if (state === pb.TaskState.INPUT_REQUIRED && incoming.input) current.input = incoming.input;
+      const input = state === pb.TaskState.INPUT_REQUIRED ? incoming.input : undefined;
+      // Most events (text chunks) change neither: the metadata object stays as it is.
+      if ((session === undefined || session === previous.iacCodeSessionId) && !input && !previous.input)
+        return;
+      const current = { ...previous };
+      if (session !== undefined) current.iacCodeSessionId = session;
+      if (input) current.input = input;
       else delete current.input;
       this.setIacCode(current);
     } else if (payload.case === "artifactUpdate") {
