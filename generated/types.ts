@@ -2240,9 +2240,13 @@ export interface A2AServerConfig {
    */
   "api-key-header"?: string;
   /**
-   * Root of the task, context and push-config stores. Default <config-dir>/a2a.
+   * Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.
    */
   "persistence-dir"?: string;
+  /**
+   * fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.
+   */
+  "sync-every-commit"?: boolean;
   /**
    * Where artifact payloads are stored. Default <persistence-dir>/artifacts.
    */

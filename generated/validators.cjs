@@ -25276,7 +25276,7 @@ return errors === 0;
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate74;
-const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the task, context and push-config stores. Default <config-dir>/a2a.","type":"string","minLength":1},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
 const pattern39 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$", "u");
 const pattern40 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
 const pattern41 = new RegExp("^rediss?://", "u");
@@ -25602,11 +25602,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data["artifact-dir"] !== undefined){
-let data13 = data["artifact-dir"];
-if(typeof data13 === "string"){
-if(func1(data13) < 1){
-const err24 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data["sync-every-commit"] !== undefined){
+if(typeof data["sync-every-commit"] !== "boolean"){
+const err24 = {instancePath:instancePath+"/sync-every-commit",schemaPath:"#/properties/sync-every-commit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -25616,8 +25614,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-else {
-const err25 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["artifact-dir"] !== undefined){
+let data14 = data["artifact-dir"];
+if(typeof data14 === "string"){
+if(func1(data14) < 1){
+const err25 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -25627,11 +25628,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data["signing-secret"] !== undefined){
-let data14 = data["signing-secret"];
-if(typeof data14 === "string"){
-if(func1(data14) < 1){
-const err26 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err26 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -25641,8 +25639,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-else {
-const err27 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["signing-secret"] !== undefined){
+let data15 = data["signing-secret"];
+if(typeof data15 === "string"){
+if(func1(data15) < 1){
+const err27 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -25652,9 +25653,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data["push-notifications"] !== undefined){
-if(typeof data["push-notifications"] !== "boolean"){
-const err28 = {instancePath:instancePath+"/push-notifications",schemaPath:"#/properties/push-notifications/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err28 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -25664,10 +25664,9 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data["push-queue"] !== undefined){
-let data16 = data["push-queue"];
-if(typeof data16 !== "string"){
-const err29 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-notifications"] !== undefined){
+if(typeof data["push-notifications"] !== "boolean"){
+const err29 = {instancePath:instancePath+"/push-notifications",schemaPath:"#/properties/push-notifications/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -25676,8 +25675,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((data16 === "local-file") || (data16 === "redis-streams"))){
-const err30 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema145.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+}
+if(data["push-queue"] !== undefined){
+let data17 = data["push-queue"];
+if(typeof data17 !== "string"){
+const err30 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -25686,12 +25688,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-if(data["push-redis-url"] !== undefined){
-let data17 = data["push-redis-url"];
-if(typeof data17 === "string"){
-if(!pattern41.test(data17)){
-const err31 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+if(!((data17 === "local-file") || (data17 === "redis-streams"))){
+const err31 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema145.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -25701,8 +25699,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-else {
-const err32 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-redis-url"] !== undefined){
+let data18 = data["push-redis-url"];
+if(typeof data18 === "string"){
+if(!pattern41.test(data18)){
+const err32 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -25712,11 +25713,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data["push-stream"] !== undefined){
-let data18 = data["push-stream"];
-if(typeof data18 === "string"){
-if(func1(data18) < 1){
-const err33 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err33 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -25726,8 +25724,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-else {
-const err34 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-stream"] !== undefined){
+let data19 = data["push-stream"];
+if(typeof data19 === "string"){
+if(func1(data19) < 1){
+const err34 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -25737,11 +25738,8 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data["push-retry-key"] !== undefined){
-let data19 = data["push-retry-key"];
-if(typeof data19 === "string"){
-if(func1(data19) < 1){
-const err35 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err35 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -25751,8 +25749,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-else {
-const err36 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-retry-key"] !== undefined){
+let data20 = data["push-retry-key"];
+if(typeof data20 === "string"){
+if(func1(data20) < 1){
+const err36 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -25762,11 +25763,8 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data["push-dead-stream"] !== undefined){
-let data20 = data["push-dead-stream"];
-if(typeof data20 === "string"){
-if(func1(data20) < 1){
-const err37 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err37 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -25776,8 +25774,11 @@ vErrors.push(err37);
 errors++;
 }
 }
-else {
-const err38 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-dead-stream"] !== undefined){
+let data21 = data["push-dead-stream"];
+if(typeof data21 === "string"){
+if(func1(data21) < 1){
+const err38 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -25787,11 +25788,8 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data["push-consumer-group"] !== undefined){
-let data21 = data["push-consumer-group"];
-if(typeof data21 === "string"){
-if(func1(data21) < 1){
-const err39 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err39 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -25801,8 +25799,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-else {
-const err40 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-consumer-group"] !== undefined){
+let data22 = data["push-consumer-group"];
+if(typeof data22 === "string"){
+if(func1(data22) < 1){
+const err40 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -25812,11 +25813,8 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data["push-consumer-name"] !== undefined){
-let data22 = data["push-consumer-name"];
-if(typeof data22 === "string"){
-if(func1(data22) < 1){
-const err41 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err41 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -25826,8 +25824,11 @@ vErrors.push(err41);
 errors++;
 }
 }
-else {
-const err42 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-consumer-name"] !== undefined){
+let data23 = data["push-consumer-name"];
+if(typeof data23 === "string"){
+if(func1(data23) < 1){
+const err42 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -25837,10 +25838,8 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data["push-lease-timeout-ms"] !== undefined){
-let data23 = data["push-lease-timeout-ms"];
-if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err43 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err43 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -25849,9 +25848,11 @@ vErrors.push(err43);
 }
 errors++;
 }
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 < 1 || isNaN(data23)){
-const err44 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data["push-lease-timeout-ms"] !== undefined){
+let data24 = data["push-lease-timeout-ms"];
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err44 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -25860,11 +25861,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-}
-if(data["auto-approve-permissions"] !== undefined){
-if(typeof data["auto-approve-permissions"] !== "boolean"){
-const err45 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 1 || isNaN(data24)){
+const err45 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -25874,11 +25873,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data["idle-shutdown-seconds"] !== undefined){
-let data25 = data["idle-shutdown-seconds"];
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 0 || isNaN(data25)){
-const err46 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data["auto-approve-permissions"] !== undefined){
+if(typeof data["auto-approve-permissions"] !== "boolean"){
+const err46 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -25888,8 +25886,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-else {
-const err47 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-shutdown-seconds"] !== undefined){
+let data26 = data["idle-shutdown-seconds"];
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err47 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -25899,11 +25900,8 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data["idle-context-seconds"] !== undefined){
-let data26 = data["idle-context-seconds"];
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 <= 0 || isNaN(data26)){
-const err48 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err48 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -25913,8 +25911,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-else {
-const err49 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-context-seconds"] !== undefined){
+let data27 = data["idle-context-seconds"];
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 <= 0 || isNaN(data27)){
+const err49 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -25924,11 +25925,8 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data["socket-path"] !== undefined){
-let data27 = data["socket-path"];
-if(typeof data27 === "string"){
-if(func1(data27) < 1){
-const err50 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err50 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -25938,8 +25936,11 @@ vErrors.push(err50);
 errors++;
 }
 }
-else {
-const err51 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["socket-path"] !== undefined){
+let data28 = data["socket-path"];
+if(typeof data28 === "string"){
+if(func1(data28) < 1){
+const err51 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -25949,11 +25950,8 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data["ws-path"] !== undefined){
-let data28 = data["ws-path"];
-if(typeof data28 === "string"){
-if(!pattern42.test(data28)){
-const err52 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
+else {
+const err52 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -25963,8 +25961,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-else {
-const err53 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["ws-path"] !== undefined){
+let data29 = data["ws-path"];
+if(typeof data29 === "string"){
+if(!pattern42.test(data29)){
+const err53 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -25974,11 +25975,8 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data["grpc-host"] !== undefined){
-let data29 = data["grpc-host"];
-if(typeof data29 === "string"){
-if(func1(data29) < 1){
-const err54 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err54 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -25988,8 +25986,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-else {
-const err55 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["grpc-host"] !== undefined){
+let data30 = data["grpc-host"];
+if(typeof data30 === "string"){
+if(func1(data30) < 1){
+const err55 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -25999,10 +26000,8 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data["grpc-port"] !== undefined){
-let data30 = data["grpc-port"];
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err56 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err56 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -26011,9 +26010,11 @@ vErrors.push(err56);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 > 65535 || isNaN(data30)){
-const err57 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+}
+if(data["grpc-port"] !== undefined){
+let data31 = data["grpc-port"];
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err57 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -26022,8 +26023,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(data30 < 0 || isNaN(data30)){
-const err58 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 65535 || isNaN(data31)){
+const err58 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -26032,13 +26034,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-}
-if(data["tls-cert"] !== undefined){
-let data31 = data["tls-cert"];
-if(typeof data31 === "string"){
-if(func1(data31) < 1){
-const err59 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data31 < 0 || isNaN(data31)){
+const err59 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -26048,8 +26045,12 @@ vErrors.push(err59);
 errors++;
 }
 }
-else {
-const err60 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data["tls-cert"] !== undefined){
+let data32 = data["tls-cert"];
+if(typeof data32 === "string"){
+if(func1(data32) < 1){
+const err60 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -26059,11 +26060,8 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-let data32 = data["tls-key"];
-if(typeof data32 === "string"){
-if(func1(data32) < 1){
-const err61 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err61 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -26073,8 +26071,11 @@ vErrors.push(err61);
 errors++;
 }
 }
-else {
-const err62 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["tls-key"] !== undefined){
+let data33 = data["tls-key"];
+if(typeof data33 === "string"){
+if(func1(data33) < 1){
+const err62 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -26084,11 +26085,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data["redis-url"] !== undefined){
-let data33 = data["redis-url"];
-if(typeof data33 === "string"){
-if(!pattern41.test(data33)){
-const err63 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+else {
+const err63 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -26098,8 +26096,11 @@ vErrors.push(err63);
 errors++;
 }
 }
-else {
-const err64 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["redis-url"] !== undefined){
+let data34 = data["redis-url"];
+if(typeof data34 === "string"){
+if(!pattern41.test(data34)){
+const err64 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -26109,11 +26110,8 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data["request-stream"] !== undefined){
-let data34 = data["request-stream"];
-if(typeof data34 === "string"){
-if(func1(data34) < 1){
-const err65 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err65 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -26123,8 +26121,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-else {
-const err66 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["request-stream"] !== undefined){
+let data35 = data["request-stream"];
+if(typeof data35 === "string"){
+if(func1(data35) < 1){
+const err66 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -26134,11 +26135,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data["response-stream"] !== undefined){
-let data35 = data["response-stream"];
-if(typeof data35 === "string"){
-if(func1(data35) < 1){
-const err67 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err67 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -26148,8 +26146,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-else {
-const err68 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["response-stream"] !== undefined){
+let data36 = data["response-stream"];
+if(typeof data36 === "string"){
+if(func1(data36) < 1){
+const err68 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -26159,11 +26160,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data["consumer-group"] !== undefined){
-let data36 = data["consumer-group"];
-if(typeof data36 === "string"){
-if(func1(data36) < 1){
-const err69 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err69 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -26173,8 +26171,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["consumer-group"] !== undefined){
+let data37 = data["consumer-group"];
+if(typeof data37 === "string"){
+if(func1(data37) < 1){
+const err70 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -26184,15 +26185,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data["allowed-cwds"] !== undefined){
-let data37 = data["allowed-cwds"];
-if(Array.isArray(data37)){
-const len1 = data37.length;
-for(let i1=0; i1<len1; i1++){
-let data38 = data37[i1];
-if(typeof data38 === "string"){
-if(!pattern8.test(data38)){
-const err71 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+else {
+const err71 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -26202,8 +26196,15 @@ vErrors.push(err71);
 errors++;
 }
 }
-else {
-const err72 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["allowed-cwds"] !== undefined){
+let data38 = data["allowed-cwds"];
+if(Array.isArray(data38)){
+const len1 = data38.length;
+for(let i1=0; i1<len1; i1++){
+let data39 = data38[i1];
+if(typeof data39 === "string"){
+if(!pattern8.test(data39)){
+const err72 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -26213,9 +26214,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
 else {
-const err73 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err73 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -26225,15 +26225,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data["required-extensions"] !== undefined){
-let data39 = data["required-extensions"];
-if(Array.isArray(data39)){
-const len2 = data39.length;
-for(let i2=0; i2<len2; i2++){
-let data40 = data39[i2];
-if(typeof data40 === "string"){
-if(func1(data40) < 1){
-const err74 = {instancePath:instancePath+"/required-extensions/" + i2,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err74 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -26243,8 +26237,15 @@ vErrors.push(err74);
 errors++;
 }
 }
-else {
-const err75 = {instancePath:instancePath+"/required-extensions/" + i2,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["required-extensions"] !== undefined){
+let data40 = data["required-extensions"];
+if(Array.isArray(data40)){
+const len2 = data40.length;
+for(let i2=0; i2<len2; i2++){
+let data41 = data40[i2];
+if(typeof data41 === "string"){
+if(func1(data41) < 1){
+const err75 = {instancePath:instancePath+"/required-extensions/" + i2,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -26254,23 +26255,34 @@ vErrors.push(err75);
 errors++;
 }
 }
-let i3 = data39.length;
-let j0;
-if(i3 > 1){
-const indices0 = {};
-for(;i3--;){
-let item0 = data39[i3];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err76 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"};
+else {
+const err76 = {instancePath:instancePath+"/required-extensions/" + i2,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err76];
 }
 else {
 vErrors.push(err76);
+}
+errors++;
+}
+}
+let i3 = data40.length;
+let j0;
+if(i3 > 1){
+const indices0 = {};
+for(;i3--;){
+let item0 = data40[i3];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err77 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i3+" are identical)"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
 }
 errors++;
 break;
@@ -26280,20 +26292,7 @@ indices0[item0] = i3;
 }
 }
 else {
-const err77 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
-}
-errors++;
-}
-}
-if(data.mode !== undefined){
-let data41 = data.mode;
-if(typeof data41 !== "string"){
-const err78 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err78 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -26302,8 +26301,11 @@ vErrors.push(err78);
 }
 errors++;
 }
-if(!((data41 === "normal") || (data41 === "pipeline"))){
-const err79 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema145.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.mode !== undefined){
+let data42 = data.mode;
+if(typeof data42 !== "string"){
+const err79 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -26312,12 +26314,8 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-if(data["pipeline-name"] !== undefined){
-let data42 = data["pipeline-name"];
-if(typeof data42 === "string"){
-if(func1(data42) < 1){
-const err80 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data42 === "normal") || (data42 === "pipeline"))){
+const err80 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema145.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -26327,8 +26325,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-else {
-const err81 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["pipeline-name"] !== undefined){
+let data43 = data["pipeline-name"];
+if(typeof data43 === "string"){
+if(func1(data43) < 1){
+const err81 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -26338,11 +26339,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data.provider !== undefined){
-let data43 = data.provider;
-if(typeof data43 === "string"){
-if(func1(data43) < 1){
-const err82 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err82 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -26352,8 +26350,11 @@ vErrors.push(err82);
 errors++;
 }
 }
-else {
-const err83 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.provider !== undefined){
+let data44 = data.provider;
+if(typeof data44 === "string"){
+if(func1(data44) < 1){
+const err83 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -26363,11 +26364,8 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data.model !== undefined){
-let data44 = data.model;
-if(typeof data44 === "string"){
-if(func1(data44) < 1){
-const err84 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err84 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -26377,8 +26375,11 @@ vErrors.push(err84);
 errors++;
 }
 }
-else {
-const err85 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.model !== undefined){
+let data45 = data.model;
+if(typeof data45 === "string"){
+if(func1(data45) < 1){
+const err85 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -26388,11 +26389,8 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data["base-url"] !== undefined){
-let data45 = data["base-url"];
-if(typeof data45 === "string"){
-if(!pattern45.test(data45)){
-const err86 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+else {
+const err86 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -26402,8 +26400,11 @@ vErrors.push(err86);
 errors++;
 }
 }
-else {
-const err87 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["base-url"] !== undefined){
+let data46 = data["base-url"];
+if(typeof data46 === "string"){
+if(!pattern45.test(data46)){
+const err87 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -26413,11 +26414,8 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data.script !== undefined){
-let data46 = data.script;
-if(typeof data46 === "string"){
-if(func1(data46) < 1){
-const err88 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err88 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -26427,8 +26425,11 @@ vErrors.push(err88);
 errors++;
 }
 }
-else {
-const err89 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.script !== undefined){
+let data47 = data.script;
+if(typeof data47 === "string"){
+if(func1(data47) < 1){
+const err89 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -26438,11 +26439,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data47 = data["headers-timeout-seconds"];
-if((typeof data47 == "number") && (isFinite(data47))){
-if(data47 < 0 || isNaN(data47)){
-const err90 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err90 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -26452,8 +26450,11 @@ vErrors.push(err90);
 errors++;
 }
 }
-else {
-const err91 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data48 = data["headers-timeout-seconds"];
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 < 0 || isNaN(data48)){
+const err91 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -26463,11 +26464,8 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data48 = data["request-timeout-seconds"];
-if((typeof data48 == "number") && (isFinite(data48))){
-if(data48 < 0 || isNaN(data48)){
-const err92 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err92 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -26477,8 +26475,11 @@ vErrors.push(err92);
 errors++;
 }
 }
-else {
-const err93 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data49 = data["request-timeout-seconds"];
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 < 0 || isNaN(data49)){
+const err93 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -26488,11 +26489,8 @@ vErrors.push(err93);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data49 = data["keep-alive-timeout-seconds"];
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 < 0 || isNaN(data49)){
-const err94 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err94 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -26502,8 +26500,11 @@ vErrors.push(err94);
 errors++;
 }
 }
-else {
-const err95 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data50 = data["keep-alive-timeout-seconds"];
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 < 0 || isNaN(data50)){
+const err95 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -26513,11 +26514,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data50 = data["shutdown-timeout-seconds"];
-if((typeof data50 == "number") && (isFinite(data50))){
-if(data50 <= 0 || isNaN(data50)){
-const err96 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err96 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -26527,8 +26525,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-else {
-const err97 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data51 = data["shutdown-timeout-seconds"];
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 <= 0 || isNaN(data51)){
+const err97 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -26538,12 +26539,8 @@ vErrors.push(err97);
 errors++;
 }
 }
-if(data["tls-cert"] !== undefined){
-if(data["tls-key"] === undefined){
-const err98 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
-    missingProperty: "tls-key",
-    depsCount: 1,
-    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
+else {
+const err98 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -26553,12 +26550,12 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-if(data["tls-cert"] === undefined){
-const err99 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
-    missingProperty: "tls-cert",
+if(data["tls-cert"] !== undefined){
+if(data["tls-key"] === undefined){
+const err99 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
+    missingProperty: "tls-key",
     depsCount: 1,
-    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
+    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -26568,14 +26565,29 @@ vErrors.push(err99);
 errors++;
 }
 }
-}
-else {
-const err100 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data["tls-key"] !== undefined){
+if(data["tls-cert"] === undefined){
+const err100 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
+    missingProperty: "tls-cert",
+    depsCount: 1,
+    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
 if(vErrors === null){
 vErrors = [err100];
 }
 else {
 vErrors.push(err100);
+}
+errors++;
+}
+}
+}
+else {
+const err101 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
 }
 errors++;
 }

@@ -1,270 +1,289 @@
-// Benchmark: unary SendMessage requests/s and streamed events/s of our A2A
-// server next to a minimal @a2a-js/sdk Express server, both running the same
-// trivial agent (a task, WORKING, N text chunks, the final text, end of turn
-// in INPUT_REQUIRED). Loopback only, bounded loops; prints figures and ratios.
+// Benchmark: iac-code's A2A server (durable state on) next to an @a2a-js/sdk
+// 1.3 server (Express JSON-RPC + grpc-js, in-memory store) and a raw node:http
+// server answering the same JSON-RPC shapes (the ceiling), all running the
+// same trivial agent ("chunks N": a task, WORKING, N text chunks, usage, the
+// final text, end of turn). Each server runs in its own process, started
+// here; this process is the load. Prints every figure and its ratio:
+//   1. JSON-RPC unary SendMessage/s (p50/p99), streamed events/s, first-event latency
+//   2. gRPC unary and streaming, iac-code vs the SDK's gRPC server
+//   3. with --tasks N (default 100000): RSS after creating N tasks, ListTasks
+//      and GetTask latency, and start-up time with N stored tasks
 //
-//   npx tsx scripts/bench/a2a-vs-sdk.ts [--requests 1000] [--streams 100] [--chunks 50] [--concurrency 16] [--rounds 3]
-import { mkdtempSync, rmSync } from "node:fs";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+//   npx tsx scripts/bench/a2a-vs-sdk.ts [--requests 2000] [--streams 200] [--chunks 50]
+//     [--concurrency 16] [--rounds 3] [--tasks 100000] [--state-dir <dir>] [--sync-every-commit]
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import express from "express";
-import { AgentCard, Message, Task, TaskStatusUpdateEvent } from "@a2a-js/sdk";
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor } from "@a2a-js/sdk/server";
-import { jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express";
-import { startA2aServer } from "../../src/a2a/server.js";
-import type { AgentRuntime, AgentSession, RuntimeEvent, TurnInput } from "../../src/runtime/seam.js";
-import { resolveSettings } from "../../src/server/config.js";
-import { createLogger } from "../../src/server/logger.js";
+import { performance } from "node:perf_hooks";
+import { grpcDriver, jsonRpcDriver, median, percentile, pool, type Driver } from "./bench-clients.js";
 
-function arg(name: string, fallback: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  const value = index >= 0 ? Number(process.argv[index + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} must be a positive integer`);
+function option(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a non-negative integer`);
   return value;
 }
-
-const REQUESTS = arg("requests", 1000);
-const STREAMS = arg("streams", 100);
-const CHUNKS = arg("chunks", 50);
-const CONCURRENCY = arg("concurrency", 16);
-const UNARY_CHUNKS = 3;
-/** The trivial agent's text chunk. */
-const chunkText = (i: number) => `chunk ${i} `;
-
-// ---- our server: the trivial agent behind the runtime seam -----------------
-
-class TrivialSession implements AgentSession {
-  constructor(
-    readonly sessionId: string,
-    readonly cwd: string,
-  ) {}
-  // eslint-disable-next-line @typescript-eslint/require-await -- an async generator without awaits is the simplest stream
-  async *runTurn(input: TurnInput): AsyncIterable<RuntimeEvent> {
-    const chunks = input.text.startsWith("stream") ? CHUNKS : UNARY_CHUNKS;
-    let text = "";
-    for (let i = 0; i < chunks; i += 1) {
-      text += chunkText(i);
-      yield { type: "text_delta", messageId: "m", text: chunkText(i) };
-    }
-    yield { type: "message_end", messageId: "m", stopReason: "end_turn", text };
-  }
-
-  async *resumeTurn(): AsyncIterable<RuntimeEvent> {}
-  pendingInputs() {
-    return [];
-  }
-  answerInput() {
-    return false;
-  }
-  close() {
-    return Promise.resolve();
-  }
-}
-
-const trivialRuntime: AgentRuntime = {
-  openSession: ({ contextId, cwd }) => Promise.resolve(new TrivialSession(`s-${contextId}`, cwd)),
-  info: () => ({ provider: "bench", model: "trivial", demo: false }),
-  close: () => Promise.resolve(),
+const textOption = (name: string): string | undefined => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1] : undefined;
 };
 
-async function startOurs(dir: string): Promise<{ url: string; close(): Promise<void> }> {
-  const settings = resolveSettings({ port: 0, "persistence-dir": path.join(dir, "persist") }, {}, {});
-  const server = await startA2aServer(settings, {
-    runtime: trivialRuntime,
-    logger: createLogger({ silent: true }),
-    cwd: dir,
-    env: {},
+const REQUESTS = option("requests", 2000);
+const STREAMS = option("streams", 200);
+const CHUNKS = option("chunks", 50);
+const CONCURRENCY = option("concurrency", 16);
+const ROUNDS = option("rounds", 3);
+const TASKS = option("tasks", 100_000);
+const SYNC = process.argv.includes("--sync-every-commit");
+const STATE_BASE = textOption("state-dir") ?? os.tmpdir();
+const EVENTS_PER_STREAM = CHUNKS + 5;
+
+// ---- peers: one process each --------------------------------------------------
+
+interface Peer {
+  jsonRpc: string;
+  grpc?: string;
+  /** The server's own start-up time (ms) and the time from spawn to ready. */
+  startMs: number;
+  spawnToReadyMs: number;
+  rssMb(): number;
+  /** CPU time the server process used so far (user + system), in ms. */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+const PEERS_FILE = path.join(import.meta.dirname, "a2a-peers.ts");
+
+async function startPeer(args: string[]): Promise<Peer> {
+  const spawned = performance.now();
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", PEERS_FILE, ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
   });
-  return { url: server.url, close: () => server.close() };
-}
-
-// ---- the SDK server: the same agent as an AgentExecutor ----------------------
-
-const sdkExecutor: AgentExecutor = {
-  // eslint-disable-next-line @typescript-eslint/require-await -- the SDK's executor contract is async
-  execute: async (ctx, bus) => {
-    const { taskId, contextId } = ctx;
-    const now = () => new Date().toISOString();
-    const status = (state: string, text?: string) =>
-      AgentEvent.statusUpdate(
-        TaskStatusUpdateEvent.fromJSON({
-          taskId,
-          contextId,
-          status: {
-            state,
-            timestamp: now(),
-            ...(text === undefined
-              ? {}
-              : {
-                  message: { messageId: `${taskId}-${Math.random()}`, role: "ROLE_AGENT", parts: [{ text }] },
-                }),
-          },
-        }),
-      );
-    bus.publish(
-      AgentEvent.task(
-        Task.fromJSON({
-          id: taskId,
-          contextId,
-          status: { state: "TASK_STATE_SUBMITTED", timestamp: now() },
-          history: [Message.toJSON(ctx.userMessage)],
-        }),
-      ),
-    );
-    bus.publish(status("TASK_STATE_WORKING"));
-    const first = ctx.userMessage.parts[0]?.content;
-    const streaming = first?.$case === "text" && first.value.startsWith("stream");
-    const chunks = streaming ? CHUNKS : UNARY_CHUNKS;
-    let text = "";
-    for (let i = 0; i < chunks; i += 1) {
-      text += chunkText(i);
-      bus.publish(status("TASK_STATE_WORKING", chunkText(i)));
-    }
-    bus.publish(status("TASK_STATE_WORKING", text));
-    bus.publish(status("TASK_STATE_INPUT_REQUIRED"));
-    bus.finished();
-  },
-  // The benchmark never cancels.
-  cancelTask: () => Promise.resolve(),
-};
-
-async function startSdk(): Promise<{ url: string; close(): Promise<void> }> {
-  const app = express();
-  let url = "";
-  const card = () =>
-    AgentCard.fromJSON({
-      name: "sdk-bench",
-      description: "trivial agent",
-      version: "1.0.0",
-      supportedInterfaces: [{ url, protocolBinding: "JSONRPC", protocolVersion: "1.0" }],
-      capabilities: { streaming: true },
-      defaultInputModes: ["text/plain"],
-      defaultOutputModes: ["text/plain"],
-      skills: [{ id: "echo", name: "echo", description: "echo", tags: ["bench"] }],
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const ready = /^READY (.+)$/m.exec(out);
+      if (ready) resolve(ready[1]);
     });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+    child.once("exit", (code) => reject(new Error(`peer ${args[0]} exited (${String(code)})`)));
   });
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  const handler = new DefaultRequestHandler(card(), new InMemoryTaskStore(), sdkExecutor);
-  app.use(jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  const info = JSON.parse(line) as { jsonRpc: string; grpc?: string; startMs: number };
   return {
-    url,
-    close: () =>
+    ...info,
+    spawnToReadyMs: performance.now() - spawned,
+    cpuMs: () => {
+      // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
+      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    },
+    rssMb: () => {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
+      return Number(kb) / 1024;
+    },
+    stop: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
       }),
   };
 }
 
-// ---- the load: one client for both -----------------------------------------
+// ---- figures ------------------------------------------------------------------
 
-let nextId = 0;
-function body(method: string, text: string): string {
-  nextId += 1;
-  return JSON.stringify({
-    jsonrpc: "2.0",
-    id: nextId,
-    method,
-    params: { message: { messageId: `bench-${nextId}`, role: "ROLE_USER", parts: [{ text }] } },
-  });
+interface Figures {
+  /** Server CPU per unary request and per streamed event (µs): fair even when the machine is busy. */
+  unaryCpuUs: number;
+  eventCpuUs: number;
+  unaryRps: number;
+  unaryP50: number;
+  unaryP99: number;
+  eventsPerSecond: number;
+  firstEventP50: number;
 }
 
-const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
-
-async function unaryOnce(url: string): Promise<void> {
-  const res = await fetch(url, { method: "POST", headers: HEADERS, body: body("SendMessage", "hello") });
-  const reply = (await res.json()) as { result?: { task?: { status?: { state?: string } } } };
-  if (reply.result?.task?.status?.state !== "TASK_STATE_INPUT_REQUIRED") {
-    throw new Error(`unexpected unary reply: ${JSON.stringify(reply).slice(0, 300)}`);
-  }
-}
-
-async function streamOnce(url: string): Promise<number> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { ...HEADERS, Accept: "text/event-stream" },
-    body: body("SendStreamingMessage", "stream please"),
-  });
-  const text = await res.text();
-  const events = text.split("\n\n").filter((frame) => frame.startsWith("data:")).length;
-  if (events !== CHUNKS + 4)
-    throw new Error(`expected ${CHUNKS + 4} events, got ${events}: ${text.slice(0, 300)}`);
-  return events;
-}
-
-async function pool<T>(total: number, concurrency: number, job: () => Promise<T>): Promise<T[]> {
-  const results: T[] = [];
-  let started = 0;
-  const worker = async () => {
-    while (started < total) {
-      started += 1;
-      results.push(await job());
-    }
+async function measure(driver: Driver, cpuMs: () => number): Promise<Figures> {
+  const cpu0 = cpuMs();
+  const unary = await pool(REQUESTS, CONCURRENCY, () => driver.unary());
+  const cpu1 = cpuMs();
+  const streams = await pool(STREAMS, CONCURRENCY, () => driver.stream());
+  const cpu2 = cpuMs();
+  const events = streams.results.reduce((sum, s) => sum + s.events, 0);
+  if (events !== STREAMS * EVENTS_PER_STREAM)
+    throw new Error(`expected ${STREAMS * EVENTS_PER_STREAM} events, got ${events}`);
+  return {
+    unaryCpuUs: ((cpu1 - cpu0) * 1000) / REQUESTS,
+    eventCpuUs: ((cpu2 - cpu1) * 1000) / events,
+    unaryRps: REQUESTS / unary.seconds,
+    unaryP50: median(unary.results),
+    unaryP99: percentile(unary.results, 99),
+    eventsPerSecond: events / streams.seconds,
+    firstEventP50: median(streams.results.map((s) => s.firstMs)),
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
-  return results;
 }
 
-const ROUNDS = arg("rounds", 3);
-
-async function timed(total: number, job: () => Promise<number>): Promise<number> {
-  const start = process.hrtime.bigint();
-  const counts = await pool(total, CONCURRENCY, job);
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  return counts.reduce((a, b) => a + b, 0) / seconds;
+function medianFigures(runs: Figures[]): Figures {
+  const pick = (key: keyof Figures) => median(runs.map((r) => r[key]));
+  return {
+    unaryCpuUs: pick("unaryCpuUs"),
+    eventCpuUs: pick("eventCpuUs"),
+    unaryRps: pick("unaryRps"),
+    unaryP50: pick("unaryP50"),
+    unaryP99: pick("unaryP99"),
+    eventsPerSecond: pick("eventsPerSecond"),
+    firstEventP50: pick("firstEventP50"),
+  };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const f0 = (n: number) => n.toFixed(0).padStart(7);
+const f1 = (n: number) => n.toFixed(1).padStart(6);
+const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
 
-const dir = mkdtempSync(path.join(os.tmpdir(), "iac-a2a-bench-"));
+function row(label: string, f: Figures): void {
+  console.log(
+    `${label.padEnd(26)} unary ${f0(f.unaryRps)} req/s (p50 ${f1(f.unaryP50)} ms, p99 ${f1(f.unaryP99)} ms)   ` +
+      `stream ${f0(f.eventsPerSecond)} events/s (first event p50 ${f1(f.firstEventP50)} ms)   ` +
+      `server CPU ${f0(f.unaryCpuUs)} us/request, ${f1(f.eventCpuUs)} us/event`,
+  );
+}
+
+async function compare(
+  title: string,
+  targets: Array<{ name: string; driver: Driver; peer: Peer }>,
+): Promise<Figures[]> {
+  console.log(`\n${title}`);
+  for (const t of targets) {
+    await t.driver.unary();
+    await pool(Math.min(200, REQUESTS), CONCURRENCY, () => t.driver.unary());
+    await pool(Math.min(20, STREAMS), CONCURRENCY, () => t.driver.stream());
+  }
+  const runs = targets.map(() => [] as Figures[]);
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const [i, t] of targets.entries()) runs[i].push(await measure(t.driver, () => t.peer.cpuMs()));
+  }
+  const figures = runs.map(medianFigures);
+  targets.forEach((t, i) => row(t.name, figures[i]));
+  return figures;
+}
+
+// ---- scale: N stored tasks ------------------------------------------------------
+
+async function scale(dir: string): Promise<void> {
+  const empty = await startPeer(["iac-code", dir, ...(SYNC ? ["--sync-every-commit"] : [])]);
+  const emptyRss = empty.rssMb();
+  const driver = jsonRpcDriver(empty.jsonRpc, 1);
+  console.log(`\n3. ${TASKS} tasks in one persistence dir (iac-code, JSON-RPC, concurrency 32)`);
+  const fill = await pool(TASKS, 32, () => driver.unary());
+  console.log(
+    `created ${TASKS} tasks in ${fill.seconds.toFixed(1)} s (${(TASKS / fill.seconds).toFixed(0)} SendMessage/s sustained)`,
+  );
+  const rss = empty.rssMb();
+  console.log(
+    `RSS after creating them: ${rss.toFixed(0)} MB (empty server: ${emptyRss.toFixed(0)} MB; goal <= 200 MB)`,
+  );
+
+  const post = async (
+    method: string,
+    params: object,
+  ): Promise<{ ms: number; result: Record<string, unknown> }> => {
+    const started = performance.now();
+    const res = await fetch(empty.jsonRpc, {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    });
+    const reply = (await res.json()) as { result: Record<string, unknown>; error?: unknown };
+    if (reply.error) throw new Error(JSON.stringify(reply.error));
+    return { ms: performance.now() - started, result: reply.result };
+  };
+  const first = await post("ListTasks", {});
+  const tasks = first.result.tasks as Array<{ id: string; contextId: string }>;
+  const latencies = async (method: string, params: () => object, n = 300) => {
+    const runs: number[] = [];
+    for (let i = 0; i < n; i += 1) runs.push((await post(method, params())).ms);
+    return `p50 ${median(runs).toFixed(2)} ms, p99 ${percentile(runs, 99).toFixed(2)} ms`;
+  };
+  const token = first.result.nextPageToken as string;
+  console.log(
+    `ListTasks, first page of 50 (totalSize ${String(first.result.totalSize)}): ${await latencies("ListTasks", () => ({}))} (goal p50 <= 5 ms)`,
+  );
+  console.log(
+    `ListTasks, second page (keyset cursor):  ${await latencies("ListTasks", () => ({ pageToken: token }))}`,
+  );
+  console.log(
+    `ListTasks, status filter:                ${await latencies("ListTasks", () => ({ status: "TASK_STATE_INPUT_REQUIRED" }))}`,
+  );
+  console.log(
+    `ListTasks, contextId filter:             ${await latencies("ListTasks", () => ({ contextId: tasks[7].contextId }))}`,
+  );
+  console.log(
+    `GetTask:                                 ${await latencies("GetTask", () => ({ id: tasks[3].id }))}`,
+  );
+  await empty.stop();
+
+  const restarted = await startPeer(["iac-code", dir]);
+  console.log(
+    `start-up with ${TASKS} stored tasks: ${restarted.startMs.toFixed(0)} ms in startA2aServer ` +
+      `(empty dir: ${empty.startMs.toFixed(0)} ms, ${ratio(restarted.startMs, empty.startMs)}; goal <= 1000 ms); ` +
+      `spawn to ready ${restarted.spawnToReadyMs.toFixed(0)} ms (empty: ${empty.spawnToReadyMs.toFixed(0)} ms, tsx included)`,
+  );
+  console.log(`RSS after the restart: ${restarted.rssMb().toFixed(0)} MB`);
+  await restarted.stop();
+}
+
+// ---- main -----------------------------------------------------------------------
+
+const dir = mkdtempSync(path.join(STATE_BASE, "iac-a2a-bench-"));
 try {
   console.log(
-    `A2A JSON-RPC benchmark on ${os.cpus().length} CPU(s), Node ${process.version}: ${REQUESTS} SendMessage and ` +
-      `${STREAMS} SendStreamingMessage x ${CHUNKS + 4} events per round, concurrency ${CONCURRENCY}, ` +
-      `${ROUNDS} alternating rounds (medians)`,
+    `A2A benchmark, ${os.cpus().length} CPUs, Node ${process.version}; each server in its own process; ` +
+      `${REQUESTS} unary and ${STREAMS} streams of ${EVENTS_PER_STREAM} events per round, concurrency ${CONCURRENCY}, ` +
+      `${ROUNDS} alternating rounds (medians); state in ${STATE_BASE}${SYNC ? ", sync-every-commit" : ""}`,
   );
-  const servers = { ours: await startOurs(dir), sdk: await startSdk() };
-  const unary: Record<keyof typeof servers, number[]> = { ours: [], sdk: [] };
-  const stream: Record<keyof typeof servers, number[]> = { ours: [], sdk: [] };
+  const [ours, sdk, raw] = await Promise.all([
+    startPeer(["iac-code", path.join(dir, "throughput"), ...(SYNC ? ["--sync-every-commit"] : [])]),
+    startPeer(["sdk"]),
+    startPeer(["raw"]),
+  ]);
   try {
-    for (const name of ["ours", "sdk"] as const) {
-      // Warm-up: JIT and connection pool.
-      await pool(Math.min(100, REQUESTS), CONCURRENCY, () => unaryOnce(servers[name].url));
-      await pool(Math.min(10, STREAMS), CONCURRENCY, () => streamOnce(servers[name].url));
-    }
-    for (let round = 0; round < ROUNDS; round += 1) {
-      for (const name of ["ours", "sdk"] as const) {
-        const url = servers[name].url;
-        unary[name].push(await timed(REQUESTS, () => unaryOnce(url).then(() => 1)));
-        stream[name].push(await timed(STREAMS, () => streamOnce(url)));
-      }
+    const drivers = [ours, sdk, raw].map((peer) => jsonRpcDriver(peer.jsonRpc, CHUNKS));
+    const [o, s, r] = await compare("1. JSON-RPC over HTTP/1.1", [
+      { name: "iac-code (durable state)", driver: drivers[0], peer: ours },
+      { name: "@a2a-js/sdk (in memory)", driver: drivers[1], peer: sdk },
+      { name: "raw node:http (no store)", driver: drivers[2], peer: raw },
+    ]);
+    console.log(
+      `ratios: unary iac-code/sdk ${ratio(o.unaryRps, s.unaryRps)} (goal >= 1.5x), iac-code/raw ${ratio(o.unaryRps, r.unaryRps)}; ` +
+        `stream iac-code/sdk ${ratio(o.eventsPerSecond, s.eventsPerSecond)} (goal >= 5x), ` +
+        `iac-code/raw ${ratio(o.eventsPerSecond, r.eventsPerSecond)} (goal >= 0.40x); ` +
+        `first event iac-code/raw ${ratio(o.firstEventP50, r.firstEventP50)} (goal <= 2x), iac-code/sdk ${ratio(o.firstEventP50, s.firstEventP50)}`,
+    );
+    console.log(
+      `server CPU ratios (lower is cheaper): per request iac-code/sdk ${ratio(o.unaryCpuUs, s.unaryCpuUs)}, ` +
+        `iac-code/raw ${ratio(o.unaryCpuUs, r.unaryCpuUs)}; per event iac-code/sdk ${ratio(o.eventCpuUs, s.eventCpuUs)}, ` +
+        `iac-code/raw ${ratio(o.eventCpuUs, r.eventCpuUs)}`,
+    );
+    const grpcDrivers = [grpcDriver(ours.grpc!, CHUNKS), grpcDriver(sdk.grpc!, CHUNKS)];
+    try {
+      const [og, sg] = await compare("2. gRPC (iac-code on its one port, the SDK on grpc-js)", [
+        { name: "iac-code gRPC", driver: grpcDrivers[0], peer: ours },
+        { name: "@a2a-js/sdk gRPC", driver: grpcDrivers[1], peer: sdk },
+      ]);
+      console.log(
+        `ratios: unary iac-code/sdk ${ratio(og.unaryRps, sg.unaryRps)} (goal >= 1x); ` +
+          `stream ${ratio(og.eventsPerSecond, sg.eventsPerSecond)}; first event ${ratio(og.firstEventP50, sg.firstEventP50)}; ` +
+          `iac-code gRPC/JSON-RPC unary ${ratio(og.unaryRps, o.unaryRps)}; ` +
+          `server CPU per request iac-code/sdk ${ratio(og.unaryCpuUs, sg.unaryCpuUs)}, per event ${ratio(og.eventCpuUs, sg.eventCpuUs)}`,
+      );
+    } finally {
+      for (const d of grpcDrivers) d.close();
     }
   } finally {
-    await servers.ours.close();
-    await servers.sdk.close();
+    await Promise.all([ours.stop(), sdk.stop(), raw.stop()]);
   }
-  const line = (label: string, name: "ours" | "sdk") =>
-    console.log(
-      `${label.padEnd(22)} unary ${median(unary[name]).toFixed(0).padStart(7)} req/s   stream ${median(
-        stream[name],
-      )
-        .toFixed(0)
-        .padStart(8)} events/s   (rounds: ${unary[name].map((v) => v.toFixed(0)).join("/")} req/s, ${stream[
-        name
-      ]
-        .map((v) => v.toFixed(0))
-        .join("/")} events/s)`,
-    );
-  line("iac-code (file store)", "ours");
-  line("@a2a-js/sdk express", "sdk");
-  console.log(
-    `ratio iac-code / sdk: unary ${(median(unary.ours) / median(unary.sdk)).toFixed(2)}x, ` +
-      `stream ${(median(stream.ours) / median(stream.sdk)).toFixed(2)}x`,
-  );
+  if (TASKS > 0) await scale(path.join(dir, "scale"));
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,10 +1,11 @@
-// Starts the A2A server: stores, service core, Koa app and listener. Returns
-// the URL and a close() that stops accepting, cancels running turns, flushes
-// the stores and destroys open sockets. Later transports plug in here.
+// Starts the A2A server: state store (which takes the persistence dir for
+// this process), recovery of tasks a previous process left running, service
+// core, Koa app and listener. Returns the URL and a close() that stops
+// accepting, cancels running turns, commits and closes the store and destroys
+// open sockets.
 // JSON-RPC, REST and gRPC share one port (HTTP/2 preface sniffing, or ALPN with
 // TLS) unless grpc-port asks for a separate gRPC listener.
-import { mkdirSync, readFileSync } from "node:fs";
-import path from "node:path";
+import { readFileSync } from "node:fs";
 import type { Router } from "@koa/router";
 import type { Logger } from "pino";
 import type { AgentRuntime } from "../runtime/seam.js";
@@ -22,8 +23,8 @@ import { A2AService } from "./core/service.js";
 import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
-import { FileContextStore } from "./stores/context-store.js";
-import { FileTaskStore } from "./stores/task-store.js";
+import { SqliteStateStore } from "./stores/sqlite-state.js";
+import type { StateStore } from "./stores/state.js";
 
 export interface A2aServerDeps {
   runtime: AgentRuntime;
@@ -45,6 +46,8 @@ export interface RunningA2aServer {
   host: string;
   port: number;
   service: A2AService;
+  /** The state store (tests and ops read the permission audit through it). */
+  state: StateStore;
   cards: AgentCards;
   close(): Promise<void>;
   /** Writes what the stores still hold in memory (a forced exit's last step). */
@@ -56,14 +59,27 @@ export async function startA2aServer(
   deps: A2aServerDeps,
 ): Promise<RunningA2aServer> {
   const logger = deps.logger ?? createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
+  const state = SqliteStateStore.open({
+    dir: settings.persistenceDir,
+    syncEveryCommit: settings.syncEveryCommit,
+    logger,
+  });
+  try {
+    return await startWithState(settings, deps, logger, state);
+  } catch (error) {
+    await state.close();
+    throw error;
+  }
+}
+
+async function startWithState(
+  settings: A2aServerSettings,
+  deps: A2aServerDeps,
+  logger: Logger,
+  state: StateStore,
+): Promise<RunningA2aServer> {
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
-  mkdirSync(settings.persistenceDir, { recursive: true, mode: 0o700 });
-  const onCorrupt = (report: { file: string; reason: string }) =>
-    logger.warn({ file: report.file, reason: report.reason }, "corrupt persisted file skipped");
-  const tasks = await FileTaskStore.open(settings.persistenceDir, onCorrupt);
-  const contexts = await FileContextStore.open(settings.persistenceDir, onCorrupt);
-  const artifacts = new FileArtifactStore(settings.artifactDir);
   const auth = new Authenticator({
     token: settings.token,
     basicUsername: settings.basicUsername,
@@ -83,9 +99,8 @@ export async function startA2aServer(
   };
   const service = new A2AService({
     runtime: deps.runtime,
-    tasks,
-    contexts,
-    artifacts,
+    state,
+    artifactFiles: new FileArtifactStore(settings.artifactDir),
     logger,
     cards: getCards,
     thinkingExposure: settings.thinkingExposure,
@@ -96,8 +111,8 @@ export async function startA2aServer(
     defaultCwd: cwd,
     allowedRoots: roots,
     mediaTypes,
-    auditFile: path.join(settings.persistenceDir, "permission-audit.jsonl"),
   });
+  await service.recover();
   const httpServed = settings.transport === "http";
   const app = buildHttpApp({
     service,
@@ -201,14 +216,16 @@ export async function startA2aServer(
     host: settings.host,
     port: listener.port,
     service,
+    state,
     cards,
-    flushStores: () => Promise.all([tasks.flush(), contexts.flush()]).then(() => undefined),
+    flushStores: () => state.commit(),
     close() {
       closing ??= (async () => {
         // Stop accepting and let idle connections go; streams end when their turns are cancelled.
         const listenersClosed = Promise.all([listener.close(2000), grpcListener?.close(2000)]);
         await service.close();
         await listenersClosed;
+        await state.close();
         logger.info("A2A server stopped");
       })();
       return closing;

@@ -12,6 +12,7 @@ export interface A2aCliOptions extends TimeoutFlags {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
+  syncEveryCommit?: boolean;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -33,6 +34,7 @@ export function registerA2aCommand(program: Command): void {
       "tool-trace or raw-thinking (repeatable; default tool-trace)",
       collect,
     )
+    .option("--sync-every-commit", "fsync every state commit: task state also survives a power loss")
     .option("-d, --debug", "debug logging")
     .option("--log-to-stdout", "write logs to stdout instead of stderr")
     .option("--no-log-to-stdout", "write logs to stderr (default)")

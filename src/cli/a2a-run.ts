@@ -29,6 +29,7 @@ export function settingsFromCli(
     debug: options.debug,
     logToStdout: options.logToStdout,
     timeouts: timeoutFlagValues(options),
+    syncEveryCommit: options.syncEveryCommit,
   };
   if (options.port !== undefined) {
     const port = Number(options.port);

@@ -29,6 +29,8 @@ export interface A2aServerSettings {
   apiKey?: string;
   apiKeyHeader: string;
   persistenceDir: string;
+  /** fsync every state commit (synchronous=FULL): commits also survive a power loss. */
+  syncEveryCommit: boolean;
   artifactDir: string;
   pushNotifications: boolean;
   autoApprovePermissions: boolean;
@@ -62,6 +64,7 @@ export interface CliOverrides {
   logToStdout?: boolean;
   /** --headers-timeout-seconds and the other timeout flags, by config key. */
   timeouts?: Partial<Record<TimeoutKey, string>>;
+  syncEveryCommit?: boolean;
 }
 
 function normaliseKeys(value: unknown): unknown {
@@ -163,6 +166,15 @@ export function parseThinkingExposure(value: string | string[] | undefined): Thi
 
 const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
 
+/** A boolean environment variable (1/true/yes/on, 0/false/no/off); undefined when unset or empty. */
+function envFlag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const value = env[name]?.trim().toLowerCase();
+  if (!value) return undefined;
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["0", "false", "no", "off"].includes(value)) return false;
+  throw new ConfigError(`Invalid ${name} '${env[name]}': expected true or false.`);
+}
+
 /**
  * Config keys of features this version does not have (push delivery, the
  * custom transports, pipeline mode, process idle shutdown). Setting one is
@@ -232,6 +244,11 @@ export function resolveSettings(
     apiKey: nonEmpty(file["api-key"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY),
     apiKeyHeader: nonEmpty(file["api-key-header"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY_HEADER) ?? "X-API-Key",
     persistenceDir,
+    syncEveryCommit:
+      cli.syncEveryCommit ??
+      file["sync-every-commit"] ??
+      envFlag(env, "IACCODE_A2A_SYNC_EVERY_COMMIT") ??
+      false,
     artifactDir: path.resolve(expandPath(file["artifact-dir"] ?? path.join(persistenceDir, "artifacts"))),
     pushNotifications: file["push-notifications"] ?? false,
     autoApprovePermissions: file["auto-approve-permissions"] ?? false,

@@ -1,7 +1,5 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import {
   cleanup,
   openStream,
@@ -36,10 +34,7 @@ describe("A2A permissions and thinking exposure settings", () => {
         .filter(Boolean);
       expect(texts).to.include("Answer allow_once for write_file.");
       expect(stateOf(events.at(-1)!)).to.equal("TASK_STATE_INPUT_REQUIRED");
-      const audit = readFileSync(path.join(t.settings.persistenceDir, "permission-audit.jsonl"), "utf8")
-        .trim()
-        .split("\n");
-      const entry = JSON.parse(audit.at(-1)!) as AnyJson;
+      const entry = (await t.server.state.audit.entries()).at(-1);
       expect(entry).to.include({
         toolName: "write_file",
         decision: "allow_once",

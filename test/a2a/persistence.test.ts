@@ -1,11 +1,10 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
 import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { FileTaskStore } from "../../src/a2a/stores/task-store.js";
-import { fileStem } from "../../src/a2a/stores/atomic-file.js";
+import Database from "better-sqlite3";
 import {
   cleanup,
   makeTempDir,
@@ -99,42 +98,46 @@ describe("A2A persistence and restart recovery", () => {
     }
   });
 
-  it("writes snapshots atomically (no temp files left) and skips corrupt files at start-up", async () => {
+  it("keeps the state in one database; an unreadable record is quarantined, the others still answer", async () => {
     const dir = makeTempDir();
     try {
       const a = await startTestServer({ dir });
-      const r = await a.rpc("SendMessage", {
-        message: userMessage("snap", { contextId: "ctx:with:colons" }),
-      });
-      const id = ((r.body.result as Json).task as Json).id as string;
+      const ids: string[] = [];
+      for (const text of ["one", "two", "three"]) {
+        const r = await a.rpc("SendMessage", {
+          message: userMessage(text, { contextId: "ctx:with:colons" }),
+        });
+        ids.push(((r.body.result as Json).task as Json).id as string);
+      }
       await a.close();
-      const tasksDir = path.join(dir, "persist", "tasks");
-      const contextsDir = path.join(dir, "persist", "contexts");
-      expect(readdirSync(tasksDir).filter((f) => f.includes(".tmp"))).to.deep.equal([]);
-      const stored = JSON.parse(readFileSync(path.join(tasksDir, `${id}.json`), "utf8")) as Json;
-      expect(stored.task.id).to.equal(id);
-      expect(readdirSync(contextsDir)).to.include(`${fileStem("ctx:with:colons")}.json`);
-      expect(fileStem("ctx:with:colons")).to.match(/^a2aid~/);
-      writeFileSync(path.join(tasksDir, "broken.json"), "{ not json");
-      writeFileSync(path.join(tasksDir, "wrong-shape.json"), JSON.stringify({ hello: "world" }));
-      writeFileSync(path.join(contextsDir, "broken.json"), "[]");
-      const reports: string[] = [];
-      await FileTaskStore.open(path.join(dir, "persist"), (report) =>
-        reports.push(path.basename(report.file)),
-      );
-      expect(reports.sort()).to.deep.equal(["broken.json", "wrong-shape.json"]);
+      const persist = path.join(dir, "persist");
+      expect(readdirSync(persist).filter((f) => !f.startsWith("state.db"))).to.deep.equal([]);
+      const db = new Database(path.join(persist, "state.db"));
+      db.prepare("UPDATE tasks SET body = ? WHERE id = ?").run(Buffer.from("not a task"), ids[1]);
+      db.close();
+
       const b = await startTestServer({ dir });
       try {
-        expect((await b.rpc("GetTask", { id })).body.result).to.have.property("id", id);
+        const list = (await b.rpc("ListTasks", {})).body.result as Json;
+        expect((list.tasks as Json[]).map((x) => x.id).sort()).to.deep.equal([ids[0], ids[2]].sort());
+        expect(list.totalSize).to.equal(2);
+        expect((await b.rpc("GetTask", { id: ids[1] })).body.error).to.deep.include({ code: -32001 });
+        expect((await b.rpc("GetTask", { id: ids[0] })).body.result).to.have.property("id", ids[0]);
         const next = await b.rpc("SendMessage", {
           message: userMessage("again", { contextId: "ctx:with:colons" }),
         });
         expect(((next.body.result as Json).task as Json).history.at(-1).parts[0].text).to.equal(
-          "Echo(turn 2): again",
+          "Echo(turn 4): again",
         );
       } finally {
         await b.close();
       }
+      const after = new Database(path.join(persist, "state.db"), { readonly: true });
+      const quarantined = after.prepare("SELECT kind, id, reason FROM quarantine").all() as Json[];
+      after.close();
+      expect(quarantined).to.have.length(1);
+      expect(quarantined[0]).to.include({ kind: "task", id: ids[1] });
+      expect(quarantined[0].reason).to.match(/does not decode/);
     } finally {
       cleanup(dir);
     }

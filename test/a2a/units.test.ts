@@ -5,7 +5,9 @@ import { boundJson } from "../../src/a2a/core/truncate.js";
 import { checkVersion, parseExtensions } from "../../src/a2a/core/service-params.js";
 import { Authenticator } from "../../src/a2a/core/auth.js";
 import { sanitizeArtifactFilename } from "../../src/a2a/stores/artifact-store.js";
-import { WriteQueue, fileStem } from "../../src/a2a/stores/atomic-file.js";
+import { decodeProtoJson, pb } from "../../src/contract/index.js";
+import { nonFinitePath } from "../../src/a2a/core/finite.js";
+import { credentialNamesOf, storableMessage } from "../../src/a2a/core/request-secrets.js";
 import { EventHub } from "../../src/a2a/core/event-hub.js";
 import { createLogger } from "../../src/server/logger.js";
 
@@ -85,32 +87,61 @@ describe("A2A building blocks", () => {
       expect(() => sanitizeArtifactFilename(bad), bad).to.throw("Unsafe artifact filename");
   });
 
-  it("maps ids to safe, reversible file stems", () => {
-    expect(fileStem("task-1.a_b")).to.equal("task-1.a_b");
-    for (const id of ["ctx:1", "NUL", "con.json", "ends.", ".hidden"]) {
-      const stem = fileStem(id);
-      expect(stem, id).to.match(/^a2aid~[A-Za-z0-9_-]+$/);
-      expect(Buffer.from(stem.slice(6), "base64url").toString()).to.equal(id);
-    }
+  it("names the field of a non-finite number, in the JSON form a client wrote", () => {
+    const request = decodeProtoJson(
+      pb.SendMessageRequestSchema,
+      JSON.parse(
+        '{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"},{"data":{"a":[1,{"b":1e400}]}}]}}',
+      ),
+    );
+    expect(nonFinitePath(request)).to.equal("message.parts[1].data.a[1].b");
+    const meta = decodeProtoJson(
+      pb.SendMessageRequestSchema,
+      JSON.parse(
+        '{"message":{"messageId":"m","role":"ROLE_USER","parts":[],"metadata":{"iac_code":{"n":-1e999}}}}',
+      ),
+    );
+    expect(nonFinitePath(meta)).to.equal("message.metadata.iac_code.n");
+    expect(nonFinitePath({ ok: [1, 2.5, -0], s: "Infinity" })).to.equal(undefined);
   });
 
-  it("coalesces queued writes of one key and keeps their order", async () => {
-    const queue = new WriteQueue();
-    const written: number[] = [];
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const first = queue.enqueue("k", async () => {
-      await gate;
-      written.push(1);
+  it("keeps no secret in the message a task stores, at any depth, and names the credentials given", () => {
+    const message = decodeProtoJson(pb.MessageSchema, {
+      messageId: "m",
+      role: "ROLE_USER",
+      parts: [{ text: "hi", metadata: { apiKey: "sk-PART" } }],
+      metadata: {
+        iac_code: {
+          cwd: "/tmp",
+          iac_code_model: "qwen",
+          iac_code_api_key: "sk-1",
+          alibaba_cloud_access_key_id: "LTAI1",
+          alibaba_cloud_access_key_secret: "s3cret",
+          alibaba_cloud_security_token: "sts",
+          alibaba_cloud_region_id: "cn-beijing",
+          thinking: { enabled: true, maxTokens: 3 },
+        },
+        other: { nested: [{ password: "p", authToken: "t", kept: 1 }] },
+      },
     });
-    const second = queue.enqueue("k", () => Promise.resolve(void written.push(2)));
-    const third = queue.enqueue("k", () => Promise.resolve(void written.push(3)));
-    const other = queue.enqueue("other", () => Promise.resolve(void written.push(9)));
-    await other;
-    release();
-    await Promise.all([first, second, third]);
-    await queue.flush();
-    expect(written).to.deep.equal([9, 1, 3]);
+    const stored = storableMessage(message);
+    expect(stored.metadata).to.deep.equal({
+      iac_code: {
+        cwd: "/tmp",
+        iac_code_model: "qwen",
+        alibaba_cloud_region_id: "cn-beijing",
+        thinking: { enabled: true, maxTokens: 3 },
+      },
+      other: { nested: [{ kept: 1 }] },
+    });
+    expect(stored.parts[0].metadata).to.deep.equal({});
+    expect(message.metadata?.iac_code).to.have.property("iac_code_api_key", "sk-1");
+    expect(credentialNamesOf(message)).to.deep.equal([
+      "iac_code_api_key",
+      "alibaba_cloud_access_key_id",
+      "alibaba_cloud_access_key_secret",
+      "alibaba_cloud_security_token",
+    ]);
   });
 
   it("fans events out to every subscriber; an aborted subscriber stops alone", async () => {

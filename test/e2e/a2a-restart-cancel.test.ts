@@ -185,10 +185,7 @@ describe("e2e: A2A + runtime, cancelled turns", function () {
     expect(auditLines(s.configDir, sessionId).map((l) => [l.decision, l.reason, l.inputId])).to.deep.equal([
       ["deny", "cancelled", waiting.envelope.inputId],
     ]);
-    const serverAudit = readFileSync(path.join(s.persistDir, "permission-audit.jsonl"), "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as AnyJson);
+    const serverAudit = await s.server.state.audit.entries();
     expect(serverAudit.map((l) => [l.taskId, l.decision, l.reason])).to.deep.equal([
       [waiting.taskId, "deny", "task canceled"],
     ]);

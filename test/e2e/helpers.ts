@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.js";
 import { resolveSettings } from "../../src/server/config.js";
@@ -43,6 +43,8 @@ export interface E2eOptions {
   dir?: string;
   /** Extra keys of the A2A server config (thinking-exposure, token, ...). */
   file?: Record<string, unknown>;
+  /** Where the server and the runtime log (default: silent). */
+  logger?: Logger;
 }
 
 /** The A2A server and the real runtime, both in this process, on the directories under `dir`. */
@@ -57,7 +59,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
     scriptFile: path.resolve(SCRIPTS, options.script),
     env: { HOME: dir },
     homeDir: dir,
-    logger: pino({ level: "silent" }),
+    logger: options.logger ?? pino({ level: "silent" }),
   });
   const settings = resolveSettings(
     { port: 0, "persistence-dir": persistDir, ...(options.file ?? {}) },
@@ -66,7 +68,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
   );
   const server = await startA2aServer(settings, {
     runtime,
-    logger: createLogger({ silent: true }),
+    logger: options.logger ?? createLogger({ silent: true }),
     cwd: workspace,
     env: { IACCODE_A2A_ALLOWED_CWDS: dir },
   });
@@ -222,9 +224,36 @@ export function cleanEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Pr
   return { ...env, ...extra };
 }
 
+/** The CLI entry run from the TypeScript sources (whatever bin/ runs). */
+export const SOURCE_MAIN = path.resolve(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
+
+/** `node --import tsx src/cli/main.ts <args>`: the CLI from the sources. */
+export function sourceCliArgs(args: string[]): string[] {
+  return ["--import", "tsx", SOURCE_MAIN, ...args];
+}
+
 /** Starts `iac-code <args>` and waits for its "listening on" line (on stdout or stderr). */
 export async function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliChild> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+  return startNode([BIN, ...args], args, env, cwd);
+}
+
+/** Like startCli, from the sources (`node --import tsx src/cli/main.ts <args>`). */
+export async function startSourceCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<CliChild> {
+  return startNode(sourceCliArgs(args), args, env, cwd);
+}
+
+/** Runs node with nodeArgs; `args` (the iac-code arguments) name the child in errors. */
+async function startNode(
+  nodeArgs: string[],
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<CliChild> {
+  const child = spawn(process.execPath, nodeArgs, { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   // Registered first, so the buffers are up to date when a waiter looks.

@@ -10,6 +10,7 @@ import { pb } from "../../contract/index.js";
 import type { Authenticator } from "../core/auth.js";
 import type { CallContext } from "../core/call-context.js";
 import type { A2AService as A2ACore } from "../core/service.js";
+import { assertFinite } from "../core/finite.js";
 import { checkVersion, parseExtensions } from "../core/service-params.js";
 import { asA2AError, connectErrorOf, unauthenticated } from "./wire-errors.js";
 
@@ -47,10 +48,13 @@ export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof 
   async function unary<T>(
     where: string,
     hc: HandlerContext,
+    request: object,
     run: (ctx: CallContext) => Promise<T>,
   ): Promise<T> {
     try {
-      return await run(callContext(options, hc));
+      const ctx = callContext(options, hc);
+      assertFinite(request);
+      return await run(ctx);
     } catch (error) {
       throw fail(error, where);
     }
@@ -60,11 +64,14 @@ export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof 
   async function* streamed(
     where: string,
     hc: HandlerContext,
+    request: object,
     open: (ctx: CallContext) => Promise<AsyncIterable<pb.StreamResponse>>,
   ): AsyncGenerator<pb.StreamResponse> {
     let events: AsyncIterable<pb.StreamResponse>;
     try {
-      events = await open(callContext(options, hc));
+      const ctx = callContext(options, hc);
+      assertFinite(request);
+      events = await open(ctx);
     } catch (error) {
       throw fail(error, where);
     }
@@ -75,24 +82,26 @@ export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof 
     }
   }
 
-  const noPush = (where: string, hc: HandlerContext): Promise<never> =>
-    unary(where, hc, () => Promise.resolve(core.pushConfigUnavailable()));
+  const noPush = (where: string, hc: HandlerContext, request: object): Promise<never> =>
+    unary(where, hc, request, () => Promise.resolve(core.pushConfigUnavailable()));
 
   return {
-    sendMessage: (request, hc) => unary("SendMessage", hc, (ctx) => core.sendMessage(request, ctx)),
+    sendMessage: (request, hc) => unary("SendMessage", hc, request, (ctx) => core.sendMessage(request, ctx)),
     sendStreamingMessage: (request, hc) =>
-      streamed("SendStreamingMessage", hc, (ctx) => core.sendStreamingMessage(request, ctx)),
-    getTask: (request, hc) => unary("GetTask", hc, (ctx) => core.getTask(request, ctx)),
-    listTasks: (request, hc) => unary("ListTasks", hc, (ctx) => core.listTasks(request, ctx)),
-    cancelTask: (request, hc) => unary("CancelTask", hc, (ctx) => core.cancelTask(request, ctx)),
+      streamed("SendStreamingMessage", hc, request, (ctx) => core.sendStreamingMessage(request, ctx)),
+    getTask: (request, hc) => unary("GetTask", hc, request, (ctx) => core.getTask(request, ctx)),
+    listTasks: (request, hc) => unary("ListTasks", hc, request, (ctx) => core.listTasks(request, ctx)),
+    cancelTask: (request, hc) => unary("CancelTask", hc, request, (ctx) => core.cancelTask(request, ctx)),
     subscribeToTask: (request, hc) =>
-      streamed("SubscribeToTask", hc, (ctx) => core.subscribeToTask(request, ctx)),
-    createTaskPushNotificationConfig: (_request, hc) => noPush("CreateTaskPushNotificationConfig", hc),
-    getTaskPushNotificationConfig: (_request, hc) => noPush("GetTaskPushNotificationConfig", hc),
-    listTaskPushNotificationConfigs: (_request, hc) => noPush("ListTaskPushNotificationConfigs", hc),
-    deleteTaskPushNotificationConfig: (_request, hc) => noPush("DeleteTaskPushNotificationConfig", hc),
+      streamed("SubscribeToTask", hc, request, (ctx) => core.subscribeToTask(request, ctx)),
+    createTaskPushNotificationConfig: (request, hc) =>
+      noPush("CreateTaskPushNotificationConfig", hc, request),
+    getTaskPushNotificationConfig: (request, hc) => noPush("GetTaskPushNotificationConfig", hc, request),
+    listTaskPushNotificationConfigs: (request, hc) => noPush("ListTaskPushNotificationConfigs", hc, request),
+    deleteTaskPushNotificationConfig: (request, hc) =>
+      noPush("DeleteTaskPushNotificationConfig", hc, request),
     getExtendedAgentCard: (request, hc) =>
-      unary("GetExtendedAgentCard", hc, (ctx) => core.getExtendedAgentCard(request, ctx)),
+      unary("GetExtendedAgentCard", hc, request, (ctx) => core.getExtendedAgentCard(request, ctx)),
   };
 }
 

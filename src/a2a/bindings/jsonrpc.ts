@@ -7,8 +7,9 @@ import type { DescMessage, JsonValue, MessageShape } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
 import { encodeFast as encodeProtoJson } from "../core/fast-json.js";
-import type { CallContext } from "../core/call-context.js";
+import { CONNECTION_CLOSED, type CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
+import { assertFinite } from "../core/finite.js";
 import type { A2AService } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { writeSse } from "./sse.js";
@@ -209,6 +210,7 @@ export class JsonRpcBinding {
         throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
       }
       request = decodeProtoJson(spec.request, params);
+      assertFinite(request);
     } catch (error) {
       const a2a =
         error instanceof ProtoJsonError
@@ -218,7 +220,7 @@ export class JsonRpcBinding {
     }
 
     const abort = new AbortController();
-    res.on("close", () => abort.abort());
+    res.on("close", () => abort.abort(CONNECTION_CLOSED));
     const ctx: CallContext = {
       owner: call.caller.owner,
       authenticated: call.caller.authenticated,

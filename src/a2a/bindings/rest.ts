@@ -9,8 +9,9 @@ import { Router, type RouterContext } from "@koa/router";
 import type { Logger } from "pino";
 import { decodeProtoJson, encodeProtoJson, pb } from "../../contract/index.js";
 import type { Authenticator } from "../core/auth.js";
-import type { CallContext } from "../core/call-context.js";
+import { CONNECTION_CLOSED, type CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
+import { assertFinite } from "../core/finite.js";
 import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { requireAuth, type A2aState } from "../http-app.js";
@@ -90,7 +91,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
     (where: string, answer: Answer) =>
     async (koa: Ctx): Promise<void> => {
       const abort = new AbortController();
-      koa.res.once("close", () => abort.abort());
+      koa.res.once("close", () => abort.abort(CONNECTION_CLOSED));
       const call: RestCall = {
         koa,
         ctx: {
@@ -105,11 +106,13 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) {
             throw new A2AError("InvalidParamsError", "Invalid params: the body must be a JSON object");
           }
-          return decodeProtoJson(schema, {
+          const request = decodeProtoJson(schema, {
             ...(body as JsonObject | undefined),
             ...tenantOf(koa),
             ...fromPath,
           });
+          assertFinite(request);
+          return request;
         },
         queryRequest(schema, fromPath = {}) {
           return decodeProtoJson(schema, {

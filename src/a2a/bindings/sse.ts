@@ -14,7 +14,7 @@ const KEEP_ALIVE_MS = 15_000;
 
 /** One SSE event. JSON text never contains raw newlines, so one data line is enough. */
 export function sseFrame(data: string, event?: string): string {
-  const safe = data.replace(/\r?\n/g, "\\n");
+  const safe = data.includes("\n") ? data.replace(/\r?\n/g, "\\n") : data;
   return `${event ? `event: ${event}\n` : ""}data: ${safe}\n\n`;
 }
 
@@ -49,13 +49,27 @@ export async function writeSse<T>(
     if (open) res.write(": keep-alive\n\n");
   }, KEEP_ALIVE_MS);
   keepAlive.unref();
+  // Events produced in one event-loop turn leave in one write (HTTP/1.1: the socket is corked until the turn ends).
+  const socket = http2 ? undefined : res.socket;
+  let corked = false;
+  const write = (frame: string): void => {
+    if (socket && !corked) {
+      corked = true;
+      socket.cork();
+      setImmediate(() => {
+        corked = false;
+        socket.uncork();
+      });
+    }
+    res.write(frame);
+  };
   try {
-    res.write(sseFrame(options.encode(first)));
+    write(sseFrame(options.encode(first)));
     for (;;) {
       if (!open) break;
       const step = await rest.next();
       if (step.done || !open) break;
-      res.write(sseFrame(options.encode(step.value)));
+      write(sseFrame(options.encode(step.value)));
     }
   } catch (error) {
     if (open) res.write(sseFrame(options.encodeError(error), "error"));

@@ -17,3 +17,9 @@ export interface CallContext {
 export interface ResolvedLanguage {
   language: Language;
 }
+
+/**
+ * The abort reason when a client's connection closes. One shared value: an
+ * abort() without a reason builds a DOMException (with its stack) per request.
+ */
+export const CONNECTION_CLOSED = Object.freeze(new Error("the client connection closed"));

@@ -1,10 +1,15 @@
 // A2A contexts: each contextId is bound to one runtime session, one workspace
 // and one owner. Records persist; sessions are opened lazily, reused while the
-// context is in use, closed when idle, and reopened with the same session id.
+// context is in use, closed when idle (or when more than MAX_IDLE_CONTEXTS
+// idle ones are open, least recently used first), and reopened with the same
+// session id. Memory holds running turns and a bounded set of idle sessions.
 import type { Logger } from "pino";
 import type { AgentRuntime, AgentSession } from "../../runtime/seam.js";
-import type { ContextRecord, ContextStore } from "../stores/context-store.js";
+import type { ContextRecord, ContextStore } from "../stores/state.js";
 import type { TurnExecution } from "./execution.js";
+
+/** Idle contexts kept open at most; older ones are closed (and reopened on demand). */
+export const MAX_IDLE_CONTEXTS = 256;
 
 export interface LiveContext {
   record: ContextRecord;
@@ -35,6 +40,7 @@ export class ContextManager {
     if (raced) return raced;
     const restored: LiveContext = { record: { ...record }, lastUsed: Date.now() };
     this.live.set(contextId, restored);
+    this.touch(restored);
     return restored;
   }
 
@@ -47,6 +53,7 @@ export class ContextManager {
         lastUsed: Date.now(),
       };
       this.live.set(contextId, context);
+      this.touch(context);
     }
     return context;
   }
@@ -65,7 +72,7 @@ export class ContextManager {
         context.session = session;
         if (context.record.sessionId !== session.sessionId) {
           context.record.sessionId = session.sessionId;
-          await this.save(context);
+          this.save(context);
         }
         return session;
       } finally {
@@ -75,13 +82,34 @@ export class ContextManager {
     return context.opening;
   }
 
-  async save(context: LiveContext): Promise<void> {
+  save(context: LiveContext): void {
     context.record.updatedAt = Date.now();
-    if (context.record.sessionId) await this.store.put(context.record);
+    if (context.record.sessionId) this.store.save(context.record);
   }
 
+  /** Marks the context used now (most recently used last in the map, for the idle bound). */
   touch(context: LiveContext): void {
     context.lastUsed = Date.now();
+    const id = context.record.contextId;
+    if (this.live.get(id) === context) {
+      this.live.delete(id);
+      this.live.set(id, context);
+    }
+    if (this.live.size > MAX_IDLE_CONTEXTS) this.evictOverflow(context);
+  }
+
+  /** Closes the least recently used idle contexts beyond the bound (never `keep`). */
+  private evictOverflow(keep: LiveContext): void {
+    let excess = this.live.size - MAX_IDLE_CONTEXTS;
+    for (const [id, context] of this.live) {
+      if (excess <= 0) break;
+      if (context === keep || context.execution || context.opening) continue;
+      this.live.delete(id);
+      excess -= 1;
+      void context.session?.close().catch((error: unknown) => {
+        this.logger.warn({ err: error, contextId: id }, "session close failed during eviction");
+      });
+    }
   }
 
   /** Closes the sessions of contexts idle for longer than the timeout; records stay. */
@@ -115,6 +143,5 @@ export class ContextManager {
       });
     }
     this.live.clear();
-    await this.store.flush();
   }
 }

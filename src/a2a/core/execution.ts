@@ -9,7 +9,7 @@ import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
 import type { AgentSession, InputRequest, RuntimeEvent } from "../../runtime/seam.js";
 import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
-import type { TaskStore } from "../stores/task-store.js";
+import type { AuditEntry, StateStore } from "../stores/state.js";
 import { invalidParams } from "./errors.js";
 import { EventHub } from "./event-hub.js";
 import { artifactMetadata, metadataFor, type ExposureOptions } from "./event-mapper.js";
@@ -17,21 +17,11 @@ import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer
 import { sanitizeClientText } from "./sanitize.js";
 import type { TaskRecord } from "./task-record.js";
 
-export interface AuditEntry {
-  at: string;
-  taskId: string;
-  contextId: string;
-  owner: string;
-  toolName: string;
-  toolUseId: string;
-  inputId: string;
-  decision: string;
-  reason: string;
-}
-
 export interface ExecutionDeps {
-  tasks: TaskStore;
-  artifacts: ArtifactStore;
+  /** Task snapshots and the artifact index are staged here; the core commits before clients hear. */
+  state: Pick<StateStore, "tasks" | "artifacts">;
+  /** Where artifact payloads are written. */
+  artifactFiles: ArtifactStore;
   logger: Logger;
   exposure: ExposureOptions;
   autoApprovePermissions: boolean;
@@ -52,15 +42,21 @@ export class TurnExecution {
   private failure?: { state: pb.TaskState; text: string; error: JsonObject };
   private done: Promise<void> = Promise.resolve();
   private finished = false;
+  /** A restored turn's accepted answer has been handed to the runtime. */
+  private resumeDelivered = false;
   /** Set on shutdown while the turn waits for input: stop following it, publish nothing. */
   private readonly detachController = new AbortController();
 
   constructor(
     private readonly deps: ExecutionDeps,
     readonly record: TaskRecord,
-    private readonly language: Language,
     private readonly onFinished: () => void,
   ) {}
+
+  /** Server texts follow the language of the task's current turn. */
+  private get language(): Language {
+    return this.record.language;
+  }
 
   get signal(): AbortSignal {
     return this.controller.signal;
@@ -99,7 +95,17 @@ export class TurnExecution {
       throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
     }
     this.pending = undefined;
-    this.record.task.history.push(create(pb.MessageSchema, structuredClone(message)));
+    this.accept(parsed, message);
+  }
+
+  /**
+   * The answer is the task's now: it joins the history and the task goes back
+   * to WORKING with inputReceived (staged, so it is durable before the client
+   * hears of it). A turn restored after a restart hands the answer to the
+   * runtime when the runtime publishes the wait point again.
+   */
+  accept(parsed: ParsedAnswer, message: pb.Message): void {
+    this.record.task.history.push(message);
     this.announceReceived(parsed);
   }
 
@@ -244,7 +250,7 @@ export class TurnExecution {
         let stored: StoredArtifact | undefined;
         if (event.artifact) {
           try {
-            stored = await this.deps.artifacts.save(event.artifact);
+            stored = await this.deps.artifactFiles.save(event.artifact);
             this.emitArtifact(stored);
           } catch (error) {
             this.deps.logger.warn({ err: error, taskId: this.taskId }, "artifact not stored");
@@ -301,10 +307,11 @@ export class TurnExecution {
     session: AgentSession,
     resume?: ParsedAnswer,
   ): Promise<void> {
-    if (resume && !this.announced.has(resume.answer.inputId) && request.inputId === resume.answer.inputId) {
-      // After a restart the runtime re-publishes what it waits for; the answer is already here.
-      this.announced.add(resume.answer.inputId);
-      this.deliverRestoredAnswer(session, resume);
+    if (resume && !this.resumeDelivered && request.inputId === resume.answer.inputId) {
+      // After a restart the runtime re-publishes what it waits for; the answer (accepted) is already here.
+      this.resumeDelivered = true;
+      if (!session.answerInput(resume.answer))
+        this.failUnexpectedly("restored input wait point did not take the answer");
       return;
     }
     if (request.kind === "permission" && this.deps.autoApprovePermissions) {
@@ -333,17 +340,8 @@ export class TurnExecution {
         toolUseId: request.toolUseId,
       };
     }
-    // A resume after a crash depends on this snapshot: it is on disk before anyone sees it.
-    await this.durableStatus(pb.TaskState.INPUT_REQUIRED, { metadata });
-  }
-
-  private deliverRestoredAnswer(session: AgentSession, resume: ParsedAnswer): void {
-    if (session.answerInput(resume.answer)) {
-      this.announced.delete(resume.answer.inputId);
-      this.announceReceived(resume);
-      return;
-    }
-    this.failUnexpectedly("restored input wait point did not take the answer");
+    // A resume after a crash depends on this snapshot: the core commits it before anyone sees it.
+    this.status(pb.TaskState.INPUT_REQUIRED, { metadata, keep: false, persist: true });
   }
 
   private failUnexpectedly(reason: string): void {
@@ -402,26 +400,18 @@ export class TurnExecution {
     this.publish(event, false, true);
   }
 
-  /** Emits a status update carrying metadata.iac_code (+ the session id) and optional agent text. */
+  /**
+   * Emits a status update carrying metadata.iac_code (+ the session id) and
+   * optional agent text. State changes and kept messages are staged for the
+   * store (streamed text chunks are not).
+   */
   private status(
     state: pb.TaskState,
-    options: { text?: string; keep?: boolean; delta?: boolean; metadata?: JsonObject },
+    options: { text?: string; keep?: boolean; delta?: boolean; metadata?: JsonObject; persist?: boolean },
   ): void {
     const event = this.statusEvent(state, options);
-    const persist = this.record.state !== state || options.keep === true;
+    const persist = options.persist === true || this.record.state !== state || options.keep === true;
     this.publish(event, options.keep ?? false, persist);
-  }
-
-  /** Like status(), but the task snapshot is on disk before anyone sees the event. */
-  private async durableStatus(state: pb.TaskState, options: { metadata?: JsonObject }): Promise<void> {
-    const event = this.statusEvent(state, options);
-    this.record.apply(event, false);
-    try {
-      await this.record.save(this.deps.tasks);
-    } catch (error) {
-      this.deps.logger.error({ err: error, taskId: this.taskId }, "task snapshot not saved");
-    }
-    this.hub.publish(event);
   }
 
   private statusEvent(
@@ -457,12 +447,10 @@ export class TurnExecution {
 
   private publish(event: pb.StreamResponse, keep: boolean, persist: boolean): void {
     this.record.apply(event, keep);
+    if (persist) this.deps.state.tasks.save(this.record);
+    if (event.payload.case === "artifactUpdate" && event.payload.value.artifact)
+      this.deps.state.artifacts.save(this.taskId, event.payload.value.artifact);
     this.hub.publish(event);
-    if (persist) {
-      this.record.save(this.deps.tasks).catch((error: unknown) => {
-        this.deps.logger.error({ err: error, taskId: this.taskId }, "task snapshot not saved");
-      });
-    }
   }
 }
 

@@ -33,7 +33,8 @@ function collect(node: unknown, swaps: Swap[], markers: Map<string, string>, dep
     record.value = new Uint8Array(marker);
     return;
   }
-  for (const value of Object.values(record)) collect(value, swaps, markers, depth + 1);
+  // Bytes live only in parts (Part.raw); metadata (Struct, JSON values) never holds any.
+  for (const key in record) if (key !== "metadata") collect(record[key], swaps, markers, depth + 1);
 }
 
 function restoreMarkers(json: JsonValue, markers: Map<string, string>): JsonValue {

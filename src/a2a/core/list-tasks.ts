@@ -1,28 +1,15 @@
-// ListTasks: filters, the stable order (status timestamp desc, then id desc)
-// and the opaque cursor (base64 of the first task id of the requested page).
+// ListTasks: the validated query, the stable order (status timestamp desc,
+// then id desc; the store pages in that order) and the opaque cursor (base64
+// of the first task id of the requested page).
 import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { pb } from "../../contract/index.js";
+import type { TaskPage, TaskQuery } from "../stores/state.js";
 import { invalidParams } from "./errors.js";
 import { trimTask } from "./task-record.js";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
-
-function statusMs(task: pb.Task): number | undefined {
-  return task.status?.timestamp ? timestampMs(task.status.timestamp) : undefined;
-}
-
-export function compareTasks(a: pb.Task, b: pb.Task): number {
-  const ta = statusMs(a);
-  const tb = statusMs(b);
-  if (ta !== tb) {
-    if (ta === undefined) return 1;
-    if (tb === undefined) return -1;
-    return tb - ta;
-  }
-  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
-}
 
 export function encodePageToken(taskId: string): string {
   return Buffer.from(taskId, "utf8").toString("base64");
@@ -42,33 +29,32 @@ export function checkHistoryLength(historyLength: number | undefined): void {
     throw invalidParams("history length must be non-negative");
 }
 
-export function listTasks(all: pb.Task[], request: pb.ListTasksRequest): pb.ListTasksResponse {
+/** The store query of a request; throws InvalidParams for bad sizes, lengths or tokens. */
+export function listTasksQuery(request: pb.ListTasksRequest, owner: string): TaskQuery {
   const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
   if (pageSize < 1) throw invalidParams("minimum page size is 1");
   if (pageSize > MAX_PAGE_SIZE) throw invalidParams("maximum page size is 100");
   checkHistoryLength(request.historyLength);
-  const after = request.statusTimestampAfter ? timestampMs(request.statusTimestampAfter) : undefined;
-  const filtered = all
-    .filter((task) => !request.contextId || task.contextId === request.contextId)
-    .filter((task) => request.status === pb.TaskState.UNSPECIFIED || task.status?.state === request.status)
-    .filter((task) => {
-      if (after === undefined) return true;
-      const ms = statusMs(task);
-      return ms !== undefined && ms >= after;
-    })
-    .sort(compareTasks);
-  let start = 0;
-  if (request.pageToken) {
-    const id = decodePageToken(request.pageToken);
-    start = filtered.findIndex((task) => task.id === id);
-    if (start < 0) throw invalidParams(`Invalid page token: ${request.pageToken}`);
-  }
-  const page = filtered.slice(start, start + pageSize);
-  const next = filtered[start + pageSize];
-  return create(pb.ListTasksResponseSchema, {
-    tasks: page.map((task) => trimTask(task, request.historyLength, request.includeArtifacts ?? false)),
-    nextPageToken: next ? encodePageToken(next.id) : "",
+  return {
+    owner,
+    contextId: request.contextId || undefined,
+    state: request.status === pb.TaskState.UNSPECIFIED ? undefined : request.status,
+    statusAfterMs: request.statusTimestampAfter ? timestampMs(request.statusTimestampAfter) : undefined,
     pageSize,
-    totalSize: filtered.length,
+    startId: request.pageToken ? decodePageToken(request.pageToken) : undefined,
+    includeArtifacts: request.includeArtifacts ?? false,
+  };
+}
+
+export function listTasksResponse(
+  tasks: pb.Task[],
+  page: TaskPage,
+  request: pb.ListTasksRequest,
+): pb.ListTasksResponse {
+  return create(pb.ListTasksResponseSchema, {
+    tasks: tasks.map((task) => trimTask(task, request.historyLength, request.includeArtifacts ?? false)),
+    nextPageToken: page.nextId === undefined ? "" : encodePageToken(page.nextId),
+    pageSize: request.pageSize ?? DEFAULT_PAGE_SIZE,
+    totalSize: page.totalSize,
   });
 }

@@ -1,36 +1,38 @@
 // The A2A service core: every A2A method, transport-agnostic. Bindings decode
 // the wire into protobuf-es requests, call these methods with a CallContext,
 // and encode the result (or the A2AError) back. No binding holds logic.
-import { appendFile, mkdir } from "node:fs/promises";
-import path from "node:path";
-import { create, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+// A message goes one way: admission.ts -> turns.ts -> execution.ts -> store.
+import { create } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
-import { resolveLanguage, t, type Language } from "../../i18n/index.js";
-import type { AgentRuntime, AgentSession } from "../../runtime/seam.js";
+import { t } from "../../i18n/index.js";
+import type { AgentRuntime } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
-import type { ContextStore } from "../stores/context-store.js";
-import type { TaskStore } from "../stores/task-store.js";
+import type { StateStore } from "../stores/state.js";
+import { admit, type AdmissionDeps } from "./admission.js";
 import type { CallContext } from "./call-context.js";
 import type { AgentCards } from "./card.js";
-import { ContextManager, type LiveContext } from "./contexts.js";
+import { ContextManager } from "./contexts.js";
 import { A2AError, invalidParams, taskNotFound } from "./errors.js";
-import { TurnExecution, type AuditEntry } from "./execution.js";
-import { isValidA2aId, newId } from "./ids.js";
-import { looksLikeAnswer, matchesRequest, parseAnswer, type ParsedAnswer } from "./input-answer.js";
-import { checkHistoryLength, listTasks } from "./list-tasks.js";
-import { ingestParts, type MediaTypes } from "./parts.js";
+import { isValidA2aId } from "./ids.js";
+import { checkHistoryLength, listTasksQuery, listTasksResponse } from "./list-tasks.js";
+import type { MediaTypes } from "./parts.js";
 import { checkRequiredExtensions } from "./service-params.js";
-import { INTERRUPTED_STATES, TaskRecord, iacCode, isTerminal, trimTask } from "./task-record.js";
-import { preferredLanguageOf, turnOverridesFrom } from "./turn-overrides.js";
-import { resolveWorkspace, WorkspaceError } from "./workspace.js";
+import {
+  INTERRUPTED_STATES,
+  TaskRecord,
+  isTerminal,
+  serverStatusEvent,
+  snapshotEvent,
+  trimTask,
+} from "./task-record.js";
+import { settleInterruptedTasks } from "./recovery.js";
+import { Turns } from "./turns.js";
 
 export interface A2AServiceOptions {
   runtime: AgentRuntime;
-  tasks: TaskStore;
-  contexts: ContextStore;
-  artifacts: ArtifactStore;
+  state: StateStore;
+  artifactFiles: ArtifactStore;
   logger: Logger;
   /** Cards are built once the listener knows its port. */
   cards: () => AgentCards;
@@ -42,38 +44,47 @@ export interface A2AServiceOptions {
   defaultCwd: string;
   allowedRoots: readonly string[];
   mediaTypes: MediaTypes;
-  /** Where permission decisions are audited (JSON lines). */
-  auditFile: string;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
 
-function streamEvent(payload: pb.StreamResponse["payload"]): pb.StreamResponse {
-  return create(pb.StreamResponseSchema, { payload });
-}
-
-function taskEvent(task: pb.Task): pb.StreamResponse {
-  return streamEvent({ case: "task", value: trimTask(task) });
-}
-
-/** Values of message.metadata.iac_code (request side). */
-function requestMetadata(message: pb.Message): JsonObject {
-  return iacCode(message.metadata);
-}
-
 export class A2AService {
+  private readonly state: StateStore;
   private readonly contexts: ContextManager;
-  private readonly executions = new Map<string, TurnExecution>();
+  private readonly turns: Turns;
+  private readonly admission: AdmissionDeps;
   private readonly sweepTimer: NodeJS.Timeout;
   private closing = false;
 
   constructor(private readonly options: A2AServiceOptions) {
+    this.state = options.state;
     this.contexts = new ContextManager(
       options.runtime,
-      options.contexts,
+      options.state.contexts,
       options.logger,
       options.idleContextMs,
     );
+    this.turns = new Turns({
+      state: options.state,
+      artifactFiles: options.artifactFiles,
+      contexts: this.contexts,
+      logger: options.logger,
+      exposure: {
+        toolTrace: options.thinkingExposure.includes("tool_trace"),
+        rawThinking: options.thinkingExposure.includes("raw_thinking"),
+      },
+      autoApprovePermissions: options.autoApprovePermissions,
+    });
+    this.admission = {
+      closing: () => this.closing,
+      requiredExtensions: options.requiredExtensions,
+      findTask: (taskId, owner) => this.findTask(taskId, owner),
+      isRunning: (taskId) => this.turns.get(taskId) !== undefined,
+      contexts: this.contexts,
+      defaultCwd: options.defaultCwd,
+      allowedRoots: options.allowedRoots,
+      mediaTypes: options.mediaTypes,
+    };
     const sweepEvery = Math.max(50, Math.min(options.idleContextMs / 2, 300_000));
     this.sweepTimer = setInterval(() => {
       this.contexts
@@ -86,295 +97,52 @@ export class A2AService {
   // ---- Messages -------------------------------------------------------------
 
   async sendMessage(request: pb.SendMessageRequest, ctx: CallContext): Promise<pb.SendMessageResponse> {
-    const { first, live, record } = await this.admit(request, ctx);
+    const { live, record } = await this.turns.start(await admit(request, ctx, this.admission), ctx.signal);
     const historyLength = request.configuration?.historyLength;
-    const result = () =>
-      create(pb.SendMessageResponseSchema, {
-        payload: { case: "task", value: trimTask(record.task, historyLength) },
-      });
-    if (request.configuration?.returnImmediately || !live) {
-      await live?.return?.();
-      return result();
-    }
-    void first;
+    let task: pb.Task;
     try {
-      for await (const event of live) {
-        const state = event.payload.case === "statusUpdate" ? event.payload.value.status?.state : undefined;
-        if (state !== undefined && (INTERRUPTED_STATES.has(state) || isTerminal(state))) break;
+      if (live && !request.configuration?.returnImmediately) {
+        for await (const event of live) {
+          const state = event.payload.case === "statusUpdate" ? event.payload.value.status?.state : undefined;
+          if (state !== undefined && (INTERRUPTED_STATES.has(state) || isTerminal(state))) break;
+        }
       }
+      // The answer is the task as it is now (the turn goes on after a returnImmediately).
+      task = trimTask(record.task, historyLength);
     } finally {
-      await live.return?.();
+      await live?.return?.();
     }
-    return result();
+    await this.state.commit();
+    return create(pb.SendMessageResponseSchema, { payload: { case: "task", value: task } });
   }
 
   async sendStreamingMessage(request: pb.SendMessageRequest, ctx: CallContext): Promise<Stream> {
-    const { first, live } = await this.admit(request, ctx);
-    return (async function* () {
-      yield* first;
-      if (live) yield* live;
-    })();
+    const { first, live } = await this.turns.start(await admit(request, ctx, this.admission), ctx.signal);
+    return this.durable(first, live);
   }
 
   /**
-   * Validates a message and starts (or continues) its turn. Errors thrown here
-   * come before any event, so bindings return them as plain errors. Returns the
-   * first events (the task snapshot, or a task that failed at once) and the
-   * live events of the turn.
+   * The events of a stream, each one committed to the store before it is
+   * handed to the binding: a client never hears of a state that a crash
+   * right after could lose.
    */
-  private async admit(
-    request: pb.SendMessageRequest,
-    ctx: CallContext,
-  ): Promise<{
-    first: pb.StreamResponse[];
-    live?: AsyncIterableIterator<pb.StreamResponse>;
-    record: TaskRecord;
-  }> {
-    if (this.closing) throw new A2AError("UnsupportedOperationError", "The server is shutting down.");
-    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    const message = request.message;
-    if (!message) throw invalidParams("message is required", { field: "message" });
-    if (!message.messageId)
-      throw invalidParams("message.messageId is required", { field: "message.messageId" });
-    if (message.role === pb.Role.UNSPECIFIED)
-      throw invalidParams("message.role is required", { field: "message.role" });
-    if (message.parts.length === 0)
-      throw invalidParams("message.parts must not be empty", { field: "message.parts" });
-    for (const id of [message.contextId, message.taskId]) {
-      if (id && !isValidA2aId(id)) throw invalidParams("Invalid A2A id");
-    }
-    const meta = requestMetadata(message);
-    const language = resolveLanguage(preferredLanguageOf(meta), ctx.acceptLanguage);
-
-    let existing: TaskRecord | undefined;
-    if (message.taskId) {
-      existing = await this.findTask(message.taskId, ctx.owner);
-      if (!existing) throw taskNotFound(message.taskId);
-      if (message.contextId && message.contextId !== existing.task.contextId) {
-        throw invalidParams("Task belongs to a different context", { taskId: message.taskId });
-      }
-      if (looksLikeAnswer(message)) return this.admitAnswer(existing, message, ctx, language, meta);
-      if (isTerminal(existing.state)) {
-        throw new A2AError(
-          "UnsupportedOperationError",
-          `Task ${existing.task.id} is in a terminal state; send a new message with the contextId only.`,
-          { taskId: existing.task.id },
-        );
-      }
-      if (this.executions.has(existing.task.id)) {
-        throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
-          taskId: existing.task.id,
-        });
-      }
-    } else if (looksLikeAnswer(message)) {
-      throw invalidParams("Permission response correlation fields are required.");
-    }
-    if (message.role !== pb.Role.USER) throw invalidParams("message.role must be ROLE_USER");
-
-    const contextId = existing?.task.contextId ?? (message.contextId || newId());
-    const taskId = existing?.task.id ?? newId();
-    const stamped = create(pb.MessageSchema, { ...structuredClone(message), contextId, taskId });
-    const record =
-      existing ??
-      new TaskRecord(
-        create(pb.TaskSchema, {
-          id: taskId,
-          contextId,
-          status: { state: pb.TaskState.SUBMITTED, timestamp: timestampFromDate(new Date()) },
-          history: [],
-        }),
-        ctx.owner,
-      );
-    const failAtOnce = (key: string) => this.failAtOnce(record, stamped, t(language, key));
-
-    let context = await this.contexts.find(contextId);
-    if (context && context.record.owner !== ctx.owner) return failAtOnce("a2a.contextOtherOwner");
-    let cwd: string;
+  private async *durable(
+    first: pb.StreamResponse[],
+    live?: AsyncIterableIterator<pb.StreamResponse>,
+  ): Stream {
     try {
-      cwd = resolveWorkspace(
-        meta.cwd ?? context?.record.cwd,
-        this.options.defaultCwd,
-        this.options.allowedRoots,
-      );
-    } catch (error) {
-      if (error instanceof WorkspaceError) return failAtOnce("a2a.invalidWorkspace");
-      throw error;
-    }
-    if (context && context.record.cwd !== cwd) return failAtOnce("a2a.contextOtherWorkspace");
-    const input = ingestParts(message.parts, {
-      cwd,
-      roots: this.options.allowedRoots,
-      mediaTypes: this.options.mediaTypes,
-    });
-    if (input.text.trim() === "" && input.images.length === 0) return failAtOnce("a2a.textInputOnly");
-
-    context = this.contexts.ensure(contextId, ctx.owner, cwd);
-    if (context.record.owner !== ctx.owner) return failAtOnce("a2a.contextOtherOwner");
-    if (context.record.cwd !== cwd) return failAtOnce("a2a.contextOtherWorkspace");
-    if (context.execution) return failAtOnce("a2a.taskAlreadyWorking");
-
-    if (existing) existing.beginTurn(stamped);
-    else record.task.history.push(stamped);
-    const execution = this.reserve(context, record, language);
-    const live = execution.hub.subscribe(ctx.signal);
-    const first = [taskEvent(record.task)];
-    // Queued, not awaited: the write queue keeps snapshots of a task in order.
-    record.save(this.options.tasks).catch((error: unknown) => {
-      this.options.logger.error({ err: error, taskId }, "task snapshot not saved");
-    });
-    const overrides = turnOverridesFrom(meta, language);
-    const ctxRef = context;
-    execution.start(
-      () => this.contexts.session(ctxRef),
-      (session) => session.runTurn({ text: input.text, images: input.images, overrides }, execution.signal),
-    );
-    return { first, live, record };
-  }
-
-  /** A human-input answer: resumes the live turn, or a turn restored after a restart. */
-  private async admitAnswer(
-    record: TaskRecord,
-    message: pb.Message,
-    ctx: CallContext,
-    language: Language,
-    meta: JsonObject,
-  ): Promise<{
-    first: pb.StreamResponse[];
-    live?: AsyncIterableIterator<pb.StreamResponse>;
-    record: TaskRecord;
-  }> {
-    const parsed: ParsedAnswer = parseAnswer(message, message.taskId, message.contextId);
-    const stamped = create(pb.MessageSchema, {
-      ...structuredClone(message),
-      contextId: record.task.contextId,
-    });
-    const running = this.executions.get(record.task.id);
-    const context = await this.contexts.find(record.task.contextId);
-    if (running) {
-      if (!context?.session)
-        throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
-      const live = running.hub.subscribe(ctx.signal);
-      const first = [taskEvent(running.record.task)];
-      try {
-        running.answer(parsed, stamped, context.session);
-      } catch (error) {
-        await live.return?.();
-        throw error;
+      for (const event of first) {
+        await this.state.commit();
+        yield event;
       }
-      return { first, live, record: running.record };
-    }
-    // No live turn: only a wait point restored from disk can take the answer.
-    const envelope = record.pendingInput;
-    const field = (key: string): string => {
-      const value = envelope?.[key];
-      return typeof value === "string" ? value : "";
-    };
-    const pending =
-      envelope && record.state === pb.TaskState.INPUT_REQUIRED
-        ? { inputId: field("inputId"), toolUseId: field("toolUseId"), kind: field("kind") }
-        : undefined;
-    if (!pending) throw invalidParams("permission_resume_invalid: pending permission is not active.");
-    if (!matchesRequest(parsed, pending))
-      throw invalidParams("input_response_mismatch: permission correlation does not match.");
-    if (!context || context.record.owner !== ctx.owner) {
-      throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
-    }
-    if (context.execution) {
-      throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
-        taskId: record.task.id,
-      });
-    }
-    const execution = this.reserve(context, record, language);
-    let session: AgentSession;
-    try {
-      session = await this.contexts.session(context);
-      if (!session.pendingInputs().some((p) => p.inputId === parsed.answer.inputId)) {
-        throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
+      if (!live) return;
+      for (let step = await live.next(); !step.done; step = await live.next()) {
+        await this.state.commit();
+        yield step.value;
       }
-    } catch (error) {
-      this.release(context, execution);
-      if (error instanceof A2AError) throw error;
-      this.options.logger.error({ err: error, taskId: record.task.id }, "session restore failed");
-      throw new A2AError("InternalError", "The task's session could not be restored.");
+    } finally {
+      await live?.return?.();
     }
-    record.task.history.push(stamped);
-    const live = execution.hub.subscribe(ctx.signal);
-    const first = [taskEvent(record.task)];
-    const overrides = turnOverridesFrom(meta, language);
-    execution.start(
-      () => Promise.resolve(session),
-      (s) => s.resumeTurn(overrides, execution.signal),
-      parsed,
-    );
-    return { first, live, record };
-  }
-
-  private reserve(context: LiveContext, record: TaskRecord, language: Language): TurnExecution {
-    const execution: TurnExecution = new TurnExecution(
-      {
-        tasks: this.options.tasks,
-        artifacts: this.options.artifacts,
-        logger: this.options.logger,
-        exposure: {
-          toolTrace: this.options.thinkingExposure.includes("tool_trace"),
-          rawThinking: this.options.thinkingExposure.includes("raw_thinking"),
-        },
-        autoApprovePermissions: this.options.autoApprovePermissions,
-        audit: (entry) => this.audit(entry),
-      },
-      record,
-      language,
-      () => this.release(context, execution),
-    );
-    context.execution = execution;
-    this.executions.set(record.task.id, execution);
-    this.contexts.touch(context);
-    return execution;
-  }
-
-  private release(context: LiveContext, execution: TurnExecution): void {
-    if (context.execution === execution) context.execution = undefined;
-    if (this.executions.get(execution.taskId) === execution) this.executions.delete(execution.taskId);
-    this.contexts.touch(context);
-  }
-
-  /** A task that fails before its turn starts (busy context, bad workspace, empty input). */
-  private async failAtOnce(
-    record: TaskRecord,
-    message: pb.Message,
-    text: string,
-  ): Promise<{ first: pb.StreamResponse[]; record: TaskRecord }> {
-    const created = record.task.history.length === 0 && record.state === pb.TaskState.SUBMITTED;
-    if (created) record.task.history.push(message);
-    else record.beginTurn(message);
-    const first = [taskEvent(record.task)];
-    const failed = streamEvent({
-      case: "statusUpdate",
-      value: create(pb.TaskStatusUpdateEventSchema, {
-        taskId: record.task.id,
-        contextId: record.task.contextId,
-        status: {
-          state: pb.TaskState.FAILED,
-          timestamp: timestampFromDate(new Date()),
-          message: {
-            messageId: `${record.task.id}-status-failed`,
-            role: pb.Role.AGENT,
-            taskId: record.task.id,
-            contextId: record.task.contextId,
-            parts: [{ content: { case: "text", value: text } }],
-          },
-        },
-      }),
-    });
-    record.apply(failed, true);
-    await record.save(this.options.tasks);
-    return { first: [...first, failed], record };
-  }
-
-  private async audit(entry: AuditEntry): Promise<void> {
-    this.options.logger.info({ audit: entry }, "permission decision");
-    await mkdir(path.dirname(this.options.auditFile), { recursive: true });
-    await appendFile(this.options.auditFile, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
   }
 
   // ---- Tasks ----------------------------------------------------------------
@@ -382,9 +150,9 @@ export class A2AService {
   /** The caller's task: the live record while a turn runs, else the stored one. */
   private async findTask(taskId: string, owner: string): Promise<TaskRecord | undefined> {
     if (!isValidA2aId(taskId)) return undefined;
-    const running = this.executions.get(taskId);
+    const running = this.turns.get(taskId);
     if (running) return running.record.owner === owner ? running.record : undefined;
-    const stored = await this.options.tasks.get(taskId);
+    const stored = await this.state.tasks.get(taskId);
     return stored && stored.owner === owner ? TaskRecord.fromStored(stored) : undefined;
   }
 
@@ -394,14 +162,18 @@ export class A2AService {
     checkHistoryLength(request.historyLength);
     const record = await this.findTask(request.id, ctx.owner);
     if (!record) throw taskNotFound(request.id);
+    await this.state.commit();
     return trimTask(record.task, request.historyLength);
   }
 
   async listTasks(request: pb.ListTasksRequest, ctx: CallContext): Promise<pb.ListTasksResponse> {
     checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    const stored = await this.options.tasks.listByOwner(ctx.owner);
-    const tasks = stored.map((s) => this.executions.get(s.task.id)?.record.task ?? s.task);
-    return listTasks(tasks, request);
+    const query = listTasksQuery(request, ctx.owner);
+    const page = await this.state.tasks.list(query);
+    if (!page) throw invalidParams(`Invalid page token: ${request.pageToken}`);
+    // A running turn's record is fresher than its last commit.
+    const tasks = page.tasks.map((stored) => this.turns.get(stored.task.id)?.record.task ?? stored.task);
+    return listTasksResponse(tasks, page, request);
   }
 
   async cancelTask(request: pb.CancelTaskRequest, ctx: CallContext): Promise<pb.Task> {
@@ -409,12 +181,56 @@ export class A2AService {
     if (!request.id) throw invalidParams("id is required", { field: "id" });
     const record = await this.findTask(request.id, ctx.owner);
     if (!record) throw taskNotFound(request.id);
-    const running = this.executions.get(request.id);
-    if (!running)
-      throw new A2AError("TaskNotCancelableError", "Task cannot be canceled", { taskId: request.id });
-    const context = await this.contexts.find(record.task.contextId);
-    await running.cancel(context?.session);
-    return trimTask(running.record.task);
+    const running = this.turns.get(request.id);
+    if (running) {
+      const context = await this.contexts.find(record.task.contextId);
+      await running.cancel(context?.session);
+      await this.state.commit();
+      return trimTask(running.record.task);
+    }
+    // A wait point kept across a restart: the task is canceled without reviving its turn.
+    if (record.state === pb.TaskState.INPUT_REQUIRED && record.pendingInput) {
+      await this.cancelWaiting(record);
+      return trimTask(record.task);
+    }
+    throw new A2AError("TaskNotCancelableError", "Task cannot be canceled", { taskId: request.id });
+  }
+
+  /**
+   * Cancels a task that waits for input with no live turn (kept across a
+   * restart). A pending permission is audited as denied; the runtime's wait
+   * point is superseded by the context's next message.
+   */
+  private async cancelWaiting(record: TaskRecord): Promise<void> {
+    const { id, contextId } = record.task;
+    const input = record.pendingInput ?? {};
+    const text = (key: string): string => (typeof input[key] === "string" ? input[key] : "");
+    if (text("kind") === "permission") {
+      const entry = {
+        at: new Date().toISOString(),
+        taskId: id,
+        contextId,
+        owner: record.owner,
+        toolName: text("toolName"),
+        toolUseId: text("toolUseId"),
+        inputId: text("inputId"),
+        decision: "deny",
+        reason: "task canceled",
+      };
+      this.options.logger.info({ audit: entry }, "permission decision");
+      await this.state.audit.record(entry);
+    }
+    record.apply(
+      serverStatusEvent(
+        record.task,
+        pb.TaskState.CANCELED,
+        t(record.language, "a2a.taskCanceled"),
+        "canceled",
+      ),
+      true,
+    );
+    this.state.tasks.save(record);
+    await this.state.commit();
   }
 
   async subscribeToTask(request: pb.SubscribeToTaskRequest, ctx: CallContext): Promise<Stream> {
@@ -422,7 +238,7 @@ export class A2AService {
     if (!request.id) throw invalidParams("id is required", { field: "id" });
     const record = await this.findTask(request.id, ctx.owner);
     if (!record) throw taskNotFound(request.id);
-    const running = this.executions.get(request.id);
+    const running = this.turns.get(request.id);
     if (
       !running ||
       running.record.state === pb.TaskState.INPUT_REQUIRED ||
@@ -431,11 +247,7 @@ export class A2AService {
       throw taskNotFound(request.id, `Task ${request.id} is not active`);
     }
     const live = running.hub.subscribe(ctx.signal);
-    const first = taskEvent(running.record.task);
-    return (async function* () {
-      yield first;
-      yield* live;
-    })();
+    return this.durable([snapshotEvent(running.record.task)], live);
   }
 
   // ---- Cards and push configs ----------------------------------------------
@@ -464,25 +276,28 @@ export class A2AService {
 
   // ---- Lifecycle ------------------------------------------------------------
 
+  /** Ends the tasks whose turn died with the previous process (at start-up, before serving). */
+  recover(): Promise<number> {
+    return settleInterruptedTasks(this.state, this.options.logger);
+  }
+
   /**
    * Stops taking turns, cancels running ones (turns waiting for an answer are
    * only detached, so they stay answerable after a restart), closes sessions
-   * and flushes the stores.
+   * and commits the store.
    */
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweepTimer);
-    const running = [...this.executions.values()];
     await Promise.all(
-      running.map(async (execution) => {
+      this.turns.all().map(async (execution) => {
         if (execution.detach()) return execution.whenDone();
         const context = await this.contexts.find(execution.contextId);
         await execution.cancel(context?.session);
       }),
     );
-    await this.options.tasks.flush();
     await this.contexts.closeAll();
-    await this.options.contexts.flush();
+    await this.state.commit();
   }
 
   /** Test/ops hook: evict idle contexts now. */

@@ -5,7 +5,7 @@ import { createHash, randomUUID } from "node:crypto";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ArtifactPayload } from "../../runtime/seam.js";
-import { writeFileAtomic } from "./atomic-file.js";
+import { ensureDir, writeFileAtomic } from "../../runtime/fs-util.js";
 import { isStrictBase64 } from "../../server/base64.js";
 import { portableFileName } from "../../server/file-names.js";
 
@@ -44,7 +44,8 @@ export class FileArtifactStore implements ArtifactStore {
     } else throw new ArtifactError("Invalid artifact payload");
     const artifactId = randomUUID();
     const file = path.join(this.dir, artifactId, filename);
-    await writeFileAtomic(file, bytes);
+    await ensureDir(path.dirname(file));
+    await writeFileAtomic(file, bytes, { mode: 0o600 });
     return {
       artifactId,
       filename,

@@ -1,73 +1,11 @@
-// The same trivial agent twice, for the gRPC benchmark: once as an iac-code
-// AgentRuntime (behind our A2A core) and once as an @a2a-js/sdk AgentExecutor.
+// The trivial agent of the A2A benchmarks as an @a2a-js/sdk AgentExecutor (the
+// iac-code AgentRuntime twin is in trivial-runtime.ts).
 // A turn on either side produces the same events: the task, a WORKING status,
 // one WORKING status per text chunk, a WORKING status with usage, a WORKING
 // status with the whole answer, and INPUT_REQUIRED (iac-code's end of turn).
 import { Message, Task, TaskState, TaskStatusUpdateEvent } from "@a2a-js/sdk";
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from "@a2a-js/sdk/server";
-import type { AgentRuntime, AgentSession, RuntimeEvent, TurnInput } from "../../src/runtime/seam.js";
-
-/** "chunks N" streams N chunks; anything else answers in one. */
-export function chunksOf(prompt: string): string[] {
-  const count = Number(/^chunks\s+(\d+)/.exec(prompt.trim())?.[1] ?? "1");
-  return Array.from({ length: count }, (_, i) => `chunk-${i} `);
-}
-
-class TrivialSession implements AgentSession {
-  private turn = 0;
-  constructor(
-    readonly sessionId: string,
-    readonly cwd: string,
-  ) {}
-
-  async *runTurn(input: TurnInput): AsyncIterable<RuntimeEvent> {
-    await Promise.resolve();
-    this.turn += 1;
-    const messageId = `${this.sessionId}-${this.turn}`;
-    const chunks = chunksOf(input.text);
-    yield { type: "message_start", messageId };
-    for (const text of chunks) yield { type: "text_delta", messageId, text };
-    const text = chunks.join("");
-    yield {
-      type: "message_end",
-      messageId,
-      stopReason: "end_turn",
-      text,
-      usage: { inputTokens: 1, outputTokens: chunks.length, totalTokens: 1 + chunks.length },
-    };
-  }
-
-  resumeTurn(): AsyncIterable<RuntimeEvent> {
-    return {
-      [Symbol.asyncIterator]: () => ({
-        next: () => Promise.resolve({ done: true as const, value: undefined }),
-      }),
-    };
-  }
-  pendingInputs() {
-    return [];
-  }
-  answerInput() {
-    return false;
-  }
-  close() {
-    return Promise.resolve();
-  }
-}
-
-export class TrivialRuntime implements AgentRuntime {
-  private sessions = 0;
-  openSession(options: { contextId: string; cwd: string }): Promise<AgentSession> {
-    this.sessions += 1;
-    return Promise.resolve(new TrivialSession(`bench-${this.sessions}`, options.cwd));
-  }
-  info() {
-    return { provider: "trivial", model: "trivial", demo: false };
-  }
-  close() {
-    return Promise.resolve();
-  }
-}
+import { chunksOf } from "./trivial-runtime.js";
 
 function status(
   ctx: RequestContext,

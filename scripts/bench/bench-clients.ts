@@ -1,0 +1,147 @@
+// Load generators shared by the A2A benchmarks: the same trivial turn driven
+// over JSON-RPC (fetch, SSE read incrementally) and over gRPC (@grpc/grpc-js
+// with stubs loaded from proto/), plus bounded worker pools and percentiles.
+import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+
+export interface StreamFigures {
+  events: number;
+  /** Milliseconds from sending the request to the first event. */
+  firstMs: number;
+}
+
+export interface Driver {
+  /** One SendMessage; resolves with its latency in ms. */
+  unary(): Promise<number>;
+  /** One SendStreamingMessage of `chunks` text chunks. */
+  stream(): Promise<StreamFigures>;
+  close(): void;
+}
+
+function userMessage(text: string): { message: object } {
+  return { message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text }] } };
+}
+
+export function jsonRpcDriver(url: string, chunks: number): Driver {
+  let id = 0;
+  const post = (method: string, text: string, accept: string) =>
+    fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept, "a2a-version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params: userMessage(text) }),
+    });
+  return {
+    async unary() {
+      const started = performance.now();
+      const reply = (await (await post("SendMessage", "hello", "application/json")).json()) as {
+        result?: { task?: { status?: { state?: string } } };
+      };
+      if (reply.result?.task?.status?.state !== "TASK_STATE_INPUT_REQUIRED")
+        throw new Error(`unexpected unary reply: ${JSON.stringify(reply).slice(0, 300)}`);
+      return performance.now() - started;
+    },
+    async stream() {
+      const started = performance.now();
+      const response = await post("SendStreamingMessage", `chunks ${chunks}`, "text/event-stream");
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      let firstMs = -1;
+      for (;;) {
+        const step = await reader.read();
+        if (step.done) break;
+        text += decoder.decode(step.value as Uint8Array, { stream: true });
+        if (firstMs < 0 && text.includes("\n\n")) firstMs = performance.now() - started;
+      }
+      return { events: text.split("\n\n").filter((frame) => frame.startsWith("data: ")).length, firstMs };
+    },
+    close: () => undefined,
+  };
+}
+
+// ---- gRPC: one grpc-js client from our proto/ for every server ---------------
+
+const require = createRequire(import.meta.url);
+const definition = protoLoader.loadSync("lf/a2a/v1/a2a.proto", {
+  includeDirs: [path.resolve("proto"), path.dirname(require.resolve("google-proto-files/package.json"))],
+  enums: String,
+  oneofs: true,
+});
+interface GrpcA2AClient extends grpc.Client {
+  SendMessage(req: object, md: grpc.Metadata, cb: (e: grpc.ServiceError | null, v?: object) => void): void;
+  SendStreamingMessage(req: object, md: grpc.Metadata): grpc.ClientReadableStream<object>;
+}
+// grpc-js builds clients at run time from the loaded definition.
+const GrpcClient = (
+  grpc.loadPackageDefinition(definition) as unknown as {
+    lf: {
+      a2a: { v1: { A2AService: new (target: string, creds: grpc.ChannelCredentials) => GrpcA2AClient } };
+    };
+  }
+).lf.a2a.v1.A2AService;
+
+function grpcMetadata(): grpc.Metadata {
+  const md = new grpc.Metadata();
+  md.set("a2a-version", "1.0");
+  return md;
+}
+
+export function grpcDriver(target: string, chunks: number): Driver {
+  const client = new GrpcClient(target, grpc.credentials.createInsecure());
+  return {
+    unary: () =>
+      new Promise((resolve, reject) => {
+        const started = performance.now();
+        client.SendMessage(userMessage("hello"), grpcMetadata(), (error) =>
+          error ? reject(error) : resolve(performance.now() - started),
+        );
+      }),
+    stream: () =>
+      new Promise((resolve, reject) => {
+        const started = performance.now();
+        let events = 0;
+        let firstMs = -1;
+        const call = client.SendStreamingMessage(userMessage(`chunks ${chunks}`), grpcMetadata());
+        call.on("data", () => {
+          if (events === 0) firstMs = performance.now() - started;
+          events += 1;
+        });
+        call.on("error", reject);
+        call.on("end", () => resolve({ events, firstMs }));
+      }),
+    close: () => client.close(),
+  };
+}
+
+// ---- pools and statistics ------------------------------------------------------
+
+/** Runs `total` jobs on `concurrency` workers; returns the results and the elapsed seconds. */
+export async function pool<T>(
+  total: number,
+  concurrency: number,
+  job: () => Promise<T>,
+): Promise<{ results: T[]; seconds: number }> {
+  const results: T[] = [];
+  let started = 0;
+  const begin = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, total) }, async () => {
+      while (started < total) {
+        started += 1;
+        results.push(await job());
+      }
+    }),
+  );
+  return { results, seconds: (performance.now() - begin) / 1000 };
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? NaN;
+}
+
+export const median = (values: number[]): number => percentile(values, 50);

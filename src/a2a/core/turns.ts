@@ -1,0 +1,194 @@
+// The step after admission: an admitted message becomes a new turn (the
+// task's context is reserved, the turn starts), an answer to the running
+// turn, an answer that resumes a turn restored after a restart, or a task that
+// fails at once. Holds the running turns; whatever it changes is staged in the
+// store, and the service commits before any event leaves.
+import type { Logger } from "pino";
+import { pb } from "../../contract/index.js";
+import { t, type Language } from "../../i18n/index.js";
+import type { AgentSession } from "../../runtime/seam.js";
+import type { ArtifactStore } from "../stores/artifact-store.js";
+import type { StateStore } from "../stores/state.js";
+import type { Admission } from "./admission.js";
+import type { ContextManager, LiveContext } from "./contexts.js";
+import { A2AError, invalidParams } from "./errors.js";
+import type { ExposureOptions } from "./event-mapper.js";
+import { TurnExecution } from "./execution.js";
+import { matchesRequest } from "./input-answer.js";
+import { serverStatusEvent, snapshotEvent, type TaskRecord } from "./task-record.js";
+
+export interface TurnsDeps {
+  state: StateStore;
+  artifactFiles: ArtifactStore;
+  contexts: ContextManager;
+  logger: Logger;
+  exposure: ExposureOptions;
+  autoApprovePermissions: boolean;
+}
+
+/** The first events of a started message (a task snapshot first) and the live events of its turn. */
+export interface Started {
+  first: pb.StreamResponse[];
+  live?: AsyncIterableIterator<pb.StreamResponse>;
+  record: TaskRecord;
+}
+
+const waitPointUnavailable = () =>
+  invalidParams("permission_resume_invalid: permission wait point is unavailable.");
+
+export class Turns {
+  private readonly running = new Map<string, TurnExecution>();
+
+  constructor(private readonly deps: TurnsDeps) {}
+
+  /** The running turn of a task. */
+  get(taskId: string): TurnExecution | undefined {
+    return this.running.get(taskId);
+  }
+
+  all(): TurnExecution[] {
+    return [...this.running.values()];
+  }
+
+  async start(admission: Admission, signal: AbortSignal): Promise<Started> {
+    switch (admission.kind) {
+      case "refused":
+        return this.failAtOnce(admission.record, admission.message, admission.language, admission.text);
+      case "answer":
+        return this.answer(admission, signal);
+      case "turn":
+        return this.newTurn(admission, signal);
+    }
+  }
+
+  private newTurn(admission: Extract<Admission, { kind: "turn" }>, signal: AbortSignal): Started {
+    const { record, message, language, cwd, input, settings } = admission;
+    // Nothing awaits between these checks and the reservation: no other request can slip in.
+    const context = this.deps.contexts.ensure(record.task.contextId, record.owner, cwd);
+    const refuse = (key: string) => this.failAtOnce(record, message, language, t(language, key));
+    if (context.record.owner !== record.owner) return refuse("a2a.contextOtherOwner");
+    if (context.record.cwd !== cwd) return refuse("a2a.contextOtherWorkspace");
+    if (context.execution) return refuse("a2a.taskAlreadyWorking");
+
+    record.beginTurn(message, language, settings.credentialNames);
+    this.deps.state.tasks.save(record);
+    const execution = this.reserve(context, record);
+    const live = execution.hub.subscribe(signal);
+    const first = [snapshotEvent(record.task)];
+    const overrides = settings.overrides;
+    execution.start(
+      () => this.deps.contexts.session(context),
+      (session) => session.runTurn({ text: input.text, images: input.images, overrides }, execution.signal),
+    );
+    return { first, live, record };
+  }
+
+  /** A human-input answer: resumes the live turn, or a turn restored after a restart. */
+  private async answer(
+    admission: Extract<Admission, { kind: "answer" }>,
+    signal: AbortSignal,
+  ): Promise<Started> {
+    const { record, message, answer, language, settings } = admission;
+    const running = this.running.get(record.task.id);
+    const context = await this.deps.contexts.find(record.task.contextId);
+    if (running) {
+      if (!context?.session) throw waitPointUnavailable();
+      const live = running.hub.subscribe(signal);
+      const first = [snapshotEvent(running.record.task)];
+      try {
+        running.answer(answer, message, context.session);
+      } catch (error) {
+        await live.return?.();
+        throw error;
+      }
+      return { first, live, record: running.record };
+    }
+    // No live turn: only a wait point restored from the store can take the answer.
+    const envelope = record.pendingInput;
+    const field = (key: string): string => {
+      const value = envelope?.[key];
+      return typeof value === "string" ? value : "";
+    };
+    if (!envelope || record.state !== pb.TaskState.INPUT_REQUIRED)
+      throw invalidParams("permission_resume_invalid: pending permission is not active.");
+    const pending = { inputId: field("inputId"), toolUseId: field("toolUseId"), kind: field("kind") };
+    if (!matchesRequest(answer, pending))
+      throw invalidParams("input_response_mismatch: permission correlation does not match.");
+    if (!context || context.record.owner !== record.owner) throw waitPointUnavailable();
+    // The turn's credentials were not kept: the answer must bring them again.
+    const missing = record.credentialNames.filter((name) => !settings.credentialNames.includes(name));
+    if (missing.length > 0) {
+      throw invalidParams(t(language, "a2a.credentialsRequired", { names: missing.join(", ") }), {
+        reason: "credentials_required",
+        missing: missing.join(","),
+      });
+    }
+    if (context.execution) {
+      throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
+        taskId: record.task.id,
+      });
+    }
+    const execution = this.reserve(context, record);
+    let session: AgentSession;
+    try {
+      session = await this.deps.contexts.session(context);
+      if (!session.pendingInputs().some((p) => p.inputId === answer.answer.inputId))
+        throw waitPointUnavailable();
+    } catch (error) {
+      this.release(context, execution);
+      if (error instanceof A2AError) throw error;
+      this.deps.logger.error({ err: error, taskId: record.task.id }, "session restore failed");
+      throw new A2AError("InternalError", "The task's session could not be restored.");
+    }
+    const live = execution.hub.subscribe(signal);
+    const first = [snapshotEvent(record.task)];
+    record.language = language;
+    execution.accept(answer, message);
+    execution.start(
+      () => Promise.resolve(session),
+      (s) => s.resumeTurn(settings.overrides, execution.signal),
+      answer,
+    );
+    return { first, live, record };
+  }
+
+  private reserve(context: LiveContext, record: TaskRecord): TurnExecution {
+    const execution: TurnExecution = new TurnExecution(
+      {
+        state: this.deps.state,
+        artifactFiles: this.deps.artifactFiles,
+        logger: this.deps.logger,
+        exposure: this.deps.exposure,
+        autoApprovePermissions: this.deps.autoApprovePermissions,
+        audit: (entry) => this.audit(entry),
+      },
+      record,
+      () => this.release(context, execution),
+    );
+    context.execution = execution;
+    this.running.set(record.task.id, execution);
+    this.deps.contexts.touch(context);
+    return execution;
+  }
+
+  private release(context: LiveContext, execution: TurnExecution): void {
+    if (context.execution === execution) context.execution = undefined;
+    if (this.running.get(execution.taskId) === execution) this.running.delete(execution.taskId);
+    this.deps.contexts.touch(context);
+  }
+
+  private async audit(entry: Parameters<StateStore["audit"]["record"]>[0]): Promise<void> {
+    this.deps.logger.info({ audit: entry }, "permission decision");
+    await this.deps.state.audit.record(entry);
+  }
+
+  /** A task that fails before its turn starts (busy context, bad workspace, empty input). */
+  private failAtOnce(record: TaskRecord, message: pb.Message, language: Language, text: string): Started {
+    record.beginTurn(message, language, []);
+    const first = [snapshotEvent(record.task)];
+    const failed = serverStatusEvent(record.task, pb.TaskState.FAILED, text, "failed");
+    record.apply(failed, true);
+    this.deps.state.tasks.save(record);
+    return { first: [...first, failed], record };
+  }
+}

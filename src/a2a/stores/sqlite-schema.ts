@@ -1,0 +1,101 @@
+// The SQLite schema of the state database (<persistence-dir>/state.db).
+// Tasks are rows with the columns ListTasks filters and sorts on, indexed for
+// each filter, and the task itself as protobuf binary. A counts table, kept
+// by triggers, answers totalSize without counting rows.
+import type { Database } from "better-sqlite3";
+
+export const SCHEMA_VERSION = 1;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS tasks (
+  id TEXT NOT NULL UNIQUE,
+  owner TEXT NOT NULL,
+  context_id TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  status_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  language TEXT NOT NULL,
+  credential_names TEXT NOT NULL,
+  body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, status_ms DESC, id DESC);
+CREATE INDEX IF NOT EXISTS tasks_by_context ON tasks (owner, context_id, status_ms DESC, id DESC);
+CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (owner, state, status_ms DESC, id DESC);
+-- SUBMITTED (1) and WORKING (2): the tasks a restart must settle.
+CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks (state) WHERE state IN (1, 2);
+
+CREATE TABLE IF NOT EXISTS task_counts (
+  owner TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (owner, state)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS task_counts_insert AFTER INSERT ON tasks BEGIN
+  INSERT INTO task_counts (owner, state, n) VALUES (NEW.owner, NEW.state, 1)
+    ON CONFLICT (owner, state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS task_counts_update AFTER UPDATE OF owner, state ON tasks
+WHEN OLD.owner IS NOT NEW.owner OR OLD.state IS NOT NEW.state BEGIN
+  UPDATE task_counts SET n = n - 1 WHERE owner = OLD.owner AND state = OLD.state;
+  INSERT INTO task_counts (owner, state, n) VALUES (NEW.owner, NEW.state, 1)
+    ON CONFLICT (owner, state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS task_counts_delete AFTER DELETE ON tasks BEGIN
+  UPDATE task_counts SET n = n - 1 WHERE owner = OLD.owner AND state = OLD.state;
+END;
+
+-- The artifact index: a task's artifacts in the order they were first announced (rowid).
+CREATE TABLE IF NOT EXISTS artifacts (
+  task_id TEXT NOT NULL,
+  artifact_id TEXT NOT NULL,
+  body BLOB NOT NULL,
+  UNIQUE (task_id, artifact_id)
+);
+
+CREATE TABLE IF NOT EXISTS contexts (
+  id TEXT PRIMARY KEY,
+  owner TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  updated_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS permission_audit (
+  seq INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  context_id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  tool_name TEXT NOT NULL,
+  tool_use_id TEXT NOT NULL,
+  input_id TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  reason TEXT NOT NULL
+);
+
+-- Records that could not be read back, kept for inspection instead of failing every read.
+CREATE TABLE IF NOT EXISTS quarantine (
+  seq INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  at_ms INTEGER NOT NULL,
+  body BLOB
+);
+`;
+
+export class SchemaVersionError extends Error {
+  override readonly name = "SchemaVersionError";
+}
+
+/** Creates the schema (or checks it) inside the caller's write transaction. */
+export function applySchema(db: Database, file: string): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new SchemaVersionError(
+      `The state database ${file} was written by a newer iac-code (schema ${version}; this one reads ${SCHEMA_VERSION}).`,
+    );
+  }
+  db.exec(SCHEMA);
+  if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+}
