@@ -17,7 +17,9 @@ function ok(run: ClientRun): ClientRun {
 /** Waits until the server lists a task in TASK_STATE_WORKING and returns its id. */
 async function workingTask(s: SdkServer): Promise<string> {
   for (let i = 0; i < 100; i += 1) {
-    const list = ok(await runClient(["task-list", "--url", s.base, "--status", "working", "--output", "json"]));
+    const list = ok(
+      await runClient(["task-list", "--url", s.base, "--status", "working", "--output", "json"]),
+    );
     const tasks = (JSON.parse(list.stdout) as Json).tasks as Json[] | undefined;
     if (tasks?.length) return tasks[0].id as string;
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -69,14 +71,25 @@ describe("a2a-client against an @a2a-js/sdk server", function () {
       it("task-get, task-list (table and json) and extended-card", async () => {
         const sent = ok(await runClient(["call", ...url(), "-p", "to list", "--output", "json"]));
         const task = (JSON.parse(sent.stdout) as Json).task as Json;
-        const got = ok(await runClient(["task-get", ...url(), "--task-id", task.id as string, "--history-length", "1"]));
+        const got = ok(
+          await runClient(["task-get", ...url(), "--task-id", task.id as string, "--history-length", "1"]),
+        );
         expect(JSON.parse(got.stdout)).to.deep.include({ id: task.id, contextId: task.contextId });
         const table = ok(await runClient(["task-list", ...url(), "--context-id", task.contextId as string]));
         expect(table.stdout).to.match(/^ID +Status +Context +Updated +Message\n/);
         expect(table.stdout).to.include("completed");
         expect(table.stdout).to.include("echo: to list");
         expect(table.stdout.trim().split("\n").at(-1)).to.equal("Showing 1 of 1 tasks.");
-        const json = ok(await runClient(["task-list", ...url(), "--context-id", task.contextId as string, "--output", "json"]));
+        const json = ok(
+          await runClient([
+            "task-list",
+            ...url(),
+            "--context-id",
+            task.contextId as string,
+            "--output",
+            "json",
+          ]),
+        );
         expect((JSON.parse(json.stdout) as Json).tasks.map((t: Json) => t.id)).to.deep.equal([task.id]);
         const card = ok(await runClient(["extended-card", ...url()]));
         expect((JSON.parse(card.stdout) as Json).name).to.equal("sdk-echo (extended)");
@@ -110,13 +123,24 @@ describe("a2a-client against an @a2a-js/sdk server", function () {
           token: "nt-1",
           authentication: { scheme: "Bearer", credentials: "cred-1" },
         });
-        const got = ok(await runClient(["push-config-get", ...url(), "--task-id", taskId, "--config-id", "hook-1"]));
-        expect(JSON.parse(got.stdout)).to.deep.include({ id: "hook-1", url: "https://hooks.example.com/a2a" });
-        const listed = ok(await runClient(["push-config-list", ...url(), "--task-id", taskId, "--output", "json"]));
+        const got = ok(
+          await runClient(["push-config-get", ...url(), "--task-id", taskId, "--config-id", "hook-1"]),
+        );
+        expect(JSON.parse(got.stdout)).to.deep.include({
+          id: "hook-1",
+          url: "https://hooks.example.com/a2a",
+        });
+        const listed = ok(
+          await runClient(["push-config-list", ...url(), "--task-id", taskId, "--output", "json"]),
+        );
         expect((JSON.parse(listed.stdout) as Json).configs.map((c: Json) => c.id)).to.deep.equal(["hook-1"]);
-        const deleted = ok(await runClient(["push-config-delete", ...url(), "--task-id", taskId, "--config-id", "hook-1"]));
+        const deleted = ok(
+          await runClient(["push-config-delete", ...url(), "--task-id", taskId, "--config-id", "hook-1"]),
+        );
         expect(deleted.stdout).to.equal(`Deleted push notification config hook-1 of task ${taskId}.\n`);
-        const empty = ok(await runClient(["push-config-list", ...url(), "--task-id", taskId, "--output", "json"]));
+        const empty = ok(
+          await runClient(["push-config-list", ...url(), "--task-id", taskId, "--output", "json"]),
+        );
         expect((JSON.parse(empty.stdout) as Json).configs ?? []).to.deep.equal([]);
       });
 

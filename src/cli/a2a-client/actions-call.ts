@@ -141,6 +141,9 @@ export const answerAction: Action = (context) => {
       decision: opts.decision as string | undefined,
       answer: opts.answer as string | undefined,
     });
-    return runTurn(client, answerRequest(request, choice), turnOptions(context, format, url));
+    return runTurn(client, answerRequest(request, choice), {
+      ...turnOptions(context, format, url),
+      answered: [request.inputId],
+    });
   });
 };

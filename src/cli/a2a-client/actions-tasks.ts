@@ -1,7 +1,7 @@
 // discover, task-*, push-config-* and extended-card: one A2A call each, the
 // reply printed as JSON (indented, or one line with --output json), task-list
 // as a table.
-import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import type { DescMessage, JsonObject, MessageShape } from "@bufbuild/protobuf";
 import { encodeProtoJson, pb } from "../../contract/index.js";
 import { openClient } from "./actions-call.js";
 import type { A2aClient } from "./client.js";
@@ -82,7 +82,10 @@ export const taskActions = {
     };
     const response = await client.unary(method.listTasks, request);
     if (format === "json") {
-      printJson(io.stdout, encodeProtoJson(pb.ListTasksResponseSchema, response), format);
+      // The four fields are REQUIRED in A2A 1.0: printed even when empty or zero.
+      const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as JsonObject;
+      const { nextPageToken, pageSize, totalSize } = response;
+      printJson(io.stdout, { tasks: json.tasks ?? [], nextPageToken, pageSize, totalSize }, format);
       return EXIT.ok;
     }
     const next = (token: string): string =>

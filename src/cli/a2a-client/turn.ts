@@ -22,25 +22,29 @@ export interface TurnOptions {
   stderr: Writer;
   /** The URL the user gave, for the `answer` hint. */
   url: string;
+  /** Input ids already answered: a stream that continues a turn starts with the old request. */
+  answered?: string[];
 }
 
 export async function runTurn(client: A2aClient, first: SendParams, options: TurnOptions): Promise<ExitCode> {
+  const answered = new Set(options.answered);
+  /** A request still to answer (not one this run already answered). */
+  const open = (request: InputRequest | undefined) =>
+    request && !answered.has(request.inputId) ? request : undefined;
   let params = first;
   for (;;) {
     const request = options.stream
-      ? await streamed(client, params, options)
-      : await unary(client, params, options);
-    if (!request) {
-      options.renderer.settle();
-      return EXIT.ok;
-    }
+      ? await streamed(client, params, options, open)
+      : open(await unary(client, params, options));
     options.renderer.settle();
+    if (!request) return EXIT.ok;
     const choice = options.ask ? await options.ask(request) : undefined;
     if (!choice) {
       options.renderer.inputRequired(request);
       options.stderr.write(answerHint(request, options.url));
       return EXIT.inputRequired;
     }
+    answered.add(request.inputId);
     params = answerRequest(request, choice);
   }
 }
@@ -57,22 +61,22 @@ async function unary(
   return task ? inputRequestOf(task.status?.state, task.metadata) : undefined;
 }
 
-/** Reads the stream until it ends, or until an input request (then stops reading it). */
+/** Reads the stream until it ends, or until an open input request (then stops reading it). */
 async function streamed(
   client: A2aClient,
   params: SendParams,
   options: TurnOptions,
+  open: (request: InputRequest | undefined) => InputRequest | undefined,
 ): Promise<InputRequest | undefined> {
   options.renderer.waiting();
   for await (const event of client.stream(pb.A2AService.method.sendStreamingMessage, params)) {
     options.renderer.event(event);
     const { payload } = event;
-    const request =
-      payload.case === "statusUpdate"
+    const request = open(
+      payload.case === "statusUpdate" || payload.case === "task"
         ? inputRequestOf(payload.value.status?.state, payload.value.metadata)
-        : payload.case === "task"
-          ? inputRequestOf(payload.value.status?.state, payload.value.metadata)
-          : undefined;
+        : undefined,
+    );
     if (request) return request;
   }
   return undefined;
@@ -81,7 +85,7 @@ async function streamed(
 function answerHint(request: InputRequest, url: string): string {
   const how =
     request.kind === "permission"
-      ? `--decision ${request.options.map((option) => option.id).join("|")}`
+      ? `--decision <${request.options.map((option) => option.id).join("|")}>`
       : `--answer ${request.options.length > 0 ? "<option id>" : "<text>"}`;
   return (
     `Input required (${request.kind}): ${request.prompt}\n` +
