@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form A2A JSON replies through `any` (AnyJson) */
 // Every subcommand against our server (the real runtime on a scripted model)
 // over JSON-RPC, HTTP+JSON and gRPC, with bearer, basic and API-key auth; the
 // input-required exit and `answer` from a script; push configs give the
@@ -5,12 +6,11 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
+import type { AnyJson as Json } from "../a2a/helpers.js";
 import { BINDING_NAMES } from "../../src/cli/a2a-client/bindings/binding.js";
 import { EXIT } from "../../src/cli/a2a-client/errors.js";
 import { removeDir, type E2eServer } from "../e2e/helpers.js";
 import { jsonLines, runClient, startOurServer, type ClientRun } from "./harness.js";
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- replies are checked by assertions
 
 function ok(run: ClientRun): ClientRun {
   expect(run.stderr, run.stderr).to.equal("");

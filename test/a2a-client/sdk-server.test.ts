@@ -1,12 +1,12 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form A2A JSON replies through `any` (AnyJson) */
 // Every network subcommand against an @a2a-js/sdk 1.3.0 server (JSON-RPC,
 // HTTP+JSON and gRPC), including the push notification configs our server
 // does not have yet.
 import { expect } from "chai";
+import type { AnyJson as Json } from "../a2a/helpers.js";
 import { BINDING_NAMES } from "../../src/cli/a2a-client/bindings/binding.js";
 import { startSdkServer, type SdkServer } from "./fixtures/sdk-server.js";
 import { jsonLines, runClient, type ClientRun } from "./harness.js";
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- replies are checked by assertions
 
 function ok(run: ClientRun): ClientRun {
   expect(run.stderr, run.stderr).to.equal("");
