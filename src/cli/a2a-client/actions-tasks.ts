@@ -12,18 +12,24 @@ import type { Action, ActionContext } from "./program.js";
 
 export type TaskAction = Action;
 
-/** Opens the connection for --url, runs one exchange and prints what it returns. */
+type Exchange<T> = (client: A2aClient) => Promise<T>;
+
+/**
+ * Reads and checks every setting first (so a missing value is reported before
+ * any network call), then opens the connection for --url and runs the exchange.
+ */
 function oneCall(
   allowed: OutputFormat[],
-  exchange: (client: A2aClient, context: ActionContext, format: OutputFormat) => Promise<ExitCode>,
+  prepare: (context: ActionContext, format: OutputFormat) => Exchange<ExitCode>,
 ): Action {
   return async (context) => {
     const format = context.settings.output(allowed);
     context.jsonErrors(format === "json");
     const url = context.settings.required("url");
+    const exchange = prepare(context, format);
     const client = await openClient(context.settings, context.io, url);
     try {
-      return await exchange(client, context, format);
+      return await exchange(client);
     } finally {
       await client.close();
     }
@@ -33,11 +39,14 @@ function oneCall(
 /** A unary call whose reply is printed as ProtoJSON. */
 function printed<O extends DescMessage>(
   schema: O,
-  call: (client: A2aClient, context: ActionContext) => Promise<MessageShape<O>>,
+  prepare: (context: ActionContext) => Exchange<MessageShape<O>>,
 ): Action {
-  return oneCall(["text", "json"], async (client, context, format) => {
-    printJson(context.io.stdout, encodeProtoJson(schema, await call(client, context)), format);
-    return EXIT.ok;
+  return oneCall(["text", "json"], (context, format) => {
+    const call = prepare(context);
+    return async (client) => {
+      printJson(context.io.stdout, encodeProtoJson(schema, await call(client)), format);
+      return EXIT.ok;
+    };
   });
 }
 
@@ -64,14 +73,13 @@ export function parseState(value: string): pb.TaskState {
 const method = pb.A2AService.method;
 
 export const taskActions = {
-  get: printed(pb.TaskSchema, (client, { settings }) =>
-    client.unary(method.getTask, {
-      id: settings.required("task_id"),
-      historyLength: settings.number("history_length", 0),
-    }),
-  ),
+  get: printed(pb.TaskSchema, ({ settings }) => {
+    const request = { id: settings.required("task_id"), historyLength: settings.number("history_length", 0) };
+    return (client) => client.unary(method.getTask, request);
+  }),
 
-  list: oneCall(["table", "json"], async (client, { settings, io }, format) => {
+  list: oneCall(["table", "json"], ({ settings, io }, format) => {
+    const url = settings.required("url");
     const statusText = settings.string("status");
     const request = {
       contextId: settings.string("context_id") ?? "",
@@ -80,82 +88,89 @@ export const taskActions = {
       pageToken: settings.string("page_token") ?? "",
       includeArtifacts: settings.flag("include_artifacts"),
     };
-    const response = await client.unary(method.listTasks, request);
-    if (format === "json") {
-      // The four fields are REQUIRED in A2A 1.0: printed even when empty or zero.
-      const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as JsonObject;
-      const { nextPageToken, pageSize, totalSize } = response;
-      printJson(io.stdout, { tasks: json.tasks ?? [], nextPageToken, pageSize, totalSize }, format);
-      return EXIT.ok;
-    }
     const next = (token: string): string =>
       [
         "iac-code a2a-client task-list --url",
-        shellWord(settings.required("url")),
+        shellWord(url),
         ...(request.contextId ? ["--context-id", shellWord(request.contextId)] : []),
         ...(statusText ? ["--status", shellWord(statusText)] : []),
         ...(request.pageSize !== undefined ? ["--page-size", String(request.pageSize)] : []),
         "--page-token",
         shellWord(token),
       ].join(" ");
-    io.stdout.write(taskTable(response, next));
-    return EXIT.ok;
+    return async (client) => {
+      const response = await client.unary(method.listTasks, request);
+      if (format === "json") {
+        // The four fields are REQUIRED in A2A 1.0: printed even when empty or zero.
+        const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as JsonObject;
+        const { nextPageToken, pageSize, totalSize } = response;
+        printJson(io.stdout, { tasks: json.tasks ?? [], nextPageToken, pageSize, totalSize }, format);
+      } else {
+        io.stdout.write(taskTable(response, next));
+      }
+      return EXIT.ok;
+    };
   }),
 
-  cancel: printed(pb.TaskSchema, (client, { settings }) =>
-    client.unary(method.cancelTask, { id: settings.required("task_id") }),
-  ),
+  cancel: printed(pb.TaskSchema, ({ settings }) => {
+    const id = settings.required("task_id");
+    return (client) => client.unary(method.cancelTask, { id });
+  }),
 
   /** Prints each event as a JSON line until the task stops (terminal, or waiting for input or auth). */
-  subscribe: oneCall(["text", "json"], async (client, { settings, io }) => {
+  subscribe: oneCall(["text", "json"], ({ settings, io }) => {
     const id = settings.required("task_id");
-    for await (const event of client.stream(method.subscribeToTask, { id })) {
-      io.stdout.write(`${sortedJson(encodeProtoJson(pb.StreamResponseSchema, event))}\n`);
-      if (stops(event)) break;
-    }
-    return EXIT.ok;
+    return async (client) => {
+      for await (const event of client.stream(method.subscribeToTask, { id })) {
+        io.stdout.write(`${sortedJson(encodeProtoJson(pb.StreamResponseSchema, event))}\n`);
+        if (stops(event)) break;
+      }
+      return EXIT.ok;
+    };
   }),
 
-  pushCreate: printed(pb.TaskPushNotificationConfigSchema, (client, { settings }) => {
+  pushCreate: printed(pb.TaskPushNotificationConfigSchema, ({ settings }) => {
     const taskId = settings.required("task_id");
     const id = settings.required("config_id");
     const url = settings.required("callback_url");
     const scheme = settings.string("auth_scheme");
     const credentials = settings.string("auth_credentials");
-    return client.unary(method.createTaskPushNotificationConfig, {
+    const config = {
       taskId,
       id,
       url,
       token: settings.string("notification_token") ?? "",
       authentication: scheme !== undefined || credentials !== undefined ? { scheme, credentials } : undefined,
-    });
+    };
+    return (client) => client.unary(method.createTaskPushNotificationConfig, config);
   }),
 
-  pushGet: printed(pb.TaskPushNotificationConfigSchema, (client, { settings }) =>
-    client.unary(method.getTaskPushNotificationConfig, {
-      taskId: settings.required("task_id"),
-      id: settings.required("config_id"),
-    }),
-  ),
+  pushGet: printed(pb.TaskPushNotificationConfigSchema, ({ settings }) => {
+    const request = { taskId: settings.required("task_id"), id: settings.required("config_id") };
+    return (client) => client.unary(method.getTaskPushNotificationConfig, request);
+  }),
 
-  pushList: printed(pb.ListTaskPushNotificationConfigsResponseSchema, (client, { settings }) =>
-    client.unary(method.listTaskPushNotificationConfigs, {
+  pushList: printed(pb.ListTaskPushNotificationConfigsResponseSchema, ({ settings }) => {
+    const request = {
       taskId: settings.required("task_id"),
       pageSize: settings.number("page_size", 1),
       pageToken: settings.string("page_token") ?? "",
-    }),
-  ),
-
-  pushDelete: oneCall(["text", "json"], async (client, { settings, io }, format) => {
-    const taskId = settings.required("task_id");
-    const id = settings.required("config_id");
-    await client.unary(method.deleteTaskPushNotificationConfig, { taskId, id });
-    if (format === "json") printJson(io.stdout, { deleted: { taskId, id } }, format);
-    else io.stdout.write(`Deleted push notification config ${id} of task ${taskId}.\n`);
-    return EXIT.ok;
+    };
+    return (client) => client.unary(method.listTaskPushNotificationConfigs, request);
   }),
 
-  extendedCard: printed(pb.AgentCardSchema, (client) => client.unary(method.getExtendedAgentCard, {})),
+  pushDelete: oneCall(["text", "json"], ({ settings, io }, format) => {
+    const taskId = settings.required("task_id");
+    const id = settings.required("config_id");
+    return async (client) => {
+      await client.unary(method.deleteTaskPushNotificationConfig, { taskId, id });
+      if (format === "json") printJson(io.stdout, { deleted: { taskId, id } }, format);
+      else io.stdout.write(`Deleted push notification config ${id} of task ${taskId}.\n`);
+      return EXIT.ok;
+    };
+  }),
+
+  extendedCard: printed(pb.AgentCardSchema, () => (client) => client.unary(method.getExtendedAgentCard, {})),
 };
 
 const STOP_STATES = new Set([
