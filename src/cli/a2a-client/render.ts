@@ -114,10 +114,13 @@ export class LiveRenderer implements TurnRenderer {
       case "message":
         return this.line(messageText(payload.value));
       case "artifactUpdate": {
+        // Artifacts are usually files (a file:// URL part); their text, if any, follows.
         const artifact = payload.value.artifact;
-        return this.line(
-          `artifact ${artifact?.name || artifact?.artifactId || ""} ${replyText(payload)}`.trim(),
+        const urls = (artifact?.parts ?? []).flatMap((p) =>
+          p.content.case === "url" ? [p.content.value] : [],
         );
+        const label = [artifact?.name || artifact?.artifactId, ...urls, replyText(payload)].filter(Boolean);
+        return this.line(`artifact ${label.join(" ")}`);
       }
       case "task":
         this.spinner.label = stateLabel(payload.value.status?.state);
