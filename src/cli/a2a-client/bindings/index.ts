@@ -1,8 +1,8 @@
 // Which binding to use and where: from the interfaces the agent card advertises
 // (the first one this client speaks, or the one --binding asks for), or
 // straight from a URL scheme that names a transport (grpc://, grpcs://). A new
-// transport registers its scheme in DIRECT_SCHEMES and, when it carries
-// JSON-RPC, opens a JsonRpcBinding over its own JsonRpcChannel.
+// transport registers its scheme in DIRECT_SCHEMES; one that carries JSON-RPC
+// opens a JsonRpcBinding over its own JsonRpcChannel.
 import type { pb } from "../../../contract/index.js";
 import { ClientError, UsageError } from "../errors.js";
 import { BINDING_NAMES, type A2aBinding, type BindingName } from "./binding.js";
@@ -23,8 +23,30 @@ export interface Endpoint {
 /** AgentInterface.protocolBinding values (compared upper-case) and the binding that speaks them. */
 const PROTOCOLS: Record<string, BindingName> = { JSONRPC: "jsonrpc", "HTTP+JSON": "rest", GRPC: "grpc" };
 
-/** URL schemes that name a binding without an agent card over HTTP. */
-const DIRECT_SCHEMES: Record<string, BindingName> = { "grpc:": "grpc", "grpcs:": "grpc" };
+type Opener = (url: string, headers: Record<string, string>) => A2aBinding;
+
+/** gRPC metadata keys are lower-case. */
+const lowerCaseKeys = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([key, value]) => [key.toLowerCase(), value]));
+
+/** The bindings over HTTP(S) (gRPC over HTTP/2). */
+const OPENERS: Record<BindingName, Opener> = {
+  jsonrpc: (url, headers) => new JsonRpcBinding(new HttpJsonRpcChannel(url, headers)),
+  rest: (url, headers) => new RestBinding(url, headers),
+  grpc: (url, headers) => new GrpcBinding(url, lowerCaseKeys(headers)),
+};
+
+/**
+ * URL schemes that name a transport without an agent card over HTTP. A
+ * JSON-RPC transport (unix:, ws:, grpc-jsonrpc:, redis:, stdio:) registers here
+ * as { binding: "jsonrpc", open: (url) => new JsonRpcBinding(new ItsChannel(url)) }.
+ */
+const DIRECT_SCHEMES: Record<string, { binding: BindingName; open: Opener }> = {
+  "grpc:": { binding: "grpc", open: OPENERS.grpc },
+  "grpcs:": { binding: "grpc", open: OPENERS.grpc },
+};
+
+const schemeOf = (url: string): string | undefined => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
 
 export function parseBindingName(value: string): BindingName {
   const name = value.trim().toLowerCase();
@@ -36,9 +58,9 @@ export function parseBindingName(value: string): BindingName {
 
 /** An endpoint named by the URL's scheme alone, or undefined for http(s) (card discovery). */
 export function directEndpoint(url: string, wanted?: BindingName): Endpoint | undefined {
-  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
+  const scheme = schemeOf(url);
   if (scheme === "http:" || scheme === "https:") return undefined;
-  const binding = scheme ? DIRECT_SCHEMES[scheme] : undefined;
+  const binding = scheme ? DIRECT_SCHEMES[scheme]?.binding : undefined;
   if (!binding) {
     throw new ClientError(
       `Unsupported A2A URL ${url}: use http(s):// (agent card discovery) or grpc(s)://host:port.`,
@@ -81,16 +103,7 @@ export function chooseEndpoint(
 }
 
 export function openBinding(endpoint: Endpoint, headers: Record<string, string>): A2aBinding {
-  switch (endpoint.binding) {
-    case "jsonrpc":
-      return new JsonRpcBinding(new HttpJsonRpcChannel(endpoint.url, headers));
-    case "rest":
-      return new RestBinding(endpoint.url, headers);
-    case "grpc":
-      // gRPC metadata keys are lower-case.
-      return new GrpcBinding(
-        endpoint.url,
-        Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])),
-      );
-  }
+  const scheme = schemeOf(endpoint.url);
+  const open = (scheme ? DIRECT_SCHEMES[scheme]?.open : undefined) ?? OPENERS[endpoint.binding];
+  return open(endpoint.url, headers);
 }
