@@ -2,6 +2,7 @@
 // registers, with captured output) or as the real `iac-code` process, and
 // starts our A2A server with the real runtime on the client test script.
 import { spawn } from "node:child_process";
+import { expect } from "chai";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { runA2aClient } from "../../src/cli/a2a-client/program.js";
@@ -66,4 +67,22 @@ export function runCliProcess(
 /** Our A2A server (in this process) with the real runtime replaying the client test script. */
 export function startOurServer(file: Record<string, unknown> = {}): Promise<E2eServer> {
   return startE2eServer({ script: CLIENT_SCRIPT, file });
+}
+
+/** A run that succeeded quietly. */
+export function ok(run: ClientRun): ClientRun {
+  expect(run.stderr, run.stderr).to.equal("");
+  expect(run.code, run.stdout).to.equal(0);
+  return run;
+}
+
+/** Polls task-list until the server lists a task in TASK_STATE_WORKING; returns its id. */
+export async function workingTask(connection: string[]): Promise<string> {
+  for (let i = 0; i < 200; i += 1) {
+    const list = ok(await runClient(["task-list", ...connection, "--status", "working", "--output", "json"]));
+    const tasks = (JSON.parse(list.stdout) as { tasks: Array<{ id: string }> }).tasks;
+    if (tasks.length > 0) return tasks[0].id;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("no working task appeared");
 }

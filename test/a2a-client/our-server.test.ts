@@ -10,23 +10,7 @@ import type { AnyJson as Json } from "../a2a/helpers.js";
 import { BINDING_NAMES } from "../../src/cli/a2a-client/bindings/binding.js";
 import { EXIT } from "../../src/cli/a2a-client/errors.js";
 import { removeDir, type E2eServer } from "../e2e/helpers.js";
-import { jsonLines, runClient, startOurServer, type ClientRun } from "./harness.js";
-
-function ok(run: ClientRun): ClientRun {
-  expect(run.stderr, run.stderr).to.equal("");
-  expect(run.code, run.stdout).to.equal(0);
-  return run;
-}
-
-async function workingTask(url: string[]): Promise<string> {
-  for (let i = 0; i < 200; i += 1) {
-    const list = ok(await runClient(["task-list", ...url, "--status", "working", "--output", "json"]));
-    const tasks = (JSON.parse(list.stdout) as Json).tasks as Json[];
-    if (tasks.length > 0) return tasks[0].id as string;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("no working task appeared");
-}
+import { jsonLines, ok, runClient, startOurServer, workingTask } from "./harness.js";
 
 describe("a2a-client against our server (bearer token)", function () {
   this.timeout(60_000);

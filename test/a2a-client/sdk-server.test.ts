@@ -6,26 +6,7 @@ import { expect } from "chai";
 import type { AnyJson as Json } from "../a2a/helpers.js";
 import { BINDING_NAMES } from "../../src/cli/a2a-client/bindings/binding.js";
 import { startSdkServer, type SdkServer } from "./fixtures/sdk-server.js";
-import { jsonLines, runClient, type ClientRun } from "./harness.js";
-
-function ok(run: ClientRun): ClientRun {
-  expect(run.stderr, run.stderr).to.equal("");
-  expect(run.code).to.equal(0);
-  return run;
-}
-
-/** Waits until the server lists a task in TASK_STATE_WORKING and returns its id. */
-async function workingTask(s: SdkServer): Promise<string> {
-  for (let i = 0; i < 100; i += 1) {
-    const list = ok(
-      await runClient(["task-list", "--url", s.base, "--status", "working", "--output", "json"]),
-    );
-    const tasks = (JSON.parse(list.stdout) as Json).tasks as Json[] | undefined;
-    if (tasks?.length) return tasks[0].id as string;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("no working task appeared");
-}
+import { jsonLines, ok, runClient, workingTask } from "./harness.js";
 
 describe("a2a-client against an @a2a-js/sdk server", function () {
   this.timeout(30_000);
@@ -146,14 +127,14 @@ describe("a2a-client against an @a2a-js/sdk server", function () {
 
       it("task-subscribe prints a running task's events until it completes; task-cancel cancels one", async () => {
         const running = runClient(["call", ...url(), "-p", "[SLOW] one"]);
-        const id = await workingTask(s);
+        const id = await workingTask(["--url", s.base]);
         const sub = ok(await runClient(["task-subscribe", ...url(), "--task-id", id]));
         const events = jsonLines(sub.stdout);
         expect(events.at(-1)).to.have.nested.property("statusUpdate.status.state", "TASK_STATE_COMPLETED");
         expect((await running).stdout).to.equal("echo: [SLOW] one\n");
 
         const second = runClient(["call", ...url(), "-p", "[SLOW] two"]);
-        const other = await workingTask(s);
+        const other = await workingTask(["--url", s.base]);
         const cancelled = ok(await runClient(["task-cancel", ...url(), "--task-id", other]));
         expect(JSON.parse(cancelled.stdout)).to.have.nested.property("status.state", "TASK_STATE_CANCELED");
         await second;
