@@ -44,6 +44,39 @@ describe("a2a-client against our server (bearer token)", function () {
     ok(await runClient(["task-list", ...auth(), "--output", "json"], { env: wrong }));
   });
 
+  it("sends the per-turn model, key and thinking settings, and never prints the key it was given", async () => {
+    const run = ok(
+      await runClient([
+        "call",
+        ...auth(),
+        "--cwd",
+        s.workspace,
+        "-p",
+        "hello",
+        "--iac-code-model",
+        " client-model ",
+        "--iac-code-api-key",
+        "sk-client-secret-key",
+        "--thinking-budget",
+        "512",
+        "--no-thinking-enabled",
+        "--thinking-effort",
+        "low",
+        "--output",
+        "json",
+      ]),
+    );
+    expect(run.stdout).to.not.include("sk-client-secret-key");
+    const sent = (JSON.parse(run.stdout) as Json).task.history[0] as Json;
+    expect(sent.metadata.iac_code).to.deep.include({
+      cwd: s.workspace,
+      iac_code_model: "client-model",
+      thinking: { enabled: false, effort: "low", budget: 512 },
+    });
+    // Our server echoes the key in the task history today; the client masks it.
+    expect([undefined, "***"]).to.include(sent.metadata.iac_code.iac_code_api_key);
+  });
+
   for (const binding of BINDING_NAMES) {
     describe(`over ${binding}`, () => {
       const url = () => [...auth(), "--binding", binding];

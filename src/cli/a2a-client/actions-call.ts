@@ -1,4 +1,5 @@
 // `call` and `answer`: build the message, open the connection, run the turn.
+import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
@@ -12,7 +13,6 @@ import { promptForInput } from "./prompt.js";
 import { JsonRenderer, LiveRenderer, PlainRenderer, type TurnRenderer } from "./render.js";
 import { parseRouteSpec, resolveRoute } from "./routes.js";
 import type { Settings } from "./settings.js";
-import { randomUUID } from "node:crypto";
 import { runTurn, type SendParams, type TurnOptions } from "./turn.js";
 
 export function openClient(settings: Settings, io: ClientIo, url: string): Promise<A2aClient> {

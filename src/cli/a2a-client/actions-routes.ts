@@ -1,6 +1,5 @@
 // `route-preview`: resolve --route specs offline and optionally save them.
-import { EXIT } from "./errors.js";
-import { ClientError } from "./errors.js";
+import { ClientError, EXIT } from "./errors.js";
 import { printJson } from "./output.js";
 import type { Action } from "./program.js";
 import { parseRouteSpec, resolveRoute, saveRoutes } from "./routes.js";

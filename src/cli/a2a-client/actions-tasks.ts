@@ -10,8 +10,6 @@ import { EXIT, UsageError, type ExitCode } from "./errors.js";
 import { printJson, shellWord, sortedJson, taskTable, type OutputFormat } from "./output.js";
 import type { Action, ActionContext } from "./program.js";
 
-export type TaskAction = Action;
-
 type Exchange<T> = (client: A2aClient) => Promise<T>;
 
 /**

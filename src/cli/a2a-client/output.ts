@@ -11,6 +11,23 @@ export interface Writer {
 
 export type OutputFormat = "text" | "json" | "table";
 
+/**
+ * A writer that masks the given secrets (also in their JSON-escaped form), so
+ * a server that echoes a key it was sent does not put it on the screen or in a
+ * script's log.
+ */
+export function redacting(writer: Writer, secrets: string[]): Writer {
+  const needles = [...new Set(secrets.flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]))].filter(
+    (s) => s.length >= 4,
+  );
+  if (needles.length === 0) return writer;
+  return {
+    isTTY: writer.isTTY,
+    write: (text: string) =>
+      writer.write(needles.reduce((out, needle) => out.split(needle).join("***"), text)),
+  };
+}
+
 const sortKeys = (_key: string, value: unknown): unknown =>
   value !== null && typeof value === "object" && !Array.isArray(value)
     ? Object.fromEntries(

@@ -4,11 +4,10 @@
 import { Command, CommanderError, Option } from "commander";
 import { callAction, answerAction } from "./actions-call.js";
 import { routePreviewAction } from "./actions-routes.js";
-import { taskActions, discoverAction, type TaskAction } from "./actions-tasks.js";
+import { taskActions, discoverAction } from "./actions-tasks.js";
 import { loadClientConfig } from "./config-file.js";
 import { A2aCallError, ClientError, EXIT, EXIT_CODES_HELP, type ExitCode } from "./errors.js";
-import type { Writer } from "./output.js";
-import { sortedJson } from "./output.js";
+import { redacting, sortedJson, type Writer } from "./output.js";
 import type { Route } from "./routes.js";
 import { Settings } from "./settings.js";
 
@@ -120,15 +119,18 @@ export function buildA2aClientCommand(
 
   const run = (action: Action) => async (_options: unknown, command: Command) => {
     let json = false;
+    let out = io;
     try {
       const configPath = command.optsWithGlobals<{ config?: string }>().config;
       const config =
         configPath && command.name() !== "route-preview" ? loadClientConfig(configPath) : undefined;
       const opts = withAliases(command.opts());
       const settings = new Settings(opts, config?.values ?? {}, io.env);
+      const secrets = settings.secrets();
+      out = { ...io, stdout: redacting(io.stdout, secrets), stderr: redacting(io.stderr, secrets) };
       onExit(
         await action({
-          io,
+          io: out,
           settings,
           configRoutes: config?.routes ?? [],
           opts,
@@ -136,7 +138,7 @@ export function buildA2aClientCommand(
         }),
       );
     } catch (error) {
-      onExit(reportError(io, error, json));
+      onExit(reportError(out, error, json));
     }
   };
 
@@ -179,7 +181,7 @@ export function buildA2aClientCommand(
     .option("--output <format>", "text (default: indented JSON) or json (one line)")
     .action(run(discoverAction));
 
-  const taskCommands: Array<[string, string, (command: Command) => Command, TaskAction]> = [
+  const taskCommands: Array<[string, string, (command: Command) => Command, Action]> = [
     [
       "task-get",
       "Print a task (GetTask)",

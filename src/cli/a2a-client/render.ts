@@ -23,7 +23,7 @@ const eventJson = (event: pb.StreamResponse) => encodeProtoJson(pb.StreamRespons
 const replyJson = (reply: pb.SendMessageResponse) => encodeProtoJson(pb.SendMessageResponseSchema, reply);
 
 export class JsonRenderer implements TurnRenderer {
-  constructor(private readonly out: Writer) {}
+  constructor(protected readonly out: Writer) {}
   waiting(): void {}
   event(event: pb.StreamResponse): void {
     this.out.write(`${sortedJson(eventJson(event))}\n`);
@@ -37,17 +37,15 @@ export class JsonRenderer implements TurnRenderer {
   settle(): void {}
 }
 
+/** Text on a pipe: like JSON, but an event or reply with text prints its text. */
 export class PlainRenderer extends JsonRenderer {
-  constructor(private readonly stdout: Writer) {
-    super(stdout);
-  }
   override event(event: pb.StreamResponse): void {
     const text = replyText(event.payload);
-    if (text) this.stdout.write(`${text}\n`);
+    if (text) this.out.write(`${text}\n`);
     else super.event(event);
   }
   override reply(reply: pb.SendMessageResponse): void {
-    this.stdout.write(`${replyText(reply.payload) || sortedJson(replyJson(reply), 2)}\n`);
+    this.out.write(`${replyText(reply.payload) || sortedJson(replyJson(reply), 2)}\n`);
   }
 }
 

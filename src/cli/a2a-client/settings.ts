@@ -97,6 +97,18 @@ export class Settings {
     };
   }
 
+  /** The secrets this run was given, which it never prints (servers may echo them). */
+  secrets(): string[] {
+    const keys: ConfigKey[] = [
+      "token",
+      "basic_password",
+      "api_key",
+      "iac_code_api_key",
+      "verify_card_secret",
+    ];
+    return keys.map((key) => this.string(key)).filter((value): value is string => value !== undefined);
+  }
+
   verification(cwd: string): CardVerificationOptions {
     const file = this.string("verify_card_jwks_file");
     return {

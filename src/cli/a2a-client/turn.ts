@@ -8,9 +8,8 @@ import { pb } from "../../contract/index.js";
 import type { A2aClient } from "./client.js";
 import { EXIT, type ExitCode } from "./errors.js";
 import { answerRequest, inputRequestOf, type InputChoice, type InputRequest } from "./inputs.js";
-import type { Writer } from "./output.js";
+import { shellWord, type Writer } from "./output.js";
 import type { TurnRenderer } from "./render.js";
-import { shellWord } from "./output.js";
 
 export type SendParams = MessageInitShape<typeof pb.SendMessageRequestSchema>;
 
