@@ -32,23 +32,28 @@ export function describeRequest(request: InputRequest): string {
 
 export async function promptForInput(request: InputRequest, io: PromptIo): Promise<InputChoice | undefined> {
   io.stderr.write(describeRequest(request));
-  const rl = createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream, terminal: true });
+  // No output stream: the terminal echoes what is typed, and the prompt goes through io.stderr
+  // (which masks secrets) like everything else.
+  const rl = createInterface({ input: io.stdin, terminal: false });
   const closed = new AbortController();
   rl.once("close", () => closed.abort());
   const range = request.options.length > 0 ? ` [1-${request.options.length}]` : "";
+  const retry =
+    request.kind === "ask_user_question" && request.allowFreeText
+      ? "Please choose one of the options or type an answer.\n"
+      : "Please choose one of the options.\n";
   try {
     for (;;) {
+      io.stderr.write(`Answer${range}: `);
       let line: string;
       try {
-        line = await rl.question(`Answer${range}: `, { signal: closed.signal });
+        line = await rl.question("", { signal: closed.signal });
       } catch {
         return undefined;
       }
       const choice = questionChoice(request, line);
       if (choice) return choice;
-      io.stderr.write(
-        `Please choose one of the options${request.kind === "ask_user_question" && request.allowFreeText ? " or type an answer" : ""}.\n`,
-      );
+      io.stderr.write(retry);
     }
   } finally {
     rl.close();
