@@ -157,6 +157,25 @@ export type AguiMessage = {
   [k: string]: unknown | undefined;
 } & (UserMessage | InstructionMessage | AssistantMessage | ToolMessage | ActivityMessage | ReasoningMessage);
 /**
+ * Routes for call (--route): one spec string, or a list of specs and mappings.
+ */
+export type A2AClientRoutes = string | A2AClientRoute[];
+/**
+ * A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.
+ */
+export type A2AClientRoute =
+  | string
+  | {
+      name: string;
+      url: string;
+      skills?: A2AClientList;
+      tags?: A2AClientList;
+    };
+/**
+ * A comma-separated string or a list of strings.
+ */
+export type A2AClientList = string | string[];
+/**
  * Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).
  *
  * @minItems 1
@@ -2186,46 +2205,8 @@ export interface A2AClientConfig {
    * Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.
    */
   binding?: "jsonrpc" | "rest" | "grpc";
-  /**
-   * Routes for call (--route): one spec string, or a list of specs and mappings.
-   */
-  route?:
-    | string
-    | (
-        | string
-        | {
-            name: string;
-            url: string;
-            /**
-             * A comma-separated string or a list of strings.
-             */
-            skills?: string | string[];
-            /**
-             * A comma-separated string or a list of strings.
-             */
-            tags?: string | string[];
-          }
-      )[];
-  /**
-   * Routes for call (--route): one spec string, or a list of specs and mappings.
-   */
-  routes?:
-    | string
-    | (
-        | string
-        | {
-            name: string;
-            url: string;
-            /**
-             * A comma-separated string or a list of strings.
-             */
-            skills?: string | string[];
-            /**
-             * A comma-separated string or a list of strings.
-             */
-            tags?: string | string[];
-          }
-      )[];
+  route?: A2AClientRoutes;
+  routes?: A2AClientRoutes;
   /**
    * Route to call by name (call). --route-name.
    */

@@ -10,6 +10,7 @@ import { authHeaders } from "../../src/cli/a2a-client/auth.js";
 import { answerRequest, questionChoice, type InputRequest } from "../../src/cli/a2a-client/inputs.js";
 import { taskTable } from "../../src/cli/a2a-client/output.js";
 import { replyText } from "../../src/cli/a2a-client/text.js";
+import { writePermissionRequest } from "../fixtures/input-requests.js";
 
 const text = (value: string) => ({ content: { case: "text" as const, value } });
 const agent = (...parts: string[]) => ({ messageId: "a", role: pb.Role.AGENT, parts: parts.map(text) });
@@ -81,27 +82,13 @@ describe("a2a-client: auth headers", () => {
 });
 
 describe("a2a-client: answers", () => {
+  // The runtime's request as the test runtimes raise it, in its A2A envelope.
   const permission = {
+    ...writePermissionRequest({ inputId: "permission-1", toolUseId: "call-1" }),
     schemaVersion: 1,
-    kind: "permission",
     requestTaskId: "task-1",
     contextId: "ctx-1",
-    inputId: "permission-1",
-    toolUseId: "call-1",
-    toolName: "write_file",
-    title: "Write a.txt.",
-    purpose: "p",
-    effect: "file_change",
-    isReadOnly: false,
-    prompt: "Write a.txt. Allow once?",
-    safeSummary: "write_file: {}",
-    options: [
-      { id: "allow_once", label: "Allow once" },
-      { id: "deny", label: "Deny" },
-    ],
-    language: "en",
     required: true,
-    responseSchema: {},
   } as InputRequest;
 
   it("builds the one data part message on the same task and context", () => {

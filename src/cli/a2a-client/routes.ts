@@ -4,6 +4,7 @@
 // then by keywords of the prompt against tags and names.
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import type { A2AClientRoutes } from "../../contract/index.js";
 import { ClientError } from "./errors.js";
 
 export interface Route {
@@ -43,16 +44,11 @@ export function parseRouteSpec(spec: string): Route {
   return route;
 }
 
-export type RouteEntry =
-  string | { name?: string; url?: string; skills?: string | string[]; tags?: string | string[] };
-
-/** Routes of the config file (`route`/`routes`: a spec, or a list of specs and mappings). */
-export function routesFromConfig(value: RouteEntry | RouteEntry[] | undefined): Route[] {
+/** Routes of the (validated) config file: a spec, or a list of specs and {name, url, skills, tags}. */
+export function routesFromConfig(value: A2AClientRoutes | undefined): Route[] {
   if (value === undefined) return [];
   return (Array.isArray(value) ? value : [value]).map((entry) => {
     if (typeof entry === "string") return parseRouteSpec(entry);
-    if (!entry.name || !entry.url)
-      throw new ClientError("A2A client route config entries require name and url.");
     return { name: entry.name, url: entry.url, skills: items(entry.skills), tags: items(entry.tags) };
   });
 }
