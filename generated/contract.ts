@@ -73,6 +73,7 @@ export const schemaIndex = {
   "agui/resume-entry": { id: "https://schemas.iac-code.dev/agui/resume-entry.json", title: "ResumeEntry", file: "schemas/agui/resume-entry.json", validate: V.v_agui_resume_entry },
   "agui/run-agent-input": { id: "https://schemas.iac-code.dev/agui/run-agent-input.json", title: "RunAgentInput", file: "schemas/agui/run-agent-input.json", validate: V.v_agui_run_agent_input },
   "agui/token-usage": { id: "https://schemas.iac-code.dev/agui/token-usage.json", title: "TokenUsage", file: "schemas/agui/token-usage.json", validate: V.v_agui_token_usage },
+  "config/a2a-client": { id: "https://schemas.iac-code.dev/config/a2a-client.json", title: "A2AClientConfig", file: "schemas/config/a2a-client.json", validate: V.v_config_a2a_client },
   "config/a2a-server": { id: "https://schemas.iac-code.dev/config/a2a-server.json", title: "A2AServerConfig", file: "schemas/config/a2a-server.json", validate: V.v_config_a2a_server },
   "config/agui-server": { id: "https://schemas.iac-code.dev/config/agui-server.json", title: "AguiServerConfig", file: "schemas/config/agui-server.json", validate: V.v_config_agui_server },
   "errors/a2a-error-catalogue": { id: "https://schemas.iac-code.dev/errors/a2a-error-catalogue.json", title: "A2AErrorCatalogue", file: "schemas/errors/a2a-error-catalogue.json", validate: V.v_errors_a2a_error_catalogue },
@@ -281,6 +282,10 @@ export function parseRunAgentInput(value: unknown): ParseResult<T.RunAgentInput>
 
 export function parseTokenUsage(value: unknown): ParseResult<T.TokenUsage> {
   return parseWith<T.TokenUsage>(V.v_agui_token_usage, value);
+}
+
+export function parseA2AClientConfig(value: unknown): ParseResult<T.A2AClientConfig> {
+  return parseWith<T.A2AClientConfig>(V.v_config_a2a_client, value);
 }
 
 export function parseA2AServerConfig(value: unknown): ParseResult<T.A2AServerConfig> {

@@ -157,6 +157,25 @@ export type AguiMessage = {
   [k: string]: unknown | undefined;
 } & (UserMessage | InstructionMessage | AssistantMessage | ToolMessage | ActivityMessage | ReasoningMessage);
 /**
+ * Routes for call (--route): one spec string, or a list of specs and mappings.
+ */
+export type A2AClientRoutes = string | A2AClientRoute[];
+/**
+ * A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.
+ */
+export type A2AClientRoute =
+  | string
+  | {
+      name: string;
+      url: string;
+      skills?: A2AClientList;
+      tags?: A2AClientList;
+    };
+/**
+ * A comma-separated string or a list of strings.
+ */
+export type A2AClientList = string | string[];
+/**
  * Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).
  *
  * @minItems 1
@@ -215,6 +234,7 @@ export interface IacCodeContracts {
   "agui/resume-entry"?: ResumeEntry;
   "agui/run-agent-input"?: RunAgentInput;
   "agui/token-usage"?: TokenUsage;
+  "config/a2a-client"?: A2AClientConfig;
   "config/a2a-server"?: A2AServerConfig;
   "config/agui-server"?: AguiServerConfig;
   "errors/a2a-error-catalogue"?: A2AErrorCatalogue;
@@ -2172,6 +2192,145 @@ export interface AguiContextItem {
 }
 export interface ForwardedProps {
   iacCode: IacCodeProps;
+}
+/**
+ * The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.
+ */
+export interface A2AClientConfig {
+  /**
+   * A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url.
+   */
+  url?: string;
+  /**
+   * Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.
+   */
+  binding?: "jsonrpc" | "rest" | "grpc";
+  route?: A2AClientRoutes;
+  routes?: A2AClientRoutes;
+  /**
+   * Route to call by name (call). --route-name.
+   */
+  route_name?: string;
+  /**
+   * Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd.
+   */
+  cwd?: string;
+  /**
+   * Context to continue (call) or to filter by (task-list). --context-id.
+   */
+  context_id?: string;
+  /**
+   * Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model.
+   */
+  iac_code_model?: string;
+  /**
+   * Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key.
+   */
+  iac_code_api_key?: string;
+  /**
+   * metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled.
+   */
+  thinking_enabled?: boolean;
+  /**
+   * metadata.iac_code.thinking.effort. --thinking-effort.
+   */
+  thinking_effort?: string;
+  /**
+   * metadata.iac_code.thinking.budget (sent when positive). --thinking-budget.
+   */
+  thinking_budget?: number;
+  /**
+   * Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout.
+   */
+  timeout?: number;
+  /**
+   * call/answer: SendStreamingMessage instead of SendMessage. --stream.
+   */
+  stream?: boolean;
+  /**
+   * Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token.
+   */
+  token?: string;
+  /**
+   * Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username.
+   */
+  basic_username?: string;
+  /**
+   * Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password.
+   */
+  basic_password?: string;
+  /**
+   * API key (env IACCODE_A2A_API_KEY). --api-key.
+   */
+  api_key?: string;
+  /**
+   * Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header.
+   */
+  api_key_header?: string;
+  /**
+   * HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret.
+   */
+  verify_card_secret?: string;
+  /**
+   * https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url.
+   */
+  verify_card_jwks_url?: string;
+  /**
+   * Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file.
+   */
+  verify_card_jwks_file?: string;
+  /**
+   * Refuse an unsigned agent card. --require-card-signature / --require-signature.
+   */
+  require_card_signature?: boolean;
+  /**
+   * Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id.
+   */
+  task_id?: string;
+  /**
+   * task-get: at most this many history messages. --history-length.
+   */
+  history_length?: number;
+  /**
+   * task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status.
+   */
+  status?: string;
+  /**
+   * task-list, push-config-list: page size. --page-size.
+   */
+  page_size?: number;
+  /**
+   * task-list, push-config-list: page token from the previous page. --page-token.
+   */
+  page_token?: string;
+  /**
+   * task-list: include artifacts. --include-artifacts.
+   */
+  include_artifacts?: boolean;
+  /**
+   * Output format: text (table for task-list) or json. --output.
+   */
+  output?: "text" | "table" | "json";
+  /**
+   * push-config-*: push notification config id. --config-id.
+   */
+  config_id?: string;
+  /**
+   * push-config-create: webhook URL. --callback-url.
+   */
+  callback_url?: string;
+  /**
+   * push-config-create: token echoed to the webhook. --notification-token.
+   */
+  notification_token?: string;
+  /**
+   * push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme.
+   */
+  auth_scheme?: string;
+  /**
+   * push-config-create: webhook credentials. --auth-credentials.
+   */
+  auth_credentials?: string;
 }
 /**
  * a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.

@@ -4,6 +4,7 @@ import { registerContractCommand } from "./contract-command.js";
 import { registerAguiCommand } from "./agui-command.js";
 import { registerServeCommand } from "./serve-command.js";
 import { registerA2aCommand } from "./a2a-command.js";
+import { registerA2aClientCommand } from "./a2a-client/program.js";
 import { VERSION } from "../version.js";
 
 export function buildProgram(): Command {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerAguiCommand(program);
   registerServeCommand(program);
   registerA2aCommand(program);
+  registerA2aClientCommand(program);
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
     program.outputHelp({ error: true });

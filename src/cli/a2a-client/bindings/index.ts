@@ -1,0 +1,109 @@
+// Which binding to use and where: from the interfaces the agent card advertises
+// (the first one this client speaks, or the one --binding asks for), or
+// straight from a URL scheme that names a transport (grpc://, grpcs://). A new
+// transport registers its scheme in DIRECT_SCHEMES; one that carries JSON-RPC
+// opens a JsonRpcBinding over its own JsonRpcChannel.
+import type { pb } from "../../../contract/index.js";
+import { ClientError, UsageError } from "../errors.js";
+import { BINDING_NAMES, type A2aBinding, type BindingName } from "./binding.js";
+import { GrpcBinding } from "./grpc.js";
+import { HttpJsonRpcChannel } from "./http-jsonrpc.js";
+import { JsonRpcBinding } from "./jsonrpc.js";
+import { RestBinding } from "./rest.js";
+
+export { BINDING_NAMES, type A2aBinding, type BindingName } from "./binding.js";
+
+export interface Endpoint {
+  binding: BindingName;
+  url: string;
+  /** AgentInterface.tenant, copied into every request. */
+  tenant: string;
+}
+
+/** AgentInterface.protocolBinding values (compared upper-case) and the binding that speaks them. */
+const PROTOCOLS: Record<string, BindingName> = { JSONRPC: "jsonrpc", "HTTP+JSON": "rest", GRPC: "grpc" };
+
+type Opener = (url: string, headers: Record<string, string>) => A2aBinding;
+
+/** gRPC metadata keys are lower-case. */
+const lowerCaseKeys = (headers: Record<string, string>) =>
+  Object.fromEntries(Object.entries(headers).map(([key, value]) => [key.toLowerCase(), value]));
+
+/** The bindings over HTTP(S) (gRPC over HTTP/2). */
+const OPENERS: Record<BindingName, Opener> = {
+  jsonrpc: (url, headers) => new JsonRpcBinding(new HttpJsonRpcChannel(url, headers)),
+  rest: (url, headers) => new RestBinding(url, headers),
+  grpc: (url, headers) => new GrpcBinding(url, lowerCaseKeys(headers)),
+};
+
+/**
+ * URL schemes that name a transport without an agent card over HTTP. A
+ * JSON-RPC transport (unix:, ws:, grpc-jsonrpc:, redis:, stdio:) registers here
+ * as { binding: "jsonrpc", open: (url) => new JsonRpcBinding(new ItsChannel(url)) }.
+ */
+const DIRECT_SCHEMES: Record<string, { binding: BindingName; open: Opener }> = {
+  "grpc:": { binding: "grpc", open: OPENERS.grpc },
+  "grpcs:": { binding: "grpc", open: OPENERS.grpc },
+};
+
+const schemeOf = (url: string): string | undefined => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
+
+export function parseBindingName(value: string): BindingName {
+  const name = value.trim().toLowerCase();
+  if (!(BINDING_NAMES as readonly string[]).includes(name)) {
+    throw new UsageError(`--binding must be one of ${BINDING_NAMES.join(", ")}.`);
+  }
+  return name as BindingName;
+}
+
+/** An endpoint named by the URL's scheme alone, or undefined for http(s) (card discovery). */
+export function directEndpoint(url: string, wanted?: BindingName): Endpoint | undefined {
+  const scheme = schemeOf(url);
+  if (scheme === "http:" || scheme === "https:") return undefined;
+  const binding = scheme ? DIRECT_SCHEMES[scheme]?.binding : undefined;
+  if (!binding) {
+    throw new ClientError(
+      `Unsupported A2A URL ${url}: use http(s):// (agent card discovery) or grpc(s)://host:port.`,
+    );
+  }
+  if (wanted && wanted !== binding) {
+    throw new UsageError(`--binding ${wanted} does not match the ${scheme}// URL ${url}.`);
+  }
+  return { binding, url, tenant: "" };
+}
+
+/**
+ * The first advertised interface this client speaks (A2A 1.x only), or the
+ * first of the wanted binding. With none and no wish: the card's legacy `url`,
+ * else the URL the user gave, spoken as JSON-RPC (the reference's fallback).
+ */
+export function chooseEndpoint(
+  card: pb.AgentCard,
+  legacyUrl: string | undefined,
+  givenUrl: string,
+  wanted?: BindingName,
+): Endpoint {
+  const usable = card.supportedInterfaces.filter(
+    (entry) =>
+      entry.url.trim() !== "" &&
+      PROTOCOLS[entry.protocolBinding.toUpperCase()] !== undefined &&
+      !entry.protocolVersion.startsWith("0."),
+  );
+  const match = usable.find((entry) => !wanted || PROTOCOLS[entry.protocolBinding.toUpperCase()] === wanted);
+  if (match) {
+    return { binding: PROTOCOLS[match.protocolBinding.toUpperCase()], url: match.url, tenant: match.tenant };
+  }
+  if (wanted && wanted !== "jsonrpc") {
+    const offered = card.supportedInterfaces.map((entry) => `${entry.protocolBinding} ${entry.url}`);
+    throw new ClientError(
+      `The agent card advertises no ${wanted} interface (it offers: ${offered.join(", ") || "nothing"}).`,
+    );
+  }
+  return { binding: "jsonrpc", url: legacyUrl || givenUrl, tenant: "" };
+}
+
+export function openBinding(endpoint: Endpoint, headers: Record<string, string>): A2aBinding {
+  const scheme = schemeOf(endpoint.url);
+  const open = (scheme ? DIRECT_SCHEMES[scheme]?.open : undefined) ?? OPENERS[endpoint.binding];
+  return open(endpoint.url, headers);
+}

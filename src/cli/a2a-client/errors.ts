@@ -1,0 +1,79 @@
+// Exit codes of `iac-code a2a-client` and the errors that carry them. Every
+// failure the user can act on is a ClientError whose message is printed as is;
+// anything else is a bug and is reported with its stack.
+
+export const EXIT = {
+  ok: 0,
+  /** A call failed, the server answered an error, or a required value is missing. */
+  error: 1,
+  /** The command line is wrong (unknown option, bad value). */
+  usage: 2,
+  /** The turn stopped on a permission or question request nobody could answer here. */
+  inputRequired: 3,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0  success
+  1  error (the call failed, the server answered an A2A error, a required value is missing)
+  2  usage error (unknown option, invalid value)
+  3  input required: the turn waits for a permission or question answer (printed as JSON on
+     stdout); continue it with \`iac-code a2a-client answer\``;
+
+export class ClientError extends Error {
+  override readonly name: string = "ClientError";
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.error,
+  ) {
+    super(message);
+  }
+}
+
+/** A wrong command line or option value. */
+export class UsageError extends ClientError {
+  override readonly name = "UsageError";
+  constructor(message: string) {
+    super(message, EXIT.usage);
+  }
+}
+
+/** What the server said when it refused a call, in the terms of the binding used. */
+export interface A2aErrorDetail {
+  /** google.rpc.ErrorInfo reason (A2A 1.0 servers attach one), e.g. TASK_NOT_FOUND. */
+  reason?: string;
+  /** JSON-RPC error code. */
+  code?: number;
+  /** HTTP status (REST binding). */
+  httpStatus?: number;
+  /** gRPC status name, e.g. not_found (gRPC binding). */
+  grpcStatus?: string;
+}
+
+/** The server answered the call with an error. */
+export class A2aCallError extends ClientError {
+  override readonly name = "A2aCallError";
+  constructor(
+    readonly serverMessage: string,
+    readonly detail: A2aErrorDetail,
+  ) {
+    super(`A2A error: ${serverMessage}${describe(detail)}`);
+  }
+}
+
+function describe(detail: A2aErrorDetail): string {
+  const parts = [
+    detail.reason,
+    detail.code !== undefined ? `JSON-RPC ${detail.code}` : undefined,
+    detail.httpStatus !== undefined ? `HTTP ${detail.httpStatus}` : undefined,
+    detail.grpcStatus !== undefined ? `gRPC ${detail.grpcStatus}` : undefined,
+  ].filter(Boolean);
+  return parts.length > 0 ? ` (${parts.join(", ")})` : "";
+}
+
+/** `<name> is required. Provide <--option> or <name> in --config.` (the reference's wording). */
+export function missingValue(name: string, option: string, extra = ""): ClientError {
+  return new ClientError(`${name} is required. Provide ${option} or ${name} in --config${extra}.`);
+}
