@@ -78,6 +78,7 @@ export const schemaIndex = {
   "errors/a2a-error-catalogue": { id: "https://schemas.iac-code.dev/errors/a2a-error-catalogue.json", title: "A2AErrorCatalogue", file: "schemas/errors/a2a-error-catalogue.json", validate: V.v_errors_a2a_error_catalogue },
   "errors/agui-error-catalogue": { id: "https://schemas.iac-code.dev/errors/agui-error-catalogue.json", title: "AguiErrorCatalogue", file: "schemas/errors/agui-error-catalogue.json", validate: V.v_errors_agui_error_catalogue },
   "errors/error-envelope": { id: "https://schemas.iac-code.dev/errors/error-envelope.json", title: "ErrorEnvelope", file: "schemas/errors/error-envelope.json", validate: V.v_errors_error_envelope },
+  "pipeline/definition": { id: "https://schemas.iac-code.dev/pipeline/definition.json", title: "PipelineDefinition", file: "schemas/pipeline/definition.json", validate: V.v_pipeline_definition },
   "a2a/protojson/AgentCard": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/AgentCard", title: "AgentCard", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_AgentCard },
   "a2a/protojson/Artifact": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/Artifact", title: "Artifact", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_Artifact },
   "a2a/protojson/CancelTaskRequest": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/CancelTaskRequest", title: "CancelTaskRequest", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_CancelTaskRequest },
@@ -301,4 +302,8 @@ export function parseAguiErrorCatalogue(value: unknown): ParseResult<T.AguiError
 
 export function parseErrorEnvelope(value: unknown): ParseResult<T.ErrorEnvelope> {
   return parseWith<T.ErrorEnvelope>(V.v_errors_error_envelope, value);
+}
+
+export function parsePipelineDefinition(value: unknown): ParseResult<T.PipelineDefinition> {
+  return parseWith<T.PipelineDefinition>(V.v_pipeline_definition, value);
 }

@@ -168,6 +168,243 @@ export type A2AErrorCatalogue = [A2AErrorSpec, ...A2AErrorSpec[]];
  * @minItems 1
  */
 export type AguiErrorCatalogue = [AguiErrorSpec, ...AguiErrorSpec[]];
+export type PipelineStep = {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+} & {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+} & {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+} & {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+};
 
 export interface IacCodeContracts {
   "a2a/error-detail"?: ErrorDetail;
@@ -220,6 +457,7 @@ export interface IacCodeContracts {
   "errors/a2a-error-catalogue"?: A2AErrorCatalogue;
   "errors/agui-error-catalogue"?: AguiErrorCatalogue;
   "errors/error-envelope"?: ErrorEnvelope;
+  "pipeline/definition"?: PipelineDefinition;
 }
 /**
  * Body of GET /health on the A2A server.
@@ -2491,4 +2729,116 @@ export interface ErrorBody {
    * Localised, human-readable explanation.
    */
   message: string;
+}
+/**
+ * A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.
+ */
+export interface PipelineDefinition {
+  name: string;
+  description?: string;
+  /**
+   * Publish stack_current_changed when a step creates or changes a stack.
+   */
+  emit_stack_events?: boolean;
+  /**
+   * How many complete_step rollbacks one run allows.
+   */
+  max_rollbacks?: number;
+  /**
+   * field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.
+   */
+  context_dependencies?: {
+    [k: string]: string[] | undefined;
+  };
+  on_complete?: {
+    /**
+     * After the run, the context continues as normal chat.
+     */
+    action: "switch_to_normal";
+    apply_on?: ("completed" | "early_exit" | "failed" | "canceled")[];
+    handoff_context?: {
+      include?: string[];
+    };
+  };
+  sub_pipelines?: {
+    [k: string]: PipelineSubPipeline | undefined;
+  };
+  /**
+   * @minItems 1
+   */
+  steps: [PipelineStep, ...PipelineStep[]];
+}
+export interface PipelineSubPipeline {
+  description?: string;
+  /**
+   * field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.
+   */
+  iterate_over: string;
+  context_fields_from_parent?: string[];
+  max_rollbacks?: number;
+  /**
+   * @minItems 1
+   */
+  steps: [PipelineStep, ...PipelineStep[]];
+}
+/**
+ * A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).
+ */
+export interface PipelineCompletionGuard {
+  type: "tool_called" | "tool_succeeded";
+  tool: string;
+  when?: Condition;
+  /**
+   * tool input key -> conclusion key whose value it must equal.
+   */
+  input_matches?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * result key -> the value it must have.
+   */
+  result_matches?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * result key -> conclusion key whose value it must equal.
+   */
+  result_equals?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * What the model is told when the guard fails.
+   */
+  message: string;
+}
+/**
+ * Only check when the conclusion matches.
+ */
+export interface Condition {
+  field: string;
+  equals?: unknown;
+  not_equals?: unknown;
+  below?: number;
+  in?: unknown[];
+  not_in?: unknown[];
+}
+/**
+ * When the conclusion's field has this value the run ends early (early_exit).
+ */
+export interface FieldValue {
+  field: string;
+  value: unknown;
+}
+/**
+ * When the conclusion's field has this value the step fails (the run ends failed).
+ */
+export interface FieldValue1 {
+  field: string;
+  value: unknown;
+}
+export interface SurfaceOverride {
+  prompt?: string;
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
 }

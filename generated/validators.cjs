@@ -27623,18 +27623,2101 @@ return errors === 0;
 }
 validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_AgentCard = validate80;
-const schema151 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
-const schema152 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
-const schema153 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
-const schema171 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
-const schema154 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
-const schema155 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+exports.v_pipeline_definition = validate79;
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema151 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+const pattern53 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const schema153 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
+const pattern55 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
+const schema154 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema160 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
+const schema162 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
+const schema158 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
+const schema159 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
+
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate82.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.tool === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.message === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "type") || (key0 === "tool")) || (key0 === "when")) || (key0 === "input_matches")) || (key0 === "result_matches")) || (key0 === "result_equals")) || (key0 === "message"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(!((data0 === "tool_called") || (data0 === "tool_succeeded"))){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema158.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.tool !== undefined){
+let data1 = data.tool;
+if(typeof data1 === "string"){
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.when !== undefined){
+let data2 = data.when;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.field === undefined){
+const err7 = {instancePath:instancePath+"/when",schemaPath:"#/$defs/condition/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((((((key1 === "field") || (key1 === "equals")) || (key1 === "not_equals")) || (key1 === "below")) || (key1 === "in")) || (key1 === "not_in"))){
+const err8 = {instancePath:instancePath+"/when",schemaPath:"#/$defs/condition/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.field !== undefined){
+let data3 = data2.field;
+if(typeof data3 === "string"){
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/when/field",schemaPath:"#/$defs/condition/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/when/field",schemaPath:"#/$defs/condition/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.below !== undefined){
+let data4 = data2.below;
+if(!((typeof data4 == "number") && (isFinite(data4)))){
+const err11 = {instancePath:instancePath+"/when/below",schemaPath:"#/$defs/condition/properties/below/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.in !== undefined){
+if(!(Array.isArray(data2.in))){
+const err12 = {instancePath:instancePath+"/when/in",schemaPath:"#/$defs/condition/properties/in/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data2.not_in !== undefined){
+if(!(Array.isArray(data2.not_in))){
+const err13 = {instancePath:instancePath+"/when/not_in",schemaPath:"#/$defs/condition/properties/not_in/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/when",schemaPath:"#/$defs/condition/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.input_matches !== undefined){
+let data7 = data.input_matches;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key2 in data7){
+if(typeof data7[key2] !== "string"){
+const err15 = {instancePath:instancePath+"/input_matches/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/input_matches/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/input_matches",schemaPath:"#/properties/input_matches/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.result_matches !== undefined){
+let data9 = data.result_matches;
+if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
+const err17 = {instancePath:instancePath+"/result_matches",schemaPath:"#/properties/result_matches/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.result_equals !== undefined){
+let data10 = data.result_equals;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key3 in data10){
+if(typeof data10[key3] !== "string"){
+const err18 = {instancePath:instancePath+"/result_equals/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/result_equals/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/result_equals",schemaPath:"#/properties/result_equals/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.message !== undefined){
+let data12 = data.message;
+if(typeof data12 === "string"){
+if(func1(data12) < 1){
+const err20 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate81.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs2 = errors;
+let valid1 = true;
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+else {
+if(data.type !== undefined){
+if("parallel_sub_pipeline" !== data.type){
+const err1 = {};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+var _valid0 = _errs3 === errors;
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs5 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.sub_pipeline === undefined){
+const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "sub_pipeline"},message:"must have required property '"+"sub_pipeline"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid0 = _errs5 === errors;
+valid1 = _valid0;
+if(valid1){
+var props0 = {};
+props0.sub_pipeline = true;
+props0.type = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs6 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.sub_pipeline !== undefined){
+const err3 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/allOf/0/else/properties/sub_pipeline/false schema",keyword:"false schema",params:{},message:"boolean schema is false"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+var _valid0 = _errs6 === errors;
+valid1 = _valid0;
+if(valid1){
+if(props0 !== true){
+props0 = props0 || {};
+props0.sub_pipeline = true;
+}
+}
+ifClause0 = "else";
+}
+if(!valid1){
+const err4 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.conclusion_field === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conclusion_field"},message:"must have required property '"+"conclusion_field"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func3.call(schema154.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data2 = data.id;
+if(typeof data2 === "string"){
+if(!pattern53.test(data2)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err10 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data4 = data.type;
+if(!((data4 === "agent") || (data4 === "parallel_sub_pipeline"))){
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema154.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.sub_pipeline !== undefined){
+let data5 = data.sub_pipeline;
+if(typeof data5 === "string"){
+if(!pattern53.test(data5)){
+const err12 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.conclusion_field !== undefined){
+let data6 = data.conclusion_field;
+if(typeof data6 === "string"){
+if(!pattern53.test(data6)){
+const err14 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.forward !== undefined){
+let data7 = data.forward;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema154.properties.forward.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.prompt !== undefined){
+let data8 = data.prompt;
+if(typeof data8 === "string"){
+if(func1(data8) < 1){
+const err17 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.context_fields !== undefined){
+let data9 = data.context_fields;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func1(data10) < 1){
+const err19 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+let i1 = data9.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data9[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err21 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.tools !== undefined){
+let data11 = data.tools;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key1 in data11){
+if(!((key1 === "include") || (key1 === "exclude"))){
+const err23 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data11.include !== undefined){
+let data12 = data11.include;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i2=0; i2<len1; i2++){
+let data13 = data12[i2];
+if(typeof data13 === "string"){
+if(func1(data13) < 1){
+const err24 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/tools/include",schemaPath:"#/properties/tools/properties/include/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data11.exclude !== undefined){
+let data14 = data11.exclude;
+if(Array.isArray(data14)){
+const len2 = data14.length;
+for(let i3=0; i3<len2; i3++){
+let data15 = data14[i3];
+if(typeof data15 === "string"){
+if(func1(data15) < 1){
+const err27 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/tools/exclude",schemaPath:"#/properties/tools/properties/exclude/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.inject_tools !== undefined){
+let data16 = data.inject_tools;
+if(Array.isArray(data16)){
+const len3 = data16.length;
+for(let i4=0; i4<len3; i4++){
+if(!(data16[i4] === "ros_deploy")){
+const err31 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema154.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+let i5 = data16.length;
+let j1;
+if(i5 > 1){
+outer0:
+for(;i5--;){
+for(j1 = i5; j1--;){
+if(func0(data16[i5], data16[j1])){
+const err32 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.conclusion_schema !== undefined){
+let data18 = data.conclusion_schema;
+if(!(data18 && typeof data18 == "object" && !Array.isArray(data18))){
+const err34 = {instancePath:instancePath+"/conclusion_schema",schemaPath:"#/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.completion_guards !== undefined){
+let data19 = data.completion_guards;
+if(Array.isArray(data19)){
+const len4 = data19.length;
+for(let i6=0; i6<len4; i6++){
+if(!(validate82(data19[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data19,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/completion_guards",schemaPath:"#/properties/completion_guards/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.max_conclusion_retries !== undefined){
+let data21 = data.max_conclusion_retries;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err36 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 10 || isNaN(data21)){
+const err37 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data21 < 0 || isNaN(data21)){
+const err38 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+if(data.exit_condition !== undefined){
+let data22 = data.exit_condition;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.field === undefined){
+const err39 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data22.value === undefined){
+const err40 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+for(const key2 in data22){
+if(!((key2 === "field") || (key2 === "value"))){
+const err41 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data22.field !== undefined){
+let data23 = data22.field;
+if(typeof data23 === "string"){
+if(func1(data23) < 1){
+const err42 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.fail_condition !== undefined){
+let data24 = data.fail_condition;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.field === undefined){
+const err45 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data24.value === undefined){
+const err46 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+for(const key3 in data24){
+if(!((key3 === "field") || (key3 === "value"))){
+const err47 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data24.field !== undefined){
+let data25 = data24.field;
+if(typeof data25 === "string"){
+if(func1(data25) < 1){
+const err48 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.auto_advance !== undefined){
+if(typeof data.auto_advance !== "boolean"){
+const err51 = {instancePath:instancePath+"/auto_advance",schemaPath:"#/properties/auto_advance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.ui_mode !== undefined){
+if(!(data.ui_mode === "candidate_selection")){
+const err52 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema154.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data.complete_step_terminal !== undefined){
+if(typeof data.complete_step_terminal !== "boolean"){
+const err53 = {instancePath:instancePath+"/complete_step_terminal",schemaPath:"#/properties/complete_step_terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data.interrupt_judge_failure !== undefined){
+let data29 = data.interrupt_judge_failure;
+if(!(((data29 === "continue") || (data29 === "pause")) || (data29 === "hard_interrupt"))){
+const err54 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema154.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data.tracks_stacks !== undefined){
+if(typeof data.tracks_stacks !== "boolean"){
+const err55 = {instancePath:instancePath+"/tracks_stacks",schemaPath:"#/properties/tracks_stacks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data.a2a_artifacts !== undefined){
+let data31 = data.a2a_artifacts;
+if(Array.isArray(data31)){
+const len5 = data31.length;
+for(let i7=0; i7<len5; i7++){
+let data32 = data31[i7];
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.path_field === undefined){
+const err56 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "path_field"},message:"must have required property '"+"path_field"+"'"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(data32.media_type === undefined){
+const err57 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+for(const key4 in data32){
+if(!(((key4 === "path_field") || (key4 === "media_type")) || (key4 === "role"))){
+const err58 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data32.path_field !== undefined){
+let data33 = data32.path_field;
+if(typeof data33 === "string"){
+if(func1(data33) < 1){
+const err59 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data32.media_type !== undefined){
+let data34 = data32.media_type;
+if(typeof data34 === "string"){
+if(func1(data34) < 1){
+const err61 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data32.role !== undefined){
+let data35 = data32.role;
+if(typeof data35 === "string"){
+if(func1(data35) < 1){
+const err63 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/a2a_artifacts",schemaPath:"#/properties/a2a_artifacts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data.surface_overrides !== undefined){
+let data36 = data.surface_overrides;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+for(const key5 in data36){
+if(!((key5 === "a2a") || (key5 === "a2a_rich"))){
+const err67 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data36.a2a !== undefined){
+let data37 = data36.a2a;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+for(const key6 in data37){
+if(!((key6 === "prompt") || (key6 === "conclusion_schema"))){
+const err68 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data37.prompt !== undefined){
+let data38 = data37.prompt;
+if(typeof data38 === "string"){
+if(func1(data38) < 1){
+const err69 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data37.conclusion_schema !== undefined){
+let data39 = data37.conclusion_schema;
+if(!(data39 && typeof data39 == "object" && !Array.isArray(data39))){
+const err71 = {instancePath:instancePath+"/surface_overrides/a2a/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data36.a2a_rich !== undefined){
+let data40 = data36.a2a_rich;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key7 in data40){
+if(!((key7 === "prompt") || (key7 === "conclusion_schema"))){
+const err73 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data40.prompt !== undefined){
+let data41 = data40.prompt;
+if(typeof data41 === "string"){
+if(func1(data41) < 1){
+const err74 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data40.conclusion_schema !== undefined){
+let data42 = data40.conclusion_schema;
+if(!(data42 && typeof data42 == "object" && !Array.isArray(data42))){
+const err76 = {instancePath:instancePath+"/surface_overrides/a2a_rich/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+validate81.errors = vErrors;
+return errors === 0;
+}
+validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate80.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.iterate_over === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iterate_over"},message:"must have required property '"+"iterate_over"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.steps === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "description") || (key0 === "iterate_over")) || (key0 === "context_fields_from_parent")) || (key0 === "max_rollbacks")) || (key0 === "steps"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err3 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.iterate_over !== undefined){
+let data1 = data.iterate_over;
+if(typeof data1 === "string"){
+if(!pattern55.test(data1)){
+const err4 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.context_fields_from_parent !== undefined){
+let data2 = data.context_fields_from_parent;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) < 1){
+const err6 = {instancePath:instancePath+"/context_fields_from_parent/" + i0,schemaPath:"#/properties/context_fields_from_parent/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/context_fields_from_parent/" + i0,schemaPath:"#/properties/context_fields_from_parent/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/context_fields_from_parent",schemaPath:"#/properties/context_fields_from_parent/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.max_rollbacks !== undefined){
+let data4 = data.max_rollbacks;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 100 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.steps !== undefined){
+let data5 = data.steps;
+if(Array.isArray(data5)){
+if(data5.length < 1){
+const err12 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate81(data5[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate80.errors = vErrors;
+return errors === 0;
+}
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/pipeline/definition.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate79.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.steps === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "name") || (key0 === "description")) || (key0 === "emit_stack_events")) || (key0 === "max_rollbacks")) || (key0 === "context_dependencies")) || (key0 === "on_complete")) || (key0 === "sub_pipelines")) || (key0 === "steps"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(!pattern53.test(data0)){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.emit_stack_events !== undefined){
+if(typeof data.emit_stack_events !== "boolean"){
+const err6 = {instancePath:instancePath+"/emit_stack_events",schemaPath:"#/properties/emit_stack_events/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.max_rollbacks !== undefined){
+let data3 = data.max_rollbacks;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err7 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 100 || isNaN(data3)){
+const err8 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err9 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.context_dependencies !== undefined){
+let data4 = data.context_dependencies;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+let data5 = data4[key1];
+if(Array.isArray(data5)){
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
+if(typeof data6 === "string"){
+if(func1(data6) < 1){
+const err10 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i0,schemaPath:"#/properties/context_dependencies/additionalProperties/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i0,schemaPath:"#/properties/context_dependencies/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+let i1 = data5.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data5[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err12 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/context_dependencies/additionalProperties/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/context_dependencies/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/context_dependencies",schemaPath:"#/properties/context_dependencies/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.on_complete !== undefined){
+let data7 = data.on_complete;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.action === undefined){
+const err15 = {instancePath:instancePath+"/on_complete",schemaPath:"#/properties/on_complete/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+for(const key2 in data7){
+if(!(((key2 === "action") || (key2 === "apply_on")) || (key2 === "handoff_context"))){
+const err16 = {instancePath:instancePath+"/on_complete",schemaPath:"#/properties/on_complete/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data7.action !== undefined){
+if("switch_to_normal" !== data7.action){
+const err17 = {instancePath:instancePath+"/on_complete/action",schemaPath:"#/properties/on_complete/properties/action/const",keyword:"const",params:{allowedValue: "switch_to_normal"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data7.apply_on !== undefined){
+let data9 = data7.apply_on;
+if(Array.isArray(data9)){
+const len1 = data9.length;
+for(let i2=0; i2<len1; i2++){
+let data10 = data9[i2];
+if(!((((data10 === "completed") || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
+const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema150.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+let i3 = data9.length;
+let j1;
+if(i3 > 1){
+outer0:
+for(;i3--;){
+for(j1 = i3; j1--;){
+if(func0(data9[i3], data9[j1])){
+const err19 = {instancePath:instancePath+"/on_complete/apply_on",schemaPath:"#/properties/on_complete/properties/apply_on/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/on_complete/apply_on",schemaPath:"#/properties/on_complete/properties/apply_on/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data7.handoff_context !== undefined){
+let data11 = data7.handoff_context;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key3 in data11){
+if(!(key3 === "include")){
+const err21 = {instancePath:instancePath+"/on_complete/handoff_context",schemaPath:"#/properties/on_complete/properties/handoff_context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data11.include !== undefined){
+let data12 = data11.include;
+if(Array.isArray(data12)){
+const len2 = data12.length;
+for(let i4=0; i4<len2; i4++){
+let data13 = data12[i4];
+if(typeof data13 === "string"){
+if(func1(data13) < 1){
+const err22 = {instancePath:instancePath+"/on_complete/handoff_context/include/" + i4,schemaPath:"#/properties/on_complete/properties/handoff_context/properties/include/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/on_complete/handoff_context/include/" + i4,schemaPath:"#/properties/on_complete/properties/handoff_context/properties/include/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/on_complete/handoff_context/include",schemaPath:"#/properties/on_complete/properties/handoff_context/properties/include/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/on_complete/handoff_context",schemaPath:"#/properties/on_complete/properties/handoff_context/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/on_complete",schemaPath:"#/properties/on_complete/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.sub_pipelines !== undefined){
+let data14 = data.sub_pipelines;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key4 in data14){
+const _errs34 = errors;
+if(typeof key4 === "string"){
+if(!pattern53.test(key4)){
+const err27 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key4};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key4};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var valid13 = _errs34 === errors;
+if(!valid13){
+const err29 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/properties/sub_pipelines/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+for(const key5 in data14){
+if(!(validate80(data14[key5], {instancePath:instancePath+"/sub_pipelines/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/properties/sub_pipelines/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.steps !== undefined){
+let data16 = data.steps;
+if(Array.isArray(data16)){
+if(data16.length < 1){
+const err31 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+const len3 = data16.length;
+for(let i5=0; i5<len3; i5++){
+if(!(validate81(data16[i5], {instancePath:instancePath+"/steps/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+validate79.errors = vErrors;
+return errors === 0;
+}
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.v_a2a_protojson_AgentCard = validate88;
+const schema165 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
+const schema166 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
+const schema167 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
+const schema185 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
+const schema168 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
+const schema169 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27793,28 +29876,28 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema156 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
-const schema157 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
-const schema158 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
-const schema166 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
-const schema167 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
-const schema159 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
-const schema160 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
-const schema161 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
-const schema162 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
-const schema163 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema164 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema165 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
+const schema170 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
+const schema171 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
+const schema172 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema180 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
+const schema181 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
+const schema173 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
+const schema174 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
+const schema175 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
+const schema176 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
+const schema177 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema178 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema179 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28571,16 +30654,16 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28623,8 +30706,8 @@ errors++;
 }
 }
 if(data.flows !== undefined){
-if(!(validate85(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate93(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -28651,16 +30734,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28837,8 +30920,8 @@ errors++;
 }
 }
 if(data.oauth2SecurityScheme !== undefined){
-if(!(validate84(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate92(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
 errors = vErrors.length;
 }
 }
@@ -29173,18 +31256,18 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema168 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
-const schema169 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+const schema182 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
+const schema183 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29285,17 +31368,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema170 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
+const schema184 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29508,8 +31591,8 @@ let data11 = data.securityRequirements;
 if(Array.isArray(data11)){
 const len4 = data11.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate89(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate97(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -29536,16 +31619,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29634,7 +31717,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema151.properties, key0))){
+if(!(func3.call(schema165.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -29886,8 +31969,8 @@ errors++;
 }
 }
 if(data.capabilities !== undefined){
-if(!(validate81(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+if(!(validate89(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 }
@@ -29895,8 +31978,8 @@ if(data.securitySchemes !== undefined){
 let data14 = data.securitySchemes;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key3 in data14){
-if(!(validate83(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+if(!(validate91(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
 errors = vErrors.length;
 }
 }
@@ -29917,8 +32000,8 @@ let data16 = data.securityRequirements;
 if(Array.isArray(data16)){
 const len1 = data16.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate89(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate97(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -29995,8 +32078,8 @@ let data22 = data.skills;
 if(Array.isArray(data22)){
 const len4 = data22.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate91(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate99(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 }
@@ -30135,19 +32218,19 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Artifact = validate94;
-const schema172 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
-const schema173 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
+exports.v_a2a_protojson_Artifact = validate102;
+const schema186 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
+const schema187 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30527,18 +32610,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_CancelTaskRequest = validate95;
-const schema174 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_CancelTaskRequest = validate103;
+const schema188 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30616,18 +32699,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate96;
-const schema175 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate104;
+const schema189 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30714,18 +32797,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate97;
-const schema176 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
+exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate105;
+const schema190 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30768,18 +32851,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate98;
-const schema177 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate106;
+const schema191 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30866,18 +32949,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskRequest = validate99;
-const schema178 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_GetTaskRequest = validate107;
+const schema192 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30977,18 +33060,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate100;
-const schema179 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate108;
+const schema193 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31100,20 +33183,20 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate101;
-const schema180 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
-const schema181 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
-const schema182 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate109;
+const schema194 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
+const schema195 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
+const schema196 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31275,16 +33358,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31309,8 +33392,8 @@ let data0 = data.configs;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate102(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate110(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 }
@@ -31349,19 +33432,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksRequest = validate104;
-const schema183 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
-const schema184 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
+exports.v_a2a_protojson_ListTasksRequest = validate112;
+const schema197 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
+const schema198 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31418,7 +33501,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data2 === "TASK_STATE_SUBMITTED") || (data2 === "TASK_STATE_WORKING")) || (data2 === "TASK_STATE_COMPLETED")) || (data2 === "TASK_STATE_FAILED")) || (data2 === "TASK_STATE_CANCELED")) || (data2 === "TASK_STATE_INPUT_REQUIRED")) || (data2 === "TASK_STATE_REJECTED")) || (data2 === "TASK_STATE_AUTH_REQUIRED"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema184.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema198.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -31558,22 +33641,22 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksResponse = validate105;
-const schema185 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
-const schema186 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
-const schema187 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
-const schema189 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
-const schema190 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
+exports.v_a2a_protojson_ListTasksResponse = validate113;
+const schema199 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
+const schema200 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
+const schema201 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
+const schema203 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
+const schema204 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31672,7 +33755,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema190.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema204.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -32014,16 +34097,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32066,7 +34149,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data0 === "TASK_STATE_SUBMITTED") || (data0 === "TASK_STATE_WORKING")) || (data0 === "TASK_STATE_COMPLETED")) || (data0 === "TASK_STATE_FAILED")) || (data0 === "TASK_STATE_CANCELED")) || (data0 === "TASK_STATE_INPUT_REQUIRED")) || (data0 === "TASK_STATE_REJECTED")) || (data0 === "TASK_STATE_AUTH_REQUIRED"))){
-const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema184.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema198.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -32077,8 +34160,8 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate108(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate116(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -32118,16 +34201,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate114.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32192,8 +34275,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate107(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate115(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
@@ -32202,8 +34285,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate94(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate102(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
 }
@@ -32224,8 +34307,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate108(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate116(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -32265,16 +34348,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate114.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32339,8 +34422,8 @@ let data0 = data.tasks;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate106(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate114(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
@@ -32449,17 +34532,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Message = validate114;
+exports.v_a2a_protojson_Message = validate122;
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32558,7 +34641,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema190.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema204.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -32900,17 +34983,17 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Part = validate115;
+exports.v_a2a_protojson_Part = validate123;
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33150,19 +35233,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageRequest = validate116;
-const schema196 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
-const schema197 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
+exports.v_a2a_protojson_SendMessageRequest = validate124;
+const schema210 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
+const schema211 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
 
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate118.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33211,8 +35294,8 @@ errors++;
 }
 }
 if(data.taskPushNotificationConfig !== undefined){
-if(!(validate102(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+if(!(validate110(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 }
@@ -33274,16 +35357,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate118.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33326,14 +35409,14 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate108(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate116(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
 if(data.configuration !== undefined){
-if(!(validate118(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+if(!(validate126(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
 errors = vErrors.length;
 }
 }
@@ -33361,18 +35444,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageResponse = validate121;
-const schema198 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
+exports.v_a2a_protojson_SendMessageResponse = validate129;
+const schema212 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33393,14 +35476,14 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate106(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate114(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
 if(data.message !== undefined){
-if(!(validate108(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate116(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -33443,19 +35526,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_StreamResponse = validate124;
-const schema199 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
-const schema200 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
+exports.v_a2a_protojson_StreamResponse = validate132;
+const schema213 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
+const schema214 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33530,8 +35613,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate107(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate115(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
@@ -33559,17 +35642,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema201 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
+const schema215 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33644,8 +35727,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate94(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate102(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
 }
@@ -33697,16 +35780,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33727,26 +35810,26 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate106(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate114(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
 errors = vErrors.length;
 }
 }
 if(data.message !== undefined){
-if(!(validate108(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate116(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
 if(data.statusUpdate !== undefined){
-if(!(validate127(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+if(!(validate135(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
 if(data.artifactUpdate !== undefined){
-if(!(validate130(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+if(!(validate138(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
 errors = vErrors.length;
 }
 }
@@ -33897,18 +35980,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SubscribeToTaskRequest = validate133;
-const schema202 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_SubscribeToTaskRequest = validate141;
+const schema216 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33973,17 +36056,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Task = validate134;
+exports.v_a2a_protojson_Task = validate142;
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34048,8 +36131,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate107(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate115(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
@@ -34058,8 +36141,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate94(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate102(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
 }
@@ -34080,8 +36163,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate108(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate116(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -34121,17 +36204,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate138;
+exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate146;
 
-function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate138.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34206,8 +36289,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate94(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+if(!(validate102(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
 }
@@ -34259,17 +36342,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate138.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskPushNotificationConfig = validate140;
+exports.v_a2a_protojson_TaskPushNotificationConfig = validate148;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate148.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34431,17 +36514,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate148.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskStatusUpdateEvent = validate141;
+exports.v_a2a_protojson_TaskStatusUpdateEvent = validate149;
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34516,8 +36599,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate107(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate115(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
@@ -34545,7 +36628,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -50,6 +50,7 @@ export declare const v_config_agui_server: ValidateFunction;
 export declare const v_errors_a2a_error_catalogue: ValidateFunction;
 export declare const v_errors_agui_error_catalogue: ValidateFunction;
 export declare const v_errors_error_envelope: ValidateFunction;
+export declare const v_pipeline_definition: ValidateFunction;
 export declare const v_a2a_protojson_AgentCard: ValidateFunction;
 export declare const v_a2a_protojson_Artifact: ValidateFunction;
 export declare const v_a2a_protojson_CancelTaskRequest: ValidateFunction;

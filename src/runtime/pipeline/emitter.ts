@@ -1,0 +1,68 @@
+// Turns pipeline events into numbered envelopes (a2a/pipeline-envelope, the
+// §4.5 shape): identity, eventId, a sequence that only grows, createdAt.
+// Each batch is journaled before it is handed out, folded into the snapshot,
+// and the snapshot is saved at checkpoints (waits and step boundaries).
+import { randomBytes } from "node:crypto";
+import { writeFileAtomic } from "../fs-util.js";
+import type { PipelineEnvelope, RuntimeEvent } from "../seam.js";
+import type { PipelineJournal } from "./journal.js";
+import { reduce, type PipelineSnapshot } from "./snapshot.js";
+
+export const PIPELINE_EXTENSION_URI = "urn:iac-code:a2a:pipeline-events:v1";
+
+export type EnvelopeSpec = Pick<PipelineEnvelope, "eventType" | "scope" | "data"> &
+  Partial<Pick<PipelineEnvelope, "status" | "step" | "candidate" | "candidateStep" | "input" | "artifact">>;
+
+export interface PipelineIdentity {
+  pipelineRunId: string;
+  taskId: string;
+  contextId: string;
+  pipelineName: string;
+  iacCodeSessionId: string;
+}
+
+export type PipelineEvent = Extract<RuntimeEvent, { type: "pipeline" }>;
+
+export class PipelineEmitter {
+  constructor(
+    private readonly journal: PipelineJournal,
+    private readonly snapshotFile: string,
+    readonly snapshot: PipelineSnapshot,
+    public identity: PipelineIdentity,
+  ) {}
+
+  /** Numbers, journals and folds a batch; the envelopes are ready to publish. */
+  async envelopes(...specs: EnvelopeSpec[]): Promise<PipelineEnvelope[]> {
+    const envelopes = specs.map((spec): PipelineEnvelope => ({
+      schemaVersion: "1.0",
+      extensionUri: PIPELINE_EXTENSION_URI,
+      eventId: `evt-${randomBytes(12).toString("hex")}`,
+      sequence: this.journal.nextSequence(),
+      createdAt: new Date().toISOString(),
+      ...this.identity,
+      status: spec.status ?? "working",
+      eventType: spec.eventType,
+      scope: spec.scope,
+      data: spec.data,
+      ...(spec.step ? { step: spec.step } : {}),
+      ...(spec.candidate ? { candidate: spec.candidate } : {}),
+      ...(spec.candidateStep ? { candidateStep: spec.candidateStep } : {}),
+      ...(spec.input ? { input: spec.input } : {}),
+      ...(spec.artifact ? { artifact: spec.artifact } : {}),
+    }));
+    await this.journal.append(envelopes);
+    for (const envelope of envelopes) reduce(this.snapshot, envelope);
+    return envelopes;
+  }
+
+  /** A batch as the runtime event that publishes it. */
+  async event(...specs: EnvelopeSpec[]): Promise<PipelineEvent> {
+    return { type: "pipeline", envelopes: await this.envelopes(...specs) };
+  }
+
+  /** Saves the snapshot (after the journal it was reduced from). */
+  async checkpoint(): Promise<void> {
+    await this.journal.flush();
+    await writeFileAtomic(this.snapshotFile, `${JSON.stringify(this.snapshot)}\n`, { mode: 0o600 });
+  }
+}
