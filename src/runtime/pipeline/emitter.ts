@@ -31,6 +31,11 @@ export class PipelineEmitter {
     public identity: PipelineIdentity,
   ) {}
 
+  /** The sequence of the last envelope numbered so far. */
+  get lastSequence(): number {
+    return this.journal.lastSequence;
+  }
+
   /** Numbers, journals and folds a batch; the envelopes are ready to publish. */
   async envelopes(...specs: EnvelopeSpec[]): Promise<PipelineEnvelope[]> {
     const envelopes = specs.map((spec): PipelineEnvelope => ({
