@@ -65,10 +65,168 @@ export type BoundedValue =
       [k: string]: BoundedValue | undefined;
     };
 /**
+ * A pipeline event (pipeline mode).
+ */
+export type PipelineEnvelope = {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * evt-<24 hex>.
+   */
+  eventId: string;
+  sequence: number;
+  createdAt: string;
+  /**
+   * What happened. Every value listed is emitted by this server.
+   */
+  eventType:
+    | "pipeline_started"
+    | "pipeline_resumed"
+    | "step_started"
+    | "step_completed"
+    | "step_failed"
+    | "candidate_started"
+    | "candidate_step_started"
+    | "candidate_step_completed"
+    | "candidate_step_failed"
+    | "candidate_completed"
+    | "candidate_failed"
+    | "candidate_selected"
+    | "rollback_completed"
+    | "input_required"
+    | "input_received"
+    | "permission_requested"
+    | "permission_resolved"
+    | "message_started"
+    | "text_delta"
+    | "thinking_delta"
+    | "tool_started"
+    | "tool_result"
+    | "tool_progress"
+    | "stack_progress"
+    | "stack_current_changed"
+    | "usage"
+    | "artifact_created"
+    | "cleanup_started"
+    | "cleanup_progress"
+    | "cleanup_completed"
+    | "cleanup_failed"
+    | "pipeline_completed"
+    | "pipeline_canceled"
+    | "pipeline_handoff_ready";
+  scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
+  /**
+   * The context id: one journal per context.
+   */
+  pipelineRunId: string;
+  /**
+   * The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).
+   */
+  taskId: string;
+  contextId: string;
+  pipelineName: string;
+  iacCodeSessionId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "canceled";
+  data: {
+    [k: string]: unknown | undefined;
+  };
+  step?: PipelineEnvelopeStep;
+  candidate?: PipelineEnvelopeCandidate;
+  candidateStep?: PipelineEnvelopeCandidateStep;
+  /**
+   * Which input the event is about.
+   */
+  input?: {
+    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+    inputId: string;
+    toolUseId: string;
+  };
+  artifact?: PipelineEnvelopeArtifact;
+};
+/**
+ * One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.
+ */
+export type PipelineEnvelope1 = {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * evt-<24 hex>.
+   */
+  eventId: string;
+  sequence: number;
+  createdAt: string;
+  /**
+   * What happened. Every value listed is emitted by this server.
+   */
+  eventType:
+    | "pipeline_started"
+    | "pipeline_resumed"
+    | "step_started"
+    | "step_completed"
+    | "step_failed"
+    | "candidate_started"
+    | "candidate_step_started"
+    | "candidate_step_completed"
+    | "candidate_step_failed"
+    | "candidate_completed"
+    | "candidate_failed"
+    | "candidate_selected"
+    | "rollback_completed"
+    | "input_required"
+    | "input_received"
+    | "permission_requested"
+    | "permission_resolved"
+    | "message_started"
+    | "text_delta"
+    | "thinking_delta"
+    | "tool_started"
+    | "tool_result"
+    | "tool_progress"
+    | "stack_progress"
+    | "stack_current_changed"
+    | "usage"
+    | "artifact_created"
+    | "cleanup_started"
+    | "cleanup_progress"
+    | "cleanup_completed"
+    | "cleanup_failed"
+    | "pipeline_completed"
+    | "pipeline_canceled"
+    | "pipeline_handoff_ready";
+  scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
+  /**
+   * The context id: one journal per context.
+   */
+  pipelineRunId: string;
+  /**
+   * The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).
+   */
+  taskId: string;
+  contextId: string;
+  pipelineName: string;
+  iacCodeSessionId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "canceled";
+  data: {
+    [k: string]: unknown | undefined;
+  };
+  step?: PipelineEnvelopeStep;
+  candidate?: PipelineEnvelopeCandidate;
+  candidateStep?: PipelineEnvelopeCandidateStep;
+  /**
+   * Which input the event is about.
+   */
+  input?: {
+    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+    inputId: string;
+    toolUseId: string;
+  };
+  artifact?: PipelineEnvelopeArtifact;
+};
+/**
  * The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.
  */
-export type InputAnswer = PermissionAnswer | QuestionAnswer;
-export type QuestionAnswer = (
+export type InputAnswer = PermissionAnswer | ChoiceAnswer;
+export type ChoiceAnswer = (
   | {
       selectedId: unknown;
       [k: string]: unknown | undefined;
@@ -79,7 +237,10 @@ export type QuestionAnswer = (
     }
 ) & {
   schemaVersion: 1;
-  kind: "ask_user_question";
+  /**
+   * The kind of the input request answered.
+   */
+  kind: "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
   requestTaskId: string;
   inputId: string;
   toolUseId: string;
@@ -416,6 +577,10 @@ export interface IacCodeContracts {
   "a2a/jsonrpc-error-response"?: JsonRpcErrorResponse;
   "a2a/jsonrpc-request"?: JsonRpcRequest;
   "a2a/jsonrpc-success-response"?: JsonRpcSuccessResponse;
+  "a2a/pipeline-batch"?: PipelineBatch1;
+  "a2a/pipeline-envelope"?: PipelineEnvelope1;
+  "a2a/pipeline-snapshot"?: PipelineSnapshot;
+  "a2a/pipeline-state"?: PipelineStateResponse;
   "a2a/rest-error"?: RestError;
   "a2a/thinking-exposure-params"?: ThinkingExposureParams;
   "agui/cancel-request"?: CancelRequest;
@@ -492,7 +657,7 @@ export interface A2AHealth {
   };
 }
 /**
- * metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.
+ * metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.
  */
 export interface IacCodeEventMetadata {
   /**
@@ -526,7 +691,7 @@ export interface IacCodeEventMetadata {
    * An input request was answered (state WORKING). decision is set on the answering request's stream.
    */
   inputReceived?: {
-    kind: "permission" | "ask_user_question";
+    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
     inputId: string;
     toolUseId: string;
     decision?: "allow_once" | "allow_always" | "deny";
@@ -587,18 +752,8 @@ export interface IacCodeEventMetadata {
       [k: string]: unknown | undefined;
     }[];
   };
-  /**
-   * A pipeline event envelope (pipeline mode).
-   */
-  pipeline?: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Several pipeline envelopes in one update (pipeline mode).
-   */
-  pipelineBatch?: {
-    [k: string]: unknown | undefined;
-  };
+  pipeline?: PipelineEnvelope;
+  pipelineBatch?: PipelineBatch;
 }
 /**
  * Metadata of an artifact stored by the server; the payload itself is never repeated here.
@@ -642,9 +797,9 @@ export interface PermissionEvent {
 export interface InputRequest {
   schemaVersion: 1;
   /**
-   * permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text.
+   * permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.
    */
-  kind: "permission" | "ask_user_question";
+  kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
   /**
    * The waiting task; the answer's message.taskId.
    */
@@ -688,7 +843,7 @@ export interface InputRequest {
    */
   safeSummary?: string;
   /**
-   * Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved).
+   * Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).
    *
    * @maxItems 50
    */
@@ -696,6 +851,440 @@ export interface InputRequest {
     id: string;
     label: string;
     description?: string;
+    /**
+     * Candidate selection: the candidate the option stands for.
+     */
+    candidateIndex?: number;
+    /**
+     * rich-v1: compact Mermaid diagram of the candidate.
+     */
+    architectureDiagram?: string;
+    /**
+     * rich-v1: the cost step's monthly total, unchanged.
+     */
+    totalMonthlyCost?: number;
+    currency?: string;
+    /**
+     * rich-v1: the cost step's items, unchanged.
+     *
+     * @maxItems 12
+     */
+    costItems?:
+      | []
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ];
   }[];
   /**
    * Whether a free-text answer is accepted (questions).
@@ -1148,6 +1737,71 @@ export interface InputRequest {
   };
 }
 /**
+ * A top-level step attempt.
+ */
+export interface PipelineEnvelopeStep {
+  id: string;
+  /**
+   * step-<id>-<attempt>.
+   */
+  runId: string;
+  attempt: number;
+  index?: number;
+  total?: number;
+  type?: "agent" | "parallel_sub_pipeline";
+  uiMode?: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * One candidate's sub-pipeline run.
+ */
+export interface PipelineEnvelopeCandidate {
+  /**
+   * candidate-<index>.
+   */
+  id: string;
+  subPipelineId: string;
+  index: number;
+  attempt: number;
+  name: string;
+  pipelineName?: string;
+  totalSteps?: number;
+  runId: string;
+  steps?: string[];
+  [k: string]: unknown | undefined;
+}
+export interface PipelineEnvelopeCandidateStep {
+  id: string;
+  attempt: number;
+  index?: number;
+  total?: number;
+  runId: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).
+ */
+export interface PipelineEnvelopeArtifact {
+  filename: string;
+  mediaType: string;
+  content: string;
+  truncated?: true;
+  role?: string;
+  supersedesKey?: string;
+}
+/**
+ * Several pipeline events in one update (pipeline mode).
+ */
+export interface PipelineBatch {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * @minItems 2
+   * @maxItems 1024
+   */
+  events: [PipelineEnvelope1, PipelineEnvelope1, ...PipelineEnvelope1[]];
+}
+/**
  * message.metadata.iac_code: per-message options an A2A client may send (a2a-iaccode §6.3). Every value applies to this turn only, except cwd and channel, which are bound to the context. A2A input is lenient: unknown keys are allowed and ignored, null means absent, and the documented aliases (snake_case and camelCase; thinking keys nested or flat) are accepted.
  */
 export interface IacCodeRequestMetadata {
@@ -1350,6 +2004,77 @@ export interface JsonRpcSuccessResponse {
   result: {
     [k: string]: unknown | undefined;
   };
+}
+/**
+ * metadata.iac_code.pipelineBatch: envelopes published together in one status update (e.g. pipeline_completed with pipeline_handoff_ready, step_completed with its artifacts), in sequence order. The update's state follows the last envelope.
+ */
+export interface PipelineBatch1 {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * @minItems 2
+   * @maxItems 1024
+   */
+  events: [PipelineEnvelope1, PipelineEnvelope1, ...PipelineEnvelope1[]];
+}
+/**
+ * The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.
+ */
+export interface PipelineSnapshot {
+  schemaVersion: "1.0";
+  pipelineRunId: string;
+  pipelineName: string;
+  contextId: string;
+  taskId: string;
+  iacCodeSessionId: string;
+  runNumber: number;
+  firstSequence: number;
+  lastSequence: number;
+  status: "running" | "waiting_input" | "completed" | "early_exit" | "failed" | "canceled";
+  currentStepId: string | null;
+  steps: {
+    id: string;
+    index: number;
+    attempt: number;
+    status: "pending" | "running" | "completed" | "failed" | "stale" | "waiting_input";
+  }[];
+  candidates: {
+    id: string;
+    index: number;
+    name: string;
+    status: "running" | "completed" | "failed";
+    steps: {
+      id: string;
+      attempt: number;
+      status: "pending" | "running" | "completed" | "failed";
+    }[];
+  }[];
+  /**
+   * The input the run waits for (the data of its input_required or permission_requested event), or null.
+   */
+  pendingInput: {
+    [k: string]: unknown | undefined;
+  } | null;
+  cleanup: {
+    resources: {
+      resourceId: string;
+      cleanupStatus: "observed" | "pending" | "started" | "in_progress" | "completed" | "failed" | "skipped";
+      [k: string]: unknown | undefined;
+    }[];
+  };
+  staleFields: string[];
+  outcome: null | "completed" | "early_exit" | "failed" | "canceled";
+  handoff: {
+    [k: string]: unknown | undefined;
+  } | null;
+  updatedAt: string;
+}
+/**
+ * GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.
+ */
+export interface PipelineStateResponse {
+  snapshot: PipelineSnapshot;
+  events: PipelineEnvelope1[];
 }
 /**
  * Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {"error":"Unauthorized"}.)

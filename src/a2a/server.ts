@@ -21,6 +21,7 @@ import { mediaTypesFromEnv } from "./core/parts.js";
 import { A2AService } from "./core/service.js";
 import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";
+import { createPipelineStateRouter } from "./pipeline-state.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
 import { FileContextStore } from "./stores/context-store.js";
 import { FileTaskStore } from "./stores/task-store.js";
@@ -103,7 +104,17 @@ export async function startA2aServer(
     cards: getCards,
     runtimeInfo: () => deps.runtime.info(),
     logger,
-    routers: [createRestRouter({ core: service, auth, logger }), ...(deps.routers ?? [])],
+    routers: [
+      createRestRouter({ core: service, auth, logger }),
+      createPipelineStateRouter({
+        runtime: deps.runtime,
+        tasks,
+        contexts,
+        auth,
+        exposure: { toolTrace: false, rawThinking: settings.thinkingExposure.includes("raw_thinking") },
+      }),
+      ...(deps.routers ?? []),
+    ],
   });
   const koa = app.callback();
   const koaHandler: HttpHandler = (req, res) => void koa(req, res);
@@ -158,6 +169,7 @@ export async function startA2aServer(
     ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
     { url: grpcTarget, protocolBinding: "GRPC" },
   ];
+  const runtimeInfo = deps.runtime.info();
   const built = buildAgentCards({
     jsonRpcUrl: httpServed ? url : undefined,
     extraInterfaces,
@@ -175,6 +187,9 @@ export async function startA2aServer(
     requiredExtensions: settings.requiredExtensions,
     mediaTypes,
     auth,
+    ...(runtimeInfo.pipelines?.length
+      ? { pipelines: { mode: runtimeInfo.mode ?? "normal", names: runtimeInfo.pipelines } }
+      : {}),
   });
   cards = settings.signingSecret ? await signCards(built, { secret: settings.signingSecret }) : built;
   logger.info(

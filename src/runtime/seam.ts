@@ -112,10 +112,13 @@ export interface ArtifactPayload {
   base64?: string;
 }
 
+/** The A2A extension pipeline envelopes belong to (a2a/pipeline-envelope). */
+export const PIPELINE_EVENTS_EXTENSION = "urn:iac-code:a2a:pipeline-events:v1";
+
 /** One pipeline event as published (a2a/pipeline-envelope). */
 export interface PipelineEnvelope {
   schemaVersion: "1.0";
-  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  extensionUri: typeof PIPELINE_EVENTS_EXTENSION;
   eventId: string;
   sequence: number;
   createdAt: string;

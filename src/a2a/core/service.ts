@@ -145,6 +145,9 @@ export class A2AService {
     }
     const meta = requestMetadata(message);
     const language = resolveLanguage(preferredLanguageOf(meta), ctx.acceptLanguage);
+    // A pipeline the server does not have is refused before any task exists.
+    const refusal = this.options.runtime.checkTurn?.(turnOverridesFrom(meta, language));
+    if (refusal) throw invalidParams(refusal, { field: "metadata.iac_code.pipelineName" });
 
     let existing: TaskRecord | undefined;
     if (message.taskId) {
@@ -226,7 +229,8 @@ export class A2AService {
     const ctxRef = context;
     execution.start(
       () => this.contexts.session(ctxRef),
-      (session) => session.runTurn({ text: input.text, images: input.images, overrides }, execution.signal),
+      (session) =>
+        session.runTurn({ text: input.text, images: input.images, overrides, taskId }, execution.signal),
     );
     return { first, live, record };
   }

@@ -44,7 +44,10 @@ async function* merge<T>(
     held.sort((a, b) => (sequenceOf(a) as number) - (sequenceOf(b) as number));
     while (held.length > 0 && sequenceOf(held[0]) === expected) {
       const next = held.shift() as RuntimeEvent;
-      const list = next.type === "pipeline" ? next.envelopes : ((next as { pipeline?: PipelineEnvelope[] }).pipeline ?? []);
+      const list =
+        next.type === "pipeline"
+          ? next.envelopes
+          : ((next as { pipeline?: PipelineEnvelope[] }).pipeline ?? []);
       expected = (list.at(-1)?.sequence ?? expected) + 1;
       channel.push(next);
     }

@@ -4,11 +4,9 @@
 // and the snapshot is saved at checkpoints (waits and step boundaries).
 import { randomBytes } from "node:crypto";
 import { writeFileAtomic } from "../fs-util.js";
-import type { PipelineEnvelope, RuntimeEvent } from "../seam.js";
+import { PIPELINE_EVENTS_EXTENSION, type PipelineEnvelope, type RuntimeEvent } from "../seam.js";
 import type { PipelineJournal } from "./journal.js";
 import { reduce, type PipelineSnapshot } from "./snapshot.js";
-
-export const PIPELINE_EXTENSION_URI = "urn:iac-code:a2a:pipeline-events:v1";
 
 export type EnvelopeSpec = Pick<PipelineEnvelope, "eventType" | "scope" | "data"> &
   Partial<Pick<PipelineEnvelope, "status" | "step" | "candidate" | "candidateStep" | "input" | "artifact">>;
@@ -22,6 +20,10 @@ export interface PipelineIdentity {
 }
 
 export type PipelineEvent = Extract<RuntimeEvent, { type: "pipeline" }>;
+
+function plainJson<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
 
 export class PipelineEmitter {
   constructor(
@@ -38,23 +40,26 @@ export class PipelineEmitter {
 
   /** Numbers, journals and folds a batch; the envelopes are ready to publish. */
   async envelopes(...specs: EnvelopeSpec[]): Promise<PipelineEnvelope[]> {
-    const envelopes = specs.map((spec): PipelineEnvelope => ({
-      schemaVersion: "1.0",
-      extensionUri: PIPELINE_EXTENSION_URI,
-      eventId: `evt-${randomBytes(12).toString("hex")}`,
-      sequence: this.journal.nextSequence(),
-      createdAt: new Date().toISOString(),
-      ...this.identity,
-      status: spec.status ?? "working",
-      eventType: spec.eventType,
-      scope: spec.scope,
-      data: spec.data,
-      ...(spec.step ? { step: spec.step } : {}),
-      ...(spec.candidate ? { candidate: spec.candidate } : {}),
-      ...(spec.candidateStep ? { candidateStep: spec.candidateStep } : {}),
-      ...(spec.input ? { input: spec.input } : {}),
-      ...(spec.artifact ? { artifact: spec.artifact } : {}),
-    }));
+    // Plain JSON (no undefined, no NaN): what is journaled is exactly what is published.
+    const envelopes = specs.map((spec): PipelineEnvelope =>
+      plainJson({
+        schemaVersion: "1.0",
+        extensionUri: PIPELINE_EVENTS_EXTENSION,
+        eventId: `evt-${randomBytes(12).toString("hex")}`,
+        sequence: this.journal.nextSequence(),
+        createdAt: new Date().toISOString(),
+        ...this.identity,
+        status: spec.status ?? "working",
+        eventType: spec.eventType,
+        scope: spec.scope,
+        data: spec.data,
+        ...(spec.step ? { step: spec.step } : {}),
+        ...(spec.candidate ? { candidate: spec.candidate } : {}),
+        ...(spec.candidateStep ? { candidateStep: spec.candidateStep } : {}),
+        ...(spec.input ? { input: spec.input } : {}),
+        ...(spec.artifact ? { artifact: spec.artifact } : {}),
+      }),
+    );
     await this.journal.append(envelopes);
     for (const envelope of envelopes) reduce(this.snapshot, envelope);
     return envelopes;

@@ -262,7 +262,13 @@ export class PipelineRunner {
         userInputLength: (answer.freeText ?? answer.selectedId ?? "").length,
       };
       yield await this.emitter.event(
-        { eventType: "input_received", scope: "step", step: ref, data: selected },
+        {
+          eventType: "input_received",
+          scope: "step",
+          step: ref,
+          input: { kind: "candidate_selection", inputId: wait.inputId, toolUseId: wait.toolUseId },
+          data: selected,
+        },
         {
           eventType: "candidate_selected",
           scope: "step",

@@ -284,13 +284,17 @@ class StepRun {
       case "input_received": {
         const permission = ev.kind === "permission";
         const envelopes = await emitter.envelopes(
-          this.spec(permission ? "permission_resolved" : "input_received", {
-            kind: ev.kind,
-            inputId: ev.inputId,
-            toolUseId: ev.toolUseId,
-            ...(ev.decision !== undefined ? { decision: ev.decision } : {}),
-            ...(permission ? { pending: false } : {}),
-          }),
+          this.spec(
+            permission ? "permission_resolved" : "input_received",
+            {
+              kind: ev.kind,
+              inputId: ev.inputId,
+              toolUseId: ev.toolUseId,
+              ...(ev.decision !== undefined ? { decision: ev.decision } : {}),
+              ...(permission ? { pending: false } : {}),
+            },
+            { input: { kind: ev.kind, inputId: ev.inputId, toolUseId: ev.toolUseId } },
+          ),
         );
         yield { ...ev, pipeline: envelopes };
         if (this.held === ev.inputId) this.releaseHeld();
