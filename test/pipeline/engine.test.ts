@@ -32,7 +32,7 @@ function answers(...choices: string[]) {
 }
 
 const ofEvent = (list: PipelineEnvelope[], type: string) => list.filter((e) => e.eventType === type);
-const data = (e: PipelineEnvelope | undefined) => (e?.data ?? {}) as Record<string, unknown>;
+const data = (e: PipelineEnvelope | undefined): Record<string, unknown> => e?.data ?? {};
 
 describe("pipeline engine: the selling pipeline", function () {
   this.timeout(30_000);

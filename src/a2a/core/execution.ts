@@ -58,8 +58,12 @@ export class TurnExecution {
   private failure?: { state: pb.TaskState; text: string; error: JsonObject };
   private done: Promise<void> = Promise.resolve();
   private finished = false;
-  /** A pipeline ended the task (COMPLETED / FAILED / CANCELED): the end of the turn adds nothing. */
-  private endedByPipeline = false;
+  /**
+   * A pipeline ended the task (COMPLETED / FAILED / CANCELED): that update is
+   * the end of the turn, published when the turn is over (so the context is
+   * free the moment a client sees it).
+   */
+  private pipelineEnd?: { state: pb.TaskState; metadata: JsonObject };
   /** Set on shutdown while the turn waits for input: stop following it, publish nothing. */
   private readonly detachController = new AbortController();
 
@@ -225,7 +229,9 @@ export class TurnExecution {
         keep: true,
         metadata: { error: this.failure.error },
       });
-    } else if (!this.endedByPipeline) {
+    } else if (this.pipelineEnd) {
+      this.status(this.pipelineEnd.state, { metadata: this.pipelineEnd.metadata, keep: true });
+    } else {
       if (this.finalText.trim() !== "") {
         this.status(pb.TaskState.WORKING, {
           text: this.finalText,
@@ -284,9 +290,9 @@ export class TurnExecution {
         };
         if (Object.keys(metadata).length === 0) return;
         const state = pipelineTaskState(event.envelopes);
-        const terminal = state !== pb.TaskState.WORKING && state !== pb.TaskState.INPUT_REQUIRED;
-        this.status(state, { metadata, keep: terminal });
-        if (terminal) this.endedByPipeline = true;
+        if (state === pb.TaskState.WORKING || state === pb.TaskState.INPUT_REQUIRED) {
+          this.status(state, { metadata });
+        } else this.pipelineEnd = { state, metadata };
         return;
       }
       case "error": {

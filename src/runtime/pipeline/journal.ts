@@ -46,12 +46,8 @@ export class PipelineJournal {
 
   /** Opens the journal, repairing a torn tail; the next sequence follows the last complete event. */
   static async open(file: string): Promise<PipelineJournal> {
-    let text = "";
-    try {
-      text = await readFile(file, "utf8");
-    } catch {
-      return new PipelineJournal(file, 0);
-    }
+    const text = await readFile(file, "utf8").catch(() => undefined);
+    if (text === undefined) return new PipelineJournal(file, 0);
     const { lines, length } = completeLines(text);
     if (length < text.length) await truncate(file, Buffer.byteLength(text.slice(0, length)));
     const events = parse(lines);

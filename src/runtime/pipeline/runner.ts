@@ -14,7 +14,7 @@ import { runCandidates } from "./candidates.js";
 import { cleanupData, runCleanup, type LedgerEntry } from "./cleanup.js";
 import type { EnvelopeSpec } from "./emitter.js";
 import type { RunStatus, SelectionWait } from "./files.js";
-import { conditionHolds, valueAt } from "./guards.js";
+import { valueAt } from "./guards.js";
 import type { LoadedStep } from "./loader.js";
 import type { RunEnv } from "./run-env.js";
 import {

@@ -84,7 +84,7 @@ export function selectionOptions(
         ...(total !== undefined ? { totalMonthlyCost: total } : {}),
         ...(typeof cost.currency === "string" ? { currency: cost.currency } : {}),
         costItems: items.slice(0, 12).map((item) => ({
-          name: String(item.name ?? ""),
+          name: typeof item.name === "string" ? item.name : "",
           ...(typeof item.spec === "string" ? { spec: item.spec } : {}),
           monthlyCost: num(item.monthly_cost) ?? 0,
         })),

@@ -160,12 +160,7 @@ class StepRun {
 
   /** Rebuilds the tool log (and complete_step's decision) of an attempt restarted from disk. */
   async restore(): Promise<void> {
-    let text = "";
-    try {
-      text = await readFile(path.join(this.dir, "tool-log.jsonl"), "utf8");
-    } catch {
-      return;
-    }
+    const text = await readFile(path.join(this.dir, "tool-log.jsonl"), "utf8").catch(() => "");
     for (const line of text.split("\n")) {
       if (!line.trim()) continue;
       try {
@@ -206,7 +201,7 @@ class StepRun {
       for (;;) {
         const step = await inner.next();
         if (step.done) return step.value;
-        yield* this.translate(step.value);
+        yield* this.publish(step.value);
       }
     } finally {
       this.releaseHeld();
@@ -220,7 +215,8 @@ class StepRun {
     this.env.gate.release();
   }
 
-  private async *translate(ev: RuntimeEvent): AsyncGenerator<RuntimeEvent> {
+  /** Publishes one event of the step (as envelopes, or as it is for the surfaces' own events). */
+  async *publish(ev: RuntimeEvent): AsyncGenerator<RuntimeEvent> {
     const { emitter } = this.env;
     switch (ev.type) {
       case "message_start":
@@ -523,7 +519,12 @@ export async function* runAgentStep(
     );
     if (call.status === "cancelled") return { kind: "cancelled" };
     if (call.status === "stream_error") {
-      yield* run.project(endOf(call.messageId, "stream_error"));
+      yield* run.publish({
+        type: "message_end",
+        messageId: call.messageId,
+        stopReason: "stream_error",
+        text: call.text,
+      });
       const failure = turnErrorEvent(logger, turn.lang, call.error, turn.secrets);
       if (failure.type !== "error") throw new Error("unreachable");
       return {
@@ -535,7 +536,13 @@ export async function* runAgentStep(
     }
     if (call.assistant) await conversation.append(call.assistant);
     if (call.usage) recordUsage(store, logger, call.messageId, call.usage);
-    yield* run.project(endOf(call.messageId, call.stopReason, call.usage, call.text));
+    yield* run.publish({
+      type: "message_end",
+      messageId: call.messageId,
+      stopReason: call.stopReason,
+      ...(call.usage ? { usage: call.usage } : {}),
+      text: call.text,
+    });
     if (!call.assistant || !call.hasToolCalls) {
       if (run.state.conclusion) return { kind: "conclusion", conclusion: run.state.conclusion };
       if (nudges >= MAX_NUDGES) {
@@ -553,15 +560,6 @@ export async function* runAgentStep(
     if (!completed || signal.aborted) return { kind: "cancelled" };
   }
   return { kind: "failed", error: "The step reached the round limit.", errorType: "max_turns" };
-}
-
-async function* endOf(
-  messageId: string,
-  stopReason: Extract<RuntimeEvent, { type: "message_end" }>["stopReason"],
-  usage?: Extract<RuntimeEvent, { type: "message_end" }>["usage"],
-  text = "",
-): AsyncGenerator<RuntimeEvent, void> {
-  yield { type: "message_end", messageId, stopReason, ...(usage ? { usage } : {}), text };
 }
 
 function nudge(a: StepAttempt, n: number): Message {
