@@ -1305,7 +1305,7 @@ return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
+const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
 const schema42 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
 const schema43 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
 const schema44 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
@@ -3288,9 +3288,13 @@ props0 = props0 || {};
 Object.assign(props0, props19);
 }
 }
+const _errs138 = errors;
+let valid60 = true;
+const _errs139 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.schemaVersion === undefined){
-const err111 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(data.eventType !== undefined){
+if("interrupt_received" !== data.eventType){
+const err111 = {};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -3299,8 +3303,26 @@ vErrors.push(err111);
 }
 errors++;
 }
-if(data.extensionUri === undefined){
-const err112 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
+}
+}
+var _valid20 = _errs139 === errors;
+errors = _errs138;
+if(vErrors !== null){
+if(_errs138){
+vErrors.length = _errs138;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid20){
+const _errs141 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data40 = data.data;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.messageLength === undefined){
+const err112 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -3309,8 +3331,9 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data.eventId === undefined){
-const err113 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
+}
+else {
+const err113 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -3319,8 +3342,18 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data.sequence === undefined){
-const err114 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+}
+}
+var _valid20 = _errs141 === errors;
+valid60 = _valid20;
+if(valid60){
+var props20 = {};
+props20.data = true;
+props20.eventType = true;
+}
+}
+if(!valid60){
+const err114 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -3329,8 +3362,22 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(data.createdAt === undefined){
-const err115 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
+if(props0 !== true && props20 !== undefined){
+if(props20 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props20);
+}
+}
+const _errs145 = errors;
+let valid63 = true;
+const _errs146 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("interrupt_classified" !== data.eventType){
+const err115 = {};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -3339,8 +3386,26 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(data.eventType === undefined){
-const err116 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
+}
+}
+var _valid21 = _errs146 === errors;
+errors = _errs145;
+if(vErrors !== null){
+if(_errs145){
+vErrors.length = _errs145;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid21){
+const _errs148 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data42 = data.data;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.action === undefined){
+const err116 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -3349,8 +3414,8 @@ vErrors.push(err116);
 }
 errors++;
 }
-if(data.scope === undefined){
-const err117 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(data42.targetStepId === undefined){
+const err117 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -3359,8 +3424,8 @@ vErrors.push(err117);
 }
 errors++;
 }
-if(data.pipelineRunId === undefined){
-const err118 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
+if(data42.reason === undefined){
+const err118 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -3369,8 +3434,8 @@ vErrors.push(err118);
 }
 errors++;
 }
-if(data.taskId === undefined){
-const err119 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(data42.paused === undefined){
+const err119 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -3379,8 +3444,9 @@ vErrors.push(err119);
 }
 errors++;
 }
-if(data.contextId === undefined){
-const err120 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+}
+else {
+const err120 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -3389,8 +3455,18 @@ vErrors.push(err120);
 }
 errors++;
 }
-if(data.pipelineName === undefined){
-const err121 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+}
+}
+var _valid21 = _errs148 === errors;
+valid63 = _valid21;
+if(valid63){
+var props21 = {};
+props21.data = true;
+props21.eventType = true;
+}
+}
+if(!valid63){
+const err121 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -3399,8 +3475,18 @@ vErrors.push(err121);
 }
 errors++;
 }
-if(data.iacCodeSessionId === undefined){
-const err122 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+if(props0 !== true && props21 !== undefined){
+if(props21 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props21);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err122 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -3409,8 +3495,8 @@ vErrors.push(err122);
 }
 errors++;
 }
-if(data.status === undefined){
-const err123 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data.extensionUri === undefined){
+const err123 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -3419,8 +3505,8 @@ vErrors.push(err123);
 }
 errors++;
 }
-if(data.data === undefined){
-const err124 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data.eventId === undefined){
+const err124 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -3429,9 +3515,8 @@ vErrors.push(err124);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func3.call(schema41.properties, key0))){
-const err125 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.sequence === undefined){
+const err125 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -3440,10 +3525,8 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-if(data.schemaVersion !== undefined){
-if("1.0" !== data.schemaVersion){
-const err126 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(data.createdAt === undefined){
+const err126 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -3452,10 +3535,8 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-if(data.extensionUri !== undefined){
-if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
-const err127 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(data.eventType === undefined){
+const err127 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -3464,12 +3545,8 @@ vErrors.push(err127);
 }
 errors++;
 }
-}
-if(data.eventId !== undefined){
-let data41 = data.eventId;
-if(typeof data41 === "string"){
-if(!pattern8.test(data41)){
-const err128 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
+if(data.scope === undefined){
+const err128 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -3478,9 +3555,8 @@ vErrors.push(err128);
 }
 errors++;
 }
-}
-else {
-const err129 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.pipelineRunId === undefined){
+const err129 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -3489,11 +3565,8 @@ vErrors.push(err129);
 }
 errors++;
 }
-}
-if(data.sequence !== undefined){
-let data42 = data.sequence;
-if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
-const err130 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.taskId === undefined){
+const err130 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -3502,9 +3575,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-if((typeof data42 == "number") && (isFinite(data42))){
-if(data42 > 9007199254740991 || isNaN(data42)){
-const err131 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data.contextId === undefined){
+const err131 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -3513,8 +3585,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-if(data42 < 1 || isNaN(data42)){
-const err132 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data.pipelineName === undefined){
+const err132 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -3523,13 +3595,8 @@ vErrors.push(err132);
 }
 errors++;
 }
-}
-}
-if(data.createdAt !== undefined){
-let data43 = data.createdAt;
-if(typeof data43 === "string"){
-if(!(formats0.validate(data43))){
-const err133 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.iacCodeSessionId === undefined){
+const err133 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -3538,9 +3605,8 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-else {
-const err134 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.status === undefined){
+const err134 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -3549,11 +3615,8 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-if(data.eventType !== undefined){
-let data44 = data.eventType;
-if(!((((((((((((((((((((((((((((((((((data44 === "pipeline_started") || (data44 === "pipeline_resumed")) || (data44 === "step_started")) || (data44 === "step_completed")) || (data44 === "step_failed")) || (data44 === "candidate_started")) || (data44 === "candidate_step_started")) || (data44 === "candidate_step_completed")) || (data44 === "candidate_step_failed")) || (data44 === "candidate_completed")) || (data44 === "candidate_failed")) || (data44 === "candidate_selected")) || (data44 === "rollback_completed")) || (data44 === "input_required")) || (data44 === "input_received")) || (data44 === "permission_requested")) || (data44 === "permission_resolved")) || (data44 === "message_started")) || (data44 === "text_delta")) || (data44 === "thinking_delta")) || (data44 === "tool_started")) || (data44 === "tool_result")) || (data44 === "tool_progress")) || (data44 === "stack_progress")) || (data44 === "stack_current_changed")) || (data44 === "usage")) || (data44 === "artifact_created")) || (data44 === "cleanup_started")) || (data44 === "cleanup_progress")) || (data44 === "cleanup_completed")) || (data44 === "cleanup_failed")) || (data44 === "pipeline_completed")) || (data44 === "pipeline_canceled")) || (data44 === "pipeline_handoff_ready"))){
-const err135 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema41.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(data.data === undefined){
+const err135 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -3562,11 +3625,9 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-if(data.scope !== undefined){
-let data45 = data.scope;
-if(!(((((((data45 === "pipeline") || (data45 === "step")) || (data45 === "candidate")) || (data45 === "candidate_step")) || (data45 === "interrupt")) || (data45 === "stack")) || (data45 === "cleanup"))){
-const err136 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema41.properties.scope.enum},message:"must be equal to one of the allowed values"};
+for(const key0 in data){
+if(!(func3.call(schema41.properties, key0))){
+const err136 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -3576,11 +3637,9 @@ vErrors.push(err136);
 errors++;
 }
 }
-if(data.pipelineRunId !== undefined){
-let data46 = data.pipelineRunId;
-if(typeof data46 === "string"){
-if(func1(data46) < 1){
-const err137 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err137 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -3590,8 +3649,9 @@ vErrors.push(err137);
 errors++;
 }
 }
-else {
-const err138 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
+const err138 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -3601,9 +3661,11 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data.taskId !== undefined){
-if(typeof data.taskId !== "string"){
-const err139 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.eventId !== undefined){
+let data45 = data.eventId;
+if(typeof data45 === "string"){
+if(!pattern8.test(data45)){
+const err139 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -3613,11 +3675,8 @@ vErrors.push(err139);
 errors++;
 }
 }
-if(data.contextId !== undefined){
-let data48 = data.contextId;
-if(typeof data48 === "string"){
-if(func1(data48) < 1){
-const err140 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err140 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -3627,8 +3686,10 @@ vErrors.push(err140);
 errors++;
 }
 }
-else {
-const err141 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.sequence !== undefined){
+let data46 = data.sequence;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err141 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -3637,12 +3698,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-if(data.pipelineName !== undefined){
-let data49 = data.pipelineName;
-if(typeof data49 === "string"){
-if(func1(data49) < 1){
-const err142 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 9007199254740991 || isNaN(data46)){
+const err142 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -3651,9 +3709,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-}
-else {
-const err143 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data46 < 1 || isNaN(data46)){
+const err143 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -3663,11 +3720,12 @@ vErrors.push(err143);
 errors++;
 }
 }
-if(data.iacCodeSessionId !== undefined){
-let data50 = data.iacCodeSessionId;
-if(typeof data50 === "string"){
-if(func1(data50) < 1){
-const err144 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.createdAt !== undefined){
+let data47 = data.createdAt;
+if(typeof data47 === "string"){
+if(!(formats0.validate(data47))){
+const err144 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -3678,7 +3736,7 @@ errors++;
 }
 }
 else {
-const err145 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err145 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -3688,10 +3746,10 @@ vErrors.push(err145);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data51 = data.status;
-if(!(((((data51 === "working") || (data51 === "input_required")) || (data51 === "completed")) || (data51 === "failed")) || (data51 === "canceled"))){
-const err146 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.eventType !== undefined){
+let data48 = data.eventType;
+if(!((((((((((((((((((((((((((((((((((((data48 === "pipeline_started") || (data48 === "pipeline_resumed")) || (data48 === "step_started")) || (data48 === "step_completed")) || (data48 === "step_failed")) || (data48 === "candidate_started")) || (data48 === "candidate_step_started")) || (data48 === "candidate_step_completed")) || (data48 === "candidate_step_failed")) || (data48 === "candidate_completed")) || (data48 === "candidate_failed")) || (data48 === "candidate_selected")) || (data48 === "rollback_completed")) || (data48 === "interrupt_received")) || (data48 === "interrupt_classified")) || (data48 === "input_required")) || (data48 === "input_received")) || (data48 === "permission_requested")) || (data48 === "permission_resolved")) || (data48 === "message_started")) || (data48 === "text_delta")) || (data48 === "thinking_delta")) || (data48 === "tool_started")) || (data48 === "tool_result")) || (data48 === "tool_progress")) || (data48 === "stack_progress")) || (data48 === "stack_current_changed")) || (data48 === "usage")) || (data48 === "artifact_created")) || (data48 === "cleanup_started")) || (data48 === "cleanup_progress")) || (data48 === "cleanup_completed")) || (data48 === "cleanup_failed")) || (data48 === "pipeline_completed")) || (data48 === "pipeline_canceled")) || (data48 === "pipeline_handoff_ready"))){
+const err146 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema41.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -3701,10 +3759,10 @@ vErrors.push(err146);
 errors++;
 }
 }
-if(data.data !== undefined){
-let data52 = data.data;
-if(!(data52 && typeof data52 == "object" && !Array.isArray(data52))){
-const err147 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.scope !== undefined){
+let data49 = data.scope;
+if(!(((((((data49 === "pipeline") || (data49 === "step")) || (data49 === "candidate")) || (data49 === "candidate_step")) || (data49 === "interrupt")) || (data49 === "stack")) || (data49 === "cleanup"))){
+const err147 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema41.properties.scope.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -3714,11 +3772,11 @@ vErrors.push(err147);
 errors++;
 }
 }
-if(data.step !== undefined){
-let data53 = data.step;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-if(data53.id === undefined){
-const err148 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.pipelineRunId !== undefined){
+let data50 = data.pipelineRunId;
+if(typeof data50 === "string"){
+if(func1(data50) < 1){
+const err148 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -3727,8 +3785,9 @@ vErrors.push(err148);
 }
 errors++;
 }
-if(data53.runId === undefined){
-const err149 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+else {
+const err149 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -3737,8 +3796,10 @@ vErrors.push(err149);
 }
 errors++;
 }
-if(data53.attempt === undefined){
-const err150 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err150 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -3747,9 +3808,12 @@ vErrors.push(err150);
 }
 errors++;
 }
-if(data53.id !== undefined){
-if(typeof data53.id !== "string"){
-const err151 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.contextId !== undefined){
+let data52 = data.contextId;
+if(typeof data52 === "string"){
+if(func1(data52) < 1){
+const err151 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -3759,9 +3823,8 @@ vErrors.push(err151);
 errors++;
 }
 }
-if(data53.runId !== undefined){
-if(typeof data53.runId !== "string"){
-const err152 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err152 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -3771,10 +3834,11 @@ vErrors.push(err152);
 errors++;
 }
 }
-if(data53.attempt !== undefined){
-let data56 = data53.attempt;
-if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
-const err153 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.pipelineName !== undefined){
+let data53 = data.pipelineName;
+if(typeof data53 === "string"){
+if(func1(data53) < 1){
+const err153 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -3783,9 +3847,9 @@ vErrors.push(err153);
 }
 errors++;
 }
-if((typeof data56 == "number") && (isFinite(data56))){
-if(data56 < 1 || isNaN(data56)){
-const err154 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err154 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -3795,11 +3859,11 @@ vErrors.push(err154);
 errors++;
 }
 }
-}
-if(data53.index !== undefined){
-let data57 = data53.index;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err155 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.iacCodeSessionId !== undefined){
+let data54 = data.iacCodeSessionId;
+if(typeof data54 === "string"){
+if(func1(data54) < 1){
+const err155 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -3808,9 +3872,9 @@ vErrors.push(err155);
 }
 errors++;
 }
-if((typeof data57 == "number") && (isFinite(data57))){
-if(data57 < 0 || isNaN(data57)){
-const err156 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err156 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -3820,11 +3884,10 @@ vErrors.push(err156);
 errors++;
 }
 }
-}
-if(data53.total !== undefined){
-let data58 = data53.total;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
-const err157 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.status !== undefined){
+let data55 = data.status;
+if(!(((((data55 === "working") || (data55 === "input_required")) || (data55 === "completed")) || (data55 === "failed")) || (data55 === "canceled"))){
+const err157 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -3833,9 +3896,11 @@ vErrors.push(err157);
 }
 errors++;
 }
-if((typeof data58 == "number") && (isFinite(data58))){
-if(data58 < 1 || isNaN(data58)){
-const err158 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.data !== undefined){
+let data56 = data.data;
+if(!(data56 && typeof data56 == "object" && !Array.isArray(data56))){
+const err158 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -3845,11 +3910,11 @@ vErrors.push(err158);
 errors++;
 }
 }
-}
-if(data53.type !== undefined){
-let data59 = data53.type;
-if(!((data59 === "agent") || (data59 === "parallel_sub_pipeline"))){
-const err159 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data.step !== undefined){
+let data57 = data.step;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.id === undefined){
+const err159 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -3858,10 +3923,8 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-if(data53.uiMode !== undefined){
-if(typeof data53.uiMode !== "string"){
-const err160 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data57.runId === undefined){
+const err160 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -3870,10 +3933,8 @@ vErrors.push(err160);
 }
 errors++;
 }
-}
-}
-else {
-const err161 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data57.attempt === undefined){
+const err161 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -3882,12 +3943,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-}
-if(data.candidate !== undefined){
-let data61 = data.candidate;
-if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
-if(data61.id === undefined){
-const err162 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data57.id !== undefined){
+if(typeof data57.id !== "string"){
+const err162 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -3896,8 +3954,10 @@ vErrors.push(err162);
 }
 errors++;
 }
-if(data61.subPipelineId === undefined){
-const err163 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+}
+if(data57.runId !== undefined){
+if(typeof data57.runId !== "string"){
+const err163 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -3906,8 +3966,11 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(data61.index === undefined){
-const err164 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+}
+if(data57.attempt !== undefined){
+let data60 = data57.attempt;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+const err164 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -3916,8 +3979,9 @@ vErrors.push(err164);
 }
 errors++;
 }
-if(data61.attempt === undefined){
-const err165 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 1 || isNaN(data60)){
+const err165 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -3926,8 +3990,12 @@ vErrors.push(err165);
 }
 errors++;
 }
-if(data61.name === undefined){
-const err166 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+if(data57.index !== undefined){
+let data61 = data57.index;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
+const err166 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -3936,8 +4004,9 @@ vErrors.push(err166);
 }
 errors++;
 }
-if(data61.runId === undefined){
-const err167 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 < 0 || isNaN(data61)){
+const err167 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -3946,9 +4015,12 @@ vErrors.push(err167);
 }
 errors++;
 }
-if(data61.id !== undefined){
-if(typeof data61.id !== "string"){
-const err168 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+if(data57.total !== undefined){
+let data62 = data57.total;
+if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
+const err168 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -3957,10 +4029,9 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-if(data61.subPipelineId !== undefined){
-if(typeof data61.subPipelineId !== "string"){
-const err169 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 < 1 || isNaN(data62)){
+const err169 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -3970,10 +4041,11 @@ vErrors.push(err169);
 errors++;
 }
 }
-if(data61.index !== undefined){
-let data64 = data61.index;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
-const err170 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data57.type !== undefined){
+let data63 = data57.type;
+if(!((data63 === "agent") || (data63 === "parallel_sub_pipeline"))){
+const err170 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -3982,9 +4054,10 @@ vErrors.push(err170);
 }
 errors++;
 }
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 < 0 || isNaN(data64)){
-const err171 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data57.uiMode !== undefined){
+if(typeof data57.uiMode !== "string"){
+const err171 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -3995,10 +4068,8 @@ errors++;
 }
 }
 }
-if(data61.attempt !== undefined){
-let data65 = data61.attempt;
-if(!(((typeof data65 == "number") && (!(data65 % 1) && !isNaN(data65))) && (isFinite(data65)))){
-const err172 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err172 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -4007,9 +4078,12 @@ vErrors.push(err172);
 }
 errors++;
 }
-if((typeof data65 == "number") && (isFinite(data65))){
-if(data65 < 1 || isNaN(data65)){
-const err173 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.candidate !== undefined){
+let data65 = data.candidate;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.id === undefined){
+const err173 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -4018,11 +4092,8 @@ vErrors.push(err173);
 }
 errors++;
 }
-}
-}
-if(data61.name !== undefined){
-if(typeof data61.name !== "string"){
-const err174 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.subPipelineId === undefined){
+const err174 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -4031,10 +4102,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-if(data61.pipelineName !== undefined){
-if(typeof data61.pipelineName !== "string"){
-const err175 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.index === undefined){
+const err175 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -4043,11 +4112,8 @@ vErrors.push(err175);
 }
 errors++;
 }
-}
-if(data61.totalSteps !== undefined){
-let data68 = data61.totalSteps;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
-const err176 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data65.attempt === undefined){
+const err176 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -4056,10 +4122,8 @@ vErrors.push(err176);
 }
 errors++;
 }
-}
-if(data61.runId !== undefined){
-if(typeof data61.runId !== "string"){
-const err177 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.name === undefined){
+const err177 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -4068,14 +4132,8 @@ vErrors.push(err177);
 }
 errors++;
 }
-}
-if(data61.steps !== undefined){
-let data70 = data61.steps;
-if(Array.isArray(data70)){
-const len0 = data70.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data70[i0] !== "string"){
-const err178 = {instancePath:instancePath+"/candidate/steps/" + i0,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.runId === undefined){
+const err178 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -4084,10 +4142,9 @@ vErrors.push(err178);
 }
 errors++;
 }
-}
-}
-else {
-const err179 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data65.id !== undefined){
+if(typeof data65.id !== "string"){
+const err179 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -4097,9 +4154,9 @@ vErrors.push(err179);
 errors++;
 }
 }
-}
-else {
-const err180 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data65.subPipelineId !== undefined){
+if(typeof data65.subPipelineId !== "string"){
+const err180 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -4109,11 +4166,10 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data.candidateStep !== undefined){
-let data72 = data.candidateStep;
-if(data72 && typeof data72 == "object" && !Array.isArray(data72)){
-if(data72.id === undefined){
-const err181 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data65.index !== undefined){
+let data68 = data65.index;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+const err181 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -4122,8 +4178,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(data72.attempt === undefined){
-const err182 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 < 0 || isNaN(data68)){
+const err182 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -4132,8 +4189,12 @@ vErrors.push(err182);
 }
 errors++;
 }
-if(data72.runId === undefined){
-const err183 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+}
+if(data65.attempt !== undefined){
+let data69 = data65.attempt;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const err183 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -4142,9 +4203,9 @@ vErrors.push(err183);
 }
 errors++;
 }
-if(data72.id !== undefined){
-if(typeof data72.id !== "string"){
-const err184 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 < 1 || isNaN(data69)){
+const err184 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -4154,10 +4215,10 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data72.attempt !== undefined){
-let data74 = data72.attempt;
-if(!(((typeof data74 == "number") && (!(data74 % 1) && !isNaN(data74))) && (isFinite(data74)))){
-const err185 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data65.name !== undefined){
+if(typeof data65.name !== "string"){
+const err185 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -4166,9 +4227,10 @@ vErrors.push(err185);
 }
 errors++;
 }
-if((typeof data74 == "number") && (isFinite(data74))){
-if(data74 < 1 || isNaN(data74)){
-const err186 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data65.pipelineName !== undefined){
+if(typeof data65.pipelineName !== "string"){
+const err186 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -4178,11 +4240,10 @@ vErrors.push(err186);
 errors++;
 }
 }
-}
-if(data72.index !== undefined){
-let data75 = data72.index;
-if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
-const err187 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data65.totalSteps !== undefined){
+let data72 = data65.totalSteps;
+if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
+const err187 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -4191,9 +4252,10 @@ vErrors.push(err187);
 }
 errors++;
 }
-if((typeof data75 == "number") && (isFinite(data75))){
-if(data75 < 0 || isNaN(data75)){
-const err188 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data65.runId !== undefined){
+if(typeof data65.runId !== "string"){
+const err188 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -4203,11 +4265,13 @@ vErrors.push(err188);
 errors++;
 }
 }
-}
-if(data72.total !== undefined){
-let data76 = data72.total;
-if(!(((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76))) && (isFinite(data76)))){
-const err189 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data65.steps !== undefined){
+let data74 = data65.steps;
+if(Array.isArray(data74)){
+const len0 = data74.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data74[i0] !== "string"){
+const err189 = {instancePath:instancePath+"/candidate/steps/" + i0,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -4216,9 +4280,10 @@ vErrors.push(err189);
 }
 errors++;
 }
-if((typeof data76 == "number") && (isFinite(data76))){
-if(data76 < 1 || isNaN(data76)){
-const err190 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err190 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -4229,9 +4294,8 @@ errors++;
 }
 }
 }
-if(data72.runId !== undefined){
-if(typeof data72.runId !== "string"){
-const err191 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err191 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -4241,9 +4305,11 @@ vErrors.push(err191);
 errors++;
 }
 }
-}
-else {
-const err192 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.candidateStep !== undefined){
+let data76 = data.candidateStep;
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(data76.id === undefined){
+const err192 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -4252,12 +4318,8 @@ vErrors.push(err192);
 }
 errors++;
 }
-}
-if(data.input !== undefined){
-let data78 = data.input;
-if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
-if(data78.kind === undefined){
-const err193 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(data76.attempt === undefined){
+const err193 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -4266,8 +4328,8 @@ vErrors.push(err193);
 }
 errors++;
 }
-if(data78.inputId === undefined){
-const err194 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(data76.runId === undefined){
+const err194 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -4276,8 +4338,9 @@ vErrors.push(err194);
 }
 errors++;
 }
-if(data78.toolUseId === undefined){
-const err195 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data76.id !== undefined){
+if(typeof data76.id !== "string"){
+const err195 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -4286,9 +4349,11 @@ vErrors.push(err195);
 }
 errors++;
 }
-for(const key1 in data78){
-if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
-const err196 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data76.attempt !== undefined){
+let data78 = data76.attempt;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
+const err196 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -4297,11 +4362,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-if(data78.kind !== undefined){
-let data79 = data78.kind;
-if(!((((data79 === "permission") || (data79 === "ask_user_question")) || (data79 === "candidate_selection")) || (data79 === "pipeline_pause_confirmation"))){
-const err197 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema41.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
+const err197 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -4311,11 +4374,11 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data78.inputId !== undefined){
-let data80 = data78.inputId;
-if(typeof data80 === "string"){
-if(func1(data80) < 1){
-const err198 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data76.index !== undefined){
+let data79 = data76.index;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const err198 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -4324,9 +4387,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-}
-else {
-const err199 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 0 || isNaN(data79)){
+const err199 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -4336,11 +4399,11 @@ vErrors.push(err199);
 errors++;
 }
 }
-if(data78.toolUseId !== undefined){
-let data81 = data78.toolUseId;
-if(typeof data81 === "string"){
-if(func1(data81) < 1){
-const err200 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data76.total !== undefined){
+let data80 = data76.total;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
+const err200 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -4349,9 +4412,9 @@ vErrors.push(err200);
 }
 errors++;
 }
-}
-else {
-const err201 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 1 || isNaN(data80)){
+const err201 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -4362,8 +4425,9 @@ errors++;
 }
 }
 }
-else {
-const err202 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data76.runId !== undefined){
+if(typeof data76.runId !== "string"){
+const err202 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -4373,11 +4437,9 @@ vErrors.push(err202);
 errors++;
 }
 }
-if(data.artifact !== undefined){
-let data82 = data.artifact;
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
-if(data82.filename === undefined){
-const err203 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+}
+else {
+const err203 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -4386,8 +4448,12 @@ vErrors.push(err203);
 }
 errors++;
 }
-if(data82.mediaType === undefined){
-const err204 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+}
+if(data.input !== undefined){
+let data82 = data.input;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.kind === undefined){
+const err204 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -4396,8 +4462,8 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(data82.content === undefined){
-const err205 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(data82.inputId === undefined){
+const err205 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -4406,9 +4472,8 @@ vErrors.push(err205);
 }
 errors++;
 }
-for(const key2 in data82){
-if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
-const err206 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data82.toolUseId === undefined){
+const err206 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -4417,12 +4482,9 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-if(data82.filename !== undefined){
-let data83 = data82.filename;
-if(typeof data83 === "string"){
-if(func1(data83) < 1){
-const err207 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key1 in data82){
+if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
+const err207 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -4432,8 +4494,10 @@ vErrors.push(err207);
 errors++;
 }
 }
-else {
-const err208 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.kind !== undefined){
+let data83 = data82.kind;
+if(!((((data83 === "permission") || (data83 === "ask_user_question")) || (data83 === "candidate_selection")) || (data83 === "pipeline_pause_confirmation"))){
+const err208 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema41.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -4443,11 +4507,11 @@ vErrors.push(err208);
 errors++;
 }
 }
-if(data82.mediaType !== undefined){
-let data84 = data82.mediaType;
+if(data82.inputId !== undefined){
+let data84 = data82.inputId;
 if(typeof data84 === "string"){
 if(func1(data84) < 1){
-const err209 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err209 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -4458,7 +4522,7 @@ errors++;
 }
 }
 else {
-const err210 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err210 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -4468,11 +4532,11 @@ vErrors.push(err210);
 errors++;
 }
 }
-if(data82.content !== undefined){
-let data85 = data82.content;
+if(data82.toolUseId !== undefined){
+let data85 = data82.toolUseId;
 if(typeof data85 === "string"){
-if(func1(data85) > 65536){
-const err211 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(func1(data85) < 1){
+const err211 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -4483,7 +4547,7 @@ errors++;
 }
 }
 else {
-const err212 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err212 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -4493,9 +4557,9 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(data82.truncated !== undefined){
-if(true !== data82.truncated){
-const err213 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+}
+else {
+const err213 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -4505,9 +4569,11 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data82.role !== undefined){
-if(typeof data82.role !== "string"){
-const err214 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.artifact !== undefined){
+let data86 = data.artifact;
+if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
+if(data86.filename === undefined){
+const err214 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -4516,10 +4582,8 @@ vErrors.push(err214);
 }
 errors++;
 }
-}
-if(data82.supersedesKey !== undefined){
-if(typeof data82.supersedesKey !== "string"){
-const err215 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data86.mediaType === undefined){
+const err215 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -4528,10 +4592,8 @@ vErrors.push(err215);
 }
 errors++;
 }
-}
-}
-else {
-const err216 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data86.content === undefined){
+const err216 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -4540,15 +4602,149 @@ vErrors.push(err216);
 }
 errors++;
 }
-}
-}
-else {
-const err217 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key2 in data86){
+if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
+const err217 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err217];
 }
 else {
 vErrors.push(err217);
+}
+errors++;
+}
+}
+if(data86.filename !== undefined){
+let data87 = data86.filename;
+if(typeof data87 === "string"){
+if(func1(data87) < 1){
+const err218 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+}
+else {
+const err219 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+}
+if(data86.mediaType !== undefined){
+let data88 = data86.mediaType;
+if(typeof data88 === "string"){
+if(func1(data88) < 1){
+const err220 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+if(data86.content !== undefined){
+let data89 = data86.content;
+if(typeof data89 === "string"){
+if(func1(data89) > 65536){
+const err222 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+}
+else {
+const err223 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
+}
+errors++;
+}
+}
+if(data86.truncated !== undefined){
+if(true !== data86.truncated){
+const err224 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err224];
+}
+else {
+vErrors.push(err224);
+}
+errors++;
+}
+}
+if(data86.role !== undefined){
+if(typeof data86.role !== "string"){
+const err225 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+}
+if(data86.supersedesKey !== undefined){
+if(typeof data86.supersedesKey !== "string"){
+const err226 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+}
+}
+else {
+const err227 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err227];
+}
+else {
+vErrors.push(err227);
+}
+errors++;
+}
+}
+}
+else {
+const err228 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err228];
+}
+else {
+vErrors.push(err228);
 }
 errors++;
 }

@@ -235,6 +235,12 @@ export interface AgentSession {
    * answer handed over as soon as the event is seen is taken at once.
    */
   answerInput(answer: InputAnswer): boolean;
+  /**
+   * A message for a turn that is still running (a pipeline run): taken as the
+   * answer of the candidate selection it waits for, or classified and applied
+   * beside the run, its events on the running turn. False when no turn takes it.
+   */
+  interject?(input: TurnInput): boolean;
   close(): Promise<void>;
 }
 

@@ -164,7 +164,10 @@ export class A2AService {
           { taskId: existing.task.id },
         );
       }
-      if (this.executions.has(existing.task.id)) {
+      const running = this.executions.get(existing.task.id);
+      if (running) {
+        const interjected = await this.interject(running, message, ctx, language, meta);
+        if (interjected) return interjected;
         throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
           taskId: existing.task.id,
         });
@@ -311,6 +314,40 @@ export class A2AService {
       parsed,
     );
     return { first, live, record };
+  }
+
+  /**
+   * A message to a task whose turn still runs: a pipeline run takes it (the
+   * candidate choice, or an interruption its judge classifies); the caller
+   * follows the running turn. Undefined when the turn does not take messages.
+   */
+  private async interject(
+    running: TurnExecution,
+    message: pb.Message,
+    ctx: CallContext,
+    language: Language,
+    meta: JsonObject,
+  ): Promise<
+    | { first: pb.StreamResponse[]; live: AsyncIterableIterator<pb.StreamResponse>; record: TaskRecord }
+    | undefined
+  > {
+    const context = await this.contexts.find(running.contextId);
+    if (!context?.session?.interject || message.role !== pb.Role.USER) return undefined;
+    const input = ingestParts(message.parts, {
+      cwd: context.record.cwd,
+      roots: this.options.allowedRoots,
+      mediaTypes: this.options.mediaTypes,
+    });
+    const overrides = turnOverridesFrom(meta, language);
+    const live = running.hub.subscribe(ctx.signal);
+    if (!context.session.interject({ text: input.text, images: [], overrides, taskId: running.taskId })) {
+      await live.return?.();
+      return undefined;
+    }
+    running.record.task.history.push(
+      create(pb.MessageSchema, { ...structuredClone(message), contextId: running.contextId }),
+    );
+    return { first: [taskEvent(running.record.task)], live, record: running.record };
   }
 
   private reserve(context: LiveContext, record: TaskRecord, language: Language): TurnExecution {

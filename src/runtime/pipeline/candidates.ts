@@ -5,11 +5,11 @@
 // progress is saved after every sub-step, so a restart continues where each
 // one was. The step's conclusion is the list of results; a candidate that
 // failed is kept in it with failed: true (and is never offered for selection).
-import type { PipelineEnvelope, RuntimeEvent } from "../seam.js";
-import { Channel } from "../loop/channel.js";
+import type { RuntimeEvent } from "../seam.js";
 import { PipelineContext } from "./context.js";
 import type { CandidateProgress } from "./files.js";
 import { valueAt } from "./guards.js";
+import { merge } from "./merge.js";
 import type { LoadedStep, LoadedSubPipeline } from "./loader.js";
 import type { RunEnv } from "./run-env.js";
 import type { EvaluatedCandidate } from "./selection.js";
@@ -18,60 +18,6 @@ import { runAgentStep, type StepOutcome } from "./step-executor.js";
 
 type Outcome =
   Exclude<StepOutcome, { kind: "conclusion" }> | { kind: "conclusion"; conclusion: EvaluatedCandidate[] };
-
-/** The first sequence number an event publishes, if it publishes envelopes. */
-function sequenceOf(event: RuntimeEvent): number | undefined {
-  const list = event.type === "pipeline" ? event.envelopes : "pipeline" in event ? event.pipeline : undefined;
-  return list?.[0]?.sequence;
-}
-
-/**
- * Runs generators side by side; their events come out as they happen, but
- * envelopes strictly in sequence order (two candidates finishing their
- * journal writes close together may resume in either order).
- */
-async function* merge<T>(
-  runs: Array<AsyncGenerator<RuntimeEvent, T>>,
-  firstSequence: number,
-  onError: () => void,
-): AsyncGenerator<RuntimeEvent, T[]> {
-  const channel = new Channel<RuntimeEvent>();
-  const held: RuntimeEvent[] = [];
-  let expected = firstSequence;
-  const release = (event: RuntimeEvent): void => {
-    if (sequenceOf(event) === undefined) return channel.push(event);
-    held.push(event);
-    held.sort((a, b) => (sequenceOf(a) as number) - (sequenceOf(b) as number));
-    while (held.length > 0 && sequenceOf(held[0]) === expected) {
-      const next = held.shift() as RuntimeEvent;
-      const list =
-        next.type === "pipeline"
-          ? next.envelopes
-          : ((next as { pipeline?: PipelineEnvelope[] }).pipeline ?? []);
-      expected = (list.at(-1)?.sequence ?? expected) + 1;
-      channel.push(next);
-    }
-  };
-  const all = Promise.all(
-    runs.map(async (run) => {
-      try {
-        for (;;) {
-          const next = await run.next();
-          if (next.done) return next.value;
-          release(next.value);
-        }
-      } catch (error) {
-        onError();
-        throw error;
-      }
-    }),
-  );
-  all.catch(() => undefined);
-  yield* channel.drain(all);
-  // Whatever is still held (a run that stopped between numbering and publishing) goes out in order.
-  yield* held.splice(0);
-  return await all;
-}
 
 export async function* runCandidates(
   run: RunEnv,
@@ -97,8 +43,7 @@ export async function* runCandidates(
     list.map((candidate, index) =>
       runCandidate(run, sub, stepRef, index, candidate, parent, candidateSignal),
     ),
-    run.emitter.lastSequence + 1,
-    () => abort.abort(),
+    { onError: () => abort.abort() },
   );
   if (signal.aborted || results.some((r) => r === undefined)) return { kind: "cancelled" };
   const evaluated = results as EvaluatedCandidate[];
@@ -211,6 +156,7 @@ async function* runCandidate(
         attempt,
         key: transcriptKey,
         coords: { scope: "candidate_step", step: stepRef, candidate: candidateRef, candidateStep },
+        candidateIndex: index,
         markers: [`<!--step:${s.id}-->`, `<!--candidate:${index}-->`],
         userText: [
           `Evaluate candidate ${index} (${name}): run the step ${s.id}.`,

@@ -10,6 +10,7 @@ import path from "node:path";
 import type { Language } from "../../i18n/index.js";
 import { simulatedCloud, SimulatedRos } from "../cloud/simulated-ros.js";
 import { newMessageId } from "../ids.js";
+import { Channel } from "../loop/channel.js";
 import type { InputAnswer, InputRequest, RuntimeEvent, TurnInput, TurnOverrides } from "../seam.js";
 import type { SessionContext } from "../session/session-context.js";
 import type { PendingRound } from "../session/store.js";
@@ -21,6 +22,8 @@ import { PipelineContext } from "./context.js";
 import { PipelineEmitter } from "./emitter.js";
 import { PipelineFiles, type PipelineMeta } from "./files.js";
 import { InputGate, InputRegistry } from "./inputs.js";
+import { StepControl } from "./interrupts.js";
+import { merge } from "./merge.js";
 import { PipelineJournal } from "./journal.js";
 import { bundledPipeline, type LoadedPipeline } from "./loader.js";
 import { RunEnv } from "./run-env.js";
@@ -44,6 +47,7 @@ const SIMULATED_CLOUD_NOTE =
 
 export class PipelineHost {
   private registry: InputRegistry | undefined;
+  private runner: PipelineRunner | undefined;
   private restored: InputRequest[] = [];
 
   private constructor(
@@ -95,6 +99,11 @@ export class PipelineHost {
 
   answer(answer: InputAnswer): boolean {
     return this.registry?.answer(answer) ?? false;
+  }
+
+  /** A message while the run goes on (see PipelineRunner.interject); false when no run goes on. */
+  interject(input: TurnInput): boolean {
+    return this.runner?.interject(input.text) ?? false;
   }
 
   /** The inputs a stopped run was waiting for: its selection, or the open tool rounds of its running steps. */
@@ -231,6 +240,7 @@ export class PipelineHost {
         transcriptsDir: this.files.transcriptsDir,
         pipelineName: pipeline.name,
         emitStackEvents: pipeline.def.emit_stack_events !== false,
+        control: new StepControl(),
       },
       pipeline,
       this.files,
@@ -241,12 +251,26 @@ export class PipelineHost {
       lang,
     );
     const runner = new PipelineRunner(env, signal);
+    this.runner = runner;
+    // Interruptions are handled beside the step loop; their events join the turn's.
+    const outbox = new Channel<RuntimeEvent>();
+    runner.outbox = (event) => outbox.push(event);
+    let ended = (): void => undefined;
+    const done = new Promise<void>((resolve) => (ended = resolve));
+    const main = (async function* () {
+      try {
+        yield* runner.turn(entry);
+      } finally {
+        ended();
+      }
+    })();
     try {
-      yield* runner.turn(entry);
+      yield* merge([main, outbox.drain(done)], { firstSequence: emitter.lastSequence + 1 });
     } catch (error) {
       // Shutdown while waiting: the run stays on disk for the next process.
       if (!(error instanceof SessionClosedError)) throw error;
     } finally {
+      if (this.runner === runner) this.runner = undefined;
       if (this.registry === registry) this.registry = undefined;
       if (!this.active && !signal.aborted) await this.recordHandoff(runner.summary(meta.status));
       // A closed session keeps its waits on disk for the next process.

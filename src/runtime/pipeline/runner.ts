@@ -22,11 +22,14 @@ import {
   parseChoice,
   selectedPlan,
   selectionOptions,
+  pauseRequest,
   selectionRequest,
   type EvaluatedCandidate,
   type PresentedOption,
 } from "./selection.js";
 import { runAgentStep, type StepOutcome } from "./step-executor.js";
+import { judge, type Classification } from "./interrupts.js";
+import { createTurnProvider } from "../providers/factory.js";
 
 type Outcome = StepOutcome | { kind: "conclusion"; conclusion: unknown };
 
@@ -44,10 +47,22 @@ function matches(spec: { field: string; value?: unknown } | undefined, conclusio
 }
 
 export class PipelineRunner {
+  /** Where events that happen outside the step loop go (interruptions); set by the host. */
+  outbox: (event: RuntimeEvent) => void = () => undefined;
+  /** Aborts the running step (a hard interrupt). */
+  private stepAbort = new AbortController();
+  /** A hard interrupt waiting for the running step to stop. */
+  private interruption: { target: string; reason: string } | undefined;
+
   constructor(
     private readonly run: RunEnv,
     private readonly signal: AbortSignal,
   ) {}
+
+  /** The signal of the running step: the turn's, or a hard interrupt. */
+  private get stepSignal(): AbortSignal {
+    return AbortSignal.any([this.signal, this.stepAbort.signal]);
+  }
 
   private get emitter() {
     return this.run.emitter;
@@ -91,6 +106,8 @@ export class PipelineRunner {
     let text = message;
     for (let step = sm.current; step; step = sm.current) {
       if (this.signal.aborted) return;
+      this.stepAbort = new AbortController();
+      run.step.control.nextStep();
       const resumed = sm.isRunning();
       const attempt = resumed ? sm.attempt(step.id) : sm.begin();
       const ref = run.stepRef(step, attempt);
@@ -118,11 +135,17 @@ export class PipelineRunner {
       const started = Date.now();
       const outcome: Outcome =
         step.kind === "parallel_sub_pipeline"
-          ? yield* runCandidates(run, step, ref, this.signal)
+          ? yield* runCandidates(run, step, ref, this.stepSignal)
           : step.def.ui_mode === "candidate_selection"
             ? yield* this.selection(step, attempt, ref, text)
             : yield* this.agentStep(step, attempt, ref);
       text = undefined;
+      if (outcome.kind === "cancelled" && this.interruption && !this.signal.aborted) {
+        const { target, reason } = this.interruption;
+        this.interruption = undefined;
+        yield* this.rollback(step, target, reason, true);
+        continue;
+      }
       if (outcome.kind === "cancelled") return;
       if (outcome.kind === "failed") {
         yield* this.failed(step, ref, outcome);
@@ -178,7 +201,7 @@ export class PipelineRunner {
             }
           : {}),
       },
-      this.signal,
+      this.stepSignal,
     );
   }
 
@@ -261,7 +284,8 @@ export class PipelineRunner {
         selectedOption: option,
         userInputLength: (answer.freeText ?? answer.selectedId ?? "").length,
       };
-      yield await this.emitter.event(
+      // Also an input_received event: the surfaces stop showing the wait, however it was answered.
+      const envelopes = await this.emitter.envelopes(
         {
           eventType: "input_received",
           scope: "step",
@@ -280,8 +304,151 @@ export class PipelineRunner {
           },
         },
       );
+      yield {
+        type: "input_received",
+        inputId: wait.inputId,
+        toolUseId: wait.toolUseId,
+        kind: "candidate_selection",
+        pipeline: envelopes,
+      };
       return { kind: "conclusion", conclusion: selectedPlan(choice, this.evaluated()) };
     }
+  }
+
+  /**
+   * A message that arrives while the run goes on: while the run waits for the
+   * candidate selection it is the answer; otherwise the judge classifies it
+   * (its events go out on the running turn). False when nothing takes it.
+   */
+  interject(text: string): boolean {
+    const wait = this.run.meta.selection;
+    if (wait)
+      return this.run.step.registry.answer({
+        kind: "candidate_selection",
+        inputId: wait.inputId,
+        freeText: text,
+      });
+    const step = this.run.sm.current;
+    if (!step || this.signal.aborted) return false;
+    this.classify(step, text).catch((error: unknown) =>
+      this.run.step.session.logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        "interruption not handled",
+      ),
+    );
+    return true;
+  }
+
+  private async classify(step: LoadedStep, text: string): Promise<void> {
+    const { run } = this;
+    const { emitter } = this;
+    this.outbox(
+      await emitter.event({
+        eventType: "interrupt_received",
+        scope: "interrupt",
+        data: { messageLength: text.length },
+      }),
+    );
+    const provider =
+      run.step.baseTurn.provider ??
+      createTurnProvider(run.step.session.deps.providers, run.step.baseTurn.overrides);
+    const verdict = await judge({
+      provider,
+      pipelineName: run.pipeline.name,
+      step: step.id,
+      steps: run.pipeline.steps.map((s) => s.id),
+      completed: run.pipeline.steps.filter((s) => run.sm.status(s.id) === "completed").map((s) => s.id),
+      message: text,
+      signal: this.signal,
+    });
+    const policy = step.def.interrupt_judge_failure ?? "continue";
+    let c: Classification = verdict ?? {
+      action: policy === "hard_interrupt" ? "hard_interrupt" : "continue",
+      targetStep: step.id,
+      reason: `The judge could not classify the message (policy ${policy}).`,
+    };
+    const target = c.targetStep ?? step.id;
+    const refusal = c.action === "hard_interrupt" ? run.sm.rollbackRefusal(target, true) : undefined;
+    if (refusal) c = { action: "continue", reason: `No rollback: ${refusal}.` };
+    const paused = !verdict && policy === "pause";
+    this.outbox(
+      await emitter.event({
+        eventType: "interrupt_classified",
+        scope: "interrupt",
+        data: {
+          action: c.action,
+          targetStepId: c.action === "hard_interrupt" ? target : step.id,
+          candidateScope: c.candidateScope ?? "all",
+          reason: c.reason,
+          paused,
+          judgeFailed: !verdict,
+        },
+      }),
+    );
+    if (c.action === "supplement") run.step.control.supplement(text, c.candidateScope ?? "all");
+    if (c.action === "hard_interrupt") {
+      this.interruption = { target, reason: text };
+      this.stepAbort.abort();
+    }
+    if (paused) await this.pause(step, text);
+  }
+
+  /** The pause of a judge failure: steps wait before their next model call until the user says continue. */
+  private async pause(step: LoadedStep, reason: string): Promise<void> {
+    const { run } = this;
+    const { control, gate, registry } = run.step;
+    control.pause();
+    try {
+      await gate.acquire(this.signal);
+    } catch {
+      control.unpause();
+      return;
+    }
+    const request = pauseRequest({
+      inputId: `pause-${run.meta.runNumber}-${Date.now().toString(36)}`,
+      toolUseId: `${step.id}-pause`,
+      lang: run.lang,
+    });
+    const answered = new Promise<void>((resolve) => {
+      registry.publish(request, (answer) => {
+        checkAnswer(request, answer);
+        resolve();
+        return true;
+      });
+      this.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    const input = { kind: request.kind, inputId: request.inputId, toolUseId: request.toolUseId };
+    const asked = await this.emitter.envelopes({
+      eventType: "input_required",
+      scope: "step",
+      status: "input_required",
+      step: {
+        id: step.id,
+        runId: `step-${step.id}-${run.sm.attempt(step.id)}`,
+        attempt: run.sm.attempt(step.id),
+      },
+      input,
+      data: {
+        ...input,
+        prompt: request.prompt,
+        reason: reason.slice(0, 200),
+        paused: true,
+        options: request.options,
+      },
+    });
+    this.outbox({ type: "input_required", request, pipeline: asked });
+    await answered;
+    registry.settle(request.inputId);
+    control.unpause();
+    gate.release();
+    if (this.signal.aborted) return;
+    const received = await this.emitter.envelopes({
+      eventType: "input_received",
+      scope: "step",
+      input,
+      data: { ...input, selectedValue: "continue" },
+    });
+    this.outbox({ type: "input_received", ...input, pipeline: received });
   }
 
   private request(wait: SelectionWait): InputRequest {
@@ -435,11 +602,16 @@ export class PipelineRunner {
   }
 
   /** A complete_step rollback: stale fields, the target's next attempt, and cleanup of rolled-back stacks. */
-  private async *rollback(from: LoadedStep, target: string, reason: string): AsyncGenerator<RuntimeEvent> {
+  private async *rollback(
+    from: LoadedStep,
+    target: string,
+    reason: string,
+    interrupt = false,
+  ): AsyncGenerator<RuntimeEvent> {
     const { run } = this;
     const to = run.sm.indexOf(target);
     const between = run.pipeline.steps.slice(to, run.sm.index + 1);
-    run.sm.rollback(target);
+    run.sm.rollback(target, interrupt);
     const staleFields = run.context.invalidate(run.pipeline.steps[to].conclusionField);
     run.meta.feedback = reason;
     delete run.meta.selection;
@@ -449,7 +621,14 @@ export class PipelineRunner {
     yield await this.emitter.event({
       eventType: "rollback_completed",
       scope: "pipeline",
-      data: { fromStep: from.id, toStep: target, reason, staleFields, rollbackScope: "parent" },
+      data: {
+        fromStep: from.id,
+        toStep: target,
+        ...(interrupt ? { toStepId: target } : {}),
+        reason,
+        staleFields,
+        rollbackScope: "parent",
+      },
     });
     const entries: LedgerEntry[] = [];
     for (const step of between)

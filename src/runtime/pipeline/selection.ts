@@ -132,6 +132,32 @@ export function selectionRequest(args: {
   };
 }
 
+/** The pause of a judge failure: the user confirms that the run may go on. */
+export function pauseRequest(args: { inputId: string; toolUseId: string; lang: Language }): InputRequest {
+  const prompt = t(args.lang, "runtime.pipeline.pause.prompt");
+  return {
+    inputId: args.inputId,
+    kind: "pipeline_pause_confirmation",
+    toolUseId: args.toolUseId,
+    toolName: "pipeline",
+    title: t(args.lang, "runtime.pipeline.pause.title"),
+    purpose: prompt,
+    effect: "read",
+    isReadOnly: true,
+    prompt,
+    safeSummary: prompt,
+    options: [{ id: "continue", label: t(args.lang, "runtime.pipeline.pause.continue") }],
+    allowFreeText: false,
+    responseSchema: {
+      type: "object",
+      properties: { selectedId: { type: "string", enum: ["continue"] } },
+      required: ["selectedId"],
+      additionalProperties: false,
+    },
+    language: args.lang,
+  };
+}
+
 export interface Choice {
   option: InputOption;
   parameterOverrides?: Record<string, unknown>;

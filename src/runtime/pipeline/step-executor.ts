@@ -21,19 +21,21 @@ import type { SessionContext } from "../session/session-context.js";
 import { SessionStore } from "../session/store.js";
 import { runToolRound } from "../session/tool-round.js";
 import type { Turn } from "../session/turn.js";
-import { turnErrorEvent } from "../session/turn-errors.js";
+import { SessionClosedError, turnErrorEvent } from "../session/turn-errors.js";
 import { recordUsage } from "../session/usage.js";
 import { WaitingRound } from "../session/waiting-round.js";
 import type { AnyTool } from "../tools/types.js";
 import type { EnvelopeSpec, PipelineEmitter } from "./emitter.js";
 import type { ToolLogEntry } from "./guards.js";
 import type { InputGate, InputRegistry } from "./inputs.js";
+import type { StepControl } from "./interrupts.js";
 import type { LoadedStep, StepSurface } from "./loader.js";
 import { completeStepTool, rosDeployTool, type CompletionState } from "./tools.js";
 
 /** How often a model that stops without complete_step is reminded. */
 export const MAX_NUDGES = 2;
 const NUDGE_PREFIX = "[pipeline] You have not called complete_step.";
+const SUPPLEMENT_PREFIX = "[pipeline] The user added, while this step was running:";
 const THINKING_MAX = 4000;
 
 /** What every step of one pipeline turn shares. */
@@ -47,6 +49,8 @@ export interface StepEnv {
   transcriptsDir: string;
   pipelineName: string;
   emitStackEvents: boolean;
+  /** Supplements and pauses from messages that arrive while the run goes on. */
+  control: StepControl;
 }
 
 /** Where a step's events sit: scope plus step / candidate coordinates. */
@@ -59,6 +63,8 @@ export interface StepAttempt {
   /** Transcript directory name, unique per attempt. */
   key: string;
   coords: Coordinates;
+  /** The candidate whose sub-pipeline this step belongs to. */
+  candidateIndex?: number;
   /** Markers in the system prompt (a scripted model matches on them). */
   markers: string[];
   /** The step's first user message. */
@@ -409,8 +415,26 @@ function stackOf(
   };
 }
 
-/** Runs (or, after a restart, continues) one attempt of an agent step. */
+/**
+ * Runs (or, after a restart, continues) one attempt of an agent step. An
+ * aborted step (cancel, hard interrupt) ends as cancelled wherever it was;
+ * a closed session leaves it as it is on disk.
+ */
 export async function* runAgentStep(
+  env: StepEnv,
+  a: StepAttempt,
+  signal: AbortSignal,
+): AsyncGenerator<RuntimeEvent, StepOutcome> {
+  try {
+    return yield* runAttempt(env, a, signal);
+  } catch (error) {
+    if (env.session.lifetime.aborted) throw new SessionClosedError();
+    if (signal.aborted) return { kind: "cancelled" };
+    throw error;
+  }
+}
+
+async function* runAttempt(
   env: StepEnv,
   a: StepAttempt,
   signal: AbortSignal,
@@ -508,6 +532,10 @@ export async function* runAgentStep(
     const early = decided();
     if (early) return early;
     if (run.state.conclusion && terminal) return { kind: "conclusion", conclusion: run.state.conclusion };
+    for (const text of await env.control.beforeModelCall(a.key, a.candidateIndex, signal)) {
+      await conversation.append(userText(`${SUPPLEMENT_PREFIX} ${text}`));
+    }
+    if (signal.aborted) return { kind: "cancelled" };
     const call = yield* run.project(
       callModel({
         provider,
@@ -562,21 +590,21 @@ export async function* runAgentStep(
   return { kind: "failed", error: "The step reached the round limit.", errorType: "max_turns" };
 }
 
-function nudge(a: StepAttempt, n: number): Message {
-  const example = JSON.stringify({ conclusion: exampleOf(a.surface.conclusionSchema) });
+function userText(text: string): Message {
   return {
     id: newMessageId(),
     role: "user",
-    content: [
-      {
-        type: "text",
-        text:
-          `${NUDGE_PREFIX} (reminder ${n} of ${MAX_NUDGES}) The step "${a.step.id}" ends only with complete_step. ` +
-          `Call it now with the conclusion, for example: ${example}`,
-      },
-    ],
+    content: [{ type: "text", text }],
     createdAt: new Date().toISOString(),
   };
+}
+
+function nudge(a: StepAttempt, n: number): Message {
+  const example = JSON.stringify({ conclusion: exampleOf(a.surface.conclusionSchema) });
+  return userText(
+    `${NUDGE_PREFIX} (reminder ${n} of ${MAX_NUDGES}) The step "${a.step.id}" ends only with complete_step. ` +
+      `Call it now with the conclusion, for example: ${example}`,
+  );
 }
 
 /** A skeleton value of a JSON Schema (the nudge's example). */

@@ -139,6 +139,10 @@ export class RuntimeSession implements AgentSession {
     return this.parts.rounds.answer(answer);
   }
 
+  interject(input: TurnInput): boolean {
+    return this.pipeline.interject(input);
+  }
+
   async *runTurn(input: TurnInput, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
     const pipeline = this.pipeline.wants(input);
     yield* this.exclusively(input.overrides, signal, (turnSignal) =>
