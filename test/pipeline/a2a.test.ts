@@ -198,6 +198,22 @@ describe("pipeline over A2A (@a2a-js/sdk client)", function () {
     expect(input.options[0].architectureDiagram).to.contain("graph TD");
   });
 
+  it("CancelTask while the run waits: CANCELED, pipeline_canceled journaled, the context back to normal chat", async () => {
+    const first = await stream(message([{ text: "Deploy a small web app" }], pipelineMeta()));
+    const task = first[0].payload?.$case === "task" ? first[0].payload.value : undefined;
+    const canceled = await client.cancelTask({ id: task!.id } as never);
+    expect(canceled.status?.state).to.equal(TaskState.TASK_STATE_CANCELED);
+    const res = await fetch(new URL(`iac-code/pipeline/state?taskId=${task!.id}&afterSequence=0`, a2a.url));
+    const state = (await res.json()) as { snapshot: Meta; events: PipelineEnvelope[] };
+    expect(state.snapshot).to.include({ status: "canceled", outcome: "canceled" });
+    expect(state.events.slice(-2).map((e) => [e.eventType, e.status])).to.deep.equal([
+      ["pipeline_canceled", "canceled"],
+      ["pipeline_handoff_ready", "canceled"],
+    ]);
+    const next = await stream(message([{ text: "thanks" }], { contextId: task!.contextId }));
+    expect(next.flatMap(envelopesOf)).to.deep.equal([]);
+  });
+
   it("refuses an unknown pipeline name before any task exists", async () => {
     const before = await client.listTasks({ pageSize: 100 } as never);
     let error: { name?: string; message?: string } | undefined;
