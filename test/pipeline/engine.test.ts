@@ -181,6 +181,27 @@ describe("pipeline engine: the selling pipeline", function () {
     expect(world.ros.calls).to.deep.equal([]);
   });
 
+  it("a second run on the same context starts afresh (its own transcripts), numbering on", async () => {
+    const first = envelopes(
+      await turn(world.session, "[CHAT] how do I sort a list?", { overrides: PIPELINE }),
+    );
+    const events = await turn(world.session, "Deploy a small web app", {
+      overrides: PIPELINE,
+      answer: answers("0"),
+    });
+    const list = envelopes(events);
+    expect(list[0]).to.include({ eventType: "pipeline_started", sequence: first.at(-1)!.sequence + 1 });
+    expect(ofEvent(list, "step_started").map((e) => e.step?.id)).to.deep.equal(TOP_STEPS);
+    expect(data(ofEvent(list, "step_started")[0]).activeAttemptId).to.equal("r2.intent_parsing-1");
+    const state = await world.runtime.pipelineState!(world.session.sessionId, 0);
+    expect(state!.snapshot).to.include({
+      runNumber: 2,
+      status: "completed",
+      firstSequence: list[0].sequence,
+    });
+    expect(state!.events[0].eventId).to.equal(list[0].eventId);
+  });
+
   it("leaves a candidate that fails its evaluation out of the options (after nudging it twice)", async () => {
     world.ros.validateTemplate = (body) =>
       body.includes("(ha)") ? "The resource VSwitchB is not valid here." : undefined;
@@ -206,7 +227,7 @@ describe("pipeline engine: the selling pipeline", function () {
         world.session.sessionId,
         "pipeline",
         "transcripts",
-        "candidate-1.template_generating-1",
+        "r1.candidate-1.template_generating-1",
         "conversation.jsonl",
       ),
       "utf8",

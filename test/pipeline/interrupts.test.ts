@@ -98,7 +98,7 @@ describe("pipeline engine: messages while the run goes on", function () {
     const dir = path.join(world.configDir, "sessions", world.session.sessionId, "pipeline", "transcripts");
     for (const candidate of ["candidate-0", "candidate-1"]) {
       const transcript = await readFile(
-        path.join(dir, `${candidate}.template_generating-1`, "conversation.jsonl"),
+        path.join(dir, `r1.${candidate}.template_generating-1`, "conversation.jsonl"),
         "utf8",
       );
       expect(transcript, candidate).to.contain("[SUPPLEMENT] use two zones");

@@ -11,7 +11,7 @@ import type { CandidateProgress } from "./files.js";
 import { valueAt } from "./guards.js";
 import { merge } from "./merge.js";
 import type { LoadedStep, LoadedSubPipeline } from "./loader.js";
-import type { RunEnv } from "./run-env.js";
+import { attemptKey, type RunEnv } from "./run-env.js";
 import type { EvaluatedCandidate } from "./selection.js";
 import { StateMachine } from "./state-machine.js";
 import { runAgentStep, type StepOutcome } from "./step-executor.js";
@@ -129,7 +129,7 @@ async function* runCandidate(
   for (let s = sm.current; s; s = sm.current) {
     const resumed = sm.isRunning();
     const attempt = resumed ? sm.attempt(s.id) : sm.begin();
-    const transcriptKey = `${id}.${s.id}-${attempt}`;
+    const transcriptKey = attemptKey(run.meta.runNumber, s.id, attempt, index);
     const candidateStep = {
       id: s.id,
       attempt,

@@ -26,7 +26,7 @@ import { StepControl } from "./interrupts.js";
 import { merge } from "./merge.js";
 import { PipelineJournal } from "./journal.js";
 import { bundledPipeline, type LoadedPipeline } from "./loader.js";
-import { RunEnv } from "./run-env.js";
+import { attemptKey, RunEnv } from "./run-env.js";
 import { PipelineRunner, type Entry } from "./runner.js";
 import { selectionRequest } from "./selection.js";
 import { StateMachine } from "./state-machine.js";
@@ -113,13 +113,16 @@ export class PipelineHost {
     if (meta.selection) return [selectionRequest({ ...meta.selection, lang })];
     const keys: string[] = [];
     for (const [stepId, status] of Object.entries(meta.stateMachine.stepStatuses)) {
-      if (status === "running") keys.push(`${stepId}-${meta.stateMachine.attempts[stepId]}`);
+      if (status === "running")
+        keys.push(attemptKey(meta.runNumber, stepId, meta.stateMachine.attempts[stepId]));
     }
     for (const [index, progress] of Object.entries(meta.candidates ?? {})) {
       if (progress.result) continue;
       for (const [stepId, status] of Object.entries(progress.stateMachine.stepStatuses)) {
         if (status === "running")
-          keys.push(`candidate-${index}.${stepId}-${progress.stateMachine.attempts[stepId]}`);
+          keys.push(
+            attemptKey(meta.runNumber, stepId, progress.stateMachine.attempts[stepId], Number(index)),
+          );
       }
     }
     const inputs: InputRequest[] = [];

@@ -12,6 +12,14 @@ import type { LoadedPipeline, LoadedStep } from "./loader.js";
 import type { StateMachine } from "./state-machine.js";
 import type { StepEnv } from "./step-executor.js";
 
+/**
+ * The transcript directory (and tool-id prefix) of a step attempt: unique
+ * across the runs of a context, its candidates and its attempts.
+ */
+export function attemptKey(run: number, stepId: string, attempt: number, candidate?: number): string {
+  return `r${run}.${candidate === undefined ? "" : `candidate-${candidate}.`}${stepId}-${attempt}`;
+}
+
 /** Largest artifact body put into an artifact_created envelope. */
 const ARTIFACT_MAX = 64 * 1024;
 

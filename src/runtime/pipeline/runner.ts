@@ -16,7 +16,7 @@ import type { EnvelopeSpec } from "./emitter.js";
 import type { RunStatus, SelectionWait } from "./files.js";
 import { valueAt } from "./guards.js";
 import type { LoadedStep } from "./loader.js";
-import type { RunEnv } from "./run-env.js";
+import { attemptKey, type RunEnv } from "./run-env.js";
 import {
   optionProblems,
   parseChoice,
@@ -114,7 +114,7 @@ export class PipelineRunner {
       if (!resumed) {
         run.meta.status = "running";
         await run.save();
-        const key = `${step.id}-${attempt}`;
+        const key = attemptKey(run.meta.runNumber, step.id, attempt);
         yield await this.emitter.event({
           eventType: "step_started",
           scope: "step",
@@ -176,7 +176,7 @@ export class PipelineRunner {
         step,
         surface: run.rich ? step.rich : step.standard,
         attempt,
-        key: `${step.id}-${attempt}`,
+        key: attemptKey(run.meta.runNumber, step.id, attempt),
         coords: { scope: "step", step: ref },
         markers: [`<!--step:${step.id}-->`],
         userText,
