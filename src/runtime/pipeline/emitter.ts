@@ -21,10 +21,6 @@ export interface PipelineIdentity {
 
 export type PipelineEvent = Extract<RuntimeEvent, { type: "pipeline" }>;
 
-function plainJson<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
-}
-
 export class PipelineEmitter {
   constructor(
     private readonly journal: PipelineJournal,
@@ -33,6 +29,19 @@ export class PipelineEmitter {
     public identity: PipelineIdentity,
   ) {}
 
+  /** evt-<16 random hex of this emitter><8 hex counter>: unique without a random draw per event. */
+  private readonly idPrefix = randomBytes(8).toString("hex");
+  private ids = 0;
+
+  private nextEventId(): string {
+    return `evt-${this.idPrefix}${(this.ids++ % 0x100000000).toString(16).padStart(8, "0")}`;
+  }
+
+  /** Closes the journal's file handle once everything is written. */
+  close(): Promise<void> {
+    return this.journal.close();
+  }
+
   /** The sequence of the last envelope numbered so far. */
   get lastSequence(): number {
     return this.journal.lastSequence;
@@ -40,12 +49,13 @@ export class PipelineEmitter {
 
   /** Numbers, journals and folds a batch; the envelopes are ready to publish. */
   async envelopes(...specs: EnvelopeSpec[]): Promise<PipelineEnvelope[]> {
-    // Plain JSON (no undefined, no NaN): what is journaled is exactly what is published.
-    const envelopes = specs.map((spec): PipelineEnvelope =>
-      plainJson({
+    // Serialised once: the journal line, and parsed back, the published envelope
+    // (plain JSON: no undefined, no NaN), so both are exactly the same.
+    const lines = specs.map((spec) =>
+      JSON.stringify({
         schemaVersion: "1.0",
         extensionUri: PIPELINE_EVENTS_EXTENSION,
-        eventId: `evt-${randomBytes(12).toString("hex")}`,
+        eventId: this.nextEventId(),
         sequence: this.journal.nextSequence(),
         createdAt: new Date().toISOString(),
         ...this.identity,
@@ -58,9 +68,10 @@ export class PipelineEmitter {
         ...(spec.candidateStep ? { candidateStep: spec.candidateStep } : {}),
         ...(spec.input ? { input: spec.input } : {}),
         ...(spec.artifact ? { artifact: spec.artifact } : {}),
-      }),
+      } satisfies PipelineEnvelope),
     );
-    await this.journal.append(envelopes);
+    const envelopes = lines.map((line) => JSON.parse(line) as PipelineEnvelope);
+    await this.journal.append(lines);
     for (const envelope of envelopes) reduce(this.snapshot, envelope);
     return envelopes;
   }

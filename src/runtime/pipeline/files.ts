@@ -104,22 +104,20 @@ export class PipelineFiles {
     await writeFileAtomic(path.join(this.dir, "meta.json"), JSON.stringify(meta), { mode: 0o600 });
   }
 
-  /** The saved snapshot brought up to date with the journal tail. */
-  async snapshot(): Promise<{ snapshot: PipelineSnapshot; events: Awaited<ReturnType<typeof readJournal>> }> {
+  /** The saved snapshot brought up to date with the journal tail (only the tail is read). */
+  async snapshot(): Promise<PipelineSnapshot> {
     const saved = (await this.readJson<PipelineSnapshot>("snapshot.json")) ?? emptySnapshot();
-    const events = await readJournal(this.journalFile);
-    for (const event of events) if (event.sequence > saved.lastSequence) reduce(saved, event);
-    return { snapshot: saved, events };
+    const { events } = await readJournal(this.journalFile, saved.lastSequence);
+    for (const event of events) reduce(saved, event);
+    return saved;
   }
 
   /** What a reconnecting client needs: the snapshot and this run's events after a sequence. */
   async state(afterSequence?: number): Promise<PipelineState | undefined> {
-    const { snapshot, events } = await this.snapshot();
+    const snapshot = await this.snapshot();
     if (snapshot.runNumber === 0) return undefined;
     const after = Math.max(afterSequence ?? snapshot.lastSequence, snapshot.firstSequence - 1);
-    return {
-      snapshot: snapshot as unknown as Record<string, unknown>,
-      events: events.filter((e) => e.sequence > after),
-    };
+    const { events } = await readJournal(this.journalFile, after);
+    return { snapshot: snapshot as unknown as Record<string, unknown>, events };
   }
 }

@@ -17,7 +17,7 @@ import type { PendingRound } from "../session/store.js";
 import { startTurn, turnLanguage, type Turn } from "../session/turn.js";
 import { SessionClosedError } from "../session/turn-errors.js";
 import { turnTools } from "../tools/registry.js";
-import { CleanupLedger, cleanupSummary, runCleanup } from "./cleanup.js";
+import { CleanupLedger, cleanupSummary, runCleanup, type LedgerEntry } from "./cleanup.js";
 import { PipelineContext } from "./context.js";
 import { PipelineEmitter } from "./emitter.js";
 import { PipelineFiles, type PipelineMeta } from "./files.js";
@@ -191,7 +191,7 @@ export class PipelineHost {
   private async emitterFor(identity: { taskId: string; pipelineName: string }): Promise<PipelineEmitter> {
     await this.files.ensure();
     const journal = await PipelineJournal.open(this.files.journalFile);
-    const { snapshot } = await this.files.snapshot();
+    const snapshot = await this.files.snapshot();
     return new PipelineEmitter(journal, this.files.snapshotFile, snapshot, {
       pipelineRunId: this.contextId,
       taskId: identity.taskId,
@@ -278,6 +278,7 @@ export class PipelineHost {
       if (!this.active && !signal.aborted) await this.recordHandoff(runner.summary(meta.status));
       // A closed session keeps its waits on disk for the next process.
       if (this.active) this.restored = await this.inputsOnDisk();
+      await emitter.close();
     }
   }
 
@@ -308,8 +309,10 @@ export class PipelineHost {
       pipelineName: this.meta?.pipelineName ?? this.defaults.pipelineName,
     });
     const baseTurn = entries.length ? await this.baseTurn(input.overrides, signal) : undefined;
-    const failed = entries.length
-      ? yield* runCleanup({
+    let failed: LedgerEntry[] = [];
+    try {
+      if (entries.length) {
+        failed = yield* runCleanup({
           ledger,
           entries,
           cloud: baseTurn?.cloud,
@@ -317,8 +320,11 @@ export class PipelineHost {
           emitter,
           language: turnLanguage(input.overrides),
           signal,
-        })
-      : [];
+        });
+      }
+    } finally {
+      await emitter.close();
+    }
     const status =
       entries.length === 0
         ? "completed"

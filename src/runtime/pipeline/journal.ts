@@ -1,43 +1,102 @@
 // The pipeline event journal of a session (pipeline/events.jsonl): every
-// envelope, one JSON line each, in sequence order, appended before it is
-// published. A batch is one write; a torn last line (a crash mid-write) is cut
-// off when the journal is opened, so sequence numbers continue after the last
-// complete event. Readers skip an unfinished last line.
-import { appendFile, readFile, truncate } from "node:fs/promises";
-import { SerialQueue } from "../fs-util.js";
+// envelope, one JSON line each, in sequence order, written before it is
+// published. Batches queued while a write is in flight go out together in the
+// next write (each waits for its own bytes), through one file handle per turn.
+// A torn last line (a crash mid-write) is cut off when the journal is opened,
+// so sequence numbers continue after the last complete event. Readers skip an
+// unfinished last line and read from the end: a long journal costs only its tail.
+import { open, truncate, type FileHandle } from "node:fs/promises";
 import type { PipelineEnvelope } from "../seam.js";
 
-/** The complete lines of a journal text and the length they cover. */
-function completeLines(text: string): { lines: string[]; length: number } {
-  const end = text.lastIndexOf("\n") + 1;
-  return { lines: text.slice(0, end).split("\n").filter(Boolean), length: end };
-}
+/** Bytes read at a time from the end of the journal. */
+const TAIL_BLOCK = 64 * 1024;
 
-function parse(lines: string[]): PipelineEnvelope[] {
-  const out: PipelineEnvelope[] = [];
-  for (const line of lines) {
-    try {
-      out.push(JSON.parse(line) as PipelineEnvelope);
-    } catch {
-      // A line we cannot read is skipped; the sequence numbers around it stay valid.
-    }
-  }
-  return out;
-}
-
-/** Every complete envelope of a journal file (empty when there is none). */
-export async function readJournal(file: string): Promise<PipelineEnvelope[]> {
-  let text: string;
+function parseLine(line: string): PipelineEnvelope | undefined {
   try {
-    text = await readFile(file, "utf8");
+    return JSON.parse(line) as PipelineEnvelope;
   } catch {
-    return [];
+    // A line we cannot read is skipped; the sequence numbers around it stay valid.
+    return undefined;
   }
-  return parse(completeLines(text).lines);
+}
+
+export interface JournalRead {
+  /** The complete envelopes with a sequence above `after` (all without it), in order. */
+  events: PipelineEnvelope[];
+  /** The sequence of the last complete envelope (0 when there is none). */
+  lastSequence: number;
+  /** Bytes of the file, and of its complete lines (less after a torn write). */
+  size: number;
+  completeBytes: number;
+}
+
+/** Reads a journal from its end back to the first envelope at or below `after`. */
+export async function readJournal(file: string, after?: number): Promise<JournalRead> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, "r");
+  } catch {
+    return { events: [], lastSequence: 0, size: 0, completeBytes: 0 };
+  }
+  try {
+    const { size } = await handle.stat();
+    const events: PipelineEnvelope[] = [];
+    let end = size;
+    let carry = Buffer.alloc(0);
+    let completeBytes: number | undefined;
+    let last: number | undefined;
+    while (end > 0) {
+      const start = Math.max(0, end - TAIL_BLOCK);
+      const block = Buffer.alloc(end - start);
+      await handle.read(block, 0, block.length, start);
+      let data = Buffer.concat([block, carry]);
+      // Bytes before the first newline may belong to a line that starts in the block before.
+      const cut = start > 0 ? data.indexOf(10) + 1 : 0;
+      if (start > 0 && cut === 0) {
+        carry = data;
+        end = start;
+        continue;
+      }
+      carry = data.subarray(0, cut);
+      data = data.subarray(cut);
+      const lastNewline = data.lastIndexOf(10);
+      if (completeBytes === undefined) completeBytes = start + cut + lastNewline + 1;
+      const lines = data
+        .subarray(0, lastNewline + 1)
+        .toString("utf8")
+        .split("\n")
+        .filter(Boolean);
+      const found: PipelineEnvelope[] = [];
+      let reachedOlder = false;
+      for (let i = lines.length - 1; i >= 0; i--) {
+        const envelope = parseLine(lines[i]);
+        if (!envelope) continue;
+        last ??= envelope.sequence;
+        if (after !== undefined && envelope.sequence <= after) {
+          reachedOlder = true;
+          break;
+        }
+        found.push(envelope);
+      }
+      events.unshift(...found.reverse());
+      if (reachedOlder) break;
+      end = start;
+      if (start === 0 && carry.length > 0) {
+        const first = parseLine(carry.toString("utf8"));
+        last ??= first?.sequence;
+        if (first && (after === undefined || first.sequence > after)) events.unshift(first);
+      }
+    }
+    return { events, lastSequence: last ?? 0, size, completeBytes: completeBytes ?? 0 };
+  } finally {
+    await handle.close();
+  }
 }
 
 export class PipelineJournal {
-  private readonly queue = new SerialQueue();
+  private handle: FileHandle | undefined;
+  private queued: Array<{ text: string; done: (error?: unknown) => void }> = [];
+  private writing: Promise<void> | undefined;
 
   private constructor(
     readonly file: string,
@@ -46,12 +105,10 @@ export class PipelineJournal {
 
   /** Opens the journal, repairing a torn tail; the next sequence follows the last complete event. */
   static async open(file: string): Promise<PipelineJournal> {
-    const text = await readFile(file, "utf8").catch(() => undefined);
-    if (text === undefined) return new PipelineJournal(file, 0);
-    const { lines, length } = completeLines(text);
-    if (length < text.length) await truncate(file, Buffer.byteLength(text.slice(0, length)));
-    const events = parse(lines);
-    return new PipelineJournal(file, events.at(-1)?.sequence ?? 0);
+    // Reading stops at the last complete line: it is at or below any sequence.
+    const { lastSequence, size, completeBytes } = await readJournal(file, Number.MAX_SAFE_INTEGER);
+    if (completeBytes < size) await truncate(file, completeBytes);
+    return new PipelineJournal(file, lastSequence);
   }
 
   get lastSequence(): number {
@@ -63,13 +120,39 @@ export class PipelineJournal {
     return ++this.last;
   }
 
-  /** Appends a batch in one write, after every batch queued before it. */
-  append(envelopes: readonly PipelineEnvelope[]): Promise<void> {
-    const text = envelopes.map((e) => `${JSON.stringify(e)}\n`).join("");
-    return this.queue.run(() => appendFile(this.file, text, { encoding: "utf8", mode: 0o600 }));
+  /** Appends JSON lines (one batch, in order after every batch before it); resolves once written. */
+  append(lines: readonly string[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queued.push({
+        text: lines.map((l) => `${l}\n`).join(""),
+        done: (e) => (e ? reject(e) : resolve()),
+      });
+      this.writing ??= this.drain();
+    });
   }
 
-  flush(): Promise<void> {
-    return this.queue.idle();
+  private async drain(): Promise<void> {
+    while (this.queued.length > 0) {
+      const batch = this.queued.splice(0);
+      try {
+        this.handle ??= await open(this.file, "a", 0o600);
+        await this.handle.write(batch.map((b) => b.text).join(""));
+        for (const b of batch) b.done();
+      } catch (error) {
+        for (const b of batch) b.done(error);
+      }
+    }
+    this.writing = undefined;
+  }
+
+  /** Resolves when everything appended so far is written. */
+  async flush(): Promise<void> {
+    while (this.writing) await this.writing;
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    await this.handle?.close();
+    this.handle = undefined;
   }
 }
