@@ -95,7 +95,7 @@ export async function readJournal(file: string, after?: number): Promise<Journal
 
 export class PipelineJournal {
   private handle: FileHandle | undefined;
-  private queued: Array<{ text: string; done: (error?: unknown) => void }> = [];
+  private queued: Array<{ text: string; done: (error?: Error) => void }> = [];
   private writing: Promise<void> | undefined;
 
   private constructor(
@@ -139,7 +139,8 @@ export class PipelineJournal {
         await this.handle.write(batch.map((b) => b.text).join(""));
         for (const b of batch) b.done();
       } catch (error) {
-        for (const b of batch) b.done(error);
+        const failure = error instanceof Error ? error : new Error(String(error));
+        for (const b of batch) b.done(failure);
       }
     }
     this.writing = undefined;
