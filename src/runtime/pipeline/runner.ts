@@ -321,13 +321,15 @@ export class PipelineRunner {
    * (its events go out on the running turn). False when nothing takes it.
    */
   interject(text: string): boolean {
+    if (text.trim() === "") return false;
     const wait = this.run.meta.selection;
-    if (wait)
+    if (wait) {
       return this.run.step.registry.answer({
         kind: "candidate_selection",
         inputId: wait.inputId,
         freeText: text,
       });
+    }
     const step = this.run.sm.current;
     if (!step || this.signal.aborted) return false;
     this.classify(step, text).catch((error: unknown) =>

@@ -2,48 +2,12 @@
 // reduced from the journal (steps, candidates, pending input, cleanup, stale
 // fields, outcome). It is a pure fold over envelopes, so the saved copy is only
 // a cache: a reader brings it up to date from the journal tail.
+import type { PipelineSnapshot } from "../../contract/index.js";
 import type { PipelineEnvelope } from "../seam.js";
 
-export type SnapshotStatus = "running" | "waiting_input" | "completed" | "early_exit" | "failed" | "canceled";
-
-export interface SnapshotStep {
-  id: string;
-  index: number;
-  status: "pending" | "running" | "completed" | "failed" | "stale" | "waiting_input";
-  attempt: number;
-}
-
-export interface SnapshotCandidate {
-  id: string;
-  index: number;
-  name: string;
-  status: "running" | "completed" | "failed";
-  steps: Array<{ id: string; status: "pending" | "running" | "completed" | "failed"; attempt: number }>;
-}
-
-export interface PipelineSnapshot {
-  schemaVersion: "1.0";
-  pipelineRunId: string;
-  pipelineName: string;
-  contextId: string;
-  taskId: string;
-  iacCodeSessionId: string;
-  /** 1 for the first pipeline run of the context, 2 for the next... */
-  runNumber: number;
-  /** Sequence of this run's pipeline_started (earlier runs' events come before it). */
-  firstSequence: number;
-  lastSequence: number;
-  status: SnapshotStatus;
-  currentStepId: string | null;
-  steps: SnapshotStep[];
-  candidates: SnapshotCandidate[];
-  pendingInput: Record<string, unknown> | null;
-  cleanup: { resources: Array<Record<string, unknown>> };
-  staleFields: string[];
-  outcome: string | null;
-  handoff: Record<string, unknown> | null;
-  updatedAt: string;
-}
+/** The snapshot's shape is the a2a/pipeline-snapshot contract. */
+export type { PipelineSnapshot };
+type SnapshotCandidate = PipelineSnapshot["candidates"][number];
 
 export function emptySnapshot(): PipelineSnapshot {
   return {
@@ -75,6 +39,22 @@ const num = (v: unknown): number => (typeof v === "number" ? v : 0);
 function candidateOf(snap: PipelineSnapshot, env: PipelineEnvelope): SnapshotCandidate | undefined {
   const id = str(env.candidate?.id);
   return snap.candidates.find((c) => c.id === id);
+}
+
+type CleanupStatus = PipelineSnapshot["cleanup"]["resources"][number]["cleanupStatus"];
+const CLEANUP_STATUSES = new Set([
+  "observed",
+  "pending",
+  "started",
+  "in_progress",
+  "completed",
+  "failed",
+  "skipped",
+]);
+
+function cleanupStatusOf(data: Record<string, unknown>): CleanupStatus {
+  const status = data.cleanupStatus;
+  return typeof status === "string" && CLEANUP_STATUSES.has(status) ? (status as CleanupStatus) : "pending";
 }
 
 /** Folds one envelope into the snapshot (in place). */
@@ -178,7 +158,7 @@ export function reduce(snap: PipelineSnapshot, env: PipelineEnvelope): void {
       const id = str(data.resourceId);
       if (!id) return;
       const others = snap.cleanup.resources.filter((r) => r.resourceId !== id);
-      snap.cleanup.resources = [...others, { ...data }];
+      snap.cleanup.resources = [...others, { ...data, resourceId: id, cleanupStatus: cleanupStatusOf(data) }];
       return;
     }
     case "pipeline_completed":

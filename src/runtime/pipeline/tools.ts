@@ -3,7 +3,6 @@
 // conclusion schema and completion guards, and ros_deploy (deploying), a ROS
 // stack creation that the cleanup ledger follows.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
-import { t } from "../../i18n/index.js";
 import { ToolError } from "../errors.js";
 import { readOnlyDescription } from "../tools/describe.js";
 import { rosStackTool } from "../tools/ros.js";
@@ -157,16 +156,14 @@ export const rosDeployTool: Tool<DeployInput> = {
   isConcurrencySafe: (input) => input.action === "get",
   ruleContent: (input) =>
     `${input.action}:${input.action === "create" ? (input.stack_name ?? "") : (input.stack_id ?? "")}`,
-  describe: (input, lang) => {
-    if (input.action === "get") return readOnlyDescription("ros_deploy", lang, input.stack_id);
-    const target = input.stack_name ?? "?";
-    return {
-      title: t(lang, "runtime.tool.rosStack.create.title", { target }),
-      purpose: t(lang, "runtime.tool.rosStack.create.purpose", { region: input.region_id ?? "" }),
-      effect: "cloud_change",
-      target,
-    };
-  },
+  describe: (input, lang, workspace) =>
+    input.action === "get"
+      ? readOnlyDescription("ros_deploy", lang, input.stack_id)
+      : rosStackTool.describe(
+          { action: "create", stack_name: input.stack_name, region_id: input.region_id },
+          lang,
+          workspace,
+        ),
   run(input, ctx) {
     if (input.action === "create") {
       if (!input.stack_name || !input.template_path)
