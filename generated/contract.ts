@@ -37,6 +37,10 @@ export const schemaIndex = {
   "a2a/jsonrpc-error-response": { id: "https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json", title: "JsonRpcErrorResponse", file: "schemas/a2a/jsonrpc-error-response.json", validate: V.v_a2a_jsonrpc_error_response },
   "a2a/jsonrpc-request": { id: "https://schemas.iac-code.dev/a2a/jsonrpc-request.json", title: "JsonRpcRequest", file: "schemas/a2a/jsonrpc-request.json", validate: V.v_a2a_jsonrpc_request },
   "a2a/jsonrpc-success-response": { id: "https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json", title: "JsonRpcSuccessResponse", file: "schemas/a2a/jsonrpc-success-response.json", validate: V.v_a2a_jsonrpc_success_response },
+  "a2a/pipeline-batch": { id: "https://schemas.iac-code.dev/a2a/pipeline-batch.json", title: "PipelineBatch", file: "schemas/a2a/pipeline-batch.json", validate: V.v_a2a_pipeline_batch },
+  "a2a/pipeline-envelope": { id: "https://schemas.iac-code.dev/a2a/pipeline-envelope.json", title: "PipelineEnvelope", file: "schemas/a2a/pipeline-envelope.json", validate: V.v_a2a_pipeline_envelope },
+  "a2a/pipeline-snapshot": { id: "https://schemas.iac-code.dev/a2a/pipeline-snapshot.json", title: "PipelineSnapshot", file: "schemas/a2a/pipeline-snapshot.json", validate: V.v_a2a_pipeline_snapshot },
+  "a2a/pipeline-state": { id: "https://schemas.iac-code.dev/a2a/pipeline-state.json", title: "PipelineStateResponse", file: "schemas/a2a/pipeline-state.json", validate: V.v_a2a_pipeline_state },
   "a2a/rest-error": { id: "https://schemas.iac-code.dev/a2a/rest-error.json", title: "RestError", file: "schemas/a2a/rest-error.json", validate: V.v_a2a_rest_error },
   "a2a/thinking-exposure-params": { id: "https://schemas.iac-code.dev/a2a/thinking-exposure-params.json", title: "ThinkingExposureParams", file: "schemas/a2a/thinking-exposure-params.json", validate: V.v_a2a_thinking_exposure_params },
   "agui/cancel-request": { id: "https://schemas.iac-code.dev/agui/cancel-request.json", title: "CancelRequest", file: "schemas/agui/cancel-request.json", validate: V.v_agui_cancel_request },
@@ -79,6 +83,7 @@ export const schemaIndex = {
   "errors/a2a-error-catalogue": { id: "https://schemas.iac-code.dev/errors/a2a-error-catalogue.json", title: "A2AErrorCatalogue", file: "schemas/errors/a2a-error-catalogue.json", validate: V.v_errors_a2a_error_catalogue },
   "errors/agui-error-catalogue": { id: "https://schemas.iac-code.dev/errors/agui-error-catalogue.json", title: "AguiErrorCatalogue", file: "schemas/errors/agui-error-catalogue.json", validate: V.v_errors_agui_error_catalogue },
   "errors/error-envelope": { id: "https://schemas.iac-code.dev/errors/error-envelope.json", title: "ErrorEnvelope", file: "schemas/errors/error-envelope.json", validate: V.v_errors_error_envelope },
+  "pipeline/definition": { id: "https://schemas.iac-code.dev/pipeline/definition.json", title: "PipelineDefinition", file: "schemas/pipeline/definition.json", validate: V.v_pipeline_definition },
   "a2a/protojson/AgentCard": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/AgentCard", title: "AgentCard", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_AgentCard },
   "a2a/protojson/Artifact": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/Artifact", title: "Artifact", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_Artifact },
   "a2a/protojson/CancelTaskRequest": { id: "https://schemas.iac-code.dev/a2a/protojson.json#/$defs/CancelTaskRequest", title: "CancelTaskRequest", file: "generated/jsonschema/a2a-protojson.json", validate: V.v_a2a_protojson_CancelTaskRequest },
@@ -138,6 +143,22 @@ export function parseJsonRpcRequest(value: unknown): ParseResult<T.JsonRpcReques
 
 export function parseJsonRpcSuccessResponse(value: unknown): ParseResult<T.JsonRpcSuccessResponse> {
   return parseWith<T.JsonRpcSuccessResponse>(V.v_a2a_jsonrpc_success_response, value);
+}
+
+export function parsePipelineBatch(value: unknown): ParseResult<T.PipelineBatch> {
+  return parseWith<T.PipelineBatch>(V.v_a2a_pipeline_batch, value);
+}
+
+export function parsePipelineEnvelope(value: unknown): ParseResult<T.PipelineEnvelope> {
+  return parseWith<T.PipelineEnvelope>(V.v_a2a_pipeline_envelope, value);
+}
+
+export function parsePipelineSnapshot(value: unknown): ParseResult<T.PipelineSnapshot> {
+  return parseWith<T.PipelineSnapshot>(V.v_a2a_pipeline_snapshot, value);
+}
+
+export function parsePipelineStateResponse(value: unknown): ParseResult<T.PipelineStateResponse> {
+  return parseWith<T.PipelineStateResponse>(V.v_a2a_pipeline_state, value);
 }
 
 export function parseRestError(value: unknown): ParseResult<T.RestError> {
@@ -306,4 +327,8 @@ export function parseAguiErrorCatalogue(value: unknown): ParseResult<T.AguiError
 
 export function parseErrorEnvelope(value: unknown): ParseResult<T.ErrorEnvelope> {
   return parseWith<T.ErrorEnvelope>(V.v_errors_error_envelope, value);
+}
+
+export function parsePipelineDefinition(value: unknown): ParseResult<T.PipelineDefinition> {
+  return parseWith<T.PipelineDefinition>(V.v_pipeline_definition, value);
 }

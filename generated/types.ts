@@ -65,10 +65,172 @@ export type BoundedValue =
       [k: string]: BoundedValue | undefined;
     };
 /**
+ * A pipeline event (pipeline mode).
+ */
+export type PipelineEnvelope = {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * evt-<24 hex>.
+   */
+  eventId: string;
+  sequence: number;
+  createdAt: string;
+  /**
+   * What happened. Every value listed is emitted by this server.
+   */
+  eventType:
+    | "pipeline_started"
+    | "pipeline_resumed"
+    | "step_started"
+    | "step_completed"
+    | "step_failed"
+    | "candidate_started"
+    | "candidate_step_started"
+    | "candidate_step_completed"
+    | "candidate_step_failed"
+    | "candidate_completed"
+    | "candidate_failed"
+    | "candidate_selected"
+    | "rollback_completed"
+    | "interrupt_received"
+    | "interrupt_classified"
+    | "input_required"
+    | "input_received"
+    | "permission_requested"
+    | "permission_resolved"
+    | "message_started"
+    | "text_delta"
+    | "thinking_delta"
+    | "tool_started"
+    | "tool_result"
+    | "tool_progress"
+    | "stack_progress"
+    | "stack_current_changed"
+    | "usage"
+    | "artifact_created"
+    | "cleanup_started"
+    | "cleanup_progress"
+    | "cleanup_completed"
+    | "cleanup_failed"
+    | "pipeline_completed"
+    | "pipeline_canceled"
+    | "pipeline_handoff_ready";
+  scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
+  /**
+   * The context id: one journal per context.
+   */
+  pipelineRunId: string;
+  /**
+   * The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).
+   */
+  taskId: string;
+  contextId: string;
+  pipelineName: string;
+  iacCodeSessionId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "canceled";
+  data: {
+    [k: string]: unknown | undefined;
+  };
+  step?: PipelineEnvelopeStep;
+  candidate?: PipelineEnvelopeCandidate;
+  candidateStep?: PipelineEnvelopeCandidateStep;
+  /**
+   * Which input the event is about.
+   */
+  input?: {
+    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+    inputId: string;
+    toolUseId: string;
+  };
+  artifact?: PipelineEnvelopeArtifact;
+};
+/**
+ * One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.
+ */
+export type PipelineEnvelope1 = {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * evt-<24 hex>.
+   */
+  eventId: string;
+  sequence: number;
+  createdAt: string;
+  /**
+   * What happened. Every value listed is emitted by this server.
+   */
+  eventType:
+    | "pipeline_started"
+    | "pipeline_resumed"
+    | "step_started"
+    | "step_completed"
+    | "step_failed"
+    | "candidate_started"
+    | "candidate_step_started"
+    | "candidate_step_completed"
+    | "candidate_step_failed"
+    | "candidate_completed"
+    | "candidate_failed"
+    | "candidate_selected"
+    | "rollback_completed"
+    | "interrupt_received"
+    | "interrupt_classified"
+    | "input_required"
+    | "input_received"
+    | "permission_requested"
+    | "permission_resolved"
+    | "message_started"
+    | "text_delta"
+    | "thinking_delta"
+    | "tool_started"
+    | "tool_result"
+    | "tool_progress"
+    | "stack_progress"
+    | "stack_current_changed"
+    | "usage"
+    | "artifact_created"
+    | "cleanup_started"
+    | "cleanup_progress"
+    | "cleanup_completed"
+    | "cleanup_failed"
+    | "pipeline_completed"
+    | "pipeline_canceled"
+    | "pipeline_handoff_ready";
+  scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
+  /**
+   * The context id: one journal per context.
+   */
+  pipelineRunId: string;
+  /**
+   * The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).
+   */
+  taskId: string;
+  contextId: string;
+  pipelineName: string;
+  iacCodeSessionId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "canceled";
+  data: {
+    [k: string]: unknown | undefined;
+  };
+  step?: PipelineEnvelopeStep;
+  candidate?: PipelineEnvelopeCandidate;
+  candidateStep?: PipelineEnvelopeCandidateStep;
+  /**
+   * Which input the event is about.
+   */
+  input?: {
+    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+    inputId: string;
+    toolUseId: string;
+  };
+  artifact?: PipelineEnvelopeArtifact;
+};
+/**
  * The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.
  */
-export type InputAnswer = PermissionAnswer | QuestionAnswer;
-export type QuestionAnswer = (
+export type InputAnswer = PermissionAnswer | ChoiceAnswer;
+export type ChoiceAnswer = (
   | {
       selectedId: unknown;
       [k: string]: unknown | undefined;
@@ -79,7 +241,10 @@ export type QuestionAnswer = (
     }
 ) & {
   schemaVersion: 1;
-  kind: "ask_user_question";
+  /**
+   * The kind of the input request answered.
+   */
+  kind: "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
   requestTaskId: string;
   inputId: string;
   toolUseId: string;
@@ -187,6 +352,243 @@ export type A2AErrorCatalogue = [A2AErrorSpec, ...A2AErrorSpec[]];
  * @minItems 1
  */
 export type AguiErrorCatalogue = [AguiErrorSpec, ...AguiErrorSpec[]];
+export type PipelineStep = {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+} & {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+} & {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+} & {
+  id: string;
+  description?: string;
+  type?: "agent" | "parallel_sub_pipeline";
+  sub_pipeline?: string;
+  conclusion_field: string;
+  /**
+   * The next step; null ends the run. Default: the next in the list.
+   */
+  forward?: string | null;
+  /**
+   * Markdown file with {field} placeholders.
+   */
+  prompt?: string;
+  context_fields?: string[];
+  tools?: {
+    include?: string[];
+    exclude?: string[];
+  };
+  /**
+   * Pipeline-only tools added to the step (complete_step is always there).
+   */
+  inject_tools?: "ros_deploy"[];
+  /**
+   * JSON Schema of the conclusion complete_step accepts.
+   */
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
+  completion_guards?: PipelineCompletionGuard[];
+  max_conclusion_retries?: number;
+  exit_condition?: FieldValue;
+  fail_condition?: FieldValue1;
+  /**
+   * false: the step presents options and waits for the user's choice.
+   */
+  auto_advance?: boolean;
+  ui_mode?: "candidate_selection";
+  /**
+   * false: the model may still answer after complete_step.
+   */
+  complete_step_terminal?: boolean;
+  interrupt_judge_failure?: "continue" | "pause" | "hard_interrupt";
+  /**
+   * Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).
+   */
+  tracks_stacks?: boolean;
+  a2a_artifacts?: {
+    /**
+     * Conclusion key holding a workspace file path.
+     */
+    path_field: string;
+    media_type: string;
+    role?: string;
+  }[];
+  surface_overrides?: {
+    a2a?: SurfaceOverride;
+    a2a_rich?: SurfaceOverride;
+  };
+};
 
 export interface IacCodeContracts {
   "a2a/error-detail"?: ErrorDetail;
@@ -198,6 +600,10 @@ export interface IacCodeContracts {
   "a2a/jsonrpc-error-response"?: JsonRpcErrorResponse;
   "a2a/jsonrpc-request"?: JsonRpcRequest;
   "a2a/jsonrpc-success-response"?: JsonRpcSuccessResponse;
+  "a2a/pipeline-batch"?: PipelineBatch1;
+  "a2a/pipeline-envelope"?: PipelineEnvelope1;
+  "a2a/pipeline-snapshot"?: PipelineSnapshot;
+  "a2a/pipeline-state"?: PipelineStateResponse;
   "a2a/rest-error"?: RestError;
   "a2a/thinking-exposure-params"?: ThinkingExposureParams;
   "agui/cancel-request"?: CancelRequest;
@@ -240,6 +646,7 @@ export interface IacCodeContracts {
   "errors/a2a-error-catalogue"?: A2AErrorCatalogue;
   "errors/agui-error-catalogue"?: AguiErrorCatalogue;
   "errors/error-envelope"?: ErrorEnvelope;
+  "pipeline/definition"?: PipelineDefinition;
 }
 /**
  * Body of GET /health on the A2A server.
@@ -274,7 +681,7 @@ export interface A2AHealth {
   };
 }
 /**
- * metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.
+ * metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.
  */
 export interface IacCodeEventMetadata {
   /**
@@ -308,7 +715,7 @@ export interface IacCodeEventMetadata {
    * An input request was answered (state WORKING). decision is set on the answering request's stream.
    */
   inputReceived?: {
-    kind: "permission" | "ask_user_question";
+    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
     inputId: string;
     toolUseId: string;
     decision?: "allow_once" | "allow_always" | "deny";
@@ -369,18 +776,8 @@ export interface IacCodeEventMetadata {
       [k: string]: unknown | undefined;
     }[];
   };
-  /**
-   * A pipeline event envelope (pipeline mode).
-   */
-  pipeline?: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Several pipeline envelopes in one update (pipeline mode).
-   */
-  pipelineBatch?: {
-    [k: string]: unknown | undefined;
-  };
+  pipeline?: PipelineEnvelope;
+  pipelineBatch?: PipelineBatch;
 }
 /**
  * Metadata of an artifact stored by the server; the payload itself is never repeated here.
@@ -424,9 +821,9 @@ export interface PermissionEvent {
 export interface InputRequest {
   schemaVersion: 1;
   /**
-   * permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text.
+   * permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.
    */
-  kind: "permission" | "ask_user_question";
+  kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
   /**
    * The waiting task; the answer's message.taskId.
    */
@@ -470,7 +867,7 @@ export interface InputRequest {
    */
   safeSummary?: string;
   /**
-   * Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved).
+   * Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).
    *
    * @maxItems 50
    */
@@ -478,6 +875,440 @@ export interface InputRequest {
     id: string;
     label: string;
     description?: string;
+    /**
+     * Candidate selection: the candidate the option stands for.
+     */
+    candidateIndex?: number;
+    /**
+     * rich-v1: compact Mermaid diagram of the candidate.
+     */
+    architectureDiagram?: string;
+    /**
+     * rich-v1: the cost step's monthly total, unchanged.
+     */
+    totalMonthlyCost?: number;
+    currency?: string;
+    /**
+     * rich-v1: the cost step's items, unchanged.
+     *
+     * @maxItems 12
+     */
+    costItems?:
+      | []
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ];
   }[];
   /**
    * Whether a free-text answer is accepted (questions).
@@ -930,6 +1761,71 @@ export interface InputRequest {
   };
 }
 /**
+ * A top-level step attempt.
+ */
+export interface PipelineEnvelopeStep {
+  id: string;
+  /**
+   * step-<id>-<attempt>.
+   */
+  runId: string;
+  attempt: number;
+  index?: number;
+  total?: number;
+  type?: "agent" | "parallel_sub_pipeline";
+  uiMode?: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * One candidate's sub-pipeline run.
+ */
+export interface PipelineEnvelopeCandidate {
+  /**
+   * candidate-<index>.
+   */
+  id: string;
+  subPipelineId: string;
+  index: number;
+  attempt: number;
+  name: string;
+  pipelineName?: string;
+  totalSteps?: number;
+  runId: string;
+  steps?: string[];
+  [k: string]: unknown | undefined;
+}
+export interface PipelineEnvelopeCandidateStep {
+  id: string;
+  attempt: number;
+  index?: number;
+  total?: number;
+  runId: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).
+ */
+export interface PipelineEnvelopeArtifact {
+  filename: string;
+  mediaType: string;
+  content: string;
+  truncated?: true;
+  role?: string;
+  supersedesKey?: string;
+}
+/**
+ * Several pipeline events in one update (pipeline mode).
+ */
+export interface PipelineBatch {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * @minItems 2
+   * @maxItems 1024
+   */
+  events: [PipelineEnvelope1, PipelineEnvelope1, ...PipelineEnvelope1[]];
+}
+/**
  * message.metadata.iac_code: per-message options an A2A client may send (a2a-iaccode §6.3). Every value applies to this turn only, except cwd and channel, which are bound to the context. A2A input is lenient: unknown keys are allowed and ignored, null means absent, and the documented aliases (snake_case and camelCase; thinking keys nested or flat) are accepted.
  */
 export interface IacCodeRequestMetadata {
@@ -1132,6 +2028,77 @@ export interface JsonRpcSuccessResponse {
   result: {
     [k: string]: unknown | undefined;
   };
+}
+/**
+ * metadata.iac_code.pipelineBatch: envelopes published together in one status update (e.g. pipeline_completed with pipeline_handoff_ready, step_completed with its artifacts), in sequence order. The update's state follows the last envelope.
+ */
+export interface PipelineBatch1 {
+  schemaVersion: "1.0";
+  extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+  /**
+   * @minItems 2
+   * @maxItems 1024
+   */
+  events: [PipelineEnvelope1, PipelineEnvelope1, ...PipelineEnvelope1[]];
+}
+/**
+ * The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.
+ */
+export interface PipelineSnapshot {
+  schemaVersion: "1.0";
+  pipelineRunId: string;
+  pipelineName: string;
+  contextId: string;
+  taskId: string;
+  iacCodeSessionId: string;
+  runNumber: number;
+  firstSequence: number;
+  lastSequence: number;
+  status: "running" | "waiting_input" | "completed" | "early_exit" | "failed" | "canceled";
+  currentStepId: string | null;
+  steps: {
+    id: string;
+    index: number;
+    attempt: number;
+    status: "pending" | "running" | "completed" | "failed" | "stale" | "waiting_input";
+  }[];
+  candidates: {
+    id: string;
+    index: number;
+    name: string;
+    status: "running" | "completed" | "failed";
+    steps: {
+      id: string;
+      attempt: number;
+      status: "pending" | "running" | "completed" | "failed";
+    }[];
+  }[];
+  /**
+   * The input the run waits for (the data of its input_required or permission_requested event), or null.
+   */
+  pendingInput: {
+    [k: string]: unknown | undefined;
+  } | null;
+  cleanup: {
+    resources: {
+      resourceId: string;
+      cleanupStatus: "observed" | "pending" | "started" | "in_progress" | "completed" | "failed" | "skipped";
+      [k: string]: unknown | undefined;
+    }[];
+  };
+  staleFields: string[];
+  outcome: null | "completed" | "early_exit" | "failed" | "canceled";
+  handoff: {
+    [k: string]: unknown | undefined;
+  } | null;
+  updatedAt: string;
+}
+/**
+ * GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.
+ */
+export interface PipelineStateResponse {
+  snapshot: PipelineSnapshot;
+  events: PipelineEnvelope1[];
 }
 /**
  * Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {"error":"Unauthorized"}.)
@@ -2686,4 +3653,116 @@ export interface ErrorBody {
    * Localised, human-readable explanation.
    */
   message: string;
+}
+/**
+ * A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.
+ */
+export interface PipelineDefinition {
+  name: string;
+  description?: string;
+  /**
+   * Publish stack_current_changed when a step creates or changes a stack.
+   */
+  emit_stack_events?: boolean;
+  /**
+   * How many complete_step rollbacks one run allows.
+   */
+  max_rollbacks?: number;
+  /**
+   * field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.
+   */
+  context_dependencies?: {
+    [k: string]: string[] | undefined;
+  };
+  on_complete?: {
+    /**
+     * After the run, the context continues as normal chat.
+     */
+    action: "switch_to_normal";
+    apply_on?: ("completed" | "early_exit" | "failed" | "canceled")[];
+    handoff_context?: {
+      include?: string[];
+    };
+  };
+  sub_pipelines?: {
+    [k: string]: PipelineSubPipeline | undefined;
+  };
+  /**
+   * @minItems 1
+   */
+  steps: [PipelineStep, ...PipelineStep[]];
+}
+export interface PipelineSubPipeline {
+  description?: string;
+  /**
+   * field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.
+   */
+  iterate_over: string;
+  context_fields_from_parent?: string[];
+  max_rollbacks?: number;
+  /**
+   * @minItems 1
+   */
+  steps: [PipelineStep, ...PipelineStep[]];
+}
+/**
+ * A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).
+ */
+export interface PipelineCompletionGuard {
+  type: "tool_called" | "tool_succeeded";
+  tool: string;
+  when?: Condition;
+  /**
+   * tool input key -> conclusion key whose value it must equal.
+   */
+  input_matches?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * result key -> the value it must have.
+   */
+  result_matches?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * result key -> conclusion key whose value it must equal.
+   */
+  result_equals?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * What the model is told when the guard fails.
+   */
+  message: string;
+}
+/**
+ * Only check when the conclusion matches.
+ */
+export interface Condition {
+  field: string;
+  equals?: unknown;
+  not_equals?: unknown;
+  below?: number;
+  in?: unknown[];
+  not_in?: unknown[];
+}
+/**
+ * When the conclusion's field has this value the run ends early (early_exit).
+ */
+export interface FieldValue {
+  field: string;
+  value: unknown;
+}
+/**
+ * When the conclusion's field has this value the step fails (the run ends failed).
+ */
+export interface FieldValue1 {
+  field: string;
+  value: unknown;
+}
+export interface SurfaceOverride {
+  prompt?: string;
+  conclusion_schema?: {
+    [k: string]: unknown | undefined;
+  };
 }

@@ -606,9 +606,9 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_iac_code_event_metadata = validate22;
-const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"A provider error: retryable ends the turn in INPUT_REQUIRED, otherwise FAILED with a sanitised text.","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"}}},"mcpWarning":{"type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"severity":{"enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"mcpStatus":{"type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event envelope (pipeline mode).","type":"object"},"pipelineBatch":{"description":"Several pipeline envelopes in one update (pipeline mode).","type":"object"}},"$defs":{"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
+const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"A provider error: retryable ends the turn in INPUT_REQUIRED, otherwise FAILED with a sanitised text.","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"}}},"mcpWarning":{"type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"severity":{"enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"mcpStatus":{"type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
 const schema37 = {"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}};
-const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-request.json","title":"InputRequest","description":"metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","contextId","inputId","toolUseId","prompt","options","language","required","responseSchema"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text.","enum":["permission","ask_user_question"]},"requestTaskId":{"description":"The waiting task; the answer's message.taskId.","type":"string","minLength":1},"contextId":{"description":"The task's context; the answer's message.contextId.","type":"string","minLength":1},"inputId":{"description":"Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.","type":"string","minLength":1},"toolUseId":{"description":"The tool call that waits.","type":"string","minLength":1},"toolName":{"type":"string","minLength":1},"title":{"description":"Short description of the action.","type":"string","maxLength":500},"purpose":{"description":"Why the tool wants to act.","type":"string","maxLength":500},"effect":{"description":"What kind of change the tool would make.","enum":["read","cloud_change","local_execution","file_change","local_or_remote_change","unknown"]},"target":{"description":"What it acts on (file, stack, API...).","type":"string","maxLength":500},"isReadOnly":{"type":"boolean"},"prompt":{"description":"The question shown to the user, e.g. \"Write vpc.yaml. Allow once?\".","type":"string","minLength":1,"maxLength":1000},"safeSummary":{"description":"Redacted summary of the call (\"<tool>: <shape JSON>\" or a deployment summary).","type":"string","maxLength":1200},"options":{"description":"Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"label":{"type":"string","maxLength":500},"description":{"type":"string","maxLength":600}}}},"allowFreeText":{"description":"Whether a free-text answer is accepted (questions).","type":"boolean"},"freeTextPrompt":{"type":"string","maxLength":500},"language":{"description":"Language of the display strings.","enum":["en","zh","es","fr","de","ja","pt"]},"required":{"description":"The turn cannot continue without an answer.","const":true},"responseSchema":{"description":"JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).","type":"object"},"deploymentSummary":{"description":"Cost and resources of a cloud deployment being approved.","type":"object","additionalProperties":false,"properties":{"candidateName":{"type":"string"},"action":{"type":"string"},"region":{"type":"string"},"stackName":{"type":"string"},"template":{"type":"string"},"totalMonthlyCost":{"type":["string","number"]},"resources":{"type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":["string","number"]}}}}}}},"if":{"properties":{"kind":{"const":"permission"}}},"then":{"properties":{"toolName":true,"title":true,"purpose":true,"effect":true,"isReadOnly":true,"safeSummary":true},"required":["toolName","title","purpose","effect","isReadOnly","safeSummary"]}};
+const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-request.json","title":"InputRequest","description":"metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","contextId","inputId","toolUseId","prompt","options","language","required","responseSchema"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.","enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"description":"The waiting task; the answer's message.taskId.","type":"string","minLength":1},"contextId":{"description":"The task's context; the answer's message.contextId.","type":"string","minLength":1},"inputId":{"description":"Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.","type":"string","minLength":1},"toolUseId":{"description":"The tool call that waits.","type":"string","minLength":1},"toolName":{"type":"string","minLength":1},"title":{"description":"Short description of the action.","type":"string","maxLength":500},"purpose":{"description":"Why the tool wants to act.","type":"string","maxLength":500},"effect":{"description":"What kind of change the tool would make.","enum":["read","cloud_change","local_execution","file_change","local_or_remote_change","unknown"]},"target":{"description":"What it acts on (file, stack, API...).","type":"string","maxLength":500},"isReadOnly":{"type":"boolean"},"prompt":{"description":"The question shown to the user, e.g. \"Write vpc.yaml. Allow once?\".","type":"string","minLength":1,"maxLength":1000},"safeSummary":{"description":"Redacted summary of the call (\"<tool>: <shape JSON>\" or a deployment summary).","type":"string","maxLength":1200},"options":{"description":"Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"label":{"type":"string","maxLength":500},"description":{"type":"string","maxLength":600},"candidateIndex":{"description":"Candidate selection: the candidate the option stands for.","type":"integer","minimum":0},"architectureDiagram":{"description":"rich-v1: compact Mermaid diagram of the candidate.","type":"string","maxLength":1600},"totalMonthlyCost":{"description":"rich-v1: the cost step's monthly total, unchanged.","type":"number","minimum":0},"currency":{"type":"string"},"costItems":{"description":"rich-v1: the cost step's items, unchanged.","type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number","minimum":0}}}}}}},"allowFreeText":{"description":"Whether a free-text answer is accepted (questions).","type":"boolean"},"freeTextPrompt":{"type":"string","maxLength":500},"language":{"description":"Language of the display strings.","enum":["en","zh","es","fr","de","ja","pt"]},"required":{"description":"The turn cannot continue without an answer.","const":true},"responseSchema":{"description":"JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).","type":"object"},"deploymentSummary":{"description":"Cost and resources of a cloud deployment being approved.","type":"object","additionalProperties":false,"properties":{"candidateName":{"type":"string"},"action":{"type":"string"},"region":{"type":"string"},"stackName":{"type":"string"},"template":{"type":"string"},"totalMonthlyCost":{"type":["string","number"]},"resources":{"type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":["string","number"]}}}}}}},"if":{"properties":{"kind":{"const":"permission"}}},"then":{"properties":{"toolName":true,"title":true,"purpose":true,"effect":true,"isReadOnly":true,"safeSummary":true},"required":["toolName","title","purpose","effect","isReadOnly","safeSummary"]}};
 const func3 = Object.prototype.hasOwnProperty;
 const schema34 = {"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]};
 const schema36 = {"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}};
@@ -1304,6 +1304,3592 @@ validate23.errors = vErrors;
 return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
+const schema42 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
+const schema43 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
+const schema44 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
+const schema45 = {"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}};
+const pattern8 = new RegExp("^evt-[0-9a-f]{24}$", "u");
+const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-envelope.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate29.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs2 = errors;
+let valid1 = true;
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("pipeline_started" !== data.eventType){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs3 === errors;
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid0){
+const _errs5 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data1 = data.data;
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.pipelineType === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "pipelineType"},message:"must have required property '"+"pipelineType"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data1.totalSteps === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.stepNames === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "stepNames"},message:"must have required property '"+"stepNames"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs5 === errors;
+valid1 = _valid0;
+if(valid1){
+var props0 = {};
+props0.data = true;
+props0.eventType = true;
+}
+}
+if(!valid1){
+const err5 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+const _errs9 = errors;
+let valid4 = true;
+const _errs10 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("step_started" !== data.eventType){
+const err6 = {};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs10 === errors;
+errors = _errs9;
+if(vErrors !== null){
+if(_errs9){
+vErrors.length = _errs9;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs12 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.step === undefined){
+const err7 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data3 = data.data;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.index === undefined){
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3.attempt === undefined){
+const err9 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3.total === undefined){
+const err10 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data3.name === undefined){
+const err11 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data3.stepType === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "stepType"},message:"must have required property '"+"stepType"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs12 === errors;
+valid4 = _valid1;
+if(valid4){
+var props1 = {};
+props1.data = true;
+props1.step = true;
+props1.eventType = true;
+}
+}
+if(!valid4){
+const err14 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+const _errs16 = errors;
+let valid7 = true;
+const _errs17 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("step_completed" !== data.eventType){
+const err15 = {};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs17 === errors;
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs19 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.step === undefined){
+const err16 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data5 = data.data;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.conclusionField === undefined){
+const err17 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusionField"},message:"must have required property '"+"conclusionField"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data5.conclusion === undefined){
+const err18 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusion"},message:"must have required property '"+"conclusion"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs19 === errors;
+valid7 = _valid2;
+if(valid7){
+var props2 = {};
+props2.data = true;
+props2.step = true;
+props2.eventType = true;
+}
+}
+if(!valid7){
+const err20 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(props0 !== true && props2 !== undefined){
+if(props2 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props2);
+}
+}
+const _errs23 = errors;
+let valid10 = true;
+const _errs24 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data6 = data.eventType;
+if(!(((data6 === "step_failed") || (data6 === "candidate_step_failed")) || (data6 === "candidate_failed"))){
+const err21 = {};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs24 === errors;
+errors = _errs23;
+if(vErrors !== null){
+if(_errs23){
+vErrors.length = _errs23;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs26 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data7 = data.data;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.error === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data7.errorSummary === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "errorSummary"},message:"must have required property '"+"errorSummary"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data7.errorDetails === undefined){
+const err24 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "errorDetails"},message:"must have required property '"+"errorDetails"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs26 === errors;
+valid10 = _valid3;
+if(valid10){
+var props3 = {};
+props3.data = true;
+props3.eventType = true;
+}
+}
+if(!valid10){
+const err26 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(props0 !== true && props3 !== undefined){
+if(props3 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props3);
+}
+}
+const _errs30 = errors;
+let valid13 = true;
+const _errs31 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data8 = data.eventType;
+if(!((((((data8 === "candidate_started") || (data8 === "candidate_completed")) || (data8 === "candidate_failed")) || (data8 === "candidate_step_started")) || (data8 === "candidate_step_completed")) || (data8 === "candidate_step_failed"))){
+const err27 = {};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs31 === errors;
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid4){
+const _errs33 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.candidate === undefined){
+const err28 = {instancePath,schemaPath:"#/allOf/4/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data9 = data.data;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.subPipelineId === undefined){
+const err29 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data9.candidateIndex === undefined){
+const err30 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateIndex"},message:"must have required property '"+"candidateIndex"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data9.candidateName === undefined){
+const err31 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data9.subPipelineName === undefined){
+const err32 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineName"},message:"must have required property '"+"subPipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data9.totalSteps === undefined){
+const err33 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs33 === errors;
+valid13 = _valid4;
+if(valid13){
+var props4 = {};
+props4.data = true;
+props4.candidate = true;
+props4.eventType = true;
+}
+}
+if(!valid13){
+const err35 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(props0 !== true && props4 !== undefined){
+if(props4 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props4);
+}
+}
+const _errs37 = errors;
+let valid16 = true;
+const _errs38 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data10 = data.eventType;
+if(!(((data10 === "candidate_step_started") || (data10 === "candidate_step_completed")) || (data10 === "candidate_step_failed"))){
+const err36 = {};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+var _valid5 = _errs38 === errors;
+errors = _errs37;
+if(vErrors !== null){
+if(_errs37){
+vErrors.length = _errs37;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid5){
+const _errs40 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.candidateStep === undefined){
+const err37 = {instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: "candidateStep"},message:"must have required property '"+"candidateStep"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+var _valid5 = _errs40 === errors;
+valid16 = _valid5;
+if(valid16){
+var props5 = {};
+props5.candidateStep = true;
+props5.eventType = true;
+}
+}
+if(!valid16){
+const err38 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(props0 !== true && props5 !== undefined){
+if(props5 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props5);
+}
+}
+const _errs42 = errors;
+let valid18 = true;
+const _errs43 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data11 = data.eventType;
+if(!((data11 === "input_required") || (data11 === "input_received"))){
+const err39 = {};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+var _valid6 = _errs43 === errors;
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid6){
+const _errs45 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.input === undefined){
+const err40 = {instancePath,schemaPath:"#/allOf/6/then/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data12 = data.data;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.kind === undefined){
+const err41 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data12.inputId === undefined){
+const err42 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+var _valid6 = _errs45 === errors;
+valid18 = _valid6;
+if(valid18){
+var props6 = {};
+props6.data = true;
+props6.input = true;
+props6.eventType = true;
+}
+}
+if(!valid18){
+const err44 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(props0 !== true && props6 !== undefined){
+if(props6 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props6);
+}
+}
+const _errs49 = errors;
+let valid21 = true;
+const _errs50 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data13 = data.eventType;
+if(!((data13 === "permission_requested") || (data13 === "permission_resolved"))){
+const err45 = {};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+var _valid7 = _errs50 === errors;
+errors = _errs49;
+if(vErrors !== null){
+if(_errs49){
+vErrors.length = _errs49;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid7){
+const _errs52 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data14 = data.data;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+if(data14.toolUseId === undefined){
+const err46 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data14.inputId === undefined){
+const err47 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+var _valid7 = _errs52 === errors;
+valid21 = _valid7;
+if(valid21){
+var props7 = {};
+props7.data = true;
+props7.eventType = true;
+}
+}
+if(!valid21){
+const err49 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(props0 !== true && props7 !== undefined){
+if(props7 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props7);
+}
+}
+const _errs56 = errors;
+let valid24 = true;
+const _errs57 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("rollback_completed" !== data.eventType){
+const err50 = {};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+var _valid8 = _errs57 === errors;
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid8){
+const _errs59 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data16 = data.data;
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.toStep === undefined){
+const err51 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "toStep"},message:"must have required property '"+"toStep"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(data16.reason === undefined){
+const err52 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data16.staleFields === undefined){
+const err53 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+var _valid8 = _errs59 === errors;
+valid24 = _valid8;
+if(valid24){
+var props8 = {};
+props8.data = true;
+props8.eventType = true;
+}
+}
+if(!valid24){
+const err55 = {instancePath,schemaPath:"#/allOf/8/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if(props0 !== true && props8 !== undefined){
+if(props8 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props8);
+}
+}
+const _errs63 = errors;
+let valid27 = true;
+const _errs64 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data17 = data.eventType;
+if(!((data17 === "text_delta") || (data17 === "thinking_delta"))){
+const err56 = {};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+var _valid9 = _errs64 === errors;
+errors = _errs63;
+if(vErrors !== null){
+if(_errs63){
+vErrors.length = _errs63;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid9){
+const _errs66 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data18 = data.data;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.text === undefined){
+const err57 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+var _valid9 = _errs66 === errors;
+valid27 = _valid9;
+if(valid27){
+var props9 = {};
+props9.data = true;
+props9.eventType = true;
+}
+}
+if(!valid27){
+const err59 = {instancePath,schemaPath:"#/allOf/9/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(props0 !== true && props9 !== undefined){
+if(props9 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props9);
+}
+}
+const _errs70 = errors;
+let valid30 = true;
+const _errs71 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("tool_started" !== data.eventType){
+const err60 = {};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+var _valid10 = _errs71 === errors;
+errors = _errs70;
+if(vErrors !== null){
+if(_errs70){
+vErrors.length = _errs70;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid10){
+const _errs73 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data20 = data.data;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.toolName === undefined){
+const err61 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(data20.toolUseId === undefined){
+const err62 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if(data20.input === undefined){
+const err63 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+var _valid10 = _errs73 === errors;
+valid30 = _valid10;
+if(valid30){
+var props10 = {};
+props10.data = true;
+props10.eventType = true;
+}
+}
+if(!valid30){
+const err65 = {instancePath,schemaPath:"#/allOf/10/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(props0 !== true && props10 !== undefined){
+if(props10 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props10);
+}
+}
+const _errs77 = errors;
+let valid33 = true;
+const _errs78 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("tool_result" !== data.eventType){
+const err66 = {};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+var _valid11 = _errs78 === errors;
+errors = _errs77;
+if(vErrors !== null){
+if(_errs77){
+vErrors.length = _errs77;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid11){
+const _errs80 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data22 = data.data;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.toolName === undefined){
+const err67 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if(data22.toolUseId === undefined){
+const err68 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+if(data22.isError === undefined){
+const err69 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+var _valid11 = _errs80 === errors;
+valid33 = _valid11;
+if(valid33){
+var props11 = {};
+props11.data = true;
+props11.eventType = true;
+}
+}
+if(!valid33){
+const err71 = {instancePath,schemaPath:"#/allOf/11/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+if(props0 !== true && props11 !== undefined){
+if(props11 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props11);
+}
+}
+const _errs84 = errors;
+let valid36 = true;
+const _errs85 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("stack_progress" !== data.eventType){
+const err72 = {};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+}
+var _valid12 = _errs85 === errors;
+errors = _errs84;
+if(vErrors !== null){
+if(_errs84){
+vErrors.length = _errs84;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid12){
+const _errs87 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data24 = data.data;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.stackId === undefined){
+const err73 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(data24.status === undefined){
+const err74 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+}
+var _valid12 = _errs87 === errors;
+valid36 = _valid12;
+if(valid36){
+var props12 = {};
+props12.data = true;
+props12.eventType = true;
+}
+}
+if(!valid36){
+const err76 = {instancePath,schemaPath:"#/allOf/12/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(props0 !== true && props12 !== undefined){
+if(props12 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props12);
+}
+}
+const _errs91 = errors;
+let valid39 = true;
+const _errs92 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("stack_current_changed" !== data.eventType){
+const err77 = {};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+var _valid13 = _errs92 === errors;
+errors = _errs91;
+if(vErrors !== null){
+if(_errs91){
+vErrors.length = _errs91;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid13){
+const _errs94 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data26 = data.data;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.stackId === undefined){
+const err78 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+if(data26.stackStatus === undefined){
+const err79 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+if(data26.isSuccess === undefined){
+const err80 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "isSuccess"},message:"must have required property '"+"isSuccess"+"'"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+var _valid13 = _errs94 === errors;
+valid39 = _valid13;
+if(valid39){
+var props13 = {};
+props13.data = true;
+props13.eventType = true;
+}
+}
+if(!valid39){
+const err82 = {instancePath,schemaPath:"#/allOf/13/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if(props0 !== true && props13 !== undefined){
+if(props13 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props13);
+}
+}
+const _errs98 = errors;
+let valid42 = true;
+const _errs99 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data27 = data.eventType;
+if(!((((data27 === "cleanup_started") || (data27 === "cleanup_progress")) || (data27 === "cleanup_completed")) || (data27 === "cleanup_failed"))){
+const err83 = {};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+var _valid14 = _errs99 === errors;
+errors = _errs98;
+if(vErrors !== null){
+if(_errs98){
+vErrors.length = _errs98;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid14){
+const _errs101 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data28 = data.data;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.resourceId === undefined){
+const err84 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+if(data28.cleanupStatus === undefined){
+const err85 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+if(data28.sourceStepId === undefined){
+const err86 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "sourceStepId"},message:"must have required property '"+"sourceStepId"+"'"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+var _valid14 = _errs101 === errors;
+valid42 = _valid14;
+if(valid42){
+var props14 = {};
+props14.data = true;
+props14.eventType = true;
+}
+}
+if(!valid42){
+const err88 = {instancePath,schemaPath:"#/allOf/14/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+if(props0 !== true && props14 !== undefined){
+if(props14 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props14);
+}
+}
+const _errs105 = errors;
+let valid45 = true;
+const _errs106 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("artifact_created" !== data.eventType){
+const err89 = {};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+}
+var _valid15 = _errs106 === errors;
+errors = _errs105;
+if(vErrors !== null){
+if(_errs105){
+vErrors.length = _errs105;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid15){
+const _errs108 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.artifact === undefined){
+const err90 = {instancePath,schemaPath:"#/allOf/15/then/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data30 = data.data;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.source === undefined){
+const err91 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+}
+var _valid15 = _errs108 === errors;
+valid45 = _valid15;
+if(valid45){
+var props15 = {};
+props15.data = true;
+props15.artifact = true;
+props15.eventType = true;
+}
+}
+if(!valid45){
+const err93 = {instancePath,schemaPath:"#/allOf/15/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+if(props0 !== true && props15 !== undefined){
+if(props15 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props15);
+}
+}
+const _errs112 = errors;
+let valid48 = true;
+const _errs113 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("pipeline_completed" !== data.eventType){
+const err94 = {};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+var _valid16 = _errs113 === errors;
+errors = _errs112;
+if(vErrors !== null){
+if(_errs112){
+vErrors.length = _errs112;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid16){
+const _errs115 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data32 = data.data;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.totalSteps === undefined){
+const err95 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+}
+var _valid16 = _errs115 === errors;
+valid48 = _valid16;
+if(valid48){
+var props16 = {};
+props16.data = true;
+props16.eventType = true;
+}
+}
+if(!valid48){
+const err97 = {instancePath,schemaPath:"#/allOf/16/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+if(props0 !== true && props16 !== undefined){
+if(props16 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props16);
+}
+}
+const _errs119 = errors;
+let valid51 = true;
+const _errs120 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("pipeline_handoff_ready" !== data.eventType){
+const err98 = {};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+}
+var _valid17 = _errs120 === errors;
+errors = _errs119;
+if(vErrors !== null){
+if(_errs119){
+vErrors.length = _errs119;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid17){
+const _errs122 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data34 = data.data;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.action === undefined){
+const err99 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+if(data34.targetMode === undefined){
+const err100 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+if(data34.outcome === undefined){
+const err101 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+if(data34.summary === undefined){
+const err102 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+}
+var _valid17 = _errs122 === errors;
+valid51 = _valid17;
+if(valid51){
+var props17 = {};
+props17.data = true;
+props17.eventType = true;
+}
+}
+if(!valid51){
+const err104 = {instancePath,schemaPath:"#/allOf/17/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+if(props0 !== true && props17 !== undefined){
+if(props17 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props17);
+}
+}
+const _errs126 = errors;
+let valid54 = true;
+const _errs127 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data35 = data.eventType;
+if(!(((data35 === "pipeline_completed") || (data35 === "pipeline_handoff_ready")) || (data35 === "pipeline_canceled"))){
+const err105 = {};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+}
+var _valid18 = _errs127 === errors;
+errors = _errs126;
+if(vErrors !== null){
+if(_errs126){
+vErrors.length = _errs126;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid18){
+const _errs129 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status !== undefined){
+let data36 = data.status;
+if(!(((data36 === "completed") || (data36 === "failed")) || (data36 === "canceled"))){
+const err106 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/18/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.allOf[18].then.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+}
+var _valid18 = _errs129 === errors;
+valid54 = _valid18;
+if(valid54){
+var props18 = {};
+props18.status = true;
+props18.eventType = true;
+}
+}
+if(!valid54){
+const err107 = {instancePath,schemaPath:"#/allOf/18/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+if(props0 !== true && props18 !== undefined){
+if(props18 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props18);
+}
+}
+const _errs132 = errors;
+let valid57 = true;
+const _errs133 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("input_required" !== data.eventType){
+const err108 = {};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+}
+var _valid19 = _errs133 === errors;
+errors = _errs132;
+if(vErrors !== null){
+if(_errs132){
+vErrors.length = _errs132;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid19){
+const _errs135 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status !== undefined){
+if("input_required" !== data.status){
+const err109 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/19/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+}
+var _valid19 = _errs135 === errors;
+valid57 = _valid19;
+if(valid57){
+var props19 = {};
+props19.status = true;
+props19.eventType = true;
+}
+}
+if(!valid57){
+const err110 = {instancePath,schemaPath:"#/allOf/19/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+if(props0 !== true && props19 !== undefined){
+if(props19 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props19);
+}
+}
+const _errs138 = errors;
+let valid60 = true;
+const _errs139 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("interrupt_received" !== data.eventType){
+const err111 = {};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+}
+var _valid20 = _errs139 === errors;
+errors = _errs138;
+if(vErrors !== null){
+if(_errs138){
+vErrors.length = _errs138;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid20){
+const _errs141 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data40 = data.data;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.messageLength === undefined){
+const err112 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+}
+var _valid20 = _errs141 === errors;
+valid60 = _valid20;
+if(valid60){
+var props20 = {};
+props20.data = true;
+props20.eventType = true;
+}
+}
+if(!valid60){
+const err114 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+if(props0 !== true && props20 !== undefined){
+if(props20 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props20);
+}
+}
+const _errs145 = errors;
+let valid63 = true;
+const _errs146 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("interrupt_classified" !== data.eventType){
+const err115 = {};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+var _valid21 = _errs146 === errors;
+errors = _errs145;
+if(vErrors !== null){
+if(_errs145){
+vErrors.length = _errs145;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid21){
+const _errs148 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data42 = data.data;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.action === undefined){
+const err116 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+if(data42.targetStepId === undefined){
+const err117 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+if(data42.reason === undefined){
+const err118 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+if(data42.paused === undefined){
+const err119 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+var _valid21 = _errs148 === errors;
+valid63 = _valid21;
+if(valid63){
+var props21 = {};
+props21.data = true;
+props21.eventType = true;
+}
+}
+if(!valid63){
+const err121 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if(props0 !== true && props21 !== undefined){
+if(props21 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props21);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err122 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+if(data.extensionUri === undefined){
+const err123 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if(data.eventId === undefined){
+const err124 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err125 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+if(data.createdAt === undefined){
+const err126 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+if(data.eventType === undefined){
+const err127 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if(data.scope === undefined){
+const err128 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+if(data.pipelineRunId === undefined){
+const err129 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+if(data.taskId === undefined){
+const err130 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+if(data.contextId === undefined){
+const err131 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+if(data.pipelineName === undefined){
+const err132 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+if(data.iacCodeSessionId === undefined){
+const err133 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+if(data.status === undefined){
+const err134 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+if(data.data === undefined){
+const err135 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func3.call(schema41.properties, key0))){
+const err136 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+}
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err137 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+if(data.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
+const err138 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+if(data.eventId !== undefined){
+let data45 = data.eventId;
+if(typeof data45 === "string"){
+if(!pattern8.test(data45)){
+const err139 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+else {
+const err140 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data46 = data.sequence;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err141 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 9007199254740991 || isNaN(data46)){
+const err142 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+if(data46 < 1 || isNaN(data46)){
+const err143 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+}
+if(data.createdAt !== undefined){
+let data47 = data.createdAt;
+if(typeof data47 === "string"){
+if(!(formats0.validate(data47))){
+const err144 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+else {
+const err145 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+}
+if(data.eventType !== undefined){
+let data48 = data.eventType;
+if(!((((((((((((((((((((((((((((((((((((data48 === "pipeline_started") || (data48 === "pipeline_resumed")) || (data48 === "step_started")) || (data48 === "step_completed")) || (data48 === "step_failed")) || (data48 === "candidate_started")) || (data48 === "candidate_step_started")) || (data48 === "candidate_step_completed")) || (data48 === "candidate_step_failed")) || (data48 === "candidate_completed")) || (data48 === "candidate_failed")) || (data48 === "candidate_selected")) || (data48 === "rollback_completed")) || (data48 === "interrupt_received")) || (data48 === "interrupt_classified")) || (data48 === "input_required")) || (data48 === "input_received")) || (data48 === "permission_requested")) || (data48 === "permission_resolved")) || (data48 === "message_started")) || (data48 === "text_delta")) || (data48 === "thinking_delta")) || (data48 === "tool_started")) || (data48 === "tool_result")) || (data48 === "tool_progress")) || (data48 === "stack_progress")) || (data48 === "stack_current_changed")) || (data48 === "usage")) || (data48 === "artifact_created")) || (data48 === "cleanup_started")) || (data48 === "cleanup_progress")) || (data48 === "cleanup_completed")) || (data48 === "cleanup_failed")) || (data48 === "pipeline_completed")) || (data48 === "pipeline_canceled")) || (data48 === "pipeline_handoff_ready"))){
+const err146 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema41.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+let data49 = data.scope;
+if(!(((((((data49 === "pipeline") || (data49 === "step")) || (data49 === "candidate")) || (data49 === "candidate_step")) || (data49 === "interrupt")) || (data49 === "stack")) || (data49 === "cleanup"))){
+const err147 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema41.properties.scope.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+if(data.pipelineRunId !== undefined){
+let data50 = data.pipelineRunId;
+if(typeof data50 === "string"){
+if(func1(data50) < 1){
+const err148 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+}
+else {
+const err149 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err150 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+if(data.contextId !== undefined){
+let data52 = data.contextId;
+if(typeof data52 === "string"){
+if(func1(data52) < 1){
+const err151 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+}
+else {
+const err152 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+if(data.pipelineName !== undefined){
+let data53 = data.pipelineName;
+if(typeof data53 === "string"){
+if(func1(data53) < 1){
+const err153 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+if(data.iacCodeSessionId !== undefined){
+let data54 = data.iacCodeSessionId;
+if(typeof data54 === "string"){
+if(func1(data54) < 1){
+const err155 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+else {
+const err156 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data55 = data.status;
+if(!(((((data55 === "working") || (data55 === "input_required")) || (data55 === "completed")) || (data55 === "failed")) || (data55 === "canceled"))){
+const err157 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data56 = data.data;
+if(!(data56 && typeof data56 == "object" && !Array.isArray(data56))){
+const err158 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+}
+if(data.step !== undefined){
+let data57 = data.step;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.id === undefined){
+const err159 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+if(data57.runId === undefined){
+const err160 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+if(data57.attempt === undefined){
+const err161 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+if(data57.id !== undefined){
+if(typeof data57.id !== "string"){
+const err162 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+}
+if(data57.runId !== undefined){
+if(typeof data57.runId !== "string"){
+const err163 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+}
+if(data57.attempt !== undefined){
+let data60 = data57.attempt;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+const err164 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 1 || isNaN(data60)){
+const err165 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+}
+}
+if(data57.index !== undefined){
+let data61 = data57.index;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
+const err166 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 < 0 || isNaN(data61)){
+const err167 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+}
+}
+if(data57.total !== undefined){
+let data62 = data57.total;
+if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
+const err168 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 < 1 || isNaN(data62)){
+const err169 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+}
+if(data57.type !== undefined){
+let data63 = data57.type;
+if(!((data63 === "agent") || (data63 === "parallel_sub_pipeline"))){
+const err170 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+if(data57.uiMode !== undefined){
+if(typeof data57.uiMode !== "string"){
+const err171 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+}
+else {
+const err172 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+if(data.candidate !== undefined){
+let data65 = data.candidate;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.id === undefined){
+const err173 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+if(data65.subPipelineId === undefined){
+const err174 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+if(data65.index === undefined){
+const err175 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+if(data65.attempt === undefined){
+const err176 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+if(data65.name === undefined){
+const err177 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+if(data65.runId === undefined){
+const err178 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+if(data65.id !== undefined){
+if(typeof data65.id !== "string"){
+const err179 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+}
+if(data65.subPipelineId !== undefined){
+if(typeof data65.subPipelineId !== "string"){
+const err180 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+}
+if(data65.index !== undefined){
+let data68 = data65.index;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+const err181 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 < 0 || isNaN(data68)){
+const err182 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+}
+}
+if(data65.attempt !== undefined){
+let data69 = data65.attempt;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const err183 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 < 1 || isNaN(data69)){
+const err184 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+}
+if(data65.name !== undefined){
+if(typeof data65.name !== "string"){
+const err185 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+}
+if(data65.pipelineName !== undefined){
+if(typeof data65.pipelineName !== "string"){
+const err186 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+if(data65.totalSteps !== undefined){
+let data72 = data65.totalSteps;
+if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
+const err187 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+if(data65.runId !== undefined){
+if(typeof data65.runId !== "string"){
+const err188 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+}
+if(data65.steps !== undefined){
+let data74 = data65.steps;
+if(Array.isArray(data74)){
+const len0 = data74.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data74[i0] !== "string"){
+const err189 = {instancePath:instancePath+"/candidate/steps/" + i0,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+}
+}
+else {
+const err190 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+}
+}
+else {
+const err191 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+}
+if(data.candidateStep !== undefined){
+let data76 = data.candidateStep;
+if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
+if(data76.id === undefined){
+const err192 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+if(data76.attempt === undefined){
+const err193 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+if(data76.runId === undefined){
+const err194 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+if(data76.id !== undefined){
+if(typeof data76.id !== "string"){
+const err195 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+}
+if(data76.attempt !== undefined){
+let data78 = data76.attempt;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
+const err196 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 < 1 || isNaN(data78)){
+const err197 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+}
+}
+if(data76.index !== undefined){
+let data79 = data76.index;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const err198 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 < 0 || isNaN(data79)){
+const err199 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+}
+}
+if(data76.total !== undefined){
+let data80 = data76.total;
+if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
+const err200 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 < 1 || isNaN(data80)){
+const err201 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+}
+}
+if(data76.runId !== undefined){
+if(typeof data76.runId !== "string"){
+const err202 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+}
+}
+else {
+const err203 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+}
+if(data.input !== undefined){
+let data82 = data.input;
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.kind === undefined){
+const err204 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+if(data82.inputId === undefined){
+const err205 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+if(data82.toolUseId === undefined){
+const err206 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+for(const key1 in data82){
+if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
+const err207 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+if(data82.kind !== undefined){
+let data83 = data82.kind;
+if(!((((data83 === "permission") || (data83 === "ask_user_question")) || (data83 === "candidate_selection")) || (data83 === "pipeline_pause_confirmation"))){
+const err208 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema41.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+}
+if(data82.inputId !== undefined){
+let data84 = data82.inputId;
+if(typeof data84 === "string"){
+if(func1(data84) < 1){
+const err209 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+}
+else {
+const err210 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+}
+if(data82.toolUseId !== undefined){
+let data85 = data82.toolUseId;
+if(typeof data85 === "string"){
+if(func1(data85) < 1){
+const err211 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+}
+else {
+const err212 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
+}
+errors++;
+}
+}
+}
+else {
+const err213 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err213];
+}
+else {
+vErrors.push(err213);
+}
+errors++;
+}
+}
+if(data.artifact !== undefined){
+let data86 = data.artifact;
+if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
+if(data86.filename === undefined){
+const err214 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+if(data86.mediaType === undefined){
+const err215 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+if(data86.content === undefined){
+const err216 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
+for(const key2 in data86){
+if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
+const err217 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+}
+if(data86.filename !== undefined){
+let data87 = data86.filename;
+if(typeof data87 === "string"){
+if(func1(data87) < 1){
+const err218 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+}
+else {
+const err219 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+}
+if(data86.mediaType !== undefined){
+let data88 = data86.mediaType;
+if(typeof data88 === "string"){
+if(func1(data88) < 1){
+const err220 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+if(data86.content !== undefined){
+let data89 = data86.content;
+if(typeof data89 === "string"){
+if(func1(data89) > 65536){
+const err222 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+}
+else {
+const err223 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
+}
+errors++;
+}
+}
+if(data86.truncated !== undefined){
+if(true !== data86.truncated){
+const err224 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err224];
+}
+else {
+vErrors.push(err224);
+}
+errors++;
+}
+}
+if(data86.role !== undefined){
+if(typeof data86.role !== "string"){
+const err225 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+}
+if(data86.supersedesKey !== undefined){
+if(typeof data86.supersedesKey !== "string"){
+const err226 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+}
+}
+else {
+const err227 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err227];
+}
+else {
+vErrors.push(err227);
+}
+errors++;
+}
+}
+}
+else {
+const err228 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err228];
+}
+else {
+vErrors.push(err228);
+}
+errors++;
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-batch.json","title":"PipelineBatch","description":"metadata.iac_code.pipelineBatch: envelopes published together in one status update (e.g. pipeline_completed with pipeline_handoff_ready, step_completed with its artifacts), in sequence order. The update's state follows the last envelope.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","events"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"events":{"type":"array","minItems":2,"maxItems":1024,"items":{"$ref":"pipeline-envelope.json"}}}};
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-batch.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate31.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.extensionUri === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.events === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "events"},message:"must have required property '"+"events"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "schemaVersion") || (key0 === "extensionUri")) || (key0 === "events"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err4 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
+const err5 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+let data2 = data.events;
+if(Array.isArray(data2)){
+if(data2.length > 1024){
+const err6 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 1024},message:"must NOT have more than 1024 items"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data2.length < 2){
+const err7 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate29(data2[i0], {instancePath:instancePath+"/events/" + i0,parentData:data2,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate31.errors = vErrors;
+return errors === 0;
+}
+validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -2022,7 +5608,7 @@ errors++;
 }
 if(data17.kind !== undefined){
 let data20 = data17.kind;
-if(!((data20 === "permission") || (data20 === "ask_user_question"))){
+if(!((((data20 === "permission") || (data20 === "ask_user_question")) || (data20 === "candidate_selection")) || (data20 === "pipeline_pause_confirmation"))){
 const err58 = {instancePath:instancePath+"/input/kind",schemaPath:"#/$defs/inputRequest/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err58];
@@ -2356,7 +5942,7 @@ vErrors.push(err84);
 errors++;
 }
 for(const key5 in data34){
-if(!(((key5 === "id") || (key5 === "label")) || (key5 === "description"))){
+if(!((((((((key5 === "id") || (key5 === "label")) || (key5 === "description")) || (key5 === "candidateIndex")) || (key5 === "architectureDiagram")) || (key5 === "totalMonthlyCost")) || (key5 === "currency")) || (key5 === "costItems"))){
 const err85 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err85];
@@ -2452,9 +6038,10 @@ vErrors.push(err92);
 errors++;
 }
 }
-}
-else {
-const err93 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data34.candidateIndex !== undefined){
+let data38 = data34.candidateIndex;
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+const err93 = {instancePath:instancePath+"/input/options/" + i0+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -2463,10 +6050,9 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-}
-else {
-const err94 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 < 0 || isNaN(data38)){
+const err94 = {instancePath:instancePath+"/input/options/" + i0+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -2476,9 +6062,12 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data17.allowFreeText !== undefined){
-if(typeof data17.allowFreeText !== "boolean"){
-const err95 = {instancePath:instancePath+"/input/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+if(data34.architectureDiagram !== undefined){
+let data39 = data34.architectureDiagram;
+if(typeof data39 === "string"){
+if(func1(data39) > 1600){
+const err95 = {instancePath:instancePath+"/input/options/" + i0+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -2488,11 +6077,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data17.freeTextPrompt !== undefined){
-let data39 = data17.freeTextPrompt;
-if(typeof data39 === "string"){
-if(func1(data39) > 500){
-const err96 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err96 = {instancePath:instancePath+"/input/options/" + i0+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -2502,8 +6088,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-else {
-const err97 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34.totalMonthlyCost !== undefined){
+let data40 = data34.totalMonthlyCost;
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 < 0 || isNaN(data40)){
+const err97 = {instancePath:instancePath+"/input/options/" + i0+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -2513,10 +6102,8 @@ vErrors.push(err97);
 errors++;
 }
 }
-if(data17.language !== undefined){
-let data40 = data17.language;
-if(!(((((((data40 === "en") || (data40 === "zh")) || (data40 === "es")) || (data40 === "fr")) || (data40 === "de")) || (data40 === "ja")) || (data40 === "pt"))){
-const err98 = {instancePath:instancePath+"/input/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
+else {
+const err98 = {instancePath:instancePath+"/input/options/" + i0+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -2526,9 +6113,9 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data17.required !== undefined){
-if(true !== data17.required){
-const err99 = {instancePath:instancePath+"/input/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data34.currency !== undefined){
+if(typeof data34.currency !== "string"){
+const err99 = {instancePath:instancePath+"/input/options/" + i0+"/currency",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -2538,10 +6125,11 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data17.responseSchema !== undefined){
-let data42 = data17.responseSchema;
-if(!(data42 && typeof data42 == "object" && !Array.isArray(data42))){
-const err100 = {instancePath:instancePath+"/input/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data34.costItems !== undefined){
+let data42 = data34.costItems;
+if(Array.isArray(data42)){
+if(data42.length > 12){
+const err100 = {instancePath:instancePath+"/input/options/" + i0+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -2550,13 +6138,12 @@ vErrors.push(err100);
 }
 errors++;
 }
-}
-if(data17.deploymentSummary !== undefined){
-let data43 = data17.deploymentSummary;
+const len1 = data42.length;
+for(let i1=0; i1<len1; i1++){
+let data43 = data42[i1];
 if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-for(const key6 in data43){
-if(!(((((((key6 === "candidateName") || (key6 === "action")) || (key6 === "region")) || (key6 === "stackName")) || (key6 === "template")) || (key6 === "totalMonthlyCost")) || (key6 === "resources"))){
-const err101 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(data43.name === undefined){
+const err101 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -2565,10 +6152,8 @@ vErrors.push(err101);
 }
 errors++;
 }
-}
-if(data43.candidateName !== undefined){
-if(typeof data43.candidateName !== "string"){
-const err102 = {instancePath:instancePath+"/input/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data43.monthlyCost === undefined){
+const err102 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -2577,10 +6162,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-if(data43.action !== undefined){
-if(typeof data43.action !== "string"){
-const err103 = {instancePath:instancePath+"/input/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data43){
+if(!(((key6 === "name") || (key6 === "spec")) || (key6 === "monthlyCost"))){
+const err103 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -2590,9 +6174,9 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data43.region !== undefined){
-if(typeof data43.region !== "string"){
-const err104 = {instancePath:instancePath+"/input/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data43.name !== undefined){
+if(typeof data43.name !== "string"){
+const err104 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/name",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -2602,9 +6186,9 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data43.stackName !== undefined){
-if(typeof data43.stackName !== "string"){
-const err105 = {instancePath:instancePath+"/input/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data43.spec !== undefined){
+if(typeof data43.spec !== "string"){
+const err105 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/spec",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -2614,9 +6198,11 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data43.template !== undefined){
-if(typeof data43.template !== "string"){
-const err106 = {instancePath:instancePath+"/input/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data43.monthlyCost !== undefined){
+let data46 = data43.monthlyCost;
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 < 0 || isNaN(data46)){
+const err106 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -2626,10 +6212,8 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data43.totalMonthlyCost !== undefined){
-let data49 = data43.totalMonthlyCost;
-if((typeof data49 !== "string") && (!((typeof data49 == "number") && (isFinite(data49))))){
-const err107 = {instancePath:instancePath+"/input/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+else {
+const err107 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -2639,11 +6223,9 @@ vErrors.push(err107);
 errors++;
 }
 }
-if(data43.resources !== undefined){
-let data50 = data43.resources;
-if(Array.isArray(data50)){
-if(data50.length > 12){
-const err108 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+}
+else {
+const err108 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -2652,13 +6234,10 @@ vErrors.push(err108);
 }
 errors++;
 }
-const len1 = data50.length;
-for(let i1=0; i1<len1; i1++){
-let data51 = data50[i1];
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-for(const key7 in data51){
-if(!(((key7 === "name") || (key7 === "spec")) || (key7 === "monthlyCost"))){
-const err109 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i1,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/input/options/" + i0+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -2668,9 +6247,9 @@ vErrors.push(err109);
 errors++;
 }
 }
-if(data51.name !== undefined){
-if(typeof data51.name !== "string"){
-const err110 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i1+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err110 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -2680,9 +6259,9 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data51.spec !== undefined){
-if(typeof data51.spec !== "string"){
-const err111 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i1+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err111 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -2692,10 +6271,9 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data51.monthlyCost !== undefined){
-let data54 = data51.monthlyCost;
-if((typeof data54 !== "string") && (!((typeof data54 == "number") && (isFinite(data54))))){
-const err112 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i1+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(data17.allowFreeText !== undefined){
+if(typeof data17.allowFreeText !== "boolean"){
+const err112 = {instancePath:instancePath+"/input/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -2705,9 +6283,11 @@ vErrors.push(err112);
 errors++;
 }
 }
-}
-else {
-const err113 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i1,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data17.freeTextPrompt !== undefined){
+let data48 = data17.freeTextPrompt;
+if(typeof data48 === "string"){
+if(func1(data48) > 500){
+const err113 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -2717,9 +6297,8 @@ vErrors.push(err113);
 errors++;
 }
 }
-}
 else {
-const err114 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err114 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -2729,9 +6308,10 @@ vErrors.push(err114);
 errors++;
 }
 }
-}
-else {
-const err115 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data17.language !== undefined){
+let data49 = data17.language;
+if(!(((((((data49 === "en") || (data49 === "zh")) || (data49 === "es")) || (data49 === "fr")) || (data49 === "de")) || (data49 === "ja")) || (data49 === "pt"))){
+const err115 = {instancePath:instancePath+"/input/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -2741,9 +6321,9 @@ vErrors.push(err115);
 errors++;
 }
 }
-}
-else {
-const err116 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data17.required !== undefined){
+if(true !== data17.required){
+const err116 = {instancePath:instancePath+"/input/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -2753,19 +6333,10 @@ vErrors.push(err116);
 errors++;
 }
 }
-if(data.pendingPermissions !== undefined){
-let data55 = data.pendingPermissions;
-if(Array.isArray(data55)){
-const len2 = data55.length;
-for(let i2=0; i2<len2; i2++){
-let data56 = data55[i2];
-const _errs121 = errors;
-let valid19 = true;
-const _errs122 = errors;
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-if(data56.kind !== undefined){
-if("permission" !== data56.kind){
-const err117 = {};
+if(data17.responseSchema !== undefined){
+let data51 = data17.responseSchema;
+if(!(data51 && typeof data51 == "object" && !Array.isArray(data51))){
+const err117 = {instancePath:instancePath+"/input/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -2775,22 +6346,12 @@ vErrors.push(err117);
 errors++;
 }
 }
-}
-var _valid1 = _errs122 === errors;
-errors = _errs121;
-if(vErrors !== null){
-if(_errs121){
-vErrors.length = _errs121;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid1){
-const _errs124 = errors;
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-if(data56.toolName === undefined){
-const err118 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+if(data17.deploymentSummary !== undefined){
+let data52 = data17.deploymentSummary;
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+for(const key7 in data52){
+if(!(((((((key7 === "candidateName") || (key7 === "action")) || (key7 === "region")) || (key7 === "stackName")) || (key7 === "template")) || (key7 === "totalMonthlyCost")) || (key7 === "resources"))){
+const err118 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -2799,8 +6360,10 @@ vErrors.push(err118);
 }
 errors++;
 }
-if(data56.title === undefined){
-const err119 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+}
+if(data52.candidateName !== undefined){
+if(typeof data52.candidateName !== "string"){
+const err119 = {instancePath:instancePath+"/input/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -2809,8 +6372,10 @@ vErrors.push(err119);
 }
 errors++;
 }
-if(data56.purpose === undefined){
-const err120 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
+}
+if(data52.action !== undefined){
+if(typeof data52.action !== "string"){
+const err120 = {instancePath:instancePath+"/input/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -2819,8 +6384,10 @@ vErrors.push(err120);
 }
 errors++;
 }
-if(data56.effect === undefined){
-const err121 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
+}
+if(data52.region !== undefined){
+if(typeof data52.region !== "string"){
+const err121 = {instancePath:instancePath+"/input/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -2829,8 +6396,10 @@ vErrors.push(err121);
 }
 errors++;
 }
-if(data56.isReadOnly === undefined){
-const err122 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
+}
+if(data52.stackName !== undefined){
+if(typeof data52.stackName !== "string"){
+const err122 = {instancePath:instancePath+"/input/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -2839,8 +6408,10 @@ vErrors.push(err122);
 }
 errors++;
 }
-if(data56.safeSummary === undefined){
-const err123 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
+}
+if(data52.template !== undefined){
+if(typeof data52.template !== "string"){
+const err123 = {instancePath:instancePath+"/input/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -2850,9 +6421,233 @@ vErrors.push(err123);
 errors++;
 }
 }
-var _valid1 = _errs124 === errors;
-valid19 = _valid1;
-if(valid19){
+if(data52.totalMonthlyCost !== undefined){
+let data58 = data52.totalMonthlyCost;
+if((typeof data58 !== "string") && (!((typeof data58 == "number") && (isFinite(data58))))){
+const err124 = {instancePath:instancePath+"/input/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+if(data52.resources !== undefined){
+let data59 = data52.resources;
+if(Array.isArray(data59)){
+if(data59.length > 12){
+const err125 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+const len2 = data59.length;
+for(let i2=0; i2<len2; i2++){
+let data60 = data59[i2];
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+for(const key8 in data60){
+if(!(((key8 === "name") || (key8 === "spec")) || (key8 === "monthlyCost"))){
+const err126 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+if(data60.name !== undefined){
+if(typeof data60.name !== "string"){
+const err127 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+}
+if(data60.spec !== undefined){
+if(typeof data60.spec !== "string"){
+const err128 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+if(data60.monthlyCost !== undefined){
+let data63 = data60.monthlyCost;
+if((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))){
+const err129 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+}
+else {
+const err130 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+}
+else {
+const err131 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+}
+else {
+const err133 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+if(data.pendingPermissions !== undefined){
+let data64 = data.pendingPermissions;
+if(Array.isArray(data64)){
+const len3 = data64.length;
+for(let i3=0; i3<len3; i3++){
+let data65 = data64[i3];
+const _errs140 = errors;
+let valid22 = true;
+const _errs141 = errors;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.kind !== undefined){
+if("permission" !== data65.kind){
+const err134 = {};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs141 === errors;
+errors = _errs140;
+if(vErrors !== null){
+if(_errs140){
+vErrors.length = _errs140;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs143 = errors;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.toolName === undefined){
+const err135 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+if(data65.title === undefined){
+const err136 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+if(data65.purpose === undefined){
+const err137 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+if(data65.effect === undefined){
+const err138 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+if(data65.isReadOnly === undefined){
+const err139 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+if(data65.safeSummary === undefined){
+const err140 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+var _valid1 = _errs143 === errors;
+valid22 = _valid1;
+if(valid22){
 var props1 = {};
 props1.toolName = true;
 props1.title = true;
@@ -2863,194 +6658,8 @@ props1.safeSummary = true;
 props1.kind = true;
 }
 }
-if(!valid19){
-const err124 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
-if(data56.schemaVersion === undefined){
-const err125 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-if(data56.kind === undefined){
-const err126 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err126];
-}
-else {
-vErrors.push(err126);
-}
-errors++;
-}
-if(data56.requestTaskId === undefined){
-const err127 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
-if(vErrors === null){
-vErrors = [err127];
-}
-else {
-vErrors.push(err127);
-}
-errors++;
-}
-if(data56.contextId === undefined){
-const err128 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
-if(vErrors === null){
-vErrors = [err128];
-}
-else {
-vErrors.push(err128);
-}
-errors++;
-}
-if(data56.inputId === undefined){
-const err129 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-if(data56.toolUseId === undefined){
-const err130 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
-if(vErrors === null){
-vErrors = [err130];
-}
-else {
-vErrors.push(err130);
-}
-errors++;
-}
-if(data56.prompt === undefined){
-const err131 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
-if(vErrors === null){
-vErrors = [err131];
-}
-else {
-vErrors.push(err131);
-}
-errors++;
-}
-if(data56.options === undefined){
-const err132 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
-if(vErrors === null){
-vErrors = [err132];
-}
-else {
-vErrors.push(err132);
-}
-errors++;
-}
-if(data56.language === undefined){
-const err133 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
-if(vErrors === null){
-vErrors = [err133];
-}
-else {
-vErrors.push(err133);
-}
-errors++;
-}
-if(data56.required === undefined){
-const err134 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
-if(vErrors === null){
-vErrors = [err134];
-}
-else {
-vErrors.push(err134);
-}
-errors++;
-}
-if(data56.responseSchema === undefined){
-const err135 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
-if(vErrors === null){
-vErrors = [err135];
-}
-else {
-vErrors.push(err135);
-}
-errors++;
-}
-for(const key8 in data56){
-if(!(func3.call(schema38.properties, key8))){
-const err136 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err136];
-}
-else {
-vErrors.push(err136);
-}
-errors++;
-}
-}
-if(data56.schemaVersion !== undefined){
-if(1 !== data56.schemaVersion){
-const err137 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/schemaVersion",schemaPath:"#/$defs/inputRequest/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
-}
-errors++;
-}
-}
-if(data56.kind !== undefined){
-let data59 = data56.kind;
-if(!((data59 === "permission") || (data59 === "ask_user_question"))){
-const err138 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/kind",schemaPath:"#/$defs/inputRequest/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err138];
-}
-else {
-vErrors.push(err138);
-}
-errors++;
-}
-}
-if(data56.requestTaskId !== undefined){
-let data60 = data56.requestTaskId;
-if(typeof data60 === "string"){
-if(func1(data60) < 1){
-const err139 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err139];
-}
-else {
-vErrors.push(err139);
-}
-errors++;
-}
-}
-else {
-const err140 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err140];
-}
-else {
-vErrors.push(err140);
-}
-errors++;
-}
-}
-if(data56.contextId !== undefined){
-let data61 = data56.contextId;
-if(typeof data61 === "string"){
-if(func1(data61) < 1){
-const err141 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!valid22){
+const err141 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -3059,9 +6668,9 @@ vErrors.push(err141);
 }
 errors++;
 }
-}
-else {
-const err142 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.schemaVersion === undefined){
+const err142 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -3070,12 +6679,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-}
-if(data56.inputId !== undefined){
-let data62 = data56.inputId;
-if(typeof data62 === "string"){
-if(func1(data62) < 1){
-const err143 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data65.kind === undefined){
+const err143 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -3084,9 +6689,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-else {
-const err144 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.requestTaskId === undefined){
+const err144 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -3095,12 +6699,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
-if(data56.toolUseId !== undefined){
-let data63 = data56.toolUseId;
-if(typeof data63 === "string"){
-if(func1(data63) < 1){
-const err145 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data65.contextId === undefined){
+const err145 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -3109,9 +6709,8 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-else {
-const err146 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.inputId === undefined){
+const err146 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -3120,12 +6719,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-if(data56.toolName !== undefined){
-let data64 = data56.toolName;
-if(typeof data64 === "string"){
-if(func1(data64) < 1){
-const err147 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data65.toolUseId === undefined){
+const err147 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -3134,9 +6729,8 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-else {
-const err148 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.prompt === undefined){
+const err148 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -3145,12 +6739,8 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-if(data56.title !== undefined){
-let data65 = data56.title;
-if(typeof data65 === "string"){
-if(func1(data65) > 500){
-const err149 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/title",schemaPath:"#/$defs/inputRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data65.options === undefined){
+const err149 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -3159,9 +6749,8 @@ vErrors.push(err149);
 }
 errors++;
 }
-}
-else {
-const err150 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/title",schemaPath:"#/$defs/inputRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.language === undefined){
+const err150 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -3170,12 +6759,8 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-if(data56.purpose !== undefined){
-let data66 = data56.purpose;
-if(typeof data66 === "string"){
-if(func1(data66) > 500){
-const err151 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data65.required === undefined){
+const err151 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -3184,9 +6769,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-}
-else {
-const err152 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.responseSchema === undefined){
+const err152 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -3195,11 +6779,9 @@ vErrors.push(err152);
 }
 errors++;
 }
-}
-if(data56.effect !== undefined){
-let data67 = data56.effect;
-if(!((((((data67 === "read") || (data67 === "cloud_change")) || (data67 === "local_execution")) || (data67 === "file_change")) || (data67 === "local_or_remote_change")) || (data67 === "unknown"))){
-const err153 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/effect",schemaPath:"#/$defs/inputRequest/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
+for(const key9 in data65){
+if(!(func3.call(schema38.properties, key9))){
+const err153 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -3209,11 +6791,9 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data56.target !== undefined){
-let data68 = data56.target;
-if(typeof data68 === "string"){
-if(func1(data68) > 500){
-const err154 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/target",schemaPath:"#/$defs/inputRequest/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data65.schemaVersion !== undefined){
+if(1 !== data65.schemaVersion){
+const err154 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/schemaVersion",schemaPath:"#/$defs/inputRequest/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -3223,8 +6803,10 @@ vErrors.push(err154);
 errors++;
 }
 }
-else {
-const err155 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/target",schemaPath:"#/$defs/inputRequest/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.kind !== undefined){
+let data68 = data65.kind;
+if(!((((data68 === "permission") || (data68 === "ask_user_question")) || (data68 === "candidate_selection")) || (data68 === "pipeline_pause_confirmation"))){
+const err155 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/kind",schemaPath:"#/$defs/inputRequest/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -3234,9 +6816,11 @@ vErrors.push(err155);
 errors++;
 }
 }
-if(data56.isReadOnly !== undefined){
-if(typeof data56.isReadOnly !== "boolean"){
-const err156 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/isReadOnly",schemaPath:"#/$defs/inputRequest/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data65.requestTaskId !== undefined){
+let data69 = data65.requestTaskId;
+if(typeof data69 === "string"){
+if(func1(data69) < 1){
+const err156 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -3246,11 +6830,8 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data56.prompt !== undefined){
-let data70 = data56.prompt;
-if(typeof data70 === "string"){
-if(func1(data70) > 1000){
-const err157 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+else {
+const err157 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -3259,8 +6840,12 @@ vErrors.push(err157);
 }
 errors++;
 }
+}
+if(data65.contextId !== undefined){
+let data70 = data65.contextId;
+if(typeof data70 === "string"){
 if(func1(data70) < 1){
-const err158 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err158 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -3271,7 +6856,7 @@ errors++;
 }
 }
 else {
-const err159 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err159 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -3281,11 +6866,11 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data56.safeSummary !== undefined){
-let data71 = data56.safeSummary;
+if(data65.inputId !== undefined){
+let data71 = data65.inputId;
 if(typeof data71 === "string"){
-if(func1(data71) > 1200){
-const err160 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
+if(func1(data71) < 1){
+const err160 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -3296,7 +6881,7 @@ errors++;
 }
 }
 else {
-const err161 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err161 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -3306,11 +6891,11 @@ vErrors.push(err161);
 errors++;
 }
 }
-if(data56.options !== undefined){
-let data72 = data56.options;
-if(Array.isArray(data72)){
-if(data72.length > 50){
-const err162 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options",schemaPath:"#/$defs/inputRequest/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(data65.toolUseId !== undefined){
+let data72 = data65.toolUseId;
+if(typeof data72 === "string"){
+if(func1(data72) < 1){
+const err162 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -3319,12 +6904,9 @@ vErrors.push(err162);
 }
 errors++;
 }
-const len3 = data72.length;
-for(let i3=0; i3<len3; i3++){
-let data73 = data72[i3];
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.id === undefined){
-const err163 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err163 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -3333,8 +6915,12 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(data73.label === undefined){
-const err164 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+}
+if(data65.toolName !== undefined){
+let data73 = data65.toolName;
+if(typeof data73 === "string"){
+if(func1(data73) < 1){
+const err164 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -3343,9 +6929,9 @@ vErrors.push(err164);
 }
 errors++;
 }
-for(const key9 in data73){
-if(!(((key9 === "id") || (key9 === "label")) || (key9 === "description"))){
-const err165 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3,schemaPath:"#/$defs/inputRequest/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+}
+else {
+const err165 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -3355,11 +6941,11 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data73.id !== undefined){
-let data74 = data73.id;
+if(data65.title !== undefined){
+let data74 = data65.title;
 if(typeof data74 === "string"){
-if(func1(data74) > 200){
-const err166 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(func1(data74) > 500){
+const err166 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/title",schemaPath:"#/$defs/inputRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -3368,8 +6954,9 @@ vErrors.push(err166);
 }
 errors++;
 }
-if(func1(data74) < 1){
-const err167 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err167 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/title",schemaPath:"#/$defs/inputRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -3379,8 +6966,11 @@ vErrors.push(err167);
 errors++;
 }
 }
-else {
-const err168 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.purpose !== undefined){
+let data75 = data65.purpose;
+if(typeof data75 === "string"){
+if(func1(data75) > 500){
+const err168 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -3390,11 +6980,8 @@ vErrors.push(err168);
 errors++;
 }
 }
-if(data73.label !== undefined){
-let data75 = data73.label;
-if(typeof data75 === "string"){
-if(func1(data75) > 500){
-const err169 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err169 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -3404,8 +6991,10 @@ vErrors.push(err169);
 errors++;
 }
 }
-else {
-const err170 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.effect !== undefined){
+let data76 = data65.effect;
+if(!((((((data76 === "read") || (data76 === "cloud_change")) || (data76 === "local_execution")) || (data76 === "file_change")) || (data76 === "local_or_remote_change")) || (data76 === "unknown"))){
+const err170 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/effect",schemaPath:"#/$defs/inputRequest/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -3415,11 +7004,11 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data73.description !== undefined){
-let data76 = data73.description;
-if(typeof data76 === "string"){
-if(func1(data76) > 600){
-const err171 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
+if(data65.target !== undefined){
+let data77 = data65.target;
+if(typeof data77 === "string"){
+if(func1(data77) > 500){
+const err171 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/target",schemaPath:"#/$defs/inputRequest/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -3430,7 +7019,7 @@ errors++;
 }
 }
 else {
-const err172 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err172 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/target",schemaPath:"#/$defs/inputRequest/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -3440,9 +7029,9 @@ vErrors.push(err172);
 errors++;
 }
 }
-}
-else {
-const err173 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options/" + i3,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data65.isReadOnly !== undefined){
+if(typeof data65.isReadOnly !== "boolean"){
+const err173 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/isReadOnly",schemaPath:"#/$defs/inputRequest/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -3452,9 +7041,11 @@ vErrors.push(err173);
 errors++;
 }
 }
-}
-else {
-const err174 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data65.prompt !== undefined){
+let data79 = data65.prompt;
+if(typeof data79 === "string"){
+if(func1(data79) > 1000){
+const err174 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -3463,10 +7054,8 @@ vErrors.push(err174);
 }
 errors++;
 }
-}
-if(data56.allowFreeText !== undefined){
-if(typeof data56.allowFreeText !== "boolean"){
-const err175 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(func1(data79) < 1){
+const err175 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -3476,11 +7065,8 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data56.freeTextPrompt !== undefined){
-let data78 = data56.freeTextPrompt;
-if(typeof data78 === "string"){
-if(func1(data78) > 500){
-const err176 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err176 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -3490,8 +7076,11 @@ vErrors.push(err176);
 errors++;
 }
 }
-else {
-const err177 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data65.safeSummary !== undefined){
+let data80 = data65.safeSummary;
+if(typeof data80 === "string"){
+if(func1(data80) > 1200){
+const err177 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -3501,10 +7090,8 @@ vErrors.push(err177);
 errors++;
 }
 }
-if(data56.language !== undefined){
-let data79 = data56.language;
-if(!(((((((data79 === "en") || (data79 === "zh")) || (data79 === "es")) || (data79 === "fr")) || (data79 === "de")) || (data79 === "ja")) || (data79 === "pt"))){
-const err178 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
+else {
+const err178 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -3514,9 +7101,11 @@ vErrors.push(err178);
 errors++;
 }
 }
-if(data56.required !== undefined){
-if(true !== data56.required){
-const err179 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data65.options !== undefined){
+let data81 = data65.options;
+if(Array.isArray(data81)){
+if(data81.length > 50){
+const err179 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options",schemaPath:"#/$defs/inputRequest/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -3525,11 +7114,12 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-if(data56.responseSchema !== undefined){
-let data81 = data56.responseSchema;
-if(!(data81 && typeof data81 == "object" && !Array.isArray(data81))){
-const err180 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const len4 = data81.length;
+for(let i4=0; i4<len4; i4++){
+let data82 = data81[i4];
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+if(data82.id === undefined){
+const err180 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -3538,13 +7128,8 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-if(data56.deploymentSummary !== undefined){
-let data82 = data56.deploymentSummary;
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
-for(const key10 in data82){
-if(!(((((((key10 === "candidateName") || (key10 === "action")) || (key10 === "region")) || (key10 === "stackName")) || (key10 === "template")) || (key10 === "totalMonthlyCost")) || (key10 === "resources"))){
-const err181 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+if(data82.label === undefined){
+const err181 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -3553,10 +7138,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-}
-if(data82.candidateName !== undefined){
-if(typeof data82.candidateName !== "string"){
-const err182 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key10 in data82){
+if(!((((((((key10 === "id") || (key10 === "label")) || (key10 === "description")) || (key10 === "candidateIndex")) || (key10 === "architectureDiagram")) || (key10 === "totalMonthlyCost")) || (key10 === "currency")) || (key10 === "costItems"))){
+const err182 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -3566,9 +7150,11 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data82.action !== undefined){
-if(typeof data82.action !== "string"){
-const err183 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.id !== undefined){
+let data83 = data82.id;
+if(typeof data83 === "string"){
+if(func1(data83) > 200){
+const err183 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -3577,10 +7163,8 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-if(data82.region !== undefined){
-if(typeof data82.region !== "string"){
-const err184 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data83) < 1){
+const err184 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -3590,9 +7174,8 @@ vErrors.push(err184);
 errors++;
 }
 }
-if(data82.stackName !== undefined){
-if(typeof data82.stackName !== "string"){
-const err185 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err185 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -3602,9 +7185,11 @@ vErrors.push(err185);
 errors++;
 }
 }
-if(data82.template !== undefined){
-if(typeof data82.template !== "string"){
-const err186 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.label !== undefined){
+let data84 = data82.label;
+if(typeof data84 === "string"){
+if(func1(data84) > 500){
+const err186 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -3614,10 +7199,8 @@ vErrors.push(err186);
 errors++;
 }
 }
-if(data82.totalMonthlyCost !== undefined){
-let data88 = data82.totalMonthlyCost;
-if((typeof data88 !== "string") && (!((typeof data88 == "number") && (isFinite(data88))))){
-const err187 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+else {
+const err187 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -3627,11 +7210,11 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data82.resources !== undefined){
-let data89 = data82.resources;
-if(Array.isArray(data89)){
-if(data89.length > 12){
-const err188 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(data82.description !== undefined){
+let data85 = data82.description;
+if(typeof data85 === "string"){
+if(func1(data85) > 600){
+const err188 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -3640,13 +7223,9 @@ vErrors.push(err188);
 }
 errors++;
 }
-const len4 = data89.length;
-for(let i4=0; i4<len4; i4++){
-let data90 = data89[i4];
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-for(const key11 in data90){
-if(!(((key11 === "name") || (key11 === "spec")) || (key11 === "monthlyCost"))){
-const err189 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/resources/" + i4,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+else {
+const err189 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -3656,9 +7235,10 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data90.name !== undefined){
-if(typeof data90.name !== "string"){
-const err190 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/resources/" + i4+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.candidateIndex !== undefined){
+let data86 = data82.candidateIndex;
+if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
+const err190 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -3667,10 +7247,9 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-if(data90.spec !== undefined){
-if(typeof data90.spec !== "string"){
-const err191 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/resources/" + i4+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data86 == "number") && (isFinite(data86))){
+if(data86 < 0 || isNaN(data86)){
+const err191 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -3680,10 +7259,12 @@ vErrors.push(err191);
 errors++;
 }
 }
-if(data90.monthlyCost !== undefined){
-let data93 = data90.monthlyCost;
-if((typeof data93 !== "string") && (!((typeof data93 == "number") && (isFinite(data93))))){
-const err192 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/resources/" + i4+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+}
+if(data82.architectureDiagram !== undefined){
+let data87 = data82.architectureDiagram;
+if(typeof data87 === "string"){
+if(func1(data87) > 1600){
+const err192 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -3693,9 +7274,8 @@ vErrors.push(err192);
 errors++;
 }
 }
-}
 else {
-const err193 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/resources/" + i4,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err193 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -3705,9 +7285,11 @@ vErrors.push(err193);
 errors++;
 }
 }
-}
-else {
-const err194 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data82.totalMonthlyCost !== undefined){
+let data88 = data82.totalMonthlyCost;
+if((typeof data88 == "number") && (isFinite(data88))){
+if(data88 < 0 || isNaN(data88)){
+const err194 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -3717,9 +7299,8 @@ vErrors.push(err194);
 errors++;
 }
 }
-}
 else {
-const err195 = {instancePath:instancePath+"/pendingPermissions/" + i2+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err195 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -3729,9 +7310,9 @@ vErrors.push(err195);
 errors++;
 }
 }
-}
-else {
-const err196 = {instancePath:instancePath+"/pendingPermissions/" + i2,schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data82.currency !== undefined){
+if(typeof data82.currency !== "string"){
+const err196 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/currency",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -3741,9 +7322,11 @@ vErrors.push(err196);
 errors++;
 }
 }
-}
-else {
-const err197 = {instancePath:instancePath+"/pendingPermissions",schemaPath:"#/properties/pendingPermissions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data82.costItems !== undefined){
+let data90 = data82.costItems;
+if(Array.isArray(data90)){
+if(data90.length > 12){
+const err197 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -3752,12 +7335,12 @@ vErrors.push(err197);
 }
 errors++;
 }
-}
-if(data.inputReceived !== undefined){
-let data94 = data.inputReceived;
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-if(data94.kind === undefined){
-const err198 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+const len5 = data90.length;
+for(let i5=0; i5<len5; i5++){
+let data91 = data90[i5];
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+if(data91.name === undefined){
+const err198 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -3766,8 +7349,8 @@ vErrors.push(err198);
 }
 errors++;
 }
-if(data94.inputId === undefined){
-const err199 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(data91.monthlyCost === undefined){
+const err199 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -3776,8 +7359,9 @@ vErrors.push(err199);
 }
 errors++;
 }
-if(data94.toolUseId === undefined){
-const err200 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+for(const key11 in data91){
+if(!(((key11 === "name") || (key11 === "spec")) || (key11 === "monthlyCost"))){
+const err200 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -3786,9 +7370,10 @@ vErrors.push(err200);
 }
 errors++;
 }
-for(const key12 in data94){
-if(!(((((key12 === "kind") || (key12 === "inputId")) || (key12 === "toolUseId")) || (key12 === "decision")) || (key12 === "selectedId"))){
-const err201 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+}
+if(data91.name !== undefined){
+if(typeof data91.name !== "string"){
+const err201 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/name",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -3798,10 +7383,9 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data94.kind !== undefined){
-let data95 = data94.kind;
-if(!((data95 === "permission") || (data95 === "ask_user_question"))){
-const err202 = {instancePath:instancePath+"/inputReceived/kind",schemaPath:"#/properties/inputReceived/properties/kind/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(data91.spec !== undefined){
+if(typeof data91.spec !== "string"){
+const err202 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/spec",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -3811,11 +7395,11 @@ vErrors.push(err202);
 errors++;
 }
 }
-if(data94.inputId !== undefined){
-let data96 = data94.inputId;
-if(typeof data96 === "string"){
-if(func1(data96) < 1){
-const err203 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data91.monthlyCost !== undefined){
+let data94 = data91.monthlyCost;
+if((typeof data94 == "number") && (isFinite(data94))){
+if(data94 < 0 || isNaN(data94)){
+const err203 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -3826,7 +7410,7 @@ errors++;
 }
 }
 else {
-const err204 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err204 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -3836,11 +7420,9 @@ vErrors.push(err204);
 errors++;
 }
 }
-if(data94.toolUseId !== undefined){
-let data97 = data94.toolUseId;
-if(typeof data97 === "string"){
-if(func1(data97) < 1){
-const err205 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err205 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -3850,8 +7432,9 @@ vErrors.push(err205);
 errors++;
 }
 }
+}
 else {
-const err206 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err206 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -3861,10 +7444,9 @@ vErrors.push(err206);
 errors++;
 }
 }
-if(data94.decision !== undefined){
-let data98 = data94.decision;
-if(!(((data98 === "allow_once") || (data98 === "allow_always")) || (data98 === "deny"))){
-const err207 = {instancePath:instancePath+"/inputReceived/decision",schemaPath:"#/properties/inputReceived/properties/decision/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.decision.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err207 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -3874,9 +7456,9 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data94.selectedId !== undefined){
-if(typeof data94.selectedId !== "string"){
-const err208 = {instancePath:instancePath+"/inputReceived/selectedId",schemaPath:"#/properties/inputReceived/properties/selectedId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err208 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -3886,9 +7468,9 @@ vErrors.push(err208);
 errors++;
 }
 }
-}
-else {
-const err209 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data65.allowFreeText !== undefined){
+if(typeof data65.allowFreeText !== "boolean"){
+const err209 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -3898,11 +7480,11 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(data.assistantFinal !== undefined){
-let data100 = data.assistantFinal;
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-if(data100.complete === undefined){
-const err210 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/required",keyword:"required",params:{missingProperty: "complete"},message:"must have required property '"+"complete"+"'"};
+if(data65.freeTextPrompt !== undefined){
+let data96 = data65.freeTextPrompt;
+if(typeof data96 === "string"){
+if(func1(data96) > 500){
+const err210 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -3911,9 +7493,9 @@ vErrors.push(err210);
 }
 errors++;
 }
-for(const key13 in data100){
-if(!(key13 === "complete")){
-const err211 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+}
+else {
+const err211 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -3923,9 +7505,10 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data100.complete !== undefined){
-if(true !== data100.complete){
-const err212 = {instancePath:instancePath+"/assistantFinal/complete",schemaPath:"#/properties/assistantFinal/properties/complete/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data65.language !== undefined){
+let data97 = data65.language;
+if(!(((((((data97 === "en") || (data97 === "zh")) || (data97 === "es")) || (data97 === "fr")) || (data97 === "de")) || (data97 === "ja")) || (data97 === "pt"))){
+const err212 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -3935,9 +7518,9 @@ vErrors.push(err212);
 errors++;
 }
 }
-}
-else {
-const err213 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data65.required !== undefined){
+if(true !== data65.required){
+const err213 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -3947,11 +7530,10 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data.error !== undefined){
-let data102 = data.error;
-if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
-if(data102.retryable === undefined){
-const err214 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(data65.responseSchema !== undefined){
+let data99 = data65.responseSchema;
+if(!(data99 && typeof data99 == "object" && !Array.isArray(data99))){
+const err214 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -3960,9 +7542,13 @@ vErrors.push(err214);
 }
 errors++;
 }
-for(const key14 in data102){
-if(!((key14 === "retryable") || (key14 === "errorId"))){
-const err215 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+}
+if(data65.deploymentSummary !== undefined){
+let data100 = data65.deploymentSummary;
+if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
+for(const key12 in data100){
+if(!(((((((key12 === "candidateName") || (key12 === "action")) || (key12 === "region")) || (key12 === "stackName")) || (key12 === "template")) || (key12 === "totalMonthlyCost")) || (key12 === "resources"))){
+const err215 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -3972,9 +7558,9 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data102.retryable !== undefined){
-if(typeof data102.retryable !== "boolean"){
-const err216 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data100.candidateName !== undefined){
+if(typeof data100.candidateName !== "string"){
+const err216 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -3984,9 +7570,9 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data102.errorId !== undefined){
-if(typeof data102.errorId !== "string"){
-const err217 = {instancePath:instancePath+"/error/errorId",schemaPath:"#/properties/error/properties/errorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data100.action !== undefined){
+if(typeof data100.action !== "string"){
+const err217 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -3996,9 +7582,9 @@ vErrors.push(err217);
 errors++;
 }
 }
-}
-else {
-const err218 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data100.region !== undefined){
+if(typeof data100.region !== "string"){
+const err218 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -4008,11 +7594,9 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data.mcpWarning !== undefined){
-let data105 = data.mcpWarning;
-if(data105 && typeof data105 == "object" && !Array.isArray(data105)){
-if(data105.serverName === undefined){
-const err219 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+if(data100.stackName !== undefined){
+if(typeof data100.stackName !== "string"){
+const err219 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -4021,8 +7605,10 @@ vErrors.push(err219);
 }
 errors++;
 }
-if(data105.code === undefined){
-const err220 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+}
+if(data100.template !== undefined){
+if(typeof data100.template !== "string"){
+const err220 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -4031,8 +7617,11 @@ vErrors.push(err220);
 }
 errors++;
 }
-if(data105.message === undefined){
-const err221 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+if(data100.totalMonthlyCost !== undefined){
+let data106 = data100.totalMonthlyCost;
+if((typeof data106 !== "string") && (!((typeof data106 == "number") && (isFinite(data106))))){
+const err221 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -4041,8 +7630,12 @@ vErrors.push(err221);
 }
 errors++;
 }
-if(data105.severity === undefined){
-const err222 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+if(data100.resources !== undefined){
+let data107 = data100.resources;
+if(Array.isArray(data107)){
+if(data107.length > 12){
+const err222 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -4051,9 +7644,13 @@ vErrors.push(err222);
 }
 errors++;
 }
-if(data105.serverName !== undefined){
-if(typeof data105.serverName !== "string"){
-const err223 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/properties/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len6 = data107.length;
+for(let i6=0; i6<len6; i6++){
+let data108 = data107[i6];
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+for(const key13 in data108){
+if(!(((key13 === "name") || (key13 === "spec")) || (key13 === "monthlyCost"))){
+const err223 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -4063,9 +7660,9 @@ vErrors.push(err223);
 errors++;
 }
 }
-if(data105.code !== undefined){
-if(typeof data105.code !== "string"){
-const err224 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/properties/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data108.name !== undefined){
+if(typeof data108.name !== "string"){
+const err224 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -4075,9 +7672,9 @@ vErrors.push(err224);
 errors++;
 }
 }
-if(data105.message !== undefined){
-if(typeof data105.message !== "string"){
-const err225 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/properties/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data108.spec !== undefined){
+if(typeof data108.spec !== "string"){
+const err225 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -4087,10 +7684,10 @@ vErrors.push(err225);
 errors++;
 }
 }
-if(data105.severity !== undefined){
-let data109 = data105.severity;
-if(!((data109 === "fatal") || (data109 === "warning"))){
-const err226 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/properties/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpWarning.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(data108.monthlyCost !== undefined){
+let data111 = data108.monthlyCost;
+if((typeof data111 !== "string") && (!((typeof data111 == "number") && (isFinite(data111))))){
+const err226 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -4100,9 +7697,9 @@ vErrors.push(err226);
 errors++;
 }
 }
-if(data105.source !== undefined){
-if(typeof data105.source !== "string"){
-const err227 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/properties/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err227 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -4112,9 +7709,9 @@ vErrors.push(err227);
 errors++;
 }
 }
-if(data105.sourcePath !== undefined){
-if(typeof data105.sourcePath !== "string"){
-const err228 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/properties/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err228 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -4124,9 +7721,9 @@ vErrors.push(err228);
 errors++;
 }
 }
-if(data105.scope !== undefined){
-if(typeof data105.scope !== "string"){
-const err229 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/properties/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err229 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -4138,7 +7735,7 @@ errors++;
 }
 }
 else {
-const err230 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err230 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -4148,11 +7745,9 @@ vErrors.push(err230);
 errors++;
 }
 }
-if(data.mcpStatus !== undefined){
-let data113 = data.mcpStatus;
-if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
-if(data113.servers === undefined){
-const err231 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
+}
+else {
+const err231 = {instancePath:instancePath+"/pendingPermissions",schemaPath:"#/properties/pendingPermissions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -4161,8 +7756,12 @@ vErrors.push(err231);
 }
 errors++;
 }
-if(data113.warnings === undefined){
-const err232 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+}
+if(data.inputReceived !== undefined){
+let data112 = data.inputReceived;
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+if(data112.kind === undefined){
+const err232 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -4171,14 +7770,8 @@ vErrors.push(err232);
 }
 errors++;
 }
-if(data113.servers !== undefined){
-let data114 = data113.servers;
-if(Array.isArray(data114)){
-const len5 = data114.length;
-for(let i5=0; i5<len5; i5++){
-let data115 = data114[i5];
-if(!(data115 && typeof data115 == "object" && !Array.isArray(data115))){
-const err233 = {instancePath:instancePath+"/mcpStatus/servers/" + i5,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data112.inputId === undefined){
+const err233 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -4187,10 +7780,8 @@ vErrors.push(err233);
 }
 errors++;
 }
-}
-}
-else {
-const err234 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data112.toolUseId === undefined){
+const err234 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -4199,15 +7790,9 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-if(data113.warnings !== undefined){
-let data116 = data113.warnings;
-if(Array.isArray(data116)){
-const len6 = data116.length;
-for(let i6=0; i6<len6; i6++){
-let data117 = data116[i6];
-if(!(data117 && typeof data117 == "object" && !Array.isArray(data117))){
-const err235 = {instancePath:instancePath+"/mcpStatus/warnings/" + i6,schemaPath:"#/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key14 in data112){
+if(!(((((key14 === "kind") || (key14 === "inputId")) || (key14 === "toolUseId")) || (key14 === "decision")) || (key14 === "selectedId"))){
+const err235 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -4217,9 +7802,10 @@ vErrors.push(err235);
 errors++;
 }
 }
-}
-else {
-const err236 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data112.kind !== undefined){
+let data113 = data112.kind;
+if(!((((data113 === "permission") || (data113 === "ask_user_question")) || (data113 === "candidate_selection")) || (data113 === "pipeline_pause_confirmation"))){
+const err236 = {instancePath:instancePath+"/inputReceived/kind",schemaPath:"#/properties/inputReceived/properties/kind/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -4229,9 +7815,11 @@ vErrors.push(err236);
 errors++;
 }
 }
-}
-else {
-const err237 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data112.inputId !== undefined){
+let data114 = data112.inputId;
+if(typeof data114 === "string"){
+if(func1(data114) < 1){
+const err237 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -4241,11 +7829,8 @@ vErrors.push(err237);
 errors++;
 }
 }
-if(data.backupBlocked !== undefined){
-let data118 = data.backupBlocked;
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-if(data118.reason === undefined){
-const err238 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+else {
+const err238 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -4254,8 +7839,12 @@ vErrors.push(err238);
 }
 errors++;
 }
-if(data118.blockedTerminalState === undefined){
-const err239 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+}
+if(data112.toolUseId !== undefined){
+let data115 = data112.toolUseId;
+if(typeof data115 === "string"){
+if(func1(data115) < 1){
+const err239 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -4264,8 +7853,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-if(data118.error === undefined){
-const err240 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+}
+else {
+const err240 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -4274,8 +7864,11 @@ vErrors.push(err240);
 }
 errors++;
 }
-if(data118.recoverable === undefined){
-const err241 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+}
+if(data112.decision !== undefined){
+let data116 = data112.decision;
+if(!(((data116 === "allow_once") || (data116 === "allow_always")) || (data116 === "deny"))){
+const err241 = {instancePath:instancePath+"/inputReceived/decision",schemaPath:"#/properties/inputReceived/properties/decision/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -4284,9 +7877,10 @@ vErrors.push(err241);
 }
 errors++;
 }
-for(const key15 in data118){
-if(!((((key15 === "reason") || (key15 === "blockedTerminalState")) || (key15 === "error")) || (key15 === "recoverable"))){
-const err242 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+}
+if(data112.selectedId !== undefined){
+if(typeof data112.selectedId !== "string"){
+const err242 = {instancePath:instancePath+"/inputReceived/selectedId",schemaPath:"#/properties/inputReceived/properties/selectedId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -4296,9 +7890,9 @@ vErrors.push(err242);
 errors++;
 }
 }
-if(data118.reason !== undefined){
-if(typeof data118.reason !== "string"){
-const err243 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err243 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -4308,9 +7902,11 @@ vErrors.push(err243);
 errors++;
 }
 }
-if(data118.blockedTerminalState !== undefined){
-if(typeof data118.blockedTerminalState !== "string"){
-const err244 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.assistantFinal !== undefined){
+let data118 = data.assistantFinal;
+if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+if(data118.complete === undefined){
+const err244 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/required",keyword:"required",params:{missingProperty: "complete"},message:"must have required property '"+"complete"+"'"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -4319,10 +7915,9 @@ vErrors.push(err244);
 }
 errors++;
 }
-}
-if(data118.error !== undefined){
-if(typeof data118.error !== "string"){
-const err245 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key15 in data118){
+if(!(key15 === "complete")){
+const err245 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -4332,9 +7927,9 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data118.recoverable !== undefined){
-if(true !== data118.recoverable){
-const err246 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data118.complete !== undefined){
+if(true !== data118.complete){
+const err246 = {instancePath:instancePath+"/assistantFinal/complete",schemaPath:"#/properties/assistantFinal/properties/complete/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -4346,7 +7941,7 @@ errors++;
 }
 }
 else {
-const err247 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err247 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -4356,11 +7951,11 @@ vErrors.push(err247);
 errors++;
 }
 }
-if(data.cleanupOnly !== undefined){
-let data123 = data.cleanupOnly;
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
-if(data123.requested === undefined){
-const err248 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+if(data.error !== undefined){
+let data120 = data.error;
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
+if(data120.retryable === undefined){
+const err248 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -4369,8 +7964,9 @@ vErrors.push(err248);
 }
 errors++;
 }
-if(data123.status === undefined){
-const err249 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+for(const key16 in data120){
+if(!((key16 === "retryable") || (key16 === "errorId"))){
+const err249 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -4379,9 +7975,10 @@ vErrors.push(err249);
 }
 errors++;
 }
-for(const key16 in data123){
-if(!((((key16 === "requested") || (key16 === "status")) || (key16 === "resourceCount")) || (key16 === "resources"))){
-const err250 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+if(data120.retryable !== undefined){
+if(typeof data120.retryable !== "boolean"){
+const err250 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -4391,9 +7988,9 @@ vErrors.push(err250);
 errors++;
 }
 }
-if(data123.requested !== undefined){
-if(true !== data123.requested){
-const err251 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data120.errorId !== undefined){
+if(typeof data120.errorId !== "string"){
+const err251 = {instancePath:instancePath+"/error/errorId",schemaPath:"#/properties/error/properties/errorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -4403,10 +8000,9 @@ vErrors.push(err251);
 errors++;
 }
 }
-if(data123.status !== undefined){
-let data125 = data123.status;
-if(!((((data125 === "completed") || (data125 === "failed")) || (data125 === "pending")) || (data125 === "unavailable"))){
-const err252 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err252 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -4416,10 +8012,11 @@ vErrors.push(err252);
 errors++;
 }
 }
-if(data123.resourceCount !== undefined){
-let data126 = data123.resourceCount;
-if(!(((typeof data126 == "number") && (!(data126 % 1) && !isNaN(data126))) && (isFinite(data126)))){
-const err253 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.mcpWarning !== undefined){
+let data123 = data.mcpWarning;
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+if(data123.serverName === undefined){
+const err253 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -4428,9 +8025,8 @@ vErrors.push(err253);
 }
 errors++;
 }
-if((typeof data126 == "number") && (isFinite(data126))){
-if(data126 < 0 || isNaN(data126)){
-const err254 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data123.code === undefined){
+const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -4439,13 +8035,8 @@ vErrors.push(err254);
 }
 errors++;
 }
-}
-}
-if(data123.resources !== undefined){
-let data127 = data123.resources;
-if(Array.isArray(data127)){
-if(data127.length > 24){
-const err255 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+if(data123.message === undefined){
+const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -4454,11 +8045,8 @@ vErrors.push(err255);
 }
 errors++;
 }
-const len7 = data127.length;
-for(let i7=0; i7<len7; i7++){
-let data128 = data127[i7];
-if(!(data128 && typeof data128 == "object" && !Array.isArray(data128))){
-const err256 = {instancePath:instancePath+"/cleanupOnly/resources/" + i7,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data123.severity === undefined){
+const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -4467,10 +8055,9 @@ vErrors.push(err256);
 }
 errors++;
 }
-}
-}
-else {
-const err257 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data123.serverName !== undefined){
+if(typeof data123.serverName !== "string"){
+const err257 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/properties/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -4480,9 +8067,9 @@ vErrors.push(err257);
 errors++;
 }
 }
-}
-else {
-const err258 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data123.code !== undefined){
+if(typeof data123.code !== "string"){
+const err258 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/properties/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -4492,10 +8079,9 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(data.pipeline !== undefined){
-let data129 = data.pipeline;
-if(!(data129 && typeof data129 == "object" && !Array.isArray(data129))){
-const err259 = {instancePath:instancePath+"/pipeline",schemaPath:"#/properties/pipeline/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data123.message !== undefined){
+if(typeof data123.message !== "string"){
+const err259 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/properties/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -4505,10 +8091,10 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(data.pipelineBatch !== undefined){
-let data130 = data.pipelineBatch;
-if(!(data130 && typeof data130 == "object" && !Array.isArray(data130))){
-const err260 = {instancePath:instancePath+"/pipelineBatch",schemaPath:"#/properties/pipelineBatch/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data123.severity !== undefined){
+let data127 = data123.severity;
+if(!((data127 === "fatal") || (data127 === "warning"))){
+const err260 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/properties/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpWarning.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -4518,9 +8104,9 @@ vErrors.push(err260);
 errors++;
 }
 }
-}
-else {
-const err261 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data123.source !== undefined){
+if(typeof data123.source !== "string"){
+const err261 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/properties/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -4529,26 +8115,430 @@ vErrors.push(err261);
 }
 errors++;
 }
+}
+if(data123.sourcePath !== undefined){
+if(typeof data123.sourcePath !== "string"){
+const err262 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/properties/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+}
+if(data123.scope !== undefined){
+if(typeof data123.scope !== "string"){
+const err263 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/properties/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+}
+}
+else {
+const err264 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+}
+if(data.mcpStatus !== undefined){
+let data131 = data.mcpStatus;
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+if(data131.servers === undefined){
+const err265 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+if(data131.warnings === undefined){
+const err266 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+if(data131.servers !== undefined){
+let data132 = data131.servers;
+if(Array.isArray(data132)){
+const len7 = data132.length;
+for(let i7=0; i7<len7; i7++){
+let data133 = data132[i7];
+if(!(data133 && typeof data133 == "object" && !Array.isArray(data133))){
+const err267 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+}
+}
+else {
+const err268 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
+}
+errors++;
+}
+}
+if(data131.warnings !== undefined){
+let data134 = data131.warnings;
+if(Array.isArray(data134)){
+const len8 = data134.length;
+for(let i8=0; i8<len8; i8++){
+let data135 = data134[i8];
+if(!(data135 && typeof data135 == "object" && !Array.isArray(data135))){
+const err269 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+}
+}
+else {
+const err270 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+}
+}
+else {
+const err271 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+if(data.backupBlocked !== undefined){
+let data136 = data.backupBlocked;
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+if(data136.reason === undefined){
+const err272 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+if(data136.blockedTerminalState === undefined){
+const err273 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+if(data136.error === undefined){
+const err274 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+if(data136.recoverable === undefined){
+const err275 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+for(const key17 in data136){
+if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
+const err276 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+}
+if(data136.reason !== undefined){
+if(typeof data136.reason !== "string"){
+const err277 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+}
+if(data136.blockedTerminalState !== undefined){
+if(typeof data136.blockedTerminalState !== "string"){
+const err278 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
+}
+errors++;
+}
+}
+if(data136.error !== undefined){
+if(typeof data136.error !== "string"){
+const err279 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+}
+if(data136.recoverable !== undefined){
+if(true !== data136.recoverable){
+const err280 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err280];
+}
+else {
+vErrors.push(err280);
+}
+errors++;
+}
+}
+}
+else {
+const err281 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+}
+if(data.cleanupOnly !== undefined){
+let data141 = data.cleanupOnly;
+if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
+if(data141.requested === undefined){
+const err282 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+if(data141.status === undefined){
+const err283 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+for(const key18 in data141){
+if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
+const err284 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+}
+if(data141.requested !== undefined){
+if(true !== data141.requested){
+const err285 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+}
+if(data141.status !== undefined){
+let data143 = data141.status;
+if(!((((data143 === "completed") || (data143 === "failed")) || (data143 === "pending")) || (data143 === "unavailable"))){
+const err286 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
+}
+errors++;
+}
+}
+if(data141.resourceCount !== undefined){
+let data144 = data141.resourceCount;
+if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
+const err287 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err287];
+}
+else {
+vErrors.push(err287);
+}
+errors++;
+}
+if((typeof data144 == "number") && (isFinite(data144))){
+if(data144 < 0 || isNaN(data144)){
+const err288 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err288];
+}
+else {
+vErrors.push(err288);
+}
+errors++;
+}
+}
+}
+if(data141.resources !== undefined){
+let data145 = data141.resources;
+if(Array.isArray(data145)){
+if(data145.length > 24){
+const err289 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+const len9 = data145.length;
+for(let i9=0; i9<len9; i9++){
+let data146 = data145[i9];
+if(!(data146 && typeof data146 == "object" && !Array.isArray(data146))){
+const err290 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
+}
+errors++;
+}
+}
+}
+else {
+const err291 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err291];
+}
+else {
+vErrors.push(err291);
+}
+errors++;
+}
+}
+}
+else {
+const err292 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+}
+if(data.pipeline !== undefined){
+if(!(validate29(data.pipeline, {instancePath:instancePath+"/pipeline",parentData:data,parentDataProperty:"pipeline",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+errors = vErrors.length;
+}
+}
+if(data.pipelineBatch !== undefined){
+if(!(validate31(data.pipelineBatch, {instancePath:instancePath+"/pipelineBatch",parentData:data,parentDataProperty:"pipelineBatch",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err293 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
 validate22.errors = vErrors;
 return errors === 0;
 }
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_iac_code_request_metadata = validate29;
-const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json","title":"IacCodeRequestMetadata","description":"message.metadata.iac_code: per-message options an A2A client may send (a2a-iaccode §6.3). Every value applies to this turn only, except cwd and channel, which are bound to the context. A2A input is lenient: unknown keys are allowed and ignored, null means absent, and the documented aliases (snake_case and camelCase; thinking keys nested or flat) are accepted.","type":"object","properties":{"cwd":{"description":"Absolute path of an existing workspace directory inside an allowed root; fixed for the context. Default: the server's working directory.","$ref":"#/$defs/absolutePath"},"iac_code_model":{"description":"LLM model for this turn.","$ref":"#/$defs/optionalText"},"iac_code_api_key":{"description":"Provider API key for this turn (slot chosen from the effective model's provider); never reused by later turns.","$ref":"#/$defs/optionalText"},"thinking":{"description":"Reasoning policy for this turn.","type":["object","null"],"properties":{"enabled":{"$ref":"#/$defs/booleanLike"},"effort":{"$ref":"#/$defs/optionalText"},"budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinking_enabled":{"$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"$ref":"#/$defs/booleanLike"},"thinking_effort":{"$ref":"#/$defs/optionalText"},"thinkingEffort":{"$ref":"#/$defs/optionalText"},"thinking_budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"$ref":"#/$defs/positiveIntegerLike"}}},"thinking_enabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinking_effort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinkingEffort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinking_budget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"alibaba_cloud_access_key_id":{"description":"AccessKey ID for this task; used only together with the secret.","$ref":"#/$defs/optionalText"},"alibaba_cloud_access_key_secret":{"description":"AccessKey secret for this task.","$ref":"#/$defs/optionalText"},"alibaba_cloud_security_token":{"description":"STS token; switches to STS credentials.","$ref":"#/$defs/optionalText"},"alibaba_cloud_region_id":{"description":"Default region for this task (default cn-hangzhou).","$ref":"#/$defs/optionalText"},"user_id":{"description":"Telemetry user for this turn.","$ref":"#/$defs/optionalText"},"channel":{"description":"Telemetry channel, bound to the context (updatable).","type":["string","null"],"maxLength":128},"preferredLanguage":{"description":"Language of user-visible text for this turn: en, zh, es, fr, de, ja or pt; region suffixes (zh-CN, pt_BR) are stripped, other languages fall back.","$ref":"#/$defs/optionalText"},"preferred_language":{"description":"Alias of preferredLanguage.","$ref":"#/$defs/optionalText"},"candidatePresentation":{"description":"Pipeline candidate presentation: rich-v1 (case-insensitive) or rich asks for structured rich payloads; anything else means standard.","$ref":"#/$defs/optionalText"},"candidate_presentation":{"description":"Alias of candidatePresentation.","$ref":"#/$defs/optionalText"},"cleanupOnly":{"description":"true: the turn only drains pending rollback cleanup after a pipeline-to-normal handoff.","type":["boolean","null"]},"run_mode":{"description":"Run mode of this turn; the server's configured mode when absent.","enum":["normal","pipeline",null]},"runMode":{"description":"Alias of run_mode.","enum":["normal","pipeline",null]},"pipeline_name":{"description":"Pipeline to run in pipeline mode, e.g. selling.","$ref":"#/$defs/optionalText"},"pipelineName":{"description":"Alias of pipeline_name.","$ref":"#/$defs/optionalText"},"rosInvocationId":{"description":"Caller identity of the current execution (forwarded by the AG-UI adapter).","type":["string","null"],"maxLength":256}},"$defs":{"optionalText":{"type":["string","null"]},"absolutePath":{"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"booleanLike":{"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]},"positiveIntegerLike":{"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]}}};
-const schema42 = {"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"};
-const schema43 = {"type":["string","null"]};
-const schema45 = {"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]};
-const schema47 = {"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]};
-const pattern8 = new RegExp("^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)", "u");
-const pattern9 = new RegExp("^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$", "u");
-const pattern10 = new RegExp("^\\s*0*[1-9][0-9]*\\s*$", "u");
+exports.v_a2a_iac_code_request_metadata = validate34;
+const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json","title":"IacCodeRequestMetadata","description":"message.metadata.iac_code: per-message options an A2A client may send (a2a-iaccode §6.3). Every value applies to this turn only, except cwd and channel, which are bound to the context. A2A input is lenient: unknown keys are allowed and ignored, null means absent, and the documented aliases (snake_case and camelCase; thinking keys nested or flat) are accepted.","type":"object","properties":{"cwd":{"description":"Absolute path of an existing workspace directory inside an allowed root; fixed for the context. Default: the server's working directory.","$ref":"#/$defs/absolutePath"},"iac_code_model":{"description":"LLM model for this turn.","$ref":"#/$defs/optionalText"},"iac_code_api_key":{"description":"Provider API key for this turn (slot chosen from the effective model's provider); never reused by later turns.","$ref":"#/$defs/optionalText"},"thinking":{"description":"Reasoning policy for this turn.","type":["object","null"],"properties":{"enabled":{"$ref":"#/$defs/booleanLike"},"effort":{"$ref":"#/$defs/optionalText"},"budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinking_enabled":{"$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"$ref":"#/$defs/booleanLike"},"thinking_effort":{"$ref":"#/$defs/optionalText"},"thinkingEffort":{"$ref":"#/$defs/optionalText"},"thinking_budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"$ref":"#/$defs/positiveIntegerLike"}}},"thinking_enabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinking_effort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinkingEffort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinking_budget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"alibaba_cloud_access_key_id":{"description":"AccessKey ID for this task; used only together with the secret.","$ref":"#/$defs/optionalText"},"alibaba_cloud_access_key_secret":{"description":"AccessKey secret for this task.","$ref":"#/$defs/optionalText"},"alibaba_cloud_security_token":{"description":"STS token; switches to STS credentials.","$ref":"#/$defs/optionalText"},"alibaba_cloud_region_id":{"description":"Default region for this task (default cn-hangzhou).","$ref":"#/$defs/optionalText"},"user_id":{"description":"Telemetry user for this turn.","$ref":"#/$defs/optionalText"},"channel":{"description":"Telemetry channel, bound to the context (updatable).","type":["string","null"],"maxLength":128},"preferredLanguage":{"description":"Language of user-visible text for this turn: en, zh, es, fr, de, ja or pt; region suffixes (zh-CN, pt_BR) are stripped, other languages fall back.","$ref":"#/$defs/optionalText"},"preferred_language":{"description":"Alias of preferredLanguage.","$ref":"#/$defs/optionalText"},"candidatePresentation":{"description":"Pipeline candidate presentation: rich-v1 (case-insensitive) or rich asks for structured rich payloads; anything else means standard.","$ref":"#/$defs/optionalText"},"candidate_presentation":{"description":"Alias of candidatePresentation.","$ref":"#/$defs/optionalText"},"cleanupOnly":{"description":"true: the turn only drains pending rollback cleanup after a pipeline-to-normal handoff.","type":["boolean","null"]},"run_mode":{"description":"Run mode of this turn; the server's configured mode when absent.","enum":["normal","pipeline",null]},"runMode":{"description":"Alias of run_mode.","enum":["normal","pipeline",null]},"pipeline_name":{"description":"Pipeline to run in pipeline mode, e.g. selling.","$ref":"#/$defs/optionalText"},"pipelineName":{"description":"Alias of pipeline_name.","$ref":"#/$defs/optionalText"},"rosInvocationId":{"description":"Caller identity of the current execution (forwarded by the AG-UI adapter).","type":["string","null"],"maxLength":256}},"$defs":{"optionalText":{"type":["string","null"]},"absolutePath":{"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"booleanLike":{"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]},"positiveIntegerLike":{"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]}}};
+const schema48 = {"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"};
+const schema49 = {"type":["string","null"]};
+const schema51 = {"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]};
+const schema53 = {"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]};
+const pattern9 = new RegExp("^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)", "u");
+const pattern10 = new RegExp("^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$", "u");
+const pattern11 = new RegExp("^\\s*0*[1-9][0-9]*\\s*$", "u");
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate29.evaluated;
+const evaluated0 = validate34.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4569,7 +8559,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!pattern8.test(data0)){
+if(!pattern9.test(data0)){
 const err1 = {instancePath:instancePath+"/cwd",schemaPath:"#/$defs/absolutePath/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -4594,7 +8584,7 @@ errors++;
 if(data.iac_code_model !== undefined){
 let data1 = data.iac_code_model;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/iac_code_model",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/iac_code_model",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4607,7 +8597,7 @@ errors++;
 if(data.iac_code_api_key !== undefined){
 let data2 = data.iac_code_api_key;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err4 = {instancePath:instancePath+"/iac_code_api_key",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/iac_code_api_key",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4620,7 +8610,7 @@ errors++;
 if(data.thinking !== undefined){
 let data3 = data.thinking;
 if((!(data3 && typeof data3 == "object" && !Array.isArray(data3))) && (data3 !== null)){
-const err5 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema41.properties.thinking.type},message:"must be object,null"};
+const err5 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema47.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4636,7 +8626,7 @@ const _errs14 = errors;
 let valid6 = false;
 const _errs15 = errors;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err6 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema45.anyOf[0].type},message:"must be boolean,null"};
+const err6 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4649,7 +8639,7 @@ var _valid0 = _errs15 === errors;
 valid6 = valid6 || _valid0;
 const _errs17 = errors;
 if(typeof data4 === "string"){
-if(!pattern9.test(data4)){
+if(!pattern10.test(data4)){
 const err7 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -4697,7 +8687,7 @@ vErrors = null;
 if(data3.effort !== undefined){
 let data5 = data3.effort;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4713,7 +8703,7 @@ const _errs24 = errors;
 let valid9 = false;
 const _errs25 = errors;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema47.anyOf[0].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4738,7 +8728,7 @@ var _valid1 = _errs25 === errors;
 valid9 = valid9 || _valid1;
 const _errs27 = errors;
 if(typeof data6 === "string"){
-if(!pattern10.test(data6)){
+if(!pattern11.test(data6)){
 const err13 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -4789,7 +8779,7 @@ const _errs31 = errors;
 let valid11 = false;
 const _errs32 = errors;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/thinking/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema45.anyOf[0].type},message:"must be boolean,null"};
+const err16 = {instancePath:instancePath+"/thinking/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4802,7 +8792,7 @@ var _valid2 = _errs32 === errors;
 valid11 = valid11 || _valid2;
 const _errs34 = errors;
 if(typeof data7 === "string"){
-if(!pattern9.test(data7)){
+if(!pattern10.test(data7)){
 const err17 = {instancePath:instancePath+"/thinking/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -4853,7 +8843,7 @@ const _errs38 = errors;
 let valid13 = false;
 const _errs39 = errors;
 if((typeof data8 !== "boolean") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/thinking/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema45.anyOf[0].type},message:"must be boolean,null"};
+const err20 = {instancePath:instancePath+"/thinking/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4866,7 +8856,7 @@ var _valid3 = _errs39 === errors;
 valid13 = valid13 || _valid3;
 const _errs41 = errors;
 if(typeof data8 === "string"){
-if(!pattern9.test(data8)){
+if(!pattern10.test(data8)){
 const err21 = {instancePath:instancePath+"/thinking/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -4914,7 +8904,7 @@ vErrors = null;
 if(data3.thinking_effort !== undefined){
 let data9 = data3.thinking_effort;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/thinking/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/thinking/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4927,7 +8917,7 @@ errors++;
 if(data3.thinkingEffort !== undefined){
 let data10 = data3.thinkingEffort;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/thinking/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/thinking/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4943,7 +8933,7 @@ const _errs51 = errors;
 let valid17 = false;
 const _errs52 = errors;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/thinking/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema47.anyOf[0].type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/thinking/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4968,7 +8958,7 @@ var _valid4 = _errs52 === errors;
 valid17 = valid17 || _valid4;
 const _errs54 = errors;
 if(typeof data11 === "string"){
-if(!pattern10.test(data11)){
+if(!pattern11.test(data11)){
 const err28 = {instancePath:instancePath+"/thinking/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -5019,7 +9009,7 @@ const _errs58 = errors;
 let valid19 = false;
 const _errs59 = errors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/thinking/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema47.anyOf[0].type},message:"must be integer,null"};
+const err31 = {instancePath:instancePath+"/thinking/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5044,7 +9034,7 @@ var _valid5 = _errs59 === errors;
 valid19 = valid19 || _valid5;
 const _errs61 = errors;
 if(typeof data12 === "string"){
-if(!pattern10.test(data12)){
+if(!pattern11.test(data12)){
 const err33 = {instancePath:instancePath+"/thinking/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -5097,7 +9087,7 @@ const _errs65 = errors;
 let valid21 = false;
 const _errs66 = errors;
 if((typeof data13 !== "boolean") && (data13 !== null)){
-const err36 = {instancePath:instancePath+"/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema45.anyOf[0].type},message:"must be boolean,null"};
+const err36 = {instancePath:instancePath+"/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5110,7 +9100,7 @@ var _valid6 = _errs66 === errors;
 valid21 = valid21 || _valid6;
 const _errs68 = errors;
 if(typeof data13 === "string"){
-if(!pattern9.test(data13)){
+if(!pattern10.test(data13)){
 const err37 = {instancePath:instancePath+"/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -5161,7 +9151,7 @@ const _errs72 = errors;
 let valid23 = false;
 const _errs73 = errors;
 if((typeof data14 !== "boolean") && (data14 !== null)){
-const err40 = {instancePath:instancePath+"/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema45.anyOf[0].type},message:"must be boolean,null"};
+const err40 = {instancePath:instancePath+"/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5174,7 +9164,7 @@ var _valid7 = _errs73 === errors;
 valid23 = valid23 || _valid7;
 const _errs75 = errors;
 if(typeof data14 === "string"){
-if(!pattern9.test(data14)){
+if(!pattern10.test(data14)){
 const err41 = {instancePath:instancePath+"/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -5222,7 +9212,7 @@ vErrors = null;
 if(data.thinking_effort !== undefined){
 let data15 = data.thinking_effort;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err44 = {instancePath:instancePath+"/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -5235,7 +9225,7 @@ errors++;
 if(data.thinkingEffort !== undefined){
 let data16 = data.thinkingEffort;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -5251,7 +9241,7 @@ const _errs85 = errors;
 let valid27 = false;
 const _errs86 = errors;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err46 = {instancePath:instancePath+"/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema47.anyOf[0].type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -5276,7 +9266,7 @@ var _valid8 = _errs86 === errors;
 valid27 = valid27 || _valid8;
 const _errs88 = errors;
 if(typeof data17 === "string"){
-if(!pattern10.test(data17)){
+if(!pattern11.test(data17)){
 const err48 = {instancePath:instancePath+"/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -5327,7 +9317,7 @@ const _errs92 = errors;
 let valid29 = false;
 const _errs93 = errors;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err51 = {instancePath:instancePath+"/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema47.anyOf[0].type},message:"must be integer,null"};
+const err51 = {instancePath:instancePath+"/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -5352,7 +9342,7 @@ var _valid9 = _errs93 === errors;
 valid29 = valid29 || _valid9;
 const _errs95 = errors;
 if(typeof data18 === "string"){
-if(!pattern10.test(data18)){
+if(!pattern11.test(data18)){
 const err53 = {instancePath:instancePath+"/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -5400,7 +9390,7 @@ vErrors = null;
 if(data.alibaba_cloud_access_key_id !== undefined){
 let data19 = data.alibaba_cloud_access_key_id;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err56 = {instancePath:instancePath+"/alibaba_cloud_access_key_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err56 = {instancePath:instancePath+"/alibaba_cloud_access_key_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -5413,7 +9403,7 @@ errors++;
 if(data.alibaba_cloud_access_key_secret !== undefined){
 let data20 = data.alibaba_cloud_access_key_secret;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err57 = {instancePath:instancePath+"/alibaba_cloud_access_key_secret",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err57 = {instancePath:instancePath+"/alibaba_cloud_access_key_secret",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -5426,7 +9416,7 @@ errors++;
 if(data.alibaba_cloud_security_token !== undefined){
 let data21 = data.alibaba_cloud_security_token;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err58 = {instancePath:instancePath+"/alibaba_cloud_security_token",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err58 = {instancePath:instancePath+"/alibaba_cloud_security_token",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -5439,7 +9429,7 @@ errors++;
 if(data.alibaba_cloud_region_id !== undefined){
 let data22 = data.alibaba_cloud_region_id;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err59 = {instancePath:instancePath+"/alibaba_cloud_region_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err59 = {instancePath:instancePath+"/alibaba_cloud_region_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -5452,7 +9442,7 @@ errors++;
 if(data.user_id !== undefined){
 let data23 = data.user_id;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err60 = {instancePath:instancePath+"/user_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err60 = {instancePath:instancePath+"/user_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -5465,7 +9455,7 @@ errors++;
 if(data.channel !== undefined){
 let data24 = data.channel;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err61 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema41.properties.channel.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema47.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -5490,7 +9480,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data25 = data.preferredLanguage;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err63 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err63 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -5503,7 +9493,7 @@ errors++;
 if(data.preferred_language !== undefined){
 let data26 = data.preferred_language;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err64 = {instancePath:instancePath+"/preferred_language",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err64 = {instancePath:instancePath+"/preferred_language",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -5516,7 +9506,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data27 = data.candidatePresentation;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err65 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -5529,7 +9519,7 @@ errors++;
 if(data.candidate_presentation !== undefined){
 let data28 = data.candidate_presentation;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err66 = {instancePath:instancePath+"/candidate_presentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/candidate_presentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -5542,7 +9532,7 @@ errors++;
 if(data.cleanupOnly !== undefined){
 let data29 = data.cleanupOnly;
 if((typeof data29 !== "boolean") && (data29 !== null)){
-const err67 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: schema41.properties.cleanupOnly.type},message:"must be boolean,null"};
+const err67 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: schema47.properties.cleanupOnly.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -5555,7 +9545,7 @@ errors++;
 if(data.run_mode !== undefined){
 let data30 = data.run_mode;
 if(!(((data30 === "normal") || (data30 === "pipeline")) || (data30 === null))){
-const err68 = {instancePath:instancePath+"/run_mode",schemaPath:"#/properties/run_mode/enum",keyword:"enum",params:{allowedValues: schema41.properties.run_mode.enum},message:"must be equal to one of the allowed values"};
+const err68 = {instancePath:instancePath+"/run_mode",schemaPath:"#/properties/run_mode/enum",keyword:"enum",params:{allowedValues: schema47.properties.run_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -5568,7 +9558,7 @@ errors++;
 if(data.runMode !== undefined){
 let data31 = data.runMode;
 if(!(((data31 === "normal") || (data31 === "pipeline")) || (data31 === null))){
-const err69 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema41.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err69 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema47.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -5581,7 +9571,7 @@ errors++;
 if(data.pipeline_name !== undefined){
 let data32 = data.pipeline_name;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err70 = {instancePath:instancePath+"/pipeline_name",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err70 = {instancePath:instancePath+"/pipeline_name",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -5594,7 +9584,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data33 = data.pipelineName;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err71 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema43.type},message:"must be string,null"};
+const err71 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -5607,7 +9597,7 @@ errors++;
 if(data.rosInvocationId !== undefined){
 let data34 = data.rosInvocationId;
 if((typeof data34 !== "string") && (data34 !== null)){
-const err72 = {instancePath:instancePath+"/rosInvocationId",schemaPath:"#/properties/rosInvocationId/type",keyword:"type",params:{type: schema41.properties.rosInvocationId.type},message:"must be string,null"};
+const err72 = {instancePath:instancePath+"/rosInvocationId",schemaPath:"#/properties/rosInvocationId/type",keyword:"type",params:{type: schema47.properties.rosInvocationId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -5640,21 +9630,21 @@ vErrors.push(err74);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
-validate29.evaluated = {"props":{"cwd":true,"iac_code_model":true,"iac_code_api_key":true,"thinking":true,"thinking_enabled":true,"thinkingEnabled":true,"thinking_effort":true,"thinkingEffort":true,"thinking_budget":true,"thinkingBudget":true,"alibaba_cloud_access_key_id":true,"alibaba_cloud_access_key_secret":true,"alibaba_cloud_security_token":true,"alibaba_cloud_region_id":true,"user_id":true,"channel":true,"preferredLanguage":true,"preferred_language":true,"candidatePresentation":true,"candidate_presentation":true,"cleanupOnly":true,"run_mode":true,"runMode":true,"pipeline_name":true,"pipelineName":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
+validate34.evaluated = {"props":{"cwd":true,"iac_code_model":true,"iac_code_api_key":true,"thinking":true,"thinking_enabled":true,"thinkingEnabled":true,"thinking_effort":true,"thinkingEffort":true,"thinking_budget":true,"thinkingBudget":true,"alibaba_cloud_access_key_id":true,"alibaba_cloud_access_key_secret":true,"alibaba_cloud_security_token":true,"alibaba_cloud_region_id":true,"user_id":true,"channel":true,"preferredLanguage":true,"preferred_language":true,"candidatePresentation":true,"candidate_presentation":true,"cleanupOnly":true,"run_mode":true,"runMode":true,"pipeline_name":true,"pipelineName":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_input_answer = validate30;
-const schema71 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-answer.json","title":"InputAnswer","description":"The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.","oneOf":[{"$ref":"#/$defs/permissionAnswer"},{"$ref":"#/$defs/questionAnswer"}],"$defs":{"permissionAnswer":{"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}},"questionAnswer":{"title":"QuestionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"const":"ask_user_question"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}}}};
-const schema72 = {"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}};
-const schema73 = {"title":"QuestionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"const":"ask_user_question"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}};
+exports.v_a2a_input_answer = validate35;
+const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-answer.json","title":"InputAnswer","description":"The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.","oneOf":[{"$ref":"#/$defs/permissionAnswer"},{"$ref":"#/$defs/questionAnswer"}],"$defs":{"permissionAnswer":{"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}},"questionAnswer":{"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}}}};
+const schema78 = {"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}};
+const schema79 = {"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}};
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/input-answer.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate30.evaluated;
+const evaluated0 = validate35.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5840,7 +9830,7 @@ errors++;
 if(data.decision !== undefined){
 let data5 = data.decision;
 if(!(((data5 === "allow_once") || (data5 === "allow_always")) || (data5 === "deny"))){
-const err15 = {instancePath:instancePath+"/decision",schemaPath:"#/$defs/permissionAnswer/properties/decision/enum",keyword:"enum",params:{allowedValues: schema72.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/decision",schemaPath:"#/$defs/permissionAnswer/properties/decision/enum",keyword:"enum",params:{allowedValues: schema78.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6007,8 +9997,9 @@ errors++;
 }
 }
 if(data.kind !== undefined){
-if("ask_user_question" !== data.kind){
-const err27 = {instancePath:instancePath+"/kind",schemaPath:"#/$defs/questionAnswer/properties/kind/const",keyword:"const",params:{allowedValue: "ask_user_question"},message:"must be equal to constant"};
+let data7 = data.kind;
+if(!(((data7 === "ask_user_question") || (data7 === "candidate_selection")) || (data7 === "pipeline_pause_confirmation"))){
+const err27 = {instancePath:instancePath+"/kind",schemaPath:"#/$defs/questionAnswer/properties/kind/enum",keyword:"enum",params:{allowedValues: schema79.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6189,11 +10180,11 @@ vErrors = null;
 }
 }
 }
-validate30.errors = vErrors;
+validate35.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate30.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate35.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.v_a2a_input_request = validate28;
 
@@ -6459,7 +10450,7 @@ errors++;
 }
 if(data.kind !== undefined){
 let data2 = data.kind;
-if(!((data2 === "permission") || (data2 === "ask_user_question"))){
+if(!((((data2 === "permission") || (data2 === "ask_user_question")) || (data2 === "candidate_selection")) || (data2 === "pipeline_pause_confirmation"))){
 const err21 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
@@ -6793,7 +10784,7 @@ vErrors.push(err47);
 errors++;
 }
 for(const key1 in data16){
-if(!(((key1 === "id") || (key1 === "label")) || (key1 === "description"))){
+if(!((((((((key1 === "id") || (key1 === "label")) || (key1 === "description")) || (key1 === "candidateIndex")) || (key1 === "architectureDiagram")) || (key1 === "totalMonthlyCost")) || (key1 === "currency")) || (key1 === "costItems"))){
 const err48 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err48];
@@ -6889,9 +10880,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.candidateIndex !== undefined){
+let data20 = data16.candidateIndex;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err56 = {instancePath:instancePath+"/options/" + i0+"/candidateIndex",schemaPath:"#/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -6900,10 +10892,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-}
-else {
-const err57 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err57 = {instancePath:instancePath+"/options/" + i0+"/candidateIndex",schemaPath:"#/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -6913,9 +10904,12 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data.allowFreeText !== undefined){
-if(typeof data.allowFreeText !== "boolean"){
-const err58 = {instancePath:instancePath+"/allowFreeText",schemaPath:"#/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+if(data16.architectureDiagram !== undefined){
+let data21 = data16.architectureDiagram;
+if(typeof data21 === "string"){
+if(func1(data21) > 1600){
+const err58 = {instancePath:instancePath+"/options/" + i0+"/architectureDiagram",schemaPath:"#/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -6925,11 +10919,8 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data.freeTextPrompt !== undefined){
-let data21 = data.freeTextPrompt;
-if(typeof data21 === "string"){
-if(func1(data21) > 500){
-const err59 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err59 = {instancePath:instancePath+"/options/" + i0+"/architectureDiagram",schemaPath:"#/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -6939,8 +10930,11 @@ vErrors.push(err59);
 errors++;
 }
 }
-else {
-const err60 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data16.totalMonthlyCost !== undefined){
+let data22 = data16.totalMonthlyCost;
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err60 = {instancePath:instancePath+"/options/" + i0+"/totalMonthlyCost",schemaPath:"#/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -6950,10 +10944,8 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data.language !== undefined){
-let data22 = data.language;
-if(!(((((((data22 === "en") || (data22 === "zh")) || (data22 === "es")) || (data22 === "fr")) || (data22 === "de")) || (data22 === "ja")) || (data22 === "pt"))){
-const err61 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
+else {
+const err61 = {instancePath:instancePath+"/options/" + i0+"/totalMonthlyCost",schemaPath:"#/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -6963,9 +10955,9 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data.required !== undefined){
-if(true !== data.required){
-const err62 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data16.currency !== undefined){
+if(typeof data16.currency !== "string"){
+const err62 = {instancePath:instancePath+"/options/" + i0+"/currency",schemaPath:"#/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -6975,10 +10967,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data.responseSchema !== undefined){
-let data24 = data.responseSchema;
-if(!(data24 && typeof data24 == "object" && !Array.isArray(data24))){
-const err63 = {instancePath:instancePath+"/responseSchema",schemaPath:"#/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.costItems !== undefined){
+let data24 = data16.costItems;
+if(Array.isArray(data24)){
+if(data24.length > 12){
+const err63 = {instancePath:instancePath+"/options/" + i0+"/costItems",schemaPath:"#/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -6987,13 +10980,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data.deploymentSummary !== undefined){
-let data25 = data.deploymentSummary;
+const len1 = data24.length;
+for(let i1=0; i1<len1; i1++){
+let data25 = data24[i1];
 if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-for(const key2 in data25){
-if(!(((((((key2 === "candidateName") || (key2 === "action")) || (key2 === "region")) || (key2 === "stackName")) || (key2 === "template")) || (key2 === "totalMonthlyCost")) || (key2 === "resources"))){
-const err64 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data25.name === undefined){
+const err64 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -7002,10 +10994,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-if(data25.candidateName !== undefined){
-if(typeof data25.candidateName !== "string"){
-const err65 = {instancePath:instancePath+"/deploymentSummary/candidateName",schemaPath:"#/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.monthlyCost === undefined){
+const err65 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -7014,10 +11004,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-if(data25.action !== undefined){
-if(typeof data25.action !== "string"){
-const err66 = {instancePath:instancePath+"/deploymentSummary/action",schemaPath:"#/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key2 in data25){
+if(!(((key2 === "name") || (key2 === "spec")) || (key2 === "monthlyCost"))){
+const err66 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -7027,9 +11016,9 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data25.region !== undefined){
-if(typeof data25.region !== "string"){
-const err67 = {instancePath:instancePath+"/deploymentSummary/region",schemaPath:"#/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.name !== undefined){
+if(typeof data25.name !== "string"){
+const err67 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/name",schemaPath:"#/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -7039,9 +11028,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data25.stackName !== undefined){
-if(typeof data25.stackName !== "string"){
-const err68 = {instancePath:instancePath+"/deploymentSummary/stackName",schemaPath:"#/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.spec !== undefined){
+if(typeof data25.spec !== "string"){
+const err68 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/spec",schemaPath:"#/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -7051,9 +11040,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data25.template !== undefined){
-if(typeof data25.template !== "string"){
-const err69 = {instancePath:instancePath+"/deploymentSummary/template",schemaPath:"#/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data25.monthlyCost !== undefined){
+let data28 = data25.monthlyCost;
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err69 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -7063,10 +11054,8 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data25.totalMonthlyCost !== undefined){
-let data31 = data25.totalMonthlyCost;
-if((typeof data31 !== "string") && (!((typeof data31 == "number") && (isFinite(data31))))){
-const err70 = {instancePath:instancePath+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+else {
+const err70 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -7076,11 +11065,9 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data25.resources !== undefined){
-let data32 = data25.resources;
-if(Array.isArray(data32)){
-if(data32.length > 12){
-const err71 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+}
+else {
+const err71 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -7089,13 +11076,10 @@ vErrors.push(err71);
 }
 errors++;
 }
-const len1 = data32.length;
-for(let i1=0; i1<len1; i1++){
-let data33 = data32[i1];
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-for(const key3 in data33){
-if(!(((key3 === "name") || (key3 === "spec")) || (key3 === "monthlyCost"))){
-const err72 = {instancePath:instancePath+"/deploymentSummary/resources/" + i1,schemaPath:"#/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/options/" + i0+"/costItems",schemaPath:"#/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -7105,9 +11089,9 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data33.name !== undefined){
-if(typeof data33.name !== "string"){
-const err73 = {instancePath:instancePath+"/deploymentSummary/resources/" + i1+"/name",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err73 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -7117,9 +11101,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data33.spec !== undefined){
-if(typeof data33.spec !== "string"){
-const err74 = {instancePath:instancePath+"/deploymentSummary/resources/" + i1+"/spec",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err74 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -7129,10 +11113,9 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data33.monthlyCost !== undefined){
-let data36 = data33.monthlyCost;
-if((typeof data36 !== "string") && (!((typeof data36 == "number") && (isFinite(data36))))){
-const err75 = {instancePath:instancePath+"/deploymentSummary/resources/" + i1+"/monthlyCost",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(data.allowFreeText !== undefined){
+if(typeof data.allowFreeText !== "boolean"){
+const err75 = {instancePath:instancePath+"/allowFreeText",schemaPath:"#/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -7142,9 +11125,11 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
-else {
-const err76 = {instancePath:instancePath+"/deploymentSummary/resources/" + i1,schemaPath:"#/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.freeTextPrompt !== undefined){
+let data30 = data.freeTextPrompt;
+if(typeof data30 === "string"){
+if(func1(data30) > 500){
+const err76 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -7154,9 +11139,8 @@ vErrors.push(err76);
 errors++;
 }
 }
-}
 else {
-const err77 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err77 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -7166,9 +11150,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.language !== undefined){
+let data31 = data.language;
+if(!(((((((data31 === "en") || (data31 === "zh")) || (data31 === "es")) || (data31 === "fr")) || (data31 === "de")) || (data31 === "ja")) || (data31 === "pt"))){
+const err78 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -7178,9 +11163,9 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
-else {
-const err79 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.required !== undefined){
+if(true !== data.required){
+const err79 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -7189,19 +11174,234 @@ vErrors.push(err79);
 }
 errors++;
 }
+}
+if(data.responseSchema !== undefined){
+let data33 = data.responseSchema;
+if(!(data33 && typeof data33 == "object" && !Array.isArray(data33))){
+const err80 = {instancePath:instancePath+"/responseSchema",schemaPath:"#/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data.deploymentSummary !== undefined){
+let data34 = data.deploymentSummary;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+for(const key3 in data34){
+if(!(((((((key3 === "candidateName") || (key3 === "action")) || (key3 === "region")) || (key3 === "stackName")) || (key3 === "template")) || (key3 === "totalMonthlyCost")) || (key3 === "resources"))){
+const err81 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data34.candidateName !== undefined){
+if(typeof data34.candidateName !== "string"){
+const err82 = {instancePath:instancePath+"/deploymentSummary/candidateName",schemaPath:"#/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data34.action !== undefined){
+if(typeof data34.action !== "string"){
+const err83 = {instancePath:instancePath+"/deploymentSummary/action",schemaPath:"#/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data34.region !== undefined){
+if(typeof data34.region !== "string"){
+const err84 = {instancePath:instancePath+"/deploymentSummary/region",schemaPath:"#/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data34.stackName !== undefined){
+if(typeof data34.stackName !== "string"){
+const err85 = {instancePath:instancePath+"/deploymentSummary/stackName",schemaPath:"#/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data34.template !== undefined){
+if(typeof data34.template !== "string"){
+const err86 = {instancePath:instancePath+"/deploymentSummary/template",schemaPath:"#/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+if(data34.totalMonthlyCost !== undefined){
+let data40 = data34.totalMonthlyCost;
+if((typeof data40 !== "string") && (!((typeof data40 == "number") && (isFinite(data40))))){
+const err87 = {instancePath:instancePath+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+if(data34.resources !== undefined){
+let data41 = data34.resources;
+if(Array.isArray(data41)){
+if(data41.length > 12){
+const err88 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+const len2 = data41.length;
+for(let i2=0; i2<len2; i2++){
+let data42 = data41[i2];
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+for(const key4 in data42){
+if(!(((key4 === "name") || (key4 === "spec")) || (key4 === "monthlyCost"))){
+const err89 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2,schemaPath:"#/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+if(data42.name !== undefined){
+if(typeof data42.name !== "string"){
+const err90 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2+"/name",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+if(data42.spec !== undefined){
+if(typeof data42.spec !== "string"){
+const err91 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2+"/spec",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(data42.monthlyCost !== undefined){
+let data45 = data42.monthlyCost;
+if((typeof data45 !== "string") && (!((typeof data45 == "number") && (isFinite(data45))))){
+const err92 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2+"/monthlyCost",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+}
+else {
+const err93 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2,schemaPath:"#/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+else {
+const err95 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+}
+else {
+const err96 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
 validate28.errors = vErrors;
 return errors === 0;
 }
 validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_jsonrpc_error_response = validate31;
-const schema74 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json","title":"JsonRpcErrorResponse","description":"A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.","type":"object","additionalProperties":false,"required":["jsonrpc","id","error"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id; null when it could not be read.","type":["string","integer","null"]},"error":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"-32700..-32600 standard JSON-RPC errors, -32001..-32009 A2A errors (see the A2A error catalogue).","type":"integer"},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"data":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
+exports.v_a2a_jsonrpc_error_response = validate36;
+const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json","title":"JsonRpcErrorResponse","description":"A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.","type":"object","additionalProperties":false,"required":["jsonrpc","id","error"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id; null when it could not be read.","type":["string","integer","null"]},"error":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"-32700..-32600 standard JSON-RPC errors, -32001..-32009 A2A errors (see the A2A error catalogue).","type":"integer"},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"data":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate31.evaluated;
+const evaluated0 = validate36.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7266,7 +11466,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema74.properties.id.type},message:"must be string,integer,null"};
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema80.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7765,19 +11965,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
-validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_jsonrpc_request = validate32;
-const schema76 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-request.json","title":"JsonRpcRequest","description":"A JSON-RPC 2.0 request to the A2A endpoint (POST /). params is the ProtoJSON of the method's request message (a2a/protojson/*); the server parses it leniently (camelCase or proto snake_case names, unknown fields ignored), so it is only required to be an object here. Batches (arrays) are rejected with -32600.","type":"object","additionalProperties":false,"required":["jsonrpc","method"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"Echoed unchanged (same JSON type) in every response, including each SSE event. Absent means a notification.","type":["string","integer","null"]},"method":{"description":"A2A 1.0 method name.","type":"string","minLength":1,"examples":["SendMessage","SendStreamingMessage","GetTask","ListTasks","CancelTask","SubscribeToTask","CreateTaskPushNotificationConfig","GetTaskPushNotificationConfig","ListTaskPushNotificationConfigs","DeleteTaskPushNotificationConfig","GetExtendedAgentCard"]},"params":{"description":"ProtoJSON of the request message; may be omitted for GetExtendedAgentCard.","type":"object"}}};
+exports.v_a2a_jsonrpc_request = validate37;
+const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-request.json","title":"JsonRpcRequest","description":"A JSON-RPC 2.0 request to the A2A endpoint (POST /). params is the ProtoJSON of the method's request message (a2a/protojson/*); the server parses it leniently (camelCase or proto snake_case names, unknown fields ignored), so it is only required to be an object here. Batches (arrays) are rejected with -32600.","type":"object","additionalProperties":false,"required":["jsonrpc","method"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"Echoed unchanged (same JSON type) in every response, including each SSE event. Absent means a notification.","type":["string","integer","null"]},"method":{"description":"A2A 1.0 method name.","type":"string","minLength":1,"examples":["SendMessage","SendStreamingMessage","GetTask","ListTasks","CancelTask","SubscribeToTask","CreateTaskPushNotificationConfig","GetTaskPushNotificationConfig","ListTaskPushNotificationConfigs","DeleteTaskPushNotificationConfig","GetExtendedAgentCard"]},"params":{"description":"ProtoJSON of the request message; may be omitted for GetExtendedAgentCard.","type":"object"}}};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate32.evaluated;
+const evaluated0 = validate37.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7832,7 +12032,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema76.properties.id.type},message:"must be string,integer,null"};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema82.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7891,19 +12091,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
-validate32.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_jsonrpc_success_response = validate33;
-const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json","title":"JsonRpcSuccessResponse","description":"A JSON-RPC 2.0 success response from the A2A endpoint, also the data of each SSE event of SendStreamingMessage and SubscribeToTask. result is the ProtoJSON of the method's response message: SendMessageResponse ({task} or {message}), StreamResponse (streaming), Task (GetTask, CancelTask), ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse, AgentCard, or {} (DeleteTaskPushNotificationConfig).","type":"object","additionalProperties":false,"required":["jsonrpc","id","result"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id.","type":["string","integer","null"]},"result":{"type":"object"}}};
+exports.v_a2a_jsonrpc_success_response = validate38;
+const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json","title":"JsonRpcSuccessResponse","description":"A JSON-RPC 2.0 success response from the A2A endpoint, also the data of each SSE event of SendStreamingMessage and SubscribeToTask. result is the ProtoJSON of the method's response message: SendMessageResponse ({task} or {message}), StreamResponse (streaming), Task (GetTask, CancelTask), ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse, AgentCard, or {} (DeleteTaskPushNotificationConfig).","type":"object","additionalProperties":false,"required":["jsonrpc","id","result"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id.","type":["string","integer","null"]},"result":{"type":"object"}}};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate33.evaluated;
+const evaluated0 = validate38.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7968,7 +12168,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema77.properties.id.type},message:"must be string,integer,null"};
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema83.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8002,19 +12202,2186 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
-validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate38.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_rest_error = validate34;
-const schema78 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/rest-error.json","title":"RestError","description":"Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {\"error\":\"Unauthorized\"}.)","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","status","message"],"properties":{"code":{"description":"The HTTP status of the response.","type":"integer","minimum":400,"maximum":599},"status":{"description":"google.rpc.Code name.","enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"details":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
+exports.v_a2a_pipeline_batch = validate31;
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+exports.v_a2a_pipeline_envelope = validate29;
+
+exports.v_a2a_pipeline_snapshot = validate39;
+const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-snapshot.json","title":"PipelineSnapshot","description":"The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","pipelineName","contextId","taskId","iacCodeSessionId","runNumber","firstSequence","lastSequence","status","currentStepId","steps","candidates","pendingInput","cleanup","staleFields","outcome","handoff","updatedAt"],"properties":{"schemaVersion":{"const":"1.0"},"pipelineRunId":{"type":"string"},"pipelineName":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"iacCodeSessionId":{"type":"string"},"runNumber":{"type":"integer","minimum":1},"firstSequence":{"type":"integer","minimum":1},"lastSequence":{"type":"integer","minimum":1},"status":{"enum":["running","waiting_input","completed","early_exit","failed","canceled"]},"currentStepId":{"type":["string","null"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","status","attempt"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed","stale","waiting_input"]}}}},"candidates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","name","status","steps"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"name":{"type":"string"},"status":{"enum":["running","completed","failed"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","status","attempt"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed"]}}}}}}},"pendingInput":{"description":"The input the run waits for (the data of its input_required or permission_requested event), or null.","type":["object","null"]},"cleanup":{"type":"object","additionalProperties":false,"required":["resources"],"properties":{"resources":{"type":"array","items":{"type":"object","required":["resourceId","cleanupStatus"],"properties":{"resourceId":{"type":"string"},"cleanupStatus":{"enum":["observed","pending","started","in_progress","completed","failed","skipped"]}}}}}},"staleFields":{"type":"array","items":{"type":"string"}},"outcome":{"enum":[null,"completed","early_exit","failed","canceled"]},"handoff":{"type":["object","null"]},"updatedAt":{"type":"string","format":"date-time"}}};
+
+function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-snapshot.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate39.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.pipelineRunId === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.pipelineName === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.contextId === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.taskId === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.iacCodeSessionId === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.runNumber === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "runNumber"},message:"must have required property '"+"runNumber"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.firstSequence === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "firstSequence"},message:"must have required property '"+"firstSequence"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.lastSequence === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lastSequence"},message:"must have required property '"+"lastSequence"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.status === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.currentStepId === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "currentStepId"},message:"must have required property '"+"currentStepId"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.steps === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.candidates === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "candidates"},message:"must have required property '"+"candidates"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.pendingInput === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pendingInput"},message:"must have required property '"+"pendingInput"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.cleanup === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cleanup"},message:"must have required property '"+"cleanup"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.staleFields === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data.outcome === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data.handoff === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "handoff"},message:"must have required property '"+"handoff"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data.updatedAt === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "updatedAt"},message:"must have required property '"+"updatedAt"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func3.call(schema84.properties, key0))){
+const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err20 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.pipelineRunId !== undefined){
+if(typeof data.pipelineRunId !== "string"){
+const err21 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.pipelineName !== undefined){
+if(typeof data.pipelineName !== "string"){
+const err22 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.contextId !== undefined){
+if(typeof data.contextId !== "string"){
+const err23 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err24 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data.iacCodeSessionId !== undefined){
+if(typeof data.iacCodeSessionId !== "string"){
+const err25 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data.runNumber !== undefined){
+let data6 = data.runNumber;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err26 = {instancePath:instancePath+"/runNumber",schemaPath:"#/properties/runNumber/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err27 = {instancePath:instancePath+"/runNumber",schemaPath:"#/properties/runNumber/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+if(data.firstSequence !== undefined){
+let data7 = data.firstSequence;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err28 = {instancePath:instancePath+"/firstSequence",schemaPath:"#/properties/firstSequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 1 || isNaN(data7)){
+const err29 = {instancePath:instancePath+"/firstSequence",schemaPath:"#/properties/firstSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data.lastSequence !== undefined){
+let data8 = data.lastSequence;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err30 = {instancePath:instancePath+"/lastSequence",schemaPath:"#/properties/lastSequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err31 = {instancePath:instancePath+"/lastSequence",schemaPath:"#/properties/lastSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+if(data.status !== undefined){
+let data9 = data.status;
+if(!((((((data9 === "running") || (data9 === "waiting_input")) || (data9 === "completed")) || (data9 === "early_exit")) || (data9 === "failed")) || (data9 === "canceled"))){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.currentStepId !== undefined){
+let data10 = data.currentStepId;
+if((typeof data10 !== "string") && (data10 !== null)){
+const err33 = {instancePath:instancePath+"/currentStepId",schemaPath:"#/properties/currentStepId/type",keyword:"type",params:{type: schema84.properties.currentStepId.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.steps !== undefined){
+let data11 = data.steps;
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.id === undefined){
+const err34 = {instancePath:instancePath+"/steps/" + i0,schemaPath:"#/properties/steps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data12.index === undefined){
+const err35 = {instancePath:instancePath+"/steps/" + i0,schemaPath:"#/properties/steps/items/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data12.status === undefined){
+const err36 = {instancePath:instancePath+"/steps/" + i0,schemaPath:"#/properties/steps/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data12.attempt === undefined){
+const err37 = {instancePath:instancePath+"/steps/" + i0,schemaPath:"#/properties/steps/items/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+for(const key1 in data12){
+if(!((((key1 === "id") || (key1 === "index")) || (key1 === "attempt")) || (key1 === "status"))){
+const err38 = {instancePath:instancePath+"/steps/" + i0,schemaPath:"#/properties/steps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data12.id !== undefined){
+if(typeof data12.id !== "string"){
+const err39 = {instancePath:instancePath+"/steps/" + i0+"/id",schemaPath:"#/properties/steps/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data12.index !== undefined){
+let data14 = data12.index;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err40 = {instancePath:instancePath+"/steps/" + i0+"/index",schemaPath:"#/properties/steps/items/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err41 = {instancePath:instancePath+"/steps/" + i0+"/index",schemaPath:"#/properties/steps/items/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+if(data12.attempt !== undefined){
+let data15 = data12.attempt;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err42 = {instancePath:instancePath+"/steps/" + i0+"/attempt",schemaPath:"#/properties/steps/items/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err43 = {instancePath:instancePath+"/steps/" + i0+"/attempt",schemaPath:"#/properties/steps/items/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+if(data12.status !== undefined){
+let data16 = data12.status;
+if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "completed")) || (data16 === "failed")) || (data16 === "stale")) || (data16 === "waiting_input"))){
+const err44 = {instancePath:instancePath+"/steps/" + i0+"/status",schemaPath:"#/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/steps/" + i0,schemaPath:"#/properties/steps/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.candidates !== undefined){
+let data17 = data.candidates;
+if(Array.isArray(data17)){
+const len1 = data17.length;
+for(let i1=0; i1<len1; i1++){
+let data18 = data17[i1];
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.id === undefined){
+const err47 = {instancePath:instancePath+"/candidates/" + i1,schemaPath:"#/properties/candidates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data18.index === undefined){
+const err48 = {instancePath:instancePath+"/candidates/" + i1,schemaPath:"#/properties/candidates/items/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data18.name === undefined){
+const err49 = {instancePath:instancePath+"/candidates/" + i1,schemaPath:"#/properties/candidates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data18.status === undefined){
+const err50 = {instancePath:instancePath+"/candidates/" + i1,schemaPath:"#/properties/candidates/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data18.steps === undefined){
+const err51 = {instancePath:instancePath+"/candidates/" + i1,schemaPath:"#/properties/candidates/items/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+for(const key2 in data18){
+if(!(((((key2 === "id") || (key2 === "index")) || (key2 === "name")) || (key2 === "status")) || (key2 === "steps"))){
+const err52 = {instancePath:instancePath+"/candidates/" + i1,schemaPath:"#/properties/candidates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data18.id !== undefined){
+if(typeof data18.id !== "string"){
+const err53 = {instancePath:instancePath+"/candidates/" + i1+"/id",schemaPath:"#/properties/candidates/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data18.index !== undefined){
+let data20 = data18.index;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err54 = {instancePath:instancePath+"/candidates/" + i1+"/index",schemaPath:"#/properties/candidates/items/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err55 = {instancePath:instancePath+"/candidates/" + i1+"/index",schemaPath:"#/properties/candidates/items/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+}
+if(data18.name !== undefined){
+if(typeof data18.name !== "string"){
+const err56 = {instancePath:instancePath+"/candidates/" + i1+"/name",schemaPath:"#/properties/candidates/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data18.status !== undefined){
+let data22 = data18.status;
+if(!(((data22 === "running") || (data22 === "completed")) || (data22 === "failed"))){
+const err57 = {instancePath:instancePath+"/candidates/" + i1+"/status",schemaPath:"#/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data18.steps !== undefined){
+let data23 = data18.steps;
+if(Array.isArray(data23)){
+const len2 = data23.length;
+for(let i2=0; i2<len2; i2++){
+let data24 = data23[i2];
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.id === undefined){
+const err58 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2,schemaPath:"#/properties/candidates/items/properties/steps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if(data24.status === undefined){
+const err59 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2,schemaPath:"#/properties/candidates/items/properties/steps/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(data24.attempt === undefined){
+const err60 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2,schemaPath:"#/properties/candidates/items/properties/steps/items/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+for(const key3 in data24){
+if(!(((key3 === "id") || (key3 === "attempt")) || (key3 === "status"))){
+const err61 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2,schemaPath:"#/properties/candidates/items/properties/steps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data24.id !== undefined){
+if(typeof data24.id !== "string"){
+const err62 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/id",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data24.attempt !== undefined){
+let data26 = data24.attempt;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err63 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/attempt",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err64 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/attempt",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+if(data24.status !== undefined){
+let data27 = data24.status;
+if(!((((data27 === "pending") || (data27 === "running")) || (data27 === "completed")) || (data27 === "failed"))){
+const err65 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2,schemaPath:"#/properties/candidates/items/properties/steps/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/candidates/" + i1+"/steps",schemaPath:"#/properties/candidates/items/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+else {
+const err68 = {instancePath:instancePath+"/candidates/" + i1,schemaPath:"#/properties/candidates/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/candidates",schemaPath:"#/properties/candidates/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data.pendingInput !== undefined){
+let data28 = data.pendingInput;
+if((!(data28 && typeof data28 == "object" && !Array.isArray(data28))) && (data28 !== null)){
+const err70 = {instancePath:instancePath+"/pendingInput",schemaPath:"#/properties/pendingInput/type",keyword:"type",params:{type: schema84.properties.pendingInput.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data.cleanup !== undefined){
+let data29 = data.cleanup;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.resources === undefined){
+const err71 = {instancePath:instancePath+"/cleanup",schemaPath:"#/properties/cleanup/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+for(const key4 in data29){
+if(!(key4 === "resources")){
+const err72 = {instancePath:instancePath+"/cleanup",schemaPath:"#/properties/cleanup/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data29.resources !== undefined){
+let data30 = data29.resources;
+if(Array.isArray(data30)){
+const len3 = data30.length;
+for(let i3=0; i3<len3; i3++){
+let data31 = data30[i3];
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.resourceId === undefined){
+const err73 = {instancePath:instancePath+"/cleanup/resources/" + i3,schemaPath:"#/properties/cleanup/properties/resources/items/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(data31.cleanupStatus === undefined){
+const err74 = {instancePath:instancePath+"/cleanup/resources/" + i3,schemaPath:"#/properties/cleanup/properties/resources/items/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if(data31.resourceId !== undefined){
+if(typeof data31.resourceId !== "string"){
+const err75 = {instancePath:instancePath+"/cleanup/resources/" + i3+"/resourceId",schemaPath:"#/properties/cleanup/properties/resources/items/properties/resourceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data31.cleanupStatus !== undefined){
+let data33 = data31.cleanupStatus;
+if(!(((((((data33 === "observed") || (data33 === "pending")) || (data33 === "started")) || (data33 === "in_progress")) || (data33 === "completed")) || (data33 === "failed")) || (data33 === "skipped"))){
+const err76 = {instancePath:instancePath+"/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"#/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema84.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/cleanup/resources/" + i3,schemaPath:"#/properties/cleanup/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/cleanup/resources",schemaPath:"#/properties/cleanup/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/cleanup",schemaPath:"#/properties/cleanup/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data.staleFields !== undefined){
+let data34 = data.staleFields;
+if(Array.isArray(data34)){
+const len4 = data34.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data34[i4] !== "string"){
+const err80 = {instancePath:instancePath+"/staleFields/" + i4,schemaPath:"#/properties/staleFields/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/staleFields",schemaPath:"#/properties/staleFields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data.outcome !== undefined){
+let data36 = data.outcome;
+if(!(((((data36 === null) || (data36 === "completed")) || (data36 === "early_exit")) || (data36 === "failed")) || (data36 === "canceled"))){
+const err82 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema84.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data.handoff !== undefined){
+let data37 = data.handoff;
+if((!(data37 && typeof data37 == "object" && !Array.isArray(data37))) && (data37 !== null)){
+const err83 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/type",keyword:"type",params:{type: schema84.properties.handoff.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data.updatedAt !== undefined){
+let data38 = data.updatedAt;
+if(typeof data38 === "string"){
+if(!(formats0.validate(data38))){
+const err84 = {instancePath:instancePath+"/updatedAt",schemaPath:"#/properties/updatedAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/updatedAt",schemaPath:"#/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+else {
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+validate39.errors = vErrors;
+return errors === 0;
+}
+validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.v_a2a_pipeline_state = validate40;
+const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-state.json","title":"PipelineStateResponse","description":"GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.","type":"object","additionalProperties":false,"required":["snapshot","events"],"properties":{"snapshot":{"$ref":"pipeline-snapshot.json"},"events":{"type":"array","items":{"$ref":"pipeline-envelope.json"}}}};
+
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-state.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate40.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.snapshot === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "snapshot"},message:"must have required property '"+"snapshot"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.events === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "events"},message:"must have required property '"+"events"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "snapshot") || (key0 === "events"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.snapshot !== undefined){
+let data0 = data.snapshot;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.schemaVersion === undefined){
+const err3 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data0.pipelineRunId === undefined){
+const err4 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data0.pipelineName === undefined){
+const err5 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data0.contextId === undefined){
+const err6 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data0.taskId === undefined){
+const err7 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data0.iacCodeSessionId === undefined){
+const err8 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data0.runNumber === undefined){
+const err9 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "runNumber"},message:"must have required property '"+"runNumber"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data0.firstSequence === undefined){
+const err10 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "firstSequence"},message:"must have required property '"+"firstSequence"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data0.lastSequence === undefined){
+const err11 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "lastSequence"},message:"must have required property '"+"lastSequence"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data0.status === undefined){
+const err12 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data0.currentStepId === undefined){
+const err13 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "currentStepId"},message:"must have required property '"+"currentStepId"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data0.steps === undefined){
+const err14 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data0.candidates === undefined){
+const err15 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "candidates"},message:"must have required property '"+"candidates"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data0.pendingInput === undefined){
+const err16 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "pendingInput"},message:"must have required property '"+"pendingInput"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data0.cleanup === undefined){
+const err17 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "cleanup"},message:"must have required property '"+"cleanup"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data0.staleFields === undefined){
+const err18 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data0.outcome === undefined){
+const err19 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data0.handoff === undefined){
+const err20 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "handoff"},message:"must have required property '"+"handoff"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data0.updatedAt === undefined){
+const err21 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/required",keyword:"required",params:{missingProperty: "updatedAt"},message:"must have required property '"+"updatedAt"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+for(const key1 in data0){
+if(!(func3.call(schema84.properties, key1))){
+const err22 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data0.schemaVersion !== undefined){
+if("1.0" !== data0.schemaVersion){
+const err23 = {instancePath:instancePath+"/snapshot/schemaVersion",schemaPath:"pipeline-snapshot.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data0.pipelineRunId !== undefined){
+if(typeof data0.pipelineRunId !== "string"){
+const err24 = {instancePath:instancePath+"/snapshot/pipelineRunId",schemaPath:"pipeline-snapshot.json/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data0.pipelineName !== undefined){
+if(typeof data0.pipelineName !== "string"){
+const err25 = {instancePath:instancePath+"/snapshot/pipelineName",schemaPath:"pipeline-snapshot.json/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data0.contextId !== undefined){
+if(typeof data0.contextId !== "string"){
+const err26 = {instancePath:instancePath+"/snapshot/contextId",schemaPath:"pipeline-snapshot.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data0.taskId !== undefined){
+if(typeof data0.taskId !== "string"){
+const err27 = {instancePath:instancePath+"/snapshot/taskId",schemaPath:"pipeline-snapshot.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data0.iacCodeSessionId !== undefined){
+if(typeof data0.iacCodeSessionId !== "string"){
+const err28 = {instancePath:instancePath+"/snapshot/iacCodeSessionId",schemaPath:"pipeline-snapshot.json/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data0.runNumber !== undefined){
+let data7 = data0.runNumber;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err29 = {instancePath:instancePath+"/snapshot/runNumber",schemaPath:"pipeline-snapshot.json/properties/runNumber/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 1 || isNaN(data7)){
+const err30 = {instancePath:instancePath+"/snapshot/runNumber",schemaPath:"pipeline-snapshot.json/properties/runNumber/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+}
+if(data0.firstSequence !== undefined){
+let data8 = data0.firstSequence;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err31 = {instancePath:instancePath+"/snapshot/firstSequence",schemaPath:"pipeline-snapshot.json/properties/firstSequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err32 = {instancePath:instancePath+"/snapshot/firstSequence",schemaPath:"pipeline-snapshot.json/properties/firstSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+if(data0.lastSequence !== undefined){
+let data9 = data0.lastSequence;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err33 = {instancePath:instancePath+"/snapshot/lastSequence",schemaPath:"pipeline-snapshot.json/properties/lastSequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err34 = {instancePath:instancePath+"/snapshot/lastSequence",schemaPath:"pipeline-snapshot.json/properties/lastSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data0.status !== undefined){
+let data10 = data0.status;
+if(!((((((data10 === "running") || (data10 === "waiting_input")) || (data10 === "completed")) || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
+const err35 = {instancePath:instancePath+"/snapshot/status",schemaPath:"pipeline-snapshot.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data0.currentStepId !== undefined){
+let data11 = data0.currentStepId;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err36 = {instancePath:instancePath+"/snapshot/currentStepId",schemaPath:"pipeline-snapshot.json/properties/currentStepId/type",keyword:"type",params:{type: schema84.properties.currentStepId.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data0.steps !== undefined){
+let data12 = data0.steps;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.id === undefined){
+const err37 = {instancePath:instancePath+"/snapshot/steps/" + i0,schemaPath:"pipeline-snapshot.json/properties/steps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data13.index === undefined){
+const err38 = {instancePath:instancePath+"/snapshot/steps/" + i0,schemaPath:"pipeline-snapshot.json/properties/steps/items/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data13.status === undefined){
+const err39 = {instancePath:instancePath+"/snapshot/steps/" + i0,schemaPath:"pipeline-snapshot.json/properties/steps/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data13.attempt === undefined){
+const err40 = {instancePath:instancePath+"/snapshot/steps/" + i0,schemaPath:"pipeline-snapshot.json/properties/steps/items/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+for(const key2 in data13){
+if(!((((key2 === "id") || (key2 === "index")) || (key2 === "attempt")) || (key2 === "status"))){
+const err41 = {instancePath:instancePath+"/snapshot/steps/" + i0,schemaPath:"pipeline-snapshot.json/properties/steps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data13.id !== undefined){
+if(typeof data13.id !== "string"){
+const err42 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/id",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data13.index !== undefined){
+let data15 = data13.index;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err43 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/index",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err44 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/index",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+if(data13.attempt !== undefined){
+let data16 = data13.attempt;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err45 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/attempt",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err46 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/attempt",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+if(data13.status !== undefined){
+let data17 = data13.status;
+if(!((((((data17 === "pending") || (data17 === "running")) || (data17 === "completed")) || (data17 === "failed")) || (data17 === "stale")) || (data17 === "waiting_input"))){
+const err47 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/status",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/snapshot/steps/" + i0,schemaPath:"pipeline-snapshot.json/properties/steps/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/snapshot/steps",schemaPath:"pipeline-snapshot.json/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data0.candidates !== undefined){
+let data18 = data0.candidates;
+if(Array.isArray(data18)){
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.id === undefined){
+const err50 = {instancePath:instancePath+"/snapshot/candidates/" + i1,schemaPath:"pipeline-snapshot.json/properties/candidates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data19.index === undefined){
+const err51 = {instancePath:instancePath+"/snapshot/candidates/" + i1,schemaPath:"pipeline-snapshot.json/properties/candidates/items/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(data19.name === undefined){
+const err52 = {instancePath:instancePath+"/snapshot/candidates/" + i1,schemaPath:"pipeline-snapshot.json/properties/candidates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data19.status === undefined){
+const err53 = {instancePath:instancePath+"/snapshot/candidates/" + i1,schemaPath:"pipeline-snapshot.json/properties/candidates/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(data19.steps === undefined){
+const err54 = {instancePath:instancePath+"/snapshot/candidates/" + i1,schemaPath:"pipeline-snapshot.json/properties/candidates/items/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+for(const key3 in data19){
+if(!(((((key3 === "id") || (key3 === "index")) || (key3 === "name")) || (key3 === "status")) || (key3 === "steps"))){
+const err55 = {instancePath:instancePath+"/snapshot/candidates/" + i1,schemaPath:"pipeline-snapshot.json/properties/candidates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data19.id !== undefined){
+if(typeof data19.id !== "string"){
+const err56 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/id",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data19.index !== undefined){
+let data21 = data19.index;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err57 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/index",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err58 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/index",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+}
+if(data19.name !== undefined){
+if(typeof data19.name !== "string"){
+const err59 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/name",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data19.status !== undefined){
+let data23 = data19.status;
+if(!(((data23 === "running") || (data23 === "completed")) || (data23 === "failed"))){
+const err60 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data19.steps !== undefined){
+let data24 = data19.steps;
+if(Array.isArray(data24)){
+const len2 = data24.length;
+for(let i2=0; i2<len2; i2++){
+let data25 = data24[i2];
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.id === undefined){
+const err61 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2,schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(data25.status === undefined){
+const err62 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2,schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+if(data25.attempt === undefined){
+const err63 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2,schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+for(const key4 in data25){
+if(!(((key4 === "id") || (key4 === "attempt")) || (key4 === "status"))){
+const err64 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2,schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data25.id !== undefined){
+if(typeof data25.id !== "string"){
+const err65 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/id",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+if(data25.attempt !== undefined){
+let data27 = data25.attempt;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err66 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/attempt",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err67 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/attempt",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+}
+if(data25.status !== undefined){
+let data28 = data25.status;
+if(!((((data28 === "pending") || (data28 === "running")) || (data28 === "completed")) || (data28 === "failed"))){
+const err68 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2,schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/snapshot/candidates/" + i1,schemaPath:"pipeline-snapshot.json/properties/candidates/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/snapshot/candidates",schemaPath:"pipeline-snapshot.json/properties/candidates/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data0.pendingInput !== undefined){
+let data29 = data0.pendingInput;
+if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
+const err73 = {instancePath:instancePath+"/snapshot/pendingInput",schemaPath:"pipeline-snapshot.json/properties/pendingInput/type",keyword:"type",params:{type: schema84.properties.pendingInput.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data0.cleanup !== undefined){
+let data30 = data0.cleanup;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.resources === undefined){
+const err74 = {instancePath:instancePath+"/snapshot/cleanup",schemaPath:"pipeline-snapshot.json/properties/cleanup/required",keyword:"required",params:{missingProperty: "resources"},message:"must have required property '"+"resources"+"'"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+for(const key5 in data30){
+if(!(key5 === "resources")){
+const err75 = {instancePath:instancePath+"/snapshot/cleanup",schemaPath:"pipeline-snapshot.json/properties/cleanup/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data30.resources !== undefined){
+let data31 = data30.resources;
+if(Array.isArray(data31)){
+const len3 = data31.length;
+for(let i3=0; i3<len3; i3++){
+let data32 = data31[i3];
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.resourceId === undefined){
+const err76 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3,schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(data32.cleanupStatus === undefined){
+const err77 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3,schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+if(data32.resourceId !== undefined){
+if(typeof data32.resourceId !== "string"){
+const err78 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3+"/resourceId",schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/properties/resourceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(data32.cleanupStatus !== undefined){
+let data34 = data32.cleanupStatus;
+if(!(((((((data34 === "observed") || (data34 === "pending")) || (data34 === "started")) || (data34 === "in_progress")) || (data34 === "completed")) || (data34 === "failed")) || (data34 === "skipped"))){
+const err79 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema84.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3,schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/snapshot/cleanup/resources",schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/snapshot/cleanup",schemaPath:"pipeline-snapshot.json/properties/cleanup/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+if(data0.staleFields !== undefined){
+let data35 = data0.staleFields;
+if(Array.isArray(data35)){
+const len4 = data35.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data35[i4] !== "string"){
+const err83 = {instancePath:instancePath+"/snapshot/staleFields/" + i4,schemaPath:"pipeline-snapshot.json/properties/staleFields/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/snapshot/staleFields",schemaPath:"pipeline-snapshot.json/properties/staleFields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data0.outcome !== undefined){
+let data37 = data0.outcome;
+if(!(((((data37 === null) || (data37 === "completed")) || (data37 === "early_exit")) || (data37 === "failed")) || (data37 === "canceled"))){
+const err85 = {instancePath:instancePath+"/snapshot/outcome",schemaPath:"pipeline-snapshot.json/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema84.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data0.handoff !== undefined){
+let data38 = data0.handoff;
+if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
+const err86 = {instancePath:instancePath+"/snapshot/handoff",schemaPath:"pipeline-snapshot.json/properties/handoff/type",keyword:"type",params:{type: schema84.properties.handoff.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+if(data0.updatedAt !== undefined){
+let data39 = data0.updatedAt;
+if(typeof data39 === "string"){
+if(!(formats0.validate(data39))){
+const err87 = {instancePath:instancePath+"/snapshot/updatedAt",schemaPath:"pipeline-snapshot.json/properties/updatedAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/snapshot/updatedAt",schemaPath:"pipeline-snapshot.json/properties/updatedAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+}
+else {
+const err89 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+let data40 = data.events;
+if(Array.isArray(data40)){
+const len5 = data40.length;
+for(let i5=0; i5<len5; i5++){
+if(!(validate29(data40[i5], {instancePath:instancePath+"/events/" + i5,parentData:data40,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+else {
+const err91 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+validate40.errors = vErrors;
+return errors === 0;
+}
+validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.v_a2a_rest_error = validate42;
+const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/rest-error.json","title":"RestError","description":"Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {\"error\":\"Unauthorized\"}.)","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","status","message"],"properties":{"code":{"description":"The HTTP status of the response.","type":"integer","minimum":400,"maximum":599},"status":{"description":"google.rpc.Code name.","enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"details":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
+
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/rest-error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate34.evaluated;
+const evaluated0 = validate42.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8127,7 +14494,7 @@ errors++;
 if(data0.status !== undefined){
 let data2 = data0.status;
 if(!((((((((((((((((data2 === "CANCELLED") || (data2 === "UNKNOWN")) || (data2 === "INVALID_ARGUMENT")) || (data2 === "DEADLINE_EXCEEDED")) || (data2 === "NOT_FOUND")) || (data2 === "ALREADY_EXISTS")) || (data2 === "PERMISSION_DENIED")) || (data2 === "RESOURCE_EXHAUSTED")) || (data2 === "FAILED_PRECONDITION")) || (data2 === "ABORTED")) || (data2 === "OUT_OF_RANGE")) || (data2 === "UNIMPLEMENTED")) || (data2 === "INTERNAL")) || (data2 === "UNAVAILABLE")) || (data2 === "DATA_LOSS")) || (data2 === "UNAUTHENTICATED"))){
-const err9 = {instancePath:instancePath+"/error/status",schemaPath:"#/properties/error/properties/status/enum",keyword:"enum",params:{allowedValues: schema78.properties.error.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/error/status",schemaPath:"#/properties/error/properties/status/enum",keyword:"enum",params:{allowedValues: schema87.properties.error.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8578,19 +14945,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
-validate34.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_thinking_exposure_params = validate35;
-const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/thinking-exposure-params.json","title":"ThinkingExposureParams","description":"params of the agent-card extension urn:iac-code:a2a:thinking-exposure:v1: which thinking signals this server emits in metadata.iac_code. The extension is advertised only when the set is non-empty.","type":"object","additionalProperties":false,"required":["enabledTypes"],"properties":{"enabledTypes":{"description":"Enabled signal types, in the order raw_thinking, tool_trace.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["raw_thinking","tool_trace"]}}}};
+exports.v_a2a_thinking_exposure_params = validate43;
+const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/thinking-exposure-params.json","title":"ThinkingExposureParams","description":"params of the agent-card extension urn:iac-code:a2a:thinking-exposure:v1: which thinking signals this server emits in metadata.iac_code. The extension is advertised only when the set is non-empty.","type":"object","additionalProperties":false,"required":["enabledTypes"],"properties":{"enabledTypes":{"description":"Enabled signal types, in the order raw_thinking, tool_trace.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["raw_thinking","tool_trace"]}}}};
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/thinking-exposure-params.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate35.evaluated;
+const evaluated0 = validate43.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8647,7 +15014,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((data1 === "raw_thinking") || (data1 === "tool_trace"))){
-const err4 = {instancePath:instancePath+"/enabledTypes/" + i0,schemaPath:"#/properties/enabledTypes/items/enum",keyword:"enum",params:{allowedValues: schema80.properties.enabledTypes.items.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/enabledTypes/" + i0,schemaPath:"#/properties/enabledTypes/items/enum",keyword:"enum",params:{allowedValues: schema89.properties.enabledTypes.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8704,19 +15071,19 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
-validate35.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_cancel_request = validate36;
-const schema81 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-request.json","title":"CancelRequest","description":"Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.","type":"object","required":["threadId","rosInvocationId"],"properties":{"threadId":{"description":"The AG-UI thread of the execution.","type":"string","minLength":1},"rosInvocationId":{"description":"The rosInvocationId of the execution's current run.","type":"string","minLength":1}}};
+exports.v_agui_cancel_request = validate44;
+const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-request.json","title":"CancelRequest","description":"Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.","type":"object","required":["threadId","rosInvocationId"],"properties":{"threadId":{"description":"The AG-UI thread of the execution.","type":"string","minLength":1},"rosInvocationId":{"description":"The rosInvocationId of the execution's current run.","type":"string","minLength":1}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/cancel-request.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate36.evaluated;
+const evaluated0 = validate44.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8805,19 +15172,19 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
-validate36.evaluated = {"props":{"threadId":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
+validate44.evaluated = {"props":{"threadId":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_cancel_response = validate37;
-const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-response.json","title":"CancelResponse","description":"200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).","type":"object","additionalProperties":false,"required":["executionId","status"],"properties":{"executionId":{"description":"The execution from the request path.","type":"string","minLength":1},"status":{"enum":["cancelled","already_terminal"]}}};
+exports.v_agui_cancel_response = validate45;
+const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-response.json","title":"CancelResponse","description":"200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).","type":"object","additionalProperties":false,"required":["executionId","status"],"properties":{"executionId":{"description":"The execution from the request path.","type":"string","minLength":1},"status":{"enum":["cancelled","already_terminal"]}}};
 
-function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/cancel-response.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate37.evaluated;
+const evaluated0 = validate45.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8885,7 +15252,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "cancelled") || (data1 === "already_terminal"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema82.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema91.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8906,20 +15273,20 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate37.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
-validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate45.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_content_part = validate38;
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
-const pattern23 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
+exports.v_agui_content_part = validate46;
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
+const pattern24 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/content-part.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate38.evaluated;
+const evaluated0 = validate46.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9115,7 +15482,7 @@ errors++;
 if(data5.value !== undefined){
 let data7 = data5.value;
 if(typeof data7 === "string"){
-if(!pattern23.test(data7)){
+if(!pattern24.test(data7)){
 const err15 = {instancePath:instancePath+"/source/value",schemaPath:"#/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -9140,7 +15507,7 @@ errors++;
 if(data5.mimeType !== undefined){
 let data8 = data5.mimeType;
 if(!((((data8 === "image/png") || (data8 === "image/jpeg")) || (data8 === "image/gif")) || (data8 === "image/webp"))){
-const err17 = {instancePath:instancePath+"/source/mimeType",schemaPath:"#/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema83.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/source/mimeType",schemaPath:"#/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema92.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9251,21 +15618,21 @@ vErrors = null;
 }
 }
 }
-validate38.errors = vErrors;
+validate46.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate38.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate46.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.v_agui_custom_artifact = validate39;
-const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"sourcePath":{"description":"Absolute path of the workspace file the artifact was copied from, when a tool stored a file.","type":"string","minLength":1},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
-const formats0 = require("ajv-formats/dist/formats").fullFormats.uri;
+exports.v_agui_custom_artifact = validate47;
+const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"sourcePath":{"description":"Absolute path of the workspace file the artifact was copied from, when a tool stored a file.","type":"string","minLength":1},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
+const formats6 = require("ajv-formats/dist/formats").fullFormats.uri;
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/artifact.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate39.evaluated;
+const evaluated0 = validate47.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9354,7 +15721,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema84.properties, key0))){
+if(!(func3.call(schema93.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -9562,7 +15929,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(!(formats0(data8))){
+if(!(formats6(data8))){
 const err25 = {instancePath:instancePath+"/uri",schemaPath:"#/properties/uri/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -9695,20 +16062,19 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
-validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate47.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_custom_pipeline = validate40;
-const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
-const formats2 = require("ajv-formats/dist/formats").fullFormats["date-time"];
+exports.v_agui_custom_pipeline = validate48;
+const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
 
-function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/pipeline.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate40.evaluated;
+const evaluated0 = validate48.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9798,7 +16164,7 @@ errors++;
 if(data.eventType !== undefined){
 let data3 = data.eventType;
 if(!((((((((((((((((((((((((((((((((((data3 === "pipeline_started") || (data3 === "pipeline_resumed")) || (data3 === "pipeline_completed")) || (data3 === "pipeline_error")) || (data3 === "pipeline_warning")) || (data3 === "backup_blocked")) || (data3 === "candidate_started")) || (data3 === "candidate_completed")) || (data3 === "candidate_failed")) || (data3 === "candidate_interrupted")) || (data3 === "candidate_restart_requested")) || (data3 === "candidate_selected")) || (data3 === "candidate_detail_shown")) || (data3 === "candidate_step_failed")) || (data3 === "sub_pipeline_started")) || (data3 === "sub_pipeline_completed")) || (data3 === "sub_step_failed")) || (data3 === "step_failed")) || (data3 === "stack_progress")) || (data3 === "stack_instances_progress")) || (data3 === "stack_current_changed")) || (data3 === "cleanup_started")) || (data3 === "cleanup_progress")) || (data3 === "cleanup_completed")) || (data3 === "cleanup_failed")) || (data3 === "rollback_triggered")) || (data3 === "rollback_completed")) || (data3 === "context_compaction_started")) || (data3 === "context_compacted")) || (data3 === "context_compaction_failed")) || (data3 === "fields_marked_stale")) || (data3 === "diagram_shown")) || (data3 === "mcp_status")) || (data3 === "tool_progress"))){
-const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema85.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema94.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9846,7 +16212,7 @@ errors++;
 if(data.createdAt !== undefined){
 let data5 = data.createdAt;
 if(typeof data5 === "string"){
-if(!(formats2.validate(data5))){
+if(!(formats0.validate(data5))){
 const err11 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -10105,21 +16471,21 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate40.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
-validate40.evaluated = {"props":{"schemaVersion":true,"extensionUri":true,"eventId":true,"eventType":true,"sequence":true,"createdAt":true,"scope":true,"pipelineRunId":true,"pipelineName":true,"taskId":true,"contextId":true,"status":true,"iacCodeSessionId":true,"data":true,"step":true,"candidateStep":true,"candidate":true,"visibility":true},"dynamicProps":false,"dynamicItems":false};
+validate48.evaluated = {"props":{"schemaVersion":true,"extensionUri":true,"eventId":true,"eventType":true,"sequence":true,"createdAt":true,"scope":true,"pipelineRunId":true,"pipelineName":true,"taskId":true,"contextId":true,"status":true,"iacCodeSessionId":true,"data":true,"step":true,"candidateStep":true,"candidate":true,"visibility":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_custom_session = validate41;
-const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
-const formats4 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern26 = new RegExp("^agui-[0-9a-f]{40}$", "u");
+exports.v_agui_custom_session = validate49;
+const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
+const formats10 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const pattern27 = new RegExp("^agui-[0-9a-f]{40}$", "u");
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/session.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate41.evaluated;
+const evaluated0 = validate49.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10264,7 +16630,7 @@ errors++;
 if(data.executionId !== undefined){
 let data3 = data.executionId;
 if(typeof data3 === "string"){
-if(!(formats4.test(data3))){
+if(!(formats10.test(data3))){
 const err12 = {instancePath:instancePath+"/executionId",schemaPath:"#/properties/executionId/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -10289,7 +16655,7 @@ errors++;
 if(data.contextId !== undefined){
 let data4 = data.contextId;
 if(typeof data4 === "string"){
-if(!pattern26.test(data4)){
+if(!pattern27.test(data4)){
 const err14 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -10407,19 +16773,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
-validate41.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate49.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_custom_tool_progress = validate42;
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
+exports.v_agui_custom_tool_progress = validate50;
+const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/tool-progress.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate42.evaluated;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10691,37 +17057,37 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_event = validate43;
-const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
-const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
-const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
-const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
-const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
-const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
-const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
-const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
-const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
-const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
-const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
-const pattern27 = new RegExp("^pipeline:.+$", "u");
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
+exports.v_agui_event = validate51;
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
+const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
+const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
+const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
+const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
+const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
+const pattern28 = new RegExp("^pipeline:.+$", "u");
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/custom.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate44.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10898,7 +17264,7 @@ errors++;
 if(data1.executionId !== undefined){
 let data5 = data1.executionId;
 if(typeof data5 === "string"){
-if(!(formats4.test(data5))){
+if(!(formats10.test(data5))){
 const err13 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -10923,7 +17289,7 @@ errors++;
 if(data1.contextId !== undefined){
 let data6 = data1.contextId;
 if(typeof data6 === "string"){
-if(!pattern26.test(data6)){
+if(!pattern27.test(data6)){
 const err15 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -11175,7 +17541,7 @@ vErrors.push(err34);
 errors++;
 }
 for(const key1 in data11){
-if(!(func3.call(schema84.properties, key1))){
+if(!(func3.call(schema93.properties, key1))){
 const err35 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
@@ -11383,7 +17749,7 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!(formats0(data20))){
+if(!(formats6(data20))){
 const err52 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err52];
@@ -11986,7 +18352,7 @@ errors++;
 if(data40.eventType !== undefined){
 let data44 = data40.eventType;
 if(!((((((((((((((((((((((((((((((((((data44 === "pipeline_started") || (data44 === "pipeline_resumed")) || (data44 === "pipeline_completed")) || (data44 === "pipeline_error")) || (data44 === "pipeline_warning")) || (data44 === "backup_blocked")) || (data44 === "candidate_started")) || (data44 === "candidate_completed")) || (data44 === "candidate_failed")) || (data44 === "candidate_interrupted")) || (data44 === "candidate_restart_requested")) || (data44 === "candidate_selected")) || (data44 === "candidate_detail_shown")) || (data44 === "candidate_step_failed")) || (data44 === "sub_pipeline_started")) || (data44 === "sub_pipeline_completed")) || (data44 === "sub_step_failed")) || (data44 === "step_failed")) || (data44 === "stack_progress")) || (data44 === "stack_instances_progress")) || (data44 === "stack_current_changed")) || (data44 === "cleanup_started")) || (data44 === "cleanup_progress")) || (data44 === "cleanup_completed")) || (data44 === "cleanup_failed")) || (data44 === "rollback_triggered")) || (data44 === "rollback_completed")) || (data44 === "context_compaction_started")) || (data44 === "context_compacted")) || (data44 === "context_compaction_failed")) || (data44 === "fields_marked_stale")) || (data44 === "diagram_shown")) || (data44 === "mcp_status")) || (data44 === "tool_progress"))){
-const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema85.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema94.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -12034,7 +18400,7 @@ errors++;
 if(data40.createdAt !== undefined){
 let data46 = data40.createdAt;
 if(typeof data46 === "string"){
-if(!(formats2.validate(data46))){
+if(!(formats0.validate(data46))){
 const err100 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err100];
@@ -12590,7 +18956,7 @@ errors++;
 if(data68.executionId !== undefined){
 let data72 = data68.executionId;
 if(typeof data72 === "string"){
-if(!(formats4.test(data72))){
+if(!(formats10.test(data72))){
 const err145 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err145];
@@ -12615,7 +18981,7 @@ errors++;
 if(data68.contextId !== undefined){
 let data73 = data68.contextId;
 if(typeof data73 === "string"){
-if(!pattern26.test(data73)){
+if(!pattern27.test(data73)){
 const err147 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err147];
@@ -12821,7 +19187,7 @@ vErrors.push(err164);
 errors++;
 }
 for(const key5 in data68){
-if(!(func3.call(schema84.properties, key5))){
+if(!(func3.call(schema93.properties, key5))){
 const err165 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err165];
@@ -13029,7 +19395,7 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(!(formats0(data85))){
+if(!(formats6(data85))){
 const err182 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err182];
@@ -13526,7 +19892,7 @@ errors++;
 if(data68.eventType !== undefined){
 let data105 = data68.eventType;
 if(!((((((((((((((((((((((((((((((((((data105 === "pipeline_started") || (data105 === "pipeline_resumed")) || (data105 === "pipeline_completed")) || (data105 === "pipeline_error")) || (data105 === "pipeline_warning")) || (data105 === "backup_blocked")) || (data105 === "candidate_started")) || (data105 === "candidate_completed")) || (data105 === "candidate_failed")) || (data105 === "candidate_interrupted")) || (data105 === "candidate_restart_requested")) || (data105 === "candidate_selected")) || (data105 === "candidate_detail_shown")) || (data105 === "candidate_step_failed")) || (data105 === "sub_pipeline_started")) || (data105 === "sub_pipeline_completed")) || (data105 === "sub_step_failed")) || (data105 === "step_failed")) || (data105 === "stack_progress")) || (data105 === "stack_instances_progress")) || (data105 === "stack_current_changed")) || (data105 === "cleanup_started")) || (data105 === "cleanup_progress")) || (data105 === "cleanup_completed")) || (data105 === "cleanup_failed")) || (data105 === "rollback_triggered")) || (data105 === "rollback_completed")) || (data105 === "context_compaction_started")) || (data105 === "context_compacted")) || (data105 === "context_compaction_failed")) || (data105 === "fields_marked_stale")) || (data105 === "diagram_shown")) || (data105 === "mcp_status")) || (data105 === "tool_progress"))){
-const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema85.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema94.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -13574,7 +19940,7 @@ errors++;
 if(data68.createdAt !== undefined){
 let data107 = data68.createdAt;
 if(typeof data107 === "string"){
-if(!(formats2.validate(data107))){
+if(!(formats0.validate(data107))){
 const err226 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err226];
@@ -13904,20 +20270,20 @@ vErrors.push(err249);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
-const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
-const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema123 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
+const schema125 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-finished.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate46.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14305,7 +20671,7 @@ errors++;
 if(data8.reason !== undefined){
 let data10 = data8.reason;
 if(!((data10 === "tool_call") || (data10 === "input_required"))){
-const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema115.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema124.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -14381,7 +20747,7 @@ errors++;
 if(data8.expiresAt !== undefined){
 let data14 = data8.expiresAt;
 if(typeof data14 === "string"){
-if(!(formats2.validate(data14))){
+if(!(formats0.validate(data14))){
 const err38 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/expiresAt",schemaPath:"../interrupt.json/properties/expiresAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err38];
@@ -15236,18 +21602,18 @@ vErrors.push(err106);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate48.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15718,17 +22084,17 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate43.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18303,7 +24669,7 @@ errors++;
 if(data.messageId !== undefined){
 let data59 = data.messageId;
 if(typeof data59 === "string"){
-if(!pattern27.test(data59)){
+if(!pattern28.test(data59)){
 const err206 = {instancePath:instancePath+"/messageId",schemaPath:"events/activity-snapshot.json/properties/messageId/pattern",keyword:"pattern",params:{pattern: "^pipeline:.+$"},message:"must match pattern \""+"^pipeline:.+$"+"\""};
 if(vErrors === null){
 vErrors = [err206];
@@ -18481,8 +24847,8 @@ props0 = true;
 }
 }
 const _errs176 = errors;
-if(!(validate44(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate52(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs176 === errors;
@@ -18499,8 +24865,8 @@ props0 = true;
 }
 }
 const _errs177 = errors;
-if(!(validate46(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs177 === errors;
@@ -18517,8 +24883,8 @@ props0 = true;
 }
 }
 const _errs178 = errors;
-if(!(validate48(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs178 === errors;
@@ -18573,19 +24939,19 @@ vErrors = null;
 }
 }
 }
-validate43.errors = vErrors;
+validate51.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate43.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate51.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.v_agui_events_activity_snapshot = validate50;
+exports.v_agui_events_activity_snapshot = validate58;
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/activity-snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -18715,7 +25081,7 @@ errors++;
 if(data.messageId !== undefined){
 let data2 = data.messageId;
 if(typeof data2 === "string"){
-if(!pattern27.test(data2)){
+if(!pattern28.test(data2)){
 const err11 = {instancePath:instancePath+"/messageId",schemaPath:"#/properties/messageId/pattern",keyword:"pattern",params:{pattern: "^pipeline:.+$"},message:"must match pattern \""+"^pipeline:.+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -18879,20 +25245,20 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_custom = validate44;
+exports.v_agui_events_custom = validate52;
 
-exports.v_agui_events_reasoning_end = validate51;
+exports.v_agui_events_reasoning_end = validate59;
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate59.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19025,18 +25391,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_content = validate52;
+exports.v_agui_events_reasoning_message_content = validate60;
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-content.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19204,18 +25570,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_end = validate53;
+exports.v_agui_events_reasoning_message_end = validate61;
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19348,18 +25714,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_start = validate54;
+exports.v_agui_events_reasoning_message_start = validate62;
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19514,18 +25880,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_start = validate55;
+exports.v_agui_events_reasoning_start = validate63;
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19658,22 +26024,22 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_run_error = validate48;
+exports.v_agui_events_run_error = validate56;
 
-exports.v_agui_events_run_finished = validate46;
+exports.v_agui_events_run_finished = validate54;
 
-exports.v_agui_events_run_started = validate56;
+exports.v_agui_events_run_started = validate64;
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-started.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -19866,18 +26232,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_step_finished = validate57;
+exports.v_agui_events_step_finished = validate65;
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/step-finished.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20010,18 +26376,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_step_started = validate58;
+exports.v_agui_events_step_started = validate66;
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/step-started.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20154,18 +26520,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_content = validate59;
+exports.v_agui_events_text_message_content = validate67;
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-content.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20333,18 +26699,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_end = validate60;
+exports.v_agui_events_text_message_end = validate68;
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20477,18 +26843,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_start = validate61;
+exports.v_agui_events_text_message_start = validate69;
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20643,18 +27009,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_args = validate62;
+exports.v_agui_events_tool_call_args = validate70;
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-args.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20822,18 +27188,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_end = validate63;
+exports.v_agui_events_tool_call_end = validate71;
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -20966,18 +27332,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_result = validate64;
+exports.v_agui_events_tool_call_result = validate72;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-result.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21189,18 +27555,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_start = validate65;
+exports.v_agui_events_tool_call_start = validate73;
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21393,19 +27759,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_health = validate66;
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200, no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"const":"ok"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+exports.v_agui_health = validate74;
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200, no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"const":"ok"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21696,19 +28062,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_iac_code_props = validate67;
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
+exports.v_agui_iac_code_props = validate75;
+const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/iac-code-props.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -21747,7 +28113,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema136.properties, key0))){
+if(!(func3.call(schema145.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -21818,7 +28184,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern8.test(data2)){
+if(!pattern9.test(data2)){
 const err9 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -21843,7 +28209,7 @@ errors++;
 if(data.model !== undefined){
 let data3 = data.model;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema136.properties.model.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema145.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -21856,7 +28222,7 @@ errors++;
 if(data.llmApiKey !== undefined){
 let data4 = data.llmApiKey;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema136.properties.llmApiKey.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema145.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -21869,7 +28235,7 @@ errors++;
 if(data.thinking !== undefined){
 let data5 = data.thinking;
 if((!(data5 && typeof data5 == "object" && !Array.isArray(data5))) && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema136.properties.thinking.type},message:"must be object,null"};
+const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema145.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -21906,7 +28272,7 @@ errors++;
 if(data5.effort !== undefined){
 let data7 = data5.effort;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema136.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema145.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21919,7 +28285,7 @@ errors++;
 if(data5.budget !== undefined){
 let data8 = data5.budget;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema136.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema145.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21946,7 +28312,7 @@ errors++;
 if(data.userId !== undefined){
 let data9 = data.userId;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema136.properties.userId.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema145.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -21959,7 +28325,7 @@ errors++;
 if(data.channel !== undefined){
 let data10 = data.channel;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema136.properties.channel.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema145.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -21972,7 +28338,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data11 = data.preferredLanguage;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema136.properties.preferredLanguage.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema145.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -21985,7 +28351,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data12 = data.candidatePresentation;
 if(!(((data12 === "standard") || (data12 === "rich")) || (data12 === null))){
-const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema136.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema145.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21998,7 +28364,7 @@ errors++;
 if(data.runMode !== undefined){
 let data13 = data.runMode;
 if(!(((data13 === "normal") || (data13 === "pipeline")) || (data13 === null))){
-const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema136.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema145.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -22011,7 +28377,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data14 = data.pipelineName;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema136.properties.pipelineName.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema145.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -22036,7 +28402,7 @@ errors++;
 if(data.alibabaCloud !== undefined){
 let data16 = data.alibabaCloud;
 if((!(data16 && typeof data16 == "object" && !Array.isArray(data16))) && (data16 !== null)){
-const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.type},message:"must be object,null"};
+const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -22061,7 +28427,7 @@ errors++;
 if(data16.accessKeyId !== undefined){
 let data17 = data16.accessKeyId;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -22074,7 +28440,7 @@ errors++;
 if(data16.accessKeySecret !== undefined){
 let data18 = data16.accessKeySecret;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -22087,7 +28453,7 @@ errors++;
 if(data16.securityToken !== undefined){
 let data19 = data16.securityToken;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -22100,7 +28466,7 @@ errors++;
 if(data16.regionId !== undefined){
 let data20 = data16.regionId;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -22123,18 +28489,18 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_interrupt = validate68;
+exports.v_agui_interrupt = validate76;
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/interrupt.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22242,7 +28608,7 @@ errors++;
 if(data.reason !== undefined){
 let data1 = data.reason;
 if(!((data1 === "tool_call") || (data1 === "input_required"))){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema115.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema124.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -22318,7 +28684,7 @@ errors++;
 if(data.expiresAt !== undefined){
 let data5 = data.expiresAt;
 if(typeof data5 === "string"){
-if(!(formats2.validate(data5))){
+if(!(formats0.validate(data5))){
 const err15 = {instancePath:instancePath+"/expiresAt",schemaPath:"#/properties/expiresAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -22799,19 +29165,19 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_message = validate69;
-const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
+exports.v_agui_message = validate77;
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/message.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -23060,7 +29426,7 @@ errors++;
 if(data8.value !== undefined){
 let data10 = data8.value;
 if(typeof data10 === "string"){
-if(!pattern23.test(data10)){
+if(!pattern24.test(data10)){
 const err18 = {instancePath:instancePath+"/content/" + i0+"/source/value",schemaPath:"content-part.json/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -23085,7 +29451,7 @@ errors++;
 if(data8.mimeType !== undefined){
 let data11 = data8.mimeType;
 if(!((((data11 === "image/png") || (data11 === "image/jpeg")) || (data11 === "image/gif")) || (data11 === "image/webp"))){
-const err20 = {instancePath:instancePath+"/content/" + i0+"/source/mimeType",schemaPath:"content-part.json/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema83.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/content/" + i0+"/source/mimeType",schemaPath:"content-part.json/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema92.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -23288,7 +29654,7 @@ errors++;
 if(data.role !== undefined){
 let data16 = data.role;
 if(!((data16 === "developer") || (data16 === "system"))){
-const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema138.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema147.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -23925,7 +30291,7 @@ errors++;
 if(data.role !== undefined){
 let data39 = data.role;
 if(!(((((((data39 === "developer") || (data39 === "system")) || (data39 === "assistant")) || (data39 === "user")) || (data39 === "tool")) || (data39 === "activity")) || (data39 === "reasoning"))){
-const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema138.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema147.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -23946,20 +30312,20 @@ vErrors.push(err76);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate77.errors = vErrors;
 evaluated0.props = props1;
 return errors === 0;
 }
-validate69.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate77.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.v_agui_resume_entry = validate70;
-const schema140 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
+exports.v_agui_resume_entry = validate78;
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/resume-entry.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24015,7 +30381,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "resolved") || (data1 === "cancelled"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema140.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema149.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -24085,19 +30451,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_run_agent_input = validate71;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
+exports.v_agui_run_agent_input = validate79;
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/run-agent-input.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24254,8 +30620,8 @@ let data4 = data.messages;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate69(data4[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+if(!(validate77(data4[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
 errors = vErrors.length;
 }
 }
@@ -24430,7 +30796,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key1 in data12){
-if(!(func3.call(schema136.properties, key1))){
+if(!(func3.call(schema145.properties, key1))){
 const err27 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
@@ -24501,7 +30867,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern8.test(data15)){
+if(!pattern9.test(data15)){
 const err33 = {instancePath:instancePath+"/forwardedProps/iacCode/cwd",schemaPath:"iac-code-props.json/properties/cwd/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -24526,7 +30892,7 @@ errors++;
 if(data12.model !== undefined){
 let data16 = data12.model;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema136.properties.model.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema145.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -24539,7 +30905,7 @@ errors++;
 if(data12.llmApiKey !== undefined){
 let data17 = data12.llmApiKey;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema136.properties.llmApiKey.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema145.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -24552,7 +30918,7 @@ errors++;
 if(data12.thinking !== undefined){
 let data18 = data12.thinking;
 if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema136.properties.thinking.type},message:"must be object,null"};
+const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema145.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -24589,7 +30955,7 @@ errors++;
 if(data18.effort !== undefined){
 let data20 = data18.effort;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema136.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema145.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -24602,7 +30968,7 @@ errors++;
 if(data18.budget !== undefined){
 let data21 = data18.budget;
 if((!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))) && (data21 !== null)){
-const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema136.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema145.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -24629,7 +30995,7 @@ errors++;
 if(data12.userId !== undefined){
 let data22 = data12.userId;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema136.properties.userId.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema145.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -24642,7 +31008,7 @@ errors++;
 if(data12.channel !== undefined){
 let data23 = data12.channel;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema136.properties.channel.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema145.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -24655,7 +31021,7 @@ errors++;
 if(data12.preferredLanguage !== undefined){
 let data24 = data12.preferredLanguage;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema136.properties.preferredLanguage.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema145.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -24668,7 +31034,7 @@ errors++;
 if(data12.candidatePresentation !== undefined){
 let data25 = data12.candidatePresentation;
 if(!(((data25 === "standard") || (data25 === "rich")) || (data25 === null))){
-const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema136.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema145.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -24681,7 +31047,7 @@ errors++;
 if(data12.runMode !== undefined){
 let data26 = data12.runMode;
 if(!(((data26 === "normal") || (data26 === "pipeline")) || (data26 === null))){
-const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema136.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema145.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -24694,7 +31060,7 @@ errors++;
 if(data12.pipelineName !== undefined){
 let data27 = data12.pipelineName;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema136.properties.pipelineName.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema145.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -24719,7 +31085,7 @@ errors++;
 if(data12.alibabaCloud !== undefined){
 let data29 = data12.alibabaCloud;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.type},message:"must be object,null"};
+const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -24744,7 +31110,7 @@ errors++;
 if(data29.accessKeyId !== undefined){
 let data30 = data29.accessKeyId;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -24757,7 +31123,7 @@ errors++;
 if(data29.accessKeySecret !== undefined){
 let data31 = data29.accessKeySecret;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -24770,7 +31136,7 @@ errors++;
 if(data29.securityToken !== undefined){
 let data32 = data29.securityToken;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -24783,7 +31149,7 @@ errors++;
 if(data29.regionId !== undefined){
 let data33 = data29.regionId;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema136.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema145.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -24874,7 +31240,7 @@ errors++;
 if(data35.status !== undefined){
 let data37 = data35.status;
 if(!((data37 === "resolved") || (data37 === "cancelled"))){
-const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema140.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema149.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -24968,18 +31334,18 @@ vErrors.push(err68);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"threadId":true,"runId":true,"parentRunId":true,"protocolVersion":true,"state":true,"messages":true,"tools":true,"context":true,"forwardedProps":true,"resume":true},"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":{"threadId":true,"runId":true,"parentRunId":true,"protocolVersion":true,"state":true,"messages":true,"tools":true,"context":true,"forwardedProps":true,"resume":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_token_usage = validate73;
+exports.v_agui_token_usage = validate81;
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/token-usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25270,21 +31636,21 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_a2a_client = validate74;
-const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
-const schema146 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
-const schema147 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
-const schema148 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
+exports.v_config_a2a_client = validate82;
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
+const schema155 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
+const schema156 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
+const schema157 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25610,17 +31976,17 @@ vErrors = null;
 }
 }
 }
-validate76.errors = vErrors;
+validate84.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate76.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate84.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25662,8 +32028,8 @@ const _errs3 = errors;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate76(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+if(!(validate84(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
 errors = vErrors.length;
 }
 }
@@ -25711,19 +32077,19 @@ vErrors = null;
 }
 }
 }
-validate75.errors = vErrors;
+validate83.errors = vErrors;
 evaluated0.items = items0;
 return errors === 0;
 }
-validate75.evaluated = {"dynamicProps":false,"dynamicItems":true};
+validate83.evaluated = {"dynamicProps":false,"dynamicItems":true};
 
-const pattern39 = new RegExp("^https://", "u");
+const pattern40 = new RegExp("^https://", "u");
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-client.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -25732,7 +32098,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema145.properties, key0))){
+if(!(func3.call(schema154.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -25758,7 +32124,7 @@ errors++;
 if(data.binding !== undefined){
 let data1 = data.binding;
 if(!(((data1 === "jsonrpc") || (data1 === "rest")) || (data1 === "grpc"))){
-const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema145.properties.binding.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema154.properties.binding.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -25769,14 +32135,14 @@ errors++;
 }
 }
 if(data.route !== undefined){
-if(!(validate75(data.route, {instancePath:instancePath+"/route",parentData:data,parentDataProperty:"route",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate83(data.route, {instancePath:instancePath+"/route",parentData:data,parentDataProperty:"route",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
 errors = vErrors.length;
 }
 }
 if(data.routes !== undefined){
-if(!(validate75(data.routes, {instancePath:instancePath+"/routes",parentData:data,parentDataProperty:"routes",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+if(!(validate83(data.routes, {instancePath:instancePath+"/routes",parentData:data,parentDataProperty:"routes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
 errors = vErrors.length;
 }
 }
@@ -26002,7 +32368,7 @@ errors++;
 if(data.verify_card_jwks_url !== undefined){
 let data20 = data.verify_card_jwks_url;
 if(typeof data20 === "string"){
-if(!pattern39.test(data20)){
+if(!pattern40.test(data20)){
 const err21 = {instancePath:instancePath+"/verify_card_jwks_url",schemaPath:"#/properties/verify_card_jwks_url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -26149,7 +32515,7 @@ errors++;
 if(data.output !== undefined){
 let data29 = data.output;
 if(!(((data29 === "text") || (data29 === "table")) || (data29 === "json"))){
-const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema145.properties.output.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema154.properties.output.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -26230,24 +32596,24 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_a2a_server = validate80;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
-const pattern40 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$", "u");
-const pattern41 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
-const pattern42 = new RegExp("^rediss?://", "u");
-const pattern43 = new RegExp("^/", "u");
-const pattern46 = new RegExp("^https?://", "u");
+exports.v_config_a2a_server = validate88;
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const pattern41 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$", "u");
+const pattern42 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
+const pattern43 = new RegExp("^rediss?://", "u");
+const pattern44 = new RegExp("^/", "u");
+const pattern47 = new RegExp("^https?://", "u");
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26256,7 +32622,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema150.properties, key0))){
+if(!(func3.call(schema159.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -26340,7 +32706,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((((data2 === "http") || (data2 === "stdio")) || (data2 === "unix")) || (data2 === "websocket")) || (data2 === "grpc")) || (data2 === "grpc-jsonrpc")) || (data2 === "redis-streams")) || (data2 === "jsonrpc")) || (data2 === "json-rpc")) || (data2 === "http+jsonrpc")) || (data2 === "http-jsonrpc")) || (data2 === "https")) || (data2 === "grpcs")) || (data2 === "grpc+jsonrpc")) || (data2 === "ws")) || (data2 === "wss")) || (data2 === "redis")) || (data2 === "redis-stream"))){
-const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema150.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema159.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -26380,7 +32746,7 @@ const _errs13 = errors;
 let valid1 = false;
 const _errs14 = errors;
 if(typeof data5 === "string"){
-if(!pattern40.test(data5)){
+if(!pattern41.test(data5)){
 const err10 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -26419,7 +32785,7 @@ vErrors.push(err12);
 errors++;
 }
 if(!(((((data6 === "tool-trace") || (data6 === "raw-thinking")) || (data6 === "tool_trace")) || (data6 === "raw_thinking")) || (data6 === "all"))){
-const err13 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema150.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema159.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -26515,7 +32881,7 @@ errors++;
 if(data["api-key-header"] !== undefined){
 let data11 = data["api-key-header"];
 if(typeof data11 === "string"){
-if(!pattern41.test(data11)){
+if(!pattern42.test(data11)){
 const err20 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
@@ -26649,7 +33015,7 @@ vErrors.push(err30);
 errors++;
 }
 if(!((data17 === "local-file") || (data17 === "redis-streams"))){
-const err31 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema150.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+const err31 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema159.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -26662,7 +33028,7 @@ errors++;
 if(data["push-redis-url"] !== undefined){
 let data18 = data["push-redis-url"];
 if(typeof data18 === "string"){
-if(!pattern42.test(data18)){
+if(!pattern43.test(data18)){
 const err32 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err32];
@@ -26924,7 +33290,7 @@ errors++;
 if(data["ws-path"] !== undefined){
 let data29 = data["ws-path"];
 if(typeof data29 === "string"){
-if(!pattern43.test(data29)){
+if(!pattern44.test(data29)){
 const err53 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -27059,7 +33425,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data34 = data["redis-url"];
 if(typeof data34 === "string"){
-if(!pattern42.test(data34)){
+if(!pattern43.test(data34)){
 const err64 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err64];
@@ -27163,7 +33529,7 @@ const len1 = data38.length;
 for(let i1=0; i1<len1; i1++){
 let data39 = data38[i1];
 if(typeof data39 === "string"){
-if(!pattern8.test(data39)){
+if(!pattern9.test(data39)){
 const err72 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err72];
@@ -27275,7 +33641,7 @@ vErrors.push(err79);
 errors++;
 }
 if(!((data42 === "normal") || (data42 === "pipeline"))){
-const err80 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema150.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err80 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema159.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -27363,7 +33729,7 @@ errors++;
 if(data["base-url"] !== undefined){
 let data46 = data["base-url"];
 if(typeof data46 === "string"){
-if(!pattern46.test(data46)){
+if(!pattern47.test(data46)){
 const err87 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err87];
@@ -27551,20 +33917,20 @@ vErrors.push(err101);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_agui_server = validate81;
-const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.","type":"string"},"auth-token":{"description":"Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.","type":"string"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-stdout":{"description":"Mirror logs to stdout.","type":"boolean","default":false},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
-const pattern47 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
+exports.v_config_agui_server = validate89;
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.","type":"string"},"auth-token":{"description":"Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.","type":"string"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-stdout":{"description":"Mirror logs to stdout.","type":"boolean","default":false},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const pattern48 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/agui-server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27573,7 +33939,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema151.properties, key0))){
+if(!(func3.call(schema160.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -27647,7 +34013,7 @@ errors++;
 if(data["a2a-url"] !== undefined){
 let data2 = data["a2a-url"];
 if(typeof data2 === "string"){
-if(!pattern47.test(data2)){
+if(!pattern48.test(data2)){
 const err6 = {instancePath:instancePath+"/a2a-url",schemaPath:"#/properties/a2a-url/pattern",keyword:"pattern",params:{pattern: "^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"},message:"must match pattern \""+"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -27786,7 +34152,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 === "string"){
-if(!pattern8.test(data11)){
+if(!pattern9.test(data11)){
 const err17 = {instancePath:instancePath+"/allowed-cwds/" + i0,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -27931,20 +34297,20 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_a2a_error_catalogue = validate82;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
-const pattern49 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
+exports.v_errors_a2a_error_catalogue = validate90;
+const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
+const pattern50 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/a2a-error-catalogue.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28047,7 +34413,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data0){
-if(!(func3.call(schema152.items.properties, key0))){
+if(!(func3.call(schema161.items.properties, key0))){
 const err9 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -28061,7 +34427,7 @@ errors++;
 if(data0.name !== undefined){
 let data1 = data0.name;
 if(typeof data1 === "string"){
-if(!pattern49.test(data1)){
+if(!pattern50.test(data1)){
 const err10 = {instancePath:instancePath+"/" + i0+"/name",schemaPath:"#/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*Error$"},message:"must match pattern \""+"^[A-Z][A-Za-z0-9]*Error$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -28086,7 +34452,7 @@ errors++;
 if(data0.kind !== undefined){
 let data2 = data0.kind;
 if(!(((data2 === "a2a") || (data2 === "jsonrpc")) || (data2 === "transport"))){
-const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema152.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema161.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -28124,7 +34490,7 @@ errors++;
 if(data0.jsonrpcCode !== undefined){
 let data4 = data0.jsonrpcCode;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema152.items.properties.jsonrpcCode.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema161.items.properties.jsonrpcCode.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -28194,7 +34560,7 @@ errors++;
 if(data0.grpcStatus !== undefined){
 let data6 = data0.grpcStatus;
 if(!((((((((((((((((data6 === "CANCELLED") || (data6 === "UNKNOWN")) || (data6 === "INVALID_ARGUMENT")) || (data6 === "DEADLINE_EXCEEDED")) || (data6 === "NOT_FOUND")) || (data6 === "ALREADY_EXISTS")) || (data6 === "PERMISSION_DENIED")) || (data6 === "RESOURCE_EXHAUSTED")) || (data6 === "FAILED_PRECONDITION")) || (data6 === "ABORTED")) || (data6 === "OUT_OF_RANGE")) || (data6 === "UNIMPLEMENTED")) || (data6 === "INTERNAL")) || (data6 === "UNAVAILABLE")) || (data6 === "DATA_LOSS")) || (data6 === "UNAUTHENTICATED"))){
-const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema152.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema161.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -28300,21 +34666,21 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_agui_error_catalogue = validate83;
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^agui\\.error\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
-const pattern52 = new RegExp("^agui\\.error\\.[a-z][A-Za-z0-9]*$", "u");
+exports.v_errors_agui_error_catalogue = validate91;
+const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^agui\\.error\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
+const pattern53 = new RegExp("^agui\\.error\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/agui-error-catalogue.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28475,7 +34841,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 let data4 = data3[i1];
 if(!((data4 === "http") || (data4 === "sse"))){
-const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema153.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema162.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -28534,7 +34900,7 @@ const len2 = data5.length;
 for(let i3=0; i3<len2; i3++){
 let data6 = data5[i3];
 if(typeof data6 === "string"){
-if(!pattern52.test(data6)){
+if(!pattern53.test(data6)){
 const err17 = {instancePath:instancePath+"/" + i0+"/messageKeys/" + i3,schemaPath:"#/items/properties/messageKeys/items/pattern",keyword:"pattern",params:{pattern: "^agui\\.error\\.[a-z][A-Za-z0-9]*$"},message:"must match pattern \""+"^agui\\.error\\.[a-z][A-Za-z0-9]*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -28640,19 +35006,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_error_envelope = validate84;
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
+exports.v_errors_error_envelope = validate92;
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/error-envelope.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28790,23 +35156,2106 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_AgentCard = validate86;
-const schema156 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
-const schema157 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
-const schema158 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
-const schema176 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
-const schema159 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
-const schema160 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+exports.v_pipeline_definition = validate93;
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema165 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+const pattern55 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const schema167 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
+const pattern57 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
+const schema168 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema174 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
+const schema176 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
+const schema172 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
+const schema173 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate96.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.tool === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tool"},message:"must have required property '"+"tool"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.message === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "type") || (key0 === "tool")) || (key0 === "when")) || (key0 === "input_matches")) || (key0 === "result_matches")) || (key0 === "result_equals")) || (key0 === "message"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data0 = data.type;
+if(!((data0 === "tool_called") || (data0 === "tool_succeeded"))){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema172.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.tool !== undefined){
+let data1 = data.tool;
+if(typeof data1 === "string"){
+if(func1(data1) < 1){
+const err5 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.when !== undefined){
+let data2 = data.when;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.field === undefined){
+const err7 = {instancePath:instancePath+"/when",schemaPath:"#/$defs/condition/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!((((((key1 === "field") || (key1 === "equals")) || (key1 === "not_equals")) || (key1 === "below")) || (key1 === "in")) || (key1 === "not_in"))){
+const err8 = {instancePath:instancePath+"/when",schemaPath:"#/$defs/condition/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data2.field !== undefined){
+let data3 = data2.field;
+if(typeof data3 === "string"){
+if(func1(data3) < 1){
+const err9 = {instancePath:instancePath+"/when/field",schemaPath:"#/$defs/condition/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/when/field",schemaPath:"#/$defs/condition/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data2.below !== undefined){
+let data4 = data2.below;
+if(!((typeof data4 == "number") && (isFinite(data4)))){
+const err11 = {instancePath:instancePath+"/when/below",schemaPath:"#/$defs/condition/properties/below/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data2.in !== undefined){
+if(!(Array.isArray(data2.in))){
+const err12 = {instancePath:instancePath+"/when/in",schemaPath:"#/$defs/condition/properties/in/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data2.not_in !== undefined){
+if(!(Array.isArray(data2.not_in))){
+const err13 = {instancePath:instancePath+"/when/not_in",schemaPath:"#/$defs/condition/properties/not_in/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/when",schemaPath:"#/$defs/condition/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.input_matches !== undefined){
+let data7 = data.input_matches;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key2 in data7){
+if(typeof data7[key2] !== "string"){
+const err15 = {instancePath:instancePath+"/input_matches/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/input_matches/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/input_matches",schemaPath:"#/properties/input_matches/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.result_matches !== undefined){
+let data9 = data.result_matches;
+if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
+const err17 = {instancePath:instancePath+"/result_matches",schemaPath:"#/properties/result_matches/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.result_equals !== undefined){
+let data10 = data.result_equals;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+for(const key3 in data10){
+if(typeof data10[key3] !== "string"){
+const err18 = {instancePath:instancePath+"/result_equals/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/result_equals/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/result_equals",schemaPath:"#/properties/result_equals/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.message !== undefined){
+let data12 = data.message;
+if(typeof data12 === "string"){
+if(func1(data12) < 1){
+const err20 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+validate96.errors = vErrors;
+return errors === 0;
+}
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate95.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs2 = errors;
+let valid1 = true;
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+else {
+if(data.type !== undefined){
+if("parallel_sub_pipeline" !== data.type){
+const err1 = {};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+var _valid0 = _errs3 === errors;
+errors = _errs2;
+if(vErrors !== null){
+if(_errs2){
+vErrors.length = _errs2;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs5 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.sub_pipeline === undefined){
+const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "sub_pipeline"},message:"must have required property '"+"sub_pipeline"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+var _valid0 = _errs5 === errors;
+valid1 = _valid0;
+if(valid1){
+var props0 = {};
+props0.sub_pipeline = true;
+props0.type = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs6 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.sub_pipeline !== undefined){
+const err3 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/allOf/0/else/properties/sub_pipeline/false schema",keyword:"false schema",params:{},message:"boolean schema is false"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+var _valid0 = _errs6 === errors;
+valid1 = _valid0;
+if(valid1){
+if(props0 !== true){
+props0 = props0 || {};
+props0.sub_pipeline = true;
+}
+}
+ifClause0 = "else";
+}
+if(!valid1){
+const err4 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.conclusion_field === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conclusion_field"},message:"must have required property '"+"conclusion_field"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func3.call(schema168.properties, key0))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+let data2 = data.id;
+if(typeof data2 === "string"){
+if(!pattern55.test(data2)){
+const err8 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err10 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+let data4 = data.type;
+if(!((data4 === "agent") || (data4 === "parallel_sub_pipeline"))){
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema168.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.sub_pipeline !== undefined){
+let data5 = data.sub_pipeline;
+if(typeof data5 === "string"){
+if(!pattern55.test(data5)){
+const err12 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.conclusion_field !== undefined){
+let data6 = data.conclusion_field;
+if(typeof data6 === "string"){
+if(!pattern55.test(data6)){
+const err14 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.forward !== undefined){
+let data7 = data.forward;
+if((typeof data7 !== "string") && (data7 !== null)){
+const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema168.properties.forward.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.prompt !== undefined){
+let data8 = data.prompt;
+if(typeof data8 === "string"){
+if(func1(data8) < 1){
+const err17 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.context_fields !== undefined){
+let data9 = data.context_fields;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func1(data10) < 1){
+const err19 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+let i1 = data9.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data9[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err21 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.tools !== undefined){
+let data11 = data.tools;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key1 in data11){
+if(!((key1 === "include") || (key1 === "exclude"))){
+const err23 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data11.include !== undefined){
+let data12 = data11.include;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i2=0; i2<len1; i2++){
+let data13 = data12[i2];
+if(typeof data13 === "string"){
+if(func1(data13) < 1){
+const err24 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/tools/include",schemaPath:"#/properties/tools/properties/include/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data11.exclude !== undefined){
+let data14 = data11.exclude;
+if(Array.isArray(data14)){
+const len2 = data14.length;
+for(let i3=0; i3<len2; i3++){
+let data15 = data14[i3];
+if(typeof data15 === "string"){
+if(func1(data15) < 1){
+const err27 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/tools/exclude",schemaPath:"#/properties/tools/properties/exclude/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.inject_tools !== undefined){
+let data16 = data.inject_tools;
+if(Array.isArray(data16)){
+const len3 = data16.length;
+for(let i4=0; i4<len3; i4++){
+if(!(data16[i4] === "ros_deploy")){
+const err31 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema168.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+let i5 = data16.length;
+let j1;
+if(i5 > 1){
+outer0:
+for(;i5--;){
+for(j1 = i5; j1--;){
+if(func0(data16[i5], data16[j1])){
+const err32 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.conclusion_schema !== undefined){
+let data18 = data.conclusion_schema;
+if(!(data18 && typeof data18 == "object" && !Array.isArray(data18))){
+const err34 = {instancePath:instancePath+"/conclusion_schema",schemaPath:"#/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.completion_guards !== undefined){
+let data19 = data.completion_guards;
+if(Array.isArray(data19)){
+const len4 = data19.length;
+for(let i6=0; i6<len4; i6++){
+if(!(validate96(data19[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data19,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/completion_guards",schemaPath:"#/properties/completion_guards/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.max_conclusion_retries !== undefined){
+let data21 = data.max_conclusion_retries;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err36 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 10 || isNaN(data21)){
+const err37 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data21 < 0 || isNaN(data21)){
+const err38 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+if(data.exit_condition !== undefined){
+let data22 = data.exit_condition;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.field === undefined){
+const err39 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data22.value === undefined){
+const err40 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+for(const key2 in data22){
+if(!((key2 === "field") || (key2 === "value"))){
+const err41 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data22.field !== undefined){
+let data23 = data22.field;
+if(typeof data23 === "string"){
+if(func1(data23) < 1){
+const err42 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data.fail_condition !== undefined){
+let data24 = data.fail_condition;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.field === undefined){
+const err45 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data24.value === undefined){
+const err46 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+for(const key3 in data24){
+if(!((key3 === "field") || (key3 === "value"))){
+const err47 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data24.field !== undefined){
+let data25 = data24.field;
+if(typeof data25 === "string"){
+if(func1(data25) < 1){
+const err48 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.auto_advance !== undefined){
+if(typeof data.auto_advance !== "boolean"){
+const err51 = {instancePath:instancePath+"/auto_advance",schemaPath:"#/properties/auto_advance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.ui_mode !== undefined){
+if(!(data.ui_mode === "candidate_selection")){
+const err52 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema168.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data.complete_step_terminal !== undefined){
+if(typeof data.complete_step_terminal !== "boolean"){
+const err53 = {instancePath:instancePath+"/complete_step_terminal",schemaPath:"#/properties/complete_step_terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data.interrupt_judge_failure !== undefined){
+let data29 = data.interrupt_judge_failure;
+if(!(((data29 === "continue") || (data29 === "pause")) || (data29 === "hard_interrupt"))){
+const err54 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema168.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data.tracks_stacks !== undefined){
+if(typeof data.tracks_stacks !== "boolean"){
+const err55 = {instancePath:instancePath+"/tracks_stacks",schemaPath:"#/properties/tracks_stacks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data.a2a_artifacts !== undefined){
+let data31 = data.a2a_artifacts;
+if(Array.isArray(data31)){
+const len5 = data31.length;
+for(let i7=0; i7<len5; i7++){
+let data32 = data31[i7];
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.path_field === undefined){
+const err56 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "path_field"},message:"must have required property '"+"path_field"+"'"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(data32.media_type === undefined){
+const err57 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+for(const key4 in data32){
+if(!(((key4 === "path_field") || (key4 === "media_type")) || (key4 === "role"))){
+const err58 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data32.path_field !== undefined){
+let data33 = data32.path_field;
+if(typeof data33 === "string"){
+if(func1(data33) < 1){
+const err59 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+if(data32.media_type !== undefined){
+let data34 = data32.media_type;
+if(typeof data34 === "string"){
+if(func1(data34) < 1){
+const err61 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data32.role !== undefined){
+let data35 = data32.role;
+if(typeof data35 === "string"){
+if(func1(data35) < 1){
+const err63 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/a2a_artifacts",schemaPath:"#/properties/a2a_artifacts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(data.surface_overrides !== undefined){
+let data36 = data.surface_overrides;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+for(const key5 in data36){
+if(!((key5 === "a2a") || (key5 === "a2a_rich"))){
+const err67 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data36.a2a !== undefined){
+let data37 = data36.a2a;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+for(const key6 in data37){
+if(!((key6 === "prompt") || (key6 === "conclusion_schema"))){
+const err68 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(data37.prompt !== undefined){
+let data38 = data37.prompt;
+if(typeof data38 === "string"){
+if(func1(data38) < 1){
+const err69 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data37.conclusion_schema !== undefined){
+let data39 = data37.conclusion_schema;
+if(!(data39 && typeof data39 == "object" && !Array.isArray(data39))){
+const err71 = {instancePath:instancePath+"/surface_overrides/a2a/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data36.a2a_rich !== undefined){
+let data40 = data36.a2a_rich;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key7 in data40){
+if(!((key7 === "prompt") || (key7 === "conclusion_schema"))){
+const err73 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+if(data40.prompt !== undefined){
+let data41 = data40.prompt;
+if(typeof data41 === "string"){
+if(func1(data41) < 1){
+const err74 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data40.conclusion_schema !== undefined){
+let data42 = data40.conclusion_schema;
+if(!(data42 && typeof data42 == "object" && !Array.isArray(data42))){
+const err76 = {instancePath:instancePath+"/surface_overrides/a2a_rich/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+}
+else {
+const err77 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+validate95.errors = vErrors;
+return errors === 0;
+}
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate94.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.iterate_over === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iterate_over"},message:"must have required property '"+"iterate_over"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.steps === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "description") || (key0 === "iterate_over")) || (key0 === "context_fields_from_parent")) || (key0 === "max_rollbacks")) || (key0 === "steps"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err3 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.iterate_over !== undefined){
+let data1 = data.iterate_over;
+if(typeof data1 === "string"){
+if(!pattern57.test(data1)){
+const err4 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"+"\""};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.context_fields_from_parent !== undefined){
+let data2 = data.context_fields_from_parent;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(typeof data3 === "string"){
+if(func1(data3) < 1){
+const err6 = {instancePath:instancePath+"/context_fields_from_parent/" + i0,schemaPath:"#/properties/context_fields_from_parent/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/context_fields_from_parent/" + i0,schemaPath:"#/properties/context_fields_from_parent/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/context_fields_from_parent",schemaPath:"#/properties/context_fields_from_parent/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.max_rollbacks !== undefined){
+let data4 = data.max_rollbacks;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 100 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.steps !== undefined){
+let data5 = data.steps;
+if(Array.isArray(data5)){
+if(data5.length < 1){
+const err12 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate95(data5[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate94.errors = vErrors;
+return errors === 0;
+}
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/pipeline/definition.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate93.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.steps === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "name") || (key0 === "description")) || (key0 === "emit_stack_events")) || (key0 === "max_rollbacks")) || (key0 === "context_dependencies")) || (key0 === "on_complete")) || (key0 === "sub_pipelines")) || (key0 === "steps"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(!pattern55.test(data0)){
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+if(typeof data.description !== "string"){
+const err5 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.emit_stack_events !== undefined){
+if(typeof data.emit_stack_events !== "boolean"){
+const err6 = {instancePath:instancePath+"/emit_stack_events",schemaPath:"#/properties/emit_stack_events/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.max_rollbacks !== undefined){
+let data3 = data.max_rollbacks;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err7 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 100 || isNaN(data3)){
+const err8 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err9 = {instancePath:instancePath+"/max_rollbacks",schemaPath:"#/properties/max_rollbacks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.context_dependencies !== undefined){
+let data4 = data.context_dependencies;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+for(const key1 in data4){
+let data5 = data4[key1];
+if(Array.isArray(data5)){
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+let data6 = data5[i0];
+if(typeof data6 === "string"){
+if(func1(data6) < 1){
+const err10 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i0,schemaPath:"#/properties/context_dependencies/additionalProperties/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/" + i0,schemaPath:"#/properties/context_dependencies/additionalProperties/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+let i1 = data5.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data5[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err12 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/context_dependencies/additionalProperties/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+break;
+}
+indices0[item0] = i1;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/context_dependencies/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/context_dependencies/additionalProperties/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/context_dependencies",schemaPath:"#/properties/context_dependencies/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data.on_complete !== undefined){
+let data7 = data.on_complete;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.action === undefined){
+const err15 = {instancePath:instancePath+"/on_complete",schemaPath:"#/properties/on_complete/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+for(const key2 in data7){
+if(!(((key2 === "action") || (key2 === "apply_on")) || (key2 === "handoff_context"))){
+const err16 = {instancePath:instancePath+"/on_complete",schemaPath:"#/properties/on_complete/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data7.action !== undefined){
+if("switch_to_normal" !== data7.action){
+const err17 = {instancePath:instancePath+"/on_complete/action",schemaPath:"#/properties/on_complete/properties/action/const",keyword:"const",params:{allowedValue: "switch_to_normal"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data7.apply_on !== undefined){
+let data9 = data7.apply_on;
+if(Array.isArray(data9)){
+const len1 = data9.length;
+for(let i2=0; i2<len1; i2++){
+let data10 = data9[i2];
+if(!((((data10 === "completed") || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
+const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema164.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+let i3 = data9.length;
+let j1;
+if(i3 > 1){
+outer0:
+for(;i3--;){
+for(j1 = i3; j1--;){
+if(func0(data9[i3], data9[j1])){
+const err19 = {instancePath:instancePath+"/on_complete/apply_on",schemaPath:"#/properties/on_complete/properties/apply_on/uniqueItems",keyword:"uniqueItems",params:{i: i3, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i3+" are identical)"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+break outer0;
+}
+}
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/on_complete/apply_on",schemaPath:"#/properties/on_complete/properties/apply_on/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data7.handoff_context !== undefined){
+let data11 = data7.handoff_context;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key3 in data11){
+if(!(key3 === "include")){
+const err21 = {instancePath:instancePath+"/on_complete/handoff_context",schemaPath:"#/properties/on_complete/properties/handoff_context/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data11.include !== undefined){
+let data12 = data11.include;
+if(Array.isArray(data12)){
+const len2 = data12.length;
+for(let i4=0; i4<len2; i4++){
+let data13 = data12[i4];
+if(typeof data13 === "string"){
+if(func1(data13) < 1){
+const err22 = {instancePath:instancePath+"/on_complete/handoff_context/include/" + i4,schemaPath:"#/properties/on_complete/properties/handoff_context/properties/include/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/on_complete/handoff_context/include/" + i4,schemaPath:"#/properties/on_complete/properties/handoff_context/properties/include/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/on_complete/handoff_context/include",schemaPath:"#/properties/on_complete/properties/handoff_context/properties/include/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/on_complete/handoff_context",schemaPath:"#/properties/on_complete/properties/handoff_context/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/on_complete",schemaPath:"#/properties/on_complete/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data.sub_pipelines !== undefined){
+let data14 = data.sub_pipelines;
+if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
+for(const key4 in data14){
+const _errs34 = errors;
+if(typeof key4 === "string"){
+if(!pattern55.test(key4)){
+const err27 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key4};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/type",keyword:"type",params:{type: "string"},message:"must be string",propertyName:key4};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var valid13 = _errs34 === errors;
+if(!valid13){
+const err29 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/properties/sub_pipelines/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+for(const key5 in data14){
+if(!(validate94(data14[key5], {instancePath:instancePath+"/sub_pipelines/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/properties/sub_pipelines/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.steps !== undefined){
+let data16 = data.steps;
+if(Array.isArray(data16)){
+if(data16.length < 1){
+const err31 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+const len3 = data16.length;
+for(let i5=0; i5<len3; i5++){
+if(!(validate95(data16[i5], {instancePath:instancePath+"/steps/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+validate93.errors = vErrors;
+return errors === 0;
+}
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.v_a2a_protojson_AgentCard = validate102;
+const schema179 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
+const schema180 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
+const schema181 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
+const schema199 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
+const schema182 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
+const schema183 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -28965,28 +37414,28 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema161 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
-const schema162 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
-const schema163 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
-const schema171 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
-const schema172 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
-const schema164 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
-const schema165 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
-const schema166 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
-const schema167 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
-const schema168 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema169 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema170 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
+const schema184 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
+const schema185 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
+const schema186 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema194 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
+const schema195 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
+const schema187 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
+const schema188 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
+const schema189 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
+const schema190 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
+const schema191 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema192 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema193 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29743,16 +38192,16 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29795,8 +38244,8 @@ errors++;
 }
 }
 if(data.flows !== undefined){
-if(!(validate91(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+if(!(validate107(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -29823,16 +38272,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30009,8 +38458,8 @@ errors++;
 }
 }
 if(data.oauth2SecurityScheme !== undefined){
-if(!(validate90(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+if(!(validate106(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
 errors = vErrors.length;
 }
 }
@@ -30345,18 +38794,18 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema173 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
-const schema174 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+const schema196 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
+const schema197 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30457,17 +38906,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema175 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
+const schema198 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30680,8 +39129,8 @@ let data11 = data.securityRequirements;
 if(Array.isArray(data11)){
 const len4 = data11.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate95(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate111(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
 }
@@ -30708,16 +39157,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30806,7 +39255,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema156.properties, key0))){
+if(!(func3.call(schema179.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -31058,8 +39507,8 @@ errors++;
 }
 }
 if(data.capabilities !== undefined){
-if(!(validate87(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate103(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
 errors = vErrors.length;
 }
 }
@@ -31067,8 +39516,8 @@ if(data.securitySchemes !== undefined){
 let data14 = data.securitySchemes;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key3 in data14){
-if(!(validate89(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+if(!(validate105(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 }
@@ -31089,8 +39538,8 @@ let data16 = data.securityRequirements;
 if(Array.isArray(data16)){
 const len1 = data16.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate95(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+if(!(validate111(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
 }
@@ -31167,8 +39616,8 @@ let data22 = data.skills;
 if(Array.isArray(data22)){
 const len4 = data22.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate97(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate113(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -31307,19 +39756,19 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate86.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Artifact = validate100;
-const schema177 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
-const schema178 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
+exports.v_a2a_protojson_Artifact = validate116;
+const schema200 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
+const schema201 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate116.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31699,18 +40148,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate116.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_CancelTaskRequest = validate101;
-const schema179 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_CancelTaskRequest = validate117;
+const schema202 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
 
-function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate101.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31788,18 +40237,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate101.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate102;
-const schema180 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate118;
+const schema203 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31886,18 +40335,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate103;
-const schema181 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
+exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate119;
+const schema204 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31940,18 +40389,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate104;
-const schema182 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate120;
+const schema205 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32038,18 +40487,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskRequest = validate105;
-const schema183 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_GetTaskRequest = validate121;
+const schema206 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32149,18 +40598,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate106;
-const schema184 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate122;
+const schema207 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32272,20 +40721,20 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate107;
-const schema185 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
-const schema186 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
-const schema187 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate123;
+const schema208 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
+const schema209 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
+const schema210 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32447,16 +40896,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32481,8 +40930,8 @@ let data0 = data.configs;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate108(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate124(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 }
@@ -32521,19 +40970,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksRequest = validate110;
-const schema188 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
-const schema189 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
+exports.v_a2a_protojson_ListTasksRequest = validate126;
+const schema211 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
+const schema212 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32590,7 +41039,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data2 === "TASK_STATE_SUBMITTED") || (data2 === "TASK_STATE_WORKING")) || (data2 === "TASK_STATE_COMPLETED")) || (data2 === "TASK_STATE_FAILED")) || (data2 === "TASK_STATE_CANCELED")) || (data2 === "TASK_STATE_INPUT_REQUIRED")) || (data2 === "TASK_STATE_REJECTED")) || (data2 === "TASK_STATE_AUTH_REQUIRED"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema189.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema212.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -32685,7 +41134,7 @@ errors++;
 if(data.statusTimestampAfter !== undefined){
 let data6 = data.statusTimestampAfter;
 if(typeof data6 === "string"){
-if(!(formats2.validate(data6))){
+if(!(formats0.validate(data6))){
 const err12 = {instancePath:instancePath+"/statusTimestampAfter",schemaPath:"#/properties/statusTimestampAfter/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -32730,22 +41179,22 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksResponse = validate111;
-const schema190 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
-const schema191 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
-const schema192 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
-const schema194 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
-const schema195 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
+exports.v_a2a_protojson_ListTasksResponse = validate127;
+const schema213 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
+const schema214 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
+const schema215 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
+const schema217 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
+const schema218 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32844,7 +41293,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema195.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema218.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -33186,16 +41635,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate113.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33238,7 +41687,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data0 === "TASK_STATE_SUBMITTED") || (data0 === "TASK_STATE_WORKING")) || (data0 === "TASK_STATE_COMPLETED")) || (data0 === "TASK_STATE_FAILED")) || (data0 === "TASK_STATE_CANCELED")) || (data0 === "TASK_STATE_INPUT_REQUIRED")) || (data0 === "TASK_STATE_REJECTED")) || (data0 === "TASK_STATE_AUTH_REQUIRED"))){
-const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema189.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema212.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -33249,15 +41698,15 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate114(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate130(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
 if(data.timestamp !== undefined){
 let data2 = data.timestamp;
 if(typeof data2 === "string"){
-if(!(formats2.validate(data2))){
+if(!(formats0.validate(data2))){
 const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -33290,16 +41739,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate113.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate112.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33364,8 +41813,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate113(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate129(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 }
@@ -33374,8 +41823,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate100(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate116(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -33396,8 +41845,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate114(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate130(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
@@ -33437,16 +41886,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate112.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33511,8 +41960,8 @@ let data0 = data.tasks;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate112(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate128(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 }
@@ -33621,17 +42070,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Message = validate120;
+exports.v_a2a_protojson_Message = validate136;
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33730,7 +42179,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema195.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema218.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -34072,17 +42521,17 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Part = validate121;
+exports.v_a2a_protojson_Part = validate137;
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate137(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate137.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34322,19 +42771,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate137.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate137.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageRequest = validate122;
-const schema201 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
-const schema202 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
+exports.v_a2a_protojson_SendMessageRequest = validate138;
+const schema224 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
+const schema225 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34383,8 +42832,8 @@ errors++;
 }
 }
 if(data.taskPushNotificationConfig !== undefined){
-if(!(validate108(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate124(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
 errors = vErrors.length;
 }
 }
@@ -34446,16 +42895,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate138.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34498,14 +42947,14 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate114(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate130(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
 if(data.configuration !== undefined){
-if(!(validate124(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+if(!(validate140(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
 errors = vErrors.length;
 }
 }
@@ -34533,18 +42982,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate138.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate138.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageResponse = validate127;
-const schema203 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
+exports.v_a2a_protojson_SendMessageResponse = validate143;
+const schema226 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34565,14 +43014,14 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate112(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate128(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 }
 if(data.message !== undefined){
-if(!(validate114(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate130(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
@@ -34615,19 +43064,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_StreamResponse = validate130;
-const schema204 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
-const schema205 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
+exports.v_a2a_protojson_StreamResponse = validate146;
+const schema227 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
+const schema228 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34702,8 +43151,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate113(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate129(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 }
@@ -34731,17 +43180,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema206 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
+const schema229 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
 
-function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate136.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34816,8 +43265,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate100(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate116(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -34869,16 +43318,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate136.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34899,26 +43348,26 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate112(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
+if(!(validate128(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 }
 if(data.message !== undefined){
-if(!(validate114(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate130(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
 if(data.statusUpdate !== undefined){
-if(!(validate133(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate149(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
 errors = vErrors.length;
 }
 }
 if(data.artifactUpdate !== undefined){
-if(!(validate136(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+if(!(validate152(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
 errors = vErrors.length;
 }
 }
@@ -35069,18 +43518,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SubscribeToTaskRequest = validate139;
-const schema207 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_SubscribeToTaskRequest = validate155;
+const schema230 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35145,17 +43594,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate139.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Task = validate140;
+exports.v_a2a_protojson_Task = validate156;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35220,8 +43669,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate113(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate129(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 }
@@ -35230,8 +43679,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate100(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate116(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -35252,8 +43701,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate114(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate130(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
@@ -35293,17 +43742,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate144;
+exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate160;
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35378,8 +43827,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate100(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate116(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
 errors = vErrors.length;
 }
 }
@@ -35431,17 +43880,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskPushNotificationConfig = validate146;
+exports.v_a2a_protojson_TaskPushNotificationConfig = validate162;
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35603,17 +44052,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskStatusUpdateEvent = validate147;
+exports.v_a2a_protojson_TaskStatusUpdateEvent = validate163;
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate163.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35688,8 +44137,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate113(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+if(!(validate129(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate129.errors : vErrors.concat(validate129.errors);
 errors = vErrors.length;
 }
 }
@@ -35717,7 +44166,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate163.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

@@ -288,6 +288,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/iac-code/pipeline/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A pipeline's snapshot and the events after a sequence
+         * @description For clients that reconnect to a pipeline (metadata.iac_code.runMode pipeline) - the snapshot of the context's latest pipeline run, reduced from its event journal, and the journal's events after `afterSequence` (by default the snapshot's `lastSequence`, so none). Name the context, or a task of it; a task or context of another caller is not found.
+         */
+        get: operations["getPipelineState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/message:send": {
         parameters: {
             query?: never;
@@ -522,6 +542,19 @@ export interface components {
             location: string;
             name: string;
         };
+        /**
+         * PipelineEnvelopeArtifact
+         * @description A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).
+         */
+        artifact: {
+            content: string;
+            filename: string;
+            mediaType: string;
+            role?: string;
+            supersedesKey?: string;
+            /** @constant */
+            truncated?: true;
+        };
         Artifact: {
             artifactId: string;
             description?: string;
@@ -546,6 +579,30 @@ export interface components {
         /** @description Optional body of `:cancel` (CancelTaskRequest without the path-bound id). */
         CancelTaskBody: {
             metadata?: Record<string, unknown>;
+        };
+        /**
+         * PipelineEnvelopeCandidate
+         * @description One candidate's sub-pipeline run.
+         */
+        candidateRef: {
+            attempt: number;
+            /** @description candidate-<index>. */
+            id: string;
+            index: number;
+            name: string;
+            pipelineName?: string;
+            runId: string;
+            steps?: string[];
+            subPipelineId: string;
+            totalSteps?: number;
+        };
+        /** PipelineEnvelopeCandidateStep */
+        candidateStepRef: {
+            attempt: number;
+            id: string;
+            index?: number;
+            runId: string;
+            total?: number;
         };
         ClientCredentialsOAuthFlow: {
             refreshUrl?: string;
@@ -723,6 +780,169 @@ export interface components {
             tokenUrl?: string;
         };
         /**
+         * PipelineEnvelope
+         * @description One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.
+         */
+        "pipeline-envelope": {
+            artifact?: components["schemas"]["artifact"];
+            candidate?: components["schemas"]["candidateRef"];
+            candidateStep?: components["schemas"]["candidateStepRef"];
+            contextId: string;
+            /** Format: date-time */
+            createdAt: string;
+            data: Record<string, unknown>;
+            /** @description evt-<24 hex>. */
+            eventId: string;
+            /**
+             * @description What happened. Every value listed is emitted by this server.
+             * @enum {unknown}
+             */
+            eventType: "pipeline_started" | "pipeline_resumed" | "step_started" | "step_completed" | "step_failed" | "candidate_started" | "candidate_step_started" | "candidate_step_completed" | "candidate_step_failed" | "candidate_completed" | "candidate_failed" | "candidate_selected" | "rollback_completed" | "interrupt_received" | "interrupt_classified" | "input_required" | "input_received" | "permission_requested" | "permission_resolved" | "message_started" | "text_delta" | "thinking_delta" | "tool_started" | "tool_result" | "tool_progress" | "stack_progress" | "stack_current_changed" | "usage" | "artifact_created" | "cleanup_started" | "cleanup_progress" | "cleanup_completed" | "cleanup_failed" | "pipeline_completed" | "pipeline_canceled" | "pipeline_handoff_ready";
+            /** @constant */
+            extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
+            iacCodeSessionId: string;
+            /** @description Which input the event is about. */
+            input?: {
+                inputId: string;
+                /** @enum {unknown} */
+                kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+                toolUseId: string;
+            };
+            pipelineName: string;
+            /** @description The context id: one journal per context. */
+            pipelineRunId: string;
+            /** @constant */
+            schemaVersion: "1.0";
+            /** @enum {unknown} */
+            scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
+            sequence: number;
+            /** @enum {unknown} */
+            status: "working" | "input_required" | "completed" | "failed" | "canceled";
+            step?: components["schemas"]["stepRef"];
+            /** @description The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn). */
+            taskId: string;
+            $defs: {
+                /**
+                 * PipelineEnvelopeStep
+                 * @description A top-level step attempt.
+                 */
+                stepRef: {
+                    attempt: number;
+                    id: string;
+                    index?: number;
+                    /** @description step-<id>-<attempt>. */
+                    runId: string;
+                    total?: number;
+                    /** @enum {unknown} */
+                    type?: "agent" | "parallel_sub_pipeline";
+                    uiMode?: string;
+                };
+                /**
+                 * PipelineEnvelopeCandidate
+                 * @description One candidate's sub-pipeline run.
+                 */
+                candidateRef: {
+                    attempt: number;
+                    /** @description candidate-<index>. */
+                    id: string;
+                    index: number;
+                    name: string;
+                    pipelineName?: string;
+                    runId: string;
+                    steps?: string[];
+                    subPipelineId: string;
+                    totalSteps?: number;
+                };
+                /** PipelineEnvelopeCandidateStep */
+                candidateStepRef: {
+                    attempt: number;
+                    id: string;
+                    index?: number;
+                    runId: string;
+                    total?: number;
+                };
+                /**
+                 * PipelineEnvelopeArtifact
+                 * @description A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).
+                 */
+                artifact: {
+                    content: string;
+                    filename: string;
+                    mediaType: string;
+                    role?: string;
+                    supersedesKey?: string;
+                    /** @constant */
+                    truncated?: true;
+                };
+            };
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        /**
+         * PipelineSnapshot
+         * @description The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.
+         */
+        "pipeline-snapshot": {
+            candidates: {
+                id: string;
+                index: number;
+                name: string;
+                /** @enum {unknown} */
+                status: "running" | "completed" | "failed";
+                steps: {
+                    attempt: number;
+                    id: string;
+                    /** @enum {unknown} */
+                    status: "pending" | "running" | "completed" | "failed";
+                }[];
+            }[];
+            cleanup: {
+                resources: {
+                    /** @enum {unknown} */
+                    cleanupStatus: "observed" | "pending" | "started" | "in_progress" | "completed" | "failed" | "skipped";
+                    resourceId: string;
+                }[];
+            };
+            contextId: string;
+            currentStepId: string | null;
+            firstSequence: number;
+            handoff: Record<string, unknown> | null;
+            iacCodeSessionId: string;
+            lastSequence: number;
+            /** @enum {unknown} */
+            outcome: null | "completed" | "early_exit" | "failed" | "canceled";
+            /** @description The input the run waits for (the data of its input_required or permission_requested event), or null. */
+            pendingInput: Record<string, unknown> | null;
+            pipelineName: string;
+            pipelineRunId: string;
+            runNumber: number;
+            /** @constant */
+            schemaVersion: "1.0";
+            staleFields: string[];
+            /** @enum {unknown} */
+            status: "running" | "waiting_input" | "completed" | "early_exit" | "failed" | "canceled";
+            steps: {
+                attempt: number;
+                id: string;
+                index: number;
+                /** @enum {unknown} */
+                status: "pending" | "running" | "completed" | "failed" | "stale" | "waiting_input";
+            }[];
+            taskId: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        /**
+         * PipelineStateResponse
+         * @description GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.
+         */
+        "pipeline-state": {
+            events: components["schemas"]["pipeline-envelope"][];
+            snapshot: components["schemas"]["pipeline-snapshot"];
+        };
+        PipelineStateResponse: components["schemas"]["pipeline-state"];
+        PlainError: {
+            error: string;
+        };
+        /**
          * RestError
          * @description Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {"error":"Unauthorized"}.)
          */
@@ -770,6 +990,21 @@ export interface components {
         SendMessageResponse: {
             message?: components["schemas"]["Message"];
             task?: components["schemas"]["Task"];
+        };
+        /**
+         * PipelineEnvelopeStep
+         * @description A top-level step attempt.
+         */
+        stepRef: {
+            attempt: number;
+            id: string;
+            index?: number;
+            /** @description step-<id>-<attempt>. */
+            runId: string;
+            total?: number;
+            /** @enum {unknown} */
+            type?: "agent" | "parallel_sub_pipeline";
+            uiMode?: string;
         };
         StreamResponse: {
             artifactUpdate?: components["schemas"]["TaskArtifactUpdateEvent"];
@@ -1651,6 +1886,60 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["health"];
+                };
+            };
+        };
+    };
+    getPipelineState: {
+        parameters: {
+            query?: {
+                /** @description Events with a greater sequence are returned. */
+                afterSequence?: number;
+                contextId?: string;
+                taskId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The snapshot and the events after the sequence. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["pipeline-state"];
+                };
+            };
+            /** @description Neither contextId nor taskId, or an afterSequence that is not a non-negative integer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "contextId or taskId is required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description No such task or context for this caller, they do not match, or the context has no pipeline. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A2A pipeline state not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
                 };
             };
         };

@@ -56,7 +56,7 @@ export function buildHttpApp(options: HttpAppOptions): Koa<A2aState> {
     const info = options.runtimeInfo();
     const runtime: Record<string, unknown> = { demo: info.demo, provider: info.provider, model: info.model };
     if (info.hint) runtime.hint = info.hint;
-    ctx.body = { status: "healthy", version: VERSION, mode: "normal", runtime };
+    ctx.body = { status: "healthy", version: VERSION, mode: info.mode ?? "normal", runtime };
   });
 
   router.get("/.well-known/agent-card.json", (ctx) => {

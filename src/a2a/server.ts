@@ -22,6 +22,7 @@ import { mediaTypesFromEnv } from "./core/parts.js";
 import { A2AService } from "./core/service.js";
 import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";
+import { createPipelineStateRouter } from "./pipeline-state.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
 import type { StateStore } from "./stores/state.js";
@@ -120,7 +121,17 @@ async function startWithState(
     cards: getCards,
     runtimeInfo: () => deps.runtime.info(),
     logger,
-    routers: [createRestRouter({ core: service, auth, logger }), ...(deps.routers ?? [])],
+    routers: [
+      createRestRouter({ core: service, auth, logger }),
+      createPipelineStateRouter({
+        runtime: deps.runtime,
+        tasks: state.tasks,
+        contexts: state.contexts,
+        auth,
+        exposure: { toolTrace: false, rawThinking: settings.thinkingExposure.includes("raw_thinking") },
+      }),
+      ...(deps.routers ?? []),
+    ],
   });
   const koa = app.callback();
   const koaHandler: HttpHandler = (req, res) => void koa(req, res);
@@ -177,6 +188,7 @@ async function startWithState(
     ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
     { url: grpcTarget, protocolBinding: "GRPC" },
   ];
+  const runtimeInfo = deps.runtime.info();
   const built = buildAgentCards({
     jsonRpcUrl: httpServed ? url : undefined,
     extraInterfaces,
@@ -194,6 +206,9 @@ async function startWithState(
     requiredExtensions: settings.requiredExtensions,
     mediaTypes,
     auth,
+    ...(runtimeInfo.pipelines?.length
+      ? { pipelines: { mode: runtimeInfo.mode ?? "normal", names: runtimeInfo.pipelines } }
+      : {}),
   });
   cards = settings.signingSecret ? await signCards(built, { secret: settings.signingSecret }) : built;
   logger.info(

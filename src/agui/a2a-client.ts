@@ -174,4 +174,34 @@ export class A2aClient {
   cancelTask(taskId: string): Promise<unknown> {
     return this.call("CancelTask", { id: taskId });
   }
+
+  /**
+   * GET iac-code/pipeline/state: the pipeline snapshot of a task's context and
+   * the events after a sequence; undefined when the task has no pipeline (404).
+   */
+  async pipelineState(
+    taskId: string,
+    afterSequence: number,
+    signal?: AbortSignal,
+  ): Promise<{ snapshot: JsonObject; events: unknown[] } | undefined> {
+    const url = new URL("iac-code/pipeline/state", this.url);
+    url.searchParams.set("taskId", taskId);
+    url.searchParams.set("afterSequence", String(afterSequence));
+    let res: Response;
+    try {
+      res = await fetch(url, { headers: this.headers(), signal });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      throw new A2aUnavailableError(`A2A request failed: ${(err as Error).message}`);
+    }
+    if (res.status === 404) {
+      await res.body?.cancel().catch(() => undefined);
+      return undefined;
+    }
+    const body: unknown = res.ok ? await res.json().catch(() => undefined) : undefined;
+    if (!isObject(body) || !isObject(body.snapshot) || !Array.isArray(body.events)) {
+      throw new A2aUnavailableError(`A2A pipeline state answered HTTP ${res.status}`);
+    }
+    return { snapshot: body.snapshot, events: body.events };
+  }
 }

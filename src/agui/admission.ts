@@ -13,6 +13,7 @@ import { resolveWorkspace, type IacCode } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { contextIdFor, type ThreadDoc } from "./thread-store.js";
 import type { Language } from "../i18n/index.js";
+import { bundledPipelineNames } from "../runtime/pipeline/loader.js";
 
 /** The parts of a validated RunAgentInput the adapter uses. */
 export interface RunRequest {
@@ -62,6 +63,11 @@ export async function admit(core: AdapterCore, request: RunRequest, language: La
     cwd = resolveWorkspace(request.iacCode.cwd, core.roots);
   } catch {
     throw new AguiError("INVALID_INPUT", MSG.invalidForwardedProps);
+  }
+  // The pipelines are the A2A server's bundled ones; an unknown name is never run as a normal turn.
+  const pipeline = request.iacCode.pipelineName;
+  if (pipeline !== undefined && pipeline !== null && !bundledPipelineNames().includes(pipeline)) {
+    throw new AguiError("INVALID_INPUT", MSG.unknownPipeline);
   }
   const isResume = request.resume !== undefined;
   const userId = request.iacCode.userId ?? null;

@@ -71,6 +71,7 @@ export const MSG = {
   cancelFieldsRequired: "agui.error.cancelFieldsRequired",
   permissionRequired: "aguiAdapter.permissionRequired",
   inputRequired: "aguiAdapter.inputRequired",
+  unknownPipeline: "aguiAdapter.unknownPipeline",
 } as const;
 
 export type MessageKey = (typeof MSG)[keyof typeof MSG];

@@ -28,6 +28,7 @@ export async function resume(ctx: RunContext): Promise<void> {
   await checkResumable(ctx, entries);
   ctx.run.accepting = true;
   const snapshot = await taskSnapshot(ctx);
+  await pipelineCatchUp(ctx);
   const knownBefore = new Set(Object.keys(ex.pending));
   const discovered = newInputs(ctx, snapshot);
 
@@ -115,6 +116,21 @@ async function taskSnapshot(ctx: RunContext): Promise<A2aItem> {
     throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
   }
   return snapshot;
+}
+
+/**
+ * Preflight, after GetTask: the pipeline events this thread has not seen
+ * (after its persisted cursor), with one ACTIVITY_SNAPSHOT of the run's state.
+ */
+async function pipelineCatchUp(ctx: RunContext): Promise<void> {
+  const { doc } = ctx.admission;
+  const state = await ctx.core.client.pipelineState(
+    doc.execution.taskId!,
+    doc.execution.pipelineSequence,
+    ctx.run.upstream.signal,
+  );
+  if (!state) return;
+  for (const ev of ctx.tr.recovery(state.snapshot, state.events)) ctx.sink.send(ev);
 }
 
 /** Every resolved answer must carry a payload matching its interrupt's response schema. */

@@ -49,6 +49,8 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     model: settings.model,
     baseUrl: settings.baseUrl,
     scriptFile: settings.script,
+    mode: settings.mode,
+    pipelineName: settings.pipelineName,
     autoApprovePermissions: settings.autoApprovePermissions,
     logger,
   });

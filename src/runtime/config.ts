@@ -57,6 +57,10 @@ export interface RuntimeOptions {
   stackMaxWaitMs?: number; // [3 600 000]
   /** Home directory for ~/.aliyun/config.json (default the env's HOME). */
   homeDir?: string;
+  /** Run mode of requests that choose none: normal or pipeline [env IAC_CODE_MODE, else normal]. */
+  mode?: string;
+  /** Pipeline of such requests [env IAC_CODE_PIPELINE_NAME, else selling]. */
+  pipelineName?: string;
 }
 
 export interface ResolvedRuntimeConfig {

@@ -7,11 +7,15 @@ import pino, { type Logger } from "pino";
 import { resolveRuntimeConfig, type ResolvedRuntimeConfig, type RuntimeOptions } from "./config.js";
 import { ensureDir } from "./fs-util.js";
 import { isSafeId, newSessionId } from "./ids.js";
+import { ConfigError } from "./errors.js";
+import { PipelineFiles } from "./pipeline/files.js";
+import { bundledPipeline, bundledPipelineNames } from "./pipeline/loader.js";
 import type { ProviderFactoryOptions } from "./providers/factory.js";
 import { loadScriptFile, parseScript, type Script } from "./providers/script-format.js";
-import type { AgentRuntime, AgentSession, RuntimeInfo } from "./seam.js";
+import type { AgentRuntime, AgentSession, PipelineState, RuntimeInfo, TurnOverrides } from "./seam.js";
 import { RuntimeSession } from "./session/agent-session.js";
 import type { SessionDeps } from "./session/deps.js";
+import { SessionStore } from "./session/store.js";
 
 const DEMO_SCRIPT_FILE = path.join(import.meta.dirname, "demo", "demo-script.yaml");
 
@@ -57,12 +61,26 @@ class Runtime implements AgentRuntime {
     return opening;
   }
 
+  checkTurn(overrides: TurnOverrides): string | undefined {
+    const name = overrides.pipelineName;
+    if (name === undefined || bundledPipeline(name)) return undefined;
+    return `Unknown pipeline '${name}'. Available pipelines: ${bundledPipelineNames().join(", ")}.`;
+  }
+
+  async pipelineState(sessionId: string, afterSequence?: number): Promise<PipelineState | undefined> {
+    if (!isSafeId(sessionId)) return undefined;
+    const dir = PipelineFiles.dirFor(SessionStore.dirFor(this.config.configDir, sessionId));
+    return new PipelineFiles(dir).state(afterSequence);
+  }
+
   info(): RuntimeInfo {
     return {
       provider: this.config.demo ? "demo" : this.config.provider.key,
       model: this.config.model,
       demo: this.config.demo,
       ...(this.config.hint ? { hint: this.config.hint } : {}),
+      ...this.deps.pipelines,
+      pipelines: bundledPipelineNames(),
     };
   }
 
@@ -73,9 +91,25 @@ class Runtime implements AgentRuntime {
   }
 }
 
+/** The default run mode and pipeline (options beat IAC_CODE_MODE / IAC_CODE_PIPELINE_NAME). */
+function pipelineDefaults(options: RuntimeOptions, env: NodeJS.ProcessEnv): SessionDeps["pipelines"] {
+  const mode = (options.mode ?? env.IAC_CODE_MODE ?? "normal").trim().toLowerCase();
+  if (mode !== "normal" && mode !== "pipeline") {
+    throw new ConfigError(`Unknown run mode '${mode}' (IAC_CODE_MODE / mode): expected normal or pipeline.`);
+  }
+  const pipelineName = (options.pipelineName ?? env.IAC_CODE_PIPELINE_NAME ?? "selling").trim();
+  if (!bundledPipeline(pipelineName)) {
+    throw new ConfigError(
+      `Unknown pipeline '${pipelineName}' (IAC_CODE_PIPELINE_NAME / pipeline-name). Available pipelines: ${bundledPipelineNames().join(", ")}.`,
+    );
+  }
+  return { mode, pipelineName };
+}
+
 export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<AgentRuntime> {
   const env = options.env ?? process.env;
   const config = resolveRuntimeConfig(options);
+  const pipelines = pipelineDefaults(options, env);
   const logger = options.logger ?? defaultLogger(env);
   let script: Script | undefined;
   if (config.demo) script = loadDemoScript();
@@ -111,6 +145,7 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
       pollIntervalMs: options.stackPollIntervalMs ?? 5_000,
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },
+    pipelines,
   };
   logger.info(
     { provider: config.provider.key, model: config.model, demo: config.demo, source: config.providerSource },

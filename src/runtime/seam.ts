@@ -38,6 +38,8 @@ export interface TurnInput {
   text: string;
   images: TurnImage[];
   overrides: TurnOverrides;
+  /** The A2A task of the turn (pipeline envelopes name it). */
+  taskId?: string;
 }
 
 export interface TokenUsage {
@@ -53,13 +55,24 @@ export interface InputOption {
   id: string;
   label: string;
   description?: string;
+  /** Candidate selection: the candidate the option stands for. */
+  candidateIndex?: number;
+  /** Candidate selection, rich-v1: compact Mermaid diagram and the cost step's figures. */
+  architectureDiagram?: string;
+  totalMonthlyCost?: number;
+  currency?: string;
+  costItems?: Array<{ name: string; spec?: string; monthlyCost: number }>;
 }
+
+/** Kinds of input: a tool permission, a tool's question, and the pipeline's own waits. */
+export type InputKind =
+  "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
 
 /** A question the turn cannot continue without; the turn is suspended until answered. */
 export interface InputRequest {
   /** Stable id, e.g. permission-<32 hex> or ask-<toolUseId>. */
   inputId: string;
-  kind: "permission" | "ask_user_question";
+  kind: InputKind;
   toolUseId: string;
   toolName: string;
   title: string;
@@ -84,7 +97,7 @@ export type InputAnswer =
   | { inputId: string; kind: "permission"; decision: "allow_once" | "allow_always" | "deny" }
   | {
       inputId: string;
-      kind: "ask_user_question";
+      kind: Exclude<InputKind, "permission">;
       selectedId?: string;
       freeText?: string;
       cancelled?: boolean;
@@ -97,6 +110,46 @@ export interface ArtifactPayload {
   /** UTF-8 text or standard base64 bytes. */
   content?: string;
   base64?: string;
+}
+
+/** The A2A extension pipeline envelopes belong to (a2a/pipeline-envelope). */
+export const PIPELINE_EVENTS_EXTENSION = "urn:iac-code:a2a:pipeline-events:v1";
+
+/** One pipeline event as published (a2a/pipeline-envelope). */
+export interface PipelineEnvelope {
+  schemaVersion: "1.0";
+  extensionUri: typeof PIPELINE_EVENTS_EXTENSION;
+  eventId: string;
+  sequence: number;
+  createdAt: string;
+  eventType: string;
+  scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
+  pipelineRunId: string;
+  taskId: string;
+  contextId: string;
+  pipelineName: string;
+  iacCodeSessionId: string;
+  status: "working" | "input_required" | "completed" | "failed" | "canceled";
+  data: Record<string, unknown>;
+  step?: Record<string, unknown>;
+  candidate?: Record<string, unknown>;
+  candidateStep?: Record<string, unknown>;
+  input?: Record<string, unknown>;
+  artifact?: Record<string, unknown>;
+}
+
+/** What a cleanup-only turn did (metadata.iac_code.cleanupOnly). */
+export interface CleanupSummary {
+  requested: true;
+  status: "completed" | "failed" | "pending" | "unavailable";
+  resourceCount: number;
+  resources: Array<Record<string, unknown>>;
+}
+
+/** The pipeline state of a context for clients that reconnect (GET /iac-code/pipeline/state). */
+export interface PipelineState {
+  snapshot: Record<string, unknown>;
+  events: PipelineEnvelope[];
 }
 
 export type RuntimeErrorKind = "authentication" | "retryable" | "fatal";
@@ -127,14 +180,21 @@ export type RuntimeEvent =
       autoApproved: boolean;
       reason: string;
     }
-  | { type: "input_required"; request: InputRequest }
+  /** pipeline: the envelopes that go out with the same update (pipeline mode). */
+  | { type: "input_required"; request: InputRequest; pipeline?: PipelineEnvelope[] }
   | {
       type: "input_received";
       inputId: string;
       toolUseId: string;
       kind: InputRequest["kind"];
       decision?: string;
+      pipeline?: PipelineEnvelope[];
     }
+  /**
+   * Pipeline events, already numbered and journaled, published together.
+   * cleanupOnly: the summary of a cleanup-only turn.
+   */
+  | { type: "pipeline"; envelopes: PipelineEnvelope[]; cleanupOnly?: CleanupSummary }
   | {
       type: "message_end";
       messageId: string;
@@ -175,6 +235,12 @@ export interface AgentSession {
    * answer handed over as soon as the event is seen is taken at once.
    */
   answerInput(answer: InputAnswer): boolean;
+  /**
+   * A message for a turn that is still running (a pipeline run): taken as the
+   * answer of the candidate selection it waits for, or classified and applied
+   * beside the run, its events on the running turn. False when no turn takes it.
+   */
+  interject?(input: TurnInput): boolean;
   close(): Promise<void>;
 }
 
@@ -185,11 +251,24 @@ export interface RuntimeInfo {
   demo: boolean;
   /** Human-readable hint on how to configure a real model (demo mode). */
   hint?: string;
+  /** The run mode of requests that do not choose one, and the default pipeline. */
+  mode?: "normal" | "pipeline";
+  pipelineName?: string;
+  /** Pipelines a request may name. */
+  pipelines?: string[];
 }
 
 export interface AgentRuntime {
   /** Opens (or restores, when sessionId names a saved session) the session of a context. */
   openSession(options: { contextId: string; cwd: string; sessionId?: string }): Promise<AgentSession>;
+  /**
+   * Checks the pipeline choice of a request before a task is created: a
+   * message that names an unknown pipeline is refused (the text says why);
+   * undefined when the request is fine.
+   */
+  checkTurn?(overrides: TurnOverrides): string | undefined;
+  /** The pipeline journal of a session: the snapshot and the events after a sequence; undefined when none. */
+  pipelineState?(sessionId: string, afterSequence?: number): Promise<PipelineState | undefined>;
   info(): RuntimeInfo;
   close(): Promise<void>;
 }

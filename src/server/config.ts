@@ -42,6 +42,9 @@ export interface A2aServerSettings {
   model?: string;
   baseUrl?: string;
   script?: string;
+  /** Run mode of requests that choose none (default: IAC_CODE_MODE, else normal) and their pipeline. */
+  mode?: "normal" | "pipeline";
+  pipelineName?: string;
   /** HMAC secret: the agent card is signed with JWS HS256 (kid "default"). */
   signingSecret?: string;
   /** PEM certificate and key files; with both, the listeners use TLS. */
@@ -177,7 +180,7 @@ function envFlag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
 
 /**
  * Config keys of features this version does not have (push delivery, the
- * custom transports, pipeline mode, process idle shutdown). Setting one is
+ * custom transports, process idle shutdown). Setting one is
  * refused at start-up rather than silently ignored or half-advertised.
  */
 const UNAVAILABLE_KEYS = [
@@ -195,13 +198,11 @@ const UNAVAILABLE_KEYS = [
   "request-stream",
   "response-stream",
   "consumer-group",
-  "pipeline-name",
 ] as const;
 
 function refuseUnavailable(file: A2AServerConfig): void {
   const unavailable: string[] = UNAVAILABLE_KEYS.filter((key) => file[key] !== undefined);
   if (file["push-notifications"] === true) unavailable.unshift("push-notifications: true");
-  if (file.mode === "pipeline") unavailable.push("mode: pipeline");
   if ((file["idle-shutdown-seconds"] ?? 0) > 0) unavailable.push("idle-shutdown-seconds");
   if (unavailable.length > 0) {
     throw new ConfigError(
@@ -259,6 +260,8 @@ export function resolveSettings(
     model: file.model,
     baseUrl: file["base-url"],
     script: file.script,
+    mode: file.mode,
+    pipelineName: file["pipeline-name"],
     signingSecret: nonEmpty(file["signing-secret"]),
     tlsCert: file["tls-cert"] ? path.resolve(expandPath(file["tls-cert"])) : undefined,
     tlsKey: file["tls-key"] ? path.resolve(expandPath(file["tls-key"])) : undefined,

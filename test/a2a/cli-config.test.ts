@@ -207,9 +207,9 @@ describe("iac-code a2a (the command)", () => {
       ConfigError,
       "Not available in this version of iac-code: push-notifications: true. Remove this setting from the config file.",
     );
-    expect(() => resolveSettings({ "socket-path": "/tmp/a.sock", mode: "pipeline" }, {}, {})).to.throw(
+    expect(() => resolveSettings({ "socket-path": "/tmp/a.sock", "ws-path": "/ws" }, {}, {})).to.throw(
       ConfigError,
-      /socket-path, mode: pipeline\. Remove these settings/,
+      /socket-path, ws-path\. Remove these settings/,
     );
     expect(() => resolveSettings({ "idle-shutdown-seconds": 5 }, {}, {})).to.throw(
       ConfigError,
@@ -218,5 +218,9 @@ describe("iac-code a2a (the command)", () => {
     expect(
       resolveSettings({ "push-notifications": false, mode: "normal", "idle-shutdown-seconds": 0 }, {}, {}),
     ).to.include({ pushNotifications: false });
+    expect(resolveSettings({ mode: "pipeline", "pipeline-name": "selling" }, {}, {})).to.include({
+      mode: "pipeline",
+      pipelineName: "selling",
+    });
   });
 });

@@ -261,7 +261,14 @@ describe("runtime: configuration", () => {
       logger: silentLogger(),
     });
     try {
-      expect(runtime.info()).to.deep.equal({ provider: "dashscope", model: "qwen3.8-max", demo: false });
+      expect(runtime.info()).to.deep.equal({
+        provider: "dashscope",
+        model: "qwen3.8-max",
+        demo: false,
+        mode: "normal",
+        pipelineName: "selling",
+        pipelines: ["selling"],
+      });
     } finally {
       await runtime.close();
     }

@@ -30,6 +30,8 @@ export interface AdmissionDeps {
   /** The caller's task: live while its turn runs, else stored. */
   findTask(taskId: string, owner: string): Promise<TaskRecord | undefined>;
   isRunning(taskId: string): boolean;
+  /** The runtime's refusal of a turn's settings (e.g. an unknown pipeline), before any task exists. */
+  checkTurn?(overrides: TurnOverrides): string | undefined;
   contexts: ContextManager;
   defaultCwd: string;
   allowedRoots: readonly string[];
@@ -58,6 +60,8 @@ export type Admission =
       settings: TurnSettings;
     })
   | (Admitted & { kind: "answer"; answer: ParsedAnswer; settings: TurnSettings })
+  /** A message to a task whose turn runs: a pipeline run may take it (a choice, an interruption). */
+  | (Admitted & { kind: "interject"; input: { text: string; images: TurnImage[] }; settings: TurnSettings })
   /** A task that fails at once (busy context, bad workspace, empty input): `text` says why. */
   | (Admitted & { kind: "refused"; text: string });
 
@@ -85,10 +89,11 @@ export async function admit(
   checkMessage(message);
   const meta = iacCode(message.metadata);
   const language = resolveLanguage(preferredLanguageOf(meta), ctx.acceptLanguage);
-  const settings = (): TurnSettings => ({
-    overrides: turnOverridesFrom(meta, language),
-    credentialNames: credentialNamesOf(message),
-  });
+  const overrides = turnOverridesFrom(meta, language);
+  // A pipeline the server does not have is refused before any task exists.
+  const refusal = deps.checkTurn?.(overrides);
+  if (refusal) throw invalidParams(refusal, { field: "metadata.iac_code.pipelineName" });
+  const settings = (): TurnSettings => ({ overrides, credentialNames: credentialNamesOf(message) });
 
   let existing: TaskRecord | undefined;
   if (message.taskId) {
@@ -110,9 +115,19 @@ export async function admit(
       );
     }
     if (deps.isRunning(existing.task.id)) {
-      throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
-        taskId: existing.task.id,
+      const context = await deps.contexts.find(existing.task.contextId);
+      if (message.role !== pb.Role.USER || !context) {
+        throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
+          taskId: existing.task.id,
+        });
+      }
+      const input = ingestParts(message.parts, {
+        cwd: context.record.cwd,
+        roots: deps.allowedRoots,
+        mediaTypes: deps.mediaTypes,
       });
+      const stored = storableMessage({ ...message, contextId: existing.task.contextId });
+      return { kind: "interject", record: existing, message: stored, language, input, settings: settings() };
     }
   } else if (looksLikeAnswer(message)) {
     throw invalidParams("Permission response correlation fields are required.");

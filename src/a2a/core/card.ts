@@ -3,6 +3,7 @@
 import { createHash } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { pb, encodeProtoJson } from "../../contract/index.js";
+import { PIPELINE_EVENTS_EXTENSION } from "../../runtime/seam.js";
 import { VERSION } from "../../version.js";
 import type { Authenticator } from "./auth.js";
 import { canonicalJson, type MediaTypes } from "./parts.js";
@@ -23,6 +24,8 @@ export interface CardOptions {
   auth: Authenticator;
   /** Authenticated runtime details (served transports, exposure, limits); extended card only. */
   runtimeDetails?: JsonObject;
+  /** Pipelines a request may run, and the run mode of requests that choose none. */
+  pipelines?: { mode: string; names: string[] };
 }
 
 const SKILLS = [
@@ -96,6 +99,29 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
         "Optional iac-code metadata namespace for selected thinking exposure signals. Raw thinking is emitted only when raw_thinking is enabled.",
       required: options.requiredExtensions.includes(THINKING_EXPOSURE_EXTENSION),
       params: { enabledTypes: [...options.thinkingExposure] },
+    });
+  }
+  if (options.pipelines) {
+    extensions.push({
+      uri: PIPELINE_EVENTS_EXTENSION,
+      description:
+        "Optional iac-code pipeline event extension for state snapshots, replay, interrupts, and parallel candidate streams.",
+      required: options.requiredExtensions.includes(PIPELINE_EVENTS_EXTENSION),
+      // enabled: a request chooses pipeline mode itself (metadata.iac_code.runMode); mode is the default.
+      params: {
+        schemaVersion: "1.0",
+        enabled: true,
+        mode: options.pipelines.mode,
+        pipelines: options.pipelines.names,
+        supportsEventBatching: true,
+        eventBatchMetadataPath: "metadata.iac_code.pipelineBatch.events",
+        maxBatchEvents: 1024,
+        supportsSnapshot: true,
+        supportsReplay: true,
+        supportsInterrupts: true,
+        supportsParallelCandidates: true,
+        stateEndpoint: "/iac-code/pipeline/state",
+      },
     });
   }
   for (const uri of options.requiredExtensions) {

@@ -2,7 +2,8 @@
 // updates (a2a-iaccode.md §6.8, seed "Mises à jour en streaming"). Tool and
 // automatic-permission data need tool_trace; raw thinking needs raw_thinking.
 import type { JsonObject } from "@bufbuild/protobuf";
-import type { RuntimeEvent } from "../../runtime/seam.js";
+import { pb } from "../../contract/index.js";
+import { PIPELINE_EVENTS_EXTENSION, type PipelineEnvelope, type RuntimeEvent } from "../../runtime/seam.js";
 import type { StoredArtifact } from "../stores/artifact-store.js";
 import { boundJson, truncateString } from "./truncate.js";
 
@@ -131,4 +132,41 @@ export function metadataFor(
     default:
       return undefined;
   }
+}
+
+/** The task state a pipeline update carries: the status of its last envelope. */
+export function pipelineTaskState(envelopes: readonly PipelineEnvelope[]): pb.TaskState {
+  switch (envelopes.at(-1)?.status) {
+    case "input_required":
+      return pb.TaskState.INPUT_REQUIRED;
+    case "completed":
+      return pb.TaskState.COMPLETED;
+    case "failed":
+      return pb.TaskState.FAILED;
+    case "canceled":
+      return pb.TaskState.CANCELED;
+    default:
+      return pb.TaskState.WORKING;
+  }
+}
+
+/**
+ * metadata.iac_code for pipeline envelopes (a2a/pipeline-envelope): one as
+ * `pipeline`, several as `pipelineBatch`. Raw thinking needs raw_thinking;
+ * the journal keeps it either way.
+ */
+export function pipelineMetadata(
+  envelopes: readonly PipelineEnvelope[],
+  exposure: ExposureOptions,
+): JsonObject | undefined {
+  const shown = envelopes.filter((e) => exposure.rawThinking || e.eventType !== "thinking_delta");
+  if (shown.length === 0) return undefined;
+  if (shown.length === 1) return { pipeline: shown[0] as unknown as JsonObject };
+  return {
+    pipelineBatch: {
+      schemaVersion: "1.0",
+      extensionUri: PIPELINE_EVENTS_EXTENSION,
+      events: shown as unknown as JsonObject[],
+    },
+  };
 }

@@ -7,12 +7,18 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
-import type { AgentSession, InputRequest, RuntimeEvent } from "../../runtime/seam.js";
+import type { AgentSession, InputRequest, PipelineEnvelope, RuntimeEvent } from "../../runtime/seam.js";
 import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
 import type { AuditEntry, StateStore } from "../stores/state.js";
 import { invalidParams } from "./errors.js";
 import { EventHub } from "./event-hub.js";
-import { artifactMetadata, metadataFor, type ExposureOptions } from "./event-mapper.js";
+import {
+  artifactMetadata,
+  metadataFor,
+  pipelineMetadata,
+  pipelineTaskState,
+  type ExposureOptions,
+} from "./event-mapper.js";
 import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer.js";
 import { sanitizeClientText } from "./sanitize.js";
 import type { TaskRecord } from "./task-record.js";
@@ -42,6 +48,12 @@ export class TurnExecution {
   private failure?: { state: pb.TaskState; text: string; error: JsonObject };
   private done: Promise<void> = Promise.resolve();
   private finished = false;
+  /**
+   * A pipeline ended the task (COMPLETED / FAILED / CANCELED): that update is
+   * the end of the turn, published when the turn is over (so the context is
+   * free the moment a client sees it).
+   */
+  private pipelineEnd?: { state: pb.TaskState; metadata: JsonObject };
   /** A restored turn's accepted answer has been handed to the runtime. */
   private resumeDelivered = false;
   /** Set on shutdown while the turn waits for input: stop following it, publish nothing. */
@@ -223,6 +235,8 @@ export class TurnExecution {
         keep: true,
         metadata: { error: this.failure.error },
       });
+    } else if (this.pipelineEnd) {
+      this.status(this.pipelineEnd.state, { metadata: this.pipelineEnd.metadata, keep: true });
     } else {
       if (this.finalText.trim() !== "") {
         this.status(pb.TaskState.WORKING, {
@@ -261,14 +275,30 @@ export class TurnExecution {
         return;
       }
       case "input_required":
-        await this.inputRequired(event.request, session, resume);
+        await this.inputRequired(event.request, session, resume, event.pipeline);
         return;
       case "input_received": {
         if (this.pending?.inputId === event.inputId) this.pending = undefined;
-        if (this.announced.has(event.inputId)) return;
+        const pipeline = event.pipeline && pipelineMetadata(event.pipeline, this.deps.exposure);
+        if (this.announced.has(event.inputId)) {
+          if (pipeline) this.status(pb.TaskState.WORKING, { metadata: pipeline });
+          return;
+        }
         this.announced.add(event.inputId);
-        const metadata = metadataFor(event, this.deps.exposure);
-        if (metadata) this.status(pb.TaskState.WORKING, { metadata });
+        const metadata = { ...metadataFor(event, this.deps.exposure), ...pipeline };
+        if (Object.keys(metadata).length) this.status(pb.TaskState.WORKING, { metadata });
+        return;
+      }
+      case "pipeline": {
+        const metadata = {
+          ...pipelineMetadata(event.envelopes, this.deps.exposure),
+          ...(event.cleanupOnly ? { cleanupOnly: event.cleanupOnly as unknown as JsonObject } : {}),
+        };
+        if (Object.keys(metadata).length === 0) return;
+        const state = pipelineTaskState(event.envelopes);
+        if (state === pb.TaskState.WORKING || state === pb.TaskState.INPUT_REQUIRED) {
+          this.status(state, { metadata });
+        } else this.pipelineEnd = { state, metadata };
         return;
       }
       case "error": {
@@ -306,6 +336,7 @@ export class TurnExecution {
     request: InputRequest,
     session: AgentSession,
     resume?: ParsedAnswer,
+    pipeline?: PipelineEnvelope[],
   ): Promise<void> {
     if (resume && !this.resumeDelivered && request.inputId === resume.answer.inputId) {
       // After a restart the runtime re-publishes what it waits for; the answer (accepted) is already here.
@@ -317,6 +348,8 @@ export class TurnExecution {
     if (request.kind === "permission" && this.deps.autoApprovePermissions) {
       // Fail closed: an approval whose audit record cannot be written becomes a deny.
       this.announced.add(request.inputId);
+      const announced = pipeline && pipelineMetadata(pipeline, this.deps.exposure);
+      if (announced) this.status(pb.TaskState.WORKING, { metadata: announced });
       const audited = await this.audit(request, "allow_once", "auto-approve-permissions");
       const decision = audited ? "allow_once" : "deny";
       if (this.deps.exposure.toolTrace) {
@@ -331,7 +364,10 @@ export class TurnExecution {
       return;
     }
     this.pending = request;
-    const metadata: JsonObject = { input: inputEnvelope(request, this.taskId, this.contextId) };
+    const metadata: JsonObject = {
+      input: inputEnvelope(request, this.taskId, this.contextId),
+      ...(pipeline && pipelineMetadata(pipeline, this.deps.exposure)),
+    };
     if (request.kind === "permission") {
       metadata.permission = {
         autoApproved: false,

@@ -43,7 +43,13 @@ function dataObject(part: pb.Part): JsonObject | undefined {
   return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
 }
 
-const ANSWER_KINDS = new Set(["permission", "ask_user_question"]);
+const ANSWER_KINDS = new Set([
+  "permission",
+  "ask_user_question",
+  "candidate_selection",
+  "pipeline_pause_confirmation",
+]);
+type ChoiceKind = Exclude<InputAnswer["kind"], "permission">;
 
 /** True when the message is meant as an answer (some JSON data part with an answer kind). */
 export function looksLikeAnswer(message: pb.Message): boolean {
@@ -126,7 +132,10 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
       answer: { kind: "permission", inputId: data.inputId, decision },
     };
   }
-  const answer: InputAnswer = { kind: "ask_user_question", inputId: data.inputId };
+  if (typeof kind !== "string" || !ANSWER_KINDS.has(kind)) {
+    throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+  }
+  const answer: InputAnswer = { kind: kind as ChoiceKind, inputId: data.inputId };
   for (const key of ["selectedId", "freeText"] as const) {
     const value = data[key];
     if (value === undefined) continue;

@@ -80,6 +80,7 @@ export class A2AService {
       requiredExtensions: options.requiredExtensions,
       findTask: (taskId, owner) => this.findTask(taskId, owner),
       isRunning: (taskId) => this.turns.get(taskId) !== undefined,
+      checkTurn: options.runtime.checkTurn?.bind(options.runtime),
       contexts: this.contexts,
       defaultCwd: options.defaultCwd,
       allowedRoots: options.allowedRoots,

@@ -56,6 +56,8 @@ export class Turns {
         return this.failAtOnce(admission.record, admission.message, admission.language, admission.text);
       case "answer":
         return this.answer(admission, signal);
+      case "interject":
+        return this.interject(admission, signal);
       case "turn":
         return this.newTurn(admission, signal);
     }
@@ -78,7 +80,11 @@ export class Turns {
     const overrides = settings.overrides;
     execution.start(
       () => this.deps.contexts.session(context),
-      (session) => session.runTurn({ text: input.text, images: input.images, overrides }, execution.signal),
+      (session) =>
+        session.runTurn(
+          { text: input.text, images: input.images, overrides, taskId: record.task.id },
+          execution.signal,
+        ),
     );
     return { first, live, record };
   }
@@ -150,6 +156,33 @@ export class Turns {
       answer,
     );
     return { first, live, record };
+  }
+
+  /**
+   * A message to a task whose turn still runs: a pipeline run takes it (the
+   * candidate choice, or an interruption its judge classifies) and the caller
+   * follows the running turn; any other turn refuses it.
+   */
+  private async interject(
+    admission: Extract<Admission, { kind: "interject" }>,
+    signal: AbortSignal,
+  ): Promise<Started> {
+    const { record, message, language, input, settings } = admission;
+    const running = this.running.get(record.task.id);
+    const context = await this.deps.contexts.find(record.task.contextId);
+    const turn = { text: input.text, images: [], overrides: settings.overrides, taskId: record.task.id };
+    if (running && context?.session?.interject) {
+      const live = running.hub.subscribe(signal);
+      if (context.session.interject(turn)) {
+        running.record.task.history.push(message);
+        this.deps.state.tasks.save(running.record);
+        return { first: [snapshotEvent(running.record.task)], live, record: running.record };
+      }
+      await live.return?.();
+    }
+    throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
+      taskId: record.task.id,
+    });
   }
 
   private reserve(context: LiveContext, record: TaskRecord): TurnExecution {

@@ -14,7 +14,8 @@ export interface AlibabaCloudCredentials {
   accessKeySecret: string;
   securityToken?: string;
   regionId: string;
-  source: "request" | "env" | "config_file" | "aliyun_cli";
+  /** simulated: demo mode's simulated ROS endpoint (no real account). */
+  source: "request" | "env" | "config_file" | "aliyun_cli" | "simulated";
 }
 
 function text(value: unknown): string | undefined {

@@ -47,13 +47,22 @@ export function flattenParams(
   return out;
 }
 
+/** What the ROS tools call: the signed client, or the demo's simulated endpoint. */
+export interface RosApi {
+  call(
+    action: string,
+    params: Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown>>;
+}
+
 export interface RosClientOptions {
   credentials: AlibabaCloudCredentials;
   endpoint?: string;
   timeoutMs?: number;
 }
 
-export class RosClient {
+export class RosClient implements RosApi {
   readonly endpoint: URL;
   private readonly timeoutMs: number;
 

@@ -35,12 +35,21 @@ export interface ScriptMatcher {
   toolsCalled?: string[];
   /** None of these tools was called earlier in the current turn. */
   toolsNotCalled?: string[];
-  /** The request ends with a tool result that matches. */
-  lastToolResult?: { tool?: string; isError?: boolean; contains?: string };
+  /**
+   * The request ends with a tool result that matches. pattern: a regular
+   * expression the result text must match; its groups fill {{result.N}} in the reply.
+   */
+  lastToolResult?: { tool?: string; isError?: boolean; contains?: string; pattern?: string };
   /** 0 for the first model call of a turn, 1 after the first tool round, ... */
   round?: number;
   /** stream (a loop call) or complete (a side call such as compaction). Default: stream. */
   kind?: "stream" | "complete";
+  /** A pipeline step's call: the step id (the <!--step:ID--> marker of the step's system prompt). */
+  step?: string;
+  /** A substring of the system prompt (a pipeline step's prompt shows the context fields it uses). */
+  systemText?: string;
+  /** A candidate's sub-pipeline call: its index (the <!--candidate:N--> marker). */
+  candidate?: number;
 }
 
 export interface ScriptRule {
@@ -173,10 +182,14 @@ const scriptSchema = {
                   tool: { type: "string" },
                   isError: { type: "boolean" },
                   contains: { type: "string" },
+                  pattern: { type: "string" },
                 },
               },
               round: { type: "integer", minimum: 0 },
               kind: { enum: ["stream", "complete"] },
+              step: { type: "string", minLength: 1 },
+              systemText: { type: "string", minLength: 1 },
+              candidate: { type: "integer", minimum: 0 },
             },
           },
           reply: { type: "array", items: stepSchema },
@@ -207,11 +220,15 @@ export function parseScript(text: string, origin: string): Script {
   }
   const script = data as Script;
   for (const [i, rule] of script.rules.entries()) {
-    if (rule.when?.userTextPattern !== undefined) {
+    for (const [name, pattern] of [
+      ["userTextPattern", rule.when?.userTextPattern],
+      ["lastToolResult.pattern", rule.when?.lastToolResult?.pattern],
+    ]) {
+      if (pattern === undefined) continue;
       try {
-        new RegExp(rule.when.userTextPattern);
+        new RegExp(pattern);
       } catch {
-        throw new ConfigError(`Script ${origin}: rule ${i} has an invalid userTextPattern`);
+        throw new ConfigError(`Script ${origin}: rule ${i} has an invalid ${name}`);
       }
     }
   }

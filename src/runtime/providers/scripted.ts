@@ -9,13 +9,21 @@ import type { Provider, ProviderEvent, ProviderRequest, StopReason } from "./typ
 
 interface MatchContext {
   kind: "stream" | "complete";
+  system: string;
+  /** Pipeline step and candidate named by the system prompt's markers. */
+  step?: string;
+  candidate?: number;
   userText: string;
   toolsCalled: Set<string>;
   round: number;
   lastToolResult?: { tool?: string; isError: boolean; content: string };
 }
 
-export function matchContext(messages: readonly Message[], kind: "stream" | "complete"): MatchContext {
+export function matchContext(
+  messages: readonly Message[],
+  kind: "stream" | "complete",
+  system = "",
+): MatchContext {
   let start = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (isUserPrompt(messages[i])) {
@@ -35,11 +43,16 @@ export function matchContext(messages: readonly Message[], kind: "stream" | "com
       if (i > start) called.add(use.name);
     }
   }
+  const step = /<!--step:([\w.-]+)-->/.exec(system)?.[1];
+  const candidate = /<!--candidate:(\d+)-->/.exec(system)?.[1];
   const context: MatchContext = {
     kind,
+    system,
     userText: start >= 0 ? messageText(messages[start]) : "",
     toolsCalled: called,
     round,
+    ...(step ? { step } : {}),
+    ...(candidate !== undefined ? { candidate: Number(candidate) } : {}),
   };
   const last = messages[messages.length - 1];
   if (last?.role === "user") {
@@ -56,15 +69,27 @@ export function matchContext(messages: readonly Message[], kind: "stream" | "com
   return context;
 }
 
-export function ruleMatches(when: ScriptMatcher | undefined, ctx: MatchContext): boolean {
-  if ((when?.kind ?? "stream") !== ctx.kind) return false;
-  if (!when) return true;
+/** undefined when the rule does not match; else the groups lastToolResult.pattern captured (for {{result.N}}). */
+function matchRule(when: ScriptMatcher | undefined, ctx: MatchContext): string[] | undefined {
+  if ((when?.kind ?? "stream") !== ctx.kind) return undefined;
+  if (!when) return [];
+  if (!ruleHolds(when, ctx)) return undefined;
+  const pattern = when.lastToolResult?.pattern;
+  if (pattern === undefined) return [];
+  const found = new RegExp(pattern).exec(ctx.lastToolResult?.content ?? "");
+  return found ? [...found] : undefined;
+}
+
+function ruleHolds(when: ScriptMatcher, ctx: MatchContext): boolean {
   if (when.userText !== undefined && !ctx.userText.includes(when.userText)) return false;
   if (when.userTextPattern !== undefined && !new RegExp(when.userTextPattern).test(ctx.userText))
     return false;
   if (when.toolsCalled?.some((name) => !ctx.toolsCalled.has(name))) return false;
   if (when.toolsNotCalled?.some((name) => ctx.toolsCalled.has(name))) return false;
   if (when.round !== undefined && when.round !== ctx.round) return false;
+  if (when.step !== undefined && when.step !== ctx.step) return false;
+  if (when.systemText !== undefined && !ctx.system.includes(when.systemText)) return false;
+  if (when.candidate !== undefined && when.candidate !== ctx.candidate) return false;
   if (when.lastToolResult) {
     const expected = when.lastToolResult;
     const actual = ctx.lastToolResult;
@@ -98,6 +123,18 @@ function requestChars(request: ProviderRequest): number {
   return chars;
 }
 
+/** Replaces {{result.N}} in every string of the reply with group N of lastToolResult.pattern. */
+function fill<T>(value: T, groups: readonly string[]): T {
+  if (typeof value === "string") {
+    return value.replace(/\{\{result\.(\d+)\}\}/g, (_m, n: string) => groups[Number(n)] ?? "") as T;
+  }
+  if (Array.isArray(value)) return value.map((v: unknown) => fill(v, groups)) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, groups)])) as T;
+  }
+  return value;
+}
+
 const FALLBACK: ScriptStep[] = [{ text: "The script has no reply for this request." }];
 const COMPLETE_FALLBACK: ScriptStep[] = [{ text: "Summary of the earlier conversation (scripted)." }];
 
@@ -113,10 +150,17 @@ export class ScriptedProvider implements Provider {
   }
 
   async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
-    const ctx = matchContext(request.messages, request.kind);
-    const rule = this.script.rules.find((r) => ruleMatches(r.when, ctx));
-    const steps =
-      rule?.reply ?? (request.kind === "complete" ? COMPLETE_FALLBACK : (this.script.fallback ?? FALLBACK));
+    const ctx = matchContext(request.messages, request.kind, request.system);
+    let groups: string[] = [];
+    const rule = this.script.rules.find((r) => {
+      const found = matchRule(r.when, ctx);
+      if (found) groups = found;
+      return found !== undefined;
+    });
+    const steps = fill(
+      rule?.reply ?? (request.kind === "complete" ? COMPLETE_FALLBACK : (this.script.fallback ?? FALLBACK)),
+      groups,
+    );
     const defaults = this.script.defaults ?? {};
     const chunkDelay = defaults.chunkDelayMs ?? 0;
     let usage: ScriptUsage | undefined;

@@ -18,6 +18,7 @@ import type {
   TurnInput,
   TurnOverrides,
 } from "../seam.js";
+import { PipelineHost } from "../pipeline/host.js";
 import { Workspace } from "../tools/workspace.js";
 import { Conversation } from "./conversation.js";
 import type { SessionDeps } from "./deps.js";
@@ -35,6 +36,8 @@ export class RuntimeSession implements AgentSession {
   private closed = false;
   private readonly lifetime = new AbortController();
   private readonly parts: SessionContext;
+  /** The pipeline side: runs that own the context, their waits, cleanup-only turns. */
+  private pipeline!: PipelineHost;
 
   private constructor(
     deps: SessionDeps,
@@ -86,7 +89,18 @@ export class RuntimeSession implements AgentSession {
         cwd: workspace.cwd,
         createdAt: new Date().toISOString(),
       });
-      return new RuntimeSession(deps, args.sessionId, args.contextId, workspace, store, [], [], undefined);
+      const created = new RuntimeSession(
+        deps,
+        args.sessionId,
+        args.contextId,
+        workspace,
+        store,
+        [],
+        [],
+        undefined,
+      );
+      created.pipeline = await PipelineHost.open(created.parts, args.contextId, store.dir);
+      return created;
     }
     if (meta.cwd !== workspace.cwd) throw new Error("The session belongs to a different workspace.");
     const messages = await store.loadConversation();
@@ -109,24 +123,38 @@ export class RuntimeSession implements AgentSession {
       round,
     );
     await session.parts.conversation.repair(round?.assistantMessageId, session.logger);
+    session.pipeline = await PipelineHost.open(session.parts, meta.contextId, store.dir);
     return session;
   }
 
   // ---------------------------------------------------------------- seam API
 
   pendingInputs(): InputRequest[] {
-    return this.parts.rounds.pendingInputs();
+    return [...this.parts.rounds.pendingInputs(), ...this.pipeline.pendingInputs()];
   }
 
   answerInput(answer: InputAnswer): boolean {
+    if (this.pipeline.pendingInputs().some((p) => p.inputId === answer.inputId))
+      return this.pipeline.answer(answer);
     return this.parts.rounds.answer(answer);
   }
 
+  interject(input: TurnInput): boolean {
+    return this.pipeline.interject(input);
+  }
+
   async *runTurn(input: TurnInput, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
-    yield* this.exclusively(input.overrides, signal, (turnSignal) => this.userTurn(input, turnSignal));
+    const pipeline = this.pipeline.wants(input);
+    yield* this.exclusively(input.overrides, signal, (turnSignal) =>
+      pipeline ? this.pipeline.turn(input, turnSignal) : this.userTurn(input, turnSignal),
+    );
   }
 
   async *resumeTurn(overrides: TurnOverrides, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
+    if (this.pipeline.active) {
+      yield* this.exclusively(overrides, signal, (turnSignal) => this.pipeline.resume(overrides, turnSignal));
+      return;
+    }
     if (!this.parts.rounds.round) return;
     yield* this.exclusively(overrides, signal, (turnSignal) => this.resumedTurn(overrides, turnSignal));
   }

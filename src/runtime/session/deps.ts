@@ -25,4 +25,6 @@ export interface SessionDeps {
   homeDir?: string;
   limits: RuntimeLimits;
   cloud: { endpoint?: string; pollIntervalMs: number; maxPollMs: number };
+  /** The run mode of requests that choose none, and the pipeline they run. */
+  pipelines: { mode: "normal" | "pipeline"; pipelineName: string };
 }

@@ -1,0 +1,762 @@
+// The pipeline runner: walks the state machine step by step and publishes the
+// run as envelopes. For each step: step_started, then the step (an agent
+// loop, the candidates in parallel, or the candidate selection, which waits
+// for the user), then one of: step_completed and the next step; an early
+// exit; a rollback (fields marked stale, stacks of rolled-back steps cleaned
+// up); a failure. The run ends with pipeline_completed and, with on_complete
+// switch_to_normal, pipeline_handoff_ready: the context is normal chat again.
+import { t } from "../../i18n/index.js";
+import { InvalidInputAnswerError } from "../errors.js";
+import { checkAnswer } from "../permissions/input-requests.js";
+import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
+import { SessionClosedError } from "../session/turn-errors.js";
+import { runCandidates } from "./candidates.js";
+import { cleanupData, runCleanup, type LedgerEntry } from "./cleanup.js";
+import type { EnvelopeSpec } from "./emitter.js";
+import type { RunStatus, SelectionWait } from "./files.js";
+import { valueAt } from "./guards.js";
+import type { LoadedStep } from "./loader.js";
+import { attemptKey, type RunEnv } from "./run-env.js";
+import {
+  optionProblems,
+  parseChoice,
+  selectedPlan,
+  selectionOptions,
+  pauseRequest,
+  selectionRequest,
+  type EvaluatedCandidate,
+  type PresentedOption,
+} from "./selection.js";
+import { runAgentStep, type StepOutcome } from "./step-executor.js";
+import { judge, type Classification } from "./interrupts.js";
+import { createTurnProvider } from "../providers/factory.js";
+
+type Outcome = StepOutcome | { kind: "conclusion"; conclusion: unknown };
+
+/** A selection answer: an option id or a typed text. */
+interface Answer {
+  selectedId?: string;
+  freeText?: string;
+}
+
+/** How a turn enters the run. */
+export type Entry = { kind: "start"; text: string } | { kind: "continue"; text: string } | { kind: "resume" };
+
+function matches(spec: { field: string; value?: unknown } | undefined, conclusion: unknown): boolean {
+  return spec !== undefined && JSON.stringify(valueAt(conclusion, spec.field)) === JSON.stringify(spec.value);
+}
+
+export class PipelineRunner {
+  /** Where events that happen outside the step loop go (interruptions); set by the host. */
+  outbox: (event: RuntimeEvent) => void = () => undefined;
+  /** Aborts the running step (a hard interrupt). */
+  private stepAbort = new AbortController();
+  /** A hard interrupt waiting for the running step to stop. */
+  private interruption: { target: string; reason: string } | undefined;
+
+  constructor(
+    private readonly run: RunEnv,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  /** The signal of the running step: the turn's, or a hard interrupt. */
+  private get stepSignal(): AbortSignal {
+    return AbortSignal.any([this.signal, this.stepAbort.signal]);
+  }
+
+  private get emitter() {
+    return this.run.emitter;
+  }
+
+  /** Runs the turn: a new run, a message to a waiting run, or a restored run. */
+  async *turn(entry: Entry): AsyncGenerator<RuntimeEvent> {
+    const { run } = this;
+    try {
+      if (entry.kind === "start") {
+        const { pipeline } = run;
+        run.meta.feedback = entry.text;
+        await run.save();
+        yield await this.emitter.event({
+          eventType: "pipeline_started",
+          scope: "pipeline",
+          data: {
+            pipelineType: pipeline.name,
+            totalSteps: pipeline.steps.length,
+            stepNames: pipeline.steps.map((s) => s.id),
+          },
+        });
+      } else {
+        yield await this.emitter.event({
+          eventType: "pipeline_resumed",
+          scope: "pipeline",
+          data: { reason: entry.kind === "resume" ? "restart" : "message" },
+        });
+      }
+      yield* this.steps(entry.kind === "continue" ? entry.text : undefined);
+    } finally {
+      if (this.signal.aborted && !run.step.session.lifetime.aborted && !run.meta.handedOff)
+        await this.cancelled();
+    }
+  }
+
+  /** The step loop, from the state machine's current step. */
+  private async *steps(message: string | undefined): AsyncGenerator<RuntimeEvent> {
+    const { run } = this;
+    const { sm } = run;
+    let text = message;
+    for (let step = sm.current; step; step = sm.current) {
+      if (this.signal.aborted) return;
+      this.stepAbort = new AbortController();
+      run.step.control.nextStep();
+      const resumed = sm.isRunning();
+      const attempt = resumed ? sm.attempt(step.id) : sm.begin();
+      const ref = run.stepRef(step, attempt);
+      if (!resumed) {
+        run.meta.status = "running";
+        await run.save();
+        const key = attemptKey(run.meta.runNumber, step.id, attempt);
+        yield await this.emitter.event({
+          eventType: "step_started",
+          scope: "step",
+          step: ref,
+          data: {
+            index: sm.index,
+            attempt,
+            total: sm.total,
+            name: step.id,
+            stepType: step.kind,
+            uiMode: step.def.ui_mode ?? null,
+            activeAttemptId: key,
+            transcriptId: key,
+          },
+        });
+        await this.emitter.checkpoint();
+      }
+      const started = Date.now();
+      const outcome: Outcome =
+        step.kind === "parallel_sub_pipeline"
+          ? yield* runCandidates(run, step, ref, this.stepSignal)
+          : step.def.ui_mode === "candidate_selection"
+            ? yield* this.selection(step, attempt, ref, text)
+            : yield* this.agentStep(step, attempt, ref);
+      text = undefined;
+      if (outcome.kind === "cancelled" && this.interruption && !this.signal.aborted) {
+        const { target, reason } = this.interruption;
+        this.interruption = undefined;
+        yield* this.rollback(step, target, reason, true);
+        continue;
+      }
+      if (outcome.kind === "cancelled") return;
+      if (outcome.kind === "failed") {
+        yield* this.failed(step, ref, outcome);
+        return;
+      }
+      if (outcome.kind === "rollback") {
+        yield* this.rollback(step, outcome.target, outcome.reason);
+        continue;
+      }
+      if (!(yield* this.concluded(step, attempt, ref, outcome.conclusion, started))) return;
+    }
+  }
+
+  private agentStep(step: LoadedStep, attempt: number, ref: Record<string, unknown>) {
+    const { run } = this;
+    const earlier = run.pipeline.steps.slice(0, run.sm.index).map((s) => s.id);
+    const feedback = run.meta.feedback;
+    const values = run.context.values([...(step.def.context_fields ?? [])]);
+    const userText =
+      run.sm.index === 0
+        ? (feedback ?? "")
+        : [`Run the pipeline step ${step.id}.`, feedback ? `Feedback from the user: ${feedback}` : ""]
+            .filter(Boolean)
+            .join("\n\n");
+    return runAgentStep(
+      run.step,
+      {
+        step,
+        surface: run.rich ? step.rich : step.standard,
+        attempt,
+        key: attemptKey(run.meta.runNumber, step.id, attempt),
+        coords: { scope: "step", step: ref },
+        markers: [`<!--step:${step.id}-->`],
+        userText,
+        promptValues: values,
+        rollbackTargets: earlier,
+        rollbackRefusal: (target) =>
+          earlier.includes(target) ? run.sm.rollbackRefusal(target) : `${target} is not an earlier step`,
+        ...(step.def.ui_mode === "candidate_selection"
+          ? { extraCheck: (c: Record<string, unknown>) => optionProblems(c.options, this.evaluated()) }
+          : {}),
+        ...(step.def.tracks_stacks
+          ? {
+              onStack: (stack: { stackId: string; stackName?: string; regionId?: string; status?: string }) =>
+                run.ledger.observe({
+                  resourceId: stack.stackId,
+                  ...(stack.stackName ? { resourceName: stack.stackName } : {}),
+                  regionId: stack.regionId ?? run.step.baseTurn.cloud?.credentials.regionId,
+                  sourceStepId: step.id,
+                  run: run.meta.runNumber,
+                  ...(stack.status ? { status: stack.status } : {}),
+                }),
+            }
+          : {}),
+      },
+      this.stepSignal,
+    );
+  }
+
+  private evaluated(): EvaluatedCandidate[] {
+    const value = this.run.context.get("evaluated_candidates");
+    return Array.isArray(value) ? (value as EvaluatedCandidate[]) : [];
+  }
+
+  /**
+   * The candidate selection: the model presents the options (first attempt
+   * of the step), then the run waits for the user's choice, which becomes
+   * the conclusion. A message that names no option is asked again.
+   */
+  private async *selection(
+    step: LoadedStep,
+    attempt: number,
+    ref: Record<string, unknown>,
+    message: string | undefined,
+  ): AsyncGenerator<RuntimeEvent, Outcome> {
+    const { run } = this;
+    let wait = run.meta.selection;
+    let pending: Promise<Answer | undefined> | undefined;
+    if (!wait) {
+      const presented = yield* this.agentStep(step, attempt, ref);
+      if (presented.kind !== "conclusion") return presented;
+      const conclusion = presented.conclusion as { user_prompt: string; options: PresentedOption[] };
+      const options = selectionOptions(conclusion.options, this.evaluated(), run.rich);
+      wait = {
+        inputId: `selection-${run.meta.runNumber}-${attempt}-1`,
+        toolUseId: `${step.id}-${attempt}`,
+        prompt: conclusion.user_prompt,
+        options,
+      };
+      run.meta.selection = wait;
+      run.meta.status = "waiting_input";
+      await run.save();
+      yield await this.emitter.event({
+        eventType: "step_completed",
+        scope: "step",
+        step: ref,
+        data: {
+          conclusionField: step.conclusionField,
+          conclusion: { user_prompt: wait.prompt, options: conclusion.options },
+          awaitingInput: true,
+        },
+      });
+      pending = (yield* this.ask(step, ref, wait, true)).answer;
+    } else if (message === undefined) {
+      // A restored wait: published again (same input) so its answer can be taken.
+      pending = (yield* this.ask(step, ref, wait, false)).answer;
+    }
+    for (;;) {
+      const answer = message !== undefined ? { freeText: message } : await pending;
+      message = undefined;
+      if (!answer) return { kind: "cancelled" };
+      const choice = parseChoice(answer, wait.options);
+      if (!choice) {
+        const asked: number = (wait.asked ?? 1) + 1;
+        wait = {
+          ...wait,
+          inputId: `selection-${run.meta.runNumber}-${attempt}-${asked}`,
+          asked,
+          validationError: t(run.lang, "runtime.pipeline.selection.invalid"),
+        };
+        run.meta.selection = wait;
+        await run.save();
+        pending = (yield* this.ask(step, ref, wait, true)).answer;
+        continue;
+      }
+      const option = choice.option;
+      delete run.meta.selection;
+      run.meta.status = "running";
+      await run.save();
+      const selected = {
+        kind: "candidate_selection",
+        inputId: wait.inputId,
+        toolUseId: wait.toolUseId,
+        selectedValue: option.id,
+        selectedIndex: option.candidateIndex,
+        selectedOption: option,
+        userInputLength: (answer.freeText ?? answer.selectedId ?? "").length,
+      };
+      // Also an input_received event: the surfaces stop showing the wait, however it was answered.
+      const envelopes = await this.emitter.envelopes(
+        {
+          eventType: "input_received",
+          scope: "step",
+          step: ref,
+          input: { kind: "candidate_selection", inputId: wait.inputId, toolUseId: wait.toolUseId },
+          data: selected,
+        },
+        {
+          eventType: "candidate_selected",
+          scope: "step",
+          step: ref,
+          data: {
+            candidateIndex: option.candidateIndex,
+            candidateName: option.label,
+            selectedValue: option.id,
+          },
+        },
+      );
+      yield {
+        type: "input_received",
+        inputId: wait.inputId,
+        toolUseId: wait.toolUseId,
+        kind: "candidate_selection",
+        pipeline: envelopes,
+      };
+      return { kind: "conclusion", conclusion: selectedPlan(choice, this.evaluated()) };
+    }
+  }
+
+  /**
+   * A message that arrives while the run goes on: while the run waits for the
+   * candidate selection it is the answer; otherwise the judge classifies it
+   * (its events go out on the running turn). False when nothing takes it.
+   */
+  interject(text: string): boolean {
+    if (text.trim() === "") return false;
+    const wait = this.run.meta.selection;
+    if (wait) {
+      return this.run.step.registry.answer({
+        kind: "candidate_selection",
+        inputId: wait.inputId,
+        freeText: text,
+      });
+    }
+    const step = this.run.sm.current;
+    if (!step || this.signal.aborted) return false;
+    this.classify(step, text).catch((error: unknown) =>
+      this.run.step.session.logger.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        "interruption not handled",
+      ),
+    );
+    return true;
+  }
+
+  private async classify(step: LoadedStep, text: string): Promise<void> {
+    const { run } = this;
+    const { emitter } = this;
+    this.outbox(
+      await emitter.event({
+        eventType: "interrupt_received",
+        scope: "interrupt",
+        data: { messageLength: text.length },
+      }),
+    );
+    const provider =
+      run.step.baseTurn.provider ??
+      createTurnProvider(run.step.session.deps.providers, run.step.baseTurn.overrides);
+    const verdict = await judge({
+      provider,
+      pipelineName: run.pipeline.name,
+      step: step.id,
+      steps: run.pipeline.steps.map((s) => s.id),
+      completed: run.pipeline.steps.filter((s) => run.sm.status(s.id) === "completed").map((s) => s.id),
+      message: text,
+      signal: this.signal,
+    });
+    const policy = step.def.interrupt_judge_failure ?? "continue";
+    let c: Classification = verdict ?? {
+      action: policy === "hard_interrupt" ? "hard_interrupt" : "continue",
+      targetStep: step.id,
+      reason: `The judge could not classify the message (policy ${policy}).`,
+    };
+    const target = c.targetStep ?? step.id;
+    const refusal = c.action === "hard_interrupt" ? run.sm.rollbackRefusal(target, true) : undefined;
+    if (refusal) c = { action: "continue", reason: `No rollback: ${refusal}.` };
+    const paused = !verdict && policy === "pause";
+    this.outbox(
+      await emitter.event({
+        eventType: "interrupt_classified",
+        scope: "interrupt",
+        data: {
+          action: c.action,
+          targetStepId: c.action === "hard_interrupt" ? target : step.id,
+          candidateScope: c.candidateScope ?? "all",
+          reason: c.reason,
+          paused,
+          judgeFailed: !verdict,
+        },
+      }),
+    );
+    if (c.action === "supplement") run.step.control.supplement(text, c.candidateScope ?? "all");
+    if (c.action === "hard_interrupt") {
+      this.interruption = { target, reason: text };
+      this.stepAbort.abort();
+    }
+    if (paused) await this.pause(step, text);
+  }
+
+  /** The pause of a judge failure: steps wait before their next model call until the user says continue. */
+  private async pause(step: LoadedStep, reason: string): Promise<void> {
+    const { run } = this;
+    const { control, gate, registry } = run.step;
+    control.pause();
+    try {
+      await gate.acquire(this.signal);
+    } catch {
+      control.unpause();
+      return;
+    }
+    const request = pauseRequest({
+      inputId: `pause-${run.meta.runNumber}-${Date.now().toString(36)}`,
+      toolUseId: `${step.id}-pause`,
+      lang: run.lang,
+    });
+    const answered = new Promise<void>((resolve) => {
+      registry.publish(request, (answer) => {
+        checkAnswer(request, answer);
+        resolve();
+        return true;
+      });
+      this.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    const input = { kind: request.kind, inputId: request.inputId, toolUseId: request.toolUseId };
+    const asked = await this.emitter.envelopes({
+      eventType: "input_required",
+      scope: "step",
+      status: "input_required",
+      step: {
+        id: step.id,
+        runId: `step-${step.id}-${run.sm.attempt(step.id)}`,
+        attempt: run.sm.attempt(step.id),
+      },
+      input,
+      data: {
+        ...input,
+        prompt: request.prompt,
+        reason: reason.slice(0, 200),
+        paused: true,
+        options: request.options,
+      },
+    });
+    this.outbox({ type: "input_required", request, pipeline: asked });
+    await answered;
+    registry.settle(request.inputId);
+    control.unpause();
+    gate.release();
+    if (this.signal.aborted) return;
+    const received = await this.emitter.envelopes({
+      eventType: "input_received",
+      scope: "step",
+      input,
+      data: { ...input, selectedValue: "continue" },
+    });
+    this.outbox({ type: "input_received", ...input, pipeline: received });
+  }
+
+  private request(wait: SelectionWait): InputRequest {
+    return selectionRequest({ ...wait, lang: this.run.lang });
+  }
+
+  /**
+   * Publishes the selection wait (with its envelope when `announce`) and
+   * returns its answer to come: the input takes answers from the moment it
+   * is yielded.
+   */
+  private async *ask(
+    step: LoadedStep,
+    ref: Record<string, unknown>,
+    wait: SelectionWait,
+    announce: boolean,
+  ): AsyncGenerator<RuntimeEvent, { answer: Promise<Answer | undefined> }> {
+    const request = this.request(wait);
+    const envelopes = announce
+      ? await this.emitter.envelopes({
+          eventType: "input_required",
+          scope: "step",
+          status: "input_required",
+          step: ref,
+          input: { kind: "candidate_selection", inputId: wait.inputId, toolUseId: wait.toolUseId },
+          data: {
+            kind: "candidate_selection",
+            stepId: step.id,
+            inputId: wait.inputId,
+            prompt: request.prompt,
+            options: wait.options,
+            ...(wait.validationError ? { validationError: wait.validationError } : {}),
+          },
+        })
+      : undefined;
+    if (announce) await this.emitter.checkpoint();
+    const answer = this.answerOf(request);
+    yield { type: "input_required", request, ...(envelopes ? { pipeline: envelopes } : {}) };
+    // Wrapped: an async generator would wait for a promise it returns.
+    return { answer };
+  }
+
+  /** Waits for the answer of a pipeline-level input; undefined when the turn is cancelled. */
+  private answerOf(request: InputRequest): Promise<Answer | undefined> {
+    const { registry } = this.run.step;
+    const lifetime = this.run.step.session.lifetime;
+    return new Promise((resolve, reject) => {
+      const done = (): void => {
+        this.signal.removeEventListener("abort", onAbort);
+        registry.settle(request.inputId);
+      };
+      const onAbort = (): void => {
+        done();
+        if (lifetime.aborted) reject(new SessionClosedError());
+        else resolve(undefined);
+      };
+      if (this.signal.aborted) return onAbort();
+      this.signal.addEventListener("abort", onAbort, { once: true });
+      registry.publish(request, (answer: InputAnswer) => {
+        checkAnswer(request, answer);
+        if (answer.kind === "permission") throw new InvalidInputAnswerError("A choice is expected.");
+        if (answer.cancelled) {
+          done();
+          resolve(undefined);
+          return true;
+        }
+        done();
+        resolve({
+          ...(answer.selectedId ? { selectedId: answer.selectedId } : {}),
+          ...(answer.freeText ? { freeText: answer.freeText } : {}),
+        });
+        return true;
+      });
+    });
+  }
+
+  /** A step's conclusion; false when it ends the run. */
+  private async *concluded(
+    step: LoadedStep,
+    attempt: number,
+    ref: Record<string, unknown>,
+    conclusion: unknown,
+    started: number,
+  ): AsyncGenerator<RuntimeEvent, boolean> {
+    const { run } = this;
+    run.context.set(step.conclusionField, conclusion, step.id, attempt);
+    run.sm.complete();
+    delete run.meta.feedback;
+    delete run.meta.candidates;
+    const completed: EnvelopeSpec = {
+      eventType: "step_completed",
+      scope: "step",
+      step: ref,
+      data: {
+        durationS: Math.round((Date.now() - started) / 100) / 10,
+        conclusionField: step.conclusionField,
+        conclusion,
+        ...(Array.isArray(conclusion) && step.kind === "parallel_sub_pipeline"
+          ? { candidatesCount: conclusion.length }
+          : {}),
+      },
+    };
+    const artifacts = await run.artifacts(step, conclusion, { scope: "step", step: ref });
+    if (matches(step.def.exit_condition, conclusion)) {
+      await run.save();
+      yield await this.emitter.event(completed, ...artifacts);
+      yield* this.finish("early_exit");
+      return false;
+    }
+    if (matches(step.def.fail_condition, conclusion)) {
+      run.sm.fail();
+      await run.save();
+      const message = (conclusion as Record<string, unknown>).message;
+      yield await this.emitter.event(completed, ...artifacts);
+      yield* this.failed(step, ref, {
+        error: typeof message === "string" ? message : `${step.id} reported a failure.`,
+        errorType: "step_reported_failure",
+      });
+      return false;
+    }
+    const more = run.sm.advance();
+    await run.save();
+    yield await this.emitter.event(completed, ...artifacts);
+    await this.emitter.checkpoint();
+    if (!more) {
+      yield* this.finish("completed");
+      return false;
+    }
+    return true;
+  }
+
+  private async *failed(
+    step: LoadedStep,
+    ref: Record<string, unknown>,
+    outcome: { error: string; errorType: string; errorId?: string },
+  ): AsyncGenerator<RuntimeEvent> {
+    this.run.sm.fail();
+    await this.run.save();
+    yield await this.emitter.event({
+      eventType: "step_failed",
+      scope: "step",
+      step: ref,
+      status: "failed",
+      data: {
+        error: outcome.error,
+        errorSummary: outcome.error,
+        errorDetails: { type: outcome.errorType, ...(outcome.errorId ? { errorId: outcome.errorId } : {}) },
+      },
+    });
+    yield* this.finish("failed");
+  }
+
+  /** A complete_step rollback: stale fields, the target's next attempt, and cleanup of rolled-back stacks. */
+  private async *rollback(
+    from: LoadedStep,
+    target: string,
+    reason: string,
+    interrupt = false,
+  ): AsyncGenerator<RuntimeEvent> {
+    const { run } = this;
+    const to = run.sm.indexOf(target);
+    const between = run.pipeline.steps.slice(to, run.sm.index + 1);
+    run.sm.rollback(target, interrupt);
+    const staleFields = run.context.invalidate(run.pipeline.steps[to].conclusionField);
+    run.meta.feedback = reason;
+    delete run.meta.selection;
+    delete run.meta.candidates;
+    run.meta.status = "running";
+    await run.save();
+    yield await this.emitter.event({
+      eventType: "rollback_completed",
+      scope: "pipeline",
+      data: {
+        fromStep: from.id,
+        toStep: target,
+        ...(interrupt ? { toStepId: target } : {}),
+        reason,
+        staleFields,
+        rollbackScope: "parent",
+      },
+    });
+    const entries: LedgerEntry[] = [];
+    for (const step of between)
+      if (step.def.tracks_stacks)
+        entries.push(...(await run.ledger.markPending(step.id, run.meta.runNumber)));
+    if (entries.length > 0) yield* this.cleanup(entries);
+  }
+
+  private cleanup(entries: LedgerEntry[]) {
+    const { run } = this;
+    return runCleanup({
+      ledger: run.ledger,
+      entries,
+      cloud: run.step.baseTurn.cloud,
+      workspace: run.step.session.workspace,
+      emitter: this.emitter,
+      language: run.lang,
+      signal: this.signal,
+    });
+  }
+
+  /** Stacks of a run that ended without its deployment: kept for a cleanupOnly request. */
+  private async leftovers(outcome: RunStatus): Promise<LedgerEntry[]> {
+    if (outcome === "completed" || outcome === "early_exit") return [];
+    const marked: LedgerEntry[] = [];
+    for (const step of this.run.pipeline.steps) {
+      if (step.def.tracks_stacks)
+        marked.push(...(await this.run.ledger.markPending(step.id, this.run.meta.runNumber)));
+    }
+    return marked;
+  }
+
+  /** pipeline_completed and the handoff to normal chat, in one update. */
+  private async *finish(outcome: "completed" | "early_exit" | "failed"): AsyncGenerator<RuntimeEvent> {
+    const { run } = this;
+    const status = outcome === "failed" ? "failed" : "completed";
+    const leftovers = await this.leftovers(outcome);
+    run.meta.status = outcome;
+    run.meta.handedOff = true;
+    delete run.meta.selection;
+    await run.save();
+    const summary = this.summary(outcome);
+    yield await this.emitter.event(
+      {
+        eventType: "pipeline_completed",
+        scope: "pipeline",
+        status,
+        data: {
+          totalSteps: run.pipeline.steps.length,
+          ...(outcome === "failed" ? { failed: true } : {}),
+          ...(outcome === "early_exit" ? { earlyExit: true, reason: summary } : {}),
+        },
+      },
+      ...this.handoff(outcome, status, summary, leftovers),
+    );
+    await this.emitter.checkpoint();
+  }
+
+  private handoff(
+    outcome: RunStatus,
+    status: "completed" | "failed" | "canceled",
+    summary: string,
+    leftovers: LedgerEntry[],
+  ): EnvelopeSpec[] {
+    const onComplete = this.run.pipeline.def.on_complete;
+    if (
+      !onComplete ||
+      !(onComplete.apply_on ?? ["completed", "early_exit", "failed", "canceled"]).includes(
+        outcome as "completed",
+      )
+    )
+      return [];
+    return [
+      {
+        eventType: "pipeline_handoff_ready",
+        scope: "pipeline",
+        status,
+        data: {
+          action: onComplete.action,
+          targetMode: "normal",
+          outcome,
+          summary,
+          ...(leftovers.length
+            ? {
+                cleanup: {
+                  status: "pending",
+                  resourceCount: leftovers.length,
+                  resources: leftovers.map((e) => cleanupData(e)),
+                },
+              }
+            : {}),
+        },
+      },
+    ];
+  }
+
+  /** One paragraph for the user and for the normal chat that follows. */
+  summary(outcome: RunStatus): string {
+    const { run } = this;
+    const lines = [t(run.lang, `runtime.pipeline.outcome.${outcome}`, { pipeline: run.pipeline.name })];
+    for (const field of run.pipeline.def.on_complete?.handoff_context?.include ?? []) {
+      if (!run.context.has(field)) continue;
+      const value = JSON.stringify(run.context.get(field));
+      lines.push(`${field}: ${value.length > 600 ? `${value.slice(0, 600)}…` : value}`);
+    }
+    return lines.join("\n");
+  }
+
+  /** A cancelled run (CancelTask): journaled and handed off; nothing is published any more. */
+  private async cancelled(): Promise<void> {
+    const { run } = this;
+    const leftovers = await this.leftovers("canceled");
+    run.meta.status = "canceled";
+    run.meta.handedOff = true;
+    delete run.meta.selection;
+    await run.save();
+    const summary = this.summary("canceled");
+    await this.emitter.envelopes(
+      {
+        eventType: "pipeline_canceled",
+        scope: "pipeline",
+        status: "canceled",
+        data: { source: "executor", reason: "The task was canceled." },
+      },
+      ...this.handoff("canceled", "canceled", summary, leftovers),
+    );
+    await this.emitter.checkpoint();
+  }
+}
