@@ -1,7 +1,7 @@
 // npm run build (also the prepare script, so `npm ci` builds): compiles src/
 // and generated/ to dist/ with tsc, then copies the files the compiled code
-// reads next to itself (the demo script, the i18n catalogs, the standalone
-// validators), so bin/iac-code.mjs starts without compiling TypeScript.
+// reads next to itself (the demo script, the i18n catalogs, the pipelines
+// and their prompts, the standalone validators), so bin/iac-code.mjs starts without compiling TypeScript.
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
@@ -18,8 +18,8 @@ execFileSync(
   },
 );
 
-/** Every non-TypeScript file under src/ the code reads at run time. */
-const ASSET = /\.(?:json|ya?ml)$/;
+/** Every non-TypeScript file under src/: the code reads catalogs, scripts and prompts next to itself. */
+const ASSET = /^(?!.*\.ts$)/;
 function copyAssets(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const from = path.join(dir, entry.name);
