@@ -141,7 +141,10 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
     const h2 = http2.createServer(options.http2);
     h2.on("session", trackSession);
     const sniffTimeout = timeouts.headersMs || 30_000;
-    front = net.createServer((socket) => {
+    // http.createServer disables Nagle on the sockets it accepts; this front accepts them
+    // instead, so it must: with Nagle, an SSE body written after its headers waited
+    // for the client's delayed ACK (~40 ms per stream).
+    front = net.createServer({ noDelay: true }, (socket) => {
       track(socket);
       sniff(socket, sniffTimeout, (isHttp2) => (isHttp2 ? h2 : h1).emit("connection", socket));
     });
