@@ -40,7 +40,6 @@ export async function writeSse<T>(
   const http2 = (res.req as { httpVersionMajor?: number } | undefined)?.httpVersionMajor === 2;
   const { Connection: _connection, ...h2Headers } = SSE_HEADERS;
   res.writeHead(200, http2 ? h2Headers : SSE_HEADERS);
-  res.flushHeaders();
   let open = true;
   res.on("close", () => {
     open = false;
@@ -49,14 +48,15 @@ export async function writeSse<T>(
     if (open) res.write(": keep-alive\n\n");
   }, KEEP_ALIVE_MS);
   keepAlive.unref();
-  // Events produced in one event-loop turn leave in one write (HTTP/1.1: the socket is corked until the turn ends).
+  // The events of one burst leave in one write (HTTP/1.1: the socket is corked until the work
+  // ready now is done, process.nextTick; a setImmediate held them behind the next poll phase).
   const socket = http2 ? undefined : res.socket;
   let corked = false;
   const write = (frame: string): void => {
     if (socket && !corked) {
       corked = true;
       socket.cork();
-      setImmediate(() => {
+      process.nextTick(() => {
         corked = false;
         socket.uncork();
       });
@@ -64,7 +64,8 @@ export async function writeSse<T>(
     res.write(frame);
   };
   try {
-    write(sseFrame(options.encode(first)));
+    // The first event leaves at once, in one write with the headers.
+    res.write(sseFrame(options.encode(first)));
     for (;;) {
       if (!open) break;
       const step = await rest.next();
