@@ -2,7 +2,6 @@
 // onto A2A events (status updates, artifact updates), folds them into the
 // task, persists state changes and fans them out to every watching stream.
 import { randomUUID } from "node:crypto";
-import { setImmediate as afterPendingIo } from "node:timers/promises";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
@@ -178,9 +177,6 @@ export class TurnExecution {
   ): Promise<void> {
     let session: AgentSession | undefined;
     try {
-      // The runtime starts after this loop turn's I/O and group commit: the task's first event
-      // leaves before the turn's work competes with it (and with the requests that came with it).
-      await afterPendingIo();
       session = await open();
       this.sessionId = session.sessionId;
       if (this.canceling) throw new CanceledSignal();

@@ -118,7 +118,11 @@ export class A2AService {
   }
 
   async sendStreamingMessage(request: pb.SendMessageRequest, ctx: CallContext): Promise<Stream> {
-    const { first, live } = await this.turns.start(await admit(request, ctx, this.admission), ctx.signal);
+    const { first, live } = await this.turns.start(
+      await admit(request, ctx, this.admission),
+      ctx.signal,
+      true,
+    );
     return this.durable(first, live);
   }
 

@@ -3,6 +3,7 @@
 // turn, an answer that resumes a turn restored after a restart, or a task that
 // fails at once. Holds the running turns; whatever it changes is staged in the
 // store, and the service commits before any event leaves.
+import { setImmediate as afterGroupCommit } from "node:timers/promises";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
@@ -50,7 +51,8 @@ export class Turns {
     return [...this.running.values()];
   }
 
-  async start(admission: Admission, signal: AbortSignal): Promise<Started> {
+  /** `streamed`: the caller writes the first events as they come (SendStreamingMessage). */
+  async start(admission: Admission, signal: AbortSignal, streamed = false): Promise<Started> {
     switch (admission.kind) {
       case "refused":
         return this.failAtOnce(admission.record, admission.message, admission.language, admission.text);
@@ -59,11 +61,15 @@ export class Turns {
       case "interject":
         return this.interject(admission, signal);
       case "turn":
-        return this.newTurn(admission, signal);
+        return this.newTurn(admission, signal, streamed);
     }
   }
 
-  private newTurn(admission: Extract<Admission, { kind: "turn" }>, signal: AbortSignal): Started {
+  private newTurn(
+    admission: Extract<Admission, { kind: "turn" }>,
+    signal: AbortSignal,
+    streamed: boolean,
+  ): Started {
     const { record, message, language, cwd, input, settings } = admission;
     // Nothing awaits between these checks and the reservation: no other request can slip in.
     const context = this.deps.contexts.ensure(record.task.contextId, record.owner, cwd);
@@ -78,8 +84,13 @@ export class Turns {
     const live = execution.hub.subscribe(signal);
     const first = [snapshotEvent(record.task)];
     const overrides = settings.overrides;
+    const open = () => this.deps.contexts.session(context);
     execution.start(
-      () => this.deps.contexts.session(context),
+      // A streamed turn's runtime starts after this loop turn's group commit (the immediate queued
+      // by the save above runs first): the task's first event is written before the turn's work
+      // competes with it. A unary caller is told nothing before the end: its turn starts at once
+      // (deferred, its SUBMITTED row would be written in a commit of its own).
+      streamed ? () => afterGroupCommit().then(open) : open,
       (session) =>
         session.runTurn(
           { text: input.text, images: input.images, overrides, taskId: record.task.id },
