@@ -1,5 +1,6 @@
 // The single door to generated/: typed parse functions and the schema index,
 // the error catalogues, the A2A protobuf-es messages, and ProtoJSON helpers.
+import "./text-encoding.js";
 export * from "../../generated/contract.js";
 export type * from "../../generated/types.js";
 export { aguiErrorCatalogue, a2aErrorCatalogue } from "../../generated/error-catalogue.js";
