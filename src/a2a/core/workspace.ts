@@ -17,7 +17,8 @@ export function resolveWorkspace(requested: unknown, defaultCwd: string, roots: 
   }
   let real: string;
   try {
-    real = realpathSync(path.normalize(logical));
+    // One realpath(3) call (the JS realpathSync makes an lstat per path component, per request).
+    real = realpathSync.native(path.normalize(logical));
   } catch {
     throw new WorkspaceError("workspace does not exist");
   }
