@@ -220,7 +220,10 @@ export class JsonRpcBinding {
     }
 
     const abort = new AbortController();
-    res.on("close", () => abort.abort(CONNECTION_CLOSED));
+    // The client went away before the answer was written in full (after it, nobody is left to tell).
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort(CONNECTION_CLOSED);
+    });
     const ctx: CallContext = {
       owner: call.caller.owner,
       authenticated: call.caller.authenticated,

@@ -157,7 +157,9 @@ export async function admit(
     text: t(language, key),
   });
 
-  const context = await deps.contexts.find(contextId);
+  // A context id made just now names no stored context.
+  const known = existing !== undefined || message.contextId !== "";
+  const context = known ? await deps.contexts.find(contextId) : undefined;
   if (context && context.record.owner !== ctx.owner) return refused("a2a.contextOtherOwner");
   let cwd: string;
   try {
