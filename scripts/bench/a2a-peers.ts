@@ -9,10 +9,14 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
-import { startA2aServer } from "../../src/a2a/server.js";
-import { resolveSettings } from "../../src/server/config.js";
-import { createLogger } from "../../src/server/logger.js";
 import { chunksOf, TrivialRuntime } from "./trivial-runtime.js";
+
+// Our server runs from dist/ (the compiled JavaScript `npm start` runs; a2a-vs-sdk.ts builds it
+// first), or from src/ through tsx with IAC_CODE_FROM_SOURCE=1, as bin/iac-code.mjs does.
+const code = process.env.IAC_CODE_FROM_SOURCE === "1" ? "../../src" : "../../dist/src";
+type ServerModule = typeof import("../../src/a2a/server.js");
+type ConfigModule = typeof import("../../src/server/config.js");
+type LoggerModule = typeof import("../../src/server/logger.js");
 
 interface Ready {
   jsonRpc: string;
@@ -26,6 +30,9 @@ function ready(info: Ready): void {
 }
 
 async function iacCode(dir: string, syncEveryCommit: boolean): Promise<void> {
+  const { startA2aServer } = (await import(`${code}/a2a/server.js`)) as ServerModule;
+  const { resolveSettings } = (await import(`${code}/server/config.js`)) as ConfigModule;
+  const { createLogger } = (await import(`${code}/server/logger.js`)) as LoggerModule;
   const started = performance.now();
   const settings = resolveSettings(
     { port: 0, "persistence-dir": dir, "sync-every-commit": syncEveryCommit },

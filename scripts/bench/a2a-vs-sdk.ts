@@ -9,9 +9,12 @@
 //   3. with --tasks N (default 100000): RSS after creating N tasks, ListTasks
 //      and GetTask latency, and start-up time with N stored tasks
 //
+// Our server runs the compiled dist/ (what `npm start` runs), rebuilt first;
+// IAC_CODE_FROM_SOURCE=1 runs src/ through tsx instead.
+//
 //   npx tsx scripts/bench/a2a-vs-sdk.ts [--requests 2000] [--streams 200] [--chunks 50]
 //     [--concurrency 16] [--rounds 3] [--tasks 100000] [--state-dir <dir>] [--sync-every-commit]
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -235,12 +238,18 @@ async function scale(dir: string): Promise<void> {
 
 // ---- main -----------------------------------------------------------------------
 
+if (process.env.IAC_CODE_FROM_SOURCE !== "1") {
+  execFileSync(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "..", "build.ts")], {
+    stdio: "inherit",
+  });
+}
 const dir = mkdtempSync(path.join(STATE_BASE, "iac-a2a-bench-"));
 try {
   console.log(
     `A2A benchmark, ${os.cpus().length} CPUs, Node ${process.version}; each server in its own process; ` +
       `${REQUESTS} unary and ${STREAMS} streams of ${EVENTS_PER_STREAM} events per round, concurrency ${CONCURRENCY}, ` +
-      `${ROUNDS} alternating rounds (medians); state in ${STATE_BASE}${SYNC ? ", sync-every-commit" : ""}`,
+      `${ROUNDS} alternating rounds (medians); state in ${STATE_BASE}${SYNC ? ", sync-every-commit" : ""}; ` +
+      `iac-code from ${process.env.IAC_CODE_FROM_SOURCE === "1" ? "src/ (tsx)" : "dist/"}`,
   );
   const [ours, sdk, raw] = await Promise.all([
     startPeer(["iac-code", path.join(dir, "throughput"), ...(SYNC ? ["--sync-every-commit"] : [])]),
