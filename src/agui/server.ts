@@ -45,6 +45,7 @@ export async function startAguiServer(
   } else {
     managed = await startManagedA2a({
       pidFile: path.join(settings.stateDir, "managed-a2a.pid"),
+      allowedCwds: settings.allowedCwds,
       ...deps.managed,
     });
     a2aUrl = managed.url;
