@@ -62,7 +62,7 @@ export const AGUI_SETTINGS: SettingsTable = {
       key: "state-dir",
       kind: "string",
       arg: "dir",
-      help: "thread state root (default <config-dir>/agui)",
+      help: "thread state root (default ~/.iac-code/agui, under IAC_CODE_CONFIG_DIR when set)",
     },
     {
       key: "idle-shutdown",

@@ -63,7 +63,6 @@ export function parseThinkingExposure(value: string | string[] | undefined): Thi
   return (["raw_thinking", "tool_trace"] as const).filter((t) => enabled.has(t));
 }
 
-
 const lowerCase = (value: unknown) => (value as string[]).map((v) => v.toLowerCase());
 
 export const A2A_SETTINGS: SettingsTable = {
@@ -107,7 +106,12 @@ export const A2A_SETTINGS: SettingsTable = {
       help: "bearer token clients must send (prefer the environment variable: a command line is visible to local users)",
     },
     { key: "basic-username", kind: "string", arg: "user", help: "Basic auth user (with basic-password)" },
-    { key: "basic-password", kind: "string", arg: "password", help: "Basic auth password (with basic-username)" },
+    {
+      key: "basic-password",
+      kind: "string",
+      arg: "password",
+      help: "Basic auth password (with basic-username)",
+    },
     { key: "api-key", kind: "string", arg: "key", help: "API key clients must send" },
     {
       key: "api-key-header",
@@ -119,13 +123,13 @@ export const A2A_SETTINGS: SettingsTable = {
       key: "persistence-dir",
       kind: "string",
       arg: "dir",
-      help: "state database and artifacts (default <config-dir>/a2a)",
+      help: "state database and artifacts (default ~/.iac-code/a2a, under IAC_CODE_CONFIG_DIR when set)",
     },
     {
       key: "artifact-dir",
       kind: "string",
       arg: "dir",
-      help: "artifact payloads (default <persistence-dir>/artifacts)",
+      help: "artifact payloads (default: artifacts in the persistence dir)",
     },
     {
       key: "sync-every-commit",
@@ -176,7 +180,12 @@ export const A2A_SETTINGS: SettingsTable = {
       arg: "secret",
       help: "HMAC secret: the agent card is signed with JWS HS256",
     },
-    { key: "tls-cert", kind: "string", arg: "file", help: "PEM certificate; with --tls-key the listeners use TLS" },
+    {
+      key: "tls-cert",
+      kind: "string",
+      arg: "file",
+      help: "PEM certificate; with --tls-key the listeners use TLS",
+    },
     { key: "tls-key", kind: "string", arg: "file", help: "PEM private key of --tls-cert" },
     {
       key: "grpc-host",
@@ -198,7 +207,14 @@ export const A2A_SETTINGS: SettingsTable = {
       envReadByRuntime: true,
       help: "LLM provider (dashscope, openai, deepseek, ollama, anthropic, scripted, ...; default: settings.yml, else demo mode)",
     },
-    { key: "model", kind: "string", arg: "name", env: "IAC_CODE_MODEL", envReadByRuntime: true, help: "model name" },
+    {
+      key: "model",
+      kind: "string",
+      arg: "name",
+      env: "IAC_CODE_MODEL",
+      envReadByRuntime: true,
+      help: "model name",
+    },
     {
       key: "base-url",
       kind: "string",

@@ -5,7 +5,12 @@
 // turned into the settings the server runs with.
 import path from "node:path";
 import { schemaIndex, type A2AServerConfig } from "../contract/index.js";
-import { A2A_SETTINGS, normaliseTransport, parseThinkingExposure, type ThinkingType } from "./a2a-settings.js";
+import {
+  A2A_SETTINGS,
+  normaliseTransport,
+  parseThinkingExposure,
+  type ThinkingType,
+} from "./a2a-settings.js";
 import { configDir, expandPath } from "./paths.js";
 import { ConfigError, type CliValues } from "./settings.js";
 import { loadConfigFile as loadFile, mergeSettings } from "./settings-merge.js";
@@ -111,8 +116,7 @@ function timeoutsOf(config: A2AServerConfig): ServerTimeouts {
   }
 }
 
-const pathList = (list: string[] | undefined, env: NodeJS.ProcessEnv) =>
-  list?.map((p) => expandPath(p, env));
+const pathList = (list: string[] | undefined, env: NodeJS.ProcessEnv) => list?.map((p) => expandPath(p, env));
 
 /**
  * The settings from a loaded config file, the command line (values by config

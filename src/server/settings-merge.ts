@@ -3,7 +3,7 @@
 // errors that say where.
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { LineCounter, parseDocument, isMap, isSeq, type Node } from "yaml";
+import { LineCounter, parseDocument, isMap, isScalar, isSeq, type Node } from "yaml";
 import { violations, type ContractViolation } from "../contract/index.js";
 import { PACKAGE_ROOT } from "../package-root.js";
 import {
@@ -18,6 +18,14 @@ import {
 
 export { ConfigError };
 
+/** A value in an error message: strings quoted as given. */
+const shown = (value: unknown): string =>
+  typeof value === "string"
+    ? `'${value}'`
+    : Array.isArray(value)
+      ? value.map(shown).join(" ")
+      : JSON.stringify(value);
+
 function splitList(values: string[], separator: Setting["separator"]): string[] {
   const sep = separator === "path" ? path.delimiter : /[,;]/;
   return values
@@ -28,8 +36,7 @@ function splitList(values: string[], separator: Setting["separator"]): string[] 
 
 /** A command-line or environment string as the kind's value; `source` names it in the error. */
 function convert(setting: Setting, raw: string | string[] | boolean, source: string): unknown {
-  const bad = (expected: string) =>
-    new ConfigError(`Invalid ${source} ${JSON.stringify(raw)}: expected ${expected}.`);
+  const bad = (expected: string) => new ConfigError(`Invalid ${source} ${shown(raw)}: expected ${expected}.`);
   if (setting.kind === "list") return splitList(Array.isArray(raw) ? raw : [String(raw)], setting.separator);
   if (typeof raw === "boolean") return raw;
   const text = Array.isArray(raw) ? (raw.at(-1) ?? "") : raw.trim();
@@ -60,7 +67,7 @@ function fromString(setting: Setting, raw: string | string[] | boolean, source: 
   try {
     return setting.parse(value);
   } catch (error) {
-    throw new ConfigError(`Invalid ${source} ${JSON.stringify(raw)}: ${(error as Error).message}`);
+    throw new ConfigError(`Invalid ${source} ${shown(raw)}: ${(error as Error).message}`);
   }
 }
 
@@ -108,7 +115,7 @@ export function mergeSettings(table: SettingsTable, sources: SettingSources): Re
       const key = e.path.split("/")[1] ?? "";
       const where = origin[key];
       const why = reason(e, sources.contract);
-      return where ? `Invalid ${where} ${JSON.stringify(merged[key])}: ${why}` : `${e.path} ${why}`;
+      return where ? `Invalid ${where} ${shown(merged[key])}: ${why}` : `${e.path} ${why}`;
     });
     throw new ConfigError(details.join("; "));
   }
@@ -215,8 +222,11 @@ export function loadConfigFile(file: string, contract: ConfigContract): Record<s
     const details = violations(contract.validate).map((e) => {
       const node = nodeAt(doc.contents, e);
       const name = e.path === "/" ? "" : e.path.slice(1).replace(/\//g, ".");
+      // An unknown key as the file spells it.
       const why =
-        e.keyword === "additionalProperties" ? `unknown key ${name}` : `${name} ${reason(e, contract)}`;
+        e.keyword === "additionalProperties"
+          ? `unknown key ${isScalar(node) ? String(node.value) : name}`
+          : `${name} ${reason(e, contract)}`;
       return `${at(node?.range?.[0])}: ${why.trim()}`;
     });
     throw new ConfigError(details.join("\n"));
