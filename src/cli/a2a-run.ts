@@ -7,6 +7,7 @@ import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
 import { createAgentRuntime } from "../runtime/index.js";
 import { A2A_SETTINGS } from "../server/a2a-settings.js";
 import { ConfigError, loadConfigFile, resolveSettings, type A2aServerSettings } from "../server/config.js";
+import { exposureWarning, isLoopbackHost } from "../server/exposure.js";
 import { createLogger, guardStdio } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { cliValues } from "../server/settings.js";
@@ -41,6 +42,16 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
   );
   if (info.hint) process.stderr.write(`${info.hint}\n`);
+  const authenticated = Boolean(
+    settings.token || settings.apiKey || (settings.basicUsername && settings.basicPassword),
+  );
+  const exposed = [settings.host, settings.grpcHost ?? settings.host].find((h) => !isLoopbackHost(h));
+  const warning = exposureWarning(
+    exposed ?? settings.host,
+    authenticated,
+    "--token (IACCODE_A2A_HTTP_TOKEN), --api-key or Basic auth",
+  );
+  if (warning) logger.warn(warning);
   handleStopSignals({
     logger,
     graceful: () => server.close().then(() => runtime.close()),

@@ -5,6 +5,7 @@ import { pino, type Logger } from "pino";
 import { ConfigError, resolveSettings, type AguiSettings } from "../agui/config.js";
 import { startAguiServer, type AguiServer } from "../agui/server.js";
 import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
+import { exposureWarning } from "../server/exposure.js";
 import { guardStdio, safeLogDestination } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
@@ -56,13 +57,23 @@ export async function runAdapter(settings: AguiSettings): Promise<void> {
       onIdleShutdown: () => process.exit(0),
     });
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\n`);
+    const message =
+      (err as NodeJS.ErrnoException).code === "EADDRINUSE"
+        ? `Port ${settings.port} on ${settings.host} is already in use.`
+        : (err as Error).message;
+    process.stderr.write(`${message}\n`);
     process.exit(1);
   }
   logger.info(
     { url: server.url, a2aUrl: server.a2aUrl, stateDir: settings.stateDir },
     "AG-UI adapter listening",
   );
+  const warning = exposureWarning(
+    settings.host,
+    settings.authToken !== undefined,
+    "--auth-token (IAC_CODE_AGUI_AUTH_TOKEN)",
+  );
+  if (warning) logger.warn(warning);
   // Before the announcement (it probes /health): a signal from then on stops gracefully.
   handleStopSignals({
     logger,

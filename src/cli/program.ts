@@ -27,4 +27,3 @@ export function buildProgram(): Command {
   });
   return program;
 }
-
