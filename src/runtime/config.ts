@@ -224,7 +224,9 @@ export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRunt
   if (provider.wire === "scripted") {
     const file = scriptFile ?? nonEmpty(saved.scriptFile);
     if (!file)
-      throw new ConfigError("The scripted provider needs a script file (--script, script: in a2a-server.yml, or IAC_CODE_SCRIPT).");
+      throw new ConfigError(
+        "The scripted provider needs a script file (--script, script: in a2a-server.yml, or IAC_CODE_SCRIPT).",
+      );
     return {
       configDir,
       demo: false,

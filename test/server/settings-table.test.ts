@@ -23,7 +23,10 @@ function readmeTable(readme: string, heading: string): string[][] {
   expect(start, `README section ${heading}`).to.be.greaterThan(-1);
   const lines = readme.slice(start).split("\n").slice(1);
   const table = lines.slice(lines.findIndex((l) => l.startsWith("|")));
-  const rows = table.slice(0, table.findIndex((l) => !l.startsWith("|")));
+  const rows = table.slice(
+    0,
+    table.findIndex((l) => !l.startsWith("|")),
+  );
   return rows
     .map((line) =>
       line
@@ -111,9 +114,11 @@ describe("settings tables", () => {
       const fromCli = settingsFromCli({ idleContextSeconds: "5", allowedCwds: ["/c"], debug: true }, env);
       expect(fromCli).to.include({ idleContextSeconds: 5, debug: true });
       expect(fromCli.allowedCwds).to.deep.equal(["/c"]);
-      expect(
-        settingsFromCli({ provider: "scripted", script: "/s.yaml", mode: "pipeline" }, {}),
-      ).to.include({ provider: "scripted", script: "/s.yaml", mode: "pipeline" });
+      expect(settingsFromCli({ provider: "scripted", script: "/s.yaml", mode: "pipeline" }, {})).to.include({
+        provider: "scripted",
+        script: "/s.yaml",
+        mode: "pipeline",
+      });
       expect(settingsFromCli({ textMimeTypes: ["Text/X-Foo"] }, {}).textMimeTypes).to.deep.equal([
         "text/x-foo",
       ]);
@@ -123,9 +128,15 @@ describe("settings tables", () => {
       const file = path.join(dir, "agui.yml");
       writeFileSync(file, "interrupt_ttl: 60\nlog-stdout: true\n");
       const env = { IAC_CODE_AGUI_INTERRUPT_TTL: "90", IAC_CODE_AGUI_AUTH_TOKEN: "env-tok" };
-      expect(resolveAguiSettings({}, env)).to.include({ interruptTtl: 90, authToken: "env-tok", logStdout: false });
+      expect(resolveAguiSettings({}, env)).to.include({
+        interruptTtl: 90,
+        authToken: "env-tok",
+        logStdout: false,
+      });
       expect(resolveAguiSettings({ config: file }, env)).to.include({ interruptTtl: 60, logStdout: true });
-      expect(resolveAguiSettings({}, { ...env, IAC_CODE_AGUI_CONFIG: file })).to.include({ interruptTtl: 60 });
+      expect(resolveAguiSettings({}, { ...env, IAC_CODE_AGUI_CONFIG: file })).to.include({
+        interruptTtl: 60,
+      });
       expect(resolveAguiSettings({ config: file, interruptTtl: "30", logStdout: false }, env)).to.include({
         interruptTtl: 30,
         logStdout: false,
@@ -133,8 +144,13 @@ describe("settings tables", () => {
       expect(resolveAguiSettings({ logToStdout: true }, {})).to.include({ logStdout: true });
       expect(resolveAguiSettings({}, { IAC_CODE_AGUI_LOG_TO_STDOUT: "yes" })).to.include({ logStdout: true });
       // serve always manages its A2A server; the managed server's own config file is a setting of both.
-      expect(resolveAguiSettings({ a2aConfig: "/etc/a2a.yml" }, { IAC_CODE_AGUI_A2A_URL: "http://127.0.0.1:1" }, "serve"))
-        .to.include({ a2aUrl: "", a2aConfig: "/etc/a2a.yml" });
+      expect(
+        resolveAguiSettings(
+          { a2aConfig: "/etc/a2a.yml" },
+          { IAC_CODE_AGUI_A2A_URL: "http://127.0.0.1:1" },
+          "serve",
+        ),
+      ).to.include({ a2aUrl: "", a2aConfig: "/etc/a2a.yml" });
       expect(() =>
         resolveAguiSettings({ a2aUrl: "http://127.0.0.1:1", a2aConfig: "/etc/a2a.yml" }, {}, "agui"),
       ).to.throw(/a2a-config configures the managed A2A server/);
@@ -144,7 +160,9 @@ describe("settings tables", () => {
       expect(() => resolveAguiSettings({}, { IAC_CODE_AGUI_PORT: "abc" })).to.throw(
         "Invalid IAC_CODE_AGUI_PORT 'abc': expected an integer.",
       );
-      expect(() => resolveAguiSettings({ port: "70000" }, {})).to.throw("Invalid --port 70000: must be <= 65535");
+      expect(() => resolveAguiSettings({ port: "70000" }, {})).to.throw(
+        "Invalid --port 70000: must be <= 65535",
+      );
       expect(() => resolveAguiSettings({}, { IAC_CODE_AGUI_IDLE_SHUTDOWN: "-1" })).to.throw(
         "Invalid IAC_CODE_AGUI_IDLE_SHUTDOWN -1: must be >= 0",
       );
