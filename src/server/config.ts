@@ -68,7 +68,7 @@ export interface A2aServerSettings {
 
 /** Reads and validates a2a-server.yml; keys may use - or _; errors name the file, line and column. */
 export function loadConfigFile(file: string): A2AServerConfig {
-  return loadFile(file, CONTRACT) as A2AServerConfig;
+  return loadFile(file, CONTRACT);
 }
 
 const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
