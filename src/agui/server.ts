@@ -92,6 +92,7 @@ export async function startAguiServer(
     heartbeatMs: deps.heartbeatMs,
     runtimeInfo,
     logger: deps.logger,
+    corsOrigins: settings.corsOrigins,
   });
   const handler = app.callback();
   handle = (req, res) => void handler(req, res);
