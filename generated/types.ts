@@ -3300,7 +3300,7 @@ export interface A2AClientConfig {
   auth_credentials?: string;
 }
 /**
- * a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Options given on the command line beat the file; the file beats the defaults shown here. Auth keys left empty fall back to the IACCODE_A2A_* environment variables.
+ * a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.
  */
 export interface A2AServerConfig {
   /**
@@ -3456,6 +3456,14 @@ export interface A2AServerConfig {
    */
   "allowed-cwds"?: string[];
   /**
+   * Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).
+   */
+  "text-mime-types"?: string[];
+  /**
+   * Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).
+   */
+  "multimodal-mime-types"?: string[];
+  /**
    * Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.
    */
   "required-extensions"?: string[];
@@ -3501,7 +3509,7 @@ export interface A2AServerConfig {
   "shutdown-timeout-seconds"?: number;
 }
 /**
- * agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).
+ * agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.
  */
 export interface AguiServerConfig {
   /**
@@ -3517,19 +3525,31 @@ export interface AguiServerConfig {
    */
   "a2a-url"?: string;
   /**
-   * Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.
+   * Bearer token sent to the A2A server. Generated for a managed process.
    */
   "a2a-token"?: string;
   /**
-   * Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.
+   * Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.
+   */
+  "a2a-config"?: string;
+  /**
+   * Bearer token clients must send; empty disables auth.
    */
   "auth-token"?: string;
+  /**
+   * Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.
+   */
+  "cors-origins"?: string[];
   /**
    * Debug logging.
    */
   debug?: boolean;
   /**
-   * Mirror logs to stdout.
+   * Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).
+   */
+  "log-to-stdout"?: boolean;
+  /**
+   * Older spelling of log-to-stdout, still accepted.
    */
   "log-stdout"?: boolean;
   /**
@@ -3545,7 +3565,7 @@ export interface AguiServerConfig {
    */
   "interrupt-ttl"?: number;
   /**
-   * Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.
+   * Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.
    */
   "allowed-cwds"?: string[];
   /**

@@ -91,7 +91,10 @@ async function startWithState(
   const roots = existingRoots(
     settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, defaultRoots(cwd)),
   );
-  const mediaTypes = mediaTypesFromEnv(env);
+  const mediaTypes = mediaTypesFromEnv(env, {
+    text: settings.textMimeTypes,
+    multimodal: settings.multimodalMimeTypes,
+  });
   // eslint-disable-next-line prefer-const -- assigned once the listener knows its port; read lazily before that
   let cards: AgentCards | undefined;
   const getCards = (): AgentCards => {

@@ -1,159 +1,111 @@
-// Resolving the adapter's settings: command line > environment > YAML file >
-// defaults (the two tokens: environment > file). The file is validated by the
-// config/agui-server contract after `_` in keys is rewritten to `-`.
-import { readFileSync } from "node:fs";
+// Resolving the adapter's settings: the settings table (src/agui/settings.ts)
+// merges the command line, the YAML file (validated by the config/agui-server
+// contract after `_` in keys is rewritten to `-`) and the environment:
+// command line > file > environment > defaults.
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
-import { parseAguiServerConfig } from "../contract/index.js";
-import { t, type Language } from "../i18n/index.js";
-import { isObject, type JsonObject } from "./a2a-items.js";
+import { schemaIndex, type AguiServerConfig } from "../contract/index.js";
+import { t } from "../i18n/index.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
+import { AGUI_SETTINGS } from "./settings.js";
 import { configDir, expandPath } from "../server/paths.js";
-import {
-  resolveTimeouts,
-  timeoutFlagValues,
-  type ServerTimeouts,
-  type TimeoutFlags,
-} from "../server/timeouts.js";
+import { ConfigError, cliValues } from "../server/settings.js";
+import { loadConfigFile, mergeSettings } from "../server/settings-merge.js";
+import { resolveTimeouts, type ServerTimeouts } from "../server/timeouts.js";
+
+export { ConfigError } from "../server/settings.js";
 
 export interface AguiSettings {
   host: string;
   port: number;
   a2aUrl: string;
   a2aToken?: string;
+  /** Config file of the managed A2A server. */
+  a2aConfig?: string;
   authToken?: string;
+  /** Browser origins allowed by CORS (exact `scheme://host[:port]`); none by default. */
+  corsOrigins?: string[];
   stateDir: string;
   idleShutdown: number;
   interruptTtl: number;
   allowedCwds?: string[];
   debug: boolean;
+  /** log-to-stdout. */
   logStdout: boolean;
   /** Headers, request, keep-alive and shutdown limits (default DEFAULT_TIMEOUTS). */
   timeouts?: ServerTimeouts;
 }
 
-/** Options as commander hands them over (strings unless parsed). */
-export interface AguiCliOptions extends TimeoutFlags {
-  config?: string;
-  host?: string;
-  port?: string;
-  a2aUrl?: string;
-  stateDir?: string;
-  idleShutdown?: string;
-  interruptTtl?: string;
-  debug?: boolean;
-  logStdout?: boolean;
-}
-
-/** A configuration failure; keyed ones are translated for the CLI's language. */
-export class ConfigError extends Error {
-  constructor(
-    message: string,
-    readonly messageKey?: string,
-  ) {
-    super(message);
-  }
-
-  localized(lang: Language): string {
-    return this.messageKey ? t(lang, this.messageKey) : this.message;
-  }
-}
-
-/** A ConfigError whose text is the i18n message `key`. */
+/** A ConfigError whose text is the i18n message `key` (in English: start-up errors are for operators). */
 export function configError(key: string): ConfigError {
-  return new ConfigError(t("en", key), key);
+  return new ConfigError(t("en", key));
 }
 
-function normalizeKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normalizeKeys);
-  if (isObject(value)) {
-    const out: JsonObject = {};
-    for (const [k, v] of Object.entries(value)) out[k.replace(/_/g, "-")] = normalizeKeys(v);
-    return out;
-  }
-  return value;
-}
-
-export function loadConfigFile(file: string): JsonObject {
-  let raw: unknown;
-  try {
-    raw = parseYaml(readFileSync(file, "utf8"));
-  } catch {
-    throw configError("aguiAdapter.cliConfigLoad");
-  }
-  if (raw === null || raw === undefined) raw = {};
-  if (!isObject(raw)) throw configError("aguiAdapter.cliConfigMapping");
-  const normalized = normalizeKeys(raw);
-  const checked = parseAguiServerConfig(normalized);
-  if (!checked.ok) {
-    const detail = checked.errors.map((e) => `${e.path} ${e.message}`).join("; ");
-    throw new ConfigError(`Invalid AG-UI config file: ${detail}`);
-  }
-  return normalized as JsonObject;
-}
-
-function intOption(value: string, min: number, max: number, messageKey: string): number {
-  if (!/^-?\d+$/.test(value.trim())) throw configError(messageKey);
-  const n = Number(value);
-  if (n < min || n > max) throw configError(messageKey);
-  return n;
-}
-
-export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = process.env): AguiSettings {
-  const file = cli.config ? loadConfigFile(cli.config) : {};
-  const pick = <T>(cliValue: T | undefined, envValue: T | undefined, fileValue: unknown): T | undefined =>
-    cliValue ?? envValue ?? (fileValue as T | undefined);
-
-  const host = pick(cli.host, env.IAC_CODE_AGUI_HOST || undefined, file.host) ?? "127.0.0.1";
-  const portRaw = pick<string | number>(cli.port, env.IAC_CODE_AGUI_PORT || undefined, file.port);
-  const port = portRaw === undefined ? 8000 : intOption(String(portRaw), 0, 65535, "aguiAdapter.cliPort");
-  const a2aUrl = pick(cli.a2aUrl, env.IAC_CODE_AGUI_A2A_URL || undefined, file["a2a-url"]) ?? "";
-  const stateRaw = pick(cli.stateDir, env.IAC_CODE_AGUI_STATE_DIR || undefined, file["state-dir"]);
-  const stateDir = stateRaw ? expandPath(String(stateRaw), env) : path.join(configDir(env), "agui");
-  const idleRaw = cli.idleShutdown ?? file["idle-shutdown"];
-  let idleShutdown = 0;
-  if (idleRaw !== undefined) {
-    idleShutdown = Number(idleRaw);
-    if (
-      !Number.isFinite(idleShutdown) ||
-      idleShutdown < 0 ||
-      (typeof idleRaw === "string" && idleRaw.trim() === "")
-    ) {
-      throw configError("aguiAdapter.cliIdle");
-    }
-  }
-  const ttlRaw = pick<string | number>(
-    cli.interruptTtl,
-    env.IAC_CODE_AGUI_INTERRUPT_TTL || undefined,
-    file["interrupt-ttl"],
+/** A CORS origin as browsers send it: scheme://host[:port], lower-case, no path. */
+function normaliseOrigin(raw: string): string {
+  const bad = new ConfigError(
+    `Invalid CORS origin '${raw}': expected http(s)://host[:port], without a path.`,
   );
-  const interruptTtl =
-    ttlRaw === undefined
-      ? DEFAULT_INTERRUPT_TTL_SECONDS
-      : intOption(String(ttlRaw), 1, 2 ** 31, "aguiAdapter.cliTtl");
-  const timeoutFlags = timeoutFlagValues(cli);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw bad;
+  }
+  if (
+    !["http:", "https:"].includes(url.protocol) ||
+    url.pathname !== "/" ||
+    url.search ||
+    url.hash ||
+    url.username
+  )
+    throw bad;
+  return url.origin;
+}
+
+/** The settings of `command` (agui or serve) from commander's options and the environment. */
+export function resolveSettings(
+  options: object,
+  env: NodeJS.ProcessEnv = process.env,
+  command = "agui",
+): AguiSettings {
+  const cli = cliValues(AGUI_SETTINGS, options);
+  const configFile = (cli.config as string | undefined) ?? (env.IAC_CODE_AGUI_CONFIG || undefined);
+  const contract = schemaIndex["config/agui-server"];
+  const file = configFile ? loadConfigFile(configFile, contract) : {};
+  const config = mergeSettings(AGUI_SETTINGS, {
+    cli,
+    file,
+    fileName: configFile,
+    env,
+    contract,
+  }) as AguiServerConfig;
+  // serve always manages its own A2A server.
+  const a2aUrl = command === "serve" ? "" : (config["a2a-url"] ?? "");
+  if (a2aUrl && config["a2a-config"]) {
+    throw new ConfigError(
+      "a2a-config configures the managed A2A server, which is not started when a2a-url is set.",
+    );
+  }
   let timeouts: ServerTimeouts;
   try {
-    timeouts = resolveTimeouts((key, envSuffix) =>
-      pick(timeoutFlags[key], env[`IAC_CODE_AGUI_${envSuffix}`] || undefined, file[key]),
-    );
+    timeouts = resolveTimeouts((key) => config[key]);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
-  const authToken = env.IAC_CODE_AGUI_AUTH_TOKEN ?? (file["auth-token"] as string | undefined);
-  const a2aToken = env.IAC_CODE_AGUI_A2A_TOKEN ?? (file["a2a-token"] as string | undefined);
   return {
-    host,
-    port,
+    host: config.host ?? "127.0.0.1",
+    port: config.port ?? 8000,
     a2aUrl,
-    a2aToken: a2aToken || undefined,
-    authToken: authToken || undefined,
-    stateDir,
-    idleShutdown,
-    interruptTtl,
-    allowedCwds: Array.isArray(file["allowed-cwds"]) ? (file["allowed-cwds"] as string[]) : undefined,
-    debug: cli.debug ?? (file.debug as boolean | undefined) ?? false,
-    logStdout: cli.logStdout ?? (file["log-stdout"] as boolean | undefined) ?? false,
+    a2aToken: (command === "serve" ? undefined : config["a2a-token"]) || undefined,
+    a2aConfig: config["a2a-config"] ? expandPath(config["a2a-config"], env) : undefined,
+    authToken: config["auth-token"] || undefined,
+    corsOrigins: [...new Set((config["cors-origins"] ?? []).map(normaliseOrigin))],
+    stateDir: config["state-dir"] ? expandPath(config["state-dir"], env) : path.join(configDir(env), "agui"),
+    idleShutdown: config["idle-shutdown"] ?? 0,
+    interruptTtl: config["interrupt-ttl"] ?? DEFAULT_INTERRUPT_TTL_SECONDS,
+    allowedCwds: config["allowed-cwds"]?.map((p) => expandPath(p, env)),
+    debug: config.debug ?? false,
+    logStdout: config["log-to-stdout"] ?? false,
     timeouts,
   };
 }

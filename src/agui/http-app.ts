@@ -12,6 +12,7 @@ import { isObject, type JsonObject } from "./a2a-items.js";
 import type { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
 import type { RunRequest } from "./admission.js";
+import { corsMiddleware } from "./cors.js";
 import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
@@ -29,6 +30,8 @@ export interface HttpAppOptions {
   runtimeInfo?: () => Promise<JsonObject | undefined>;
   /** Where connection-level errors go (a client that left, a timed-out request). */
   logger?: AdapterLogger;
+  /** Browser origins allowed by CORS on POST / and the cancel extension (none: no CORS headers). */
+  corsOrigins?: readonly string[];
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
@@ -163,6 +166,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
   // Koa would print connection errors (a dropped stalled request) to stderr.
   app.silent = true;
   app.on("error", (err: Error) => options.logger?.warn({ err: err.message }, "http connection error"));
+  if (options.corsOrigins?.length) app.use(corsMiddleware(options.corsOrigins));
   const router = new Router();
 
   router.get("/health", async (ctx) => {

@@ -22,6 +22,8 @@ export interface ManagedA2a {
 
 export interface ManagedA2aOptions {
   env?: NodeJS.ProcessEnv;
+  /** The adapter's workspace roots, given to the child too. */
+  allowedCwds?: readonly string[];
   /** Extra arguments for `iac-code a2a` (e.g. --config). */
   extraArgs?: string[];
   readyTimeoutMs?: number;
@@ -78,12 +80,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The child's environment: the parent's, plus the token and the allowed workspace roots. */
-export function managedEnv(parent: NodeJS.ProcessEnv, token: string): NodeJS.ProcessEnv {
+/**
+ * The child's environment: the parent's, plus the token and the allowed
+ * workspace roots (an explicit IACCODE_A2A_ALLOWED_CWDS wins, else the
+ * adapter's configured roots, else IAC_CODE_AGUI_ALLOWED_CWDS).
+ */
+export function managedEnv(
+  parent: NodeJS.ProcessEnv,
+  token: string,
+  allowedCwds?: readonly string[],
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...parent, IACCODE_A2A_HTTP_TOKEN: token };
-  if (parent.IAC_CODE_AGUI_ALLOWED_CWDS && !parent.IACCODE_A2A_ALLOWED_CWDS) {
-    env.IACCODE_A2A_ALLOWED_CWDS = parent.IAC_CODE_AGUI_ALLOWED_CWDS;
-  }
+  const roots = allowedCwds?.length ? allowedCwds.join(path.delimiter) : parent.IAC_CODE_AGUI_ALLOWED_CWDS;
+  if (roots && !parent.IACCODE_A2A_ALLOWED_CWDS) env.IACCODE_A2A_ALLOWED_CWDS = roots;
   return env;
 }
 
@@ -122,7 +131,7 @@ export async function startManagedA2a(options: ManagedA2aOptions = {}): Promise<
   const url = `http://127.0.0.1:${port}/`;
   if (options.pidFile) await reapStaleChild(options.pidFile, options.staleWaitMs ?? 15_000);
   const child = spawn(process.execPath, managedArgs(port, options.extraArgs), {
-    env: managedEnv(options.env ?? process.env, token),
+    env: managedEnv(options.env ?? process.env, token, options.allowedCwds),
     // The IPC channel is the child's lifeline: it closes when this process dies, however it dies.
     stdio: ["ignore", options.stdio ?? "inherit", options.stdio ?? "inherit", "ipc"],
   });

@@ -1,8 +1,9 @@
 // Composition of the AG-UI adapter: the upstream A2A client (a configured
 // loopback URL, or a managed A2A child), the thread store, the adapter core and
 // its HTTP listener; idle shutdown; one close() that stops everything it started.
+import type http from "node:http";
 import path from "node:path";
-import { listenHttp, type Listener } from "../server/listener.js";
+import { listenHttp } from "../server/listener.js";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
 import { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
@@ -37,18 +38,36 @@ export async function startAguiServer(
   settings: AguiSettings,
   deps: AguiServerDeps = {},
 ): Promise<AguiServer> {
+  const configuredUrl = settings.a2aUrl ? normalizeA2aUrl(settings.a2aUrl) : undefined;
+  // Bind first: a port in use fails before the managed child starts or anything is announced.
+  // Until the adapter is ready the listener answers 503.
+  let handle: http.RequestListener = (_req, res) => {
+    res.writeHead(503, { "Retry-After": "1" }).end();
+  };
+  const listener = await listenHttp(
+    (req, res) => handle(req, res),
+    settings.host,
+    settings.port,
+    settings.timeouts,
+  );
   let managed: ManagedA2a | undefined;
   let a2aUrl: string;
   let a2aToken = settings.a2aToken;
-  if (settings.a2aUrl) {
-    a2aUrl = normalizeA2aUrl(settings.a2aUrl);
-  } else {
-    managed = await startManagedA2a({
-      pidFile: path.join(settings.stateDir, "managed-a2a.pid"),
-      ...deps.managed,
-    });
-    a2aUrl = managed.url;
-    a2aToken = managed.token;
+  try {
+    if (configuredUrl) {
+      a2aUrl = configuredUrl;
+    } else {
+      managed = await startManagedA2a({
+        pidFile: path.join(settings.stateDir, "managed-a2a.pid"),
+        allowedCwds: settings.allowedCwds,
+        ...deps.managed,
+      });
+      a2aUrl = managed.url;
+      a2aToken = managed.token;
+    }
+  } catch (err) {
+    await listener.close();
+    throw err;
   }
   const client = new A2aClient({ url: a2aUrl, token: a2aToken });
   const store = deps.store ?? new ThreadStore({ root: settings.stateDir });
@@ -73,20 +92,10 @@ export async function startAguiServer(
     heartbeatMs: deps.heartbeatMs,
     runtimeInfo,
     logger: deps.logger,
+    corsOrigins: settings.corsOrigins,
   });
   const handler = app.callback();
-  let listener: Listener;
-  try {
-    listener = await listenHttp(
-      (req, res) => void handler(req, res),
-      settings.host,
-      settings.port,
-      settings.timeouts,
-    );
-  } catch (err) {
-    await managed?.stop();
-    throw err;
-  }
+  handle = (req, res) => void handler(req, res);
   const port = listener.port;
   const host = settings.host.includes(":") ? `[${settings.host}]` : settings.host;
 

@@ -1,43 +1,22 @@
-// Running `iac-code a2a`: the A2A 1.0 server (JSON-RPC over HTTP with SSE). Options on
-// the command line beat the --config file, which beats IACCODE_A2A_* and the
-// defaults. SIGINT/SIGTERM (or, for a managed child, its parent's exit) stop it
+// Running `iac-code a2a`: the A2A 1.0 server (JSON-RPC, HTTP+JSON and gRPC).
+// Options on the command line beat the --config file, which beats the
+// environment and the defaults. SIGINT/SIGTERM (or, for a managed child, its parent's exit) stop it
 // gracefully: no new connections, running turns cancelled, stores flushed;
 // within the shutdown timeout, else it exits anyway after flushing the stores.
 import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
 import { createAgentRuntime } from "../runtime/index.js";
-import {
-  ConfigError,
-  loadConfigFile,
-  resolveSettings,
-  type A2aServerSettings,
-  type CliOverrides,
-} from "../server/config.js";
+import { A2A_SETTINGS } from "../server/a2a-settings.js";
+import { ConfigError, loadConfigFile, resolveSettings, type A2aServerSettings } from "../server/config.js";
+import { exposureWarning, isLoopbackHost } from "../server/exposure.js";
 import { createLogger, guardStdio } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
-import { timeoutFlagValues } from "../server/timeouts.js";
-import type { A2aCliOptions } from "./a2a-command.js";
+import { cliValues } from "../server/settings.js";
 
-export function settingsFromCli(
-  options: A2aCliOptions,
-  env: NodeJS.ProcessEnv = process.env,
-): A2aServerSettings {
-  const file = options.config ? loadConfigFile(options.config) : {};
-  const cli: CliOverrides = {
-    host: options.host,
-    transport: options.transport,
-    thinkingExposure: options.thinkingExposure,
-    debug: options.debug,
-    logToStdout: options.logToStdout,
-    timeouts: timeoutFlagValues(options),
-    syncEveryCommit: options.syncEveryCommit,
-  };
-  if (options.port !== undefined) {
-    const port = Number(options.port);
-    if (!/^\d+$/.test(options.port) || port > 65535) {
-      throw new ConfigError(`Invalid --port '${options.port}': expected an integer from 0 to 65535.`);
-    }
-    cli.port = port;
-  }
+/** The settings of a command line: its values, the --config file (or IACCODE_A2A_CONFIG), the environment. */
+export function settingsFromCli(options: object, env: NodeJS.ProcessEnv = process.env): A2aServerSettings {
+  const cli = cliValues(A2A_SETTINGS, options);
+  const configFile = (cli.config as string | undefined) ?? (env.IACCODE_A2A_CONFIG || undefined);
+  const file = configFile ? loadConfigFile(configFile) : {};
   return resolveSettings(file, cli, env);
 }
 
@@ -63,6 +42,16 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
   );
   if (info.hint) process.stderr.write(`${info.hint}\n`);
+  const authenticated = Boolean(
+    settings.token || settings.apiKey || (settings.basicUsername && settings.basicPassword),
+  );
+  const exposed = [settings.host, settings.grpcHost ?? settings.host].find((h) => !isLoopbackHost(h));
+  const warning = exposureWarning(
+    exposed ?? settings.host,
+    authenticated,
+    "--token (IACCODE_A2A_HTTP_TOKEN), --api-key or Basic auth",
+  );
+  if (warning) logger.warn(warning);
   handleStopSignals({
     logger,
     graceful: () => server.close().then(() => runtime.close()),
@@ -74,7 +63,7 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
 }
 
 /** The `iac-code a2a` action: settings, then the server; a clear message and exit 1 on failure. */
-export async function runA2aCli(options: A2aCliOptions): Promise<void> {
+export async function runA2aCli(options: object): Promise<void> {
   let settings: A2aServerSettings;
   try {
     settings = settingsFromCli(options);

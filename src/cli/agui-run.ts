@@ -2,9 +2,10 @@
 // configured loopback URL or a managed child on a random port (`iac-code agui`
 // and `iac-code serve`).
 import { pino, type Logger } from "pino";
-import { ConfigError, resolveSettings, type AguiCliOptions, type AguiSettings } from "../agui/config.js";
+import { ConfigError, resolveSettings, type AguiSettings } from "../agui/config.js";
 import { startAguiServer, type AguiServer } from "../agui/server.js";
 import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
+import { exposureWarning } from "../server/exposure.js";
 import { guardStdio, safeLogDestination } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
@@ -45,26 +46,34 @@ export async function announce(server: AguiServer, logger: Logger): Promise<void
 }
 
 /** Runs the adapter until SIGINT/SIGTERM or idle shutdown; exit code 1 on a start failure. */
-export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] = []): Promise<void> {
+export async function runAdapter(settings: AguiSettings): Promise<void> {
   guardStdio();
   const logger = aguiLogger(settings);
   let server: AguiServer;
   try {
     server = await startAguiServer(settings, {
       logger,
-      managed: { extraArgs: extraA2aArgs },
+      managed: { extraArgs: settings.a2aConfig ? ["--config", settings.a2aConfig] : [] },
       onIdleShutdown: () => process.exit(0),
     });
   } catch (err) {
-    process.stderr.write(
-      `${err instanceof ConfigError ? err.localized(cliLanguage()) : (err as Error).message}\n`,
-    );
+    const message =
+      (err as NodeJS.ErrnoException).code === "EADDRINUSE"
+        ? `Port ${settings.port} on ${settings.host} is already in use.`
+        : (err as Error).message;
+    process.stderr.write(`${message}\n`);
     process.exit(1);
   }
   logger.info(
     { url: server.url, a2aUrl: server.a2aUrl, stateDir: settings.stateDir },
     "AG-UI adapter listening",
   );
+  const warning = exposureWarning(
+    settings.host,
+    settings.authToken !== undefined,
+    "--auth-token (IAC_CODE_AGUI_AUTH_TOKEN)",
+  );
+  if (warning) logger.warn(warning);
   // Before the announcement (it probes /health): a signal from then on stops gracefully.
   handleStopSignals({
     logger,
@@ -74,13 +83,11 @@ export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] 
   await announce(server, logger);
 }
 
-export function parseSettingsOrExit(options: AguiCliOptions): AguiSettings {
+export function parseSettingsOrExit(options: object, command: "agui" | "serve"): AguiSettings {
   try {
-    return resolveSettings(options);
+    return resolveSettings(options, process.env, command);
   } catch (err) {
-    process.stderr.write(
-      `${err instanceof ConfigError ? err.localized(cliLanguage()) : (err as Error).message}\n`,
-    );
+    process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
     process.exit(1);
   }
 }

@@ -46,10 +46,23 @@ export async function validateCommand(
   return 1;
 }
 
+/**
+ * Output piped into a reader that stops early (`contract list | head`): the
+ * next write fails with EPIPE, which ends the command quietly instead of with
+ * a stack trace.
+ */
+function endQuietlyOnClosedPipe(): void {
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(process.exitCode ?? 0);
+  });
+}
+
 export function registerContractCommand(program: Command): void {
   const contract = program
     .command("contract")
-    .description("Validate payloads against, list and export the contracts");
+    .description("Validate payloads against, list and export the contracts")
+    .hook("preAction", endQuietlyOnClosedPipe);
   contract
     .command("validate")
     .description(
@@ -70,9 +83,15 @@ export function registerContractCommand(program: Command): void {
     .command("export")
     .description("Write the JSON Schemas, OpenAPI documents and protos (with their imports) to a directory")
     .argument("<dir>", "output directory")
-    .action(async (dir: string) => {
+    .option("--force", "overwrite an earlier export in <dir>")
+    .action(async (dir: string, options: { force?: boolean }) => {
       const { exportContracts } = await import("../contract/export.js");
-      const protos = exportContracts(dir);
-      process.stdout.write(`Exported schemas, OpenAPI and ${protos.length} proto files to ${dir}\n`);
+      try {
+        const protos = exportContracts(dir, { force: options.force });
+        process.stdout.write(`Exported schemas, OpenAPI and ${protos.length} proto files to ${dir}\n`);
+      } catch (error) {
+        process.stderr.write(`Cannot export the contracts: ${(error as Error).message}\n`);
+        process.exitCode = 2;
+      }
     });
 }

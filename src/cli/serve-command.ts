@@ -1,20 +1,20 @@
 // `iac-code serve` (npm start): the AG-UI adapter plus a managed A2A server,
 // with no configuration needed (the runtime then runs its demo script).
 import type { Command } from "commander";
-import { withAguiOptions } from "./agui-command.js";
-import type { AguiCliOptions } from "../agui/config.js";
+import { AGUI_SETTINGS } from "../agui/settings.js";
+import { addSettingOptions } from "../server/settings.js";
 
 export function registerServeCommand(program: Command): void {
-  withAguiOptions(
+  addSettingOptions(
     program
       .command("serve")
-      .description("Run the AG-UI adapter and a managed A2A server (the default `npm start`)")
-      .option("--a2a-config <path>", "YAML config file for the managed A2A server (a2a-server.yml)"),
-  ).action(async (options: AguiCliOptions & { a2aConfig?: string }) => {
+      .description(
+        "Run the AG-UI adapter (POST /, SSE, the cancel extension, /health) and the A2A server it manages (the default `npm start`)",
+      ),
+    AGUI_SETTINGS,
+    "serve",
+  ).action(async (options: object) => {
     const { parseSettingsOrExit, runAdapter } = await import("./agui-run.js");
-    const settings = parseSettingsOrExit({ ...options, a2aUrl: undefined });
-    // serve always manages its own A2A server.
-    settings.a2aUrl = "";
-    await runAdapter(settings, options.a2aConfig ? ["--config", options.a2aConfig] : []);
+    await runAdapter(parseSettingsOrExit(options, "serve"));
   });
 }

@@ -2,7 +2,7 @@
 // or validate payloads without this repository: JSON Schemas (with the A2A
 // ProtoJSON schema they reference), OpenAPI documents and .proto files together
 // with every imported google/* proto that protoc needs.
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { PACKAGE_ROOT as ROOT } from "../package-root.js";
@@ -40,8 +40,26 @@ const OWN_PROTOS = ["lf/a2a/v1/a2a.proto", "iac_code/a2a/transports/proto/a2a_js
 // Error details travel in gRPC trailers (grpc-status-details-bin) and REST error bodies.
 const ERROR_PROTOS = ["google/rpc/status.proto", "google/rpc/error_details.proto"];
 
-export function exportContracts(outDir: string): string[] {
+/** A reason the export cannot go where it was asked to (one line for the CLI). */
+export class ExportError extends Error {}
+
+/** What the export writes at the top of its directory. */
+const ENTRIES = ["schemas", "generated", "proto", "README.md"];
+
+/** Refuses a file, or a directory holding an earlier export unless `force`. */
+function checkTarget(out: string, force: boolean): void {
+  const stat = statSync(out, { throwIfNoEntry: false });
+  if (!stat) return;
+  if (!stat.isDirectory()) throw new ExportError(`${out} exists and is not a directory.`);
+  const taken = ENTRIES.find((entry) => existsSync(path.join(out, entry)));
+  if (taken && !force) {
+    throw new ExportError(`${path.join(out, taken)} already exists; use --force to overwrite the export.`);
+  }
+}
+
+export function exportContracts(outDir: string, options: { force?: boolean } = {}): string[] {
   const out = path.resolve(outDir);
+  checkTarget(out, options.force ?? false);
   mkdirSync(out, { recursive: true });
   cpSync(path.join(ROOT, "schemas"), path.join(out, "schemas"), { recursive: true });
   cpSync(path.join(ROOT, "generated/jsonschema"), path.join(out, "generated/jsonschema"), {
@@ -74,7 +92,7 @@ export function exportContracts(outDir: string): string[] {
       "",
       "Examples:",
       "",
-      "    protoc -I proto --python_out=out --pyi_out=out proto/lf/a2a/v1/a2a.proto",
+      "    mkdir -p out && protoc -I proto --python_out=out --pyi_out=out proto/lf/a2a/v1/a2a.proto",
       "    quicktype --src-lang schema --lang go -o agui.go schemas/agui/run-agent-input.json",
       "",
     ].join("\n"),

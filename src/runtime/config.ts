@@ -159,7 +159,9 @@ export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRunt
   const explicitModel = nonEmpty(options.model) ?? nonEmpty(env.IAC_CODE_MODEL);
   const explicitBaseUrl = nonEmpty(options.baseUrl) ?? nonEmpty(env.IAC_CODE_BASE_URL);
   const explicitKey = nonEmpty(options.apiKey) ?? nonEmpty(env.IAC_CODE_API_KEY);
-  const scriptFile = nonEmpty(options.scriptFile) ?? nonEmpty(env.IAC_CODE_SCRIPT_FILE);
+  // IAC_CODE_SCRIPT_FILE: the older documented name.
+  const scriptFile =
+    nonEmpty(options.scriptFile) ?? nonEmpty(env.IAC_CODE_SCRIPT) ?? nonEmpty(env.IAC_CODE_SCRIPT_FILE);
   const savedProviderEntries = Object.values(providers).some(
     (p) =>
       p &&
@@ -222,7 +224,9 @@ export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRunt
   if (provider.wire === "scripted") {
     const file = scriptFile ?? nonEmpty(saved.scriptFile);
     if (!file)
-      throw new ConfigError("The scripted provider needs a script file (--script or IAC_CODE_SCRIPT_FILE).");
+      throw new ConfigError(
+        "The scripted provider needs a script file (--script, script: in a2a-server.yml, or IAC_CODE_SCRIPT).",
+      );
     return {
       configDir,
       demo: false,

@@ -1,19 +1,25 @@
-// Server configuration: the YAML file (validated by the config/a2a-server
-// schema), the command line, and the IACCODE_A2A_* environment fallbacks,
-// merged into one settings object. Precedence: explicit CLI option > file >
-// environment > default.
-import { readFileSync } from "node:fs";
+// Server configuration of `iac-code a2a`: the settings table
+// (src/server/a2a-settings.ts) merges the command line, the YAML file
+// (validated by the config/a2a-server schema) and the environment into one
+// config object (command line > file > environment > default), which is then
+// turned into the settings the server runs with.
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
-import { parseA2AServerConfig, type A2AServerConfig } from "../contract/index.js";
+import { schemaIndex, type A2AServerConfig } from "../contract/index.js";
+import {
+  A2A_SETTINGS,
+  normaliseTransport,
+  parseThinkingExposure,
+  type ThinkingType,
+} from "./a2a-settings.js";
 import { configDir, expandPath } from "./paths.js";
-import { resolveTimeouts, type ServerTimeouts, type TimeoutKey } from "./timeouts.js";
+import { ConfigError, type CliValues } from "./settings.js";
+import { loadConfigFile as loadFile, mergeSettings } from "./settings-merge.js";
+import { resolveTimeouts, type ServerTimeouts } from "./timeouts.js";
 
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-}
+export { ConfigError } from "./settings.js";
+export { normaliseTransport, parseThinkingExposure, type ThinkingType } from "./a2a-settings.js";
 
-export type ThinkingType = "tool_trace" | "raw_thinking";
+const CONTRACT = schemaIndex["config/a2a-server"];
 
 export interface A2aServerSettings {
   host: string;
@@ -38,6 +44,9 @@ export interface A2aServerSettings {
   /** Workspace roots; undefined = IACCODE_A2A_ALLOWED_CWDS or the defaults. */
   allowedCwds?: string[];
   requiredExtensions: string[];
+  /** Extra media types accepted as text / multimodal parts (undefined: IACCODE_A2A_* of the server's env). */
+  textMimeTypes?: string[];
+  multimodalMimeTypes?: string[];
   provider?: string;
   model?: string;
   baseUrl?: string;
@@ -57,126 +66,12 @@ export interface A2aServerSettings {
   timeouts: ServerTimeouts;
 }
 
-/** Values given on the command line (undefined = not given). */
-export interface CliOverrides {
-  host?: string;
-  port?: number;
-  transport?: string;
-  thinkingExposure?: string[];
-  debug?: boolean;
-  logToStdout?: boolean;
-  /** --headers-timeout-seconds and the other timeout flags, by config key. */
-  timeouts?: Partial<Record<TimeoutKey, string>>;
-  syncEveryCommit?: boolean;
-}
-
-function normaliseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normaliseKeys);
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([k, v]) => [
-        k.replace(/_/g, "-"),
-        normaliseKeys(v),
-      ]),
-    );
-  }
-  return value;
-}
-
-/** Reads and validates a YAML (or JSON) config file; keys may use - or _. */
+/** Reads and validates a2a-server.yml; keys may use - or _; errors name the file, line and column. */
 export function loadConfigFile(file: string): A2AServerConfig {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new ConfigError(
-      `Cannot read A2A config file ${file}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
-    );
-  }
-  let data: unknown;
-  try {
-    data = parseYaml(text) as unknown;
-  } catch (error) {
-    throw new ConfigError(`A2A config file is not valid YAML: ${(error as Error).message.split("\n")[0]}`);
-  }
-  if (data === null || data === undefined) data = {};
-  if (typeof data !== "object" || Array.isArray(data))
-    throw new ConfigError("A2A config file must contain a YAML mapping.");
-  return validateConfig(normaliseKeys(data));
-}
-
-export function validateConfig(data: unknown): A2AServerConfig {
-  const parsed = parseA2AServerConfig(data);
-  if (!parsed.ok) {
-    const details = parsed.errors.map((e) => `${e.path} ${e.message}`).join("; ");
-    throw new ConfigError(`Invalid A2A config: ${details}`);
-  }
-  return parsed.value;
-}
-
-const TRANSPORT_ALIASES: Record<string, string> = {
-  jsonrpc: "http",
-  "json-rpc": "http",
-  "http+jsonrpc": "http",
-  "http-jsonrpc": "http",
-  https: "http",
-  grpcs: "grpc",
-  "grpc+jsonrpc": "grpc-jsonrpc",
-  ws: "websocket",
-  wss: "websocket",
-  redis: "redis-streams",
-  "redis-stream": "redis-streams",
-};
-const KNOWN_TRANSPORTS = ["grpc", "grpc-jsonrpc", "http", "redis-streams", "stdio", "unix", "websocket"];
-
-export function normaliseTransport(value: string): "http" | "grpc" {
-  const lowered = value.trim().toLowerCase().replace(/_/g, "-");
-  const canonical = TRANSPORT_ALIASES[lowered] ?? lowered;
-  if (!KNOWN_TRANSPORTS.includes(canonical)) {
-    throw new ConfigError(
-      `Unsupported transport '${value}'. Supported values: ${KNOWN_TRANSPORTS.join(", ")}`,
-    );
-  }
-  if (canonical !== "http" && canonical !== "grpc") {
-    throw new ConfigError(
-      `Transport '${canonical}' is not available in this version of iac-code; use --transport http or grpc.`,
-    );
-  }
-  return canonical;
-}
-
-/** tool-trace / raw-thinking tokens; all/* = both; none/off/false/0 = nothing; unset = tool-trace. */
-export function parseThinkingExposure(value: string | string[] | undefined): ThinkingType[] {
-  if (value === undefined) return ["tool_trace"];
-  const tokens = (Array.isArray(value) ? value : [value])
-    .flatMap((v) => v.split(/[,;]/))
-    .map((t) => t.trim().toLowerCase().replace(/-/g, "_"));
-  const enabled = new Set<ThinkingType>();
-  for (const token of tokens) {
-    if (["", "none", "off", "false", "0"].includes(token)) continue;
-    if (token === "all" || token === "*") {
-      enabled.add("raw_thinking").add("tool_trace");
-    } else if (token === "tool_trace" || token === "raw_thinking") {
-      enabled.add(token);
-    } else {
-      throw new ConfigError(
-        `Unsupported A2A thinking exposure type '${token}'. Supported values: raw-thinking, tool-trace.`,
-      );
-    }
-  }
-  return (["raw_thinking", "tool_trace"] as const).filter((t) => enabled.has(t));
+  return loadFile(file, CONTRACT);
 }
 
 const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
-
-/** A boolean environment variable (1/true/yes/on, 0/false/no/off); undefined when unset or empty. */
-function envFlag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
-  const value = env[name]?.trim().toLowerCase();
-  if (!value) return undefined;
-  if (["1", "true", "yes", "on"].includes(value)) return true;
-  if (["0", "false", "no", "off"].includes(value)) return false;
-  throw new ConfigError(`Invalid ${name} '${env[name]}': expected true or false.`);
-}
 
 /**
  * Config keys of features this version does not have (push delivery, the
@@ -213,64 +108,65 @@ function refuseUnavailable(file: A2AServerConfig): void {
   }
 }
 
-function timeoutsOf(file: A2AServerConfig, cli: CliOverrides, env: NodeJS.ProcessEnv): ServerTimeouts {
+function timeoutsOf(config: A2AServerConfig): ServerTimeouts {
   try {
-    return resolveTimeouts(
-      (key, envSuffix) => cli.timeouts?.[key] ?? file[key] ?? nonEmpty(env[`IACCODE_A2A_${envSuffix}`]),
-    );
+    return resolveTimeouts((key) => config[key]);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
 }
 
+const pathList = (list: string[] | undefined, env: NodeJS.ProcessEnv) => list?.map((p) => expandPath(p, env));
+
+/**
+ * The settings from a loaded config file, the command line (values by config
+ * key) and the environment: command line > file > environment > default.
+ */
 export function resolveSettings(
   file: A2AServerConfig,
-  cli: CliOverrides = {},
+  cli: CliValues = {},
   env: NodeJS.ProcessEnv = process.env,
 ): A2aServerSettings {
-  refuseUnavailable(file);
+  const config = mergeSettings(A2A_SETTINGS, { cli, file, env, contract: CONTRACT }) as A2AServerConfig;
+  refuseUnavailable(config);
   const persistenceDir = path.resolve(
-    expandPath(file["persistence-dir"] ?? path.join(configDir(env), "a2a")),
+    expandPath(config["persistence-dir"] ?? path.join(configDir(env), "a2a"), env),
   );
-  const settings: A2aServerSettings = {
-    host: cli.host ?? file.host ?? "127.0.0.1",
-    port: cli.port ?? file.port ?? 41242,
-    transport: normaliseTransport(cli.transport ?? file.transport ?? "http"),
-    thinkingExposure: parseThinkingExposure(cli.thinkingExposure ?? file["thinking-exposure"]),
-    debug: cli.debug ?? file.debug ?? false,
-    logToStdout: cli.logToStdout ?? file["log-to-stdout"] ?? false,
-    token: nonEmpty(file.token) ?? nonEmpty(env.IACCODE_A2A_HTTP_TOKEN),
-    basicUsername: nonEmpty(file["basic-username"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_USERNAME),
-    basicPassword: nonEmpty(file["basic-password"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_PASSWORD),
-    apiKey: nonEmpty(file["api-key"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY),
-    apiKeyHeader: nonEmpty(file["api-key-header"]) ?? nonEmpty(env.IACCODE_A2A_API_KEY_HEADER) ?? "X-API-Key",
+  return {
+    host: config.host ?? "127.0.0.1",
+    port: config.port ?? 41242,
+    transport: normaliseTransport(config.transport ?? "http"),
+    thinkingExposure: parseThinkingExposure(config["thinking-exposure"]),
+    debug: config.debug ?? false,
+    logToStdout: config["log-to-stdout"] ?? false,
+    token: nonEmpty(config.token),
+    basicUsername: nonEmpty(config["basic-username"]),
+    basicPassword: nonEmpty(config["basic-password"]),
+    apiKey: nonEmpty(config["api-key"]),
+    apiKeyHeader: nonEmpty(config["api-key-header"]) ?? "X-API-Key",
     persistenceDir,
-    syncEveryCommit:
-      cli.syncEveryCommit ??
-      file["sync-every-commit"] ??
-      envFlag(env, "IACCODE_A2A_SYNC_EVERY_COMMIT") ??
-      false,
-    artifactDir: path.resolve(expandPath(file["artifact-dir"] ?? path.join(persistenceDir, "artifacts"))),
-    pushNotifications: file["push-notifications"] ?? false,
-    autoApprovePermissions: file["auto-approve-permissions"] ?? false,
-    idleContextSeconds: file["idle-context-seconds"] ?? 3600,
-    allowedCwds: file["allowed-cwds"]?.map((p) => expandPath(p, env)),
-    requiredExtensions: file["required-extensions"] ?? [],
-    provider: file.provider,
-    model: file.model,
-    baseUrl: file["base-url"],
-    script: file.script,
-    mode: file.mode,
-    pipelineName: file["pipeline-name"],
-    signingSecret: nonEmpty(file["signing-secret"]),
-    tlsCert: file["tls-cert"] ? path.resolve(expandPath(file["tls-cert"])) : undefined,
-    tlsKey: file["tls-key"] ? path.resolve(expandPath(file["tls-key"])) : undefined,
-    grpcHost: file["grpc-host"],
-    grpcPort: file["grpc-port"],
-    timeouts: timeoutsOf(file, cli, env),
+    syncEveryCommit: config["sync-every-commit"] ?? false,
+    artifactDir: path.resolve(
+      expandPath(config["artifact-dir"] ?? path.join(persistenceDir, "artifacts"), env),
+    ),
+    pushNotifications: config["push-notifications"] ?? false,
+    autoApprovePermissions: config["auto-approve-permissions"] ?? false,
+    idleContextSeconds: config["idle-context-seconds"] ?? 3600,
+    allowedCwds: pathList(config["allowed-cwds"], env),
+    requiredExtensions: config["required-extensions"] ?? [],
+    textMimeTypes: config["text-mime-types"],
+    multimodalMimeTypes: config["multimodal-mime-types"],
+    provider: config.provider,
+    model: config.model,
+    baseUrl: config["base-url"],
+    script: config.script,
+    mode: config.mode,
+    pipelineName: config["pipeline-name"],
+    signingSecret: nonEmpty(config["signing-secret"]),
+    tlsCert: config["tls-cert"] ? path.resolve(expandPath(config["tls-cert"], env)) : undefined,
+    tlsKey: config["tls-key"] ? path.resolve(expandPath(config["tls-key"], env)) : undefined,
+    grpcHost: config["grpc-host"],
+    grpcPort: config["grpc-port"],
+    timeouts: timeoutsOf(config),
   };
-  if (!Number.isInteger(settings.port) || settings.port < 0 || settings.port > 65535) {
-    throw new ConfigError(`Invalid port ${String(settings.port)}: expected an integer from 0 to 65535.`);
-  }
-  return settings;
 }

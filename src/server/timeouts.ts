@@ -18,7 +18,7 @@ export interface ServerTimeouts {
   shutdownMs: number;
 }
 
-/** The settings: their config key (also the CLI flag), env var suffix and help text. */
+/** The settings: their config key (also the CLI flag), env var suffix and help text (in both settings tables). */
 export const TIMEOUT_SETTINGS = [
   {
     field: "headersMs",
@@ -48,24 +48,6 @@ export const TIMEOUT_SETTINGS = [
 
 export type TimeoutKey = (typeof TIMEOUT_SETTINGS)[number]["key"];
 
-/** The timeout flags as commander hands them over (`--headers-timeout-seconds` -> headersTimeoutSeconds). */
-export interface TimeoutFlags {
-  headersTimeoutSeconds?: string;
-  requestTimeoutSeconds?: string;
-  keepAliveTimeoutSeconds?: string;
-  shutdownTimeoutSeconds?: string;
-}
-
-/** The flag values by config key. */
-export function timeoutFlagValues(flags: TimeoutFlags): Record<TimeoutKey, string | undefined> {
-  return {
-    "headers-timeout-seconds": flags.headersTimeoutSeconds,
-    "request-timeout-seconds": flags.requestTimeoutSeconds,
-    "keep-alive-timeout-seconds": flags.keepAliveTimeoutSeconds,
-    "shutdown-timeout-seconds": flags.shutdownTimeoutSeconds,
-  };
-}
-
 export const DEFAULT_TIMEOUTS: ServerTimeouts = {
   headersMs: 60_000,
   requestMs: 300_000,
@@ -74,8 +56,8 @@ export const DEFAULT_TIMEOUTS: ServerTimeouts = {
 };
 
 /**
- * Resolves the four timeouts; `pick(key, envSuffix)` returns the winning raw
- * value (CLI, file or env, in the area's own precedence) or undefined.
+ * Resolves the four timeouts; `pick(key, envSuffix)` returns the merged raw
+ * value (command line, file or environment) or undefined.
  * Throws an Error with a one-line reason for a value that is not a number of
  * seconds >= 0, or a headers timeout longer than the request timeout.
  */

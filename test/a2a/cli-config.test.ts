@@ -43,22 +43,30 @@ describe("A2A server configuration", () => {
   });
 
   it("rejects unknown keys, bad values, non-mappings and bad YAML with clear messages", () => {
-    expect(() => loadConfigFile(write("b.yml", "prot: 1\n"))).to.throw(
+    // The file, the line and the column of what is wrong.
+    expect(() => loadConfigFile(write("b.yml", "host: a\nprot_col: 1\n"))).to.throw(
       ConfigError,
-      /Invalid A2A config: .*prot/,
+      /b\.yml:2:1: unknown key prot_col$/,
     );
-    expect(() => loadConfigFile(write("c.yml", "port: 70000\n"))).to.throw(
+    expect(() => loadConfigFile(write("c.yml", "host: a\nport:   70000\n"))).to.throw(
       ConfigError,
-      /Invalid A2A config: \/port/,
+      /c\.yml:2:9: port must be <= 65535$/,
+    );
+    expect(() => loadConfigFile(write("m.yml", "mode: fast\n"))).to.throw(
+      ConfigError,
+      /m\.yml:1:7: mode must be one of normal, pipeline$/,
     );
     expect(() => loadConfigFile(write("d.yml", "- a\n- b\n"))).to.throw(
       ConfigError,
-      "A2A config file must contain a YAML mapping.",
+      /d\.yml: a config file must contain a mapping/,
     );
-    expect(() => loadConfigFile(write("e.yml", "a: [\n"))).to.throw(ConfigError, /not valid YAML/);
+    expect(() => loadConfigFile(write("e.yml", "a: 1\nb: [\n"))).to.throw(
+      ConfigError,
+      /e\.yml:3:1: not valid YAML/,
+    );
     expect(() => loadConfigFile(path.join(dir, "missing.yml"))).to.throw(
       ConfigError,
-      /Cannot read A2A config file/,
+      /Cannot read config file .*missing\.yml: ENOENT/,
     );
   });
 
@@ -105,7 +113,7 @@ describe("A2A server configuration", () => {
     expect(cli.thinkingExposure).to.deep.equal(["tool_trace"]);
     expect(() => settingsFromCli({ port: "http" }, {})).to.throw(
       ConfigError,
-      "Invalid --port 'http': expected an integer from 0 to 65535.",
+      "Invalid --port 'http': expected an integer.",
     );
     expect(resolveSettings({ "persistence-dir": "/srv/a2a" }, {}, {})).to.include({
       persistenceDir: "/srv/a2a",
@@ -179,7 +187,7 @@ describe("iac-code a2a (the command)", () => {
     const bad = path.join(dir, "bad.yml");
     writeFileSync(bad, "no_such_key: 1\n");
     for (const [args, pattern] of [
-      [["--config", bad], /Invalid A2A config/],
+      [["--config", bad], /bad\.yml:1:1: unknown key no_such_key/],
       [["--transport", "websocket"], /Transport 'websocket' is not available in this version/],
       [["--thinking-exposure", "everything"], /Unsupported A2A thinking exposure type 'everything'/],
       [["--port", "-5"], /Invalid --port/],

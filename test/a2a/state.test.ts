@@ -165,7 +165,7 @@ describe("A2A state store", () => {
         .syncEveryCommit,
     ).to.equal(false);
     expect(
-      resolveSettings({ "sync-every-commit": false }, { syncEveryCommit: true }, {}).syncEveryCommit,
+      resolveSettings({ "sync-every-commit": false }, { "sync-every-commit": true }, {}).syncEveryCommit,
     ).to.equal(true);
     expect(() => resolveSettings({}, {}, { IACCODE_A2A_SYNC_EVERY_COMMIT: "maybe" })).to.throw(
       "Invalid IACCODE_A2A_SYNC_EVERY_COMMIT 'maybe': expected true or false.",

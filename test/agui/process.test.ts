@@ -41,6 +41,10 @@ describe("AG-UI adapter process", function () {
       managedEnv({ IAC_CODE_AGUI_ALLOWED_CWDS: "/a", IACCODE_A2A_ALLOWED_CWDS: "/z" }, "t")
         .IACCODE_A2A_ALLOWED_CWDS,
     ).to.equal("/z");
+    // The adapter's configured roots (--allowed-cwds, allowed-cwds) go to the child too.
+    expect(
+      managedEnv({ IAC_CODE_AGUI_ALLOWED_CWDS: "/a" }, "t", ["/c", "/d"]).IACCODE_A2A_ALLOWED_CWDS,
+    ).to.equal(["/c", "/d"].join(path.delimiter));
     const args = managedArgs(1234);
     expect(args[1]).to.equal("a2a");
     expect(args.slice(2)).to.include.members(["--host", "127.0.0.1", "--port", "1234"]);

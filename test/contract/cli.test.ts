@@ -45,6 +45,15 @@ describe("iac-code CLI", function () {
     expect(r.stdout).to.contain("a2a/protojson/Task\tTask");
   });
 
+  it("ends quietly when the reader of its output stops early (contract list | true)", () => {
+    const r = spawnSync("sh", ["-c", `"${process.execPath}" "${BIN}" contract list | true`], {
+      cwd: ROOT,
+      encoding: "utf8",
+    });
+    expect(r.status).to.equal(0);
+    expect(r.stderr).to.equal("");
+  });
+
   it("validates a good file with exit 0", () => {
     const file = path.join(ROOT, "schemas/examples/agui/iac-code-props/valid/full.json");
     const r = cli(["contract", "validate", "agui/iac-code-props", file]);
@@ -106,5 +115,20 @@ describe("iac-code CLI", function () {
       },
     );
     expect(buf.status, buf.stderr).to.equal(0);
+    // Again onto the same directory: one line and exit 2, unless --force.
+    const again = cli(["contract", "export", out]);
+    expect(again.status).to.equal(2);
+    expect(again.stderr).to.equal(
+      `Cannot export the contracts: ${path.join(out, "schemas")} already exists; use --force to overwrite the export.\n`,
+    );
+    expect(cli(["contract", "export", out, "--force"]).status).to.equal(0);
+  });
+
+  it("refuses to export onto a file with one line", () => {
+    const file = path.join(tmp, "a-file");
+    writeFileSync(file, "x");
+    const r = cli(["contract", "export", file]);
+    expect(r.status).to.equal(2);
+    expect(r.stderr).to.equal(`Cannot export the contracts: ${file} exists and is not a directory.\n`);
   });
 });

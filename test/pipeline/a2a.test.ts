@@ -229,6 +229,53 @@ describe("pipeline over A2A (@a2a-js/sdk client)", function () {
     expect(after.tasks.length).to.equal(before.tasks.length);
   });
 
+  it("refuses an unknown pipeline name whatever the run mode, on JSON-RPC and REST alike", async () => {
+    const request = {
+      message: {
+        messageId: `m-${Math.random().toString(16).slice(2)}`,
+        role: "ROLE_USER",
+        parts: [{ text: "hello" }],
+        metadata: { iac_code: { cwd: a2a.workspace, runMode: "normal", pipelineName: "buying" } },
+      },
+    };
+    const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+    const rpc = await fetch(a2a.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: request }),
+    });
+    const error = ((await rpc.json()) as { error: { code: number; message: string } }).error;
+    expect(error.code).to.equal(-32602);
+    expect(error.message).to.contain("Unknown pipeline 'buying'. Available pipelines: selling.");
+    const rest = await fetch(`${a2a.url}message:send`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(request),
+    });
+    expect(rest.status).to.equal(400);
+    expect(((await rest.json()) as { error: { message: string } }).error.message).to.contain(
+      "Unknown pipeline 'buying'",
+    );
+  });
+
+  it("cleanupOnly runs the pipeline's cleanup, never a model turn: the task ends with the summary", async () => {
+    const events = await stream(
+      message([{ text: "clean up" }], { metadata: { iac_code: { cwd: a2a.workspace, cleanupOnly: true } } }),
+    );
+    const last = events.at(-1)!;
+    expect(stateOf(last)).to.equal(TaskState.TASK_STATE_COMPLETED);
+    expect(iacOf(last)?.cleanupOnly).to.deep.include({
+      requested: true,
+      status: "completed",
+      resourceCount: 0,
+    });
+    // No model turn: no agent text anywhere in the stream.
+    const texts = events.flatMap((e) =>
+      e.payload?.$case === "statusUpdate" ? (e.payload.value.status?.message?.parts ?? []) : [],
+    );
+    expect(texts).to.deep.equal([]);
+  });
+
   it("GET /iac-code/pipeline/state refuses what it cannot answer, with the reason", async () => {
     const get = async (query: string) => {
       const res = await fetch(new URL(`iac-code/pipeline/state${query}`, a2a.url));

@@ -247,4 +247,54 @@ describe("pipeline over AG-UI (@ag-ui/client HttpAgent)", function () {
       },
     });
   });
+
+  it("refuses an unknown pipeline name in normal run mode too", async () => {
+    const res = await post(agui.url, {
+      threadId: `thread-${n}`,
+      runId: "run-unknown-normal",
+      state: {},
+      messages: [{ id: "m1", role: "user", content: "hello" }],
+      tools: [],
+      context: [],
+      forwardedProps: props({ runMode: "normal", pipelineName: "buying" }),
+    });
+    expect(res.status).to.equal(400);
+    expect(res.json?.error.code).to.equal("INVALID_INPUT");
+  });
+
+  it("cleanupOnly runs the pipeline's cleanup, never a model turn", async () => {
+    const res = await post(agui.url, {
+      threadId: `thread-${n}`,
+      runId: "run-cleanup",
+      state: {},
+      messages: [{ id: "m1", role: "user", content: "clean up" }],
+      tools: [],
+      context: [],
+      forwardedProps: props({ runMode: "normal", cleanupOnly: true }),
+    });
+    expect(res.status).to.equal(200);
+    const types = res.events.map((e) => e.type);
+    expect(types[0]).to.equal("RUN_STARTED");
+    expect(types.at(-1)).to.equal("RUN_FINISHED");
+    expect(types.filter((t) => t.startsWith("TEXT_MESSAGE"))).to.deep.equal([]);
+    // The A2A task behind it ended with the cleanup summary.
+    const listed = await fetch(a2a.url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "A2A-Version": "1.0",
+        Authorization: "Bearer pipeline-token",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "ListTasks",
+        params: { status: "TASK_STATE_COMPLETED" },
+      }),
+    });
+    const { result } = (await listed.json()) as {
+      result: { tasks: Array<{ history?: Array<{ parts: Array<{ text?: string }> }> }> };
+    };
+    expect(result.tasks.some((t) => t.history?.[0]?.parts[0]?.text === "clean up")).to.equal(true);
+  });
 });

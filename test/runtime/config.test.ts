@@ -164,9 +164,12 @@ describe("runtime: configuration", () => {
     const config = resolveRuntimeConfig({ configDir, env: {}, scriptFile: TOOLS_SCRIPT });
     expect(config).to.include({ demo: false, scriptFile: TOOLS_SCRIPT, model: "scripted" });
     expect(config.provider.key).to.equal("scripted");
-    expect(
-      resolveRuntimeConfig({ configDir, env: { IAC_CODE_SCRIPT_FILE: TOOLS_SCRIPT } }).provider.key,
-    ).to.equal("scripted");
+    // IAC_CODE_SCRIPT, or its older documented name IAC_CODE_SCRIPT_FILE.
+    for (const name of ["IAC_CODE_SCRIPT", "IAC_CODE_SCRIPT_FILE"]) {
+      expect(resolveRuntimeConfig({ configDir, env: { [name]: TOOLS_SCRIPT } }).provider.key, name).to.equal(
+        "scripted",
+      );
+    }
   });
 
   it("rejects what cannot work with clear messages", async () => {

@@ -51,14 +51,18 @@ describe("server timeouts", () => {
     expect(() => settingsFromCli({ requestTimeoutSeconds: "x" }, {})).to.throw(/request-timeout-seconds/);
   });
 
-  it("AG-UI: flag beats IAC_CODE_AGUI_* env beats config file", () => {
+  it("AG-UI: flag beats config file beats IAC_CODE_AGUI_* env", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "timeouts-"));
     const file = path.join(dir, "agui.yml");
     writeFileSync(file, "request-timeout-seconds: 100\nheaders-timeout-seconds: 7\n");
-    const env = { IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS: "200" };
+    const env = {
+      IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS: "200",
+      IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS: "9",
+    };
     expect(resolveAguiSettings({ config: file }, env).timeouts).to.deep.include({
-      requestMs: 200_000,
+      requestMs: 100_000,
       headersMs: 7_000,
+      keepAliveMs: 9_000,
     });
     expect(
       resolveAguiSettings({ config: file, requestTimeoutSeconds: "50" }, env).timeouts?.requestMs,

@@ -13,6 +13,7 @@ import { assertFinite } from "../core/finite.js";
 import type { A2AService } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { writeSse } from "./sse.js";
+import { invalidParamsOf } from "./wire-errors.js";
 import { readJsonBody, type JsonBody } from "../../server/json-body.js";
 
 export const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -209,13 +210,10 @@ export class JsonRpcBinding {
       if (params === undefined || params === null || typeof params !== "object" || Array.isArray(params)) {
         throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
       }
-      request = decodeProtoJson(spec.request, params);
+      request = decodeProtoJson(spec.request, params, { strictEnums: true });
       assertFinite(request);
     } catch (error) {
-      const a2a =
-        error instanceof ProtoJsonError
-          ? new A2AError("InvalidParamsError", "Invalid params", { detail: error.message.slice(0, 500) })
-          : this.toA2AError(error, name);
+      const a2a = error instanceof ProtoJsonError ? invalidParamsOf(error) : this.toA2AError(error, name);
       return sendJson(res, errorBody(id, a2a));
     }
 

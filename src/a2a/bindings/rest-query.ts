@@ -30,7 +30,8 @@ function scalarValue(field: DescField, type: ScalarType | "enum", raw: string): 
     if (/^-?\d+$/.test(raw)) return Number(raw);
     // The JSON decoder drops unknown enum names silently; in a query that would widen a filter.
     const known = field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum");
-    if (known && !field.enum.values.some((value) => value.name === raw)) {
+    // UNRECOGNIZED: a ts-proto client's "not set" (src/contract/protojson.ts), read as unset on every binding.
+    if (known && raw !== "UNRECOGNIZED" && !field.enum.values.some((value) => value.name === raw)) {
       throw new A2AError(
         "InvalidParamsError",
         `Invalid params: ${field.jsonName} has no value ${raw.slice(0, 64)}`,

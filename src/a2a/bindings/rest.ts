@@ -106,20 +106,20 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) {
             throw new A2AError("InvalidParamsError", "Invalid params: the body must be a JSON object");
           }
-          const request = decodeProtoJson(schema, {
-            ...(body as JsonObject | undefined),
-            ...tenantOf(koa),
-            ...fromPath,
-          });
+          const request = decodeProtoJson(
+            schema,
+            { ...(body as JsonObject | undefined), ...tenantOf(koa), ...fromPath },
+            { strictEnums: true },
+          );
           assertFinite(request);
           return request;
         },
         queryRequest(schema, fromPath = {}) {
-          return decodeProtoJson(schema, {
-            ...queryToProtoJson(schema, koa.query),
-            ...tenantOf(koa),
-            ...fromPath,
-          });
+          return decodeProtoJson(
+            schema,
+            { ...queryToProtoJson(schema, koa.query), ...tenantOf(koa), ...fromPath },
+            { strictEnums: true },
+          );
         },
         json(body, status = 200) {
           koa.status = status;

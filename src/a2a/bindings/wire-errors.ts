@@ -16,12 +16,17 @@ import {
 } from "../../contract/index.js";
 import { A2AError } from "../core/errors.js";
 
+/** A request that does not decode: InvalidParams, naming the field when the decoder knows it. */
+export function invalidParamsOf(error: ProtoJsonError): A2AError {
+  return error.field
+    ? new A2AError("InvalidParamsError", `Invalid params: ${error.message}`, { field: error.field })
+    : new A2AError("InvalidParamsError", "Invalid params", { detail: error.message.slice(0, 500) });
+}
+
 /** Any thrown value as an A2AError; unexpected ones are logged (with an id the client also sees) and made generic. */
 export function asA2AError(error: unknown, logger: Logger, where: string): A2AError {
   if (error instanceof A2AError) return error;
-  if (error instanceof ProtoJsonError) {
-    return new A2AError("InvalidParamsError", "Invalid params", { detail: error.message.slice(0, 500) });
-  }
+  if (error instanceof ProtoJsonError) return invalidParamsOf(error);
   const errorId = randomUUID();
   logger.error({ err: error, errorId, where }, "unexpected error in A2A binding");
   return new A2AError("InternalError", "Internal error", { errorId });

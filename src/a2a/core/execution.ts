@@ -295,7 +295,12 @@ export class TurnExecution {
           ...(event.cleanupOnly ? { cleanupOnly: event.cleanupOnly as unknown as JsonObject } : {}),
         };
         if (Object.keys(metadata).length === 0) return;
-        const state = pipelineTaskState(event.envelopes);
+        // A cleanup-only turn ends the task with its summary, like a pipeline run's end.
+        const state = event.cleanupOnly
+          ? event.cleanupOnly.status === "completed"
+            ? pb.TaskState.COMPLETED
+            : pb.TaskState.FAILED
+          : pipelineTaskState(event.envelopes);
         if (state === pb.TaskState.WORKING || state === pb.TaskState.INPUT_REQUIRED) {
           this.status(state, { metadata });
         } else this.pipelineEnd = { state, metadata };

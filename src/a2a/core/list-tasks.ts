@@ -24,9 +24,9 @@ function decodePageToken(token: string): string {
   return id;
 }
 
-export function checkHistoryLength(historyLength: number | undefined): void {
+export function checkHistoryLength(historyLength: number | undefined, field = "historyLength"): void {
   if (historyLength !== undefined && historyLength < 0)
-    throw invalidParams("history length must be non-negative");
+    throw invalidParams("history length must be non-negative", { field });
 }
 
 /** The store query of a request; throws InvalidParams for bad sizes, lengths or tokens. */

@@ -48,20 +48,29 @@ export interface MediaTypes {
   multimodal: string[];
 }
 
-function extraTypes(raw: string | undefined): string[] {
-  return (raw ?? "")
-    .split(/[,;]/)
+function extraTypes(raw: string | string[] | undefined): string[] {
+  return (Array.isArray(raw) ? raw : (raw ?? "").split(/[,;]/))
     .map((s) => s.trim().toLowerCase())
     .filter((s) => s.length > 0)
     .sort();
 }
 
-/** Base sets plus IACCODE_A2A_TEXT_MIME_TYPES / IACCODE_A2A_MULTIMODAL_MIME_TYPES. */
-export function mediaTypesFromEnv(env: NodeJS.ProcessEnv = process.env): MediaTypes {
+/**
+ * Base sets plus the configured extras (text-mime-types /
+ * multimodal-mime-types), else IACCODE_A2A_TEXT_MIME_TYPES /
+ * IACCODE_A2A_MULTIMODAL_MIME_TYPES of `env`.
+ */
+export function mediaTypesFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  configured: { text?: string[]; multimodal?: string[] } = {},
+): MediaTypes {
   const uniq = (list: string[]) => [...new Set(list)];
   return {
-    text: uniq([...BASE_TEXT_TYPES, ...extraTypes(env.IACCODE_A2A_TEXT_MIME_TYPES)]),
-    multimodal: uniq([...BASE_MULTIMODAL_TYPES, ...extraTypes(env.IACCODE_A2A_MULTIMODAL_MIME_TYPES)]),
+    text: uniq([...BASE_TEXT_TYPES, ...extraTypes(configured.text ?? env.IACCODE_A2A_TEXT_MIME_TYPES)]),
+    multimodal: uniq([
+      ...BASE_MULTIMODAL_TYPES,
+      ...extraTypes(configured.multimodal ?? env.IACCODE_A2A_MULTIMODAL_MIME_TYPES),
+    ]),
   };
 }
 

@@ -98,6 +98,7 @@ export class A2AService {
   // ---- Messages -------------------------------------------------------------
 
   async sendMessage(request: pb.SendMessageRequest, ctx: CallContext): Promise<pb.SendMessageResponse> {
+    checkHistoryLength(request.configuration?.historyLength, "configuration.historyLength");
     const { live, record } = await this.turns.start(await admit(request, ctx, this.admission), ctx.signal);
     const historyLength = request.configuration?.historyLength;
     let task: pb.Task;
@@ -118,6 +119,7 @@ export class A2AService {
   }
 
   async sendStreamingMessage(request: pb.SendMessageRequest, ctx: CallContext): Promise<Stream> {
+    checkHistoryLength(request.configuration?.historyLength, "configuration.historyLength");
     const { first, live } = await this.turns.start(
       await admit(request, ctx, this.admission),
       ctx.signal,

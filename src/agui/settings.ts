@@ -1,0 +1,88 @@
+// Every setting of `iac-code agui` and `iac-code serve`: flag, agui-server.yml
+// key and environment variable (IAC_CODE_AGUI_<KEY>). Adding a setting: one
+// entry here, its property in schemas/config/agui-server.json, its field in
+// AguiSettings (src/agui/config.ts), and its README row
+// (test/server/settings-table.test.ts prints the row when it is missing).
+import type { SettingsTable } from "../server/settings.js";
+import { TIMEOUT_SETTINGS } from "../server/timeouts.js";
+
+export const AGUI_SETTINGS: SettingsTable = {
+  envPrefix: "IAC_CODE_AGUI_",
+  settings: [
+    {
+      key: "config",
+      kind: "string",
+      arg: "path",
+      noFileKey: true,
+      help: "YAML config file, agui-server.yml (keys with - or _)",
+    },
+    { key: "host", kind: "string", arg: "host", help: "address to bind (default 127.0.0.1)" },
+    { key: "port", kind: "integer", arg: "port", help: "port to bind (default 8000; 0 picks a free port)" },
+    {
+      key: "a2a-url",
+      kind: "string",
+      arg: "url",
+      commands: ["agui"],
+      help: "loopback A2A server to use (default: start a managed one)",
+    },
+    {
+      key: "a2a-token",
+      kind: "string",
+      arg: "token",
+      commands: ["agui"],
+      help: "bearer token sent to the --a2a-url server",
+    },
+    {
+      key: "a2a-config",
+      kind: "string",
+      arg: "path",
+      help: "config file of the managed A2A server (a2a-server.yml)",
+    },
+    {
+      key: "auth-token",
+      kind: "string",
+      arg: "token",
+      help: "bearer token clients must send (prefer the environment variable: a command line is visible to local users)",
+    },
+    {
+      key: "cors-origins",
+      flag: "cors-origin",
+      kind: "list",
+      arg: "origin",
+      help: "browser origin allowed to call the adapter, e.g. https://app.example.com (repeatable; default none)",
+    },
+    {
+      key: "allowed-cwds",
+      kind: "list",
+      arg: "dirs",
+      separator: "path",
+      help: "workspace roots a request's cwd must lie in (repeatable or path-separated; default: the adapter's cwd and the temp dir)",
+    },
+    {
+      key: "state-dir",
+      kind: "string",
+      arg: "dir",
+      help: "thread state root (default ~/.iac-code/agui, under IAC_CODE_CONFIG_DIR when set)",
+    },
+    {
+      key: "idle-shutdown",
+      kind: "number",
+      arg: "seconds",
+      help: "stop after this many idle seconds (default 0: never)",
+    },
+    {
+      key: "interrupt-ttl",
+      kind: "integer",
+      arg: "seconds",
+      help: "seconds an interrupt stays answerable (default 540)",
+    },
+    { key: "debug", kind: "boolean", short: "d", help: "debug logging" },
+    {
+      key: "log-to-stdout",
+      kind: "boolean",
+      aliases: { flags: ["log-stdout"], keys: ["log-stdout"] },
+      help: "write logs to stdout instead of stderr",
+    },
+    ...TIMEOUT_SETTINGS.map((t) => ({ key: t.key, kind: "number" as const, arg: "n", help: t.help })),
+  ],
+};

@@ -1,0 +1,29 @@
+// The iac-code command tree (src/cli/main.ts runs it; tests read its options).
+import { Command } from "commander";
+import { registerContractCommand } from "./contract-command.js";
+import { registerAguiCommand } from "./agui-command.js";
+import { registerServeCommand } from "./serve-command.js";
+import { registerA2aCommand } from "./a2a-command.js";
+import { registerA2aClientCommand } from "./a2a-client/program.js";
+import { VERSION } from "../version.js";
+
+export function buildProgram(): Command {
+  const program = new Command("iac-code")
+    .description(
+      "Infrastructure-as-Code agent server (Alibaba Cloud ROS, Terraform) behind A2A 1.0 and AG-UI",
+    )
+    .version(VERSION, "-V, --version")
+    .showHelpAfterError()
+    .configureOutput({ outputError: (text, write) => write(text) });
+  registerContractCommand(program);
+  registerAguiCommand(program);
+  registerServeCommand(program);
+  registerA2aCommand(program);
+  registerA2aClientCommand(program);
+  program.on("command:*", (operands: string[]) => {
+    process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
+    program.outputHelp({ error: true });
+    process.exit(1);
+  });
+  return program;
+}
