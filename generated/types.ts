@@ -728,7 +728,7 @@ export interface IacCodeEventMetadata {
     complete: true;
   };
   /**
-   * A provider error: retryable ends the turn in INPUT_REQUIRED, otherwise FAILED with a sanitised text.
+   * Why the turn failed: the task ends FAILED, its status message the localised text of the code (with the errorId). retryable: the same request may succeed later (continue on the contextId).
    */
   error?: {
     retryable: boolean;
@@ -736,6 +736,16 @@ export interface IacCodeEventMetadata {
      * Correlates with the server log entry.
      */
     errorId?: string;
+    /**
+     * What failed; the same code ends an AG-UI run as RUN_ERROR (schemas/errors/catalogue/agui.json).
+     */
+    code?:
+      | "MODEL_UNREACHABLE"
+      | "MODEL_AUTHENTICATION_FAILED"
+      | "MODEL_RATE_LIMITED"
+      | "MODEL_UNAVAILABLE"
+      | "MODEL_REQUEST_REJECTED"
+      | "RUNTIME_ERROR";
   };
   mcpWarning?: {
     serverName: string;

@@ -606,7 +606,7 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_iac_code_event_metadata = validate22;
-const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"A provider error: retryable ends the turn in INPUT_REQUIRED, otherwise FAILED with a sanitised text.","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"}}},"mcpWarning":{"type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"severity":{"enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"mcpStatus":{"type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
+const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"Why the turn failed: the task ends FAILED, its status message the localised text of the code (with the errorId). retryable: the same request may succeed later (continue on the contextId).","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"},"code":{"description":"What failed; the same code ends an AG-UI run as RUN_ERROR (schemas/errors/catalogue/agui.json).","enum":["MODEL_UNREACHABLE","MODEL_AUTHENTICATION_FAILED","MODEL_RATE_LIMITED","MODEL_UNAVAILABLE","MODEL_REQUEST_REJECTED","RUNTIME_ERROR"]}}},"mcpWarning":{"type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"severity":{"enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"mcpStatus":{"type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
 const schema37 = {"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}};
 const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-request.json","title":"InputRequest","description":"metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","contextId","inputId","toolUseId","prompt","options","language","required","responseSchema"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.","enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"description":"The waiting task; the answer's message.taskId.","type":"string","minLength":1},"contextId":{"description":"The task's context; the answer's message.contextId.","type":"string","minLength":1},"inputId":{"description":"Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.","type":"string","minLength":1},"toolUseId":{"description":"The tool call that waits.","type":"string","minLength":1},"toolName":{"type":"string","minLength":1},"title":{"description":"Short description of the action.","type":"string","maxLength":500},"purpose":{"description":"Why the tool wants to act.","type":"string","maxLength":500},"effect":{"description":"What kind of change the tool would make.","enum":["read","cloud_change","local_execution","file_change","local_or_remote_change","unknown"]},"target":{"description":"What it acts on (file, stack, API...).","type":"string","maxLength":500},"isReadOnly":{"type":"boolean"},"prompt":{"description":"The question shown to the user, e.g. \"Write vpc.yaml. Allow once?\".","type":"string","minLength":1,"maxLength":1000},"safeSummary":{"description":"Redacted summary of the call (\"<tool>: <shape JSON>\" or a deployment summary).","type":"string","maxLength":1200},"options":{"description":"Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"label":{"type":"string","maxLength":500},"description":{"type":"string","maxLength":600},"candidateIndex":{"description":"Candidate selection: the candidate the option stands for.","type":"integer","minimum":0},"architectureDiagram":{"description":"rich-v1: compact Mermaid diagram of the candidate.","type":"string","maxLength":1600},"totalMonthlyCost":{"description":"rich-v1: the cost step's monthly total, unchanged.","type":"number","minimum":0},"currency":{"type":"string"},"costItems":{"description":"rich-v1: the cost step's items, unchanged.","type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number","minimum":0}}}}}}},"allowFreeText":{"description":"Whether a free-text answer is accepted (questions).","type":"boolean"},"freeTextPrompt":{"type":"string","maxLength":500},"language":{"description":"Language of the display strings.","enum":["en","zh","es","fr","de","ja","pt"]},"required":{"description":"The turn cannot continue without an answer.","const":true},"responseSchema":{"description":"JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).","type":"object"},"deploymentSummary":{"description":"Cost and resources of a cloud deployment being approved.","type":"object","additionalProperties":false,"properties":{"candidateName":{"type":"string"},"action":{"type":"string"},"region":{"type":"string"},"stackName":{"type":"string"},"template":{"type":"string"},"totalMonthlyCost":{"type":["string","number"]},"resources":{"type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":["string","number"]}}}}}}},"if":{"properties":{"kind":{"const":"permission"}}},"then":{"properties":{"toolName":true,"title":true,"purpose":true,"effect":true,"isReadOnly":true,"safeSummary":true},"required":["toolName","title","purpose","effect","isReadOnly","safeSummary"]}};
 const func3 = Object.prototype.hasOwnProperty;
@@ -7965,7 +7965,7 @@ vErrors.push(err248);
 errors++;
 }
 for(const key16 in data120){
-if(!((key16 === "retryable") || (key16 === "errorId"))){
+if(!(((key16 === "retryable") || (key16 === "errorId")) || (key16 === "code"))){
 const err249 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err249];
@@ -8000,9 +8000,10 @@ vErrors.push(err251);
 errors++;
 }
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data120.code !== undefined){
+let data123 = data120.code;
+if(!((((((data123 === "MODEL_UNREACHABLE") || (data123 === "MODEL_AUTHENTICATION_FAILED")) || (data123 === "MODEL_RATE_LIMITED")) || (data123 === "MODEL_UNAVAILABLE")) || (data123 === "MODEL_REQUEST_REJECTED")) || (data123 === "RUNTIME_ERROR"))){
+const err252 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema33.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -8012,11 +8013,9 @@ vErrors.push(err252);
 errors++;
 }
 }
-if(data.mcpWarning !== undefined){
-let data123 = data.mcpWarning;
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
-if(data123.serverName === undefined){
-const err253 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+}
+else {
+const err253 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -8025,8 +8024,12 @@ vErrors.push(err253);
 }
 errors++;
 }
-if(data123.code === undefined){
-const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+}
+if(data.mcpWarning !== undefined){
+let data124 = data.mcpWarning;
+if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
+if(data124.serverName === undefined){
+const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -8035,8 +8038,8 @@ vErrors.push(err254);
 }
 errors++;
 }
-if(data123.message === undefined){
-const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(data124.code === undefined){
+const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -8045,8 +8048,8 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(data123.severity === undefined){
-const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(data124.message === undefined){
+const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -8055,9 +8058,8 @@ vErrors.push(err256);
 }
 errors++;
 }
-if(data123.serverName !== undefined){
-if(typeof data123.serverName !== "string"){
-const err257 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/properties/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.severity === undefined){
+const err257 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -8066,10 +8068,9 @@ vErrors.push(err257);
 }
 errors++;
 }
-}
-if(data123.code !== undefined){
-if(typeof data123.code !== "string"){
-const err258 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/properties/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.serverName !== undefined){
+if(typeof data124.serverName !== "string"){
+const err258 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/properties/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -8079,9 +8080,9 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(data123.message !== undefined){
-if(typeof data123.message !== "string"){
-const err259 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/properties/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.code !== undefined){
+if(typeof data124.code !== "string"){
+const err259 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/properties/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -8091,10 +8092,9 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(data123.severity !== undefined){
-let data127 = data123.severity;
-if(!((data127 === "fatal") || (data127 === "warning"))){
-const err260 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/properties/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpWarning.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(data124.message !== undefined){
+if(typeof data124.message !== "string"){
+const err260 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/properties/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -8104,9 +8104,10 @@ vErrors.push(err260);
 errors++;
 }
 }
-if(data123.source !== undefined){
-if(typeof data123.source !== "string"){
-const err261 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/properties/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.severity !== undefined){
+let data128 = data124.severity;
+if(!((data128 === "fatal") || (data128 === "warning"))){
+const err261 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/properties/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpWarning.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -8116,9 +8117,9 @@ vErrors.push(err261);
 errors++;
 }
 }
-if(data123.sourcePath !== undefined){
-if(typeof data123.sourcePath !== "string"){
-const err262 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/properties/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.source !== undefined){
+if(typeof data124.source !== "string"){
+const err262 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/properties/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -8128,9 +8129,9 @@ vErrors.push(err262);
 errors++;
 }
 }
-if(data123.scope !== undefined){
-if(typeof data123.scope !== "string"){
-const err263 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/properties/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.sourcePath !== undefined){
+if(typeof data124.sourcePath !== "string"){
+const err263 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/properties/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -8140,9 +8141,9 @@ vErrors.push(err263);
 errors++;
 }
 }
-}
-else {
-const err264 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data124.scope !== undefined){
+if(typeof data124.scope !== "string"){
+const err264 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/properties/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -8152,11 +8153,9 @@ vErrors.push(err264);
 errors++;
 }
 }
-if(data.mcpStatus !== undefined){
-let data131 = data.mcpStatus;
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-if(data131.servers === undefined){
-const err265 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
+}
+else {
+const err265 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -8165,8 +8164,12 @@ vErrors.push(err265);
 }
 errors++;
 }
-if(data131.warnings === undefined){
-const err266 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+}
+if(data.mcpStatus !== undefined){
+let data132 = data.mcpStatus;
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+if(data132.servers === undefined){
+const err266 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -8175,14 +8178,8 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(data131.servers !== undefined){
-let data132 = data131.servers;
-if(Array.isArray(data132)){
-const len7 = data132.length;
-for(let i7=0; i7<len7; i7++){
-let data133 = data132[i7];
-if(!(data133 && typeof data133 == "object" && !Array.isArray(data133))){
-const err267 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data132.warnings === undefined){
+const err267 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -8191,10 +8188,14 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-}
-else {
-const err268 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data132.servers !== undefined){
+let data133 = data132.servers;
+if(Array.isArray(data133)){
+const len7 = data133.length;
+for(let i7=0; i7<len7; i7++){
+let data134 = data133[i7];
+if(!(data134 && typeof data134 == "object" && !Array.isArray(data134))){
+const err268 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -8204,14 +8205,9 @@ vErrors.push(err268);
 errors++;
 }
 }
-if(data131.warnings !== undefined){
-let data134 = data131.warnings;
-if(Array.isArray(data134)){
-const len8 = data134.length;
-for(let i8=0; i8<len8; i8++){
-let data135 = data134[i8];
-if(!(data135 && typeof data135 == "object" && !Array.isArray(data135))){
-const err269 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+else {
+const err269 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -8221,9 +8217,14 @@ vErrors.push(err269);
 errors++;
 }
 }
-}
-else {
-const err270 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data132.warnings !== undefined){
+let data135 = data132.warnings;
+if(Array.isArray(data135)){
+const len8 = data135.length;
+for(let i8=0; i8<len8; i8++){
+let data136 = data135[i8];
+if(!(data136 && typeof data136 == "object" && !Array.isArray(data136))){
+const err270 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -8235,7 +8236,7 @@ errors++;
 }
 }
 else {
-const err271 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err271 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -8245,11 +8246,9 @@ vErrors.push(err271);
 errors++;
 }
 }
-if(data.backupBlocked !== undefined){
-let data136 = data.backupBlocked;
-if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
-if(data136.reason === undefined){
-const err272 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+}
+else {
+const err272 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -8258,8 +8257,12 @@ vErrors.push(err272);
 }
 errors++;
 }
-if(data136.blockedTerminalState === undefined){
-const err273 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+}
+if(data.backupBlocked !== undefined){
+let data137 = data.backupBlocked;
+if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
+if(data137.reason === undefined){
+const err273 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -8268,8 +8271,8 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(data136.error === undefined){
-const err274 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(data137.blockedTerminalState === undefined){
+const err274 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -8278,8 +8281,8 @@ vErrors.push(err274);
 }
 errors++;
 }
-if(data136.recoverable === undefined){
-const err275 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+if(data137.error === undefined){
+const err275 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -8288,9 +8291,8 @@ vErrors.push(err275);
 }
 errors++;
 }
-for(const key17 in data136){
-if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
-const err276 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(data137.recoverable === undefined){
+const err276 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -8299,10 +8301,9 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-if(data136.reason !== undefined){
-if(typeof data136.reason !== "string"){
-const err277 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key17 in data137){
+if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
+const err277 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -8312,9 +8313,9 @@ vErrors.push(err277);
 errors++;
 }
 }
-if(data136.blockedTerminalState !== undefined){
-if(typeof data136.blockedTerminalState !== "string"){
-const err278 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data137.reason !== undefined){
+if(typeof data137.reason !== "string"){
+const err278 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -8324,9 +8325,9 @@ vErrors.push(err278);
 errors++;
 }
 }
-if(data136.error !== undefined){
-if(typeof data136.error !== "string"){
-const err279 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data137.blockedTerminalState !== undefined){
+if(typeof data137.blockedTerminalState !== "string"){
+const err279 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -8336,9 +8337,9 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data136.recoverable !== undefined){
-if(true !== data136.recoverable){
-const err280 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data137.error !== undefined){
+if(typeof data137.error !== "string"){
+const err280 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -8348,9 +8349,9 @@ vErrors.push(err280);
 errors++;
 }
 }
-}
-else {
-const err281 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data137.recoverable !== undefined){
+if(true !== data137.recoverable){
+const err281 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -8360,11 +8361,9 @@ vErrors.push(err281);
 errors++;
 }
 }
-if(data.cleanupOnly !== undefined){
-let data141 = data.cleanupOnly;
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-if(data141.requested === undefined){
-const err282 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+}
+else {
+const err282 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -8373,8 +8372,12 @@ vErrors.push(err282);
 }
 errors++;
 }
-if(data141.status === undefined){
-const err283 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+if(data.cleanupOnly !== undefined){
+let data142 = data.cleanupOnly;
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+if(data142.requested === undefined){
+const err283 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -8383,9 +8386,8 @@ vErrors.push(err283);
 }
 errors++;
 }
-for(const key18 in data141){
-if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
-const err284 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(data142.status === undefined){
+const err284 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -8394,10 +8396,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-if(data141.requested !== undefined){
-if(true !== data141.requested){
-const err285 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+for(const key18 in data142){
+if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
+const err285 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -8407,10 +8408,9 @@ vErrors.push(err285);
 errors++;
 }
 }
-if(data141.status !== undefined){
-let data143 = data141.status;
-if(!((((data143 === "completed") || (data143 === "failed")) || (data143 === "pending")) || (data143 === "unavailable"))){
-const err286 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data142.requested !== undefined){
+if(true !== data142.requested){
+const err286 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -8420,10 +8420,10 @@ vErrors.push(err286);
 errors++;
 }
 }
-if(data141.resourceCount !== undefined){
-let data144 = data141.resourceCount;
-if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
-const err287 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data142.status !== undefined){
+let data144 = data142.status;
+if(!((((data144 === "completed") || (data144 === "failed")) || (data144 === "pending")) || (data144 === "unavailable"))){
+const err287 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -8432,9 +8432,11 @@ vErrors.push(err287);
 }
 errors++;
 }
-if((typeof data144 == "number") && (isFinite(data144))){
-if(data144 < 0 || isNaN(data144)){
-const err288 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data142.resourceCount !== undefined){
+let data145 = data142.resourceCount;
+if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
+const err288 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -8443,13 +8445,9 @@ vErrors.push(err288);
 }
 errors++;
 }
-}
-}
-if(data141.resources !== undefined){
-let data145 = data141.resources;
-if(Array.isArray(data145)){
-if(data145.length > 24){
-const err289 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+if((typeof data145 == "number") && (isFinite(data145))){
+if(data145 < 0 || isNaN(data145)){
+const err289 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -8458,11 +8456,13 @@ vErrors.push(err289);
 }
 errors++;
 }
-const len9 = data145.length;
-for(let i9=0; i9<len9; i9++){
-let data146 = data145[i9];
-if(!(data146 && typeof data146 == "object" && !Array.isArray(data146))){
-const err290 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+if(data142.resources !== undefined){
+let data146 = data142.resources;
+if(Array.isArray(data146)){
+if(data146.length > 24){
+const err290 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -8471,10 +8471,11 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-}
-else {
-const err291 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len9 = data146.length;
+for(let i9=0; i9<len9; i9++){
+let data147 = data146[i9];
+if(!(data147 && typeof data147 == "object" && !Array.isArray(data147))){
+const err291 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -8486,12 +8487,24 @@ errors++;
 }
 }
 else {
-const err292 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err292 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err292];
 }
 else {
 vErrors.push(err292);
+}
+errors++;
+}
+}
+}
+else {
+const err293 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
 }
 errors++;
 }
@@ -8510,12 +8523,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err293 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err294 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err293];
+vErrors = [err294];
 }
 else {
-vErrors.push(err293);
+vErrors.push(err294);
 }
 errors++;
 }

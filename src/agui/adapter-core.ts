@@ -15,6 +15,7 @@ import {
 export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
 
 export interface AdapterLogger {
+  info(obj: unknown, msg?: string): void;
   warn(obj: unknown, msg?: string): void;
   error(obj: unknown, msg?: string): void;
 }

@@ -13,6 +13,7 @@ import type { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
 import type { RunRequest } from "./admission.js";
 import { AguiError, MSG, type MessageKey } from "./errors.js";
+import { fieldError } from "./field-errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
@@ -53,12 +54,18 @@ function sendFailure(
   err: unknown,
   lang: Language,
   logger: AdapterLogger | undefined,
+  ids: RequestIds = {},
 ): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   if (err instanceof AguiError) {
+    // In English, with the ids the client sent, so an operator can find the request.
+    logger?.info(
+      { ...ids, code: err.code, status: err.status, reason: err.message },
+      "AG-UI request refused",
+    );
     const close = err.code === "REQUEST_TOO_LARGE";
     sendJson(res, err.status, err.body(lang), close);
     if (close) req.resume();
@@ -69,6 +76,18 @@ function sendFailure(
     "unexpected error before the stream",
   );
   sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
+}
+
+/** The ids a refused request named (logged with the refusal). */
+interface RequestIds {
+  threadId?: string;
+  runId?: string;
+  executionId?: string;
+}
+
+function idsOf(body: JsonObject): RequestIds {
+  const id = (v: unknown) => (typeof v === "string" && v.length <= 256 ? v : undefined);
+  return { threadId: id(body.threadId), runId: id(body.runId) };
 }
 
 function acceptLanguage(req: IncomingMessage): Language {
@@ -136,7 +155,7 @@ const CANCEL_BODY: BodyMessages = {
   notObject: MSG.cancelNotObject,
 };
 
-/** A clear INVALID_INPUT for a rejected envelope: content, forwarded props, or the envelope itself. */
+/** A clear INVALID_INPUT for a rejected envelope: content, the field and why, or the envelope itself. */
 function envelopeError(body: JsonObject, errors: ContractViolation[]): AguiError {
   const contentErr = errors.find((e) => /^\/messages\/\d+\/content/.test(e.path));
   if (contentErr && Array.isArray(body.messages)) {
@@ -150,10 +169,7 @@ function envelopeError(body: JsonObject, errors: ContractViolation[]): AguiError
       }
     }
   }
-  if (errors.every((e) => e.path.startsWith("/forwardedProps") || e.path.startsWith("/tools"))) {
-    return new AguiError("INVALID_INPUT", MSG.invalidForwardedProps);
-  }
-  return new AguiError("INVALID_INPUT", MSG.invalidEnvelope);
+  return fieldError(errors) ?? new AguiError("INVALID_INPUT", MSG.invalidEnvelope);
 }
 
 export function createAguiApp(options: HttpAppOptions): Koa {
@@ -190,8 +206,10 @@ export function createAguiApp(options: HttpAppOptions): Koa {
 
   async function handleRun(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let lang = acceptLanguage(req);
+    let ids: RequestIds = {};
     try {
       const body = await readJsonObject(req, authToken, REQUEST_LIMIT, RUN_BODY);
+      ids = idsOf(body);
       const fp = isObject(body.forwardedProps) ? body.forwardedProps : undefined;
       const iac = fp && isObject(fp.iacCode) ? fp.iacCode : undefined;
       if (iac && typeof iac.preferredLanguage === "string")
@@ -221,7 +239,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         writer.end();
       }
     } catch (err) {
-      sendFailure(req, res, err, lang, options.logger);
+      sendFailure(req, res, err, lang, options.logger, ids);
     }
   }
 
@@ -241,7 +259,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId);
       sendJson(res, 200, { executionId, status });
     } catch (err) {
-      sendFailure(req, res, err, lang, options.logger);
+      sendFailure(req, res, err, lang, options.logger, { executionId });
     }
   }
 

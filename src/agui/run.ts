@@ -8,7 +8,7 @@ import { t } from "../i18n/index.js";
 import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
 import type { AdapterCore } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
-import { AguiError, MSG, type MessageKey } from "./errors.js";
+import { AguiError, MSG, type MessageKey, type MessageParams } from "./errors.js";
 import { hasPending, isTerminal, markTerminal } from "./execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { resume } from "./resume.js";
@@ -63,9 +63,13 @@ async function failRun(ctx: RunContext, err: unknown): Promise<void> {
   const { doc } = ctx.admission;
   let code: string;
   let messageKey: MessageKey;
+  let params: MessageParams = {};
+  let localized: string | undefined;
   if (err instanceof RunFailure || err instanceof AguiError) {
     code = err.code;
     messageKey = err.messageKey;
+    params = err.params;
+    if (err instanceof RunFailure) localized = err.localized;
   } else if (ctx.run.cancelledByExtension) {
     code = "CANCELLED";
     messageKey = MSG.cancelled;
@@ -87,7 +91,9 @@ async function failRun(ctx: RunContext, err: unknown): Promise<void> {
     markTerminal(doc);
     await core.saveBestEffort(doc);
   }
-  ctx.sink.send(ctx.tr.error(code, t(ctx.admission.language, messageKey)));
+  // Open spans are closed first: a client sees every message, tool and step end before the error.
+  for (const ev of ctx.tr.closeAll()) ctx.sink.send(ev);
+  ctx.sink.send(ctx.tr.error(code, localized ?? t(ctx.admission.language, messageKey, params)));
 }
 
 async function onDisconnect(ctx: RunContext): Promise<void> {

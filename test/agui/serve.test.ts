@@ -3,7 +3,7 @@
 // permission round-trip, and SIGTERM stops both processes.
 import { expect } from "chai";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
@@ -51,7 +51,9 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
   it("serves a full permission round-trip to the official Node client", async () => {
     const health = (await (await fetch(`${url}health`)).json()) as { runtime?: { demo: boolean } };
     expect(health.runtime?.demo).to.equal(true);
+    // The workspace must exist (one rule on both protocols: never created on request).
     const workspace = path.join(dir, "ws");
+    mkdirSync(workspace);
     const forwardedProps = { iacCode: { schemaVersion: 1, rosInvocationId: "inv-1", cwd: workspace } };
     const agent = new HttpAgent({
       url,

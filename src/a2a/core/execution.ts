@@ -7,7 +7,14 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
-import type { AgentSession, InputRequest, PipelineEnvelope, RuntimeEvent } from "../../runtime/seam.js";
+import { ERROR_CODE_MESSAGES, errorCodeFor } from "../../runtime/errors.js";
+import type {
+  AgentSession,
+  InputRequest,
+  PipelineEnvelope,
+  RuntimeErrorCode,
+  RuntimeEvent,
+} from "../../runtime/seam.js";
 import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
 import type { AuditEntry, StateStore } from "../stores/state.js";
 import { invalidParams } from "./errors.js";
@@ -208,14 +215,11 @@ export class TurnExecution {
       } else {
         const errorId = randomUUID();
         this.deps.logger.error({ err: error, errorId, taskId: this.taskId }, "turn failed unexpectedly");
-        const auth = looksLikeAuthError(error);
-        this.failure = {
-          state: pb.TaskState.FAILED,
-          text: auth
-            ? t(this.language, "a2a.authenticationRequired")
-            : t(this.language, "a2a.unexpectedError", { errorId }),
-          error: { retryable: false, errorId },
-        };
+        this.fail(
+          looksLikeAuthError(error) ? "MODEL_AUTHENTICATION_FAILED" : "RUNTIME_ERROR",
+          errorId,
+          false,
+        );
         this.finish();
       }
     } finally {
@@ -302,27 +306,10 @@ export class TurnExecution {
         return;
       }
       case "error": {
+        // The runtime logged the detail (endpoint, status) under this errorId; its text is already localised.
         const errorId = event.errorId ?? randomUUID();
-        const error: JsonObject = { retryable: event.kind === "retryable", errorId };
-        if (event.kind === "retryable") {
-          this.failure = {
-            state: pb.TaskState.INPUT_REQUIRED,
-            text: t(this.language, "a2a.temporaryError"),
-            error,
-          };
-        } else if (event.kind === "authentication") {
-          this.failure = {
-            state: pb.TaskState.FAILED,
-            text: t(this.language, "a2a.authenticationRequired"),
-            error,
-          };
-        } else {
-          this.failure = { state: pb.TaskState.FAILED, text: sanitizeClientText(event.message), error };
-        }
-        this.deps.logger.warn(
-          { taskId: this.taskId, errorId, kind: event.kind },
-          "turn ended with a runtime error",
-        );
+        const code = event.code ?? errorCodeFor(event.kind);
+        this.fail(code, errorId, event.kind === "retryable", sanitizeClientText(event.message));
         return;
       }
       default: {
@@ -384,12 +371,17 @@ export class TurnExecution {
     if (this.signal.aborted) return;
     const errorId = randomUUID();
     this.deps.logger.error({ taskId: this.taskId, errorId }, reason);
+    this.fail("RUNTIME_ERROR", errorId, false);
+    this.controller.abort();
+  }
+
+  /** Every failure ends the task FAILED: the code's text (with the errorId) and metadata.iac_code.error. */
+  private fail(code: RuntimeErrorCode, errorId: string, retryable: boolean, text?: string): void {
     this.failure = {
       state: pb.TaskState.FAILED,
-      text: t(this.language, "a2a.unexpectedError", { errorId }),
-      error: { retryable: false, errorId },
+      text: text ?? t(this.language, ERROR_CODE_MESSAGES[code], { errorId }),
+      error: { retryable, errorId, code },
     };
-    this.controller.abort();
   }
 
   private async audit(request: InputRequest, decision: string, reason: string): Promise<boolean> {

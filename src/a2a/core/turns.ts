@@ -53,7 +53,13 @@ export class Turns {
   async start(admission: Admission, signal: AbortSignal): Promise<Started> {
     switch (admission.kind) {
       case "refused":
-        return this.failAtOnce(admission.record, admission.message, admission.language, admission.text);
+        return this.failAtOnce(
+          admission.record,
+          admission.message,
+          admission.language,
+          admission.key,
+          admission.params,
+        );
       case "answer":
         return this.answer(admission, signal);
       case "interject":
@@ -67,7 +73,7 @@ export class Turns {
     const { record, message, language, cwd, input, settings } = admission;
     // Nothing awaits between these checks and the reservation: no other request can slip in.
     const context = this.deps.contexts.ensure(record.task.contextId, record.owner, cwd);
-    const refuse = (key: string) => this.failAtOnce(record, message, language, t(language, key));
+    const refuse = (key: string) => this.failAtOnce(record, message, language, key);
     if (context.record.owner !== record.owner) return refuse("a2a.contextOtherOwner");
     if (context.record.cwd !== cwd) return refuse("a2a.contextOtherWorkspace");
     if (context.execution) return refuse("a2a.taskAlreadyWorking");
@@ -216,7 +222,24 @@ export class Turns {
   }
 
   /** A task that fails before its turn starts (busy context, bad workspace, empty input). */
-  private failAtOnce(record: TaskRecord, message: pb.Message, language: Language, text: string): Started {
+  private failAtOnce(
+    record: TaskRecord,
+    message: pb.Message,
+    language: Language,
+    key: string,
+    params: Record<string, string> = {},
+  ): Started {
+    // In English in the log, with the ids the client can quote.
+    this.deps.logger.info(
+      {
+        taskId: record.task.id,
+        contextId: record.task.contextId,
+        messageId: message.messageId,
+        reason: t("en", key, params),
+      },
+      "message refused",
+    );
+    const text = t(language, key, params);
     record.beginTurn(message, language, []);
     const first = [snapshotEvent(record.task)];
     const failed = serverStatusEvent(record.task, pb.TaskState.FAILED, text, "failed");
