@@ -309,7 +309,9 @@ export class TurnExecution {
         // The runtime logged the detail (endpoint, status) under this errorId; its text is already localised.
         const errorId = event.errorId ?? randomUUID();
         const code = event.code ?? errorCodeFor(event.kind);
-        this.fail(code, errorId, event.kind === "retryable", sanitizeClientText(event.message));
+        // A coded event's text is the code's; without a code, only a fatal event's own text is kept.
+        const own = event.code !== undefined || event.kind === "fatal";
+        this.fail(code, errorId, event.kind === "retryable", own ? sanitizeClientText(event.message) : undefined);
         return;
       }
       default: {
