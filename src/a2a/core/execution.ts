@@ -309,9 +309,15 @@ export class TurnExecution {
         // The runtime logged the detail (endpoint, status) under this errorId; its text is already localised.
         const errorId = event.errorId ?? randomUUID();
         const code = event.code ?? errorCodeFor(event.kind);
-        // A coded event's text is the code's; without a code, only a fatal event's own text is kept.
-        const own = event.code !== undefined || event.kind === "fatal";
-        this.fail(code, errorId, event.kind === "retryable", own ? sanitizeClientText(event.message) : undefined);
+        // A coded event's text is the code's catalogue text (built by the runtime, kept as it is);
+        // without a code, a fatal event's own text is kept, sanitised, and the others get the code's.
+        const text =
+          event.code !== undefined
+            ? event.message
+            : event.kind === "fatal"
+              ? sanitizeClientText(event.message)
+              : undefined;
+        this.fail(code, errorId, event.kind === "retryable", text);
         return;
       }
       default: {
