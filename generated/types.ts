@@ -2924,7 +2924,10 @@ export interface RunErrorEvent {
  * Body of GET /health on the AG-UI server (always 200, no authentication).
  */
 export interface AguiHealth {
-  status: "ok";
+  /**
+   * The same word as the A2A server's /health.
+   */
+  status: "healthy";
   protocol: "ag-ui";
   /**
    * Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.

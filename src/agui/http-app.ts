@@ -18,6 +18,7 @@ import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
 import { readJsonBody } from "../server/json-body.js";
+import type { ServerMetrics } from "../server/metrics.js";
 
 /** The @ag-ui/core version whose wire this adapter follows. */
 export const AGUI_PROTOCOL_PACKAGE_VERSION = "1.0.0";
@@ -30,6 +31,8 @@ export interface HttpAppOptions {
   runtimeInfo?: () => Promise<JsonObject | undefined>;
   /** Where connection-level errors go (a client that left, a timed-out request). */
   logger?: AdapterLogger;
+  /** Served on GET /metrics (behind the bearer token when one is configured). */
+  metrics?: ServerMetrics;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
@@ -183,7 +186,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
 
   router.get("/health", async (ctx) => {
     const body: JsonObject = {
-      status: "ok",
+      status: "healthy",
       protocol: "ag-ui",
       protocolPackageVersion: AGUI_PROTOCOL_PACKAGE_VERSION,
       executionKernel: "a2a-1.0",
@@ -193,6 +196,22 @@ export function createAguiApp(options: HttpAppOptions): Koa {
     if (runtime) body.runtime = runtime;
     ctx.body = body;
   });
+
+  const metrics = options.metrics;
+  if (metrics) {
+    // The same bearer token as POST /: the numbers describe every caller's traffic.
+    router.get("/metrics", async (ctx) => {
+      if (authToken && !tokenMatches(ctx.get("Authorization") || undefined, authToken)) {
+        const refused = new AguiError("UNAUTHORIZED", MSG.unauthorized);
+        ctx.status = refused.status;
+        ctx.body = refused.body(acceptLanguage(ctx.req));
+        return;
+      }
+      const { contentType, body } = await metrics.scrape();
+      ctx.set("Content-Type", contentType);
+      ctx.body = body;
+    });
+  }
 
   router.post("/", async (ctx) => {
     ctx.respond = false;
@@ -239,6 +258,8 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         writer.end();
       }
     } catch (err) {
+      // Admitted runs are counted when they end; this counts the refused ones.
+      if (err instanceof AguiError) metrics?.requests.inc({ method: "run", binding: "agui", outcome: err.code });
       sendFailure(req, res, err, lang, options.logger, ids);
     }
   }
@@ -257,8 +278,10 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         throw new AguiError("INVALID_INPUT", MSG.cancelFieldsRequired);
       }
       const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId);
+      metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: status });
       sendJson(res, 200, { executionId, status });
     } catch (err) {
+      if (err instanceof AguiError) metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: err.code });
       sendFailure(req, res, err, lang, options.logger, { executionId });
     }
   }

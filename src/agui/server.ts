@@ -3,6 +3,7 @@
 // its HTTP listener; idle shutdown; one close() that stops everything it started.
 import path from "node:path";
 import { listenHttp, type Listener } from "../server/listener.js";
+import { ServerMetrics } from "../server/metrics.js";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
 import { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
@@ -22,6 +23,8 @@ export interface AguiServerDeps {
   onIdleShutdown?: () => void;
   /** Test hook: fault injection on thread-state writes. */
   store?: ThreadStore;
+  /** Process metrics (CPU, memory, event loop) on /metrics too (the CLI turns them on). */
+  processMetrics?: boolean;
 }
 
 export interface AguiServer {
@@ -52,12 +55,19 @@ export async function startAguiServer(
   }
   const client = new A2aClient({ url: a2aUrl, token: a2aToken });
   const store = deps.store ?? new ThreadStore({ root: settings.stateDir });
+  const metrics: ServerMetrics = new ServerMetrics({
+    server: "agui",
+    // Read at scrape time, once the adapter below exists.
+    interruptsWaiting: (): number => adapter.interruptsWaiting(),
+    processMetrics: deps.processMetrics,
+  });
   const adapter = new AguiAdapter({
     client,
     store,
     allowedRoots: allowedRoots(settings.allowedCwds),
     interruptTtl: settings.interruptTtl,
     logger: deps.logger,
+    metrics,
   });
   const runtimeInfo = async (): Promise<JsonObject | undefined> => {
     const res = await fetch(`${a2aUrl}health`, {
@@ -73,6 +83,7 @@ export async function startAguiServer(
     heartbeatMs: deps.heartbeatMs,
     runtimeInfo,
     logger: deps.logger,
+    metrics,
   });
   const handler = app.callback();
   let listener: Listener;

@@ -52,7 +52,7 @@ describe("agui admission over HTTP", function () {
     const res = await fetch(`${h.url}health`);
     const body = (await res.json()) as Record<string, unknown>;
     expect(res.status).to.equal(200);
-    expect(body).to.include({ status: "ok", protocol: "ag-ui", executionKernel: "a2a-1.0" });
+    expect(body).to.include({ status: "healthy", protocol: "ag-ui", executionKernel: "a2a-1.0" });
     expect(body.runtime).to.deep.include({ demo: false, provider: "scripted" });
     expect(parseAguiHealth(body).ok, JSON.stringify(parseAguiHealth(body))).to.equal(true);
   });

@@ -12,7 +12,7 @@ import net from "node:net";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { HttpAgent } from "@ag-ui/client";
-import { SendMessageRequest, TaskState, type StreamResponse } from "@a2a-js/sdk";
+import { CancelTaskRequest, SendMessageRequest, TaskState, type StreamResponse } from "@a2a-js/sdk";
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -332,7 +332,7 @@ describe("e2e: model and runtime failures end the same way on AG-UI and A2A", fu
 
     fixture.enqueue({ chunks: [chunk.text("Working on it")], hangAfter: 1 });
     const a2a = await a2aTurn(live, "take your time", async (taskId) => {
-      await live.client.cancelTask({ id: taskId });
+      await live.client.cancelTask(CancelTaskRequest.fromJSON({ id: taskId }));
     });
     const end = lastStatus(a2a);
     expect(end.state).to.equal(TaskState.TASK_STATE_CANCELED);

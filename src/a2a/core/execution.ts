@@ -30,6 +30,25 @@ import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer
 import { sanitizeClientText } from "./sanitize.js";
 import type { TaskRecord } from "./task-record.js";
 
+/** One turn as the log line and the metrics see it. */
+export interface TurnSummary {
+  taskId: string;
+  contextId: string;
+  /** completed (ready for the next message), failed, canceled, detached (shutdown while waiting), or a pipeline end state. */
+  outcome: string;
+  /** The failure's code, when failed. */
+  code?: string;
+  durationMs: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Told when a turn ends and when a live turn starts or stops waiting for an answer. */
+export interface TurnObserver {
+  ended(summary: TurnSummary): void;
+  waiting(delta: 1 | -1): void;
+}
+
 export interface ExecutionDeps {
   /** Task snapshots and the artifact index are staged here; the core commits before clients hear. */
   state: Pick<StateStore, "tasks" | "artifacts">;
@@ -39,6 +58,7 @@ export interface ExecutionDeps {
   exposure: ExposureOptions;
   autoApprovePermissions: boolean;
   audit(entry: AuditEntry): Promise<void>;
+  observer?: TurnObserver;
 }
 
 /** How long a cancel waits for the runtime to unwind before giving up on it. */
@@ -47,7 +67,9 @@ const CANCEL_UNWIND_MS = 30_000;
 export class TurnExecution {
   readonly hub = new EventHub<pb.StreamResponse>();
   private readonly controller = new AbortController();
-  private pending?: InputRequest;
+  private waitingFor?: InputRequest;
+  private startedAt = performance.now();
+  private readonly tokens = { input: 0, output: 0 };
   private readonly announced = new Set<string>();
   private canceling = false;
   private seq = 0;
@@ -87,7 +109,16 @@ export class TurnExecution {
     return this.record.task.contextId;
   }
   get pendingInput(): InputRequest | undefined {
-    return this.pending;
+    return this.waitingFor;
+  }
+
+  /** The input the live turn waits for (the observer counts the waits). */
+  private get pending(): InputRequest | undefined {
+    return this.waitingFor;
+  }
+  private set pending(request: InputRequest | undefined) {
+    if (!this.waitingFor !== !request) this.deps.observer?.waiting(request ? 1 : -1);
+    this.waitingFor = request;
   }
   get isFinished(): boolean {
     return this.finished;
@@ -99,6 +130,7 @@ export class TurnExecution {
     events: (session: AgentSession) => AsyncIterable<RuntimeEvent>,
     resume?: ParsedAnswer,
   ): void {
+    this.startedAt = performance.now();
     this.done = this.run(open, events, resume);
   }
 
@@ -224,9 +256,35 @@ export class TurnExecution {
       }
     } finally {
       this.finished = true;
+      this.pending = undefined;
       this.hub.close();
       this.onFinished();
+      this.summarize();
     }
+  }
+
+  /** One info line per turn (task, context, outcome, duration, tokens), and the same to the observer. */
+  private summarize(): void {
+    const summary: TurnSummary = {
+      taskId: this.taskId,
+      contextId: this.contextId,
+      outcome: this.detachController.signal.aborted
+        ? "detached"
+        : this.canceling
+          ? "canceled"
+          : this.failure
+            ? "failed"
+            : this.pipelineEnd
+              ? pb.TaskState[this.pipelineEnd.state].toLowerCase().replace(/_/g, "-")
+              : "completed",
+      durationMs: Math.round(performance.now() - this.startedAt),
+      inputTokens: this.tokens.input,
+      outputTokens: this.tokens.output,
+    };
+    const code = this.failure?.error.code;
+    if (summary.outcome === "failed" && typeof code === "string") summary.code = code;
+    this.deps.logger.info(summary, "turn ended");
+    this.deps.observer?.ended(summary);
   }
 
   private finish(): void {
@@ -260,6 +318,8 @@ export class TurnExecution {
         return;
       case "message_end": {
         if (event.stopReason !== "tool_use" && event.text.trim() !== "") this.finalText = event.text;
+        this.tokens.input += event.usage?.inputTokens ?? 0;
+        this.tokens.output += event.usage?.outputTokens ?? 0;
         const metadata = metadataFor(event, this.deps.exposure);
         if (metadata) this.status(pb.TaskState.WORKING, { metadata });
         return;

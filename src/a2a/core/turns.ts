@@ -13,7 +13,7 @@ import type { Admission } from "./admission.js";
 import type { ContextManager, LiveContext } from "./contexts.js";
 import { A2AError, invalidParams } from "./errors.js";
 import type { ExposureOptions } from "./event-mapper.js";
-import { TurnExecution } from "./execution.js";
+import { TurnExecution, type TurnObserver } from "./execution.js";
 import { matchesRequest } from "./input-answer.js";
 import { serverStatusEvent, snapshotEvent, type TaskRecord } from "./task-record.js";
 
@@ -24,6 +24,7 @@ export interface TurnsDeps {
   logger: Logger;
   exposure: ExposureOptions;
   autoApprovePermissions: boolean;
+  observer?: TurnObserver;
 }
 
 /** The first events of a started message (a task snapshot first) and the live events of its turn. */
@@ -200,6 +201,7 @@ export class Turns {
         exposure: this.deps.exposure,
         autoApprovePermissions: this.deps.autoApprovePermissions,
         audit: (entry) => this.audit(entry),
+        observer: this.deps.observer,
       },
       record,
       () => this.release(context, execution),
