@@ -3355,6 +3355,10 @@ export interface A2AServerConfig {
    */
   "log-to-stdout"?: boolean;
   /**
+   * pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).
+   */
+  "log-format"?: "pretty" | "json";
+  /**
    * Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.
    */
   "thinking-exposure"?: string | ("tool-trace" | "raw-thinking" | "tool_trace" | "raw_thinking" | "all")[];
@@ -3545,6 +3549,10 @@ export interface AguiServerConfig {
    * Mirror logs to stdout.
    */
   "log-stdout"?: boolean;
+  /**
+   * pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.
+   */
+  "log-format"?: "pretty" | "json";
   /**
    * Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.
    */

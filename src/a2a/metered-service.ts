@@ -30,14 +30,19 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
     };
   }
 
-  async function* follow(stream: Stream, ctx: CallContext, started: number): AsyncGenerator<pb.StreamResponse> {
+  async function* follow(
+    stream: Stream,
+    ctx: CallContext,
+    started: number,
+  ): AsyncGenerator<pb.StreamResponse> {
     const binding = ctx.binding ?? "unknown";
     metrics.openStreams.inc({ binding });
     let events = 0;
     try {
       for await (const event of stream) {
         // The first event is the task snapshot; the one after it is the turn's first news.
-        if (++events === 2) metrics.firstEventSeconds.observe({ binding }, (performance.now() - started) / 1000);
+        if (++events === 2)
+          metrics.firstEventSeconds.observe({ binding }, (performance.now() - started) / 1000);
         yield event;
       }
     } finally {

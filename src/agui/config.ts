@@ -8,6 +8,7 @@ import { parseAguiServerConfig } from "../contract/index.js";
 import { t, type Language } from "../i18n/index.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
+import { parseLogFormat, type LogFormat } from "../server/logger.js";
 import { configDir, expandPath } from "../server/paths.js";
 import {
   resolveTimeouts,
@@ -28,6 +29,8 @@ export interface AguiSettings {
   allowedCwds?: string[];
   debug: boolean;
   logStdout: boolean;
+  /** --log-format / log-format / IAC_CODE_AGUI_LOG_FORMAT; undefined: pretty on a terminal, else JSON. */
+  logFormat?: LogFormat;
   /** Headers, request, keep-alive and shutdown limits (default DEFAULT_TIMEOUTS). */
   timeouts?: ServerTimeouts;
 }
@@ -43,6 +46,7 @@ export interface AguiCliOptions extends TimeoutFlags {
   interruptTtl?: string;
   debug?: boolean;
   logStdout?: boolean;
+  logFormat?: string;
 }
 
 /** A configuration failure; keyed ones are translated for the CLI's language. */
@@ -97,6 +101,19 @@ function intOption(value: string, min: number, max: number, messageKey: string):
   const n = Number(value);
   if (n < min || n > max) throw configError(messageKey);
   return n;
+}
+
+/** log-format: command line, then environment, then file (the order of the other adapter settings). */
+function logFormatOf(cli: AguiCliOptions, file: JsonObject, env: NodeJS.ProcessEnv): LogFormat | undefined {
+  try {
+    return (
+      parseLogFormat(cli.logFormat, "--log-format") ??
+      parseLogFormat(env.IAC_CODE_AGUI_LOG_FORMAT, "IAC_CODE_AGUI_LOG_FORMAT") ??
+      parseLogFormat(file["log-format"], "log-format")
+    );
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = process.env): AguiSettings {
@@ -154,6 +171,7 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
     allowedCwds: Array.isArray(file["allowed-cwds"]) ? (file["allowed-cwds"] as string[]) : undefined,
     debug: cli.debug ?? (file.debug as boolean | undefined) ?? false,
     logStdout: cli.logStdout ?? (file["log-stdout"] as boolean | undefined) ?? false,
+    logFormat: logFormatOf(cli, file, env),
     timeouts,
   };
 }

@@ -259,7 +259,8 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       }
     } catch (err) {
       // Admitted runs are counted when they end; this counts the refused ones.
-      if (err instanceof AguiError) metrics?.requests.inc({ method: "run", binding: "agui", outcome: err.code });
+      if (err instanceof AguiError)
+        metrics?.requests.inc({ method: "run", binding: "agui", outcome: err.code });
       sendFailure(req, res, err, lang, options.logger, ids);
     }
   }
@@ -281,7 +282,8 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: status });
       sendJson(res, 200, { executionId, status });
     } catch (err) {
-      if (err instanceof AguiError) metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: err.code });
+      if (err instanceof AguiError)
+        metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: err.code });
       sendFailure(req, res, err, lang, options.logger, { executionId });
     }
   }

@@ -80,7 +80,8 @@ export function freePort(): Promise<number> {
 
 /** The child's environment: the parent's, plus the token and the allowed workspace roots. */
 export function managedEnv(parent: NodeJS.ProcessEnv, token: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...parent, IACCODE_A2A_HTTP_TOKEN: token };
+  // IAC_CODE_MANAGED_A2A: the child prints no banner of its own (the adapter's names it as internal).
+  const env: NodeJS.ProcessEnv = { ...parent, IACCODE_A2A_HTTP_TOKEN: token, IAC_CODE_MANAGED_A2A: "1" };
   if (parent.IAC_CODE_AGUI_ALLOWED_CWDS && !parent.IACCODE_A2A_ALLOWED_CWDS) {
     env.IACCODE_A2A_ALLOWED_CWDS = parent.IAC_CODE_AGUI_ALLOWED_CWDS;
   }

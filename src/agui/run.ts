@@ -73,7 +73,10 @@ function watch(core: AdapterCore, sink: EventSink): EventSink & { outcome: strin
     onDisconnect: (fn: () => void) => sink.onDisconnect(fn),
     send(ev: AguiEvent) {
       if (++events === 2)
-        core.metrics?.firstEventSeconds.observe({ binding: "agui" }, (performance.now() - watched.startedAt) / 1000);
+        core.metrics?.firstEventSeconds.observe(
+          { binding: "agui" },
+          (performance.now() - watched.startedAt) / 1000,
+        );
       if (ev.type === "RUN_FINISHED") watched.outcome = ev.outcome?.type ?? "success";
       else if (ev.type === "RUN_ERROR") watched.outcome = ev.code ?? "RUN_ERROR";
       sink.send(ev);

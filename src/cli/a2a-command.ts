@@ -12,6 +12,7 @@ export interface A2aCliOptions extends TimeoutFlags {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
+  logFormat?: string;
   syncEveryCommit?: boolean;
 }
 
@@ -38,6 +39,10 @@ export function registerA2aCommand(program: Command): void {
     .option("-d, --debug", "debug logging")
     .option("--log-to-stdout", "write logs to stdout instead of stderr")
     .option("--no-log-to-stdout", "write logs to stderr (default)")
+    .option(
+      "--log-format <format>",
+      "pretty or json (env IACCODE_A2A_LOG_FORMAT; default pretty on a terminal)",
+    )
     .action(async (options: A2aCliOptions) => {
       // Loaded on use: `iac-code --help` and `contract` never load the server.
       const { runA2aCli } = await import("./a2a-run.js");

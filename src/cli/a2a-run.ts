@@ -28,6 +28,7 @@ export function settingsFromCli(
     thinkingExposure: options.thinkingExposure,
     debug: options.debug,
     logToStdout: options.logToStdout,
+    logFormat: options.logFormat,
     timeouts: timeoutFlagValues(options),
     syncEveryCommit: options.syncEveryCommit,
   };
@@ -43,7 +44,11 @@ export function settingsFromCli(
 
 export async function runA2aServer(settings: A2aServerSettings): Promise<RunningA2aServer> {
   guardStdio();
-  const logger = createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
+  const logger = createLogger({
+    debug: settings.debug,
+    logToStdout: settings.logToStdout,
+    format: settings.logFormat,
+  });
   const runtime = await createAgentRuntime({
     provider: settings.provider,
     model: settings.model,
@@ -54,15 +59,18 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     autoApprovePermissions: settings.autoApprovePermissions,
     logger,
   });
-  const server = await startA2aServer(settings, { runtime, logger });
+  const server = await startA2aServer(settings, { runtime, logger, processMetrics: true });
   const info = runtime.info();
   const bindings = server.restUrl
     ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`
     : `gRPC ${server.grpcTarget}`;
-  process.stderr.write(
-    `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
-  );
-  if (info.hint) process.stderr.write(`${info.hint}\n`);
+  // One banner, on stdout (stderr carries only log lines); a managed child leaves it to its adapter.
+  if (process.env.IAC_CODE_MANAGED_A2A !== "1") {
+    process.stdout.write(
+      `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
+    );
+    if (info.hint) process.stdout.write(`${info.hint}\n`);
+  }
   handleStopSignals({
     logger,
     graceful: () => server.close().then(() => runtime.close()),

@@ -17,7 +17,11 @@ export function withAguiOptions(cmd: Command): Command {
       "seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL; default 540)",
     )
     .option("-d, --debug", "debug logging")
-    .option("--log-stdout", "mirror logs to stdout");
+    .option("--log-stdout", "mirror logs to stdout")
+    .option(
+      "--log-format <format>",
+      "pretty or json (env IAC_CODE_AGUI_LOG_FORMAT; default pretty on a terminal)",
+    );
 }
 
 export function registerAguiCommand(program: Command): void {

@@ -5,7 +5,7 @@ import { pino, type Logger } from "pino";
 import { ConfigError, resolveSettings, type AguiCliOptions, type AguiSettings } from "../agui/config.js";
 import { startAguiServer, type AguiServer } from "../agui/server.js";
 import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
-import { guardStdio, safeLogDestination } from "../server/logger.js";
+import { guardStdio, logDestination } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
 
@@ -14,7 +14,7 @@ const cliLanguage = () =>
     (process.env.LC_ALL || process.env.LC_MESSAGES || process.env.LANG || "").split(".")[0],
   ) ?? DEFAULT_LANGUAGE;
 
-export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">): Logger {
+export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout" | "logFormat">): Logger {
   return pino(
     {
       name: "iac-code-agui",
@@ -25,7 +25,7 @@ export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">):
         censor: "[REDACTED]",
       },
     },
-    safeLogDestination(settings.logStdout ? 1 : 2),
+    logDestination({ fd: settings.logStdout ? 1 : 2, format: settings.logFormat }),
   );
 }
 
@@ -33,6 +33,9 @@ export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">):
 export async function announce(server: AguiServer, logger: Logger): Promise<void> {
   const lang = cliLanguage();
   process.stdout.write(`${t(lang, "aguiAdapter.cliListening", { url: server.url })}\n`);
+  // The managed A2A server answers only this adapter (its token): say so, once.
+  if (server.managed)
+    process.stdout.write(`${t(lang, "aguiAdapter.cliManagedA2a", { url: server.a2aUrl })}\n`);
   try {
     const res = await fetch(`${server.url}health`, { signal: AbortSignal.timeout(2000) });
     const body = (await res.json()) as { runtime?: { demo?: boolean; hint?: string } };
@@ -52,7 +55,11 @@ export async function runAdapter(settings: AguiSettings, extraA2aArgs: string[] 
   try {
     server = await startAguiServer(settings, {
       logger,
-      managed: { extraArgs: extraA2aArgs },
+      managed: {
+        // The managed server logs in the adapter's format (both write to the same stderr).
+        extraArgs: [...extraA2aArgs, ...(settings.logFormat ? ["--log-format", settings.logFormat] : [])],
+      },
+      processMetrics: true,
       onIdleShutdown: () => process.exit(0),
     });
   } catch (err) {

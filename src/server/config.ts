@@ -2,6 +2,7 @@
 // schema), the command line, and the IACCODE_A2A_* environment fallbacks,
 // merged into one settings object. Precedence: explicit CLI option > file >
 // environment > default.
+import { parseLogFormat, type LogFormat } from "./logger.js";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -23,6 +24,8 @@ export interface A2aServerSettings {
   thinkingExposure: ThinkingType[];
   debug: boolean;
   logToStdout: boolean;
+  /** --log-format / log-format / IACCODE_A2A_LOG_FORMAT; undefined: pretty on a terminal, else JSON. */
+  logFormat?: LogFormat;
   token?: string;
   basicUsername?: string;
   basicPassword?: string;
@@ -65,6 +68,7 @@ export interface CliOverrides {
   thinkingExposure?: string[];
   debug?: boolean;
   logToStdout?: boolean;
+  logFormat?: string;
   /** --headers-timeout-seconds and the other timeout flags, by config key. */
   timeouts?: Partial<Record<TimeoutKey, string>>;
   syncEveryCommit?: boolean;
@@ -223,6 +227,21 @@ function timeoutsOf(file: A2AServerConfig, cli: CliOverrides, env: NodeJS.Proces
   }
 }
 
+/** log-format: command line, then file, then IACCODE_A2A_LOG_FORMAT. */
+function logFormatOf(
+  cli: CliOverrides,
+  file: A2AServerConfig,
+  env: NodeJS.ProcessEnv,
+): LogFormat | undefined {
+  try {
+    if (cli.logFormat !== undefined) return parseLogFormat(cli.logFormat, "--log-format");
+    if (file["log-format"] !== undefined) return parseLogFormat(file["log-format"], "log-format");
+    return parseLogFormat(nonEmpty(env.IACCODE_A2A_LOG_FORMAT), "IACCODE_A2A_LOG_FORMAT");
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 export function resolveSettings(
   file: A2AServerConfig,
   cli: CliOverrides = {},
@@ -239,6 +258,7 @@ export function resolveSettings(
     thinkingExposure: parseThinkingExposure(cli.thinkingExposure ?? file["thinking-exposure"]),
     debug: cli.debug ?? file.debug ?? false,
     logToStdout: cli.logToStdout ?? file["log-to-stdout"] ?? false,
+    logFormat: logFormatOf(cli, file, env),
     token: nonEmpty(file.token) ?? nonEmpty(env.IACCODE_A2A_HTTP_TOKEN),
     basicUsername: nonEmpty(file["basic-username"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_USERNAME),
     basicPassword: nonEmpty(file["basic-password"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_PASSWORD),

@@ -16,6 +16,8 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
   let dir: string;
   let child: ChildProcess;
   let url: string;
+  let out = "";
+  let err = "";
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "agui-serve-"));
@@ -27,9 +29,8 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    child.stderr!.resume();
+    child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
     url = await new Promise<string>((resolve, reject) => {
-      let out = "";
       child.stdout!.on("data", (d: Buffer) => {
         out += d.toString();
         const m = /listening on (http:\/\/\S+)/.exec(out);
@@ -76,5 +77,26 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
     expect(second.events.at(-1)).to.deep.include({ type: "RUN_FINISHED", outcome: { type: "success" } });
     expect(readFileSync(path.join(workspace, "vpc.yaml"), "utf8")).to.include("ROSTemplateFormatVersion");
     expect(agent.pendingInterrupts).to.deep.equal([]);
+  });
+
+  it("prints one banner (the A2A URL marked internal, the demo hint once); stderr has only JSON log lines", async () => {
+    const lines = out.split("\n").filter((l) => l !== "");
+    expect(lines.filter((l) => l.startsWith("AG-UI adapter listening on"))).to.have.length(1);
+    expect(
+      lines.filter((l) =>
+        /^Internal A2A server \(answers only this adapter\): http:\/\/127\.0\.0\.1:\d+\/$/.test(l),
+      ),
+    ).to.have.length(1);
+    expect(lines.filter((l) => l.startsWith("No model is configured"))).to.have.length(1);
+    expect(out).to.not.include("iac-code A2A server listening on");
+    const logs = err.split("\n").filter((l) => l !== "");
+    expect(logs.length).to.be.greaterThan(0);
+    const parsed = logs.map((l) => JSON.parse(l) as { msg: string; outcome?: string });
+    // The two runs above: one line each, at info, from the adapter; one line per turn from the A2A server.
+    expect(parsed.filter((l) => l.msg === "run ended").map((l) => l.outcome)).to.deep.equal([
+      "interrupt",
+      "success",
+    ]);
+    expect(parsed.filter((l) => l.msg === "turn ended")).to.have.length(1);
   });
 });

@@ -48,7 +48,7 @@ describe("e2e: demo mode with nothing configured (iac-code a2a)", function () {
 
   it("says demo mode, with a hint, on the banner and /health", async () => {
     const banner = cli
-      .stderr()
+      .stdout()
       .split("\n")
       .find((l) => l.startsWith("iac-code A2A server listening on"));
     expect(banner).to.match(/; model demo\/demo-script, demo\)$/);
