@@ -20,7 +20,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
   function unary<Req, Res>(method: string, call: (req: Req, ctx: CallContext) => Promise<Res>) {
     return async (req: Req, ctx: CallContext): Promise<Res> => {
       try {
-        const result = await call.call(service, req, ctx);
+        const result = await call(req, ctx);
         count(method, ctx, "ok");
         return result;
       } catch (error) {
@@ -55,7 +55,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
       const started = performance.now();
       let stream: Stream;
       try {
-        stream = await call.call(service, req, ctx);
+        stream = await call(req, ctx);
       } catch (error) {
         count(method, ctx, outcomeOf(error));
         throw error;
@@ -67,12 +67,14 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
 
   // The bindings call only these methods (and pushConfigUnavailable, which just throws).
   const metered = Object.create(service) as A2AService;
-  metered.sendMessage = unary("SendMessage", service.sendMessage);
-  metered.getTask = unary("GetTask", service.getTask);
-  metered.listTasks = unary("ListTasks", service.listTasks);
-  metered.cancelTask = unary("CancelTask", service.cancelTask);
-  metered.getExtendedAgentCard = unary("GetExtendedAgentCard", service.getExtendedAgentCard);
-  metered.sendStreamingMessage = streaming("SendStreamingMessage", service.sendStreamingMessage);
-  metered.subscribeToTask = streaming("SubscribeToTask", service.subscribeToTask);
+  metered.sendMessage = unary("SendMessage", (r, c) => service.sendMessage(r, c));
+  metered.getTask = unary("GetTask", (r, c) => service.getTask(r, c));
+  metered.listTasks = unary("ListTasks", (r, c) => service.listTasks(r, c));
+  metered.cancelTask = unary("CancelTask", (r, c) => service.cancelTask(r, c));
+  metered.getExtendedAgentCard = unary("GetExtendedAgentCard", (r, c) => service.getExtendedAgentCard(r, c));
+  metered.sendStreamingMessage = streaming("SendStreamingMessage", (r, c) =>
+    service.sendStreamingMessage(r, c),
+  );
+  metered.subscribeToTask = streaming("SubscribeToTask", (r, c) => service.subscribeToTask(r, c));
   return metered;
 }

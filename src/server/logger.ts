@@ -61,7 +61,9 @@ export function parseLogFormat(value: unknown, source: string): LogFormat | unde
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value === "string" && (LOG_FORMATS as readonly string[]).includes(value.trim().toLowerCase()))
     return value.trim().toLowerCase() as LogFormat;
-  throw new Error(`Invalid ${source} '${String(value)}': expected pretty or json.`);
+  throw new Error(
+    `Invalid ${source} '${typeof value === "string" ? value : JSON.stringify(value)}': expected pretty or json.`,
+  );
 }
 
 /** The format used when none is chosen: pretty on a terminal. */
@@ -100,7 +102,8 @@ export function prettyLine(json: string): string {
   const fields = Object.entries(entry)
     .filter(([key]) => !PINO_KEYS.has(key))
     .map(([key, value]) => `${key}=${prettyValue(value)}`);
-  return `${[time, level, String(entry.msg ?? ""), ...fields].join(" ")}\n`;
+  const msg = typeof entry.msg === "string" ? entry.msg : "";
+  return `${[time, level, msg, ...fields].join(" ")}\n`;
 }
 
 /** Writes each JSON line to `inner` in the pretty form. */

@@ -264,7 +264,7 @@ describe("A2A parts ingestion and workspaces", () => {
             metadata: { iac_code: { cwd: "/etc", preferredLanguage: "ja" } },
           }),
         });
-        const task = (reply.body.result as Json).task as Json;
+        const task = (reply.body.result as Json).task as { id: string; contextId: string };
         const line = lines.find((l) => l.msg === "message refused")!;
         expect(line).to.deep.include({
           taskId: task.id,

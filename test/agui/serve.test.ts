@@ -79,7 +79,7 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
     expect(agent.pendingInterrupts).to.deep.equal([]);
   });
 
-  it("prints one banner (the A2A URL marked internal, the demo hint once); stderr has only JSON log lines", async () => {
+  it("prints one banner (the A2A URL marked internal, the demo hint once); stderr has only JSON log lines", () => {
     const lines = out.split("\n").filter((l) => l !== "");
     expect(lines.filter((l) => l.startsWith("AG-UI adapter listening on"))).to.have.length(1);
     expect(

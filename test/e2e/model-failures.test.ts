@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access -- log lines are free-form JSON */
 // Issue 11: a model or runtime failure ends the same way on both protocols.
 // The real runtime talks to the local OpenAI-compatible fixture (or to a port
 // nobody listens on); the official @ag-ui/client HttpAgent talks to the AG-UI
@@ -152,7 +151,7 @@ async function aguiRun(
       {
         onEvent: ({ event }) => {
           events.push(event as unknown as AguiEvent);
-          if (during && !started && event.type === "TEXT_MESSAGE_CONTENT") {
+          if (during && !started && (event.type as string) === "TEXT_MESSAGE_CONTENT") {
             const session = events.find((e) => e.type === "CUSTOM" && e.name === "iac-code.session.v1");
             started = during({ ...(session?.value as Json), threadId });
           }

@@ -28,7 +28,7 @@ describe("log format", () => {
     );
     await new Promise((r) => setImmediate(r));
     expect(text()).to.match(
-      /^\d\d:\d\d:\d\d\.\d{3} INFO  turn ended taskId=task-1 durationMs=12 outcome=completed token=\[REDACTED\]\n$/,
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}turn ended taskId=task-1 durationMs=12 outcome=completed token=\[REDACTED\]\n$/,
     );
   });
 
