@@ -249,7 +249,7 @@ describe("A2A task lifecycle: concurrency, cancel, subscribe, list", () => {
     const task = (reply.body.result as Json).task as Json;
     expect(task.status.state).to.equal("TASK_STATE_FAILED");
     expect(task.status.message.parts[0].text).to.match(
-      /^The model provider rejected the credentials: check the API key, then retry \(error [0-9a-f-]{36}\)\.$/,
+      /^The model provider needs valid credentials: check the API key, then retry \(error [0-9a-f-]{36}\)\.$/,
     );
     expect(task.status.message.parts[0].text).to.not.match(/bob|DASHSCOPE/);
   });

@@ -238,7 +238,7 @@ describe("A2A messaging", () => {
     const task = (reply.body.result as Json).task as Json;
     expect(task.status.state).to.equal("TASK_STATE_FAILED");
     expect(task.status.message.parts[0].text).to.match(
-      /^The model provider rejected the credentials: check the API key, then retry \(error \S+\)\.$/,
+      /^The model provider needs valid credentials: check the API key, then retry \(error \S+\)\.$/,
     );
     expect(task.metadata.iac_code.error.code).to.equal("MODEL_AUTHENTICATION_FAILED");
     expect(JSON.stringify(task)).to.not.include("dashscope");

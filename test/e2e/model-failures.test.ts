@@ -282,7 +282,7 @@ describe("e2e: model and runtime failures end the same way on AG-UI and A2A", fu
     const a2a = lastStatus(await a2aTurn(live, "hello"));
     expect(a2a.state).to.equal(TaskState.TASK_STATE_FAILED);
     expect(a2a.error).to.deep.include({ code: "MODEL_AUTHENTICATION_FAILED", retryable: false });
-    expect(a2a.text).to.match(/^The model provider rejected the credentials/);
+    expect(a2a.text).to.match(/^The model provider needs valid credentials/);
   });
 
   it("429: MODEL_RATE_LIMITED on both", async () => {
