@@ -9,6 +9,8 @@ export interface ContractViolation {
   path: string;
   keyword: string;
   message: string;
+  /** The validator's keyword parameters (missingProperty, allowedValues, limit, type...). */
+  params: Record<string, unknown>;
 }
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; errors: ContractViolation[] };
@@ -18,7 +20,7 @@ export function violations(validate: ValidateFunction): ContractViolation[] {
     const params = e.params as Record<string, unknown>;
     const extra = typeof params.additionalProperty === "string" ? `/${params.additionalProperty}` : "";
     const missing = typeof params.missingProperty === "string" ? ` (${params.missingProperty})` : "";
-    return { path: e.instancePath + extra || "/", keyword: e.keyword, message: (e.message ?? "is invalid") + missing };
+    return { path: e.instancePath + extra || "/", keyword: e.keyword, message: (e.message ?? "is invalid") + missing, params };
   });
 }
 

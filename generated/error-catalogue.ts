@@ -62,12 +62,23 @@ export const aguiErrorCatalogue = [
       "agui.error.cancelNotObject",
       "agui.error.cancelFieldsRequired",
       "agui.error.threadIdInvalid",
-      "agui.error.workspaceNotAbsolute",
-      "agui.error.workspaceInvalid",
-      "agui.error.workspaceOutsideRoots",
-      "agui.error.workspaceNotDirectory",
-      "agui.error.workspaceNotCreatable",
+      "agui.error.fieldRequired",
+      "agui.error.fieldUnknown",
+      "agui.error.fieldType",
+      "agui.error.fieldConst",
+      "agui.error.fieldEnum",
+      "agui.error.fieldEmpty",
+      "agui.error.fieldTooLong",
+      "agui.error.fieldMinimum",
+      "agui.error.fieldInvalid",
+      "agui.error.toolsNotSupported",
+      "workspace.notAbsolute",
+      "workspace.invalid",
+      "workspace.outsideRoots",
+      "workspace.notDirectory",
+      "workspace.missing",
       "agui.error.userMessageRequired",
+      "agui.error.userMessageEmpty",
       "agui.error.unsupportedContentPart",
       "agui.error.remoteMediaUrl",
       "agui.error.imageMediaType",
@@ -77,7 +88,7 @@ export const aguiErrorCatalogue = [
       "agui.error.imageInvalid",
       "agui.error.contentInvalid"
     ],
-    "description": "HTTP: non-object body, invalid RunAgentInput envelope, invalid forwardedProps / cwd / tools, cancel body without threadId or rosInvocationId, a threadId that is not well-formed Unicode or longer than 1024 characters. SSE: no user message, unsupported content parts or images."
+    "description": "HTTP: non-object body, invalid RunAgentInput envelope, a forwardedProps / tools field that is missing, unknown or of the wrong value (the message names the field and why), a cwd that is not absolute, missing, not a directory or outside the allowed roots, an empty last user message, unsupported content parts or images, cancel body without threadId or rosInvocationId, a threadId that is not well-formed Unicode or longer than 1024 characters. SSE: no user message."
   },
   {
     "code": "STATE_UNAVAILABLE",
@@ -272,7 +283,73 @@ export const aguiErrorCatalogue = [
     "messageKeys": [
       "agui.error.a2aExecutionFailed"
     ],
-    "description": "The A2A task ended failed, rejected or auth-required, or without a success state."
+    "description": "The A2A task ended failed, rejected or auth-required for another reason than a model failure (the message is the task's status text when it has one), or without a success state."
+  },
+  {
+    "code": "MODEL_UNREACHABLE",
+    "httpStatus": 502,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "model.error.unreachable"
+    ],
+    "description": "The model endpoint refused or dropped the connection (the server log names its host:port under the errorId)."
+  },
+  {
+    "code": "MODEL_AUTHENTICATION_FAILED",
+    "httpStatus": 502,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "model.error.authentication"
+    ],
+    "description": "The model provider answered 401/403, or no API key is configured."
+  },
+  {
+    "code": "MODEL_RATE_LIMITED",
+    "httpStatus": 429,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "model.error.rateLimited"
+    ],
+    "description": "The model provider answered 429 after the retries."
+  },
+  {
+    "code": "MODEL_UNAVAILABLE",
+    "httpStatus": 503,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "model.error.unavailable"
+    ],
+    "description": "The model provider answered 5xx, or sent nothing within the idle timeout, after the retries."
+  },
+  {
+    "code": "MODEL_REQUEST_REJECTED",
+    "httpStatus": 502,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "model.error.rejected"
+    ],
+    "description": "The model provider refused the request (another 4xx, an error in the stream, a malformed answer)."
+  },
+  {
+    "code": "RUNTIME_ERROR",
+    "httpStatus": 500,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "turn.error.internal"
+    ],
+    "description": "An unexpected failure inside the turn; the detail is in the server log under the errorId."
   },
   {
     "code": "CANCELLED",

@@ -728,7 +728,7 @@ export interface IacCodeEventMetadata {
     complete: true;
   };
   /**
-   * A provider error: retryable ends the turn in INPUT_REQUIRED, otherwise FAILED with a sanitised text.
+   * Why the turn failed: the task ends FAILED, its status message the localised text of the code (with the errorId). retryable: the same request may succeed later (continue on the contextId).
    */
   error?: {
     retryable: boolean;
@@ -736,6 +736,16 @@ export interface IacCodeEventMetadata {
      * Correlates with the server log entry.
      */
     errorId?: string;
+    /**
+     * What failed; the same code ends an AG-UI run as RUN_ERROR (schemas/errors/catalogue/agui.json).
+     */
+    code?:
+      | "MODEL_UNREACHABLE"
+      | "MODEL_AUTHENTICATION_FAILED"
+      | "MODEL_RATE_LIMITED"
+      | "MODEL_UNAVAILABLE"
+      | "MODEL_REQUEST_REJECTED"
+      | "RUNTIME_ERROR";
   };
   mcpWarning?: {
     serverName: string;
@@ -2914,7 +2924,10 @@ export interface RunErrorEvent {
  * Body of GET /health on the AG-UI server (always 200, no authentication).
  */
 export interface AguiHealth {
-  status: "ok";
+  /**
+   * The same word as the A2A server's /health.
+   */
+  status: "healthy";
   protocol: "ag-ui";
   /**
    * Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.
@@ -3342,6 +3355,10 @@ export interface A2AServerConfig {
    */
   "log-to-stdout"?: boolean;
   /**
+   * pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).
+   */
+  "log-format"?: "pretty" | "json";
+  /**
    * Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.
    */
   "thinking-exposure"?: string | ("tool-trace" | "raw-thinking" | "tool_trace" | "raw_thinking" | "all")[];
@@ -3552,6 +3569,10 @@ export interface AguiServerConfig {
    * Older spelling of log-to-stdout, still accepted.
    */
   "log-stdout"?: boolean;
+  /**
+   * pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.
+   */
+  "log-format"?: "pretty" | "json";
   /**
    * Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.
    */

@@ -606,7 +606,7 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_iac_code_event_metadata = validate22;
-const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"A provider error: retryable ends the turn in INPUT_REQUIRED, otherwise FAILED with a sanitised text.","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"}}},"mcpWarning":{"type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"severity":{"enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"mcpStatus":{"type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
+const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"Why the turn failed: the task ends FAILED, its status message the localised text of the code (with the errorId). retryable: the same request may succeed later (continue on the contextId).","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"},"code":{"description":"What failed; the same code ends an AG-UI run as RUN_ERROR (schemas/errors/catalogue/agui.json).","enum":["MODEL_UNREACHABLE","MODEL_AUTHENTICATION_FAILED","MODEL_RATE_LIMITED","MODEL_UNAVAILABLE","MODEL_REQUEST_REJECTED","RUNTIME_ERROR"]}}},"mcpWarning":{"type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"severity":{"enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"mcpStatus":{"type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
 const schema37 = {"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}};
 const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-request.json","title":"InputRequest","description":"metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","contextId","inputId","toolUseId","prompt","options","language","required","responseSchema"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.","enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"description":"The waiting task; the answer's message.taskId.","type":"string","minLength":1},"contextId":{"description":"The task's context; the answer's message.contextId.","type":"string","minLength":1},"inputId":{"description":"Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.","type":"string","minLength":1},"toolUseId":{"description":"The tool call that waits.","type":"string","minLength":1},"toolName":{"type":"string","minLength":1},"title":{"description":"Short description of the action.","type":"string","maxLength":500},"purpose":{"description":"Why the tool wants to act.","type":"string","maxLength":500},"effect":{"description":"What kind of change the tool would make.","enum":["read","cloud_change","local_execution","file_change","local_or_remote_change","unknown"]},"target":{"description":"What it acts on (file, stack, API...).","type":"string","maxLength":500},"isReadOnly":{"type":"boolean"},"prompt":{"description":"The question shown to the user, e.g. \"Write vpc.yaml. Allow once?\".","type":"string","minLength":1,"maxLength":1000},"safeSummary":{"description":"Redacted summary of the call (\"<tool>: <shape JSON>\" or a deployment summary).","type":"string","maxLength":1200},"options":{"description":"Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"label":{"type":"string","maxLength":500},"description":{"type":"string","maxLength":600},"candidateIndex":{"description":"Candidate selection: the candidate the option stands for.","type":"integer","minimum":0},"architectureDiagram":{"description":"rich-v1: compact Mermaid diagram of the candidate.","type":"string","maxLength":1600},"totalMonthlyCost":{"description":"rich-v1: the cost step's monthly total, unchanged.","type":"number","minimum":0},"currency":{"type":"string"},"costItems":{"description":"rich-v1: the cost step's items, unchanged.","type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number","minimum":0}}}}}}},"allowFreeText":{"description":"Whether a free-text answer is accepted (questions).","type":"boolean"},"freeTextPrompt":{"type":"string","maxLength":500},"language":{"description":"Language of the display strings.","enum":["en","zh","es","fr","de","ja","pt"]},"required":{"description":"The turn cannot continue without an answer.","const":true},"responseSchema":{"description":"JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).","type":"object"},"deploymentSummary":{"description":"Cost and resources of a cloud deployment being approved.","type":"object","additionalProperties":false,"properties":{"candidateName":{"type":"string"},"action":{"type":"string"},"region":{"type":"string"},"stackName":{"type":"string"},"template":{"type":"string"},"totalMonthlyCost":{"type":["string","number"]},"resources":{"type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":["string","number"]}}}}}}},"if":{"properties":{"kind":{"const":"permission"}}},"then":{"properties":{"toolName":true,"title":true,"purpose":true,"effect":true,"isReadOnly":true,"safeSummary":true},"required":["toolName","title","purpose","effect","isReadOnly","safeSummary"]}};
 const func3 = Object.prototype.hasOwnProperty;
@@ -7965,7 +7965,7 @@ vErrors.push(err248);
 errors++;
 }
 for(const key16 in data120){
-if(!((key16 === "retryable") || (key16 === "errorId"))){
+if(!(((key16 === "retryable") || (key16 === "errorId")) || (key16 === "code"))){
 const err249 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err249];
@@ -8000,9 +8000,10 @@ vErrors.push(err251);
 errors++;
 }
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data120.code !== undefined){
+let data123 = data120.code;
+if(!((((((data123 === "MODEL_UNREACHABLE") || (data123 === "MODEL_AUTHENTICATION_FAILED")) || (data123 === "MODEL_RATE_LIMITED")) || (data123 === "MODEL_UNAVAILABLE")) || (data123 === "MODEL_REQUEST_REJECTED")) || (data123 === "RUNTIME_ERROR"))){
+const err252 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema33.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -8012,11 +8013,9 @@ vErrors.push(err252);
 errors++;
 }
 }
-if(data.mcpWarning !== undefined){
-let data123 = data.mcpWarning;
-if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
-if(data123.serverName === undefined){
-const err253 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+}
+else {
+const err253 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -8025,8 +8024,12 @@ vErrors.push(err253);
 }
 errors++;
 }
-if(data123.code === undefined){
-const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+}
+if(data.mcpWarning !== undefined){
+let data124 = data.mcpWarning;
+if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
+if(data124.serverName === undefined){
+const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -8035,8 +8038,8 @@ vErrors.push(err254);
 }
 errors++;
 }
-if(data123.message === undefined){
-const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(data124.code === undefined){
+const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -8045,8 +8048,8 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(data123.severity === undefined){
-const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(data124.message === undefined){
+const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -8055,9 +8058,8 @@ vErrors.push(err256);
 }
 errors++;
 }
-if(data123.serverName !== undefined){
-if(typeof data123.serverName !== "string"){
-const err257 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/properties/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.severity === undefined){
+const err257 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -8066,10 +8068,9 @@ vErrors.push(err257);
 }
 errors++;
 }
-}
-if(data123.code !== undefined){
-if(typeof data123.code !== "string"){
-const err258 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/properties/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.serverName !== undefined){
+if(typeof data124.serverName !== "string"){
+const err258 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/properties/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -8079,9 +8080,9 @@ vErrors.push(err258);
 errors++;
 }
 }
-if(data123.message !== undefined){
-if(typeof data123.message !== "string"){
-const err259 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/properties/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.code !== undefined){
+if(typeof data124.code !== "string"){
+const err259 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/properties/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -8091,10 +8092,9 @@ vErrors.push(err259);
 errors++;
 }
 }
-if(data123.severity !== undefined){
-let data127 = data123.severity;
-if(!((data127 === "fatal") || (data127 === "warning"))){
-const err260 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/properties/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpWarning.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(data124.message !== undefined){
+if(typeof data124.message !== "string"){
+const err260 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/properties/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -8104,9 +8104,10 @@ vErrors.push(err260);
 errors++;
 }
 }
-if(data123.source !== undefined){
-if(typeof data123.source !== "string"){
-const err261 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/properties/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.severity !== undefined){
+let data128 = data124.severity;
+if(!((data128 === "fatal") || (data128 === "warning"))){
+const err261 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/properties/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpWarning.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -8116,9 +8117,9 @@ vErrors.push(err261);
 errors++;
 }
 }
-if(data123.sourcePath !== undefined){
-if(typeof data123.sourcePath !== "string"){
-const err262 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/properties/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.source !== undefined){
+if(typeof data124.source !== "string"){
+const err262 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/properties/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -8128,9 +8129,9 @@ vErrors.push(err262);
 errors++;
 }
 }
-if(data123.scope !== undefined){
-if(typeof data123.scope !== "string"){
-const err263 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/properties/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data124.sourcePath !== undefined){
+if(typeof data124.sourcePath !== "string"){
+const err263 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/properties/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -8140,9 +8141,9 @@ vErrors.push(err263);
 errors++;
 }
 }
-}
-else {
-const err264 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data124.scope !== undefined){
+if(typeof data124.scope !== "string"){
+const err264 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/properties/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -8152,11 +8153,9 @@ vErrors.push(err264);
 errors++;
 }
 }
-if(data.mcpStatus !== undefined){
-let data131 = data.mcpStatus;
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-if(data131.servers === undefined){
-const err265 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
+}
+else {
+const err265 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -8165,8 +8164,12 @@ vErrors.push(err265);
 }
 errors++;
 }
-if(data131.warnings === undefined){
-const err266 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+}
+if(data.mcpStatus !== undefined){
+let data132 = data.mcpStatus;
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+if(data132.servers === undefined){
+const err266 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -8175,14 +8178,8 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(data131.servers !== undefined){
-let data132 = data131.servers;
-if(Array.isArray(data132)){
-const len7 = data132.length;
-for(let i7=0; i7<len7; i7++){
-let data133 = data132[i7];
-if(!(data133 && typeof data133 == "object" && !Array.isArray(data133))){
-const err267 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data132.warnings === undefined){
+const err267 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -8191,10 +8188,14 @@ vErrors.push(err267);
 }
 errors++;
 }
-}
-}
-else {
-const err268 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data132.servers !== undefined){
+let data133 = data132.servers;
+if(Array.isArray(data133)){
+const len7 = data133.length;
+for(let i7=0; i7<len7; i7++){
+let data134 = data133[i7];
+if(!(data134 && typeof data134 == "object" && !Array.isArray(data134))){
+const err268 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -8204,14 +8205,9 @@ vErrors.push(err268);
 errors++;
 }
 }
-if(data131.warnings !== undefined){
-let data134 = data131.warnings;
-if(Array.isArray(data134)){
-const len8 = data134.length;
-for(let i8=0; i8<len8; i8++){
-let data135 = data134[i8];
-if(!(data135 && typeof data135 == "object" && !Array.isArray(data135))){
-const err269 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+else {
+const err269 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -8221,9 +8217,14 @@ vErrors.push(err269);
 errors++;
 }
 }
-}
-else {
-const err270 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data132.warnings !== undefined){
+let data135 = data132.warnings;
+if(Array.isArray(data135)){
+const len8 = data135.length;
+for(let i8=0; i8<len8; i8++){
+let data136 = data135[i8];
+if(!(data136 && typeof data136 == "object" && !Array.isArray(data136))){
+const err270 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -8235,7 +8236,7 @@ errors++;
 }
 }
 else {
-const err271 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err271 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -8245,11 +8246,9 @@ vErrors.push(err271);
 errors++;
 }
 }
-if(data.backupBlocked !== undefined){
-let data136 = data.backupBlocked;
-if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
-if(data136.reason === undefined){
-const err272 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+}
+else {
+const err272 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -8258,8 +8257,12 @@ vErrors.push(err272);
 }
 errors++;
 }
-if(data136.blockedTerminalState === undefined){
-const err273 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+}
+if(data.backupBlocked !== undefined){
+let data137 = data.backupBlocked;
+if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
+if(data137.reason === undefined){
+const err273 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -8268,8 +8271,8 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(data136.error === undefined){
-const err274 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(data137.blockedTerminalState === undefined){
+const err274 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -8278,8 +8281,8 @@ vErrors.push(err274);
 }
 errors++;
 }
-if(data136.recoverable === undefined){
-const err275 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+if(data137.error === undefined){
+const err275 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -8288,9 +8291,8 @@ vErrors.push(err275);
 }
 errors++;
 }
-for(const key17 in data136){
-if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
-const err276 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(data137.recoverable === undefined){
+const err276 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -8299,10 +8301,9 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-if(data136.reason !== undefined){
-if(typeof data136.reason !== "string"){
-const err277 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key17 in data137){
+if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
+const err277 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -8312,9 +8313,9 @@ vErrors.push(err277);
 errors++;
 }
 }
-if(data136.blockedTerminalState !== undefined){
-if(typeof data136.blockedTerminalState !== "string"){
-const err278 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data137.reason !== undefined){
+if(typeof data137.reason !== "string"){
+const err278 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -8324,9 +8325,9 @@ vErrors.push(err278);
 errors++;
 }
 }
-if(data136.error !== undefined){
-if(typeof data136.error !== "string"){
-const err279 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data137.blockedTerminalState !== undefined){
+if(typeof data137.blockedTerminalState !== "string"){
+const err279 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -8336,9 +8337,9 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data136.recoverable !== undefined){
-if(true !== data136.recoverable){
-const err280 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data137.error !== undefined){
+if(typeof data137.error !== "string"){
+const err280 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -8348,9 +8349,9 @@ vErrors.push(err280);
 errors++;
 }
 }
-}
-else {
-const err281 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data137.recoverable !== undefined){
+if(true !== data137.recoverable){
+const err281 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -8360,11 +8361,9 @@ vErrors.push(err281);
 errors++;
 }
 }
-if(data.cleanupOnly !== undefined){
-let data141 = data.cleanupOnly;
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-if(data141.requested === undefined){
-const err282 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+}
+else {
+const err282 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -8373,8 +8372,12 @@ vErrors.push(err282);
 }
 errors++;
 }
-if(data141.status === undefined){
-const err283 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+if(data.cleanupOnly !== undefined){
+let data142 = data.cleanupOnly;
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+if(data142.requested === undefined){
+const err283 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -8383,9 +8386,8 @@ vErrors.push(err283);
 }
 errors++;
 }
-for(const key18 in data141){
-if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
-const err284 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(data142.status === undefined){
+const err284 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -8394,10 +8396,9 @@ vErrors.push(err284);
 }
 errors++;
 }
-}
-if(data141.requested !== undefined){
-if(true !== data141.requested){
-const err285 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+for(const key18 in data142){
+if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
+const err285 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -8407,10 +8408,9 @@ vErrors.push(err285);
 errors++;
 }
 }
-if(data141.status !== undefined){
-let data143 = data141.status;
-if(!((((data143 === "completed") || (data143 === "failed")) || (data143 === "pending")) || (data143 === "unavailable"))){
-const err286 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data142.requested !== undefined){
+if(true !== data142.requested){
+const err286 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -8420,10 +8420,10 @@ vErrors.push(err286);
 errors++;
 }
 }
-if(data141.resourceCount !== undefined){
-let data144 = data141.resourceCount;
-if(!(((typeof data144 == "number") && (!(data144 % 1) && !isNaN(data144))) && (isFinite(data144)))){
-const err287 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data142.status !== undefined){
+let data144 = data142.status;
+if(!((((data144 === "completed") || (data144 === "failed")) || (data144 === "pending")) || (data144 === "unavailable"))){
+const err287 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -8432,9 +8432,11 @@ vErrors.push(err287);
 }
 errors++;
 }
-if((typeof data144 == "number") && (isFinite(data144))){
-if(data144 < 0 || isNaN(data144)){
-const err288 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data142.resourceCount !== undefined){
+let data145 = data142.resourceCount;
+if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
+const err288 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -8443,13 +8445,9 @@ vErrors.push(err288);
 }
 errors++;
 }
-}
-}
-if(data141.resources !== undefined){
-let data145 = data141.resources;
-if(Array.isArray(data145)){
-if(data145.length > 24){
-const err289 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+if((typeof data145 == "number") && (isFinite(data145))){
+if(data145 < 0 || isNaN(data145)){
+const err289 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -8458,11 +8456,13 @@ vErrors.push(err289);
 }
 errors++;
 }
-const len9 = data145.length;
-for(let i9=0; i9<len9; i9++){
-let data146 = data145[i9];
-if(!(data146 && typeof data146 == "object" && !Array.isArray(data146))){
-const err290 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+if(data142.resources !== undefined){
+let data146 = data142.resources;
+if(Array.isArray(data146)){
+if(data146.length > 24){
+const err290 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -8471,10 +8471,11 @@ vErrors.push(err290);
 }
 errors++;
 }
-}
-}
-else {
-const err291 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const len9 = data146.length;
+for(let i9=0; i9<len9; i9++){
+let data147 = data146[i9];
+if(!(data147 && typeof data147 == "object" && !Array.isArray(data147))){
+const err291 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -8486,12 +8487,24 @@ errors++;
 }
 }
 else {
-const err292 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err292 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err292];
 }
 else {
 vErrors.push(err292);
+}
+errors++;
+}
+}
+}
+else {
+const err293 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
 }
 errors++;
 }
@@ -8510,12 +8523,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err293 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err294 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err293];
+vErrors = [err294];
 }
 else {
-vErrors.push(err293);
+vErrors.push(err294);
 }
 errors++;
 }
@@ -27765,7 +27778,7 @@ return errors === 0;
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_health = validate74;
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200, no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"const":"ok"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200, no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
@@ -27842,8 +27855,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if("ok" !== data.status){
-const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "ok"},message:"must be equal to constant"};
+if("healthy" !== data.status){
+const err6 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/const",keyword:"const",params:{allowedValue: "healthy"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -32602,7 +32615,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate88;
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
 const pattern41 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$", "u");
 const pattern42 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
 const pattern43 = new RegExp("^rediss?://", "u");
@@ -32741,14 +32754,10 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data["thinking-exposure"] !== undefined){
-let data5 = data["thinking-exposure"];
-const _errs13 = errors;
-let valid1 = false;
-const _errs14 = errors;
-if(typeof data5 === "string"){
-if(!pattern41.test(data5)){
-const err10 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"+"\""};
+if(data["log-format"] !== undefined){
+let data5 = data["log-format"];
+if(!((data5 === "pretty") || (data5 === "json"))){
+const err10 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema159.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -32758,8 +32767,14 @@ vErrors.push(err10);
 errors++;
 }
 }
-else {
-const err11 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["thinking-exposure"] !== undefined){
+let data6 = data["thinking-exposure"];
+const _errs14 = errors;
+let valid1 = false;
+const _errs15 = errors;
+if(typeof data6 === "string"){
+if(!pattern41.test(data6)){
+const err11 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -32768,15 +32783,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-var _valid0 = _errs14 === errors;
-valid1 = valid1 || _valid0;
-const _errs16 = errors;
-if(Array.isArray(data5)){
-const len0 = data5.length;
-for(let i0=0; i0<len0; i0++){
-let data6 = data5[i0];
-if(typeof data6 !== "string"){
-const err12 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err12 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -32785,8 +32794,15 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(!(((((data6 === "tool-trace") || (data6 === "raw-thinking")) || (data6 === "tool_trace")) || (data6 === "raw_thinking")) || (data6 === "all"))){
-const err13 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema159.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+var _valid0 = _errs15 === errors;
+valid1 = valid1 || _valid0;
+const _errs17 = errors;
+if(Array.isArray(data6)){
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(typeof data7 !== "string"){
+const err13 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -32795,10 +32811,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-else {
-const err14 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!(((((data7 === "tool-trace") || (data7 === "raw-thinking")) || (data7 === "tool_trace")) || (data7 === "raw_thinking")) || (data7 === "all"))){
+const err14 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema159.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32807,10 +32821,10 @@ vErrors.push(err14);
 }
 errors++;
 }
-var _valid0 = _errs16 === errors;
-valid1 = valid1 || _valid0;
-if(!valid1){
-const err15 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -32819,11 +32833,23 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid0 = _errs17 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err16 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
 else {
-errors = _errs13;
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs14;
 if(vErrors !== null){
-if(_errs13){
-vErrors.length = _errs13;
+if(_errs14){
+vErrors.length = _errs14;
 }
 else {
 vErrors = null;
@@ -32833,19 +32859,7 @@ vErrors = null;
 }
 if(data.token !== undefined){
 if(typeof data.token !== "string"){
-const err16 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-if(data["basic-username"] !== undefined){
-if(typeof data["basic-username"] !== "string"){
-const err17 = {instancePath:instancePath+"/basic-username",schemaPath:"#/properties/basic-username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err17 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -32855,9 +32869,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data["basic-password"] !== undefined){
-if(typeof data["basic-password"] !== "string"){
-const err18 = {instancePath:instancePath+"/basic-password",schemaPath:"#/properties/basic-password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["basic-username"] !== undefined){
+if(typeof data["basic-username"] !== "string"){
+const err18 = {instancePath:instancePath+"/basic-username",schemaPath:"#/properties/basic-username/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -32867,9 +32881,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data["api-key"] !== undefined){
-if(typeof data["api-key"] !== "string"){
-const err19 = {instancePath:instancePath+"/api-key",schemaPath:"#/properties/api-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["basic-password"] !== undefined){
+if(typeof data["basic-password"] !== "string"){
+const err19 = {instancePath:instancePath+"/basic-password",schemaPath:"#/properties/basic-password/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -32879,11 +32893,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data["api-key-header"] !== undefined){
-let data11 = data["api-key-header"];
-if(typeof data11 === "string"){
-if(!pattern42.test(data11)){
-const err20 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
+if(data["api-key"] !== undefined){
+if(typeof data["api-key"] !== "string"){
+const err20 = {instancePath:instancePath+"/api-key",schemaPath:"#/properties/api-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -32893,8 +32905,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-else {
-const err21 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["api-key-header"] !== undefined){
+let data12 = data["api-key-header"];
+if(typeof data12 === "string"){
+if(!pattern42.test(data12)){
+const err21 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -32904,11 +32919,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data["persistence-dir"] !== undefined){
-let data12 = data["persistence-dir"];
-if(typeof data12 === "string"){
-if(func1(data12) < 1){
-const err22 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err22 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -32918,8 +32930,11 @@ vErrors.push(err22);
 errors++;
 }
 }
-else {
-const err23 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["persistence-dir"] !== undefined){
+let data13 = data["persistence-dir"];
+if(typeof data13 === "string"){
+if(func1(data13) < 1){
+const err23 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -32929,9 +32944,8 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data["sync-every-commit"] !== undefined){
-if(typeof data["sync-every-commit"] !== "boolean"){
-const err24 = {instancePath:instancePath+"/sync-every-commit",schemaPath:"#/properties/sync-every-commit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err24 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -32941,11 +32955,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data["artifact-dir"] !== undefined){
-let data14 = data["artifact-dir"];
-if(typeof data14 === "string"){
-if(func1(data14) < 1){
-const err25 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data["sync-every-commit"] !== undefined){
+if(typeof data["sync-every-commit"] !== "boolean"){
+const err25 = {instancePath:instancePath+"/sync-every-commit",schemaPath:"#/properties/sync-every-commit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -32955,8 +32967,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["artifact-dir"] !== undefined){
+let data15 = data["artifact-dir"];
+if(typeof data15 === "string"){
+if(func1(data15) < 1){
+const err26 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -32966,11 +32981,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data["signing-secret"] !== undefined){
-let data15 = data["signing-secret"];
-if(typeof data15 === "string"){
-if(func1(data15) < 1){
-const err27 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err27 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -32980,8 +32992,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["signing-secret"] !== undefined){
+let data16 = data["signing-secret"];
+if(typeof data16 === "string"){
+if(func1(data16) < 1){
+const err28 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -32991,9 +33006,8 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data["push-notifications"] !== undefined){
-if(typeof data["push-notifications"] !== "boolean"){
-const err29 = {instancePath:instancePath+"/push-notifications",schemaPath:"#/properties/push-notifications/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err29 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -33003,10 +33017,9 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data["push-queue"] !== undefined){
-let data17 = data["push-queue"];
-if(typeof data17 !== "string"){
-const err30 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-notifications"] !== undefined){
+if(typeof data["push-notifications"] !== "boolean"){
+const err30 = {instancePath:instancePath+"/push-notifications",schemaPath:"#/properties/push-notifications/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -33015,8 +33028,11 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(!((data17 === "local-file") || (data17 === "redis-streams"))){
-const err31 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema159.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+}
+if(data["push-queue"] !== undefined){
+let data18 = data["push-queue"];
+if(typeof data18 !== "string"){
+const err31 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -33025,12 +33041,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-if(data["push-redis-url"] !== undefined){
-let data18 = data["push-redis-url"];
-if(typeof data18 === "string"){
-if(!pattern43.test(data18)){
-const err32 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+if(!((data18 === "local-file") || (data18 === "redis-streams"))){
+const err32 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema159.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -33040,8 +33052,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-redis-url"] !== undefined){
+let data19 = data["push-redis-url"];
+if(typeof data19 === "string"){
+if(!pattern43.test(data19)){
+const err33 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -33051,11 +33066,8 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data["push-stream"] !== undefined){
-let data19 = data["push-stream"];
-if(typeof data19 === "string"){
-if(func1(data19) < 1){
-const err34 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err34 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -33065,8 +33077,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-else {
-const err35 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-stream"] !== undefined){
+let data20 = data["push-stream"];
+if(typeof data20 === "string"){
+if(func1(data20) < 1){
+const err35 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -33076,11 +33091,8 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data["push-retry-key"] !== undefined){
-let data20 = data["push-retry-key"];
-if(typeof data20 === "string"){
-if(func1(data20) < 1){
-const err36 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err36 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -33090,8 +33102,11 @@ vErrors.push(err36);
 errors++;
 }
 }
-else {
-const err37 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-retry-key"] !== undefined){
+let data21 = data["push-retry-key"];
+if(typeof data21 === "string"){
+if(func1(data21) < 1){
+const err37 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -33101,11 +33116,8 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data["push-dead-stream"] !== undefined){
-let data21 = data["push-dead-stream"];
-if(typeof data21 === "string"){
-if(func1(data21) < 1){
-const err38 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err38 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -33115,8 +33127,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-else {
-const err39 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-dead-stream"] !== undefined){
+let data22 = data["push-dead-stream"];
+if(typeof data22 === "string"){
+if(func1(data22) < 1){
+const err39 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -33126,11 +33141,8 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data["push-consumer-group"] !== undefined){
-let data22 = data["push-consumer-group"];
-if(typeof data22 === "string"){
-if(func1(data22) < 1){
-const err40 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err40 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -33140,8 +33152,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-consumer-group"] !== undefined){
+let data23 = data["push-consumer-group"];
+if(typeof data23 === "string"){
+if(func1(data23) < 1){
+const err41 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -33151,11 +33166,8 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data["push-consumer-name"] !== undefined){
-let data23 = data["push-consumer-name"];
-if(typeof data23 === "string"){
-if(func1(data23) < 1){
-const err42 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err42 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -33165,8 +33177,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-consumer-name"] !== undefined){
+let data24 = data["push-consumer-name"];
+if(typeof data24 === "string"){
+if(func1(data24) < 1){
+const err43 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -33176,10 +33191,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data["push-lease-timeout-ms"] !== undefined){
-let data24 = data["push-lease-timeout-ms"];
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err44 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err44 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -33188,9 +33201,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
-const err45 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data["push-lease-timeout-ms"] !== undefined){
+let data25 = data["push-lease-timeout-ms"];
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err45 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -33199,11 +33214,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-if(data["auto-approve-permissions"] !== undefined){
-if(typeof data["auto-approve-permissions"] !== "boolean"){
-const err46 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err46 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -33213,11 +33226,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data["idle-shutdown-seconds"] !== undefined){
-let data26 = data["idle-shutdown-seconds"];
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 0 || isNaN(data26)){
-const err47 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data["auto-approve-permissions"] !== undefined){
+if(typeof data["auto-approve-permissions"] !== "boolean"){
+const err47 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -33227,8 +33239,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-else {
-const err48 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-shutdown-seconds"] !== undefined){
+let data27 = data["idle-shutdown-seconds"];
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err48 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -33238,11 +33253,8 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data["idle-context-seconds"] !== undefined){
-let data27 = data["idle-context-seconds"];
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 <= 0 || isNaN(data27)){
-const err49 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err49 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -33252,8 +33264,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-else {
-const err50 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-context-seconds"] !== undefined){
+let data28 = data["idle-context-seconds"];
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 <= 0 || isNaN(data28)){
+const err50 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -33263,11 +33278,8 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data["socket-path"] !== undefined){
-let data28 = data["socket-path"];
-if(typeof data28 === "string"){
-if(func1(data28) < 1){
-const err51 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err51 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -33277,8 +33289,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-else {
-const err52 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["socket-path"] !== undefined){
+let data29 = data["socket-path"];
+if(typeof data29 === "string"){
+if(func1(data29) < 1){
+const err52 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -33288,11 +33303,8 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data["ws-path"] !== undefined){
-let data29 = data["ws-path"];
-if(typeof data29 === "string"){
-if(!pattern44.test(data29)){
-const err53 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
+else {
+const err53 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -33302,8 +33314,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-else {
-const err54 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["ws-path"] !== undefined){
+let data30 = data["ws-path"];
+if(typeof data30 === "string"){
+if(!pattern44.test(data30)){
+const err54 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -33313,11 +33328,8 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data["grpc-host"] !== undefined){
-let data30 = data["grpc-host"];
-if(typeof data30 === "string"){
-if(func1(data30) < 1){
-const err55 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err55 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -33327,8 +33339,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-else {
-const err56 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["grpc-host"] !== undefined){
+let data31 = data["grpc-host"];
+if(typeof data31 === "string"){
+if(func1(data31) < 1){
+const err56 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -33338,10 +33353,8 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data["grpc-port"] !== undefined){
-let data31 = data["grpc-port"];
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err57 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err57 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -33350,9 +33363,11 @@ vErrors.push(err57);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 > 65535 || isNaN(data31)){
-const err58 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+}
+if(data["grpc-port"] !== undefined){
+let data32 = data["grpc-port"];
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err58 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -33361,8 +33376,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data31 < 0 || isNaN(data31)){
-const err59 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 65535 || isNaN(data32)){
+const err59 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -33371,13 +33387,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-}
-if(data["tls-cert"] !== undefined){
-let data32 = data["tls-cert"];
-if(typeof data32 === "string"){
-if(func1(data32) < 1){
-const err60 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data32 < 0 || isNaN(data32)){
+const err60 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -33387,8 +33398,12 @@ vErrors.push(err60);
 errors++;
 }
 }
-else {
-const err61 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data["tls-cert"] !== undefined){
+let data33 = data["tls-cert"];
+if(typeof data33 === "string"){
+if(func1(data33) < 1){
+const err61 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -33398,11 +33413,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-let data33 = data["tls-key"];
-if(typeof data33 === "string"){
-if(func1(data33) < 1){
-const err62 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err62 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -33412,8 +33424,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-else {
-const err63 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["tls-key"] !== undefined){
+let data34 = data["tls-key"];
+if(typeof data34 === "string"){
+if(func1(data34) < 1){
+const err63 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -33423,11 +33438,8 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data["redis-url"] !== undefined){
-let data34 = data["redis-url"];
-if(typeof data34 === "string"){
-if(!pattern43.test(data34)){
-const err64 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+else {
+const err64 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -33437,8 +33449,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-else {
-const err65 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["redis-url"] !== undefined){
+let data35 = data["redis-url"];
+if(typeof data35 === "string"){
+if(!pattern43.test(data35)){
+const err65 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -33448,11 +33463,8 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data["request-stream"] !== undefined){
-let data35 = data["request-stream"];
-if(typeof data35 === "string"){
-if(func1(data35) < 1){
-const err66 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err66 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -33462,8 +33474,11 @@ vErrors.push(err66);
 errors++;
 }
 }
-else {
-const err67 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["request-stream"] !== undefined){
+let data36 = data["request-stream"];
+if(typeof data36 === "string"){
+if(func1(data36) < 1){
+const err67 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -33473,11 +33488,8 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data["response-stream"] !== undefined){
-let data36 = data["response-stream"];
-if(typeof data36 === "string"){
-if(func1(data36) < 1){
-const err68 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err68 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -33487,8 +33499,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-else {
-const err69 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["response-stream"] !== undefined){
+let data37 = data["response-stream"];
+if(typeof data37 === "string"){
+if(func1(data37) < 1){
+const err69 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -33498,11 +33513,8 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data["consumer-group"] !== undefined){
-let data37 = data["consumer-group"];
-if(typeof data37 === "string"){
-if(func1(data37) < 1){
-const err70 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err70 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -33512,8 +33524,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-else {
-const err71 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["consumer-group"] !== undefined){
+let data38 = data["consumer-group"];
+if(typeof data38 === "string"){
+if(func1(data38) < 1){
+const err71 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -33523,15 +33538,8 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data["allowed-cwds"] !== undefined){
-let data38 = data["allowed-cwds"];
-if(Array.isArray(data38)){
-const len1 = data38.length;
-for(let i1=0; i1<len1; i1++){
-let data39 = data38[i1];
-if(typeof data39 === "string"){
-if(!pattern9.test(data39)){
-const err72 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+else {
+const err72 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -33541,8 +33549,15 @@ vErrors.push(err72);
 errors++;
 }
 }
-else {
-const err73 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["allowed-cwds"] !== undefined){
+let data39 = data["allowed-cwds"];
+if(Array.isArray(data39)){
+const len1 = data39.length;
+for(let i1=0; i1<len1; i1++){
+let data40 = data39[i1];
+if(typeof data40 === "string"){
+if(!pattern9.test(data40)){
+const err73 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -33552,9 +33567,8 @@ vErrors.push(err73);
 errors++;
 }
 }
-}
 else {
-const err74 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err74 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -33564,15 +33578,9 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data["text-mime-types"] !== undefined){
-let data40 = data["text-mime-types"];
-if(Array.isArray(data40)){
-const len2 = data40.length;
-for(let i2=0; i2<len2; i2++){
-let data41 = data40[i2];
-if(typeof data41 === "string"){
-if(!pattern47.test(data41)){
-const err75 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
+}
+else {
+const err75 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -33582,8 +33590,15 @@ vErrors.push(err75);
 errors++;
 }
 }
-else {
-const err76 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["text-mime-types"] !== undefined){
+let data41 = data["text-mime-types"];
+if(Array.isArray(data41)){
+const len2 = data41.length;
+for(let i2=0; i2<len2; i2++){
+let data42 = data41[i2];
+if(typeof data42 === "string"){
+if(!pattern47.test(data42)){
+const err76 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -33593,9 +33608,8 @@ vErrors.push(err76);
 errors++;
 }
 }
-}
 else {
-const err77 = {instancePath:instancePath+"/text-mime-types",schemaPath:"#/properties/text-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err77 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -33605,15 +33619,9 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data["multimodal-mime-types"] !== undefined){
-let data42 = data["multimodal-mime-types"];
-if(Array.isArray(data42)){
-const len3 = data42.length;
-for(let i3=0; i3<len3; i3++){
-let data43 = data42[i3];
-if(typeof data43 === "string"){
-if(!pattern47.test(data43)){
-const err78 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
+}
+else {
+const err78 = {instancePath:instancePath+"/text-mime-types",schemaPath:"#/properties/text-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -33623,8 +33631,15 @@ vErrors.push(err78);
 errors++;
 }
 }
-else {
-const err79 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["multimodal-mime-types"] !== undefined){
+let data43 = data["multimodal-mime-types"];
+if(Array.isArray(data43)){
+const len3 = data43.length;
+for(let i3=0; i3<len3; i3++){
+let data44 = data43[i3];
+if(typeof data44 === "string"){
+if(!pattern47.test(data44)){
+const err79 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -33634,9 +33649,8 @@ vErrors.push(err79);
 errors++;
 }
 }
-}
 else {
-const err80 = {instancePath:instancePath+"/multimodal-mime-types",schemaPath:"#/properties/multimodal-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err80 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -33646,15 +33660,9 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data["required-extensions"] !== undefined){
-let data44 = data["required-extensions"];
-if(Array.isArray(data44)){
-const len4 = data44.length;
-for(let i4=0; i4<len4; i4++){
-let data45 = data44[i4];
-if(typeof data45 === "string"){
-if(func1(data45) < 1){
-const err81 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err81 = {instancePath:instancePath+"/multimodal-mime-types",schemaPath:"#/properties/multimodal-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -33664,8 +33672,15 @@ vErrors.push(err81);
 errors++;
 }
 }
-else {
-const err82 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["required-extensions"] !== undefined){
+let data45 = data["required-extensions"];
+if(Array.isArray(data45)){
+const len4 = data45.length;
+for(let i4=0; i4<len4; i4++){
+let data46 = data45[i4];
+if(typeof data46 === "string"){
+if(func1(data46) < 1){
+const err82 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -33675,23 +33690,34 @@ vErrors.push(err82);
 errors++;
 }
 }
-let i5 = data44.length;
-let j0;
-if(i5 > 1){
-const indices0 = {};
-for(;i5--;){
-let item0 = data44[i5];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err83 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i5+" are identical)"};
+else {
+const err83 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
 }
 else {
 vErrors.push(err83);
+}
+errors++;
+}
+}
+let i5 = data45.length;
+let j0;
+if(i5 > 1){
+const indices0 = {};
+for(;i5--;){
+let item0 = data45[i5];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err84 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i5+" are identical)"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
 }
 errors++;
 break;
@@ -33701,20 +33727,7 @@ indices0[item0] = i5;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err84];
-}
-else {
-vErrors.push(err84);
-}
-errors++;
-}
-}
-if(data.mode !== undefined){
-let data46 = data.mode;
-if(typeof data46 !== "string"){
-const err85 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err85 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -33723,8 +33736,11 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(!((data46 === "normal") || (data46 === "pipeline"))){
-const err86 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema159.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.mode !== undefined){
+let data47 = data.mode;
+if(typeof data47 !== "string"){
+const err86 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -33733,12 +33749,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data["pipeline-name"] !== undefined){
-let data47 = data["pipeline-name"];
-if(typeof data47 === "string"){
-if(func1(data47) < 1){
-const err87 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data47 === "normal") || (data47 === "pipeline"))){
+const err87 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema159.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -33748,8 +33760,11 @@ vErrors.push(err87);
 errors++;
 }
 }
-else {
-const err88 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["pipeline-name"] !== undefined){
+let data48 = data["pipeline-name"];
+if(typeof data48 === "string"){
+if(func1(data48) < 1){
+const err88 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -33759,11 +33774,8 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data.provider !== undefined){
-let data48 = data.provider;
-if(typeof data48 === "string"){
-if(func1(data48) < 1){
-const err89 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err89 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -33773,8 +33785,11 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.provider !== undefined){
+let data49 = data.provider;
+if(typeof data49 === "string"){
+if(func1(data49) < 1){
+const err90 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -33784,11 +33799,8 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data.model !== undefined){
-let data49 = data.model;
-if(typeof data49 === "string"){
-if(func1(data49) < 1){
-const err91 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err91 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -33798,8 +33810,11 @@ vErrors.push(err91);
 errors++;
 }
 }
-else {
-const err92 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.model !== undefined){
+let data50 = data.model;
+if(typeof data50 === "string"){
+if(func1(data50) < 1){
+const err92 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -33809,11 +33824,8 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data["base-url"] !== undefined){
-let data50 = data["base-url"];
-if(typeof data50 === "string"){
-if(!pattern49.test(data50)){
-const err93 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+else {
+const err93 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -33823,8 +33835,11 @@ vErrors.push(err93);
 errors++;
 }
 }
-else {
-const err94 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["base-url"] !== undefined){
+let data51 = data["base-url"];
+if(typeof data51 === "string"){
+if(!pattern49.test(data51)){
+const err94 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -33834,11 +33849,8 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data.script !== undefined){
-let data51 = data.script;
-if(typeof data51 === "string"){
-if(func1(data51) < 1){
-const err95 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err95 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -33848,8 +33860,11 @@ vErrors.push(err95);
 errors++;
 }
 }
-else {
-const err96 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.script !== undefined){
+let data52 = data.script;
+if(typeof data52 === "string"){
+if(func1(data52) < 1){
+const err96 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -33859,11 +33874,8 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data52 = data["headers-timeout-seconds"];
-if((typeof data52 == "number") && (isFinite(data52))){
-if(data52 < 0 || isNaN(data52)){
-const err97 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err97 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -33873,8 +33885,11 @@ vErrors.push(err97);
 errors++;
 }
 }
-else {
-const err98 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data53 = data["headers-timeout-seconds"];
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 0 || isNaN(data53)){
+const err98 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -33884,11 +33899,8 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data53 = data["request-timeout-seconds"];
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
-const err99 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err99 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -33898,8 +33910,11 @@ vErrors.push(err99);
 errors++;
 }
 }
-else {
-const err100 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data54 = data["request-timeout-seconds"];
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 0 || isNaN(data54)){
+const err100 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -33909,11 +33924,8 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data54 = data["keep-alive-timeout-seconds"];
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
-const err101 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err101 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -33923,8 +33935,11 @@ vErrors.push(err101);
 errors++;
 }
 }
-else {
-const err102 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data55 = data["keep-alive-timeout-seconds"];
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 < 0 || isNaN(data55)){
+const err102 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -33934,11 +33949,8 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data55 = data["shutdown-timeout-seconds"];
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 <= 0 || isNaN(data55)){
-const err103 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err103 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -33948,8 +33960,11 @@ vErrors.push(err103);
 errors++;
 }
 }
-else {
-const err104 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data56 = data["shutdown-timeout-seconds"];
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 <= 0 || isNaN(data56)){
+const err104 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -33959,12 +33974,8 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data["tls-cert"] !== undefined){
-if(data["tls-key"] === undefined){
-const err105 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
-    missingProperty: "tls-key",
-    depsCount: 1,
-    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
+else {
+const err105 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -33974,12 +33985,12 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-if(data["tls-cert"] === undefined){
-const err106 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
-    missingProperty: "tls-cert",
+if(data["tls-cert"] !== undefined){
+if(data["tls-key"] === undefined){
+const err106 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
+    missingProperty: "tls-key",
     depsCount: 1,
-    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
+    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -33989,14 +34000,29 @@ vErrors.push(err106);
 errors++;
 }
 }
-}
-else {
-const err107 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data["tls-key"] !== undefined){
+if(data["tls-cert"] === undefined){
+const err107 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
+    missingProperty: "tls-cert",
+    depsCount: 1,
+    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
 if(vErrors === null){
 vErrors = [err107];
 }
 else {
 vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+else {
+const err108 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
 }
 errors++;
 }
@@ -34006,7 +34032,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate89;
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern50 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 const pattern51 = new RegExp("^https?://[^/?#]+/?$", "u");
 
@@ -34269,9 +34295,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data["state-dir"] !== undefined){
-if(typeof data["state-dir"] !== "string"){
-const err19 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["log-format"] !== undefined){
+let data11 = data["log-format"];
+if(!((data11 === "pretty") || (data11 === "json"))){
+const err19 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema160.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34281,11 +34308,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data["idle-shutdown"] !== undefined){
-let data12 = data["idle-shutdown"];
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err20 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data["state-dir"] !== undefined){
+if(typeof data["state-dir"] !== "string"){
+const err20 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34295,8 +34320,11 @@ vErrors.push(err20);
 errors++;
 }
 }
-else {
-const err21 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-shutdown"] !== undefined){
+let data13 = data["idle-shutdown"];
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err21 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34306,10 +34334,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data["interrupt-ttl"] !== undefined){
-let data13 = data["interrupt-ttl"];
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err22 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err22 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34318,9 +34344,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 1 || isNaN(data13)){
-const err23 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data["interrupt-ttl"] !== undefined){
+let data14 = data["interrupt-ttl"];
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err23 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34329,17 +34357,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-}
-if(data["allowed-cwds"] !== undefined){
-let data14 = data["allowed-cwds"];
-if(Array.isArray(data14)){
-const len1 = data14.length;
-for(let i2=0; i2<len1; i2++){
-let data15 = data14[i2];
-if(typeof data15 === "string"){
-if(!pattern9.test(data15)){
-const err24 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err24 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -34349,8 +34369,16 @@ vErrors.push(err24);
 errors++;
 }
 }
-else {
-const err25 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data["allowed-cwds"] !== undefined){
+let data15 = data["allowed-cwds"];
+if(Array.isArray(data15)){
+const len1 = data15.length;
+for(let i2=0; i2<len1; i2++){
+let data16 = data15[i2];
+if(typeof data16 === "string"){
+if(!pattern9.test(data16)){
+const err25 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34360,9 +34388,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
 else {
-const err26 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err26 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34372,11 +34399,9 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data16 = data["headers-timeout-seconds"];
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err27 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err27 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -34386,8 +34411,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data17 = data["headers-timeout-seconds"];
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err28 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -34397,11 +34425,8 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data17 = data["request-timeout-seconds"];
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err29 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err29 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -34411,8 +34436,11 @@ vErrors.push(err29);
 errors++;
 }
 }
-else {
-const err30 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data18 = data["request-timeout-seconds"];
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err30 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34422,11 +34450,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data18 = data["keep-alive-timeout-seconds"];
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 0 || isNaN(data18)){
-const err31 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err31 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -34436,8 +34461,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-else {
-const err32 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data19 = data["keep-alive-timeout-seconds"];
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err32 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -34447,11 +34475,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data19 = data["shutdown-timeout-seconds"];
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 <= 0 || isNaN(data19)){
-const err33 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err33 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34461,8 +34486,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-else {
-const err34 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data20 = data["shutdown-timeout-seconds"];
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 <= 0 || isNaN(data20)){
+const err34 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -34472,14 +34500,25 @@ vErrors.push(err34);
 errors++;
 }
 }
-}
 else {
-const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err35 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
 }
 errors++;
 }
@@ -34858,8 +34897,8 @@ return errors === 0;
 validate90.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_agui_error_catalogue = validate91;
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^agui\\.error\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
-const pattern56 = new RegExp("^agui\\.error\\.[a-z][A-Za-z0-9]*$", "u");
+const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
+const pattern56 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35087,7 +35126,7 @@ for(let i3=0; i3<len2; i3++){
 let data6 = data5[i3];
 if(typeof data6 === "string"){
 if(!pattern56.test(data6)){
-const err17 = {instancePath:instancePath+"/" + i0+"/messageKeys/" + i3,schemaPath:"#/items/properties/messageKeys/items/pattern",keyword:"pattern",params:{pattern: "^agui\\.error\\.[a-z][A-Za-z0-9]*$"},message:"must match pattern \""+"^agui\\.error\\.[a-z][A-Za-z0-9]*$"+"\""};
+const err17 = {instancePath:instancePath+"/" + i0+"/messageKeys/" + i3,schemaPath:"#/items/properties/messageKeys/items/pattern",keyword:"pattern",params:{pattern: "^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"},message:"must match pattern \""+"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }

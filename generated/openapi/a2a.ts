@@ -348,6 +348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics in Prometheus text format
+         * @description Prometheus text exposition (prom-client): iac_code_requests_total{method,binding,outcome}, iac_code_turn_duration_seconds{outcome}, iac_code_first_event_seconds{binding}, iac_code_open_streams{binding}, iac_code_tokens_total{kind}, iac_code_interrupts_waiting; every series has the label server=`a2a`. Behind the same authentication as the A2A methods when auth is configured.
+         */
+        get: operations["getA2aMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks": {
         parameters: {
             query?: never;
@@ -2060,6 +2080,27 @@ export interface operations {
             404: components["responses"]["RestNotFound"];
             415: components["responses"]["RestUnsupportedMediaType"];
             500: components["responses"]["RestInternal"];
+        };
+    };
+    getA2aMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
         };
     };
     listTasks: {

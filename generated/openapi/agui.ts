@@ -79,6 +79,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics in Prometheus text format
+         * @description Prometheus text exposition (prom-client): iac_code_requests_total{method,binding,outcome}, iac_code_turn_duration_seconds{outcome}, iac_code_first_event_seconds{binding}, iac_code_open_streams{binding}, iac_code_tokens_total{kind}, iac_code_interrupts_waiting; every series has the label server=`agui`. Behind the bearer token when one is configured.
+         */
+        get: operations["getAguiMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -262,8 +282,11 @@ export interface components {
             };
             /** @description The iac-code version. */
             serverVersion: string;
-            /** @constant */
-            status: "ok";
+            /**
+             * @description The same word as the A2A server's /health.
+             * @constant
+             */
+            status: "healthy";
         };
         /**
          * IacCodeProps
@@ -1114,6 +1137,27 @@ export interface operations {
                     "application/json": components["schemas"]["health"];
                 };
             };
+        };
+    };
+    getAguiMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current values. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
         };
     };
 }

@@ -4,6 +4,7 @@
 import Koa from "koa";
 import { Router } from "@koa/router";
 import type { Logger } from "pino";
+import type { ServerMetrics } from "../server/metrics.js";
 import { VERSION } from "../version.js";
 import type { RuntimeInfo } from "../runtime/seam.js";
 import type { Authenticator, AuthResult } from "./core/auth.js";
@@ -23,6 +24,8 @@ export interface HttpAppOptions {
   cards: () => AgentCards;
   runtimeInfo: () => RuntimeInfo;
   logger: Logger;
+  /** Served on GET /metrics, behind the same auth as the A2A methods. */
+  metrics?: ServerMetrics;
   /** Extra routers (REST binding, ...) mounted after the built-in routes. */
   routers?: Router<A2aState>[];
 }
@@ -71,6 +74,16 @@ export function buildHttpApp(options: HttpAppOptions): Koa<A2aState> {
     ctx.type = "application/json";
     ctx.body = json;
   });
+
+  const metrics = options.metrics;
+  if (metrics) {
+    // Same auth as the A2A methods: the numbers describe every caller's traffic.
+    router.get("/metrics", requireAuth(options.auth), async (ctx) => {
+      const { contentType, body } = await metrics.scrape();
+      ctx.set("Content-Type", contentType);
+      ctx.body = body;
+    });
+  }
 
   router.post("/", requireAuth(options.auth), async (ctx) => {
     ctx.respond = false;

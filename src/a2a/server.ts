@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
+import { ServerMetrics } from "../server/metrics.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
 import { createA2aGrpcHandler } from "./bindings/grpc.js";
 import { createRestRouter } from "./bindings/rest.js";
@@ -22,6 +23,7 @@ import { mediaTypesFromEnv } from "./core/parts.js";
 import { A2AService } from "./core/service.js";
 import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";
+import { meteredService } from "./metered-service.js";
 import { createPipelineStateRouter } from "./pipeline-state.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
@@ -35,6 +37,8 @@ export interface A2aServerDeps {
   env?: NodeJS.ProcessEnv;
   /** Extra routers mounted on the same app (REST binding...). */
   routers?: Router<A2aState>[];
+  /** Process metrics (CPU, memory, event loop) on /metrics too (the CLI turns them on). */
+  processMetrics?: boolean;
 }
 
 export interface RunningA2aServer {
@@ -49,6 +53,8 @@ export interface RunningA2aServer {
   service: A2AService;
   /** The state store (tests and ops read the permission audit through it). */
   state: StateStore;
+  /** What GET /metrics serves. */
+  metrics: ServerMetrics;
   cards: AgentCards;
   close(): Promise<void>;
   /** Writes what the stores still hold in memory (a forced exit's last step). */
@@ -101,6 +107,12 @@ async function startWithState(
     if (!cards) throw new Error("agent card requested before the server listens");
     return cards;
   };
+  let waiting = 0;
+  const metrics = new ServerMetrics({
+    server: "a2a",
+    interruptsWaiting: () => waiting,
+    processMetrics: deps.processMetrics,
+  });
   const service = new A2AService({
     runtime: deps.runtime,
     state,
@@ -115,17 +127,29 @@ async function startWithState(
     defaultCwd: cwd,
     allowedRoots: roots,
     mediaTypes,
+    turnObserver: {
+      ended(turn) {
+        metrics.turnSeconds.observe({ outcome: turn.code ?? turn.outcome }, turn.durationMs / 1000);
+        metrics.countTokens(turn.inputTokens, turn.outputTokens);
+      },
+      waiting(delta) {
+        waiting += delta;
+      },
+    },
   });
   await service.recover();
+  // The bindings call the core through its metered view.
+  const core = meteredService(service, metrics);
   const httpServed = settings.transport === "http";
   const app = buildHttpApp({
-    service,
+    service: core,
+    metrics,
     auth,
     cards: getCards,
     runtimeInfo: () => deps.runtime.info(),
     logger,
     routers: [
-      createRestRouter({ core: service, auth, logger }),
+      createRestRouter({ core, auth, logger }),
       createPipelineStateRouter({
         runtime: deps.runtime,
         tasks: state.tasks,
@@ -144,7 +168,7 @@ async function startWithState(
     res.setHeader("Content-Type", "application/json");
     res.end(JSON.stringify({ error: "Not found: this listener only serves the A2A gRPC binding." }));
   };
-  const grpc = createA2aGrpcHandler({ core: service, auth, logger });
+  const grpc = createA2aGrpcHandler({ core, auth, logger });
   const tls =
     settings.tlsCert && settings.tlsKey
       ? { cert: readFileSync(settings.tlsCert), key: readFileSync(settings.tlsKey) }
@@ -235,6 +259,7 @@ async function startWithState(
     port: listener.port,
     service,
     state,
+    metrics,
     cards,
     flushStores: () => state.commit(),
     close() {

@@ -24,7 +24,7 @@ export interface A2aItem {
 
 const KINDS: ItemKind[] = ["task", "statusUpdate", "artifactUpdate", "message"];
 
-const FAILED_STATES = new Set(["failed", "rejected", "auth-required"]);
+export const FAILED_STATES = new Set(["failed", "rejected", "auth-required"]);
 /** States after which the task does nothing more. */
 export const TERMINAL_STATES = new Set([...FAILED_STATES, "canceled", "completed"]);
 /** States at which a run's stream stops: terminal, or waiting for the next input. */

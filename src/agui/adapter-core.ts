@@ -2,6 +2,7 @@
 // thread decisions are made one at a time, the runs in progress, and the
 // durable effects they all use (load a thread, save it best-effort, cancel an
 // A2A task, expire unanswered interrupts on a timer, agui-iaccode.md §5.11).
+import type { ServerMetrics } from "../server/metrics.js";
 import type { A2aClient } from "./a2a-client.js";
 import { AguiError, MSG } from "./errors.js";
 import { earliestExpiry, markTerminal } from "./execution.js";
@@ -15,6 +16,7 @@ import {
 export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
 
 export interface AdapterLogger {
+  info(obj: unknown, msg?: string): void;
   warn(obj: unknown, msg?: string): void;
   error(obj: unknown, msg?: string): void;
 }
@@ -27,6 +29,8 @@ export interface AdapterOptions {
   interruptTtl?: number;
   now?: () => number;
   logger?: AdapterLogger;
+  /** Run metrics (served on /metrics). */
+  metrics?: ServerMetrics;
 }
 
 /** The live part of a run (one per thread at most). */
@@ -65,6 +69,7 @@ export class AdapterCore {
   readonly ttlMs: number;
   readonly now: () => number;
   readonly logger?: AdapterLogger;
+  readonly metrics?: ServerMetrics;
   readonly lock = new Mutex();
   /** Runs in progress by thread id. */
   readonly active = new Map<string, ActiveRun>();
@@ -78,6 +83,7 @@ export class AdapterCore {
     this.ttlMs = (options.interruptTtl ?? DEFAULT_INTERRUPT_TTL_SECONDS) * 1000;
     this.now = options.now ?? (() => Date.now());
     this.logger = options.logger;
+    this.metrics = options.metrics;
     this.lastActivity = this.now();
   }
 

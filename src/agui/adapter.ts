@@ -30,6 +30,11 @@ export class AguiAdapter {
     return !this.core.store.loaded().some(hasPending);
   }
 
+  /** Interrupts waiting for an answer among loaded threads (metrics). */
+  interruptsWaiting(): number {
+    return this.core.store.loaded().reduce((n, doc) => n + Object.keys(doc.execution.pending).length, 0);
+  }
+
   close(): void {
     this.core.close();
   }

@@ -58,12 +58,7 @@ function newBinding(request: RunRequest, cwd: string, userId: string | null): Th
 /** Throws AguiError with its HTTP status, or reserves the thread for the run. */
 export async function admit(core: AdapterCore, request: RunRequest, language: Language): Promise<Admission> {
   core.lastActivity = core.now();
-  let cwd: string;
-  try {
-    cwd = resolveWorkspace(request.iacCode.cwd, core.roots);
-  } catch {
-    throw new AguiError("INVALID_INPUT", MSG.invalidForwardedProps);
-  }
+  const cwd = resolveWorkspace(request.iacCode.cwd, core.roots);
   // The pipelines are the A2A server's bundled ones; an unknown name is never run as a normal turn.
   const pipeline = request.iacCode.pipelineName;
   if (pipeline !== undefined && pipeline !== null && !bundledPipelineNames().includes(pipeline)) {

@@ -7,6 +7,7 @@ import { schemaIndex, type AguiServerConfig } from "../contract/index.js";
 import { t } from "../i18n/index.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
 import { AGUI_SETTINGS } from "./settings.js";
+import { type LogFormat } from "../server/logger.js";
 import { configDir, expandPath } from "../server/paths.js";
 import { ConfigError, cliValues } from "../server/settings.js";
 import { loadConfigFile, mergeSettings } from "../server/settings-merge.js";
@@ -31,6 +32,8 @@ export interface AguiSettings {
   debug: boolean;
   /** log-to-stdout. */
   logStdout: boolean;
+  /** --log-format / log-format / IAC_CODE_AGUI_LOG_FORMAT; undefined: pretty on a terminal, else JSON. */
+  logFormat?: LogFormat;
   /** Headers, request, keep-alive and shutdown limits (default DEFAULT_TIMEOUTS). */
   timeouts?: ServerTimeouts;
 }
@@ -106,6 +109,7 @@ export function resolveSettings(
     allowedCwds: config["allowed-cwds"]?.map((p) => expandPath(p, env)),
     debug: config.debug ?? false,
     logStdout: config["log-to-stdout"] ?? false,
+    logFormat: config["log-format"],
     timeouts,
   };
 }

@@ -22,6 +22,22 @@ export const MSG = {
   notAnObject: "agui.error.inputNotObject",
   invalidEnvelope: "agui.error.invalidEnvelope",
   invalidForwardedProps: "agui.error.invalidForwardedProps",
+  fieldRequired: "agui.error.fieldRequired",
+  fieldUnknown: "agui.error.fieldUnknown",
+  fieldType: "agui.error.fieldType",
+  fieldConst: "agui.error.fieldConst",
+  fieldEnum: "agui.error.fieldEnum",
+  fieldEmpty: "agui.error.fieldEmpty",
+  fieldTooLong: "agui.error.fieldTooLong",
+  fieldMinimum: "agui.error.fieldMinimum",
+  fieldInvalid: "agui.error.fieldInvalid",
+  toolsNotSupported: "agui.error.toolsNotSupported",
+  workspaceNotAbsolute: "workspace.notAbsolute",
+  workspaceInvalid: "workspace.invalid",
+  workspaceOutsideRoots: "workspace.outsideRoots",
+  workspaceNotDirectory: "workspace.notDirectory",
+  workspaceMissing: "workspace.missing",
+  userMessageEmpty: "agui.error.userMessageEmpty",
   stateUnavailable: "agui.error.stateUnavailable",
   runIdUsed: "agui.error.runIdUsed",
   threadBusy: "agui.error.threadBusy",
@@ -76,18 +92,27 @@ export const MSG = {
 
 export type MessageKey = (typeof MSG)[keyof typeof MSG];
 
+/** Placeholder values of a wire text (the field a rejection names, an error id...). */
+export type MessageParams = Record<string, string>;
+
 /** A failure with a catalogue code; `message` is the English wire text (for logs). */
 export class AguiError extends Error {
   constructor(
     readonly code: AguiErrorCode,
     readonly messageKey: MessageKey,
+    readonly params: MessageParams = {},
     readonly status: number = aguiErrorSpec(code).httpStatus,
   ) {
-    super(t("en", messageKey));
+    super(t("en", messageKey, params));
     this.name = "AguiError";
   }
 
+  /** The wire text in a language. */
+  text(lang: Language): string {
+    return t(lang, this.messageKey, this.params);
+  }
+
   body(lang: Language): { error: { code: string; message: string } } {
-    return { error: { code: this.code, message: t(lang, this.messageKey) } };
+    return { error: { code: this.code, message: this.text(lang) } };
   }
 }

@@ -14,10 +14,12 @@ import type { AdapterLogger } from "./adapter-core.js";
 import type { RunRequest } from "./admission.js";
 import { corsMiddleware } from "./cors.js";
 import { AguiError, MSG, type MessageKey } from "./errors.js";
+import { fieldError } from "./field-errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "./inputs.js";
 import type { ResumeAnswer } from "./interrupts.js";
 import { SseWriter } from "./sse.js";
 import { readJsonBody } from "../server/json-body.js";
+import type { ServerMetrics } from "../server/metrics.js";
 
 /** The @ag-ui/core version whose wire this adapter follows. */
 export const AGUI_PROTOCOL_PACKAGE_VERSION = "1.0.0";
@@ -32,6 +34,8 @@ export interface HttpAppOptions {
   logger?: AdapterLogger;
   /** Browser origins allowed by CORS on POST / and the cancel extension (none: no CORS headers). */
   corsOrigins?: readonly string[];
+  /** Served on GET /metrics (behind the bearer token when one is configured). */
+  metrics?: ServerMetrics;
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
@@ -56,12 +60,18 @@ function sendFailure(
   err: unknown,
   lang: Language,
   logger: AdapterLogger | undefined,
+  ids: RequestIds = {},
 ): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   if (err instanceof AguiError) {
+    // In English, with the ids the client sent, so an operator can find the request.
+    logger?.info(
+      { ...ids, code: err.code, status: err.status, reason: err.message },
+      "AG-UI request refused",
+    );
     const close = err.code === "REQUEST_TOO_LARGE";
     sendJson(res, err.status, err.body(lang), close);
     if (close) req.resume();
@@ -72,6 +82,18 @@ function sendFailure(
     "unexpected error before the stream",
   );
   sendJson(res, 500, { error: { code: "INTERNAL", message: "An unexpected error occurred." } });
+}
+
+/** The ids a refused request named (logged with the refusal). */
+interface RequestIds {
+  threadId?: string;
+  runId?: string;
+  executionId?: string;
+}
+
+function idsOf(body: JsonObject): RequestIds {
+  const id = (v: unknown) => (typeof v === "string" && v.length <= 256 ? v : undefined);
+  return { threadId: id(body.threadId), runId: id(body.runId) };
 }
 
 function acceptLanguage(req: IncomingMessage): Language {
@@ -139,7 +161,7 @@ const CANCEL_BODY: BodyMessages = {
   notObject: MSG.cancelNotObject,
 };
 
-/** A clear INVALID_INPUT for a rejected envelope: content, forwarded props, or the envelope itself. */
+/** A clear INVALID_INPUT for a rejected envelope: content, the field and why, or the envelope itself. */
 function envelopeError(body: JsonObject, errors: ContractViolation[]): AguiError {
   const contentErr = errors.find((e) => /^\/messages\/\d+\/content/.test(e.path));
   if (contentErr && Array.isArray(body.messages)) {
@@ -153,10 +175,7 @@ function envelopeError(body: JsonObject, errors: ContractViolation[]): AguiError
       }
     }
   }
-  if (errors.every((e) => e.path.startsWith("/forwardedProps") || e.path.startsWith("/tools"))) {
-    return new AguiError("INVALID_INPUT", MSG.invalidForwardedProps);
-  }
-  return new AguiError("INVALID_INPUT", MSG.invalidEnvelope);
+  return fieldError(errors) ?? new AguiError("INVALID_INPUT", MSG.invalidEnvelope);
 }
 
 export function createAguiApp(options: HttpAppOptions): Koa {
@@ -171,7 +190,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
 
   router.get("/health", async (ctx) => {
     const body: JsonObject = {
-      status: "ok",
+      status: "healthy",
       protocol: "ag-ui",
       protocolPackageVersion: AGUI_PROTOCOL_PACKAGE_VERSION,
       executionKernel: "a2a-1.0",
@@ -181,6 +200,22 @@ export function createAguiApp(options: HttpAppOptions): Koa {
     if (runtime) body.runtime = runtime;
     ctx.body = body;
   });
+
+  const metrics = options.metrics;
+  if (metrics) {
+    // The same bearer token as POST /: the numbers describe every caller's traffic.
+    router.get("/metrics", async (ctx) => {
+      if (authToken && !tokenMatches(ctx.get("Authorization") || undefined, authToken)) {
+        const refused = new AguiError("UNAUTHORIZED", MSG.unauthorized);
+        ctx.status = refused.status;
+        ctx.body = refused.body(acceptLanguage(ctx.req));
+        return;
+      }
+      const { contentType, body } = await metrics.scrape();
+      ctx.set("Content-Type", contentType);
+      ctx.body = body;
+    });
+  }
 
   router.post("/", async (ctx) => {
     ctx.respond = false;
@@ -194,8 +229,10 @@ export function createAguiApp(options: HttpAppOptions): Koa {
 
   async function handleRun(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let lang = acceptLanguage(req);
+    let ids: RequestIds = {};
     try {
       const body = await readJsonObject(req, authToken, REQUEST_LIMIT, RUN_BODY);
+      ids = idsOf(body);
       const fp = isObject(body.forwardedProps) ? body.forwardedProps : undefined;
       const iac = fp && isObject(fp.iacCode) ? fp.iacCode : undefined;
       if (iac && typeof iac.preferredLanguage === "string")
@@ -225,7 +262,10 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         writer.end();
       }
     } catch (err) {
-      sendFailure(req, res, err, lang, options.logger);
+      // Admitted runs are counted when they end; this counts the refused ones.
+      if (err instanceof AguiError)
+        metrics?.requests.inc({ method: "run", binding: "agui", outcome: err.code });
+      sendFailure(req, res, err, lang, options.logger, ids);
     }
   }
 
@@ -243,9 +283,12 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         throw new AguiError("INVALID_INPUT", MSG.cancelFieldsRequired);
       }
       const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId);
+      metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: status });
       sendJson(res, 200, { executionId, status });
     } catch (err) {
-      sendFailure(req, res, err, lang, options.logger);
+      if (err instanceof AguiError)
+        metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: err.code });
+      sendFailure(req, res, err, lang, options.logger, { executionId });
     }
   }
 

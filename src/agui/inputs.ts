@@ -1,15 +1,19 @@
 // Turning an admitted RunAgentInput into what A2A receives: the resolved
 // workspace, the parts of the last user message (text and inline images within
 // their limits) and metadata.iac_code (secrets forwarded, never stored).
-import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
-import path from "node:path";
 import { isObject, type JsonObject } from "./a2a-items.js";
-import { AguiError, MSG } from "./errors.js";
+import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { compact } from "./events.js";
 import type { IacCodeProps } from "../contract/index.js";
 import { isStrictBase64 } from "../server/base64.js";
 import { isPortableFileName } from "../server/file-names.js";
-import { defaultRoots, existingRoots, isInside, rootList } from "../server/workspace-roots.js";
+import {
+  checkWorkspace,
+  defaultRoots,
+  existingRoots,
+  rootList,
+  type WorkspaceRefusal,
+} from "../server/workspace-roots.js";
 import { expandUserPath } from "../server/paths.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
@@ -22,19 +26,6 @@ const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp
 /** The iacCode extension as validated by the contract. */
 export type IacCode = IacCodeProps;
 
-function realpathLoose(p: string): string {
-  // Resolve the longest existing prefix through symlinks, keep the rest as written.
-  let existing = p;
-  const rest: string[] = [];
-  while (!existsSync(existing)) {
-    const parent = path.dirname(existing);
-    if (parent === existing) break;
-    rest.unshift(path.basename(existing));
-    existing = parent;
-  }
-  return path.join(realpathSync(existing), ...rest);
-}
-
 /** Allowed workspace roots: configured, else the env lists, else the process cwd and temp dir. */
 export function allowedRoots(
   configured: string[] | undefined,
@@ -45,29 +36,24 @@ export function allowedRoots(
   return existingRoots(rootList(raw, defaultRoots()));
 }
 
-/** Resolves and checks a workspace; creates it when missing. Throws a plain Error with the reason. */
+const WORKSPACE_MESSAGES: Record<WorkspaceRefusal, MessageKey> = {
+  notAbsolute: MSG.workspaceNotAbsolute,
+  invalid: MSG.workspaceInvalid,
+  outsideRoots: MSG.workspaceOutsideRoots,
+  missing: MSG.workspaceMissing,
+  notDirectory: MSG.workspaceNotDirectory,
+};
+
+/**
+ * Resolves the requested workspace (a leading ~ expanded) by the rule both
+ * protocols share; a refusal is an INVALID_INPUT naming forwardedProps.iacCode.cwd.
+ */
 export function resolveWorkspace(cwd: string, roots: string[]): string {
-  const expanded = expandUserPath(cwd);
-  if (!expanded || !path.isAbsolute(expanded))
-    throw new Error("The iac-code workspace must be an absolute path.");
-  let resolved: string;
-  try {
-    resolved = realpathLoose(path.normalize(expanded));
-  } catch {
-    throw new Error("The iac-code workspace is invalid.");
-  }
-  if (!roots.some((root) => isInside(resolved, root)))
-    throw new Error("The iac-code workspace is outside the allowed roots.");
-  if (existsSync(resolved)) {
-    if (!statSync(resolved).isDirectory()) throw new Error("The iac-code workspace is not a directory.");
-  } else {
-    try {
-      mkdirSync(resolved, { recursive: true });
-    } catch {
-      throw new Error("The iac-code workspace cannot be created.");
-    }
-  }
-  return resolved;
+  const checked = checkWorkspace(expandUserPath(cwd), roots);
+  if (checked.ok) return checked.path;
+  throw new AguiError("INVALID_INPUT", WORKSPACE_MESSAGES[checked.reason], {
+    field: "forwardedProps.iacCode.cwd",
+  });
 }
 
 /** The last message with role user, if any. */
@@ -90,7 +76,10 @@ function decodedSize(b64: string): number {
  */
 export function userParts(message: JsonObject): JsonObject[] {
   const content = message.content;
-  if (typeof content === "string") return [{ text: content }];
+  if (typeof content === "string") {
+    if (content.trim() === "") throw new AguiError("INVALID_INPUT", MSG.userMessageEmpty);
+    return [{ text: content }];
+  }
   if (!Array.isArray(content)) throw new AguiError("INVALID_INPUT", MSG.contentInvalid);
   const parts: JsonObject[] = [];
   let total = 0;
@@ -116,6 +105,8 @@ export function userParts(message: JsonObject): JsonObject[] {
     parts.push({ raw: value, mediaType, filename });
   }
   if (parts.length === 0) throw new AguiError("INVALID_INPUT", MSG.contentInvalid);
+  if (parts.every((p) => typeof p.text === "string" && p.text.trim() === ""))
+    throw new AguiError("INVALID_INPUT", MSG.userMessageEmpty);
   return parts;
 }
 

@@ -90,7 +90,8 @@ export function managedEnv(
   token: string,
   allowedCwds?: readonly string[],
 ): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...parent, IACCODE_A2A_HTTP_TOKEN: token };
+  // IAC_CODE_MANAGED_A2A: the child prints no banner of its own (the adapter's names it as internal).
+  const env: NodeJS.ProcessEnv = { ...parent, IACCODE_A2A_HTTP_TOKEN: token, IAC_CODE_MANAGED_A2A: "1" };
   const roots = allowedCwds?.length ? allowedCwds.join(path.delimiter) : parent.IAC_CODE_AGUI_ALLOWED_CWDS;
   if (roots && !parent.IACCODE_A2A_ALLOWED_CWDS) env.IACCODE_A2A_ALLOWED_CWDS = roots;
   return env;

@@ -4,7 +4,7 @@
 import type { AdapterCore, ActiveRun } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
 import { t } from "../i18n/index.js";
-import type { AguiErrorCode, MessageKey } from "./errors.js";
+import type { AguiErrorCode, MessageKey, MessageParams } from "./errors.js";
 import type { AguiEvent } from "./events.js";
 import type { RunTranslator } from "./translate.js";
 
@@ -25,6 +25,8 @@ export interface RunContext {
   sessionAnnounced: boolean;
   /** The last task state the stream reported (decides how the run ends). */
   lastState: string | undefined;
+  /** A failed task's status text and metadata.iac_code.error (the run's RUN_ERROR says the same). */
+  failure?: { text: string; error?: Record<string, unknown> };
 }
 
 /** Thrown inside a run to end it with RUN_ERROR. */
@@ -32,8 +34,11 @@ export class RunFailure extends Error {
   constructor(
     readonly code: AguiErrorCode,
     readonly messageKey: MessageKey,
+    readonly params: MessageParams = {},
+    /** A wire text the A2A server already localised (a model failure with its error id). */
+    readonly localized?: string,
   ) {
-    super(t("en", messageKey));
+    super(t("en", messageKey, params));
   }
 }
 

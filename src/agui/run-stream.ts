@@ -3,9 +3,15 @@
 // iac-code.session.v1, translating items into AG-UI events, collecting new
 // interrupts and committing them before they are shown, and ending the run on
 // the stream's last state. Shared by new runs and resumes.
+import { isAguiErrorCode } from "../contract/index.js";
+import { ERROR_CODE_MESSAGES } from "../runtime/errors.js";
+import type { RuntimeErrorCode } from "../runtime/seam.js";
 import {
+  FAILED_STATES,
+  isObject,
   readItem,
   sessionIdOf,
+  statusText,
   STOP_STATES,
   TERMINAL_STATES,
   type A2aItem,
@@ -158,6 +164,12 @@ async function handleItem(ctx: RunContext, item: A2aItem): Promise<ItemOutcome> 
   const st = item.state;
   if (snapshot && !TERMINAL_STATES.has(st ?? "")) return "continue";
   if (st) ctx.lastState = st;
+  if (st && FAILED_STATES.has(st)) {
+    ctx.failure = {
+      text: statusText(item).text,
+      error: isObject(item.iac.error) ? item.iac.error : undefined,
+    };
+  }
   return st && STOP_STATES.has(st) ? "stop" : "continue";
 }
 
@@ -189,11 +201,27 @@ async function finish(ctx: RunContext): Promise<void> {
   announceSession(ctx, true);
   const st = ctx.lastState;
   if (ctx.run.cancelledByExtension || st === "canceled") throw new RunFailure("CANCELLED", MSG.cancelled);
-  if (st !== "completed" && st !== "input-required")
-    throw new RunFailure("A2A_EXECUTION_FAILED", MSG.executionFailed);
+  if (st !== "completed" && st !== "input-required") throw taskFailure(ctx);
   const events = ctx.tr.finishSuccess();
   syncDurable(ctx);
   markTerminal(doc);
   await ctx.core.saveBestEffort(doc);
   for (const ev of events) ctx.sink.send(ev);
+}
+
+/**
+ * The RUN_ERROR of a failed task: a model or runtime failure keeps its code and
+ * the A2A text (localised, with the errorId of the server's log line); any
+ * other failure is A2A_EXECUTION_FAILED with the task's own text when it has one.
+ */
+function taskFailure(ctx: RunContext): RunFailure {
+  const code = ctx.failure?.error?.code;
+  const text = ctx.failure?.text || undefined;
+  const errorId = ctx.failure?.error?.errorId;
+  const params: Record<string, string> = typeof errorId === "string" ? { errorId } : {};
+  if (isAguiErrorCode(code) && code in ERROR_CODE_MESSAGES) {
+    const key = ERROR_CODE_MESSAGES[code as RuntimeErrorCode] as MessageKey;
+    return new RunFailure(code, key, params, text);
+  }
+  return new RunFailure("A2A_EXECUTION_FAILED", MSG.executionFailed, {}, text);
 }

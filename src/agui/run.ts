@@ -8,12 +8,13 @@ import { t } from "../i18n/index.js";
 import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
 import type { AdapterCore } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
-import { AguiError, MSG, type MessageKey } from "./errors.js";
+import { AguiError, MSG, type MessageKey, type MessageParams } from "./errors.js";
 import { hasPending, isTerminal, markTerminal } from "./execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { resume } from "./resume.js";
 import { RunFailure, syncDurable, type EventSink, type RunContext } from "./run-context.js";
 import { consume, messageParams } from "./run-stream.js";
+import type { AguiEvent } from "./events.js";
 import { RunTranslator } from "./translate.js";
 
 /** Codes after which the execution cannot continue (unless an interrupt still waits). */
@@ -32,9 +33,19 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
       textSnapshotDigests: doc.execution.textSnapshotDigests,
     },
   });
-  const ctx: RunContext = { core, admission, run, tr, sink, sessionAnnounced: false, lastState: undefined };
+  const watched = watch(core, sink);
+  const ctx: RunContext = {
+    core,
+    admission,
+    run,
+    tr,
+    sink: watched,
+    sessionAnnounced: false,
+    lastState: undefined,
+  };
   sink.onDisconnect(() => void onDisconnect(ctx));
-  for (const ev of tr.start(request.parentRunId)) sink.send(ev);
+  core.metrics?.openStreams.inc({ binding: "agui" });
+  for (const ev of tr.start(request.parentRunId)) watched.send(ev);
   try {
     if (admission.isResume) await resume(ctx);
     else await newRun(ctx);
@@ -45,7 +56,60 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
     run.upstream.abort();
     if (core.active.get(request.threadId) === run) core.active.delete(request.threadId);
     core.lastActivity = core.now();
+    core.metrics?.openStreams.dec({ binding: "agui" });
+    summarize(ctx, watched);
   }
+}
+
+/** A sink that notes how the run ended and when its first event after RUN_STARTED went out. */
+function watch(core: AdapterCore, sink: EventSink): EventSink & { outcome: string; startedAt: number } {
+  let events = 0;
+  const watched = {
+    outcome: "disconnected",
+    startedAt: performance.now(),
+    get disconnected() {
+      return sink.disconnected;
+    },
+    onDisconnect: (fn: () => void) => sink.onDisconnect(fn),
+    send(ev: AguiEvent) {
+      if (++events === 2)
+        core.metrics?.firstEventSeconds.observe(
+          { binding: "agui" },
+          (performance.now() - watched.startedAt) / 1000,
+        );
+      if (ev.type === "RUN_FINISHED") watched.outcome = ev.outcome?.type ?? "success";
+      else if (ev.type === "RUN_ERROR") watched.outcome = ev.code ?? "RUN_ERROR";
+      sink.send(ev);
+    },
+  };
+  return watched;
+}
+
+/** One info line per run (thread, run, outcome, duration, tokens) and the run metrics. */
+function summarize(ctx: RunContext, watched: { outcome: string; startedAt: number }): void {
+  const { request, isResume } = ctx.admission;
+  const usage = ctx.tr.usageList() ?? [];
+  const inputTokens = usage.reduce((n, u) => n + (u.inputTokens ?? 0), 0);
+  const outputTokens = usage.reduce((n, u) => n + (u.outputTokens ?? 0), 0);
+  const durationMs = Math.round(performance.now() - watched.startedAt);
+  ctx.core.logger?.info(
+    {
+      threadId: request.threadId,
+      runId: request.runId,
+      contextId: ctx.admission.doc.contextId,
+      resume: isResume,
+      outcome: watched.outcome,
+      durationMs,
+      inputTokens,
+      outputTokens,
+    },
+    "run ended",
+  );
+  const metrics = ctx.core.metrics;
+  if (!metrics) return;
+  metrics.requests.inc({ method: isResume ? "resume" : "run", binding: "agui", outcome: watched.outcome });
+  metrics.turnSeconds.observe({ outcome: watched.outcome }, durationMs / 1000);
+  metrics.countTokens(inputTokens, outputTokens);
 }
 
 async function newRun(ctx: RunContext): Promise<void> {
@@ -63,9 +127,13 @@ async function failRun(ctx: RunContext, err: unknown): Promise<void> {
   const { doc } = ctx.admission;
   let code: string;
   let messageKey: MessageKey;
+  let params: MessageParams = {};
+  let localized: string | undefined;
   if (err instanceof RunFailure || err instanceof AguiError) {
     code = err.code;
     messageKey = err.messageKey;
+    params = err.params;
+    if (err instanceof RunFailure) localized = err.localized;
   } else if (ctx.run.cancelledByExtension) {
     code = "CANCELLED";
     messageKey = MSG.cancelled;
@@ -87,7 +155,9 @@ async function failRun(ctx: RunContext, err: unknown): Promise<void> {
     markTerminal(doc);
     await core.saveBestEffort(doc);
   }
-  ctx.sink.send(ctx.tr.error(code, t(ctx.admission.language, messageKey)));
+  // Open spans are closed first: a client sees every message, tool and step end before the error.
+  for (const ev of ctx.tr.closeAll()) ctx.sink.send(ev);
+  ctx.sink.send(ctx.tr.error(code, localized ?? t(ctx.admission.language, messageKey, params)));
 }
 
 async function onDisconnect(ctx: RunContext): Promise<void> {

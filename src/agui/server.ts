@@ -4,6 +4,7 @@
 import type http from "node:http";
 import path from "node:path";
 import { listenHttp } from "../server/listener.js";
+import { ServerMetrics } from "../server/metrics.js";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
 import { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
@@ -23,6 +24,8 @@ export interface AguiServerDeps {
   onIdleShutdown?: () => void;
   /** Test hook: fault injection on thread-state writes. */
   store?: ThreadStore;
+  /** Process metrics (CPU, memory, event loop) on /metrics too (the CLI turns them on). */
+  processMetrics?: boolean;
 }
 
 export interface AguiServer {
@@ -71,12 +74,19 @@ export async function startAguiServer(
   }
   const client = new A2aClient({ url: a2aUrl, token: a2aToken });
   const store = deps.store ?? new ThreadStore({ root: settings.stateDir });
+  const metrics: ServerMetrics = new ServerMetrics({
+    server: "agui",
+    // Read at scrape time, once the adapter below exists.
+    interruptsWaiting: (): number => adapter.interruptsWaiting(),
+    processMetrics: deps.processMetrics,
+  });
   const adapter = new AguiAdapter({
     client,
     store,
     allowedRoots: allowedRoots(settings.allowedCwds),
     interruptTtl: settings.interruptTtl,
     logger: deps.logger,
+    metrics,
   });
   const runtimeInfo = async (): Promise<JsonObject | undefined> => {
     const res = await fetch(`${a2aUrl}health`, {
@@ -93,6 +103,7 @@ export async function startAguiServer(
     runtimeInfo,
     logger: deps.logger,
     corsOrigins: settings.corsOrigins,
+    metrics,
   });
   const handler = app.callback();
   handle = (req, res) => void handler(req, res);

@@ -83,6 +83,14 @@ export const AGUI_SETTINGS: SettingsTable = {
       aliases: { flags: ["log-stdout"], keys: ["log-stdout"] },
       help: "write logs to stdout instead of stderr",
     },
+    {
+      key: "log-format",
+      kind: "string",
+      arg: "format",
+      choices: ["pretty", "json"],
+      parse: (value) => String(value).trim().toLowerCase(),
+      help: "pretty or json (default: pretty on a terminal, JSON otherwise)",
+    },
     ...TIMEOUT_SETTINGS.map((t) => ({ key: t.key, kind: "number" as const, arg: "n", help: t.help })),
   ],
 };

@@ -176,6 +176,9 @@ export class RunTranslator {
   // --- text -----------------------------------------------------------------
 
   private statusText(item: A2aItem, out: AguiEvent[]): void {
+    // Only a working task's texts are the assistant's: a failed or cancelled task's
+    // status text ("Task canceled.", a failure) ends the run as RUN_ERROR instead.
+    if (item.state !== undefined && item.state !== "working") return;
     const { text, messageId } = statusText(item);
     if (!text) return;
     const final = isObject(item.iac.assistantFinal) && item.iac.assistantFinal.complete === true;
@@ -497,7 +500,7 @@ export class RunTranslator {
     ];
   }
 
-  /** RUN_ERROR may come with spans open (the client accepts it at any time). */
+  /** RUN_ERROR (callers send closeAll() before it, so no span stays open). */
   error(code: string, message: string): AguiEvent {
     return this.ev("RUN_ERROR", { message, code, usage: this.usageList() });
   }
@@ -525,7 +528,8 @@ export function translateStream(
     if (item.state) last = item.state;
   }
   if (last === "completed" || last === "input-required") out.push(...tr.finishSuccess());
-  else if (last === "canceled") out.push(tr.error("CANCELLED", "The execution was cancelled."));
-  else out.push(tr.error("A2A_EXECUTION_FAILED", "The A2A execution failed."));
+  else if (last === "canceled")
+    out.push(...tr.closeAll(), tr.error("CANCELLED", "The execution was cancelled."));
+  else out.push(...tr.closeAll(), tr.error("A2A_EXECUTION_FAILED", "The A2A execution failed."));
   return out;
 }

@@ -22,7 +22,11 @@ export function settingsFromCli(options: object, env: NodeJS.ProcessEnv = proces
 
 export async function runA2aServer(settings: A2aServerSettings): Promise<RunningA2aServer> {
   guardStdio();
-  const logger = createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
+  const logger = createLogger({
+    debug: settings.debug,
+    logToStdout: settings.logToStdout,
+    format: settings.logFormat,
+  });
   const runtime = await createAgentRuntime({
     provider: settings.provider,
     model: settings.model,
@@ -33,15 +37,11 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     autoApprovePermissions: settings.autoApprovePermissions,
     logger,
   });
-  const server = await startA2aServer(settings, { runtime, logger });
+  const server = await startA2aServer(settings, { runtime, logger, processMetrics: true });
   const info = runtime.info();
   const bindings = server.restUrl
     ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`
     : `gRPC ${server.grpcTarget}`;
-  process.stderr.write(
-    `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
-  );
-  if (info.hint) process.stderr.write(`${info.hint}\n`);
   const authenticated = Boolean(
     settings.token || settings.apiKey || (settings.basicUsername && settings.basicPassword),
   );
@@ -52,6 +52,13 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     "--token (IACCODE_A2A_HTTP_TOKEN), --api-key or Basic auth",
   );
   if (warning) logger.warn(warning);
+  // One banner, on stdout (stderr carries only log lines); a managed child leaves it to its adapter.
+  if (process.env.IAC_CODE_MANAGED_A2A !== "1") {
+    process.stdout.write(
+      `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
+    );
+    if (info.hint) process.stdout.write(`${info.hint}\n`);
+  }
   handleStopSignals({
     logger,
     graceful: () => server.close().then(() => runtime.close()),

@@ -6,7 +6,7 @@ import { ConfigError, resolveSettings, type AguiSettings } from "../agui/config.
 import { startAguiServer, type AguiServer } from "../agui/server.js";
 import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
 import { exposureWarning } from "../server/exposure.js";
-import { guardStdio, safeLogDestination } from "../server/logger.js";
+import { guardStdio, logDestination } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
 
@@ -15,7 +15,7 @@ const cliLanguage = () =>
     (process.env.LC_ALL || process.env.LC_MESSAGES || process.env.LANG || "").split(".")[0],
   ) ?? DEFAULT_LANGUAGE;
 
-export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">): Logger {
+export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout" | "logFormat">): Logger {
   return pino(
     {
       name: "iac-code-agui",
@@ -26,7 +26,7 @@ export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">):
         censor: "[REDACTED]",
       },
     },
-    safeLogDestination(settings.logStdout ? 1 : 2),
+    logDestination({ fd: settings.logStdout ? 1 : 2, format: settings.logFormat }),
   );
 }
 
@@ -34,6 +34,9 @@ export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout">):
 export async function announce(server: AguiServer, logger: Logger): Promise<void> {
   const lang = cliLanguage();
   process.stdout.write(`${t(lang, "aguiAdapter.cliListening", { url: server.url })}\n`);
+  // The managed A2A server answers only this adapter (its token): say so, once.
+  if (server.managed)
+    process.stdout.write(`${t(lang, "aguiAdapter.cliManagedA2a", { url: server.a2aUrl })}\n`);
   try {
     const res = await fetch(`${server.url}health`, { signal: AbortSignal.timeout(2000) });
     const body = (await res.json()) as { runtime?: { demo?: boolean; hint?: string } };
@@ -53,7 +56,14 @@ export async function runAdapter(settings: AguiSettings): Promise<void> {
   try {
     server = await startAguiServer(settings, {
       logger,
-      managed: { extraArgs: settings.a2aConfig ? ["--config", settings.a2aConfig] : [] },
+      managed: {
+        // The managed server logs in the adapter's format (both write to the same stderr).
+        extraArgs: [
+          ...(settings.a2aConfig ? ["--config", settings.a2aConfig] : []),
+          ...(settings.logFormat ? ["--log-format", settings.logFormat] : []),
+        ],
+      },
+      processMetrics: true,
       onIdleShutdown: () => process.exit(0),
     });
   } catch (err) {

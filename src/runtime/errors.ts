@@ -1,7 +1,7 @@
 // Error classes of the runtime and the redaction that keeps secrets out of
 // logs and tool texts. A client only ever sees a fixed, localised text per
 // error kind (plus an error id); the detail goes to the server log, redacted.
-import type { RuntimeErrorKind } from "./seam.js";
+import type { RuntimeErrorCode, RuntimeErrorKind } from "./seam.js";
 
 /** Configuration that cannot work (unknown provider, unreadable settings, bad script). */
 export class ConfigError extends Error {
@@ -9,17 +9,50 @@ export class ConfigError extends Error {
 }
 
 /**
- * A provider failure. `kind` decides what the client sees; `detail` is for
- * the logs only (status code, vendor message), never for clients.
+ * A provider failure. `kind` says whether retrying may help, `code` what the
+ * client is told; `detail` and `endpoint` (host:port) are for the logs only
+ * (status code, vendor message), never for clients.
  */
 export class ProviderError extends Error {
   override name = "ProviderError";
+  readonly code: RuntimeErrorCode;
   constructor(
     readonly kind: RuntimeErrorKind,
     readonly detail: string,
     readonly status?: number,
+    code?: RuntimeErrorCode,
+    readonly endpoint?: string,
   ) {
     super(`${kind}: ${detail}`);
+    this.code = code ?? errorCodeFor(kind, status);
+  }
+}
+
+/** The code of a failure that names none: by kind, and 429 as rate limiting. */
+export function errorCodeFor(kind: RuntimeErrorKind, status?: number): RuntimeErrorCode {
+  if (kind === "authentication") return "MODEL_AUTHENTICATION_FAILED";
+  if (status === 429) return "MODEL_RATE_LIMITED";
+  return kind === "retryable" ? "MODEL_UNAVAILABLE" : "MODEL_REQUEST_REJECTED";
+}
+
+/** The i18n key of each failure's client text (errors domain; `{errorId}` ties it to the log line). */
+export const ERROR_CODE_MESSAGES: Record<RuntimeErrorCode, string> = {
+  MODEL_UNREACHABLE: "model.error.unreachable",
+  MODEL_AUTHENTICATION_FAILED: "model.error.authentication",
+  MODEL_RATE_LIMITED: "model.error.rateLimited",
+  MODEL_UNAVAILABLE: "model.error.unavailable",
+  MODEL_REQUEST_REJECTED: "model.error.rejected",
+  RUNTIME_ERROR: "turn.error.internal",
+};
+
+/** host:port of a URL (for log lines; never sent to clients). */
+export function endpointOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    const port = u.port || (u.protocol === "https:" ? "443" : "80");
+    return `${u.hostname}:${port}`;
+  } catch {
+    return undefined;
   }
 }
 

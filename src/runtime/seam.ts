@@ -154,6 +154,18 @@ export interface PipelineState {
 
 export type RuntimeErrorKind = "authentication" | "retryable" | "fatal";
 
+/**
+ * What failed, as both protocols report it (A2A metadata.iac_code.error.code,
+ * AG-UI RUN_ERROR code; the codes of schemas/errors/catalogue/agui.json).
+ */
+export type RuntimeErrorCode =
+  | "MODEL_UNREACHABLE"
+  | "MODEL_AUTHENTICATION_FAILED"
+  | "MODEL_RATE_LIMITED"
+  | "MODEL_UNAVAILABLE"
+  | "MODEL_REQUEST_REJECTED"
+  | "RUNTIME_ERROR";
+
 export type RuntimeEvent =
   | { type: "message_start"; messageId: string }
   | { type: "text_delta"; messageId: string; text: string }
@@ -211,7 +223,7 @@ export type RuntimeEvent =
       summary?: string;
     }
   /** A turn-ending failure; message is already sanitised for clients. */
-  | { type: "error"; kind: RuntimeErrorKind; message: string; errorId?: string };
+  | { type: "error"; kind: RuntimeErrorKind; message: string; errorId?: string; code?: RuntimeErrorCode };
 
 export interface AgentSession {
   readonly sessionId: string;

@@ -99,6 +99,14 @@ export const A2A_SETTINGS: SettingsTable = {
     { key: "debug", kind: "boolean", short: "d", help: "debug logging" },
     { key: "log-to-stdout", kind: "boolean", help: "write logs to stdout instead of stderr" },
     {
+      key: "log-format",
+      kind: "string",
+      arg: "format",
+      choices: ["pretty", "json"],
+      parse: (value) => String(value).trim().toLowerCase(),
+      help: "pretty or json (default: pretty on a terminal, JSON otherwise)",
+    },
+    {
       key: "token",
       kind: "string",
       arg: "token",

@@ -11,6 +11,7 @@ import {
   parseThinkingExposure,
   type ThinkingType,
 } from "./a2a-settings.js";
+import { type LogFormat } from "./logger.js";
 import { configDir, expandPath } from "./paths.js";
 import { ConfigError, type CliValues } from "./settings.js";
 import { loadConfigFile as loadFile, mergeSettings } from "./settings-merge.js";
@@ -29,6 +30,8 @@ export interface A2aServerSettings {
   thinkingExposure: ThinkingType[];
   debug: boolean;
   logToStdout: boolean;
+  /** --log-format / log-format / IACCODE_A2A_LOG_FORMAT; undefined: pretty on a terminal, else JSON. */
+  logFormat?: LogFormat;
   token?: string;
   basicUsername?: string;
   basicPassword?: string;
@@ -139,6 +142,7 @@ export function resolveSettings(
     thinkingExposure: parseThinkingExposure(config["thinking-exposure"]),
     debug: config.debug ?? false,
     logToStdout: config["log-to-stdout"] ?? false,
+    logFormat: config["log-format"],
     token: nonEmpty(config.token),
     basicUsername: nonEmpty(config["basic-username"]),
     basicPassword: nonEmpty(config["basic-password"]),

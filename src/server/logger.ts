@@ -1,5 +1,7 @@
 // Structured logs (pino) with secrets redacted. Logs go to stderr by default so
-// that stdout stays free; --log-to-stdout mirrors them to stdout. A log
+// that stdout stays free; --log-to-stdout mirrors them to stdout. They are
+// JSON lines, or one readable line each on a terminal (--log-format pretty|json
+// chooses; the default follows whether the destination is a TTY). A log
 // destination that goes away (a closed pipe, a dead parent's socket) never
 // blocks or crashes the server: writes are asynchronous and bounded in memory,
 // and a write error silences the destination for good.
@@ -8,9 +10,14 @@ import { LOG_REDACT_PATHS } from "../a2a/core/sanitize.js";
 
 export type { Logger } from "pino";
 
+export type LogFormat = "pretty" | "json";
+export const LOG_FORMATS: readonly LogFormat[] = ["pretty", "json"];
+
 export interface LoggerOptions {
   debug?: boolean;
   logToStdout?: boolean;
+  /** Default: pretty on a terminal, JSON otherwise. */
+  format?: LogFormat;
   /** Silence everything (tests). */
   silent?: boolean;
   /** Custom destination (tests capture logs). */
@@ -49,9 +56,83 @@ export function guardStdio(): void {
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 }
 
+/** A value of --log-format / log-format, or undefined when absent; anything else is an Error naming the source. */
+export function parseLogFormat(value: unknown, source: string): LogFormat | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value === "string" && (LOG_FORMATS as readonly string[]).includes(value.trim().toLowerCase()))
+    return value.trim().toLowerCase() as LogFormat;
+  throw new Error(
+    `Invalid ${source} '${typeof value === "string" ? value : JSON.stringify(value)}': expected pretty or json.`,
+  );
+}
+
+/** The format used when none is chosen: pretty on a terminal. */
+export function defaultLogFormat(fd: 1 | 2): LogFormat {
+  return (fd === 1 ? process.stdout : process.stderr).isTTY ? "pretty" : "json";
+}
+
+const LEVEL_NAMES: Record<number, string> = {
+  10: "TRACE",
+  20: "DEBUG",
+  30: "INFO ",
+  40: "WARN ",
+  50: "ERROR",
+  60: "FATAL",
+};
+/** pino's own keys, not repeated as key=value. */
+const PINO_KEYS = new Set(["level", "time", "pid", "hostname", "name", "msg", "v"]);
+
+function prettyValue(value: unknown): string {
+  if (typeof value === "string") return /[\s"=]/.test(value) || value === "" ? JSON.stringify(value) : value;
+  // A serialised error ({type, message, stack}): its message is what a person reads.
+  if (value instanceof Object && "message" in value && "type" in value) return JSON.stringify(value.message);
+  return JSON.stringify(value);
+}
+
+/** One JSON log line as "12:03:04.567 INFO  message key=value ...". */
+export function prettyLine(json: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json.endsWith("\n") ? json : `${json}\n`;
+  }
+  const time = new Date(typeof entry.time === "number" ? entry.time : Date.now()).toISOString().slice(11, 23);
+  const level = LEVEL_NAMES[entry.level as number] ?? String(entry.level);
+  const fields = Object.entries(entry)
+    .filter(([key]) => !PINO_KEYS.has(key))
+    .map(([key, value]) => `${key}=${prettyValue(value)}`);
+  const msg = typeof entry.msg === "string" ? entry.msg : "";
+  return `${[time, level, msg, ...fields].join(" ")}\n`;
+}
+
+/** Writes each JSON line to `inner` in the pretty form. */
+function prettyDestination(inner: { write(line: string): unknown }): { write(line: string): void } {
+  return {
+    write(chunk: string) {
+      for (const line of chunk.split("\n")) if (line) inner.write(prettyLine(line));
+    },
+  };
+}
+
+/** The destination for a format: the given stream or fd 1/2, pretty-printed when asked. */
+export function logDestination(options: {
+  fd: 1 | 2;
+  format?: LogFormat;
+  destination?: NodeJS.WritableStream;
+}): DestinationStream {
+  const inner = options.destination ?? safeLogDestination(options.fd);
+  const format = options.format ?? (options.destination ? "json" : defaultLogFormat(options.fd));
+  return format === "pretty" ? prettyDestination(inner) : inner;
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.silent ? "silent" : options.debug ? "debug" : "info";
-  const destination = options.destination ?? safeLogDestination(options.logToStdout ? 1 : 2);
+  const destination = logDestination({
+    fd: options.logToStdout ? 1 : 2,
+    format: options.format,
+    destination: options.destination,
+  });
   return pino(
     {
       name: "iac-code",

@@ -1,7 +1,8 @@
 // Workspace containment shared by the A2A server, the AG-UI adapter and the
-// runtime's file tools: which directories are allowed roots, and whether a
-// (resolved) path lies inside one.
-import { realpathSync, statSync } from "node:fs";
+// runtime's file tools: which directories are allowed roots, whether a
+// (resolved) path lies inside one, and the one rule both protocols apply to a
+// requested workspace (absolute, inside a root, an existing directory).
+import { existsSync, realpathSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expandPath } from "./paths.js";
@@ -35,4 +36,54 @@ export function existingRoots(candidates: readonly string[]): string[] {
     }
   }
   return roots;
+}
+
+/** Why a requested workspace was refused (each has a localised text naming the field: workspace.*). */
+export type WorkspaceRefusal = "notAbsolute" | "invalid" | "outsideRoots" | "missing" | "notDirectory";
+
+export type WorkspaceCheck = { ok: true; path: string } | { ok: false; reason: WorkspaceRefusal };
+
+/** Resolves the longest existing prefix through symlinks and keeps the rest as written. */
+function realpathLoose(p: string): string {
+  try {
+    // One realpath(3) call for the usual, existing path (the JS realpathSync makes an lstat per component).
+    return realpathSync.native(p);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  let existing = p;
+  const rest: string[] = [];
+  while (!existsSync(existing)) {
+    const parent = path.dirname(existing);
+    if (parent === existing) break;
+    rest.unshift(path.basename(existing));
+    existing = parent;
+  }
+  return path.join(realpathSync(existing), ...rest);
+}
+
+/**
+ * The workspace rule of both protocols: an absolute path whose real path lies
+ * inside an allowed root and is an existing directory; nothing is created.
+ * Containment is checked before existence, so a refusal says nothing about
+ * paths outside the roots. Returns the real path.
+ */
+export function checkWorkspace(requested: unknown, roots: readonly string[]): WorkspaceCheck {
+  if (typeof requested !== "string" || requested.trim() === "" || !path.isAbsolute(requested)) {
+    return { ok: false, reason: "notAbsolute" };
+  }
+  let real: string;
+  try {
+    real = realpathLoose(path.normalize(requested));
+  } catch {
+    return { ok: false, reason: "invalid" };
+  }
+  if (!roots.some((root) => isInside(real, root))) return { ok: false, reason: "outsideRoots" };
+  if (!existsSync(real)) return { ok: false, reason: "missing" };
+  try {
+    if (!statSync(real).isDirectory()) return { ok: false, reason: "notDirectory" };
+  } catch {
+    return { ok: false, reason: "invalid" };
+  }
+  return { ok: true, path: real };
 }

@@ -39,14 +39,16 @@ describe("a2a-bindings: iac-code a2a serves all three bindings on one port", () 
     const child = spawn(process.execPath, [BIN, "a2a", "--config", config], {
       env,
       cwd: dir,
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
+    // The banner is on stdout; stderr has only log lines.
     let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stderr.resume();
+    child.stdout.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
     try {
       const line = await new Promise<string>((resolve, reject) => {
-        child.stderr.on("data", () => {
+        child.stdout.on("data", () => {
           const match = /listening on .*\n/.exec(stderr);
           if (match) resolve(match[0]);
         });

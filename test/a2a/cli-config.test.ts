@@ -125,12 +125,14 @@ describe("A2A server configuration", () => {
 function runCli(
   args: string[],
   env: NodeJS.ProcessEnv,
-): { child: ChildProcess; stderr: () => string; exit: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, "a2a", ...args], { env, stdio: ["ignore", "ignore", "pipe"] });
+): { child: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, "a2a", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
   let err = "";
   child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
   const exit = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, stderr: () => err, exit };
+  return { child, stdout: () => out, stderr: () => err, exit };
 }
 
 describe("iac-code a2a (the command)", () => {
@@ -154,7 +156,7 @@ describe("iac-code a2a (the command)", () => {
     try {
       const url = await new Promise<string>((resolve, reject) => {
         const timer = setInterval(() => {
-          const match = /listening on (http:\/\/\S+)/.exec(run.stderr());
+          const match = /listening on (http:\/\/\S+)/.exec(run.stdout());
           if (match) {
             clearInterval(timer);
             resolve(match[1]);

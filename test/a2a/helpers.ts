@@ -6,7 +6,7 @@ import os from "node:os";
 import path from "node:path";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { resolveSettings, type A2aServerSettings } from "../../src/server/config.js";
-import { createLogger } from "../../src/server/logger.js";
+import { createLogger, type Logger } from "../../src/server/logger.js";
 import { FakeRuntime } from "./fixtures/fake-runtime.js";
 
 export interface TestServer {
@@ -40,6 +40,8 @@ export async function startTestServer(
     dir?: string;
     runtime?: FakeRuntime;
     env?: NodeJS.ProcessEnv;
+    /** Where the server logs (default: nowhere). */
+    logger?: Logger;
   } = {},
 ): Promise<TestServer> {
   const dir = options.dir ?? makeTempDir();
@@ -54,7 +56,7 @@ export async function startTestServer(
   const runtime = options.runtime ?? new FakeRuntime(path.join(dir, "sessions"));
   const server = await startA2aServer(settings, {
     runtime,
-    logger: createLogger({ silent: true }),
+    logger: options.logger ?? createLogger({ silent: true }),
     cwd: workspace,
     env: options.env ?? {},
   });

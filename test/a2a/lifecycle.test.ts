@@ -248,8 +248,9 @@ describe("A2A task lifecycle: concurrency, cancel, subscribe, list", () => {
     const reply = await t.rpc("SendMessage", { message: userMessage("hi", { contextId: "ctx-noauth" }) });
     const task = (reply.body.result as Json).task as Json;
     expect(task.status.state).to.equal("TASK_STATE_FAILED");
-    expect(task.status.message.parts[0].text).to.equal(
-      "Authentication required. Configure credentials and retry.",
+    expect(task.status.message.parts[0].text).to.match(
+      /^The model provider needs valid credentials: check the API key, then retry \(error [0-9a-f-]{36}\)\.$/,
     );
+    expect(task.status.message.parts[0].text).to.not.match(/bob|DASHSCOPE/);
   });
 });

@@ -156,11 +156,13 @@ describe("A2A messaging", () => {
     expect(noParts.body.error).to.deep.include({ code: -32602 });
   });
 
-  it("whitespace-only input fails the task with the seed's text", async () => {
+  it("whitespace-only input fails the task (seed) saying what is missing", async () => {
     const reply = await t.rpc("SendMessage", { message: userMessage("   ") });
     const task = (reply.body.result as Json).task as Json;
     expect(task.status.state).to.equal("TASK_STATE_FAILED");
-    expect(task.status.message.parts[0].text).to.equal("A2A server currently accepts text input only.");
+    expect(task.status.message.parts[0].text).to.equal(
+      "The message has no content: send a non-empty text part, a data part, a file or an image.",
+    );
   });
 
   it("streams tool lifecycle, truncated fields, thinking and a file:// artifact", async () => {
@@ -217,20 +219,28 @@ describe("A2A messaging", () => {
     expect(text).to.include("[PATH]");
   });
 
-  it("ends the turn in INPUT_REQUIRED with a retry text on a retryable error", async () => {
+  it("ends the turn FAILED, retryable, with the code's text and error id on a retryable error", async () => {
     const reply = await t.rpc("SendMessage", { message: userMessage("[[retryable]]") });
     const task = (reply.body.result as Json).task as Json;
-    expect(task.status.state).to.equal("TASK_STATE_INPUT_REQUIRED");
-    expect(task.status.message.parts[0].text).to.equal("A temporary error occurred. Please retry.");
+    expect(task.status.state).to.equal("TASK_STATE_FAILED");
+    expect(task.status.message.parts[0].text).to.equal(
+      "The model provider is temporarily unavailable or did not answer in time: retry later (error err-2).",
+    );
+    expect(task.metadata.iac_code.error).to.deep.equal({
+      retryable: true,
+      errorId: "err-2",
+      code: "MODEL_UNAVAILABLE",
+    });
   });
 
   it("reports missing provider credentials as a sanitised authentication error", async () => {
     const reply = await t.rpc("SendMessage", { message: userMessage("[[auth]]") });
     const task = (reply.body.result as Json).task as Json;
     expect(task.status.state).to.equal("TASK_STATE_FAILED");
-    expect(task.status.message.parts[0].text).to.equal(
-      "Authentication required. Configure credentials and retry.",
+    expect(task.status.message.parts[0].text).to.match(
+      /^The model provider needs valid credentials: check the API key, then retry \(error \S+\)\.$/,
     );
+    expect(task.metadata.iac_code.error.code).to.equal("MODEL_AUTHENTICATION_FAILED");
     expect(JSON.stringify(task)).to.not.include("dashscope");
   });
 
@@ -239,7 +249,8 @@ describe("A2A messaging", () => {
     const task = (reply.body.result as Json).task as Json;
     expect(task.status.state).to.equal("TASK_STATE_FAILED");
     const text = task.status.message.parts[0].text as string;
-    expect(text).to.match(/^An unexpected error occurred \(reference [0-9a-f-]{36}\)\.$/);
+    expect(text).to.match(/^An internal error occurred \(error [0-9a-f-]{36}\)\.$/);
+    expect(task.metadata.iac_code.error.code).to.equal("RUNTIME_ERROR");
     expect(JSON.stringify(task)).to.not.match(/alice|sk-abc|Bearer/);
   });
 
@@ -248,7 +259,7 @@ describe("A2A messaging", () => {
       message: userMessage(" ", { metadata: { iac_code: { preferredLanguage: "fr-FR" } } }),
     });
     expect(((fr.body.result as Json).task as Json).status.message.parts[0].text).to.equal(
-      "Le serveur A2A n'accepte actuellement que des entrées texte.",
+      "Le message n'a pas de contenu : envoyez une partie texte non vide, une partie de données, un fichier ou une image.",
     );
     const ja = await t.rpc(
       "SendMessage",
@@ -256,7 +267,7 @@ describe("A2A messaging", () => {
       { "Accept-Language": "ja, en;q=0.5" },
     );
     expect(((ja.body.result as Json).task as Json).status.message.parts[0].text).to.equal(
-      "A2A サーバーは現在テキスト入力のみ受け付けます。",
+      "メッセージに内容がありません。空でないテキストパート、データパート、ファイル、または画像を送信してください。",
     );
   });
 

@@ -1,9 +1,11 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- tests read free-form JSON-RPC replies through `any` */
 import { expect } from "chai";
 import { createHash } from "node:crypto";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
+import { createLogger } from "../../src/server/logger.js";
 import { cleanup, startTestServer, userMessage, type TestServer } from "./helpers.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests peek into free-form JSON
@@ -225,13 +227,66 @@ describe("A2A parts ingestion and workspaces", () => {
       expect(t.runtime.prompts.at(-1)).to.equal("from project");
     });
 
-    it("fails the task for relative, missing, non-directory, non-string or out-of-root workspaces", async () => {
-      const invalid = "Invalid A2A workspace metadata.";
-      expect(await failedText({ iac_code: { cwd: "relative/dir" } })).to.equal(invalid);
-      expect(await failedText({ iac_code: { cwd: path.join(t.dir, "nope") } })).to.equal(invalid);
-      expect(await failedText({ iac_code: { cwd: path.join(outsideDir, "secret.txt") } })).to.equal(invalid);
-      expect(await failedText({ iac_code: { cwd: 42 } })).to.equal(invalid);
-      expect(await failedText({ iac_code: { cwd: "/etc" } })).to.equal(invalid);
+    it("fails the task for relative, missing, non-directory, non-string or out-of-root workspaces, saying why", async () => {
+      const field = "metadata.iac_code.cwd";
+      expect(await failedText({ iac_code: { cwd: "relative/dir" } })).to.equal(
+        `${field} must be an absolute path.`,
+      );
+      expect(await failedText({ iac_code: { cwd: path.join(t.dir, "nope") } })).to.equal(
+        `${field} does not exist: create the directory first.`,
+      );
+      expect(existsSync(path.join(t.dir, "nope"))).to.equal(false);
+      expect(await failedText({ iac_code: { cwd: path.join(outsideDir, "secret.txt") } })).to.equal(
+        `${field} is not a directory.`,
+      );
+      expect(await failedText({ iac_code: { cwd: 42 } })).to.equal(`${field} must be an absolute path.`);
+      expect(await failedText({ iac_code: { cwd: "/etc" } })).to.equal(
+        `${field} is outside the allowed workspace roots.`,
+      );
+      expect(await failedText({ iac_code: { cwd: "/etc", preferredLanguage: "de" } })).to.equal(
+        `${field} liegt außerhalb der erlaubten Arbeitsbereich-Wurzeln.`,
+      );
+    });
+
+    it("logs each refusal in English with the task, context and message ids", async () => {
+      const lines: Json[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          for (const line of chunk.toString().split("\n")) if (line) lines.push(JSON.parse(line) as Json);
+          done();
+        },
+      });
+      const logged = await startTestServer({ logger: createLogger({ destination: sink }) });
+      try {
+        const reply = await logged.rpc("SendMessage", {
+          message: userMessage("hi", {
+            messageId: "msg-refused-1",
+            metadata: { iac_code: { cwd: "/etc", preferredLanguage: "ja" } },
+          }),
+        });
+        const task = (reply.body.result as Json).task as { id: string; contextId: string };
+        const line = lines.find((l) => l.msg === "message refused")!;
+        expect(line).to.deep.include({
+          taskId: task.id,
+          contextId: task.contextId,
+          messageId: "msg-refused-1",
+          reason: "metadata.iac_code.cwd is outside the allowed workspace roots.",
+          level: 30,
+        });
+      } finally {
+        await logged.close();
+        cleanup(logged.dir);
+      }
+    });
+
+    it("refuses a bad workspace of a pipeline request as invalid params before any task exists", async () => {
+      const reply = await t.rpc("SendMessage", {
+        message: userMessage("hi", { metadata: { iac_code: { cwd: "relative", runMode: "pipeline" } } }),
+      });
+      expect(reply.body.error).to.deep.include({
+        code: -32602,
+        message: "metadata.iac_code.cwd must be an absolute path.",
+      });
     });
 
     it("rejects a symlinked workspace that escapes the allowed roots", async () => {
@@ -243,7 +298,9 @@ describe("A2A parts ingestion and workspaces", () => {
           message: userMessage("hi", { metadata: { iac_code: { cwd: escape } } }),
         });
         const task = (reply.body.result as Json).task as Json;
-        expect(task.status.message.parts[0].text).to.equal("Invalid A2A workspace metadata.");
+        expect(task.status.message.parts[0].text).to.equal(
+          "metadata.iac_code.cwd is outside the allowed workspace roots.",
+        );
         const inside = await jail.rpc("SendMessage", {
           message: userMessage("hi", { metadata: { iac_code: { cwd: t.workspace } } }),
         });

@@ -52,7 +52,7 @@ describe("agui admission over HTTP", function () {
     const res = await fetch(`${h.url}health`);
     const body = (await res.json()) as Record<string, unknown>;
     expect(res.status).to.equal(200);
-    expect(body).to.include({ status: "ok", protocol: "ag-ui", executionKernel: "a2a-1.0" });
+    expect(body).to.include({ status: "healthy", protocol: "ag-ui", executionKernel: "a2a-1.0" });
     expect(body.runtime).to.deep.include({ demo: false, provider: "scripted" });
     expect(parseAguiHealth(body).ok, JSON.stringify(parseAguiHealth(body))).to.equal(true);
   });
@@ -101,13 +101,13 @@ describe("agui admission over HTTP", function () {
         { ...runInput(h, { threadId: "t", runId: "r", text: "x" }), threadId: "" },
         400,
         "INVALID_INPUT",
-        "Invalid AG-UI RunAgentInput envelope.",
+        "threadId must not be empty.",
       ],
       [
         { ...runInput(h, { threadId: "t", runId: "r", text: "x", iac: { unknownField: 1 } }) },
         400,
         "INVALID_INPUT",
-        "Invalid iac-code forwarded properties.",
+        "forwardedProps.iacCode.unknownField is not a known field.",
       ],
       [
         {
@@ -116,13 +116,13 @@ describe("agui admission over HTTP", function () {
         },
         400,
         "INVALID_INPUT",
-        "Invalid iac-code forwarded properties.",
+        "tools must be an empty list: client-defined tools are not supported.",
       ],
       [
         { ...runInput(h, { threadId: "t", runId: "r", text: "x", iac: { cwd: "/etc/outside-roots" } }) },
         400,
         "INVALID_INPUT",
-        "Invalid iac-code forwarded properties.",
+        "forwardedProps.iacCode.cwd is outside the allowed workspace roots.",
       ],
       [
         {

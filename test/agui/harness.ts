@@ -10,6 +10,7 @@ import { resolveSettings as resolveA2aSettings } from "../../src/server/config.j
 import { createLogger } from "../../src/server/logger.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import type { AguiSettings } from "../../src/agui/config.js";
+import type { AdapterLogger } from "../../src/agui/adapter-core.js";
 import type { WireEvent as AguiEvent } from "./helpers.js";
 import { ThreadStore } from "../../src/agui/thread-store.js";
 import { ScriptRuntime } from "./fixtures/runtime.js";
@@ -30,7 +31,13 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { settings?: Partial<AguiSettings>; heartbeatMs?: number; a2aToken?: string } = {},
+  options: {
+    settings?: Partial<AguiSettings>;
+    heartbeatMs?: number;
+    a2aToken?: string;
+    /** Where the adapter logs (default: nowhere). */
+    logger?: AdapterLogger;
+  } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "agui-it-"));
   const workspace = path.join(dir, "workspace");
@@ -80,7 +87,7 @@ export async function startHarness(
       h.store = new ThreadStore({ root: stateDir });
       h.agui = await startAguiServer(
         { ...base(), ...overrides },
-        { store: h.store, heartbeatMs: options.heartbeatMs },
+        { store: h.store, heartbeatMs: options.heartbeatMs, logger: options.logger },
       );
       h.url = h.agui.url;
     },

@@ -35,6 +35,7 @@ describe("AG-UI adapter process", function () {
       IAC_CODE_MODE: "normal",
       PATH: "/bin",
       IACCODE_A2A_HTTP_TOKEN: "tok",
+      IAC_CODE_MANAGED_A2A: "1",
     });
     // An explicit A2A list wins over the adapter's.
     expect(

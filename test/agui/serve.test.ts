@@ -3,7 +3,7 @@
 // permission round-trip, and SIGTERM stops both processes.
 import { expect } from "chai";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
@@ -16,6 +16,8 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
   let dir: string;
   let child: ChildProcess;
   let url: string;
+  let out = "";
+  let err = "";
 
   before(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "agui-serve-"));
@@ -27,9 +29,8 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    child.stderr!.resume();
+    child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
     url = await new Promise<string>((resolve, reject) => {
-      let out = "";
       child.stdout!.on("data", (d: Buffer) => {
         out += d.toString();
         const m = /listening on (http:\/\/\S+)/.exec(out);
@@ -51,7 +52,9 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
   it("serves a full permission round-trip to the official Node client", async () => {
     const health = (await (await fetch(`${url}health`)).json()) as { runtime?: { demo: boolean } };
     expect(health.runtime?.demo).to.equal(true);
+    // The workspace must exist (one rule on both protocols: never created on request).
     const workspace = path.join(dir, "ws");
+    mkdirSync(workspace);
     const forwardedProps = { iacCode: { schemaVersion: 1, rosInvocationId: "inv-1", cwd: workspace } };
     const agent = new HttpAgent({
       url,
@@ -74,5 +77,26 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
     expect(second.events.at(-1)).to.deep.include({ type: "RUN_FINISHED", outcome: { type: "success" } });
     expect(readFileSync(path.join(workspace, "vpc.yaml"), "utf8")).to.include("ROSTemplateFormatVersion");
     expect(agent.pendingInterrupts).to.deep.equal([]);
+  });
+
+  it("prints one banner (the A2A URL marked internal, the demo hint once); stderr has only JSON log lines", () => {
+    const lines = out.split("\n").filter((l) => l !== "");
+    expect(lines.filter((l) => l.startsWith("AG-UI adapter listening on"))).to.have.length(1);
+    expect(
+      lines.filter((l) =>
+        /^Internal A2A server \(answers only this adapter\): http:\/\/127\.0\.0\.1:\d+\/$/.test(l),
+      ),
+    ).to.have.length(1);
+    expect(lines.filter((l) => l.startsWith("No model is configured"))).to.have.length(1);
+    expect(out).to.not.include("iac-code A2A server listening on");
+    const logs = err.split("\n").filter((l) => l !== "");
+    expect(logs.length).to.be.greaterThan(0);
+    const parsed = logs.map((l) => JSON.parse(l) as { msg: string; outcome?: string });
+    // The two runs above: one line each, at info, from the adapter; one line per turn from the A2A server.
+    expect(parsed.filter((l) => l.msg === "run ended").map((l) => l.outcome)).to.deep.equal([
+      "interrupt",
+      "success",
+    ]);
+    expect(parsed.filter((l) => l.msg === "turn ended")).to.have.length(1);
   });
 });

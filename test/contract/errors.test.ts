@@ -85,6 +85,13 @@ describe("error catalogues", () => {
       A2A_PROTOCOL_ERROR: { status: 502, surfaces: ["sse"] },
       A2A_EXECUTION_FAILED: { status: 502, surfaces: ["sse"] },
       CANCELLED: { status: 409, surfaces: ["sse"] },
+      // Model and runtime failures, the same codes as A2A's metadata.iac_code.error.code.
+      MODEL_UNREACHABLE: { status: 502, surfaces: ["sse"] },
+      MODEL_AUTHENTICATION_FAILED: { status: 502, surfaces: ["sse"] },
+      MODEL_RATE_LIMITED: { status: 429, surfaces: ["sse"] },
+      MODEL_UNAVAILABLE: { status: 503, surfaces: ["sse"] },
+      MODEL_REQUEST_REJECTED: { status: 502, surfaces: ["sse"] },
+      RUNTIME_ERROR: { status: 500, surfaces: ["sse"] },
       // HTTP-level codes.
       UNAUTHORIZED: { status: 401, surfaces: ["http"] },
       UNSUPPORTED_MEDIA_TYPE: { status: 415, surfaces: ["http"] },
@@ -94,7 +101,7 @@ describe("error catalogues", () => {
       STATE_UNAVAILABLE: { status: 503, surfaces: ["http"] },
     };
 
-    it("lists exactly the seed's codes plus the HTTP-level ones, once each", () => {
+    it("lists exactly the seed's codes plus the model failures and the HTTP-level ones, once each", () => {
       const codes = aguiErrorCatalogue.map((e) => e.code);
       expect(new Set(codes).size).to.equal(codes.length);
       expect([...codes].sort()).to.deep.equal(Object.keys(expected).sort());

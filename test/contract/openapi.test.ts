@@ -217,7 +217,10 @@ describe("OpenAPI a2a.yaml routes", () => {
     const documented = new Set(REST.map(([m, r]) => `${m} ${r}`));
     for (const { path: p, method } of operations(doc)) {
       const route = p.replace(/^\/\{tenant\}/, "");
-      if (["/", "/health", "/.well-known/agent-card.json", "/iac-code/pipeline/state"].includes(p)) continue;
+      if (
+        ["/", "/health", "/metrics", "/.well-known/agent-card.json", "/iac-code/pipeline/state"].includes(p)
+      )
+        continue;
       expect(documented.has(`${method} ${route}`), `${method} ${p}`).to.equal(true);
     }
   });

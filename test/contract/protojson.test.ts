@@ -256,6 +256,7 @@ describe("ProtoJSON wire form", () => {
         path: "/context_id",
         keyword: "additionalProperties",
         message: "must NOT have additional properties",
+        params: { additionalProperty: "context_id" },
       });
       expect(validate({ id: "t", status: { state: "TASK_STATE_UNSPECIFIED" } })).to.equal(false);
       expect(violations(validate).map((v) => v.path)).to.include("/status/state");

@@ -59,11 +59,13 @@ describe("the built CLI (dist/)", function () {
   it("an A2A server from dist (demo script, i18n catalogs) answers /health and stops on SIGTERM", async () => {
     const child = spawn(process.execPath, [BIN, "a2a", "--port", "0"], {
       env: userEnv(dir),
-      stdio: ["ignore", "ignore", "pipe"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
     let err = "";
+    child.stderr.resume();
     const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on("data", (chunk: Buffer) => {
+      // The banner is on stdout; stderr has only log lines.
+      child.stdout.on("data", (chunk: Buffer) => {
         err += chunk.toString("utf8");
         const match = /listening on (http:\/\/127\.0\.0\.1:\d+\/)/.exec(err);
         if (match) resolve(match[1]);

@@ -48,7 +48,7 @@ describe("e2e: demo mode with nothing configured (iac-code a2a)", function () {
 
   it("says demo mode, with a hint, on the banner and /health", async () => {
     const banner = cli
-      .stderr()
+      .stdout()
       .split("\n")
       .find((l) => l.startsWith("iac-code A2A server listening on"));
     expect(banner).to.match(/; model demo\/demo-script, demo\)$/);
@@ -110,8 +110,14 @@ describe("e2e: a configured provider without a key is not demo mode (iac-code a2
       expect(body.runtime).to.deep.include({ demo: false, provider });
 
       for (const [language, expected] of [
-        ["en", "Authentication required. Configure credentials and retry."],
-        ["fr", "Authentification requise. Configurez les identifiants et réessayez."],
+        [
+          "en",
+          "The model provider needs valid credentials: check the API key, then retry (error {errorId}).",
+        ],
+        [
+          "fr",
+          "Le fournisseur du modèle exige des identifiants valides : vérifiez la clé d'API, puis réessayez (erreur {errorId}).",
+        ],
       ]) {
         const stream = await openStream(cli.url, "SendStreamingMessage", {
           message: userMessage("Create a VPC template", {
@@ -121,10 +127,11 @@ describe("e2e: a configured provider without a key is not demo mode (iac-code a2
         const events = await stream.rest();
         const last = events.at(-1)!;
         expect(stateOf(last)).to.equal("TASK_STATE_FAILED");
-        expect(texts(events)).to.deep.equal([expected]);
-        expect(iacOf(last)?.error).to.have.property("retryable", false);
-        // The internal reason (provider name, "API key") stays in the server log.
-        expect(JSON.stringify(events)).to.not.match(/api key|dashscope|openai/i);
+        const error = iacOf(last)?.error as { retryable: boolean; code: string; errorId: string };
+        expect(error).to.include({ retryable: false, code: "MODEL_AUTHENTICATION_FAILED" });
+        expect(texts(events)).to.deep.equal([expected.replace("{errorId}", error.errorId)]);
+        // The internal reason (provider name, which key is missing) stays in the server log.
+        expect(JSON.stringify(events)).to.not.match(/dashscope|openai|has no API key/i);
       }
     } finally {
       await cli.stop();

@@ -209,6 +209,8 @@ export interface CliChild {
   child: ChildProcess;
   /** The first http URL the child announced as "listening on <url>". */
   url: string;
+  /** What it printed on stdout (the banner) and stderr (the log lines). */
+  stdout(): string;
   stderr(): string;
   /** Resolves once stdout or stderr contains the text (rejects if the child exits first). */
   waitForOutput(text: string): Promise<void>;
@@ -285,6 +287,7 @@ async function startNode(
   return {
     child,
     url,
+    stdout: () => out,
     stderr: () => err,
     async waitForOutput(text: string) {
       await watch(() => (`${out}${err}`.includes(text) ? true : undefined));

@@ -120,7 +120,7 @@ describe("e2e: issue 4 'Done when' (iac-code a2a + OpenAI-compatible endpoint + 
   it("streams text, asks to write the file, and writes it after allow_once", async () => {
     // The start-up line names the generic OpenAI-compatible provider (its model is the endpoint's first).
     const banner = cli
-      .stderr()
+      .stdout()
       .split("\n")
       .find((l) => l.startsWith("iac-code A2A server listening on"));
     expect(banner).to.match(/; model openai_compatible\/auto\)$/);

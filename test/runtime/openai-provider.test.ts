@@ -465,8 +465,11 @@ describe("runtime: OpenAI-compatible provider", () => {
       expect(events[0]).to.include({
         type: "error",
         kind: "authentication",
-        message: "Se requiere autenticación. Configure las credenciales y vuelva a intentarlo.",
+        code: "MODEL_AUTHENTICATION_FAILED",
       });
+      expect((events[0] as { message: string }).message).to.match(
+        /^El proveedor del modelo necesita credenciales válidas: compruebe la clave de API y vuelva a intentarlo \(error err_\w+\)\.$/,
+      );
     } finally {
       await runtime.close();
     }

@@ -380,8 +380,8 @@ describe("runtime: turns through AgentSession", () => {
     const events = await turn(env.session, "[AUTH-ERROR]", { overrides: { language: "de" } });
     expect(ofType(events, "message_end")[0]).to.include({ stopReason: "stream_error", text: "partial" });
     const [error] = ofType(events, "error");
-    expect(error).to.include({ kind: "authentication" });
-    expect(error.message).to.equal(t("de"));
+    expect(error).to.include({ kind: "authentication", code: "MODEL_AUTHENTICATION_FAILED" });
+    expect(error.message).to.equal(t("de", error.errorId as string));
     expect(error.errorId).to.match(/^err_/);
     expect(JSON.stringify(events)).to.not.match(/sk-|alice|vendor/);
     const logged = lines.find((l) => l.includes(error.errorId as string)) ?? "";
@@ -389,10 +389,11 @@ describe("runtime: turns through AgentSession", () => {
     expect(logged).to.not.include("supersecretvalue");
 
     const fatal = await turn(env.session, "[FATAL-ERROR]");
-    expect(ofType(fatal, "error")[0]).to.include({
-      kind: "fatal",
-      message: "The model provider could not process the request.",
-    });
+    const rejected = ofType(fatal, "error")[0];
+    expect(rejected).to.include({ kind: "fatal", code: "MODEL_REQUEST_REJECTED" });
+    expect(rejected.message).to.equal(
+      `The model provider could not process the request (error ${String(rejected.errorId)}).`,
+    );
     expect(JSON.stringify(fatal)).to.not.match(/qwen-x|alice/);
   });
 
@@ -426,9 +427,9 @@ describe("runtime: turns through AgentSession", () => {
   });
 });
 
-function t(lang: string): string {
+function t(lang: string, errorId: string): string {
   const texts: Record<string, string> = {
-    de: "Authentifizierung erforderlich. Konfigurieren Sie die Zugangsdaten und versuchen Sie es erneut.",
+    de: `Der Modellanbieter braucht gültige Zugangsdaten: Prüfen Sie den API-Schlüssel und versuchen Sie es erneut (Fehler ${errorId}).`,
   };
   return texts[lang];
 }

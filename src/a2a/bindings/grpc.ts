@@ -36,6 +36,7 @@ function callContext(options: GrpcBindingOptions, hc: HandlerContext): CallConte
     authenticated: caller.authenticated,
     requestedExtensions: parseExtensions(header("a2a-extensions")),
     acceptLanguage: header("accept-language"),
+    binding: "grpc",
     signal: hc.signal,
   };
 }

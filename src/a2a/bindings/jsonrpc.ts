@@ -227,6 +227,7 @@ export class JsonRpcBinding {
       authenticated: call.caller.authenticated,
       requestedExtensions: call.requestedExtensions,
       acceptLanguage: req.headers["accept-language"],
+      binding: "jsonrpc",
       signal: abort.signal,
     };
     const service = this.options.service;

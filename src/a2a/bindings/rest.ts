@@ -99,6 +99,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           authenticated: koa.state.caller.authenticated,
           requestedExtensions: koa.state.requestedExtensions,
           acceptLanguage: koa.get("Accept-Language") || undefined,
+          binding: "rest",
           signal: abort.signal,
         },
         async bodyRequest(schema, fromPath = {}) {

@@ -22,7 +22,7 @@ import { credentialNamesOf, storableMessage } from "./request-secrets.js";
 import { checkRequiredExtensions } from "./service-params.js";
 import { iacCode, isTerminal, TaskRecord } from "./task-record.js";
 import { preferredLanguageOf, turnOverridesFrom } from "./turn-overrides.js";
-import { resolveWorkspace, WorkspaceError } from "./workspace.js";
+import { CWD_FIELD, resolveWorkspace } from "./workspace.js";
 
 export interface AdmissionDeps {
   closing(): boolean;
@@ -62,8 +62,8 @@ export type Admission =
   | (Admitted & { kind: "answer"; answer: ParsedAnswer; settings: TurnSettings })
   /** A message to a task whose turn runs: a pipeline run may take it (a choice, an interruption). */
   | (Admitted & { kind: "interject"; input: { text: string; images: TurnImage[] }; settings: TurnSettings })
-  /** A task that fails at once (busy context, bad workspace, empty input): `text` says why. */
-  | (Admitted & { kind: "refused"; text: string });
+  /** A task that fails at once (busy context, bad workspace, empty input): the i18n key says why. */
+  | (Admitted & { kind: "refused"; key: string; params?: Record<string, string> });
 
 function checkMessage(message: pb.Message | undefined): asserts message is pb.Message {
   if (!message) throw invalidParams("message is required", { field: "message" });
@@ -149,32 +149,35 @@ export async function admit(
       ctx.owner,
       language,
     );
-  const refused = (key: string): Admission => ({
+  const refused = (key: string, params?: Record<string, string>): Admission => ({
     kind: "refused",
     record,
     message: stored,
     language,
-    text: t(language, key),
+    key,
+    params,
   });
 
   // A context id made just now names no stored context.
   const known = existing !== undefined || message.contextId !== "";
   const context = known ? await deps.contexts.find(contextId) : undefined;
   if (context && context.record.owner !== ctx.owner) return refused("a2a.contextOtherOwner");
-  let cwd: string;
-  try {
-    cwd = resolveWorkspace(meta.cwd ?? context?.record.cwd, deps.defaultCwd, deps.allowedRoots);
-  } catch (error) {
-    if (error instanceof WorkspaceError) return refused("a2a.invalidWorkspace");
-    throw error;
+  const workspace = resolveWorkspace(meta.cwd ?? context?.record.cwd, deps.defaultCwd, deps.allowedRoots);
+  if (!workspace.ok) {
+    // The seed: a FAILED task in normal mode; the reference: invalid params in pipeline mode.
+    const key = `workspace.${workspace.reason}`;
+    if (overrides.runMode === "pipeline")
+      throw invalidParams(t(language, key, { field: CWD_FIELD }), { field: CWD_FIELD });
+    return refused(key, { field: CWD_FIELD });
   }
+  const cwd = workspace.path;
   if (context && context.record.cwd !== cwd) return refused("a2a.contextOtherWorkspace");
   const input = ingestParts(message.parts, {
     cwd,
     roots: deps.allowedRoots,
     mediaTypes: deps.mediaTypes,
   });
-  if (input.text.trim() === "" && input.images.length === 0) return refused("a2a.textInputOnly");
+  if (input.text.trim() === "" && input.images.length === 0) return refused("a2a.emptyMessage");
   return {
     kind: "turn",
     record,

@@ -12,6 +12,8 @@ export interface CallContext {
   acceptLanguage?: string;
   /** Aborts when the client goes away (streams stop; running turns go on). */
   signal: AbortSignal;
+  /** The binding the call came in on (metrics label). */
+  binding?: "jsonrpc" | "rest" | "grpc";
 }
 
 export interface ResolvedLanguage {

@@ -7,7 +7,14 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
-import type { AgentSession, InputRequest, PipelineEnvelope, RuntimeEvent } from "../../runtime/seam.js";
+import { ERROR_CODE_MESSAGES, errorCodeFor } from "../../runtime/errors.js";
+import type {
+  AgentSession,
+  InputRequest,
+  PipelineEnvelope,
+  RuntimeErrorCode,
+  RuntimeEvent,
+} from "../../runtime/seam.js";
 import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
 import type { AuditEntry, StateStore } from "../stores/state.js";
 import { invalidParams } from "./errors.js";
@@ -23,6 +30,25 @@ import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer
 import { sanitizeClientText } from "./sanitize.js";
 import type { TaskRecord } from "./task-record.js";
 
+/** One turn as the log line and the metrics see it. */
+export interface TurnSummary {
+  taskId: string;
+  contextId: string;
+  /** completed (ready for the next message), failed, canceled, detached (shutdown while waiting), or a pipeline end state. */
+  outcome: string;
+  /** The failure's code, when failed. */
+  code?: string;
+  durationMs: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Told when a turn ends and when a live turn starts or stops waiting for an answer. */
+export interface TurnObserver {
+  ended(summary: TurnSummary): void;
+  waiting(delta: 1 | -1): void;
+}
+
 export interface ExecutionDeps {
   /** Task snapshots and the artifact index are staged here; the core commits before clients hear. */
   state: Pick<StateStore, "tasks" | "artifacts">;
@@ -32,6 +58,7 @@ export interface ExecutionDeps {
   exposure: ExposureOptions;
   autoApprovePermissions: boolean;
   audit(entry: AuditEntry): Promise<void>;
+  observer?: TurnObserver;
 }
 
 /** How long a cancel waits for the runtime to unwind before giving up on it. */
@@ -40,7 +67,9 @@ const CANCEL_UNWIND_MS = 30_000;
 export class TurnExecution {
   readonly hub = new EventHub<pb.StreamResponse>();
   private readonly controller = new AbortController();
-  private pending?: InputRequest;
+  private waitingFor?: InputRequest;
+  private startedAt = performance.now();
+  private readonly tokens = { input: 0, output: 0 };
   private readonly announced = new Set<string>();
   private canceling = false;
   private seq = 0;
@@ -80,7 +109,16 @@ export class TurnExecution {
     return this.record.task.contextId;
   }
   get pendingInput(): InputRequest | undefined {
-    return this.pending;
+    return this.waitingFor;
+  }
+
+  /** The input the live turn waits for (the observer counts the waits). */
+  private get pending(): InputRequest | undefined {
+    return this.waitingFor;
+  }
+  private set pending(request: InputRequest | undefined) {
+    if (!this.waitingFor !== !request) this.deps.observer?.waiting(request ? 1 : -1);
+    this.waitingFor = request;
   }
   get isFinished(): boolean {
     return this.finished;
@@ -92,6 +130,7 @@ export class TurnExecution {
     events: (session: AgentSession) => AsyncIterable<RuntimeEvent>,
     resume?: ParsedAnswer,
   ): void {
+    this.startedAt = performance.now();
     this.done = this.run(open, events, resume);
   }
 
@@ -208,21 +247,44 @@ export class TurnExecution {
       } else {
         const errorId = randomUUID();
         this.deps.logger.error({ err: error, errorId, taskId: this.taskId }, "turn failed unexpectedly");
-        const auth = looksLikeAuthError(error);
-        this.failure = {
-          state: pb.TaskState.FAILED,
-          text: auth
-            ? t(this.language, "a2a.authenticationRequired")
-            : t(this.language, "a2a.unexpectedError", { errorId }),
-          error: { retryable: false, errorId },
-        };
+        this.fail(
+          looksLikeAuthError(error) ? "MODEL_AUTHENTICATION_FAILED" : "RUNTIME_ERROR",
+          errorId,
+          false,
+        );
         this.finish();
       }
     } finally {
       this.finished = true;
+      this.pending = undefined;
       this.hub.close();
       this.onFinished();
+      this.summarize();
     }
+  }
+
+  /** One info line per turn (task, context, outcome, duration, tokens), and the same to the observer. */
+  private summarize(): void {
+    const summary: TurnSummary = {
+      taskId: this.taskId,
+      contextId: this.contextId,
+      outcome: this.detachController.signal.aborted
+        ? "detached"
+        : this.canceling
+          ? "canceled"
+          : this.failure
+            ? "failed"
+            : this.pipelineEnd
+              ? pb.TaskState[this.pipelineEnd.state].toLowerCase().replace(/_/g, "-")
+              : "completed",
+      durationMs: Math.round(performance.now() - this.startedAt),
+      inputTokens: this.tokens.input,
+      outputTokens: this.tokens.output,
+    };
+    const code = this.failure?.error.code;
+    if (summary.outcome === "failed" && typeof code === "string") summary.code = code;
+    this.deps.logger.info(summary, "turn ended");
+    this.deps.observer?.ended(summary);
   }
 
   private finish(): void {
@@ -256,6 +318,8 @@ export class TurnExecution {
         return;
       case "message_end": {
         if (event.stopReason !== "tool_use" && event.text.trim() !== "") this.finalText = event.text;
+        this.tokens.input += event.usage?.inputTokens ?? 0;
+        this.tokens.output += event.usage?.outputTokens ?? 0;
         const metadata = metadataFor(event, this.deps.exposure);
         if (metadata) this.status(pb.TaskState.WORKING, { metadata });
         return;
@@ -307,27 +371,18 @@ export class TurnExecution {
         return;
       }
       case "error": {
+        // The runtime logged the detail (endpoint, status) under this errorId; its text is already localised.
         const errorId = event.errorId ?? randomUUID();
-        const error: JsonObject = { retryable: event.kind === "retryable", errorId };
-        if (event.kind === "retryable") {
-          this.failure = {
-            state: pb.TaskState.INPUT_REQUIRED,
-            text: t(this.language, "a2a.temporaryError"),
-            error,
-          };
-        } else if (event.kind === "authentication") {
-          this.failure = {
-            state: pb.TaskState.FAILED,
-            text: t(this.language, "a2a.authenticationRequired"),
-            error,
-          };
-        } else {
-          this.failure = { state: pb.TaskState.FAILED, text: sanitizeClientText(event.message), error };
-        }
-        this.deps.logger.warn(
-          { taskId: this.taskId, errorId, kind: event.kind },
-          "turn ended with a runtime error",
-        );
+        const code = event.code ?? errorCodeFor(event.kind);
+        // A coded event's text is the code's catalogue text (built by the runtime, kept as it is);
+        // without a code, a fatal event's own text is kept, sanitised, and the others get the code's.
+        const text =
+          event.code !== undefined
+            ? event.message
+            : event.kind === "fatal"
+              ? sanitizeClientText(event.message)
+              : undefined;
+        this.fail(code, errorId, event.kind === "retryable", text);
         return;
       }
       default: {
@@ -389,12 +444,17 @@ export class TurnExecution {
     if (this.signal.aborted) return;
     const errorId = randomUUID();
     this.deps.logger.error({ taskId: this.taskId, errorId }, reason);
+    this.fail("RUNTIME_ERROR", errorId, false);
+    this.controller.abort();
+  }
+
+  /** Every failure ends the task FAILED: the code's text (with the errorId) and metadata.iac_code.error. */
+  private fail(code: RuntimeErrorCode, errorId: string, retryable: boolean, text?: string): void {
     this.failure = {
       state: pb.TaskState.FAILED,
-      text: t(this.language, "a2a.unexpectedError", { errorId }),
-      error: { retryable: false, errorId },
+      text: text ?? t(this.language, ERROR_CODE_MESSAGES[code], { errorId }),
+      error: { retryable, errorId, code },
     };
-    this.controller.abort();
   }
 
   private async audit(request: InputRequest, decision: string, reason: string): Promise<boolean> {

@@ -27,6 +27,7 @@ import {
   trimTask,
 } from "./task-record.js";
 import { settleInterruptedTasks } from "./recovery.js";
+import type { TurnObserver } from "./execution.js";
 import { Turns } from "./turns.js";
 
 export interface A2AServiceOptions {
@@ -44,6 +45,8 @@ export interface A2AServiceOptions {
   defaultCwd: string;
   allowedRoots: readonly string[];
   mediaTypes: MediaTypes;
+  /** Told of every turn's end and of input waits (metrics). */
+  turnObserver?: TurnObserver;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -74,6 +77,7 @@ export class A2AService {
         rawThinking: options.thinkingExposure.includes("raw_thinking"),
       },
       autoApprovePermissions: options.autoApprovePermissions,
+      observer: options.turnObserver,
     });
     this.admission = {
       closing: () => this.closing,

@@ -131,15 +131,24 @@ export class TaskRecord implements StoredTask {
       const incoming = iacCode(update.metadata);
       const previous = iacCode(this.task.metadata);
       const session = typeof incoming.iacCodeSessionId === "string" ? incoming.iacCodeSessionId : undefined;
-      // The pending-input envelope is part of the task only while it waits.
+      // The pending-input envelope is part of the task only while it waits, the error (code, errorId) once failed.
       const input = state === pb.TaskState.INPUT_REQUIRED ? incoming.input : undefined;
-      // Most events (text chunks) change neither: the metadata object stays as it is.
-      if ((session === undefined || session === previous.iacCodeSessionId) && !input && !previous.input)
+      const error = state === pb.TaskState.FAILED ? incoming.error : undefined;
+      // Most events (text chunks) change none of these: the metadata object stays as it is.
+      if (
+        (session === undefined || session === previous.iacCodeSessionId) &&
+        !input &&
+        !previous.input &&
+        !error &&
+        !previous.error
+      )
         return;
       const current = { ...previous };
       if (session !== undefined) current.iacCodeSessionId = session;
       if (input) current.input = input;
       else delete current.input;
+      if (error) current.error = error;
+      else delete current.error;
       this.setIacCode(current);
     } else if (payload.case === "artifactUpdate") {
       const artifact = payload.value.artifact;

@@ -14,7 +14,7 @@ import type { Admission } from "./admission.js";
 import type { ContextManager, LiveContext } from "./contexts.js";
 import { A2AError, invalidParams } from "./errors.js";
 import type { ExposureOptions } from "./event-mapper.js";
-import { TurnExecution } from "./execution.js";
+import { TurnExecution, type TurnObserver } from "./execution.js";
 import { matchesRequest } from "./input-answer.js";
 import { serverStatusEvent, snapshotEvent, type TaskRecord } from "./task-record.js";
 
@@ -25,6 +25,7 @@ export interface TurnsDeps {
   logger: Logger;
   exposure: ExposureOptions;
   autoApprovePermissions: boolean;
+  observer?: TurnObserver;
 }
 
 /** The first events of a started message (a task snapshot first) and the live events of its turn. */
@@ -55,7 +56,13 @@ export class Turns {
   async start(admission: Admission, signal: AbortSignal, streamed = false): Promise<Started> {
     switch (admission.kind) {
       case "refused":
-        return this.failAtOnce(admission.record, admission.message, admission.language, admission.text);
+        return this.failAtOnce(
+          admission.record,
+          admission.message,
+          admission.language,
+          admission.key,
+          admission.params,
+        );
       case "answer":
         return this.answer(admission, signal);
       case "interject":
@@ -73,7 +80,7 @@ export class Turns {
     const { record, message, language, cwd, input, settings } = admission;
     // Nothing awaits between these checks and the reservation: no other request can slip in.
     const context = this.deps.contexts.ensure(record.task.contextId, record.owner, cwd);
-    const refuse = (key: string) => this.failAtOnce(record, message, language, t(language, key));
+    const refuse = (key: string) => this.failAtOnce(record, message, language, key);
     if (context.record.owner !== record.owner) return refuse("a2a.contextOtherOwner");
     if (context.record.cwd !== cwd) return refuse("a2a.contextOtherWorkspace");
     if (context.execution) return refuse("a2a.taskAlreadyWorking");
@@ -205,6 +212,7 @@ export class Turns {
         exposure: this.deps.exposure,
         autoApprovePermissions: this.deps.autoApprovePermissions,
         audit: (entry) => this.audit(entry),
+        observer: this.deps.observer,
       },
       record,
       () => this.release(context, execution),
@@ -227,7 +235,24 @@ export class Turns {
   }
 
   /** A task that fails before its turn starts (busy context, bad workspace, empty input). */
-  private failAtOnce(record: TaskRecord, message: pb.Message, language: Language, text: string): Started {
+  private failAtOnce(
+    record: TaskRecord,
+    message: pb.Message,
+    language: Language,
+    key: string,
+    params: Record<string, string> = {},
+  ): Started {
+    // In English in the log, with the ids the client can quote.
+    this.deps.logger.info(
+      {
+        taskId: record.task.id,
+        contextId: record.task.contextId,
+        messageId: message.messageId,
+        reason: t("en", key, params),
+      },
+      "message refused",
+    );
+    const text = t(language, key, params);
     record.beginTurn(message, language, []);
     const first = [snapshotEvent(record.task)];
     const failed = serverStatusEvent(record.task, pb.TaskState.FAILED, text, "failed");

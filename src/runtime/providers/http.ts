@@ -4,7 +4,7 @@
 // Anything else becomes a ProviderError whose detail goes to the logs only.
 import type { Logger } from "pino";
 import { abortError, sleep } from "../abort.js";
-import { ProviderError, redactSecrets } from "../errors.js";
+import { endpointOf, ProviderError, redactSecrets } from "../errors.js";
 import { errorKindForStatus, type HttpProviderSettings, type RetryPolicy } from "./types.js";
 
 export interface PostResult {
@@ -41,6 +41,7 @@ export async function postToProvider(
     ...settings.extraHeaders,
   };
   const payload = JSON.stringify(request.body);
+  const endpoint = endpointOf(request.url);
   for (let attempt = 0; ; attempt++) {
     if (signal.aborted) throw abortError();
     const controller = new AbortController();
@@ -69,13 +70,14 @@ export async function postToProvider(
       if (signal.aborted) throw abortError();
       const detail = timedOut
         ? `no response within ${headerTimeoutMs} ms (idle timeout)`
-        : redactSecrets(`connection failed: ${(error as Error).message}`, secrets);
+        : redactSecrets(`connection failed: ${connectionFailure(error)}`, secrets);
       if (attempt < retry.maxRetries) {
-        logger.warn({ provider, attempt, detail }, "provider request failed; retrying");
+        logger.warn({ provider, endpoint, attempt, detail }, "provider request failed; retrying");
         await sleep(backoff(retry, attempt, null), signal);
         continue;
       }
-      throw new ProviderError("retryable", detail);
+      const code = timedOut ? "MODEL_UNAVAILABLE" : "MODEL_UNREACHABLE";
+      throw new ProviderError("retryable", detail, undefined, code, endpoint);
     }
     clearTimeout(timer);
     if (response.ok) return { response, abort };
@@ -86,10 +88,18 @@ export async function postToProvider(
     const detail = redactSecrets(`HTTP ${response.status}: ${text.slice(0, 500)}`, secrets);
     if (kind === "retryable" && attempt < retry.maxRetries) {
       const delay = backoff(retry, attempt, response.headers.get("retry-after"));
-      logger.warn({ provider, attempt, status: response.status, delay }, "provider busy; retrying");
+      logger.warn({ provider, endpoint, attempt, status: response.status, delay }, "provider busy; retrying");
       await sleep(delay, signal);
       continue;
     }
-    throw new ProviderError(kind, detail, response.status);
+    throw new ProviderError(kind, detail, response.status, undefined, endpoint);
   }
+}
+
+/** fetch() says "fetch failed"; the cause says why (ECONNREFUSED, ENOTFOUND...). */
+function connectionFailure(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  const message = error instanceof Error ? error.message : String(error);
+  return code ? `${message} (${code})` : message;
 }

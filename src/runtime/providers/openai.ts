@@ -5,7 +5,7 @@
 // assistant messages.
 import type { Logger } from "pino";
 import { newToolUseId } from "../ids.js";
-import { ProviderError } from "../errors.js";
+import { endpointOf, ProviderError } from "../errors.js";
 import type { Message } from "../messages.js";
 import { postToProvider } from "./http.js";
 import { AUTO_MODEL, type ThinkingFamily } from "./registry.js";
@@ -142,10 +142,23 @@ export class OpenAIChatProvider implements Provider {
       });
     } catch (error) {
       if (signal.aborted) throw error;
-      throw new ProviderError("retryable", "cannot list the endpoint's models: connection failed");
+      const cause = (error as { cause?: { code?: unknown } }).cause?.code;
+      throw new ProviderError(
+        "retryable",
+        `cannot list the endpoint's models: connection failed${typeof cause === "string" ? ` (${cause})` : ""}`,
+        undefined,
+        "MODEL_UNREACHABLE",
+        endpointOf(this.base),
+      );
     }
     if (response.status === 401 || response.status === 403) {
-      throw new ProviderError("authentication", `listing models: HTTP ${response.status}`, response.status);
+      throw new ProviderError(
+        "authentication",
+        `listing models: HTTP ${response.status}`,
+        response.status,
+        undefined,
+        endpointOf(this.base),
+      );
     }
     const data = (await response.json().catch(() => undefined)) as
       { data?: Array<{ id?: unknown }> } | undefined;

@@ -4,7 +4,7 @@
 // and a closed session are not failures: the turn just ends.
 import type { Logger } from "pino";
 import { t, type Language } from "../../i18n/index.js";
-import { errorMessage, isAbortError, ProviderError, redactSecrets } from "../errors.js";
+import { ERROR_CODE_MESSAGES, errorMessage, isAbortError, ProviderError, redactSecrets } from "../errors.js";
 import { newErrorId } from "../ids.js";
 import type { RuntimeEvent } from "../seam.js";
 import type { Turn } from "./turn.js";
@@ -21,26 +21,22 @@ export function turnErrorEvent(
   secrets: readonly string[],
 ): RuntimeEvent {
   const errorId = newErrorId();
-  const kind = error instanceof ProviderError ? error.kind : "fatal";
-  const detail = redactSecrets(error instanceof ProviderError ? error.detail : errorMessage(error), secrets);
+  const provider = error instanceof ProviderError ? error : undefined;
+  const kind = provider?.kind ?? "fatal";
+  const code = provider?.code ?? "RUNTIME_ERROR";
+  const detail = redactSecrets(provider ? provider.detail : errorMessage(error), secrets);
   logger.error(
     {
       errorId,
       kind,
+      code,
       detail,
-      ...(error instanceof ProviderError && error.status ? { status: error.status } : {}),
+      ...(provider?.endpoint ? { endpoint: provider.endpoint } : {}),
+      ...(provider?.status ? { status: provider.status } : {}),
     },
     "turn failed",
   );
-  const key =
-    kind === "authentication"
-      ? "runtime.error.authentication"
-      : kind === "retryable"
-        ? "runtime.error.retryable"
-        : error instanceof ProviderError
-          ? "runtime.error.provider"
-          : "runtime.error.internal";
-  return { type: "error", kind, message: t(lang, key), errorId };
+  return { type: "error", kind, code, message: t(lang, ERROR_CODE_MESSAGES[code], { errorId }), errorId };
 }
 
 /** Turns an unexpected exception anywhere in the turn into one sanitised error event. */

@@ -1,0 +1,87 @@
+// Prometheus metrics of one server (A2A or AG-UI), served as text on GET
+// /metrics. Each server has its own registry (two servers in one process do
+// not mix their numbers). Labels take values from small fixed sets (method
+// names, bindings, outcome codes of the error catalogues), never ids, so the
+// number of series stays bounded; the hot path only bumps counters.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** Seconds: from 10 ms to 10 min (turns run from a scripted instant to long tool chains). */
+const TURN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+/** Seconds until the first event a client sees after its request. */
+const FIRST_EVENT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface MetricsOptions {
+  /** "a2a" or "agui": the value of the `server` label on every series. */
+  server: string;
+  /** Counts the interrupts waiting for an answer, read at scrape time. */
+  interruptsWaiting?: () => number;
+  /** Process metrics (CPU, memory, event loop); off in tests that build many servers. */
+  processMetrics?: boolean;
+}
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<"method" | "binding" | "outcome">;
+  readonly turnSeconds: Histogram<"outcome">;
+  readonly firstEventSeconds: Histogram<"binding">;
+  readonly openStreams: Gauge<"binding">;
+  readonly tokens: Counter<"kind">;
+
+  constructor(options: MetricsOptions) {
+    this.registry.setDefaultLabels({ server: options.server });
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: "iac_code_requests_total",
+      help: "Requests by method, binding and outcome (ok, or the error code / reason).",
+      labelNames: ["method", "binding", "outcome"],
+      registers,
+    });
+    this.turnSeconds = new Histogram({
+      name: "iac_code_turn_duration_seconds",
+      help: "Duration of a turn (A2A) or a run (AG-UI), by outcome.",
+      labelNames: ["outcome"],
+      buckets: TURN_BUCKETS,
+      registers,
+    });
+    this.firstEventSeconds = new Histogram({
+      name: "iac_code_first_event_seconds",
+      help: "Time from a streaming request to its first event after the task snapshot / RUN_STARTED.",
+      labelNames: ["binding"],
+      buckets: FIRST_EVENT_BUCKETS,
+      registers,
+    });
+    this.openStreams = new Gauge({
+      name: "iac_code_open_streams",
+      help: "Streams (SSE, gRPC server streams) open right now.",
+      labelNames: ["binding"],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: "iac_code_tokens_total",
+      help: "Model tokens used by finished turns, by kind (input, output).",
+      labelNames: ["kind"],
+      registers,
+    });
+    const waiting = options.interruptsWaiting;
+    new Gauge({
+      name: "iac_code_interrupts_waiting",
+      help: "Permission requests and questions waiting for an answer (live in this process).",
+      registers,
+      collect() {
+        this.set(waiting ? waiting() : 0);
+      },
+    });
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Tokens of a finished turn. */
+  countTokens(input: number, output: number): void {
+    if (input > 0) this.tokens.inc({ kind: "input" }, input);
+    if (output > 0) this.tokens.inc({ kind: "output" }, output);
+  }
+
+  /** The text exposition and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
