@@ -3359,9 +3359,9 @@ export interface A2AServerConfig {
    */
   "log-format"?: "pretty" | "json";
   /**
-   * Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.
+   * Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.
    */
-  "thinking-exposure"?: string | ("tool-trace" | "raw-thinking" | "tool_trace" | "raw_thinking" | "all")[];
+  "thinking-exposure"?: string | ("tool-trace" | "raw-thinking" | "tool_trace" | "raw_thinking" | "all" | "none")[];
   /**
    * Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.
    */

@@ -32615,8 +32615,8 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate88;
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
-const pattern41 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$", "u");
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const pattern41 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
 const pattern42 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
 const pattern43 = new RegExp("^rediss?://", "u");
 const pattern44 = new RegExp("^/", "u");
@@ -32756,8 +32756,8 @@ errors++;
 }
 if(data["log-format"] !== undefined){
 let data5 = data["log-format"];
-if(!((data5 === "pretty") || (data5 === "json"))){
-const err10 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema159.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+if(typeof data5 !== "string"){
+const err10 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -32766,15 +32766,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-}
-if(data["thinking-exposure"] !== undefined){
-let data6 = data["thinking-exposure"];
-const _errs14 = errors;
-let valid1 = false;
-const _errs15 = errors;
-if(typeof data6 === "string"){
-if(!pattern41.test(data6)){
-const err11 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all))*\\s*[,;]?\\s*$"+"\""};
+if(!((data5 === "pretty") || (data5 === "json"))){
+const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema159.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -32784,8 +32777,14 @@ vErrors.push(err11);
 errors++;
 }
 }
-else {
-const err12 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["thinking-exposure"] !== undefined){
+let data6 = data["thinking-exposure"];
+const _errs15 = errors;
+let valid1 = false;
+const _errs16 = errors;
+if(typeof data6 === "string"){
+if(!pattern41.test(data6)){
+const err12 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -32794,15 +32793,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-var _valid0 = _errs15 === errors;
-valid1 = valid1 || _valid0;
-const _errs17 = errors;
-if(Array.isArray(data6)){
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-let data7 = data6[i0];
-if(typeof data7 !== "string"){
-const err13 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err13 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -32811,8 +32804,15 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((data7 === "tool-trace") || (data7 === "raw-thinking")) || (data7 === "tool_trace")) || (data7 === "raw_thinking")) || (data7 === "all"))){
-const err14 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema159.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+var _valid0 = _errs16 === errors;
+valid1 = valid1 || _valid0;
+const _errs18 = errors;
+if(Array.isArray(data6)){
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+let data7 = data6[i0];
+if(typeof data7 !== "string"){
+const err14 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -32821,10 +32821,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-}
-else {
-const err15 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!((((((data7 === "tool-trace") || (data7 === "raw-thinking")) || (data7 === "tool_trace")) || (data7 === "raw_thinking")) || (data7 === "all")) || (data7 === "none"))){
+const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema159.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -32833,10 +32831,10 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid0 = _errs17 === errors;
-valid1 = valid1 || _valid0;
-if(!valid1){
-const err16 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -32845,11 +32843,23 @@ vErrors.push(err16);
 }
 errors++;
 }
+var _valid0 = _errs18 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const err17 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
 else {
-errors = _errs14;
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs15;
 if(vErrors !== null){
-if(_errs14){
-vErrors.length = _errs14;
+if(_errs15){
+vErrors.length = _errs15;
 }
 else {
 vErrors = null;
@@ -32859,19 +32869,7 @@ vErrors = null;
 }
 if(data.token !== undefined){
 if(typeof data.token !== "string"){
-const err17 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data["basic-username"] !== undefined){
-if(typeof data["basic-username"] !== "string"){
-const err18 = {instancePath:instancePath+"/basic-username",schemaPath:"#/properties/basic-username/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -32881,9 +32879,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data["basic-password"] !== undefined){
-if(typeof data["basic-password"] !== "string"){
-const err19 = {instancePath:instancePath+"/basic-password",schemaPath:"#/properties/basic-password/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["basic-username"] !== undefined){
+if(typeof data["basic-username"] !== "string"){
+const err19 = {instancePath:instancePath+"/basic-username",schemaPath:"#/properties/basic-username/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -32893,9 +32891,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data["api-key"] !== undefined){
-if(typeof data["api-key"] !== "string"){
-const err20 = {instancePath:instancePath+"/api-key",schemaPath:"#/properties/api-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["basic-password"] !== undefined){
+if(typeof data["basic-password"] !== "string"){
+const err20 = {instancePath:instancePath+"/basic-password",schemaPath:"#/properties/basic-password/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -32905,11 +32903,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data["api-key-header"] !== undefined){
-let data12 = data["api-key-header"];
-if(typeof data12 === "string"){
-if(!pattern42.test(data12)){
-const err21 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
+if(data["api-key"] !== undefined){
+if(typeof data["api-key"] !== "string"){
+const err21 = {instancePath:instancePath+"/api-key",schemaPath:"#/properties/api-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -32919,8 +32915,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["api-key-header"] !== undefined){
+let data12 = data["api-key-header"];
+if(typeof data12 === "string"){
+if(!pattern42.test(data12)){
+const err22 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -32930,11 +32929,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data["persistence-dir"] !== undefined){
-let data13 = data["persistence-dir"];
-if(typeof data13 === "string"){
-if(func1(data13) < 1){
-const err23 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err23 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -32944,8 +32940,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-else {
-const err24 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["persistence-dir"] !== undefined){
+let data13 = data["persistence-dir"];
+if(typeof data13 === "string"){
+if(func1(data13) < 1){
+const err24 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -32955,9 +32954,8 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data["sync-every-commit"] !== undefined){
-if(typeof data["sync-every-commit"] !== "boolean"){
-const err25 = {instancePath:instancePath+"/sync-every-commit",schemaPath:"#/properties/sync-every-commit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err25 = {instancePath:instancePath+"/persistence-dir",schemaPath:"#/properties/persistence-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -32967,11 +32965,9 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data["artifact-dir"] !== undefined){
-let data15 = data["artifact-dir"];
-if(typeof data15 === "string"){
-if(func1(data15) < 1){
-const err26 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data["sync-every-commit"] !== undefined){
+if(typeof data["sync-every-commit"] !== "boolean"){
+const err26 = {instancePath:instancePath+"/sync-every-commit",schemaPath:"#/properties/sync-every-commit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -32981,8 +32977,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-else {
-const err27 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["artifact-dir"] !== undefined){
+let data15 = data["artifact-dir"];
+if(typeof data15 === "string"){
+if(func1(data15) < 1){
+const err27 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -32992,11 +32991,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data["signing-secret"] !== undefined){
-let data16 = data["signing-secret"];
-if(typeof data16 === "string"){
-if(func1(data16) < 1){
-const err28 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err28 = {instancePath:instancePath+"/artifact-dir",schemaPath:"#/properties/artifact-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -33006,8 +33002,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-else {
-const err29 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["signing-secret"] !== undefined){
+let data16 = data["signing-secret"];
+if(typeof data16 === "string"){
+if(func1(data16) < 1){
+const err29 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -33017,9 +33016,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data["push-notifications"] !== undefined){
-if(typeof data["push-notifications"] !== "boolean"){
-const err30 = {instancePath:instancePath+"/push-notifications",schemaPath:"#/properties/push-notifications/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err30 = {instancePath:instancePath+"/signing-secret",schemaPath:"#/properties/signing-secret/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -33029,10 +33027,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data["push-queue"] !== undefined){
-let data18 = data["push-queue"];
-if(typeof data18 !== "string"){
-const err31 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-notifications"] !== undefined){
+if(typeof data["push-notifications"] !== "boolean"){
+const err31 = {instancePath:instancePath+"/push-notifications",schemaPath:"#/properties/push-notifications/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -33041,8 +33038,11 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!((data18 === "local-file") || (data18 === "redis-streams"))){
-const err32 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema159.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+}
+if(data["push-queue"] !== undefined){
+let data18 = data["push-queue"];
+if(typeof data18 !== "string"){
+const err32 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -33051,12 +33051,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-if(data["push-redis-url"] !== undefined){
-let data19 = data["push-redis-url"];
-if(typeof data19 === "string"){
-if(!pattern43.test(data19)){
-const err33 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+if(!((data18 === "local-file") || (data18 === "redis-streams"))){
+const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema159.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -33066,8 +33062,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-else {
-const err34 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-redis-url"] !== undefined){
+let data19 = data["push-redis-url"];
+if(typeof data19 === "string"){
+if(!pattern43.test(data19)){
+const err34 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -33077,11 +33076,8 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data["push-stream"] !== undefined){
-let data20 = data["push-stream"];
-if(typeof data20 === "string"){
-if(func1(data20) < 1){
-const err35 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err35 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -33091,8 +33087,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-else {
-const err36 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-stream"] !== undefined){
+let data20 = data["push-stream"];
+if(typeof data20 === "string"){
+if(func1(data20) < 1){
+const err36 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -33102,11 +33101,8 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data["push-retry-key"] !== undefined){
-let data21 = data["push-retry-key"];
-if(typeof data21 === "string"){
-if(func1(data21) < 1){
-const err37 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err37 = {instancePath:instancePath+"/push-stream",schemaPath:"#/properties/push-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -33116,8 +33112,11 @@ vErrors.push(err37);
 errors++;
 }
 }
-else {
-const err38 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-retry-key"] !== undefined){
+let data21 = data["push-retry-key"];
+if(typeof data21 === "string"){
+if(func1(data21) < 1){
+const err38 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -33127,11 +33126,8 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data["push-dead-stream"] !== undefined){
-let data22 = data["push-dead-stream"];
-if(typeof data22 === "string"){
-if(func1(data22) < 1){
-const err39 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err39 = {instancePath:instancePath+"/push-retry-key",schemaPath:"#/properties/push-retry-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -33141,8 +33137,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-else {
-const err40 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-dead-stream"] !== undefined){
+let data22 = data["push-dead-stream"];
+if(typeof data22 === "string"){
+if(func1(data22) < 1){
+const err40 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -33152,11 +33151,8 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data["push-consumer-group"] !== undefined){
-let data23 = data["push-consumer-group"];
-if(typeof data23 === "string"){
-if(func1(data23) < 1){
-const err41 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err41 = {instancePath:instancePath+"/push-dead-stream",schemaPath:"#/properties/push-dead-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -33166,8 +33162,11 @@ vErrors.push(err41);
 errors++;
 }
 }
-else {
-const err42 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-consumer-group"] !== undefined){
+let data23 = data["push-consumer-group"];
+if(typeof data23 === "string"){
+if(func1(data23) < 1){
+const err42 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -33177,11 +33176,8 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data["push-consumer-name"] !== undefined){
-let data24 = data["push-consumer-name"];
-if(typeof data24 === "string"){
-if(func1(data24) < 1){
-const err43 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err43 = {instancePath:instancePath+"/push-consumer-group",schemaPath:"#/properties/push-consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -33191,8 +33187,11 @@ vErrors.push(err43);
 errors++;
 }
 }
-else {
-const err44 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["push-consumer-name"] !== undefined){
+let data24 = data["push-consumer-name"];
+if(typeof data24 === "string"){
+if(func1(data24) < 1){
+const err44 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -33202,10 +33201,8 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data["push-lease-timeout-ms"] !== undefined){
-let data25 = data["push-lease-timeout-ms"];
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err45 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err45 = {instancePath:instancePath+"/push-consumer-name",schemaPath:"#/properties/push-consumer-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -33214,9 +33211,11 @@ vErrors.push(err45);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 1 || isNaN(data25)){
-const err46 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data["push-lease-timeout-ms"] !== undefined){
+let data25 = data["push-lease-timeout-ms"];
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err46 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -33225,11 +33224,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-}
-if(data["auto-approve-permissions"] !== undefined){
-if(typeof data["auto-approve-permissions"] !== "boolean"){
-const err47 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err47 = {instancePath:instancePath+"/push-lease-timeout-ms",schemaPath:"#/properties/push-lease-timeout-ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -33239,11 +33236,10 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data["idle-shutdown-seconds"] !== undefined){
-let data27 = data["idle-shutdown-seconds"];
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 0 || isNaN(data27)){
-const err48 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data["auto-approve-permissions"] !== undefined){
+if(typeof data["auto-approve-permissions"] !== "boolean"){
+const err48 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -33253,8 +33249,11 @@ vErrors.push(err48);
 errors++;
 }
 }
-else {
-const err49 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-shutdown-seconds"] !== undefined){
+let data27 = data["idle-shutdown-seconds"];
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 0 || isNaN(data27)){
+const err49 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -33264,11 +33263,8 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data["idle-context-seconds"] !== undefined){
-let data28 = data["idle-context-seconds"];
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 <= 0 || isNaN(data28)){
-const err50 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err50 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -33278,8 +33274,11 @@ vErrors.push(err50);
 errors++;
 }
 }
-else {
-const err51 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-context-seconds"] !== undefined){
+let data28 = data["idle-context-seconds"];
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 <= 0 || isNaN(data28)){
+const err51 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -33289,11 +33288,8 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data["socket-path"] !== undefined){
-let data29 = data["socket-path"];
-if(typeof data29 === "string"){
-if(func1(data29) < 1){
-const err52 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err52 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -33303,8 +33299,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-else {
-const err53 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["socket-path"] !== undefined){
+let data29 = data["socket-path"];
+if(typeof data29 === "string"){
+if(func1(data29) < 1){
+const err53 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -33314,11 +33313,8 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data["ws-path"] !== undefined){
-let data30 = data["ws-path"];
-if(typeof data30 === "string"){
-if(!pattern44.test(data30)){
-const err54 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
+else {
+const err54 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -33328,8 +33324,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-else {
-const err55 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["ws-path"] !== undefined){
+let data30 = data["ws-path"];
+if(typeof data30 === "string"){
+if(!pattern44.test(data30)){
+const err55 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -33339,11 +33338,8 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data["grpc-host"] !== undefined){
-let data31 = data["grpc-host"];
-if(typeof data31 === "string"){
-if(func1(data31) < 1){
-const err56 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err56 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -33353,8 +33349,11 @@ vErrors.push(err56);
 errors++;
 }
 }
-else {
-const err57 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["grpc-host"] !== undefined){
+let data31 = data["grpc-host"];
+if(typeof data31 === "string"){
+if(func1(data31) < 1){
+const err57 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -33364,10 +33363,8 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data["grpc-port"] !== undefined){
-let data32 = data["grpc-port"];
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err58 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err58 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -33376,9 +33373,11 @@ vErrors.push(err58);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 > 65535 || isNaN(data32)){
-const err59 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+}
+if(data["grpc-port"] !== undefined){
+let data32 = data["grpc-port"];
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err59 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -33387,8 +33386,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data32 < 0 || isNaN(data32)){
-const err60 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 65535 || isNaN(data32)){
+const err60 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -33397,13 +33397,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-}
-if(data["tls-cert"] !== undefined){
-let data33 = data["tls-cert"];
-if(typeof data33 === "string"){
-if(func1(data33) < 1){
-const err61 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data32 < 0 || isNaN(data32)){
+const err61 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -33413,8 +33408,12 @@ vErrors.push(err61);
 errors++;
 }
 }
-else {
-const err62 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data["tls-cert"] !== undefined){
+let data33 = data["tls-cert"];
+if(typeof data33 === "string"){
+if(func1(data33) < 1){
+const err62 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -33424,11 +33423,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-let data34 = data["tls-key"];
-if(typeof data34 === "string"){
-if(func1(data34) < 1){
-const err63 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err63 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -33438,8 +33434,11 @@ vErrors.push(err63);
 errors++;
 }
 }
-else {
-const err64 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["tls-key"] !== undefined){
+let data34 = data["tls-key"];
+if(typeof data34 === "string"){
+if(func1(data34) < 1){
+const err64 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -33449,11 +33448,8 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data["redis-url"] !== undefined){
-let data35 = data["redis-url"];
-if(typeof data35 === "string"){
-if(!pattern43.test(data35)){
-const err65 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+else {
+const err65 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -33463,8 +33459,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-else {
-const err66 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["redis-url"] !== undefined){
+let data35 = data["redis-url"];
+if(typeof data35 === "string"){
+if(!pattern43.test(data35)){
+const err66 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -33474,11 +33473,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data["request-stream"] !== undefined){
-let data36 = data["request-stream"];
-if(typeof data36 === "string"){
-if(func1(data36) < 1){
-const err67 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err67 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -33488,8 +33484,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-else {
-const err68 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["request-stream"] !== undefined){
+let data36 = data["request-stream"];
+if(typeof data36 === "string"){
+if(func1(data36) < 1){
+const err68 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -33499,11 +33498,8 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data["response-stream"] !== undefined){
-let data37 = data["response-stream"];
-if(typeof data37 === "string"){
-if(func1(data37) < 1){
-const err69 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err69 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -33513,8 +33509,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["response-stream"] !== undefined){
+let data37 = data["response-stream"];
+if(typeof data37 === "string"){
+if(func1(data37) < 1){
+const err70 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -33524,11 +33523,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data["consumer-group"] !== undefined){
-let data38 = data["consumer-group"];
-if(typeof data38 === "string"){
-if(func1(data38) < 1){
-const err71 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err71 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -33538,13 +33534,27 @@ vErrors.push(err71);
 errors++;
 }
 }
-else {
-const err72 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["consumer-group"] !== undefined){
+let data38 = data["consumer-group"];
+if(typeof data38 === "string"){
+if(func1(data38) < 1){
+const err72 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err72];
 }
 else {
 vErrors.push(err72);
+}
+errors++;
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
 }
 errors++;
 }
@@ -33557,18 +33567,7 @@ for(let i1=0; i1<len1; i1++){
 let data40 = data39[i1];
 if(typeof data40 === "string"){
 if(!pattern9.test(data40)){
-const err73 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
-if(vErrors === null){
-vErrors = [err73];
-}
-else {
-vErrors.push(err73);
-}
-errors++;
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err74 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -33578,14 +33577,25 @@ vErrors.push(err74);
 errors++;
 }
 }
-}
 else {
-const err75 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err75 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
 else {
 vErrors.push(err75);
+}
+errors++;
+}
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
 }
 errors++;
 }
@@ -33598,18 +33608,7 @@ for(let i2=0; i2<len2; i2++){
 let data42 = data41[i2];
 if(typeof data42 === "string"){
 if(!pattern47.test(data42)){
-const err76 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
-if(vErrors === null){
-vErrors = [err76];
-}
-else {
-vErrors.push(err76);
-}
-errors++;
-}
-}
-else {
-const err77 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err77 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -33619,14 +33618,25 @@ vErrors.push(err77);
 errors++;
 }
 }
-}
 else {
-const err78 = {instancePath:instancePath+"/text-mime-types",schemaPath:"#/properties/text-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err78 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err78];
 }
 else {
 vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/text-mime-types",schemaPath:"#/properties/text-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
 }
 errors++;
 }
@@ -33639,18 +33649,7 @@ for(let i3=0; i3<len3; i3++){
 let data44 = data43[i3];
 if(typeof data44 === "string"){
 if(!pattern47.test(data44)){
-const err79 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
-if(vErrors === null){
-vErrors = [err79];
-}
-else {
-vErrors.push(err79);
-}
-errors++;
-}
-}
-else {
-const err80 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err80 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -33660,14 +33659,25 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
 else {
-const err81 = {instancePath:instancePath+"/multimodal-mime-types",schemaPath:"#/properties/multimodal-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err81 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err81];
 }
 else {
 vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/multimodal-mime-types",schemaPath:"#/properties/multimodal-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
 }
 errors++;
 }
@@ -33680,23 +33690,23 @@ for(let i4=0; i4<len4; i4++){
 let data46 = data45[i4];
 if(typeof data46 === "string"){
 if(func1(data46) < 1){
-const err82 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err82];
-}
-else {
-vErrors.push(err82);
-}
-errors++;
-}
-}
-else {
-const err83 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err83 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err83];
 }
 else {
 vErrors.push(err83);
+}
+errors++;
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
 }
 errors++;
 }
@@ -33712,12 +33722,12 @@ continue;
 }
 if(typeof indices0[item0] == "number"){
 j0 = indices0[item0];
-const err84 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i5+" are identical)"};
+const err85 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i5+" are identical)"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err85];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err85);
 }
 errors++;
 break;
@@ -33727,20 +33737,7 @@ indices0[item0] = i5;
 }
 }
 else {
-const err85 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err85];
-}
-else {
-vErrors.push(err85);
-}
-errors++;
-}
-}
-if(data.mode !== undefined){
-let data47 = data.mode;
-if(typeof data47 !== "string"){
-const err86 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err86 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -33749,8 +33746,11 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(!((data47 === "normal") || (data47 === "pipeline"))){
-const err87 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema159.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.mode !== undefined){
+let data47 = data.mode;
+if(typeof data47 !== "string"){
+const err87 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -33759,12 +33759,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data["pipeline-name"] !== undefined){
-let data48 = data["pipeline-name"];
-if(typeof data48 === "string"){
-if(func1(data48) < 1){
-const err88 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!((data47 === "normal") || (data47 === "pipeline"))){
+const err88 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema159.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -33774,8 +33770,11 @@ vErrors.push(err88);
 errors++;
 }
 }
-else {
-const err89 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["pipeline-name"] !== undefined){
+let data48 = data["pipeline-name"];
+if(typeof data48 === "string"){
+if(func1(data48) < 1){
+const err89 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -33785,11 +33784,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data.provider !== undefined){
-let data49 = data.provider;
-if(typeof data49 === "string"){
-if(func1(data49) < 1){
-const err90 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err90 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -33799,8 +33795,11 @@ vErrors.push(err90);
 errors++;
 }
 }
-else {
-const err91 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.provider !== undefined){
+let data49 = data.provider;
+if(typeof data49 === "string"){
+if(func1(data49) < 1){
+const err91 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -33810,11 +33809,8 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data.model !== undefined){
-let data50 = data.model;
-if(typeof data50 === "string"){
-if(func1(data50) < 1){
-const err92 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err92 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -33824,8 +33820,11 @@ vErrors.push(err92);
 errors++;
 }
 }
-else {
-const err93 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.model !== undefined){
+let data50 = data.model;
+if(typeof data50 === "string"){
+if(func1(data50) < 1){
+const err93 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -33835,11 +33834,8 @@ vErrors.push(err93);
 errors++;
 }
 }
-if(data["base-url"] !== undefined){
-let data51 = data["base-url"];
-if(typeof data51 === "string"){
-if(!pattern49.test(data51)){
-const err94 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+else {
+const err94 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -33849,8 +33845,11 @@ vErrors.push(err94);
 errors++;
 }
 }
-else {
-const err95 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["base-url"] !== undefined){
+let data51 = data["base-url"];
+if(typeof data51 === "string"){
+if(!pattern49.test(data51)){
+const err95 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -33860,11 +33859,8 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data.script !== undefined){
-let data52 = data.script;
-if(typeof data52 === "string"){
-if(func1(data52) < 1){
-const err96 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err96 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -33874,8 +33870,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-else {
-const err97 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.script !== undefined){
+let data52 = data.script;
+if(typeof data52 === "string"){
+if(func1(data52) < 1){
+const err97 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -33885,11 +33884,8 @@ vErrors.push(err97);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data53 = data["headers-timeout-seconds"];
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
-const err98 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err98 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -33899,8 +33895,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-else {
-const err99 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data53 = data["headers-timeout-seconds"];
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 < 0 || isNaN(data53)){
+const err99 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -33910,11 +33909,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data54 = data["request-timeout-seconds"];
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
-const err100 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err100 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -33924,8 +33920,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-else {
-const err101 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data54 = data["request-timeout-seconds"];
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 0 || isNaN(data54)){
+const err101 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -33935,11 +33934,8 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data55 = data["keep-alive-timeout-seconds"];
-if((typeof data55 == "number") && (isFinite(data55))){
-if(data55 < 0 || isNaN(data55)){
-const err102 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err102 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -33949,8 +33945,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-else {
-const err103 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data55 = data["keep-alive-timeout-seconds"];
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 < 0 || isNaN(data55)){
+const err103 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -33960,11 +33959,8 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data56 = data["shutdown-timeout-seconds"];
-if((typeof data56 == "number") && (isFinite(data56))){
-if(data56 <= 0 || isNaN(data56)){
-const err104 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err104 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -33974,8 +33970,11 @@ vErrors.push(err104);
 errors++;
 }
 }
-else {
-const err105 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data56 = data["shutdown-timeout-seconds"];
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 <= 0 || isNaN(data56)){
+const err105 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -33985,12 +33984,8 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data["tls-cert"] !== undefined){
-if(data["tls-key"] === undefined){
-const err106 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
-    missingProperty: "tls-key",
-    depsCount: 1,
-    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
+else {
+const err106 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -34000,12 +33995,12 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-if(data["tls-cert"] === undefined){
-const err107 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
-    missingProperty: "tls-cert",
+if(data["tls-cert"] !== undefined){
+if(data["tls-key"] === undefined){
+const err107 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
+    missingProperty: "tls-key",
     depsCount: 1,
-    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
+    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -34015,14 +34010,29 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-else {
-const err108 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data["tls-key"] !== undefined){
+if(data["tls-cert"] === undefined){
+const err108 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
+    missingProperty: "tls-cert",
+    depsCount: 1,
+    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
 if(vErrors === null){
 vErrors = [err108];
 }
 else {
 vErrors.push(err108);
+}
+errors++;
+}
+}
+}
+else {
+const err109 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
 }
 errors++;
 }
@@ -34032,7 +34042,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate89;
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern50 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 const pattern51 = new RegExp("^https?://[^/?#]+/?$", "u");
 
@@ -34297,8 +34307,8 @@ errors++;
 }
 if(data["log-format"] !== undefined){
 let data11 = data["log-format"];
-if(!((data11 === "pretty") || (data11 === "json"))){
-const err19 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema160.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+if(typeof data11 !== "string"){
+const err19 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34307,10 +34317,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data["state-dir"] !== undefined){
-if(typeof data["state-dir"] !== "string"){
-const err20 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data11 === "pretty") || (data11 === "json"))){
+const err20 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema160.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34320,11 +34328,9 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data["idle-shutdown"] !== undefined){
-let data13 = data["idle-shutdown"];
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err21 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data["state-dir"] !== undefined){
+if(typeof data["state-dir"] !== "string"){
+const err21 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34334,8 +34340,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-shutdown"] !== undefined){
+let data13 = data["idle-shutdown"];
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err22 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34345,10 +34354,8 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data["interrupt-ttl"] !== undefined){
-let data14 = data["interrupt-ttl"];
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err23 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err23 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34357,14 +34364,27 @@ vErrors.push(err23);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
-const err24 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data["interrupt-ttl"] !== undefined){
+let data14 = data["interrupt-ttl"];
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err24 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
 }
 else {
 vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err25 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
 }
 errors++;
 }
@@ -34378,18 +34398,7 @@ for(let i2=0; i2<len1; i2++){
 let data16 = data15[i2];
 if(typeof data16 === "string"){
 if(!pattern9.test(data16)){
-const err25 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err26 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34399,9 +34408,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-}
 else {
-const err27 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err27 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -34411,11 +34419,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data17 = data["headers-timeout-seconds"];
-if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 0 || isNaN(data17)){
-const err28 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err28 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -34425,8 +34431,11 @@ vErrors.push(err28);
 errors++;
 }
 }
-else {
-const err29 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data17 = data["headers-timeout-seconds"];
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 0 || isNaN(data17)){
+const err29 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -34436,11 +34445,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data18 = data["request-timeout-seconds"];
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 < 0 || isNaN(data18)){
-const err30 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err30 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34450,8 +34456,11 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data18 = data["request-timeout-seconds"];
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 0 || isNaN(data18)){
+const err31 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -34461,11 +34470,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data19 = data["keep-alive-timeout-seconds"];
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 0 || isNaN(data19)){
-const err32 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err32 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -34475,8 +34481,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data19 = data["keep-alive-timeout-seconds"];
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err33 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34486,11 +34495,8 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data20 = data["shutdown-timeout-seconds"];
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 <= 0 || isNaN(data20)){
-const err34 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err34 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -34500,8 +34506,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-else {
-const err35 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data20 = data["shutdown-timeout-seconds"];
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 <= 0 || isNaN(data20)){
+const err35 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -34511,14 +34520,25 @@ vErrors.push(err35);
 errors++;
 }
 }
-}
 else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err36 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err36];
 }
 else {
 vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
 }
 errors++;
 }

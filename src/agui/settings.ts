@@ -88,7 +88,6 @@ export const AGUI_SETTINGS: SettingsTable = {
       kind: "string",
       arg: "format",
       choices: ["pretty", "json"],
-      parse: (value) => String(value).trim().toLowerCase(),
       help: "pretty or json (default: pretty on a terminal, JSON otherwise)",
     },
     ...TIMEOUT_SETTINGS.map((t) => ({ key: t.key, kind: "number" as const, arg: "n", help: t.help })),

@@ -103,7 +103,6 @@ export const A2A_SETTINGS: SettingsTable = {
       kind: "string",
       arg: "format",
       choices: ["pretty", "json"],
-      parse: (value) => String(value).trim().toLowerCase(),
       help: "pretty or json (default: pretty on a terminal, JSON otherwise)",
     },
     {

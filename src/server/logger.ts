@@ -11,7 +11,6 @@ import { LOG_REDACT_PATHS } from "../a2a/core/sanitize.js";
 export type { Logger } from "pino";
 
 export type LogFormat = "pretty" | "json";
-export const LOG_FORMATS: readonly LogFormat[] = ["pretty", "json"];
 
 export interface LoggerOptions {
   debug?: boolean;
@@ -57,14 +56,6 @@ export function guardStdio(): void {
 }
 
 /** A value of --log-format / log-format, or undefined when absent; anything else is an Error naming the source. */
-export function parseLogFormat(value: unknown, source: string): LogFormat | undefined {
-  if (value === undefined || value === null || value === "") return undefined;
-  if (typeof value === "string" && (LOG_FORMATS as readonly string[]).includes(value.trim().toLowerCase()))
-    return value.trim().toLowerCase() as LogFormat;
-  throw new Error(
-    `Invalid ${source} '${typeof value === "string" ? value : JSON.stringify(value)}': expected pretty or json.`,
-  );
-}
 
 /** The format used when none is chosen: pretty on a terminal. */
 export function defaultLogFormat(fd: 1 | 2): LogFormat {

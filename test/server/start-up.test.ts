@@ -87,7 +87,8 @@ describe("server start-up", function () {
       { ...env, IACCODE_A2A_HTTP_TOKEN: "t" },
       /listening on/,
     );
-    expect(withToken.stderr).to.match(/listening on/);
+    // The banner is on stdout; stderr carries only log lines.
+    expect(withToken.stdout).to.match(/listening on/);
     expect(withToken.stderr).to.not.match(/without authentication/);
     const adapter = await run(["serve", "--host", "0.0.0.0", "--port", "0"], env, /without authentication/);
     expect(adapter.stderr).to.match(/Listening on 0\.0\.0\.0 without authentication/);
