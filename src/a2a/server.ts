@@ -23,6 +23,8 @@ import { A2AService } from "./core/service.js";
 import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";
 import { createPipelineStateRouter } from "./pipeline-state.js";
+import { openPush, type Push } from "./push/index.js";
+import type { Resolver } from "./push/url-policy.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
 import type { StateStore } from "./stores/state.js";
@@ -35,6 +37,8 @@ export interface A2aServerDeps {
   env?: NodeJS.ProcessEnv;
   /** Extra routers mounted on the same app (REST binding...). */
   routers?: Router<A2aState>[];
+  /** DNS lookups of push callback hosts (tests answer without a network). */
+  pushResolver?: Resolver;
 }
 
 export interface RunningA2aServer {
@@ -65,9 +69,21 @@ export async function startA2aServer(
     syncEveryCommit: settings.syncEveryCommit,
     logger,
   });
+  let push: Push | undefined;
   try {
-    return await startWithState(settings, deps, logger, state);
+    push = settings.push.enabled
+      ? await openPush({
+          settings: settings.push,
+          state,
+          persistenceDir: settings.persistenceDir,
+          env: deps.env ?? process.env,
+          logger,
+          resolve: deps.pushResolver,
+        })
+      : undefined;
+    return await startWithState(settings, deps, logger, state, push);
   } catch (error) {
+    await push?.stop();
     await state.close();
     throw error;
   }
@@ -78,6 +94,7 @@ async function startWithState(
   deps: A2aServerDeps,
   logger: Logger,
   state: StateStore,
+  push: Push | undefined,
 ): Promise<RunningA2aServer> {
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
@@ -107,13 +124,14 @@ async function startWithState(
     thinkingExposure: settings.thinkingExposure,
     autoApprovePermissions: settings.autoApprovePermissions,
     requiredExtensions: settings.requiredExtensions,
-    pushNotifications: settings.pushNotifications,
+    push: push?.configs,
     idleContextMs: settings.idleContextSeconds * 1000,
     defaultCwd: cwd,
     allowedRoots: roots,
     mediaTypes,
   });
   await service.recover();
+  push?.start();
   const httpServed = settings.transport === "http";
   const app = buildHttpApp({
     service,
@@ -197,11 +215,11 @@ async function startWithState(
       tls: Boolean(tls),
       grpcSeparatePort: Boolean(grpcListener),
       thinkingExposure: settings.thinkingExposure,
-      pushNotifications: settings.pushNotifications,
+      pushNotifications: settings.push.enabled,
       autoApprovePermissions: settings.autoApprovePermissions,
       idleContextSeconds: settings.idleContextSeconds,
     }),
-    pushNotifications: settings.pushNotifications,
+    pushNotifications: settings.push.enabled,
     thinkingExposure: settings.thinkingExposure,
     requiredExtensions: settings.requiredExtensions,
     mediaTypes,
@@ -240,6 +258,7 @@ async function startWithState(
         const listenersClosed = Promise.all([listener.close(2000), grpcListener?.close(2000)]);
         await service.close();
         await listenersClosed;
+        await push?.stop();
         await state.close();
         logger.info("A2A server stopped");
       })();

@@ -1,6 +1,7 @@
 // `iac-code a2a`: the options of the A2A 1.0 server command. The server itself
 // (src/cli/a2a-run.ts) is loaded only when the command runs.
 import type { Command } from "commander";
+import { PUSH_SETTINGS } from "../server/push-settings.js";
 import type { TimeoutFlags } from "../server/timeouts.js";
 import { withTimeoutOptions } from "./timeout-options.js";
 
@@ -19,8 +20,14 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+/** The --push-* flags (names and help from src/server/push-settings.ts). */
+function withPushOptions(cmd: Command): Command {
+  for (const s of PUSH_SETTINGS) cmd.option(`--${s.key}${s.value ? ` ${s.value}` : ""}`, s.help);
+  return cmd;
+}
+
 export function registerA2aCommand(program: Command): void {
-  withTimeoutOptions(program.command("a2a"))
+  withPushOptions(withTimeoutOptions(program.command("a2a")))
     .description("Run the A2A 1.0 server (JSON-RPC over HTTP with SSE)")
     .option("--config <path>", "YAML (or JSON) config file (a2a-server.yml; keys with - or _)")
     .option("--host <host>", "address to bind (default 127.0.0.1)")

@@ -13,6 +13,7 @@ import {
   type CliOverrides,
 } from "../server/config.js";
 import { createLogger, guardStdio } from "../server/logger.js";
+import { pushFlagValues } from "../server/push-settings.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { timeoutFlagValues } from "../server/timeouts.js";
 import type { A2aCliOptions } from "./a2a-command.js";
@@ -30,6 +31,7 @@ export function settingsFromCli(
     logToStdout: options.logToStdout,
     timeouts: timeoutFlagValues(options),
     syncEveryCommit: options.syncEveryCommit,
+    push: pushFlagValues(options),
   };
   if (options.port !== undefined) {
     const port = Number(options.port);

@@ -7,6 +7,7 @@ import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseA2AServerConfig, type A2AServerConfig } from "../contract/index.js";
 import { configDir, expandPath } from "./paths.js";
+import { resolvePushSettings, type PushKey, type PushSettings } from "./push-settings.js";
 import { resolveTimeouts, type ServerTimeouts, type TimeoutKey } from "./timeouts.js";
 
 export class ConfigError extends Error {
@@ -32,7 +33,8 @@ export interface A2aServerSettings {
   /** fsync every state commit (synchronous=FULL): commits also survive a power loss. */
   syncEveryCommit: boolean;
   artifactDir: string;
-  pushNotifications: boolean;
+  /** Push notifications: the config methods, the queue and the callback policy. */
+  push: PushSettings;
   autoApprovePermissions: boolean;
   idleContextSeconds: number;
   /** Workspace roots; undefined = IACCODE_A2A_ALLOWED_CWDS or the defaults. */
@@ -68,6 +70,8 @@ export interface CliOverrides {
   /** --headers-timeout-seconds and the other timeout flags, by config key. */
   timeouts?: Partial<Record<TimeoutKey, string>>;
   syncEveryCommit?: boolean;
+  /** --push-* flags, by config key. */
+  push?: Partial<Record<PushKey, string | boolean>>;
 }
 
 function normaliseKeys(value: unknown): unknown {
@@ -179,19 +183,11 @@ function envFlag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
 }
 
 /**
- * Config keys of features this version does not have (push delivery, the
- * custom transports, process idle shutdown). Setting one is
- * refused at start-up rather than silently ignored or half-advertised.
+ * Config keys of features this version does not have (the custom transports,
+ * process idle shutdown). Setting one is refused at start-up rather than
+ * silently ignored or half-advertised.
  */
 const UNAVAILABLE_KEYS = [
-  "push-queue",
-  "push-redis-url",
-  "push-stream",
-  "push-retry-key",
-  "push-dead-stream",
-  "push-consumer-group",
-  "push-consumer-name",
-  "push-lease-timeout-ms",
   "socket-path",
   "ws-path",
   "redis-url",
@@ -202,7 +198,6 @@ const UNAVAILABLE_KEYS = [
 
 function refuseUnavailable(file: A2AServerConfig): void {
   const unavailable: string[] = UNAVAILABLE_KEYS.filter((key) => file[key] !== undefined);
-  if (file["push-notifications"] === true) unavailable.unshift("push-notifications: true");
   if ((file["idle-shutdown-seconds"] ?? 0) > 0) unavailable.push("idle-shutdown-seconds");
   if (unavailable.length > 0) {
     throw new ConfigError(
@@ -210,6 +205,16 @@ function refuseUnavailable(file: A2AServerConfig): void {
         unavailable.length > 1 ? "these settings" : "this setting"
       } from the config file.`,
     );
+  }
+}
+
+function pushOf(file: A2AServerConfig, cli: CliOverrides, env: NodeJS.ProcessEnv): PushSettings {
+  try {
+    return resolvePushSettings(
+      (key, envSuffix) => cli.push?.[key] ?? file[key] ?? env[`IACCODE_A2A_${envSuffix}`],
+    );
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
   }
 }
 
@@ -251,7 +256,7 @@ export function resolveSettings(
       envFlag(env, "IACCODE_A2A_SYNC_EVERY_COMMIT") ??
       false,
     artifactDir: path.resolve(expandPath(file["artifact-dir"] ?? path.join(persistenceDir, "artifacts"))),
-    pushNotifications: file["push-notifications"] ?? false,
+    push: pushOf(file, cli, env),
     autoApprovePermissions: file["auto-approve-permissions"] ?? false,
     idleContextSeconds: file["idle-context-seconds"] ?? 3600,
     allowedCwds: file["allowed-cwds"]?.map((p) => expandPath(p, env)),

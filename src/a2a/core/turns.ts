@@ -8,7 +8,7 @@ import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
 import type { AgentSession } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
-import type { StateStore } from "../stores/state.js";
+import type { PushOutbox, StateStore } from "../stores/state.js";
 import type { Admission } from "./admission.js";
 import type { ContextManager, LiveContext } from "./contexts.js";
 import { A2AError, invalidParams } from "./errors.js";
@@ -24,6 +24,8 @@ export interface TurnsDeps {
   logger: Logger;
   exposure: ExposureOptions;
   autoApprovePermissions: boolean;
+  /** Stages a push delivery of a task event (a no-op without push). */
+  notify: PushOutbox["enqueue"];
 }
 
 /** The first events of a started message (a task snapshot first) and the live events of its turn. */
@@ -77,6 +79,7 @@ export class Turns {
     const execution = this.reserve(context, record);
     const live = execution.hub.subscribe(signal);
     const first = [snapshotEvent(record.task)];
+    this.deps.notify(record.task.id, first[0]);
     const overrides = settings.overrides;
     execution.start(
       () => this.deps.contexts.session(context),
@@ -194,6 +197,7 @@ export class Turns {
         exposure: this.deps.exposure,
         autoApprovePermissions: this.deps.autoApprovePermissions,
         audit: (entry) => this.audit(entry),
+        notify: this.deps.notify,
       },
       record,
       () => this.release(context, execution),
@@ -222,6 +226,7 @@ export class Turns {
     const failed = serverStatusEvent(record.task, pb.TaskState.FAILED, text, "failed");
     record.apply(failed, true);
     this.deps.state.tasks.save(record);
+    for (const event of [...first, failed]) this.deps.notify(record.task.id, event);
     return { first: [...first, failed], record };
   }
 }
