@@ -25,8 +25,13 @@ export type Resolver = (hostname: string) => Promise<Array<{ address: string; fa
 
 export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
-/** Addresses that are not public: private, loopback, link-local, multicast, reserved, unspecified. */
-const NOT_PUBLIC = new BlockList();
+/**
+ * Addresses that are not public: private, loopback, link-local, multicast,
+ * reserved, unspecified. One list per family: a BlockList matches IPv4
+ * addresses against IPv6 rules too (as ::ffff:a.b.c.d), and ::/8 covers those.
+ */
+const NOT_PUBLIC_V4 = new BlockList();
+const NOT_PUBLIC_V6 = new BlockList();
 for (const [network, prefix] of [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
@@ -44,7 +49,7 @@ for (const [network, prefix] of [
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
 ] as const)
-  NOT_PUBLIC.addSubnet(network, prefix, "ipv4");
+  NOT_PUBLIC_V4.addSubnet(network, prefix, "ipv4");
 for (const [network, prefix] of [
   ["::", 8], // unspecified, loopback, IPv4-compatible and other reserved
   ["64:ff9b::", 96], // NAT64: the embedded IPv4 address decides, it is refused as a whole
@@ -57,7 +62,7 @@ for (const [network, prefix] of [
   ["fec0::", 10],
   ["ff00::", 8],
 ] as const)
-  NOT_PUBLIC.addSubnet(network, prefix, "ipv6");
+  NOT_PUBLIC_V6.addSubnet(network, prefix, "ipv6");
 
 /** The IPv4 address inside an IPv4-mapped IPv6 address (::ffff:a.b.c.d, any spelling). */
 function mappedIpv4(address: string): string | undefined {
@@ -73,16 +78,17 @@ function mappedIpv4(address: string): string | undefined {
 
 export function isPublicAddress(address: string): boolean {
   const mapped = mappedIpv4(address);
-  if (mapped) return !NOT_PUBLIC.check(mapped, "ipv4");
+  if (mapped) return !NOT_PUBLIC_V4.check(mapped, "ipv4");
   const family = isIP(address);
-  if (family === 0) return false;
-  return !NOT_PUBLIC.check(address, family === 4 ? "ipv4" : "ipv6");
+  if (family === 4) return !NOT_PUBLIC_V4.check(address, "ipv4");
+  return family === 6 && !NOT_PUBLIC_V6.check(address, "ipv6");
 }
 
 /** The allowlist of push-allow-private-hosts: hostnames, addresses and CIDR ranges. */
 export class PrivateHostAllowlist {
   private readonly names = new Set<string>();
-  private readonly ranges = new BlockList();
+  private readonly ranges4 = new BlockList();
+  private readonly ranges6 = new BlockList();
 
   /** Throws an Error naming the entry that is neither a hostname, an address nor a CIDR range. */
   constructor(entries: readonly string[]) {
@@ -98,9 +104,12 @@ export class PrivateHostAllowlist {
         const max = family === 4 ? 32 : 128;
         if (family === 0 || extra !== undefined || !/^\d+$/.test(prefix) || bits > max)
           throw new Error(`'${raw}' is not a hostname, an IP address or a CIDR range`);
-        this.ranges.addSubnet(network, bits, family === 4 ? "ipv4" : "ipv6");
-      } else if (family !== 0) {
-        this.ranges.addAddress(network, family === 4 ? "ipv4" : "ipv6");
+        if (family === 4) this.ranges4.addSubnet(network, bits, "ipv4");
+        else this.ranges6.addSubnet(network, bits, "ipv6");
+      } else if (family === 4) {
+        this.ranges4.addAddress(network, "ipv4");
+      } else if (family === 6) {
+        this.ranges6.addAddress(network, "ipv6");
       } else if (/^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*\.?$/.test(entry)) {
         this.names.add(entry.replace(/\.$/, ""));
       } else {
@@ -115,9 +124,10 @@ export class PrivateHostAllowlist {
 
   allowsAddress(address: string): boolean {
     const mapped = mappedIpv4(address);
-    if (mapped) return this.ranges.check(mapped, "ipv4") || this.ranges.check(address, "ipv6");
+    if (mapped) return this.ranges4.check(mapped, "ipv4") || this.ranges6.check(address, "ipv6");
     const family = isIP(address);
-    return family !== 0 && this.ranges.check(address, family === 4 ? "ipv4" : "ipv6");
+    if (family === 4) return this.ranges4.check(address, "ipv4");
+    return family === 6 && this.ranges6.check(address, "ipv6");
   }
 }
 
