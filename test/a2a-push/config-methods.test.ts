@@ -103,7 +103,7 @@ for (const binding of BINDINGS) {
             BEARER,
           );
         const query = new URLSearchParams({ pageSize: "1", pageToken });
-        const res = await fetch(`${s.base}/tasks/${taskId}/pushNotificationConfigs?${query}`, {
+        const res = await fetch(`${s.base}/tasks/${taskId}/pushNotificationConfigs?${query.toString()}`, {
           headers: { Authorization: "Bearer tok-a", "A2A-Version": "1.0" },
         });
         expect(res.status).to.equal(200);
