@@ -6,105 +6,27 @@
 // letters (400, a host that resolves to a private address: the resolver seam);
 // and no token or credential in the database files or the logs.
 import { expect } from "chai";
-import { readFileSync, existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { Writable } from "node:stream";
-import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import type { Resolver } from "../../src/a2a/push/url-policy.js";
-import type { PushJob } from "../../src/a2a/stores/state.js";
-import { resolveSettings } from "../../src/server/config.js";
-import { createLogger } from "../../src/server/logger.js";
-import { FakeRuntime } from "../a2a/fixtures/fake-runtime.js";
-import { cleanup, makeTempDir, openStream, rpc, userMessage, type AnyJson } from "../a2a/helpers.js";
+import { rpc, userMessage, type AnyJson } from "../a2a/helpers.js";
 import { startPushReceiver, type PushReceiver, type Received } from "../fixtures/push-receiver.js";
+import {
+  BASIC_CRED,
+  BEARER_CRED,
+  deadLetters,
+  sendWithHooks,
+  sleep,
+  startPushServer,
+  TOKEN,
+  type PushHarness,
+} from "./harness.js";
 
-const TOKEN = "notify-tok-6c1f2a";
-const BEARER_CRED = "cb-cred-9d3e7b";
-const BASIC_CRED = "alice:pw-4b8a0c";
-
-interface Harness {
-  server: RunningA2aServer;
-  url: string;
-  dir: string;
-  logs: () => string;
-  close(): Promise<void>;
-}
-
-async function startPushServer(file: Record<string, unknown> = {}, resolver?: Resolver): Promise<Harness> {
-  const dir = makeTempDir("iac-push-");
-  let logs = "";
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logs += chunk.toString();
-      done();
-    },
-  });
-  const settings = resolveSettings(
-    {
-      port: 0,
-      "persistence-dir": path.join(dir, "persist"),
-      "push-notifications": true,
-      "push-allow-private-hosts": ["127.0.0.1"],
-      ...file,
-    },
-    {},
-    {},
-  );
-  const server = await startA2aServer(settings, {
-    runtime: new FakeRuntime(path.join(dir, "sessions")),
-    logger: createLogger({ destination: sink, debug: true }),
-    cwd: dir,
-    env: {},
-    pushResolver: resolver,
-  });
-  return {
-    server,
-    url: server.url,
-    dir,
-    logs: () => logs,
-    async close() {
-      await server.close();
-      cleanup(dir);
-    },
-  };
-}
-
-/** Sends a message whose task gets `hooks` as push configs (the first inline, the others created after its first event). */
-async function sendWithHooks(
-  h: Harness,
-  text: string,
-  hooks: Array<Record<string, unknown>>,
-): Promise<{ taskId: string }> {
-  const stream = await openStream(h.url, "SendStreamingMessage", {
-    message: userMessage(text),
-    configuration: { taskPushNotificationConfig: hooks[0] },
-  });
-  const first = (await stream.next()) as AnyJson;
-  const taskId = first.result.task.id as string;
-  for (const hook of hooks.slice(1)) {
-    const reply = await rpc(h.url, "CreateTaskPushNotificationConfig", { taskId, ...hook });
-    expect(reply.body.error, JSON.stringify(reply.body.error)).to.equal(undefined);
-  }
-  // The turn goes on without a reader: the receiver is the one that follows it.
-  stream.stop();
-  return { taskId };
-}
-
-async function deadLetters(h: Harness, count: number): Promise<PushJob[]> {
-  for (let i = 0; i < 200; i += 1) {
-    const dead = await h.server.state.pushJobs.deadLetters();
-    if (dead.length >= count) return dead;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`expected ${count} dead letters`);
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const states = (received: Received[]) => received.map((r) => `${r.kind}:${r.state ?? ""}`);
 
 describe("a2a-push: delivery to a loopback receiver (local queue)", function () {
   this.timeout(60_000);
-  let h: Harness;
+  let h: PushHarness;
   let receiver: PushReceiver;
 
   beforeEach(async () => {
@@ -222,7 +144,7 @@ describe("a2a-push: delivery to a loopback receiver (local queue)", function () 
       Promise.resolve(
         ["rebind.test", "pinned.test"].includes(host) ? [{ address: "127.0.0.1", family: 4 }] : [],
       );
-    h = await startPushServer({ "push-allow-private-hosts": ["pinned.test"] }, resolver);
+    h = await startPushServer({ file: { "push-allow-private-hosts": ["pinned.test"] }, resolver });
     const { taskId } = await sendWithHooks(h, "hello", [{ url: `http://rebind.test:${receiver.port}/hook` }]);
     await rpc(h.url, "CreateTaskPushNotificationConfig", {
       taskId,
