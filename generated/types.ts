@@ -3366,7 +3366,7 @@ export interface A2AServerConfig {
    */
   "api-key-header"?: string;
   /**
-   * Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.
+   * Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.
    */
   "persistence-dir"?: string;
   /**
