@@ -30,7 +30,13 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { settings?: Partial<AguiSettings>; heartbeatMs?: number; a2aToken?: string } = {},
+  options: {
+    settings?: Partial<AguiSettings>;
+    heartbeatMs?: number;
+    a2aToken?: string;
+    /** More keys of the A2A server's config. */
+    a2aFile?: Record<string, unknown>;
+  } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "agui-it-"));
   const workspace = path.join(dir, "workspace");
@@ -43,6 +49,7 @@ export async function startHarness(
       "persistence-dir": path.join(dir, "a2a"),
       token,
       "thinking-exposure": ["tool-trace", "raw-thinking"],
+      ...options.a2aFile,
     },
     {},
     {},
