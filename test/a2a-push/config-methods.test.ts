@@ -252,6 +252,37 @@ describe("a2a-push: config methods over JSON-RPC, the details", () => {
     expect(after.totalSize).to.equal(before.totalSize);
   });
 
+  it("REST: create answers 201 with the config (no token), a refused URL 400 naming the field, delete 200 {}", async () => {
+    const route = `${s.base}/tasks/${taskId}/pushNotificationConfigs`;
+    const headers = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+    const created = await fetch(route, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ id: "rest-hook", url: HOOK, token: "rest-secret" }),
+    });
+    expect(created.status).to.equal(201);
+    expect(await created.json()).to.deep.equal({ id: "rest-hook", taskId, url: HOOK });
+    const refused = await fetch(route, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ url: "http://[::1]/" }),
+    });
+    expect(refused.status).to.equal(400);
+    const error = (
+      (await refused.json()) as {
+        error: { message: string; details: Array<{ metadata: { field: string } }> };
+      }
+    ).error;
+    expect(error.message).to.equal("A2A push callback URL must not target private or local hosts");
+    expect(error.details[0].metadata.field).to.equal("url");
+    const deleted = await fetch(`${route}/rest-hook`, {
+      method: "DELETE",
+      headers: { "A2A-Version": "1.0" },
+    });
+    expect(deleted.status).to.equal(200);
+    expect(await deleted.json()).to.deep.equal({});
+  });
+
   it("Delete answers {} ", async () => {
     const reply = await rpc(url, "DeleteTaskPushNotificationConfig", { taskId, id: "never-created" });
     expect(reply.body.result).to.deep.equal({});

@@ -216,7 +216,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
     async (call) => {
       const request = call.queryRequest(pb.DeleteTaskPushNotificationConfigRequestSchema, configPath(call));
       await core.deleteTaskPushNotificationConfig(request, call.ctx);
-      call.koa.status = 204;
+      call.json({});
     },
   );
   route(["get"], "/tasks/:id", "GetTask", async (call) => {

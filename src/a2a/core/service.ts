@@ -136,9 +136,9 @@ export class A2AService {
   private async admit(request: pb.SendMessageRequest, ctx: CallContext): ReturnType<typeof admit> {
     const inline = request.configuration?.taskPushNotificationConfig;
     const prefix = "configuration.taskPushNotificationConfig.";
-    if (inline) this.pushConfigs().check(inline, prefix);
+    if (inline) this.pushConfigs(ctx).check(inline, prefix);
     const admission = await admit(request, ctx, this.admission);
-    if (inline) this.pushConfigs().save(ctx.owner, admission.record.task.id, inline);
+    if (inline) this.pushConfigs(ctx).save(ctx.owner, admission.record.task.id, inline);
     return admission;
   }
 
@@ -286,8 +286,9 @@ export class A2AService {
     return Promise.resolve(cards.extendedCard);
   }
 
-  /** The push configs, or PushNotificationNotSupportedError while push is off. */
-  private pushConfigs(): PushConfigs {
+  /** The push configs for a call: required extensions, then PushNotificationNotSupportedError while push is off. */
+  private pushConfigs(ctx: CallContext): PushConfigs {
+    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
     if (!this.options.push) throw new A2AError("PushNotificationNotSupportedError");
     return this.options.push;
   }
@@ -304,8 +305,7 @@ export class A2AService {
     request: pb.TaskPushNotificationConfig,
     ctx: CallContext,
   ): Promise<pb.TaskPushNotificationConfig> {
-    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    const push = this.pushConfigs();
+    const push = this.pushConfigs(ctx);
     push.check(request);
     const record = await this.pushTask(request.taskId, ctx);
     const stored = push.save(ctx.owner, record.task.id, request);
@@ -317,8 +317,7 @@ export class A2AService {
     request: pb.GetTaskPushNotificationConfigRequest,
     ctx: CallContext,
   ): Promise<pb.TaskPushNotificationConfig> {
-    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    const push = this.pushConfigs();
+    const push = this.pushConfigs(ctx);
     if (!request.id) throw invalidParams("id is required", { field: "id" });
     const record = await this.pushTask(request.taskId, ctx);
     const config = await push.get(ctx.owner, record.task.id, request.id);
@@ -330,8 +329,7 @@ export class A2AService {
     request: pb.ListTaskPushNotificationConfigsRequest,
     ctx: CallContext,
   ): Promise<pb.ListTaskPushNotificationConfigsResponse> {
-    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    const push = this.pushConfigs();
+    const push = this.pushConfigs(ctx);
     const record = await this.pushTask(request.taskId, ctx);
     return push.list(ctx.owner, { ...request, taskId: record.task.id });
   }
@@ -341,8 +339,7 @@ export class A2AService {
     request: pb.DeleteTaskPushNotificationConfigRequest,
     ctx: CallContext,
   ): Promise<void> {
-    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    const push = this.pushConfigs();
+    const push = this.pushConfigs(ctx);
     if (!request.id) throw invalidParams("id is required", { field: "id" });
     const record = await this.pushTask(request.taskId, ctx);
     push.remove(ctx.owner, record.task.id, request.id);

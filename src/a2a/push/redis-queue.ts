@@ -13,7 +13,7 @@ import os from "node:os";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { PushJob, PushOutbox } from "../stores/state.js";
-import { Pause } from "./pause.js";
+import { Loop } from "./loop.js";
 import { publicUrl } from "./retry.js";
 import type { ClaimedJob, PushQueue } from "./worker.js";
 
@@ -191,29 +191,17 @@ export class RedisPushQueue implements PushQueue {
  * (leased), XADD, ack. A crash between the XADD and the ack hands the job on
  * again after a restart (the same job and event id: at least once).
  */
-export class PushRelay {
-  private stopped = false;
-  private loop?: Promise<void>;
-  private readonly pause = new Pause();
-
+export class PushRelay extends Loop {
   constructor(
     private readonly outbox: PushOutbox,
     private readonly queue: RedisPushQueue,
     private readonly logger: Logger,
     private readonly leaseMs: number,
-  ) {}
-
-  start(): void {
-    this.loop ??= this.run();
+  ) {
+    super();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.pause.interrupt();
-    await this.loop;
-  }
-
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     while (!this.stopped) {
       let moved = false;
       try {
@@ -231,7 +219,7 @@ export class PushRelay {
       } catch (error) {
         this.logger.warn({ err: error }, "push job not handed to Redis yet");
       }
-      if (!moved && !this.stopped) await this.pause.sleep(250);
+      if (!moved && !this.stopped) await this.rest(250);
     }
   }
 }

@@ -8,7 +8,7 @@
 import type { Logger } from "pino";
 import type { PushJob, PushOutbox } from "../stores/state.js";
 import { deliver, type DeliveryDeps } from "./deliver.js";
-import { Pause } from "./pause.js";
+import { Loop } from "./loop.js";
 import { backoffMs, DeliveryError, errorSummary, MAX_ATTEMPTS, publicUrl } from "./retry.js";
 
 /** A job handed to this worker; `receipt` is what the queue needs to settle it. */
@@ -52,26 +52,18 @@ export interface PushWorkerOptions {
   idleMs?: number;
 }
 
-export class PushWorker {
-  private stopped = false;
-  private loop?: Promise<void>;
-  private readonly pause = new Pause();
-
-  constructor(private readonly options: PushWorkerOptions) {}
-
-  start(): void {
-    this.loop ??= this.run();
+export class PushWorker extends Loop {
+  constructor(private readonly options: PushWorkerOptions) {
+    super();
   }
 
   /** Stops after the delivery in flight (bounded by the delivery timeout) and closes the queue. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.pause.interrupt();
-    await this.loop;
+  override async stop(): Promise<void> {
+    await super.stop();
     await this.options.queue.close();
   }
 
-  private async run(): Promise<void> {
+  protected async run(): Promise<void> {
     const { queue, logger } = this.options;
     while (!this.stopped) {
       let claimed: ClaimedJob | undefined;
@@ -79,11 +71,11 @@ export class PushWorker {
         claimed = await queue.claim();
       } catch (error) {
         logger.warn({ err: error }, "push queue claim failed");
-        await this.pause.sleep(1000);
+        await this.rest(1000);
         continue;
       }
       if (claimed) await this.process(claimed);
-      else if (!this.stopped) await this.pause.sleep(this.options.idleMs ?? IDLE_MS);
+      else if (!this.stopped) await this.rest(this.options.idleMs ?? IDLE_MS);
     }
   }
 
