@@ -212,7 +212,8 @@ describe("iac-code a2a (the command)", () => {
       /idle-shutdown-seconds/,
     );
     expect(
-      resolveSettings({ "push-notifications": false, mode: "normal", "idle-shutdown-seconds": 0 }, {}, {}).push,
+      resolveSettings({ "push-notifications": false, mode: "normal", "idle-shutdown-seconds": 0 }, {}, {})
+        .push,
     ).to.include({ enabled: false });
     expect(resolveSettings({ mode: "pipeline", "pipeline-name": "selling" }, {}, {})).to.include({
       mode: "pipeline",
