@@ -52,6 +52,9 @@ export async function startPushServer(
     cwd: dir,
     env: options.env ?? {},
     pushResolver: options.resolver,
+  }).catch((error: unknown) => {
+    cleanup(dir);
+    throw error;
   });
   return {
     server,

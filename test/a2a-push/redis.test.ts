@@ -6,6 +6,7 @@
 import { expect } from "chai";
 import { randomBytes, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { RedisPushQueue, type RedisQueueSettings } from "../../src/a2a/push/redis-queue.js";
@@ -136,6 +137,21 @@ describe("a2a-push: the Redis Streams queue", function () {
     await sleep(100);
     const after = Number(/connected_clients:(\d+)/.exec(await client.info("clients"))![1]);
     expect(before - after).to.equal(2);
+  });
+});
+
+describe("a2a-push: a push Redis that cannot be reached", () => {
+  it("stops the start with a clear message that hides the Redis password", async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    let message = "";
+    await startPushServer({
+      file: { "push-queue": "redis-streams", "push-redis-url": `redis://:hunter2@127.0.0.1:${port}/0` },
+    }).catch((error: unknown) => (message = (error as Error).message));
+    expect(message).to.match(new RegExp(`^Cannot use the push Redis at redis://127\\.0\\.0\\.1:${port}/0: `));
+    expect(message).to.not.include("hunter2");
   });
 });
 
