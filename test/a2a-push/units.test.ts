@@ -15,7 +15,10 @@ import {
   type Resolver,
 } from "../../src/a2a/push/url-policy.js";
 import type { A2AServerConfig } from "../../src/contract/index.js";
+import { Command } from "commander";
+import { registerA2aCommand } from "../../src/cli/a2a-command.js";
 import { ConfigError, resolveSettings } from "../../src/server/config.js";
+import { PUSH_SETTINGS, pushFlagValues } from "../../src/server/push-settings.js";
 import { cleanup, makeTempDir } from "../a2a/helpers.js";
 
 const none = new PrivateHostAllowlist([]);
@@ -282,6 +285,32 @@ describe("a2a-push: the push-* settings", () => {
       enabled: false,
       queue: "local-file",
       leaseTimeoutMs: 300000,
+    });
+  });
+
+  it("every push setting is a flag of `iac-code a2a`, handed over by config key", () => {
+    const program = new Command();
+    registerA2aCommand(program);
+    const a2a = program.commands.find((c) => c.name() === "a2a")!;
+    const flags = a2a.options.map((o) => o.long);
+    for (const setting of PUSH_SETTINGS) expect(flags).to.include(`--${setting.key}`);
+    a2a.parseOptions([
+      "--push-notifications",
+      "--push-allow-private-hosts",
+      "127.0.0.1,::1",
+      "--push-lease-timeout-ms",
+      "5",
+    ]);
+    const values = pushFlagValues(a2a.opts());
+    expect(values).to.deep.equal({
+      "push-notifications": true,
+      "push-allow-private-hosts": "127.0.0.1,::1",
+      "push-lease-timeout-ms": "5",
+    });
+    expect(resolveSettings({}, { push: values }, {}).push).to.deep.include({
+      enabled: true,
+      allowPrivateHosts: ["127.0.0.1", "::1"],
+      leaseTimeoutMs: 5,
     });
   });
 
