@@ -3383,7 +3383,7 @@ export interface A2AServerConfig {
    */
   "api-key-header"?: string;
   /**
-   * Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.
+   * Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.
    */
   "persistence-dir"?: string;
   /**
@@ -3399,29 +3399,45 @@ export interface A2AServerConfig {
    */
   "signing-secret"?: string;
   /**
-   * Enable the push-notification config methods and terminal-state delivery.
+   * Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING.
    */
   "push-notifications"?: boolean;
   /**
-   * Push delivery queue.
+   * Push delivery queue: local-file (jobs in the state database, written with the state change that causes them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.
    */
   "push-queue"?: "local-file" | "redis-streams";
   /**
-   * Redis URL; required for push-queue redis-streams.
+   * Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.
    */
   "push-redis-url"?: string;
+  /**
+   * Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).
+   */
   "push-stream"?: string;
   /**
-   * Sorted set of scheduled retries.
+   * Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).
    */
   "push-retry-key"?: string;
+  /**
+   * Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).
+   */
   "push-dead-stream"?: string;
+  /**
+   * Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).
+   */
   "push-consumer-group"?: string;
   /**
-   * Default <hostname>-<pid>-<12 hex>.
+   * This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).
    */
   "push-consumer-name"?: string;
+  /**
+   * A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again; a restart releases the local leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.
+   */
   "push-lease-timeout-ms"?: number;
+  /**
+   * Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.
+   */
+  "push-allow-private-hosts"?: string[];
   /**
    * Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.
    */

@@ -32615,7 +32615,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate88;
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Enable the push-notification config methods and terminal-state delivery.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams.","type":"string","pattern":"^rediss?://"},"push-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries.","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"Default <hostname>-<pid>-<12 hex>.","type":"string","minLength":1},"push-lease-timeout-ms":{"type":"integer","minimum":1,"default":300000},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING.","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state database, written with the state change that causes them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again; a restart releases the local leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket; required for the unix transport.","type":"string","minLength":1},"ws-path":{"description":"WebSocket route.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL; required for the redis-streams transport.","type":"string","pattern":"^rediss?://"},"request-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"type":"string","minLength":1,"default":"iac-code:a2a:responses"},"consumer-group":{"description":"Consumer group of the request stream.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
 const pattern41 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
 const pattern42 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
 const pattern43 = new RegExp("^rediss?://", "u");
@@ -33237,9 +33237,15 @@ errors++;
 }
 }
 }
-if(data["auto-approve-permissions"] !== undefined){
-if(typeof data["auto-approve-permissions"] !== "boolean"){
-const err48 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data["push-allow-private-hosts"] !== undefined){
+let data26 = data["push-allow-private-hosts"];
+if(Array.isArray(data26)){
+const len1 = data26.length;
+for(let i1=0; i1<len1; i1++){
+let data27 = data26[i1];
+if(typeof data27 === "string"){
+if(func1(data27) < 1){
+const err48 = {instancePath:instancePath+"/push-allow-private-hosts/" + i1,schemaPath:"#/properties/push-allow-private-hosts/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -33249,11 +33255,8 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data["idle-shutdown-seconds"] !== undefined){
-let data27 = data["idle-shutdown-seconds"];
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 0 || isNaN(data27)){
-const err49 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err49 = {instancePath:instancePath+"/push-allow-private-hosts/" + i1,schemaPath:"#/properties/push-allow-private-hosts/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -33263,8 +33266,18 @@ vErrors.push(err49);
 errors++;
 }
 }
-else {
-const err50 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+let i2 = data26.length;
+let j0;
+if(i2 > 1){
+const indices0 = {};
+for(;i2--;){
+let item0 = data26[i2];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err50 = {instancePath:instancePath+"/push-allow-private-hosts",schemaPath:"#/properties/push-allow-private-hosts/uniqueItems",keyword:"uniqueItems",params:{i: i2, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i2+" are identical)"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -33272,13 +33285,14 @@ else {
 vErrors.push(err50);
 }
 errors++;
+break;
+}
+indices0[item0] = i2;
 }
 }
-if(data["idle-context-seconds"] !== undefined){
-let data28 = data["idle-context-seconds"];
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 <= 0 || isNaN(data28)){
-const err51 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+}
+else {
+const err51 = {instancePath:instancePath+"/push-allow-private-hosts",schemaPath:"#/properties/push-allow-private-hosts/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -33288,8 +33302,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-else {
-const err52 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["auto-approve-permissions"] !== undefined){
+if(typeof data["auto-approve-permissions"] !== "boolean"){
+const err52 = {instancePath:instancePath+"/auto-approve-permissions",schemaPath:"#/properties/auto-approve-permissions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -33299,11 +33314,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data["socket-path"] !== undefined){
-let data29 = data["socket-path"];
-if(typeof data29 === "string"){
-if(func1(data29) < 1){
-const err53 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data["idle-shutdown-seconds"] !== undefined){
+let data29 = data["idle-shutdown-seconds"];
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 0 || isNaN(data29)){
+const err53 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -33314,7 +33329,7 @@ errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err54 = {instancePath:instancePath+"/idle-shutdown-seconds",schemaPath:"#/properties/idle-shutdown-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -33324,11 +33339,11 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data["ws-path"] !== undefined){
-let data30 = data["ws-path"];
-if(typeof data30 === "string"){
-if(!pattern44.test(data30)){
-const err55 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
+if(data["idle-context-seconds"] !== undefined){
+let data30 = data["idle-context-seconds"];
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 <= 0 || isNaN(data30)){
+const err55 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -33339,7 +33354,7 @@ errors++;
 }
 }
 else {
-const err56 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err56 = {instancePath:instancePath+"/idle-context-seconds",schemaPath:"#/properties/idle-context-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -33349,11 +33364,11 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data["grpc-host"] !== undefined){
-let data31 = data["grpc-host"];
+if(data["socket-path"] !== undefined){
+let data31 = data["socket-path"];
 if(typeof data31 === "string"){
 if(func1(data31) < 1){
-const err57 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err57 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -33364,7 +33379,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err58 = {instancePath:instancePath+"/socket-path",schemaPath:"#/properties/socket-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -33374,10 +33389,11 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data["grpc-port"] !== undefined){
-let data32 = data["grpc-port"];
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err59 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data["ws-path"] !== undefined){
+let data32 = data["ws-path"];
+if(typeof data32 === "string"){
+if(!pattern44.test(data32)){
+const err59 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -33386,9 +33402,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 > 65535 || isNaN(data32)){
-const err60 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+}
+else {
+const err60 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -33397,8 +33413,12 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data32 < 0 || isNaN(data32)){
-const err61 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data["grpc-host"] !== undefined){
+let data33 = data["grpc-host"];
+if(typeof data33 === "string"){
+if(func1(data33) < 1){
+const err61 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -33408,12 +33428,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-}
-if(data["tls-cert"] !== undefined){
-let data33 = data["tls-cert"];
-if(typeof data33 === "string"){
-if(func1(data33) < 1){
-const err62 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err62 = {instancePath:instancePath+"/grpc-host",schemaPath:"#/properties/grpc-host/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -33423,8 +33439,10 @@ vErrors.push(err62);
 errors++;
 }
 }
-else {
-const err63 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["grpc-port"] !== undefined){
+let data34 = data["grpc-port"];
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+const err63 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -33433,12 +33451,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-if(data["tls-key"] !== undefined){
-let data34 = data["tls-key"];
-if(typeof data34 === "string"){
-if(func1(data34) < 1){
-const err64 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 > 65535 || isNaN(data34)){
+const err64 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -33447,9 +33462,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data34 < 0 || isNaN(data34)){
+const err65 = {instancePath:instancePath+"/grpc-port",schemaPath:"#/properties/grpc-port/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -33459,11 +33473,12 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data["redis-url"] !== undefined){
-let data35 = data["redis-url"];
+}
+if(data["tls-cert"] !== undefined){
+let data35 = data["tls-cert"];
 if(typeof data35 === "string"){
-if(!pattern43.test(data35)){
-const err66 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+if(func1(data35) < 1){
+const err66 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -33474,7 +33489,7 @@ errors++;
 }
 }
 else {
-const err67 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err67 = {instancePath:instancePath+"/tls-cert",schemaPath:"#/properties/tls-cert/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -33484,11 +33499,11 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data["request-stream"] !== undefined){
-let data36 = data["request-stream"];
+if(data["tls-key"] !== undefined){
+let data36 = data["tls-key"];
 if(typeof data36 === "string"){
 if(func1(data36) < 1){
-const err68 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err68 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -33499,7 +33514,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err69 = {instancePath:instancePath+"/tls-key",schemaPath:"#/properties/tls-key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -33509,11 +33524,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data["response-stream"] !== undefined){
-let data37 = data["response-stream"];
+if(data["redis-url"] !== undefined){
+let data37 = data["redis-url"];
 if(typeof data37 === "string"){
-if(func1(data37) < 1){
-const err70 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!pattern43.test(data37)){
+const err70 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -33524,7 +33539,7 @@ errors++;
 }
 }
 else {
-const err71 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err71 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -33534,11 +33549,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data["consumer-group"] !== undefined){
-let data38 = data["consumer-group"];
+if(data["request-stream"] !== undefined){
+let data38 = data["request-stream"];
 if(typeof data38 === "string"){
 if(func1(data38) < 1){
-const err72 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err72 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -33549,7 +33564,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err73 = {instancePath:instancePath+"/request-stream",schemaPath:"#/properties/request-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -33559,15 +33574,11 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data["allowed-cwds"] !== undefined){
-let data39 = data["allowed-cwds"];
-if(Array.isArray(data39)){
-const len1 = data39.length;
-for(let i1=0; i1<len1; i1++){
-let data40 = data39[i1];
-if(typeof data40 === "string"){
-if(!pattern9.test(data40)){
-const err74 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+if(data["response-stream"] !== undefined){
+let data39 = data["response-stream"];
+if(typeof data39 === "string"){
+if(func1(data39) < 1){
+const err74 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -33578,7 +33589,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/allowed-cwds/" + i1,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err75 = {instancePath:instancePath+"/response-stream",schemaPath:"#/properties/response-stream/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -33588,9 +33599,11 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
-else {
-const err76 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data["consumer-group"] !== undefined){
+let data40 = data["consumer-group"];
+if(typeof data40 === "string"){
+if(func1(data40) < 1){
+const err76 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -33600,15 +33613,8 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data["text-mime-types"] !== undefined){
-let data41 = data["text-mime-types"];
-if(Array.isArray(data41)){
-const len2 = data41.length;
-for(let i2=0; i2<len2; i2++){
-let data42 = data41[i2];
-if(typeof data42 === "string"){
-if(!pattern47.test(data42)){
-const err77 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
+else {
+const err77 = {instancePath:instancePath+"/consumer-group",schemaPath:"#/properties/consumer-group/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -33618,8 +33624,15 @@ vErrors.push(err77);
 errors++;
 }
 }
-else {
-const err78 = {instancePath:instancePath+"/text-mime-types/" + i2,schemaPath:"#/properties/text-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["allowed-cwds"] !== undefined){
+let data41 = data["allowed-cwds"];
+if(Array.isArray(data41)){
+const len2 = data41.length;
+for(let i3=0; i3<len2; i3++){
+let data42 = data41[i3];
+if(typeof data42 === "string"){
+if(!pattern9.test(data42)){
+const err78 = {instancePath:instancePath+"/allowed-cwds/" + i3,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -33629,9 +33642,8 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
 else {
-const err79 = {instancePath:instancePath+"/text-mime-types",schemaPath:"#/properties/text-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err79 = {instancePath:instancePath+"/allowed-cwds/" + i3,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -33641,15 +33653,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data["multimodal-mime-types"] !== undefined){
-let data43 = data["multimodal-mime-types"];
-if(Array.isArray(data43)){
-const len3 = data43.length;
-for(let i3=0; i3<len3; i3++){
-let data44 = data43[i3];
-if(typeof data44 === "string"){
-if(!pattern47.test(data44)){
-const err80 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
+}
+else {
+const err80 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -33659,8 +33665,15 @@ vErrors.push(err80);
 errors++;
 }
 }
-else {
-const err81 = {instancePath:instancePath+"/multimodal-mime-types/" + i3,schemaPath:"#/properties/multimodal-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["text-mime-types"] !== undefined){
+let data43 = data["text-mime-types"];
+if(Array.isArray(data43)){
+const len3 = data43.length;
+for(let i4=0; i4<len3; i4++){
+let data44 = data43[i4];
+if(typeof data44 === "string"){
+if(!pattern47.test(data44)){
+const err81 = {instancePath:instancePath+"/text-mime-types/" + i4,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -33670,9 +33683,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
 else {
-const err82 = {instancePath:instancePath+"/multimodal-mime-types",schemaPath:"#/properties/multimodal-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err82 = {instancePath:instancePath+"/text-mime-types/" + i4,schemaPath:"#/properties/text-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -33682,15 +33694,9 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data["required-extensions"] !== undefined){
-let data45 = data["required-extensions"];
-if(Array.isArray(data45)){
-const len4 = data45.length;
-for(let i4=0; i4<len4; i4++){
-let data46 = data45[i4];
-if(typeof data46 === "string"){
-if(func1(data46) < 1){
-const err83 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err83 = {instancePath:instancePath+"/text-mime-types",schemaPath:"#/properties/text-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -33700,8 +33706,15 @@ vErrors.push(err83);
 errors++;
 }
 }
-else {
-const err84 = {instancePath:instancePath+"/required-extensions/" + i4,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["multimodal-mime-types"] !== undefined){
+let data45 = data["multimodal-mime-types"];
+if(Array.isArray(data45)){
+const len4 = data45.length;
+for(let i5=0; i5<len4; i5++){
+let data46 = data45[i5];
+if(typeof data46 === "string"){
+if(!pattern47.test(data46)){
+const err84 = {instancePath:instancePath+"/multimodal-mime-types/" + i5,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -33711,18 +33724,8 @@ vErrors.push(err84);
 errors++;
 }
 }
-let i5 = data45.length;
-let j0;
-if(i5 > 1){
-const indices0 = {};
-for(;i5--;){
-let item0 = data45[i5];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err85 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i5+" are identical)"};
+else {
+const err85 = {instancePath:instancePath+"/multimodal-mime-types/" + i5,schemaPath:"#/properties/multimodal-mime-types/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -33730,14 +33733,11 @@ else {
 vErrors.push(err85);
 }
 errors++;
-break;
-}
-indices0[item0] = i5;
 }
 }
 }
 else {
-const err86 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err86 = {instancePath:instancePath+"/multimodal-mime-types",schemaPath:"#/properties/multimodal-mime-types/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -33747,10 +33747,15 @@ vErrors.push(err86);
 errors++;
 }
 }
-if(data.mode !== undefined){
-let data47 = data.mode;
-if(typeof data47 !== "string"){
-const err87 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["required-extensions"] !== undefined){
+let data47 = data["required-extensions"];
+if(Array.isArray(data47)){
+const len5 = data47.length;
+for(let i6=0; i6<len5; i6++){
+let data48 = data47[i6];
+if(typeof data48 === "string"){
+if(func1(data48) < 1){
+const err87 = {instancePath:instancePath+"/required-extensions/" + i6,schemaPath:"#/properties/required-extensions/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -33759,8 +33764,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(!((data47 === "normal") || (data47 === "pipeline"))){
-const err88 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema159.properties.mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err88 = {instancePath:instancePath+"/required-extensions/" + i6,schemaPath:"#/properties/required-extensions/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -33770,11 +33776,18 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data["pipeline-name"] !== undefined){
-let data48 = data["pipeline-name"];
-if(typeof data48 === "string"){
-if(func1(data48) < 1){
-const err89 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+let i7 = data47.length;
+let j1;
+if(i7 > 1){
+const indices1 = {};
+for(;i7--;){
+let item1 = data47[i7];
+if(typeof item1 !== "string"){
+continue;
+}
+if(typeof indices1[item1] == "number"){
+j1 = indices1[item1];
+const err89 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/uniqueItems",keyword:"uniqueItems",params:{i: i7, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i7+" are identical)"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -33782,10 +33795,14 @@ else {
 vErrors.push(err89);
 }
 errors++;
+break;
+}
+indices1[item1] = i7;
+}
 }
 }
 else {
-const err90 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err90 = {instancePath:instancePath+"/required-extensions",schemaPath:"#/properties/required-extensions/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -33795,11 +33812,10 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data.provider !== undefined){
-let data49 = data.provider;
-if(typeof data49 === "string"){
-if(func1(data49) < 1){
-const err91 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.mode !== undefined){
+let data49 = data.mode;
+if(typeof data49 !== "string"){
+const err91 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -33808,9 +33824,8 @@ vErrors.push(err91);
 }
 errors++;
 }
-}
-else {
-const err92 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data49 === "normal") || (data49 === "pipeline"))){
+const err92 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema159.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -33820,11 +33835,11 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data.model !== undefined){
-let data50 = data.model;
+if(data["pipeline-name"] !== undefined){
+let data50 = data["pipeline-name"];
 if(typeof data50 === "string"){
 if(func1(data50) < 1){
-const err93 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err93 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -33835,7 +33850,7 @@ errors++;
 }
 }
 else {
-const err94 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err94 = {instancePath:instancePath+"/pipeline-name",schemaPath:"#/properties/pipeline-name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -33845,11 +33860,11 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data["base-url"] !== undefined){
-let data51 = data["base-url"];
+if(data.provider !== undefined){
+let data51 = data.provider;
 if(typeof data51 === "string"){
-if(!pattern49.test(data51)){
-const err95 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
+if(func1(data51) < 1){
+const err95 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -33860,7 +33875,7 @@ errors++;
 }
 }
 else {
-const err96 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err96 = {instancePath:instancePath+"/provider",schemaPath:"#/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -33870,11 +33885,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data.script !== undefined){
-let data52 = data.script;
+if(data.model !== undefined){
+let data52 = data.model;
 if(typeof data52 === "string"){
 if(func1(data52) < 1){
-const err97 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err97 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -33885,7 +33900,7 @@ errors++;
 }
 }
 else {
-const err98 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err98 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -33895,11 +33910,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data53 = data["headers-timeout-seconds"];
-if((typeof data53 == "number") && (isFinite(data53))){
-if(data53 < 0 || isNaN(data53)){
-const err99 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data["base-url"] !== undefined){
+let data53 = data["base-url"];
+if(typeof data53 === "string"){
+if(!pattern49.test(data53)){
+const err99 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -33910,7 +33925,7 @@ errors++;
 }
 }
 else {
-const err100 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err100 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -33920,11 +33935,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data54 = data["request-timeout-seconds"];
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 < 0 || isNaN(data54)){
-const err101 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data.script !== undefined){
+let data54 = data.script;
+if(typeof data54 === "string"){
+if(func1(data54) < 1){
+const err101 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -33935,7 +33950,7 @@ errors++;
 }
 }
 else {
-const err102 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err102 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -33945,11 +33960,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data55 = data["keep-alive-timeout-seconds"];
+if(data["headers-timeout-seconds"] !== undefined){
+let data55 = data["headers-timeout-seconds"];
 if((typeof data55 == "number") && (isFinite(data55))){
 if(data55 < 0 || isNaN(data55)){
-const err103 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err103 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -33960,7 +33975,7 @@ errors++;
 }
 }
 else {
-const err104 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err104 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -33970,11 +33985,11 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data56 = data["shutdown-timeout-seconds"];
+if(data["request-timeout-seconds"] !== undefined){
+let data56 = data["request-timeout-seconds"];
 if((typeof data56 == "number") && (isFinite(data56))){
-if(data56 <= 0 || isNaN(data56)){
-const err105 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data56 < 0 || isNaN(data56)){
+const err105 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -33985,7 +34000,7 @@ errors++;
 }
 }
 else {
-const err106 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err106 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -33995,12 +34010,11 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data["tls-cert"] !== undefined){
-if(data["tls-key"] === undefined){
-const err107 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
-    missingProperty: "tls-key",
-    depsCount: 1,
-    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data57 = data["keep-alive-timeout-seconds"];
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 < 0 || isNaN(data57)){
+const err107 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -34010,12 +34024,8 @@ vErrors.push(err107);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-if(data["tls-cert"] === undefined){
-const err108 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
-    missingProperty: "tls-cert",
-    depsCount: 1,
-    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
+else {
+const err108 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -34025,14 +34035,69 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
-else {
-const err109 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data58 = data["shutdown-timeout-seconds"];
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 <= 0 || isNaN(data58)){
+const err109 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err109];
 }
 else {
 vErrors.push(err109);
+}
+errors++;
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+if(data["tls-cert"] !== undefined){
+if(data["tls-key"] === undefined){
+const err111 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
+    missingProperty: "tls-key",
+    depsCount: 1,
+    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+if(data["tls-key"] !== undefined){
+if(data["tls-cert"] === undefined){
+const err112 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
+    missingProperty: "tls-cert",
+    depsCount: 1,
+    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+}
+else {
+const err113 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
 }
 errors++;
 }

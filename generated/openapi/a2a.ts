@@ -33,6 +33,8 @@ export interface paths {
          *
          *     JSON-RPC errors are answered with HTTP 200 and a JsonRpcErrorResponse whose `data` carries a `google.rpc.ErrorInfo` (domain `a2a-protocol.org`).
          *
+         *     **Push notifications** (server started with `push-notifications: true`; otherwise the four config methods, and a SendMessage carrying `configuration.taskPushNotificationConfig`, answer -32003): the config methods behave as the REST routes `/tasks/{taskId}/pushNotificationConfigs` describe (token and credentials never echoed; Delete answers `{}`). `configuration.taskPushNotificationConfig` of SendMessage / SendStreamingMessage stores a config for the message's task before its first event.
+         *
          *     **SSE framing** (SendStreamingMessage, SubscribeToTask): `Content-Type: text/event-stream`; each event is one line `data: <JsonRpcSuccessResponse JSON>` followed by a blank line, its `result` being a StreamResponse (`task`, `message`, `statusUpdate` or `artifactUpdate`) and its `id` the request's. An error after the stream started is sent as `event: error` with a JsonRpcErrorResponse, then the stream closes. Errors found before the first event are a plain `application/json` JsonRpcErrorResponse.
          */
         post: operations["jsonRpc"];
@@ -212,13 +214,13 @@ export interface paths {
         };
         /**
          * List a task's push notification configs for a tenant
-         * @description Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description Sorted by config id, paged with `pageToken`. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         get: operations["listTaskPushNotificationConfigsForTenant"];
         put?: never;
         /**
          * Create a push notification config for a tenant
-         * @description Stores a callback for the task's terminal state; a client-chosen `id` is kept. The task id comes from the path. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description Stores a callback for the task (the task id comes from the path): each state change of the task (submitted, working, input-required, completed, failed, canceled) and each artifact update is POSTed to `url` as the StreamResponse JSON of the event (`Content-Type: application/a2a+json`), with `X-A2A-Notification-Token: <token>`, `Authorization` from `authentication` (Bearer, Basic from `user:pass`, other schemes as given) and `X-IAC-Code-Event-Id` (the same on every delivery of one event: delivery is at least once). The `id` defaults to the task id; the same id replaces the config. The URL must be http or https and must not name localhost or a private, loopback, link-local, multicast, reserved or unspecified address, unless the server's `push-allow-private-hosts` lists it (InvalidParamsError naming the field). Token and credentials are stored encrypted and never echoed. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         post: operations["createTaskPushNotificationConfigForTenant"];
         delete?: never;
@@ -236,14 +238,14 @@ export interface paths {
         };
         /**
          * Get a push notification config for a tenant
-         * @description Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description An unknown config is TaskNotFoundError. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         get: operations["getTaskPushNotificationConfigForTenant"];
         put?: never;
         post?: never;
         /**
          * Delete a push notification config for a tenant
-         * @description Idempotent. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description Deleting a config that does not exist succeeds (the task must exist). Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         delete: operations["deleteTaskPushNotificationConfigForTenant"];
         options?: never;
@@ -458,13 +460,13 @@ export interface paths {
         };
         /**
          * List a task's push notification configs
-         * @description Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description Sorted by config id, paged with `pageToken`. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         get: operations["listTaskPushNotificationConfigs"];
         put?: never;
         /**
          * Create a push notification config
-         * @description Stores a callback for the task's terminal state; a client-chosen `id` is kept. The task id comes from the path. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description Stores a callback for the task (the task id comes from the path): each state change of the task (submitted, working, input-required, completed, failed, canceled) and each artifact update is POSTed to `url` as the StreamResponse JSON of the event (`Content-Type: application/a2a+json`), with `X-A2A-Notification-Token: <token>`, `Authorization` from `authentication` (Bearer, Basic from `user:pass`, other schemes as given) and `X-IAC-Code-Event-Id` (the same on every delivery of one event: delivery is at least once). The `id` defaults to the task id; the same id replaces the config. The URL must be http or https and must not name localhost or a private, loopback, link-local, multicast, reserved or unspecified address, unless the server's `push-allow-private-hosts` lists it (InvalidParamsError naming the field). Token and credentials are stored encrypted and never echoed. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         post: operations["createTaskPushNotificationConfig"];
         delete?: never;
@@ -482,14 +484,14 @@ export interface paths {
         };
         /**
          * Get a push notification config
-         * @description Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description An unknown config is TaskNotFoundError. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         get: operations["getTaskPushNotificationConfig"];
         put?: never;
         post?: never;
         /**
          * Delete a push notification config
-         * @description Idempotent. Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
+         * @description Deleting a config that does not exist succeeds (the task must exist). Answers PushNotificationNotSupportedError unless the server runs with `push-notifications: true`.
          */
         delete: operations["deleteTaskPushNotificationConfig"];
         options?: never;
@@ -1221,7 +1223,7 @@ export interface components {
         PageSizeQuery: number;
         /** @description `nextPageToken` of the previous page. */
         PageTokenQuery: string;
-        /** @description Page size. */
+        /** @description Page size (default 50). */
         PushPageSizeQuery: number;
         /** @description Task id. */
         PushTaskId: string;
@@ -1673,7 +1675,7 @@ export interface operations {
     listTaskPushNotificationConfigsForTenant: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /** @description Page size (default 50). */
                 pageSize?: components["parameters"]["PushPageSizeQuery"];
                 /** @description `nextPageToken` of the previous page. */
                 pageToken?: components["parameters"]["PageTokenQuery"];
@@ -1694,7 +1696,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The configs. */
+            /** @description The configs in id order, without tokens and credentials; `nextPageToken` names the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1745,17 +1747,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The stored config (secrets are not echoed). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/a2a+json": components["schemas"]["TaskPushNotificationConfig"];
-                    "application/json": components["schemas"]["TaskPushNotificationConfig"];
-                };
-            };
-            /** @description Created (some clients expect 201; both are success). */
+            /** @description Stored; the config as kept, without token and credentials (`id` filled in). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -1793,7 +1785,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The config. */
+            /** @description The config, without token and credentials. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1839,13 +1831,6 @@ export interface operations {
                     "application/a2a+json": components["schemas"]["Empty"];
                     "application/json": components["schemas"]["Empty"];
                 };
-            };
-            /** @description Deleted (no body). */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             400: components["responses"]["RestBadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2292,7 +2277,7 @@ export interface operations {
     listTaskPushNotificationConfigs: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /** @description Page size (default 50). */
                 pageSize?: components["parameters"]["PushPageSizeQuery"];
                 /** @description `nextPageToken` of the previous page. */
                 pageToken?: components["parameters"]["PageTokenQuery"];
@@ -2311,7 +2296,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The configs. */
+            /** @description The configs in id order, without tokens and credentials; `nextPageToken` names the next page. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2360,17 +2345,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The stored config (secrets are not echoed). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/a2a+json": components["schemas"]["TaskPushNotificationConfig"];
-                    "application/json": components["schemas"]["TaskPushNotificationConfig"];
-                };
-            };
-            /** @description Created (some clients expect 201; both are success). */
+            /** @description Stored; the config as kept, without token and credentials (`id` filled in). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2406,7 +2381,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The config. */
+            /** @description The config, without token and credentials. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2450,13 +2425,6 @@ export interface operations {
                     "application/a2a+json": components["schemas"]["Empty"];
                     "application/json": components["schemas"]["Empty"];
                 };
-            };
-            /** @description Deleted (no body). */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             400: components["responses"]["RestBadRequest"];
             401: components["responses"]["Unauthorized"];

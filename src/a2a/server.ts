@@ -25,6 +25,8 @@ import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots
 import { buildHttpApp, type A2aState } from "./http-app.js";
 import { meteredService } from "./metered-service.js";
 import { createPipelineStateRouter } from "./pipeline-state.js";
+import { openPush, type Push } from "./push/index.js";
+import type { Resolver } from "./push/url-policy.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
 import type { StateStore } from "./stores/state.js";
@@ -39,6 +41,8 @@ export interface A2aServerDeps {
   routers?: Router<A2aState>[];
   /** Process metrics (CPU, memory, event loop) on /metrics too (the CLI turns them on). */
   processMetrics?: boolean;
+  /** DNS lookups of push callback hosts (tests answer without a network). */
+  pushResolver?: Resolver;
 }
 
 export interface RunningA2aServer {
@@ -71,9 +75,21 @@ export async function startA2aServer(
     syncEveryCommit: settings.syncEveryCommit,
     logger,
   });
+  let push: Push | undefined;
   try {
-    return await startWithState(settings, deps, logger, state);
+    push = settings.push.enabled
+      ? await openPush({
+          settings: settings.push,
+          state,
+          persistenceDir: settings.persistenceDir,
+          env: deps.env ?? process.env,
+          logger,
+          resolve: deps.pushResolver,
+        })
+      : undefined;
+    return await startWithState(settings, deps, logger, state, push);
   } catch (error) {
+    await push?.stop();
     await state.close();
     throw error;
   }
@@ -84,6 +100,7 @@ async function startWithState(
   deps: A2aServerDeps,
   logger: Logger,
   state: StateStore,
+  push: Push | undefined,
 ): Promise<RunningA2aServer> {
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
@@ -122,7 +139,7 @@ async function startWithState(
     thinkingExposure: settings.thinkingExposure,
     autoApprovePermissions: settings.autoApprovePermissions,
     requiredExtensions: settings.requiredExtensions,
-    pushNotifications: settings.pushNotifications,
+    push: push?.configs,
     idleContextMs: settings.idleContextSeconds * 1000,
     defaultCwd: cwd,
     allowedRoots: roots,
@@ -140,6 +157,7 @@ async function startWithState(
   await service.recover();
   // The bindings call the core through its metered view.
   const core = meteredService(service, metrics);
+  push?.start();
   const httpServed = settings.transport === "http";
   const app = buildHttpApp({
     service: core,
@@ -224,11 +242,11 @@ async function startWithState(
       tls: Boolean(tls),
       grpcSeparatePort: Boolean(grpcListener),
       thinkingExposure: settings.thinkingExposure,
-      pushNotifications: settings.pushNotifications,
+      pushNotifications: settings.push.enabled,
       autoApprovePermissions: settings.autoApprovePermissions,
       idleContextSeconds: settings.idleContextSeconds,
     }),
-    pushNotifications: settings.pushNotifications,
+    pushNotifications: settings.push.enabled,
     thinkingExposure: settings.thinkingExposure,
     requiredExtensions: settings.requiredExtensions,
     mediaTypes,
@@ -268,6 +286,7 @@ async function startWithState(
         const listenersClosed = Promise.all([listener.close(2000), grpcListener?.close(2000)]);
         await service.close();
         await listenersClosed;
+        await push?.stop();
         await state.close();
         logger.info("A2A server stopped");
       })();

@@ -16,6 +16,7 @@ import { configDir, expandPath } from "./paths.js";
 import { ConfigError, type CliValues } from "./settings.js";
 import { loadConfigFile as loadFile, mergeSettings } from "./settings-merge.js";
 import { resolveTimeouts, type ServerTimeouts } from "./timeouts.js";
+import { resolvePushSettings, type PushSettings } from "./push-settings.js";
 
 export { ConfigError } from "./settings.js";
 export { normaliseTransport, parseThinkingExposure, type ThinkingType } from "./a2a-settings.js";
@@ -41,7 +42,8 @@ export interface A2aServerSettings {
   /** fsync every state commit (synchronous=FULL): commits also survive a power loss. */
   syncEveryCommit: boolean;
   artifactDir: string;
-  pushNotifications: boolean;
+  /** Push notifications: the config methods, the queue and the callback policy. */
+  push: PushSettings;
   autoApprovePermissions: boolean;
   idleContextSeconds: number;
   /** Workspace roots; undefined = IACCODE_A2A_ALLOWED_CWDS or the defaults. */
@@ -77,19 +79,11 @@ export function loadConfigFile(file: string): A2AServerConfig {
 const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
 
 /**
- * Config keys of features this version does not have (push delivery, the
- * custom transports, process idle shutdown). Setting one is
- * refused at start-up rather than silently ignored or half-advertised.
+ * Config keys of features this version does not have (the custom transports,
+ * process idle shutdown). Setting one is refused at start-up rather than
+ * silently ignored or half-advertised.
  */
 const UNAVAILABLE_KEYS = [
-  "push-queue",
-  "push-redis-url",
-  "push-stream",
-  "push-retry-key",
-  "push-dead-stream",
-  "push-consumer-group",
-  "push-consumer-name",
-  "push-lease-timeout-ms",
   "socket-path",
   "ws-path",
   "redis-url",
@@ -100,7 +94,6 @@ const UNAVAILABLE_KEYS = [
 
 function refuseUnavailable(file: A2AServerConfig): void {
   const unavailable: string[] = UNAVAILABLE_KEYS.filter((key) => file[key] !== undefined);
-  if (file["push-notifications"] === true) unavailable.unshift("push-notifications: true");
   if ((file["idle-shutdown-seconds"] ?? 0) > 0) unavailable.push("idle-shutdown-seconds");
   if (unavailable.length > 0) {
     throw new ConfigError(
@@ -108,6 +101,14 @@ function refuseUnavailable(file: A2AServerConfig): void {
         unavailable.length > 1 ? "these settings" : "this setting"
       } from the config file.`,
     );
+  }
+}
+
+function pushOf(config: A2AServerConfig): PushSettings {
+  try {
+    return resolvePushSettings((key) => config[key]);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
   }
 }
 
@@ -153,7 +154,7 @@ export function resolveSettings(
     artifactDir: path.resolve(
       expandPath(config["artifact-dir"] ?? path.join(persistenceDir, "artifacts"), env),
     ),
-    pushNotifications: config["push-notifications"] ?? false,
+    push: pushOf(config),
     autoApprovePermissions: config["auto-approve-permissions"] ?? false,
     idleContextSeconds: config["idle-context-seconds"] ?? 3600,
     allowedCwds: pathList(config["allowed-cwds"], env),

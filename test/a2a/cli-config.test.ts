@@ -213,10 +213,6 @@ describe("iac-code a2a (the command)", () => {
     }
   });
   it("refuses settings of features this version does not have instead of ignoring them", () => {
-    expect(() => resolveSettings({ "push-notifications": true }, {}, {})).to.throw(
-      ConfigError,
-      "Not available in this version of iac-code: push-notifications: true. Remove this setting from the config file.",
-    );
     expect(() => resolveSettings({ "socket-path": "/tmp/a.sock", "ws-path": "/ws" }, {}, {})).to.throw(
       ConfigError,
       /socket-path, ws-path\. Remove these settings/,
@@ -226,8 +222,9 @@ describe("iac-code a2a (the command)", () => {
       /idle-shutdown-seconds/,
     );
     expect(
-      resolveSettings({ "push-notifications": false, mode: "normal", "idle-shutdown-seconds": 0 }, {}, {}),
-    ).to.include({ pushNotifications: false });
+      resolveSettings({ "push-notifications": false, mode: "normal", "idle-shutdown-seconds": 0 }, {}, {})
+        .push,
+    ).to.include({ enabled: false });
     expect(resolveSettings({ mode: "pipeline", "pipeline-name": "selling" }, {}, {})).to.include({
       mode: "pipeline",
       pipelineName: "selling",

@@ -37,6 +37,8 @@ export async function startHarness(
     a2aToken?: string;
     /** Where the adapter logs (default: nowhere). */
     logger?: AdapterLogger;
+    /** More keys of the A2A server's config. */
+    a2aFile?: Record<string, unknown>;
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "agui-it-"));
@@ -50,6 +52,7 @@ export async function startHarness(
       "persistence-dir": path.join(dir, "a2a"),
       token,
       "thinking-exposure": ["tool-trace", "raw-thinking"],
+      ...options.a2aFile,
     },
     {},
     {},

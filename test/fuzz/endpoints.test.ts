@@ -78,7 +78,8 @@ describe("fuzz: every endpoint answers hostile input without 5xx, hang or leak",
   let forbidden: string[];
   before(async () => {
     console.log(`    fuzz seed ${SEED} (replay: IAC_CODE_FUZZ_SEED=${SEED}), scale ${SCALE}`);
-    h = await startHarness({ a2aToken: SECRET });
+    // Push on: the config methods are fuzzed past the capability check.
+    h = await startHarness({ a2aToken: SECRET, a2aFile: { "push-notifications": true } });
     // Secrets and server-side paths a client never gave us.
     forbidden = [SECRET, h.stateDir, `${h.dir}/a2a`, `${PACKAGE_ROOT}/src`, `${PACKAGE_ROOT}/node_modules`];
   });

@@ -59,7 +59,9 @@ describe("log format", () => {
     expect(
       resolveSettings({ "log-format": "pretty" }, {}, { IACCODE_A2A_LOG_FORMAT: "json" }).logFormat,
     ).to.equal("pretty");
-    expect(resolveSettings({ "log-format": "pretty" }, { "log-format": "json" }, {}).logFormat).to.equal("json");
+    expect(resolveSettings({ "log-format": "pretty" }, { "log-format": "json" }, {}).logFormat).to.equal(
+      "json",
+    );
     expect(resolveSettings({}, {}, {}).logFormat).to.equal(undefined);
     expect(() => resolveSettings({}, { "log-format": "xml" }, {})).to.throw(
       "Invalid --log-format 'xml': expected one of pretty, json.",

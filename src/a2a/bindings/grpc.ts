@@ -83,9 +83,6 @@ export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof 
     }
   }
 
-  const noPush = (where: string, hc: HandlerContext, request: object): Promise<never> =>
-    unary(where, hc, request, () => Promise.resolve(core.pushConfigUnavailable()));
-
   return {
     sendMessage: (request, hc) => unary("SendMessage", hc, request, (ctx) => core.sendMessage(request, ctx)),
     sendStreamingMessage: (request, hc) =>
@@ -96,11 +93,22 @@ export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof 
     subscribeToTask: (request, hc) =>
       streamed("SubscribeToTask", hc, request, (ctx) => core.subscribeToTask(request, ctx)),
     createTaskPushNotificationConfig: (request, hc) =>
-      noPush("CreateTaskPushNotificationConfig", hc, request),
-    getTaskPushNotificationConfig: (request, hc) => noPush("GetTaskPushNotificationConfig", hc, request),
-    listTaskPushNotificationConfigs: (request, hc) => noPush("ListTaskPushNotificationConfigs", hc, request),
+      unary("CreateTaskPushNotificationConfig", hc, request, (ctx) =>
+        core.createTaskPushNotificationConfig(request, ctx),
+      ),
+    getTaskPushNotificationConfig: (request, hc) =>
+      unary("GetTaskPushNotificationConfig", hc, request, (ctx) =>
+        core.getTaskPushNotificationConfig(request, ctx),
+      ),
+    listTaskPushNotificationConfigs: (request, hc) =>
+      unary("ListTaskPushNotificationConfigs", hc, request, (ctx) =>
+        core.listTaskPushNotificationConfigs(request, ctx),
+      ),
     deleteTaskPushNotificationConfig: (request, hc) =>
-      noPush("DeleteTaskPushNotificationConfig", hc, request),
+      unary("DeleteTaskPushNotificationConfig", hc, request, async (ctx) => {
+        await core.deleteTaskPushNotificationConfig(request, ctx);
+        return {};
+      }),
     getExtendedAgentCard: (request, hc) =>
       unary("GetExtendedAgentCard", hc, request, (ctx) => core.getExtendedAgentCard(request, ctx)),
   };

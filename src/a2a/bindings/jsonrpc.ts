@@ -47,6 +47,15 @@ function encodeListTasks(response: pb.ListTasksResponse): JsonValue {
   };
 }
 
+/** The configs list is there even when empty. */
+export function encodeListPushConfigs(response: pb.ListTaskPushNotificationConfigsResponse): JsonValue {
+  const json = encodeProtoJson(pb.ListTaskPushNotificationConfigsResponseSchema, response) as Record<
+    string,
+    JsonValue
+  >;
+  return { ...json, configs: json.configs ?? [] };
+}
+
 const METHODS: Record<string, Method<DescMessage>> = {
   SendMessage: method({
     request: pb.SendMessageRequestSchema,
@@ -81,19 +90,27 @@ const METHODS: Record<string, Method<DescMessage>> = {
   }),
   CreateTaskPushNotificationConfig: method({
     request: pb.TaskPushNotificationConfigSchema,
-    unary: (s) => s.pushConfigUnavailable(),
+    unary: async (s, req, ctx) =>
+      encodeProtoJson(
+        pb.TaskPushNotificationConfigSchema,
+        await s.createTaskPushNotificationConfig(req, ctx),
+      ),
   }),
   GetTaskPushNotificationConfig: method({
     request: pb.GetTaskPushNotificationConfigRequestSchema,
-    unary: (s) => s.pushConfigUnavailable(),
+    unary: async (s, req, ctx) =>
+      encodeProtoJson(pb.TaskPushNotificationConfigSchema, await s.getTaskPushNotificationConfig(req, ctx)),
   }),
   ListTaskPushNotificationConfigs: method({
     request: pb.ListTaskPushNotificationConfigsRequestSchema,
-    unary: (s) => s.pushConfigUnavailable(),
+    unary: async (s, req, ctx) => encodeListPushConfigs(await s.listTaskPushNotificationConfigs(req, ctx)),
   }),
   DeleteTaskPushNotificationConfig: method({
     request: pb.DeleteTaskPushNotificationConfigRequestSchema,
-    unary: (s) => s.pushConfigUnavailable(),
+    unary: async (s, req, ctx) => {
+      await s.deleteTaskPushNotificationConfig(req, ctx);
+      return {};
+    },
   }),
 };
 

@@ -16,6 +16,7 @@ import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { requireAuth, type A2aState } from "../http-app.js";
 import { readJsonBody } from "./http-body.js";
+import { encodeListPushConfigs } from "./jsonrpc.js";
 import { queryToProtoJson } from "./rest-query.js";
 import { writeSse } from "./sse.js";
 import { asA2AError, restErrorOf } from "./wire-errors.js";
@@ -156,8 +157,6 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
     routes.push({ methods, path, handler: handle(where, answer) });
   };
 
-  const noPush: Answer = () => Promise.resolve(core.pushConfigUnavailable());
-
   // Custom verbs first: GET /tasks/{id}:subscribe must not be read as GetTask.
   route(["post"], "/message\\:send", "SendMessage", async (call) => {
     const request = await call.bodyRequest(pb.SendMessageRequestSchema);
@@ -180,10 +179,47 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
     const request = call.queryRequest(pb.ListTasksRequestSchema);
     call.json(listTasksJson(await core.listTasks(request, call.ctx)));
   });
-  route(["post"], "/tasks/:taskId/pushNotificationConfigs", "CreateTaskPushNotificationConfig", noPush);
-  route(["get"], "/tasks/:taskId/pushNotificationConfigs", "ListTaskPushNotificationConfigs", noPush);
-  route(["get"], "/tasks/:taskId/pushNotificationConfigs/:id", "GetTaskPushNotificationConfig", noPush);
-  route(["delete"], "/tasks/:taskId/pushNotificationConfigs/:id", "DeleteTaskPushNotificationConfig", noPush);
+  const pushPath = (call: RestCall): JsonObject => ({ taskId: pathParam(call.koa, "taskId") });
+  const configPath = (call: RestCall): JsonObject => ({ ...pushPath(call), id: pathParam(call.koa, "id") });
+  route(
+    ["post"],
+    "/tasks/:taskId/pushNotificationConfigs",
+    "CreateTaskPushNotificationConfig",
+    async (call) => {
+      const request = await call.bodyRequest(pb.TaskPushNotificationConfigSchema, pushPath(call));
+      const created = await core.createTaskPushNotificationConfig(request, call.ctx);
+      call.json(encodeProtoJson(pb.TaskPushNotificationConfigSchema, created), 201);
+    },
+  );
+  route(
+    ["get"],
+    "/tasks/:taskId/pushNotificationConfigs",
+    "ListTaskPushNotificationConfigs",
+    async (call) => {
+      const request = call.queryRequest(pb.ListTaskPushNotificationConfigsRequestSchema, pushPath(call));
+      call.json(encodeListPushConfigs(await core.listTaskPushNotificationConfigs(request, call.ctx)));
+    },
+  );
+  route(
+    ["get"],
+    "/tasks/:taskId/pushNotificationConfigs/:id",
+    "GetTaskPushNotificationConfig",
+    async (call) => {
+      const request = call.queryRequest(pb.GetTaskPushNotificationConfigRequestSchema, configPath(call));
+      const config = await core.getTaskPushNotificationConfig(request, call.ctx);
+      call.json(encodeProtoJson(pb.TaskPushNotificationConfigSchema, config));
+    },
+  );
+  route(
+    ["delete"],
+    "/tasks/:taskId/pushNotificationConfigs/:id",
+    "DeleteTaskPushNotificationConfig",
+    async (call) => {
+      const request = call.queryRequest(pb.DeleteTaskPushNotificationConfigRequestSchema, configPath(call));
+      await core.deleteTaskPushNotificationConfig(request, call.ctx);
+      call.json({});
+    },
+  );
   route(["get"], "/tasks/:id", "GetTask", async (call) => {
     const request = call.queryRequest(pb.GetTaskRequestSchema, { id: pathParam(call.koa, "id") });
     call.json(encodeProtoJson(pb.TaskSchema, await core.getTask(request, call.ctx)));

@@ -16,7 +16,7 @@ import type {
   RuntimeEvent,
 } from "../../runtime/seam.js";
 import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
-import type { AuditEntry, StateStore } from "../stores/state.js";
+import type { AuditEntry, PushOutbox, StateStore } from "../stores/state.js";
 import { invalidParams } from "./errors.js";
 import { EventHub } from "./event-hub.js";
 import {
@@ -59,6 +59,8 @@ export interface ExecutionDeps {
   autoApprovePermissions: boolean;
   audit(entry: AuditEntry): Promise<void>;
   observer?: TurnObserver;
+  /** Stages a push delivery of a state change or an artifact update (a no-op without push). */
+  notify: PushOutbox["enqueue"];
 }
 
 /** How long a cancel waits for the runtime to unwind before giving up on it. */
@@ -498,21 +500,22 @@ export class TurnExecution {
         value: { taskId: this.taskId, contextId: this.contextId, artifact, lastChunk: true },
       },
     });
-    this.publish(event, false, true);
+    this.publish(event, false, true, true);
   }
 
   /**
    * Emits a status update carrying metadata.iac_code (+ the session id) and
    * optional agent text. State changes and kept messages are staged for the
-   * store (streamed text chunks are not).
+   * store (streamed text chunks are not); state changes (and each new input
+   * request) are pushed to the task's push configs.
    */
   private status(
     state: pb.TaskState,
     options: { text?: string; keep?: boolean; delta?: boolean; metadata?: JsonObject; persist?: boolean },
   ): void {
     const event = this.statusEvent(state, options);
-    const persist = options.persist === true || this.record.state !== state || options.keep === true;
-    this.publish(event, options.keep ?? false, persist);
+    const changed = this.record.state !== state || options.persist === true;
+    this.publish(event, options.keep ?? false, changed || options.keep === true, changed);
   }
 
   private statusEvent(
@@ -546,9 +549,10 @@ export class TurnExecution {
     return event;
   }
 
-  private publish(event: pb.StreamResponse, keep: boolean, persist: boolean): void {
+  private publish(event: pb.StreamResponse, keep: boolean, persist: boolean, push: boolean): void {
     this.record.apply(event, keep);
     if (persist) this.deps.state.tasks.save(this.record);
+    if (push) this.deps.notify(this.taskId, event);
     if (event.payload.case === "artifactUpdate" && event.payload.value.artifact)
       this.deps.state.artifacts.save(this.taskId, event.payload.value.artifact);
     this.hub.publish(event);

@@ -15,7 +15,7 @@ export function encodePageToken(taskId: string): string {
   return Buffer.from(taskId, "utf8").toString("base64");
 }
 
-function decodePageToken(token: string): string {
+export function decodePageToken(token: string): string {
   const padded = token + "=".repeat((4 - (token.length % 4)) % 4);
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(padded))
     throw invalidParams("Token is not a valid base64-encoded cursor.");

@@ -6,11 +6,15 @@
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t } from "../../i18n/index.js";
-import type { StateStore } from "../stores/state.js";
+import type { PushOutbox, StateStore } from "../stores/state.js";
 import { serverStatusEvent, TaskRecord } from "./task-record.js";
 
-/** Fails every task whose turn died with the previous process; returns how many. */
-export async function settleInterruptedTasks(state: StateStore, logger: Logger): Promise<number> {
+/** Fails every task whose turn died with the previous process (pushed like any state change); returns how many. */
+export async function settleInterruptedTasks(
+  state: StateStore,
+  logger: Logger,
+  notify: PushOutbox["enqueue"],
+): Promise<number> {
   const unfinished = await state.tasks.unfinished();
   for (const stored of unfinished) {
     const record = TaskRecord.fromStored(stored);
@@ -23,6 +27,7 @@ export async function settleInterruptedTasks(state: StateStore, logger: Logger):
     );
     record.apply(failed, true);
     state.tasks.save(record);
+    notify(record.task.id, failed);
   }
   await state.commit();
   if (unfinished.length > 0) {

@@ -8,7 +8,8 @@ import { pb } from "../../contract/index.js";
 import { t } from "../../i18n/index.js";
 import type { AgentRuntime } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
-import type { StateStore } from "../stores/state.js";
+import type { PushConfigs } from "../push/configs.js";
+import type { PushOutbox, StateStore } from "../stores/state.js";
 import { admit, type AdmissionDeps } from "./admission.js";
 import type { CallContext } from "./call-context.js";
 import type { AgentCards } from "./card.js";
@@ -40,7 +41,8 @@ export interface A2AServiceOptions {
   thinkingExposure: readonly string[];
   autoApprovePermissions: boolean;
   requiredExtensions: readonly string[];
-  pushNotifications: boolean;
+  /** Push notification configs; undefined: push is off (PushNotificationNotSupportedError). */
+  push?: PushConfigs;
   idleContextMs: number;
   defaultCwd: string;
   allowedRoots: readonly string[];
@@ -58,9 +60,12 @@ export class A2AService {
   private readonly admission: AdmissionDeps;
   private readonly sweepTimer: NodeJS.Timeout;
   private closing = false;
+  /** Stages a push delivery of a task event; a no-op while push is off. */
+  private readonly notify: PushOutbox["enqueue"];
 
   constructor(private readonly options: A2AServiceOptions) {
     this.state = options.state;
+    this.notify = options.push ? (taskId, event) => options.state.pushJobs.enqueue(taskId, event) : () => {};
     this.contexts = new ContextManager(
       options.runtime,
       options.state.contexts,
@@ -78,6 +83,7 @@ export class A2AService {
       },
       autoApprovePermissions: options.autoApprovePermissions,
       observer: options.turnObserver,
+      notify: this.notify,
     });
     this.admission = {
       closing: () => this.closing,
@@ -103,7 +109,7 @@ export class A2AService {
 
   async sendMessage(request: pb.SendMessageRequest, ctx: CallContext): Promise<pb.SendMessageResponse> {
     checkHistoryLength(request.configuration?.historyLength, "configuration.historyLength");
-    const { live, record } = await this.turns.start(await admit(request, ctx, this.admission), ctx.signal);
+    const { live, record } = await this.turns.start(await this.admit(request, ctx), ctx.signal);
     const historyLength = request.configuration?.historyLength;
     let task: pb.Task;
     try {
@@ -124,12 +130,22 @@ export class A2AService {
 
   async sendStreamingMessage(request: pb.SendMessageRequest, ctx: CallContext): Promise<Stream> {
     checkHistoryLength(request.configuration?.historyLength, "configuration.historyLength");
-    const { first, live } = await this.turns.start(
-      await admit(request, ctx, this.admission),
-      ctx.signal,
-      true,
-    );
+    const { first, live } = await this.turns.start(await this.admit(request, ctx), ctx.signal, true);
     return this.durable(first, live);
+  }
+
+  /**
+   * Admission, and the push config the message carries for its task
+   * (configuration.taskPushNotificationConfig): checked before any task
+   * exists, staged before the task's first event so that event is pushed too.
+   */
+  private async admit(request: pb.SendMessageRequest, ctx: CallContext): ReturnType<typeof admit> {
+    const inline = request.configuration?.taskPushNotificationConfig;
+    const prefix = "configuration.taskPushNotificationConfig.";
+    if (inline) this.pushConfigs(ctx).check(inline, prefix);
+    const admission = await admit(request, ctx, this.admission);
+    if (inline) this.pushConfigs(ctx).save(ctx.owner, admission.record.task.id, inline);
+    return admission;
   }
 
   /**
@@ -231,16 +247,15 @@ export class A2AService {
       this.options.logger.info({ audit: entry }, "permission decision");
       await this.state.audit.record(entry);
     }
-    record.apply(
-      serverStatusEvent(
-        record.task,
-        pb.TaskState.CANCELED,
-        t(record.language, "a2a.taskCanceled"),
-        "canceled",
-      ),
-      true,
+    const canceled = serverStatusEvent(
+      record.task,
+      pb.TaskState.CANCELED,
+      t(record.language, "a2a.taskCanceled"),
+      "canceled",
     );
+    record.apply(canceled, true);
     this.state.tasks.save(record);
+    this.notify(record.task.id, canceled);
     await this.state.commit();
   }
 
@@ -277,19 +292,71 @@ export class A2AService {
     return Promise.resolve(cards.extendedCard);
   }
 
-  pushConfigUnavailable(): never {
-    if (!this.options.pushNotifications) throw new A2AError("PushNotificationNotSupportedError");
-    throw new A2AError(
-      "UnsupportedOperationError",
-      "Push notification configs are not available in this version.",
-    );
+  /** The push configs for a call: required extensions, then PushNotificationNotSupportedError while push is off. */
+  private pushConfigs(ctx: CallContext): PushConfigs {
+    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
+    if (!this.options.push) throw new A2AError("PushNotificationNotSupportedError");
+    return this.options.push;
+  }
+
+  /** The caller's task a push config method names (must exist for this owner). */
+  private async pushTask(taskId: string, ctx: CallContext): Promise<TaskRecord> {
+    if (!taskId) throw invalidParams("taskId is required", { field: "taskId" });
+    const record = await this.findTask(taskId, ctx.owner);
+    if (!record) throw taskNotFound(taskId);
+    return record;
+  }
+
+  async createTaskPushNotificationConfig(
+    request: pb.TaskPushNotificationConfig,
+    ctx: CallContext,
+  ): Promise<pb.TaskPushNotificationConfig> {
+    const push = this.pushConfigs(ctx);
+    push.check(request);
+    const record = await this.pushTask(request.taskId, ctx);
+    const stored = push.save(ctx.owner, record.task.id, request);
+    await this.state.commit();
+    return stored;
+  }
+
+  async getTaskPushNotificationConfig(
+    request: pb.GetTaskPushNotificationConfigRequest,
+    ctx: CallContext,
+  ): Promise<pb.TaskPushNotificationConfig> {
+    const push = this.pushConfigs(ctx);
+    if (!request.id) throw invalidParams("id is required", { field: "id" });
+    const record = await this.pushTask(request.taskId, ctx);
+    const config = await push.get(ctx.owner, record.task.id, request.id);
+    if (!config) throw taskNotFound(request.taskId, `Push notification config ${request.id} not found`);
+    return config;
+  }
+
+  async listTaskPushNotificationConfigs(
+    request: pb.ListTaskPushNotificationConfigsRequest,
+    ctx: CallContext,
+  ): Promise<pb.ListTaskPushNotificationConfigsResponse> {
+    const push = this.pushConfigs(ctx);
+    const record = await this.pushTask(request.taskId, ctx);
+    return push.list(ctx.owner, { ...request, taskId: record.task.id });
+  }
+
+  /** Deleting a config that does not exist is no error (the task must). */
+  async deleteTaskPushNotificationConfig(
+    request: pb.DeleteTaskPushNotificationConfigRequest,
+    ctx: CallContext,
+  ): Promise<void> {
+    const push = this.pushConfigs(ctx);
+    if (!request.id) throw invalidParams("id is required", { field: "id" });
+    const record = await this.pushTask(request.taskId, ctx);
+    push.remove(ctx.owner, record.task.id, request.id);
+    await this.state.commit();
   }
 
   // ---- Lifecycle ------------------------------------------------------------
 
   /** Ends the tasks whose turn died with the previous process (at start-up, before serving). */
   recover(): Promise<number> {
-    return settleInterruptedTasks(this.state, this.options.logger);
+    return settleInterruptedTasks(this.state, this.options.logger, this.notify);
   }
 
   /**

@@ -9,7 +9,7 @@ import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
 import type { AgentSession } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
-import type { StateStore } from "../stores/state.js";
+import type { PushOutbox, StateStore } from "../stores/state.js";
 import type { Admission } from "./admission.js";
 import type { ContextManager, LiveContext } from "./contexts.js";
 import { A2AError, invalidParams } from "./errors.js";
@@ -26,6 +26,8 @@ export interface TurnsDeps {
   exposure: ExposureOptions;
   autoApprovePermissions: boolean;
   observer?: TurnObserver;
+  /** Stages a push delivery of a task event (a no-op without push). */
+  notify: PushOutbox["enqueue"];
 }
 
 /** The first events of a started message (a task snapshot first) and the live events of its turn. */
@@ -90,6 +92,7 @@ export class Turns {
     const execution = this.reserve(context, record);
     const live = execution.hub.subscribe(signal);
     const first = [snapshotEvent(record.task)];
+    this.deps.notify(record.task.id, first[0]);
     const overrides = settings.overrides;
     const open = () => this.deps.contexts.session(context);
     execution.start(
@@ -213,6 +216,7 @@ export class Turns {
         autoApprovePermissions: this.deps.autoApprovePermissions,
         audit: (entry) => this.audit(entry),
         observer: this.deps.observer,
+        notify: this.deps.notify,
       },
       record,
       () => this.release(context, execution),
@@ -258,6 +262,7 @@ export class Turns {
     const failed = serverStatusEvent(record.task, pb.TaskState.FAILED, text, "failed");
     record.apply(failed, true);
     this.deps.state.tasks.save(record);
+    for (const event of [...first, failed]) this.deps.notify(record.task.id, event);
     return { first: [...first, failed], record };
   }
 }

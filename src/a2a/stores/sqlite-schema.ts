@@ -73,6 +73,51 @@ CREATE TABLE IF NOT EXISTS permission_audit (
   reason TEXT NOT NULL
 );
 
+-- Push notification configs; token and credentials only sealed by the push keyring.
+CREATE TABLE IF NOT EXISTS push_configs (
+  task_id TEXT NOT NULL,
+  id TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  url TEXT NOT NULL,
+  scheme TEXT NOT NULL,
+  sealed_secrets TEXT NOT NULL,
+  PRIMARY KEY (task_id, id)
+) WITHOUT ROWID;
+
+-- The push outbox and local queue: jobs written in the commit of the state change that causes
+-- them, claimed in order (seq) once due; a claim is a lease (lease_until_ms), dead letters apart.
+CREATE TABLE IF NOT EXISTS push_jobs (
+  seq INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL UNIQUE,
+  event_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  config_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  scheme TEXT NOT NULL,
+  sealed_secrets TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  next_attempt_ms INTEGER NOT NULL,
+  lease_until_ms INTEGER NOT NULL,
+  last_error TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS push_jobs_due ON push_jobs (next_attempt_ms, seq);
+CREATE TABLE IF NOT EXISTS push_dead (
+  seq INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  task_id TEXT NOT NULL,
+  config_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  scheme TEXT NOT NULL,
+  sealed_secrets TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  next_attempt_ms INTEGER NOT NULL,
+  last_error TEXT NOT NULL,
+  dead_ms INTEGER NOT NULL
+);
+
 -- Records that could not be read back, kept for inspection instead of failing every read.
 CREATE TABLE IF NOT EXISTS quarantine (
   seq INTEGER PRIMARY KEY,

@@ -11,6 +11,7 @@ import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
 import { ownerPid, PersistenceDirInUseError, recordOwner, releaseOwner } from "./owner-lock.js";
+import { SqlitePush } from "./sqlite-push.js";
 import { applySchema } from "./sqlite-schema.js";
 import { SqliteTaskReader } from "./sqlite-tasks.js";
 import type {
@@ -19,6 +20,8 @@ import type {
   ContextRecord,
   ContextStore,
   PermissionAudit,
+  PushConfigStore,
+  PushOutbox,
   StateStore,
   StoredTask,
   TaskPage,
@@ -98,7 +101,10 @@ export class SqliteStateStore implements StateStore {
   readonly contexts: ContextStore;
   readonly artifacts: ArtifactIndex;
   readonly audit: PermissionAudit;
+  readonly pushConfigs: PushConfigStore;
+  readonly pushJobs: PushOutbox;
 
+  private readonly push: SqlitePush;
   private readonly stagedTasks = new Map<string, StoredTask>();
   private readonly stagedContexts = new Map<string, ContextRecord>();
   private readonly stagedArtifacts = new Map<string, { taskId: string; artifact: pb.Artifact }>();
@@ -116,6 +122,9 @@ export class SqliteStateStore implements StateStore {
     private readonly options: SqliteStateOptions,
   ) {
     this.reader = new SqliteTaskReader(db, options.logger);
+    this.push = new SqlitePush(db, { schedule: () => this.schedule(), commitNow: () => this.commitNow() });
+    this.pushConfigs = this.push.configs;
+    this.pushJobs = this.push.jobs;
     const putTask = db.prepare(
       `INSERT INTO tasks (id, owner, context_id, state, status_ms, updated_ms, language, credential_names, body)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -171,6 +180,7 @@ export class SqliteStateStore implements StateStore {
           a.reason,
         );
       }
+      this.push.write(Date.now());
     });
     this.tasks = this.taskStore();
     this.contexts = this.contextStore(db.prepare("SELECT * FROM contexts WHERE id = ?"));
@@ -230,7 +240,8 @@ export class SqliteStateStore implements StateStore {
       this.stagedTasks.size > 0 ||
       this.stagedContexts.size > 0 ||
       this.stagedArtifacts.size > 0 ||
-      this.stagedAudit.length > 0
+      this.stagedAudit.length > 0 ||
+      this.push.hasStaged()
     );
   }
 
@@ -244,6 +255,7 @@ export class SqliteStateStore implements StateStore {
     this.stagedContexts.clear();
     this.stagedArtifacts.clear();
     this.stagedAudit.length = 0;
+    this.push.clear();
   }
 
   /**

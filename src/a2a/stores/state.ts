@@ -94,11 +94,82 @@ export interface PermissionAudit {
   entries(): Promise<AuditEntry[]>;
 }
 
+/** A push notification config as stored: its secrets only sealed (push/keyring.ts). */
+export interface StoredPushConfig {
+  taskId: string;
+  id: string;
+  /** Owner of the task; only they read or change the config. */
+  owner: string;
+  url: string;
+  /** authentication.scheme as given ("" = none). */
+  scheme: string;
+  /** The token and credentials, sealed by the push keyring ("" when neither was given). */
+  sealedSecrets: string;
+}
+
+/** Push configs by task and id, owner-scoped. */
+export interface PushConfigStore {
+  /** Stages the config (same task and id: replaced). */
+  save(config: StoredPushConfig): void;
+  get(owner: string, taskId: string, id: string): Promise<StoredPushConfig | undefined>;
+  /** A task's configs sorted by id, from startId (inclusive), at most limit of them. */
+  list(
+    owner: string,
+    taskId: string,
+    startId: string | undefined,
+    limit: number,
+  ): Promise<StoredPushConfig[]>;
+  /** Stages the removal; a missing config is no error. */
+  remove(owner: string, taskId: string, id: string): void;
+}
+
+/** One delivery of one task event to one config, as a queue holds it: no secret in clear. */
+export interface PushJob {
+  jobId: string;
+  /** The same for every delivery of the event, to every config (receivers drop duplicates by it). */
+  eventId: string;
+  taskId: string;
+  configId: string;
+  url: string;
+  scheme: string;
+  sealedSecrets: string;
+  /** The StreamResponse JSON of the event. */
+  payload: string;
+  /** Deliveries tried so far. */
+  attempt: number;
+  /** Epoch ms before which the job is not tried. */
+  nextAttemptAt: number;
+  /** Why the last delivery failed ("" = none yet), free of secrets. */
+  lastError: string;
+}
+
+/**
+ * The push outbox: a task event is enqueued in the same commit as the state
+ * change that causes it (one job per config of the task), and leased to one
+ * worker at a time. The embedded store is also the local-file queue; a Redis
+ * queue is fed from it.
+ */
+export interface PushOutbox {
+  /** Stages a task event; at the next commit it becomes one job per config the task has then. */
+  enqueue(taskId: string, event: pb.StreamResponse): void;
+  /** The next due job, leased for leaseMs (a lease that runs out makes it due again). */
+  claim(leaseMs: number): Promise<PushJob | undefined>;
+  /** Delivered (or handed on): removed. */
+  ack(jobId: string): Promise<void>;
+  /** Back in the queue with the job's attempt, nextAttemptAt and lastError; lease released. */
+  retry(job: PushJob): Promise<void>;
+  /** Moved to the dead letters. */
+  dead(job: PushJob): Promise<void>;
+  deadLetters(): Promise<PushJob[]>;
+}
+
 export interface StateStore {
   readonly tasks: TaskStore;
   readonly contexts: ContextStore;
   readonly artifacts: ArtifactIndex;
   readonly audit: PermissionAudit;
+  readonly pushConfigs: PushConfigStore;
+  readonly pushJobs: PushOutbox;
   /** Makes every staged change durable, in one transaction. */
   commit(): Promise<void>;
   /** Commits what is staged and releases the store (and its persistence dir). */
