@@ -186,7 +186,7 @@ export const A2A_SETTINGS: SettingsTable = {
       key: "push-consumer-name",
       kind: "string",
       arg: "name",
-      help: "this worker's consumer name (default <host>-<pid>-<hex>)",
+      help: "this worker's consumer name (default: host name, pid and a random suffix)",
     },
     {
       key: "push-lease-timeout-ms",

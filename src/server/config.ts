@@ -106,7 +106,7 @@ function refuseUnavailable(file: A2AServerConfig): void {
 
 function pushOf(config: A2AServerConfig): PushSettings {
   try {
-    return resolvePushSettings((key) => config[key]);
+    return resolvePushSettings(config);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }

@@ -1,8 +1,9 @@
-// The push notification settings of `iac-code a2a`, in one place: each is a
-// flag (--<key>), a config key and an environment variable (IACCODE_A2A_<ENV>);
-// the flag beats the file, which beats the environment. The keyring comes from
-// IAC_CODE_A2A_PUSH_KEYRING only (src/a2a/push/keyring.ts): it is a secret.
+// The push notification settings of `iac-code a2a` as the server runs with
+// them: the push-* entries of the settings table (src/server/a2a-settings.ts),
+// merged and type-checked, plus the checks only their combination can make.
+// The keyring comes from IAC_CODE_A2A_PUSH_KEYRING only (src/a2a/push/keyring.ts).
 import { PrivateHostAllowlist } from "../a2a/push/url-policy.js";
+import type { A2AServerConfig } from "../contract/index.js";
 
 export type PushQueueKind = "local-file" | "redis-streams";
 
@@ -35,46 +36,19 @@ export type PushKey =
   | "push-consumer-name"
   | "push-lease-timeout-ms"
   | "push-allow-private-hosts";
-type Raw = string | number | boolean | readonly string[] | undefined;
-
-function text(raw: Raw): string | undefined {
-  if (raw === undefined) return undefined;
-  const value = String(raw).trim();
-  return value === "" ? undefined : value;
-}
 
 /**
- * The push settings; `raw(key)` returns the winning value (flag, file or
- * env, merged by the settings table) or undefined. Throws an Error with a one-line reason.
+ * The push settings from the merged config (flag, file or env: the settings
+ * table has already checked each value's type, range and enum). Throws an
+ * Error with a one-line reason for what only the combination can tell.
  */
-export function resolvePushSettings(raw: (key: PushKey) => Raw): PushSettings {
-  const enabledRaw = raw("push-notifications");
-  let enabled = false;
-  if (typeof enabledRaw === "boolean") enabled = enabledRaw;
-  else if (text(enabledRaw) !== undefined) {
-    const value = text(enabledRaw)!.toLowerCase();
-    if (["1", "true", "yes", "on"].includes(value)) enabled = true;
-    else if (!["0", "false", "no", "off"].includes(value))
-      throw new Error(`Invalid push-notifications '${String(enabledRaw)}': expected true or false.`);
-  }
-  const queue = text(raw("push-queue")) ?? "local-file";
-  if (queue !== "local-file" && queue !== "redis-streams")
-    throw new Error("--push-queue must be local-file or redis-streams.");
-  const redisUrl = text(raw("push-redis-url"));
-  if (redisUrl !== undefined && !/^rediss?:\/\/./.test(redisUrl))
-    throw new Error("push-redis-url must be a redis:// or rediss:// URL.");
+export function resolvePushSettings(config: Pick<A2AServerConfig, PushKey>): PushSettings {
+  const enabled = config["push-notifications"] ?? false;
+  const queue = config["push-queue"] ?? "local-file";
+  const redisUrl = config["push-redis-url"];
   if (enabled && queue === "redis-streams" && redisUrl === undefined)
     throw new Error("push-redis-url is required for push-queue: redis-streams.");
-  const leaseRaw = raw("push-lease-timeout-ms");
-  const lease = leaseRaw === undefined ? 300_000 : Number(text(leaseRaw));
-  if (!Number.isInteger(lease) || lease < 1)
-    throw new Error(
-      `Invalid push-lease-timeout-ms '${String(leaseRaw)}': expected a whole number of milliseconds, 1 or more.`,
-    );
-  const hostsRaw = raw("push-allow-private-hosts");
-  const allowPrivateHosts = (Array.isArray(hostsRaw) ? hostsRaw : (text(hostsRaw)?.split(",") ?? []))
-    .map((h: string) => h.trim())
-    .filter((h: string) => h !== "");
+  const allowPrivateHosts = (config["push-allow-private-hosts"] ?? []).map((h) => h.trim()).filter((h) => h);
   try {
     new PrivateHostAllowlist(allowPrivateHosts);
   } catch (error) {
@@ -84,12 +58,12 @@ export function resolvePushSettings(raw: (key: PushKey) => Raw): PushSettings {
     enabled,
     queue,
     redisUrl,
-    stream: text(raw("push-stream")) ?? "iac-code:a2a:push",
-    retryKey: text(raw("push-retry-key")) ?? "iac-code:a2a:push:retry",
-    deadStream: text(raw("push-dead-stream")) ?? "iac-code:a2a:push:dead",
-    consumerGroup: text(raw("push-consumer-group")) ?? "iac-code-push",
-    consumerName: text(raw("push-consumer-name")),
-    leaseTimeoutMs: lease,
+    stream: config["push-stream"] ?? "iac-code:a2a:push",
+    retryKey: config["push-retry-key"] ?? "iac-code:a2a:push:retry",
+    deadStream: config["push-dead-stream"] ?? "iac-code:a2a:push:dead",
+    consumerGroup: config["push-consumer-group"] ?? "iac-code-push",
+    consumerName: config["push-consumer-name"],
+    leaseTimeoutMs: config["push-lease-timeout-ms"] ?? 300_000,
     allowPrivateHosts,
   };
 }

@@ -323,13 +323,25 @@ describe("a2a-push: the push-* settings", () => {
         {},
         "push-redis-url is required for push-queue: redis-streams.",
       ],
-      [{}, { IACCODE_A2A_PUSH_QUEUE: "kafka" }, "--push-queue must be local-file or redis-streams."],
-      [{}, { IACCODE_A2A_PUSH_REDIS_URL: "http://x" }, "push-redis-url must be a redis:// or rediss:// URL."],
-      [{}, { IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS: "soon" }, "Invalid push-lease-timeout-ms 'soon'"],
+      [
+        {},
+        { IACCODE_A2A_PUSH_QUEUE: "kafka" },
+        "Invalid IACCODE_A2A_PUSH_QUEUE 'kafka': expected one of local-file, redis-streams.",
+      ],
+      [
+        {},
+        { IACCODE_A2A_PUSH_REDIS_URL: "http://x" },
+        "Invalid IACCODE_A2A_PUSH_REDIS_URL 'http://x': must match pattern",
+      ],
+      [
+        {},
+        { IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS: "soon" },
+        "Invalid IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS 'soon': expected an integer.",
+      ],
       [
         {},
         { IACCODE_A2A_PUSH_NOTIFICATIONS: "maybe" },
-        "Invalid push-notifications 'maybe': expected true or false.",
+        "Invalid IACCODE_A2A_PUSH_NOTIFICATIONS 'maybe': expected true or false.",
       ],
       [
         { "push-allow-private-hosts": ["10.0.0.0/40"] },
