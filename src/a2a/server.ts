@@ -24,6 +24,13 @@ import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots
 import { buildHttpApp, type A2aState } from "./http-app.js";
 import { createPipelineStateRouter } from "./pipeline-state.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
+import { JsonRpcCore } from "./bindings/jsonrpc-core.js";
+import {
+  isJsonRpcTransport,
+  startJsonRpcTransport,
+  usesHttpAuth,
+  type RunningTransport,
+} from "./transports/index.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
 import type { StateStore } from "./stores/state.js";
 
@@ -38,14 +45,20 @@ export interface A2aServerDeps {
 }
 
 export interface RunningA2aServer {
-  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (with transport grpc: the gRPC target). */
+  /**
+   * JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (with transport grpc: the
+   * gRPC target; with a custom transport: its URL, e.g. unix:///run/a2a.sock).
+   */
   url: string;
   /** HTTP+JSON base URL, when served. */
   restUrl?: string;
-  /** gRPC target host:port. */
+  /** gRPC target host:port (transports grpc and grpc-jsonrpc, and http's gRPC binding). */
   grpcTarget: string;
   host: string;
+  /** The port listened on (0 for stdio, unix and redis-streams). */
   port: number;
+  /** stdio: resolves when stdin has ended and its requests are answered (the server should stop). */
+  inputEnded?: Promise<void>;
   service: A2AService;
   /** The state store (tests and ops read the permission audit through it). */
   state: StateStore;
@@ -114,6 +127,122 @@ async function startWithState(
     mediaTypes,
   });
   await service.recover();
+  const served = isJsonRpcTransport(settings.transport)
+    ? await startJsonRpcTransport(settings.transport, settings, {
+        core: new JsonRpcCore(service, logger),
+        auth,
+        logger,
+      }).then((transport) => servedByTransport(transport))
+    : await listenHttp(settings, { deps, logger, state, service, auth, getCards });
+  // The stdio, unix and redis-streams channels are guarded by their own means: the card shows no HTTP schemes.
+  const cardAuth =
+    isJsonRpcTransport(settings.transport) && !usesHttpAuth(settings.transport)
+      ? new Authenticator({ apiKeyHeader: settings.apiKeyHeader })
+      : auth;
+  const { url, restUrl, grpcTarget } = served;
+  const runtimeInfo = deps.runtime.info();
+  const built = buildAgentCards({
+    interfaces: served.interfaces,
+    runtimeDetails: runtimeDetails({
+      interfaces: served.interfaces,
+      tls: served.tls,
+      grpcSeparatePort: served.grpcSeparatePort,
+      thinkingExposure: settings.thinkingExposure,
+      pushNotifications: settings.pushNotifications,
+      autoApprovePermissions: settings.autoApprovePermissions,
+      idleContextSeconds: settings.idleContextSeconds,
+    }),
+    pushNotifications: settings.pushNotifications,
+    thinkingExposure: settings.thinkingExposure,
+    requiredExtensions: settings.requiredExtensions,
+    mediaTypes,
+    auth: cardAuth,
+    ...(runtimeInfo.pipelines?.length
+      ? { pipelines: { mode: runtimeInfo.mode ?? "normal", names: runtimeInfo.pipelines } }
+      : {}),
+  });
+  cards = settings.signingSecret ? await signCards(built, { secret: settings.signingSecret }) : built;
+  logger.info(
+    {
+      url,
+      restUrl,
+      grpcTarget,
+      transport: settings.transport,
+      tls: served.tls,
+      persistenceDir: settings.persistenceDir,
+      auth: auth.enabled,
+    },
+    "A2A server listening",
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    restUrl,
+    grpcTarget,
+    host: settings.host,
+    port: served.port,
+    inputEnded: served.inputEnded,
+    service,
+    state,
+    cards,
+    flushStores: () => state.commit(),
+    close() {
+      closing ??= (async () => {
+        // Stop accepting and let idle connections go; streams end when their turns are cancelled.
+        const listenersClosed = served.close(2000);
+        await service.close();
+        await listenersClosed;
+        await state.close();
+        logger.info("A2A server stopped");
+      })();
+      return closing;
+    },
+  };
+}
+
+/** What the listening part (HTTP/gRPC, or a custom transport) gives the rest of start-up. */
+interface Served {
+  url: string;
+  restUrl?: string;
+  grpcTarget: string;
+  port: number;
+  interfaces: Array<{ url: string; protocolBinding: string }>;
+  tls: boolean;
+  grpcSeparatePort: boolean;
+  inputEnded?: Promise<void>;
+  close(graceMs: number): Promise<void>;
+}
+
+function servedByTransport(transport: RunningTransport): Served {
+  return {
+    url: transport.url,
+    grpcTarget:
+      transport.interfaces[0].protocolBinding === "grpc-jsonrpc"
+        ? transport.url.slice("grpc-jsonrpc://".length)
+        : "",
+    port: transport.port ?? 0,
+    interfaces: transport.interfaces,
+    tls: transport.tls,
+    grpcSeparatePort: false,
+    inputEnded: transport.inputEnded,
+    close: (graceMs) => transport.close(graceMs),
+  };
+}
+
+/** JSON-RPC, REST and gRPC on one port (transport http), or gRPC alone (transport grpc). */
+async function listenHttp(
+  settings: A2aServerSettings,
+  parts: {
+    deps: A2aServerDeps;
+    logger: Logger;
+    state: StateStore;
+    service: A2AService;
+    auth: Authenticator;
+    getCards: () => AgentCards;
+  },
+): Promise<Served> {
+  const { deps, logger, state, service, auth, getCards } = parts;
   const httpServed = settings.transport === "http";
   const app = buildHttpApp({
     service,
@@ -188,62 +317,16 @@ async function startWithState(
     ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
     { url: grpcTarget, protocolBinding: "GRPC" },
   ];
-  const runtimeInfo = deps.runtime.info();
-  const built = buildAgentCards({
-    jsonRpcUrl: httpServed ? url : undefined,
-    extraInterfaces,
-    runtimeDetails: runtimeDetails({
-      interfaces: [...(httpServed ? [{ url, protocolBinding: "JSONRPC" }] : []), ...extraInterfaces],
-      tls: Boolean(tls),
-      grpcSeparatePort: Boolean(grpcListener),
-      thinkingExposure: settings.thinkingExposure,
-      pushNotifications: settings.pushNotifications,
-      autoApprovePermissions: settings.autoApprovePermissions,
-      idleContextSeconds: settings.idleContextSeconds,
-    }),
-    pushNotifications: settings.pushNotifications,
-    thinkingExposure: settings.thinkingExposure,
-    requiredExtensions: settings.requiredExtensions,
-    mediaTypes,
-    auth,
-    ...(runtimeInfo.pipelines?.length
-      ? { pipelines: { mode: runtimeInfo.mode ?? "normal", names: runtimeInfo.pipelines } }
-      : {}),
-  });
-  cards = settings.signingSecret ? await signCards(built, { secret: settings.signingSecret }) : built;
-  logger.info(
-    {
-      url,
-      restUrl,
-      grpcTarget,
-      tls: Boolean(tls),
-      persistenceDir: settings.persistenceDir,
-      auth: auth.enabled,
-    },
-    "A2A server listening",
-  );
-
-  let closing: Promise<void> | undefined;
   return {
     url,
     restUrl,
     grpcTarget,
-    host: settings.host,
     port: listener.port,
-    service,
-    state,
-    cards,
-    flushStores: () => state.commit(),
-    close() {
-      closing ??= (async () => {
-        // Stop accepting and let idle connections go; streams end when their turns are cancelled.
-        const listenersClosed = Promise.all([listener.close(2000), grpcListener?.close(2000)]);
-        await service.close();
-        await listenersClosed;
-        await state.close();
-        logger.info("A2A server stopped");
-      })();
-      return closing;
+    interfaces: [...(httpServed ? [{ url, protocolBinding: "JSONRPC" }] : []), ...extraInterfaces],
+    tls: Boolean(tls),
+    grpcSeparatePort: Boolean(grpcListener),
+    close: async (graceMs) => {
+      await Promise.all([listener.close(graceMs), grpcListener?.close(graceMs)]);
     },
   };
 }

@@ -2,9 +2,10 @@
 // (src/cli/a2a-run.ts) is loaded only when the command runs.
 import type { Command } from "commander";
 import type { TimeoutFlags } from "../server/timeouts.js";
+import { TRANSPORT_SETTINGS, type TransportFlags } from "../server/transport-settings.js";
 import { withTimeoutOptions } from "./timeout-options.js";
 
-export interface A2aCliOptions extends TimeoutFlags {
+export interface A2aCliOptions extends TimeoutFlags, TransportFlags {
   config?: string;
   host?: string;
   port?: string;
@@ -19,15 +20,21 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+/** --socket-path, --ws-path, --redis-url... (names and help from src/server/transport-settings.ts). */
+function withTransportOptions(cmd: Command): Command {
+  for (const setting of TRANSPORT_SETTINGS) cmd.option(`--${setting.key} <value>`, setting.help);
+  return cmd;
+}
+
 export function registerA2aCommand(program: Command): void {
-  withTimeoutOptions(program.command("a2a"))
-    .description("Run the A2A 1.0 server (JSON-RPC over HTTP with SSE)")
+  withTransportOptions(withTimeoutOptions(program.command("a2a")))
+    .description("Run the A2A 1.0 server (JSON-RPC over HTTP with SSE, gRPC, or a custom JSON-RPC transport)")
     .option("--config <path>", "YAML (or JSON) config file (a2a-server.yml; keys with - or _)")
     .option("--host <host>", "address to bind (default 127.0.0.1)")
     .option("--port <port>", "port to bind (default 41242; 0 picks a free port)")
     .option(
       "--transport <name>",
-      "http (default: JSON-RPC, HTTP+JSON and gRPC on one port) or grpc (the gRPC binding only)",
+      "http (default: JSON-RPC, HTTP+JSON and gRPC on one port), grpc (the gRPC binding only), or JSON-RPC over stdio, unix, websocket, grpc-jsonrpc or redis-streams",
     )
     .option(
       "--thinking-exposure <type>",

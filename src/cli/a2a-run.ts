@@ -15,6 +15,7 @@ import {
 import { createLogger, guardStdio } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { timeoutFlagValues } from "../server/timeouts.js";
+import { transportFlagValues } from "../server/transport-settings.js";
 import type { A2aCliOptions } from "./a2a-command.js";
 
 export function settingsFromCli(
@@ -30,6 +31,7 @@ export function settingsFromCli(
     logToStdout: options.logToStdout,
     timeouts: timeoutFlagValues(options),
     syncEveryCommit: options.syncEveryCommit,
+    transportSettings: transportFlagValues(options),
   };
   if (options.port !== undefined) {
     const port = Number(options.port);
@@ -58,18 +60,22 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
   const info = runtime.info();
   const bindings = server.restUrl
     ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`
-    : `gRPC ${server.grpcTarget}`;
+    : settings.transport === "grpc"
+      ? `gRPC ${server.grpcTarget}`
+      : `JSON-RPC over ${settings.transport}`;
   process.stderr.write(
     `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
   );
   if (info.hint) process.stderr.write(`${info.hint}\n`);
-  handleStopSignals({
+  const stop = handleStopSignals({
     logger,
     graceful: () => server.close().then(() => runtime.close()),
     keep: () => server.flushStores(),
     timeoutMs: settings.timeouts.shutdownMs,
     watchParent: true,
   });
+  // stdio: the parent closed our stdin and has its answers.
+  void server.inputEnded?.then(() => stop("stdin closed"));
   return server;
 }
 

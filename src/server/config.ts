@@ -8,6 +8,14 @@ import { parse as parseYaml } from "yaml";
 import { parseA2AServerConfig, type A2AServerConfig } from "../contract/index.js";
 import { configDir, expandPath } from "./paths.js";
 import { resolveTimeouts, type ServerTimeouts, type TimeoutKey } from "./timeouts.js";
+import {
+  checkTransport,
+  resolveTransportSettings,
+  TRANSPORT_NAMES,
+  type TransportKey,
+  type TransportName,
+  type TransportSettings,
+} from "./transport-settings.js";
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -15,11 +23,14 @@ export class ConfigError extends Error {
 
 export type ThinkingType = "tool_trace" | "raw_thinking";
 
-export interface A2aServerSettings {
+export interface A2aServerSettings extends TransportSettings {
   host: string;
   port: number;
-  /** http: JSON-RPC, REST and gRPC on one port; grpc: the gRPC binding only. */
-  transport: "http" | "grpc";
+  /**
+   * http: JSON-RPC, REST and gRPC on one port; grpc: the gRPC binding only;
+   * the others carry JSON-RPC (src/a2a/transports/).
+   */
+  transport: TransportName;
   thinkingExposure: ThinkingType[];
   debug: boolean;
   logToStdout: boolean;
@@ -68,6 +79,8 @@ export interface CliOverrides {
   /** --headers-timeout-seconds and the other timeout flags, by config key. */
   timeouts?: Partial<Record<TimeoutKey, string>>;
   syncEveryCommit?: boolean;
+  /** --socket-path and the other transport flags, by config key. */
+  transportSettings?: Partial<Record<TransportKey, string>>;
 }
 
 function normaliseKeys(value: unknown): unknown {
@@ -127,22 +140,15 @@ const TRANSPORT_ALIASES: Record<string, string> = {
   redis: "redis-streams",
   "redis-stream": "redis-streams",
 };
-const KNOWN_TRANSPORTS = ["grpc", "grpc-jsonrpc", "http", "redis-streams", "stdio", "unix", "websocket"];
-
-export function normaliseTransport(value: string): "http" | "grpc" {
+export function normaliseTransport(value: string): TransportName {
   const lowered = value.trim().toLowerCase().replace(/_/g, "-");
   const canonical = TRANSPORT_ALIASES[lowered] ?? lowered;
-  if (!KNOWN_TRANSPORTS.includes(canonical)) {
+  if (!(TRANSPORT_NAMES as readonly string[]).includes(canonical)) {
     throw new ConfigError(
-      `Unsupported transport '${value}'. Supported values: ${KNOWN_TRANSPORTS.join(", ")}`,
+      `Unsupported transport '${value}'. Supported values: ${TRANSPORT_NAMES.join(", ")}`,
     );
   }
-  if (canonical !== "http" && canonical !== "grpc") {
-    throw new ConfigError(
-      `Transport '${canonical}' is not available in this version of iac-code; use --transport http or grpc.`,
-    );
-  }
-  return canonical;
+  return canonical as TransportName;
 }
 
 /** tool-trace / raw-thinking tokens; all/* = both; none/off/false/0 = nothing; unset = tool-trace. */
@@ -179,8 +185,8 @@ function envFlag(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
 }
 
 /**
- * Config keys of features this version does not have (push delivery, the
- * custom transports, process idle shutdown). Setting one is
+ * Config keys of features this version does not have (push delivery, process
+ * idle shutdown). Setting one is
  * refused at start-up rather than silently ignored or half-advertised.
  */
 const UNAVAILABLE_KEYS = [
@@ -192,12 +198,6 @@ const UNAVAILABLE_KEYS = [
   "push-consumer-group",
   "push-consumer-name",
   "push-lease-timeout-ms",
-  "socket-path",
-  "ws-path",
-  "redis-url",
-  "request-stream",
-  "response-stream",
-  "consumer-group",
 ] as const;
 
 function refuseUnavailable(file: A2AServerConfig): void {
@@ -223,6 +223,32 @@ function timeoutsOf(file: A2AServerConfig, cli: CliOverrides, env: NodeJS.Proces
   }
 }
 
+function transportSettingsOf(
+  transport: TransportName,
+  file: A2AServerConfig,
+  cli: CliOverrides,
+  env: NodeJS.ProcessEnv,
+  logToStdout: boolean,
+): TransportSettings {
+  try {
+    const settings = resolveTransportSettings((key, envSuffix) => {
+      const flag = cli.transportSettings?.[key];
+      if (flag !== undefined) return { value: flag, from: `--${key}` };
+      if (file[key] !== undefined) return { value: file[key], from: key };
+      const fromEnv = nonEmpty(env[`IACCODE_A2A_${envSuffix}`]);
+      return fromEnv === undefined ? undefined : { value: fromEnv, from: `IACCODE_A2A_${envSuffix}` };
+    });
+    const authKeys = ["token", "basic-username", "basic-password", "api-key"] as const;
+    checkTransport(transport, settings, {
+      logToStdout,
+      authInFile: authKeys.filter((key) => nonEmpty(file[key]) !== undefined),
+    });
+    return settings;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
 export function resolveSettings(
   file: A2AServerConfig,
   cli: CliOverrides = {},
@@ -232,13 +258,16 @@ export function resolveSettings(
   const persistenceDir = path.resolve(
     expandPath(file["persistence-dir"] ?? path.join(configDir(env), "a2a")),
   );
+  const transport = normaliseTransport(cli.transport ?? file.transport ?? "http");
+  const logToStdout = cli.logToStdout ?? file["log-to-stdout"] ?? false;
   const settings: A2aServerSettings = {
     host: cli.host ?? file.host ?? "127.0.0.1",
     port: cli.port ?? file.port ?? 41242,
-    transport: normaliseTransport(cli.transport ?? file.transport ?? "http"),
+    transport,
+    ...transportSettingsOf(transport, file, cli, env, logToStdout),
     thinkingExposure: parseThinkingExposure(cli.thinkingExposure ?? file["thinking-exposure"]),
     debug: cli.debug ?? file.debug ?? false,
-    logToStdout: cli.logToStdout ?? file["log-to-stdout"] ?? false,
+    logToStdout,
     token: nonEmpty(file.token) ?? nonEmpty(env.IACCODE_A2A_HTTP_TOKEN),
     basicUsername: nonEmpty(file["basic-username"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_USERNAME),
     basicPassword: nonEmpty(file["basic-password"]) ?? nonEmpty(env.IACCODE_A2A_BASIC_PASSWORD),
