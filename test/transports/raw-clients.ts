@@ -172,7 +172,11 @@ export async function wsConnection(url: string, headers: Record<string, string> 
   socket.on("message", (data: Buffer) => {
     const raw = data.toString("utf8");
     const frame = JSON.parse(raw) as Json;
-    inbox.push(JSON.stringify(frame.id ?? null), { payload: frame.payload as Json, final: frame.final === true, raw });
+    inbox.push(JSON.stringify(frame.id ?? null), {
+      payload: frame.payload as Json,
+      final: frame.final === true,
+      raw,
+    });
   });
   socket.once("close", () => inbox.fail(new Error("the WebSocket closed")));
   return {
@@ -213,11 +217,18 @@ interface EnvelopeClient extends grpc.Client {
     metadata: grpc.Metadata,
     callback: (error: grpc.ServiceError | null, reply?: { payload: Buffer; final: boolean }) => void,
   ): void;
-  Stream(request: { payload: Buffer }, metadata: grpc.Metadata): grpc.ClientReadableStream<{ payload: Buffer; final: boolean }>;
+  Stream(
+    request: { payload: Buffer },
+    metadata: grpc.Metadata,
+  ): grpc.ClientReadableStream<{ payload: Buffer; final: boolean }>;
 }
 const EnvelopeService = (
   grpc.loadPackageDefinition(envelopeDefinition) as unknown as {
-    iac_code: { a2a: { transports: { proto: { A2AJsonRpc: new (a: string, c: grpc.ChannelCredentials) => EnvelopeClient } } } };
+    iac_code: {
+      a2a: {
+        transports: { proto: { A2AJsonRpc: new (a: string, c: grpc.ChannelCredentials) => EnvelopeClient } };
+      };
+    };
   }
 ).iac_code.a2a.transports.proto.A2AJsonRpc;
 
@@ -227,7 +238,10 @@ export interface GrpcEnvelopeConnection extends RawConnection {
 }
 
 /** grpc-js on the envelope service; `send(text, {stream})` calls Stream, else Send. */
-export function grpcEnvelopeConnection(target: string, headers: Record<string, string> = {}): GrpcEnvelopeConnection {
+export function grpcEnvelopeConnection(
+  target: string,
+  headers: Record<string, string> = {},
+): GrpcEnvelopeConnection {
   const client = new EnvelopeService(target, grpc.credentials.createInsecure());
   const inbox = new Inbox();
   const errors = new Map<string, grpc.ServiceError>();
@@ -300,7 +314,16 @@ export async function redisConnection(
     send(text) {
       const key = randomUUID();
       correlationIds.push(key);
-      void redis.xadd(streams.request, "*", "correlation_id", key, "reply_stream", streams.reply, "payload", text);
+      void redis.xadd(
+        streams.request,
+        "*",
+        "correlation_id",
+        key,
+        "reply_stream",
+        streams.reply,
+        "payload",
+        text,
+      );
       return key;
     },
     next: (key, timeoutMs) => inbox.next(key, timeoutMs),
@@ -314,7 +337,11 @@ export async function redisConnection(
 }
 
 /** Every reply of a request up to its final one. */
-export async function untilFinal(connection: RawConnection, key: string, timeoutMs?: number): Promise<Frame[]> {
+export async function untilFinal(
+  connection: RawConnection,
+  key: string,
+  timeoutMs?: number,
+): Promise<Frame[]> {
   const frames: Frame[] = [];
   for (;;) {
     const frame = await connection.next(key, timeoutMs);

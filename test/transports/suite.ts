@@ -47,10 +47,15 @@ export function sharedBehaviour(
   it("SubscribeToTask follows a running turn: the task first, then its events to the end", async () => {
     const c = connect();
     const started = await c.next(
-      c.send(request("SendMessage", message("[SLOW] follow me", { configuration: { returnImmediately: true } }))),
+      c.send(
+        request("SendMessage", message("[SLOW] follow me", { configuration: { returnImmediately: true } })),
+      ),
     );
     const taskId = started.payload.result.task.id as string;
-    const frames = await untilFinal(c, c.send(request("SubscribeToTask", { id: taskId }, "sub-1"), { stream: true }));
+    const frames = await untilFinal(
+      c,
+      c.send(request("SubscribeToTask", { id: taskId }, "sub-1"), { stream: true }),
+    );
     expect(frames[0].payload.result.task.id).to.equal(taskId);
     const texts = frames.map((f) => f.payload.result?.statusUpdate?.status?.message?.parts?.[0]?.text);
     expect(texts).to.include("slow end");
@@ -60,7 +65,9 @@ export function sharedBehaviour(
 
   it("a request sent during a long stream on the same connection is answered before the stream ends", async () => {
     const c = connect();
-    const stream = c.send(request("SendStreamingMessage", message("[SLOW] long"), "long-1"), { stream: true });
+    const stream = c.send(request("SendStreamingMessage", message("[SLOW] long"), "long-1"), {
+      stream: true,
+    });
     const first = await c.next(stream);
     const list = await c.next(c.send(request("ListTasks", {}, "list-1")));
     expect(list.payload.result.tasks).to.be.an("array");

@@ -78,14 +78,20 @@ describe("transport unix", function () {
       expect(existsSync(stale)).to.equal(true);
       const t = await startOurServer({ transport: "unix", "socket-path": stale });
       try {
-        await expectStartFailure({ transport: "unix", "socket-path": stale }, `Unix socket ${stale} is in use by another server.`);
+        await expectStartFailure(
+          { transport: "unix", "socket-path": stale },
+          `Unix socket ${stale} is in use by another server.`,
+        );
       } finally {
         await t.close();
         removeDir(t.dir);
       }
       const file = path.join(dir, "plain");
       writeFileSync(file, "x");
-      await expectStartFailure({ transport: "unix", "socket-path": file }, `Path exists and is not a Unix socket: ${file}`);
+      await expectStartFailure(
+        { transport: "unix", "socket-path": file },
+        `Path exists and is not a Unix socket: ${file}`,
+      );
       const missing = path.join(dir, "nope", "a.sock");
       await expectStartFailure(
         { transport: "unix", "socket-path": missing },

@@ -37,10 +37,9 @@ export class RedisTransportError extends Error {
   override readonly name = "RedisTransportError";
 }
 
-/** The URL without its user and password: what the agent card may show. */
+/** The URL without its password: what the agent card and the logs may show. */
 export function redisUrlForDisplay(redisUrl: string): string {
   const url = new URL(redisUrl);
-  url.username = "";
   url.password = "";
   return url.toString().replace(/\/$/, "");
 }
@@ -55,15 +54,17 @@ function fieldsOf(fields: string[]): Record<string, string> {
 
 async function connect(url: string, name: string): Promise<Redis> {
   const redis = new Redis(url, { lazyConnect: true, connectionName: name, maxRetriesPerRequest: null });
-  // Errors after start-up are retried by ioredis; the read loop logs what reaches it.
-  redis.on("error", () => undefined);
+  // ioredis retries after start-up; the read loop logs what reaches it. The
+  // last error says why a first connection failed (WRONGPASS, ECONNREFUSED).
+  let last: Error | undefined;
+  redis.on("error", (error: Error) => (last = error));
   try {
     await redis.connect();
     await redis.ping();
   } catch (error) {
     redis.disconnect();
     throw new RedisTransportError(
-      `Cannot connect to Redis at ${redisUrlForDisplay(url)}: ${(error as Error).message}`,
+      `Cannot connect to Redis at ${redisUrlForDisplay(url)}: ${(last ?? (error as Error)).message}`,
     );
   }
   return redis;
@@ -89,6 +90,8 @@ export async function startRedisStreamsTransport(options: RedisStreamsOptions): 
   };
   try {
     await createGroup();
+    // Joined from the start (not only at its first read), so the group shows every server.
+    await writer.xgroup("CREATECONSUMER", requestStream, consumerGroup, consumer);
   } catch (error) {
     reader.disconnect();
     writer.disconnect();

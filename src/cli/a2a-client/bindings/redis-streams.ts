@@ -77,15 +77,7 @@ export class RedisStreamsChannel extends FramedChannel {
     while (!this.closing) {
       let result: Array<[string, Entry[]]> | null;
       try {
-        result = (await reader.xread(
-          "COUNT",
-          100,
-          "BLOCK",
-          BLOCK_MS,
-          "STREAMS",
-          this.replyStream,
-          lastId,
-        ));
+        result = await reader.xread("COUNT", 100, "BLOCK", BLOCK_MS, "STREAMS", this.replyStream, lastId);
       } catch (error) {
         if (!this.closing) this.lost(new TransportError(`Lost ${this.url}: ${(error as Error).message}`));
         return;
