@@ -21,6 +21,8 @@ export class WebSocketChannel extends FramedChannel {
   protected connect(): Promise<void> {
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(this.url, { headers: this.headers });
+      // A refused upgrade (401, 404) is reported with the HTTP answer, not as the socket error that follows.
+      let refused = false;
       const fail = (error: Error): void => {
         reject(error);
         this.lost(error);
@@ -29,16 +31,18 @@ export class WebSocketChannel extends FramedChannel {
         this.socket = socket;
         resolve();
       });
-      // A refused upgrade (401, 404): the HTTP answer is the error.
       socket.once("unexpected-response", (_req, res: IncomingMessage) => {
+        refused = true;
         let text = "";
         res.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
-        res.once("end", () => fail(httpError(res.statusCode ?? 0, text)));
-        socket.terminate();
+        res.once("end", () => {
+          fail(httpError(res.statusCode ?? 0, text));
+          socket.terminate();
+        });
       });
-      socket.once("error", (error: NodeJS.ErrnoException) =>
-        fail(new TransportError(`Cannot reach ${this.url}: ${error.code ?? error.message}`)),
-      );
+      socket.on("error", (error: NodeJS.ErrnoException) => {
+        if (!refused) fail(new TransportError(`Cannot reach ${this.url}: ${error.code ?? error.message}`));
+      });
       socket.on("message", (data: Buffer) => {
         let frame: unknown;
         try {
