@@ -73,13 +73,23 @@ describe("A2A server configuration", () => {
     );
   });
 
-  it("normalises transports and refuses the ones not available yet", () => {
+  it("normalises transports and their aliases", () => {
     for (const alias of ["http", "HTTP", "jsonrpc", "json_rpc", "http+jsonrpc", "https"])
       expect(normaliseTransport(alias)).to.equal("http");
     expect(() => normaliseTransport("carrier-pigeon")).to.throw(
-      /Unsupported transport 'carrier-pigeon'. Supported values: grpc, grpc-jsonrpc, http/,
+      "Unsupported transport 'carrier-pigeon'. Supported values: grpc, grpc-jsonrpc, http, redis-streams, stdio, unix, websocket",
     );
-    expect(() => normaliseTransport("ws")).to.throw(/not available in this version/);
+    for (const [alias, name] of [
+      ["ws", "websocket"],
+      ["WSS", "websocket"],
+      ["grpc+jsonrpc", "grpc-jsonrpc"],
+      ["redis", "redis-streams"],
+      ["redis_stream", "redis-streams"],
+      ["grpcs", "grpc"],
+      ["stdio", "stdio"],
+      ["unix", "unix"],
+    ])
+      expect(normaliseTransport(alias)).to.equal(name);
   });
 
   it("applies precedence: command line > file > environment > defaults", () => {
@@ -180,7 +190,11 @@ describe("iac-code a2a (the command)", () => {
     writeFileSync(bad, "no_such_key: 1\n");
     for (const [args, pattern] of [
       [["--config", bad], /Invalid A2A config/],
-      [["--transport", "websocket"], /Transport 'websocket' is not available in this version/],
+      [["--transport", "unix"], /^socket-path is required for --transport unix: give --socket-path/],
+      [
+        ["--transport", "redis", "--redis-url", "http://x"],
+        /^Invalid --redis-url 'http:\/\/x': must start with/,
+      ],
       [["--thinking-exposure", "everything"], /Unsupported A2A thinking exposure type 'everything'/],
       [["--port", "-5"], /Invalid --port/],
     ] as Array<[string[], RegExp]>) {
@@ -207,9 +221,9 @@ describe("iac-code a2a (the command)", () => {
       ConfigError,
       "Not available in this version of iac-code: push-notifications: true. Remove this setting from the config file.",
     );
-    expect(() => resolveSettings({ "socket-path": "/tmp/a.sock", "ws-path": "/ws" }, {}, {})).to.throw(
+    expect(() => resolveSettings({ "push-queue": "local-file", "push-stream": "s" }, {}, {})).to.throw(
       ConfigError,
-      /socket-path, ws-path\. Remove these settings/,
+      /push-queue, push-stream\. Remove these settings/,
     );
     expect(() => resolveSettings({ "idle-shutdown-seconds": 5 }, {}, {})).to.throw(
       ConfigError,

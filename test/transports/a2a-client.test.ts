@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read free-form JSON-RPC replies through `any` (Json) */
 // `iac-code a2a-client` over each custom transport by URL scheme (unix://,
 // ws://, grpc-jsonrpc://, redis://…?request-stream=, stdio:<command>) against
 // our server: unary and streamed calls, task-subscribe, task-get, an A2A

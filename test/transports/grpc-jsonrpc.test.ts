@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read free-form JSON-RPC replies through `any` (Json) */
 // The grpc-jsonrpc transport through grpc-js with the envelope proto loaded
 // by proto-loader: the shared JSON-RPC behaviour (Send for unary methods,
 // Stream for streaming ones), Send refusing a streaming method, Stream taking

@@ -291,9 +291,7 @@ export async function redisConnection(
   const reading = (async () => {
     let from = last;
     while (!closed) {
-      const result = (await reader
-        .xread("BLOCK", 200, "STREAMS", streams.reply, from)
-        .catch(() => null)) as Array<[string, Array<[string, string[]]>]> | null;
+      const result = await reader.xread("BLOCK", 200, "STREAMS", streams.reply, from).catch(() => null);
       for (const [, entries] of result ?? []) {
         for (const [id, fields] of entries) {
           from = id;

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read free-form JSON-RPC replies through `any` (Json) */
 // The redis-streams transport against a private redis-server, through plain
 // Redis commands: the shared JSON-RPC behaviour, two servers in one consumer
 // group answering each request once, the consumer leaving its group at

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read free-form JSON-RPC replies through `any` (Json) */
 // The stdio transport: `iac-code a2a --transport stdio` as a child process,
 // spoken to with a raw line client on its stdin/stdout: the shared JSON-RPC
 // behaviour, stdout carrying frames only, the end of stdin stopping the server

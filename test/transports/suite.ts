@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-return -- tests read free-form JSON-RPC replies through `any` (Json) */
 // The behaviour every custom JSON-RPC transport shares, checked through a raw
 // client of that transport against our server (real runtime, scripted model:
 // test/a2a-client/fixtures/client-script.yaml): unary and streaming calls,

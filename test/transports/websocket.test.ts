@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read free-form JSON-RPC replies through `any` (Json) */
 // The websocket transport through a raw `ws` client: the shared JSON-RPC
 // behaviour, the {id, payload, final} frames, the HTTP auth settings checked
 // at the upgrade, the route, and connections closed at shutdown.
