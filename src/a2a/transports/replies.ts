@@ -2,6 +2,7 @@
 // JSON size/depth limits), let the JSON-RPC core answer it, and turn the
 // outcome into replies, each marked final when it closes its request. The
 // transports differ only in how they frame a reply and which caller they vouch for.
+import { setMaxListeners } from "node:events";
 import type { pb } from "../../contract/index.js";
 import { CONNECTION_CLOSED } from "../core/call-context.js";
 import {
@@ -102,6 +103,11 @@ export async function* replies(
 export class InFlight {
   private readonly running = new Set<Promise<unknown>>();
   private readonly controller = new AbortController();
+
+  constructor() {
+    // Every request in flight on the connection listens on this one signal: no fixed bound applies.
+    setMaxListeners(0, this.controller.signal);
+  }
 
   get signal(): AbortSignal {
     return this.controller.signal;

@@ -37,8 +37,9 @@ class Call {
       if (signal.aborted) throw signal.reason;
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        signal.addEventListener("abort", () => resolve(), { once: true });
+        signal.addEventListener("abort", this.wake, { once: true });
       });
+      signal.removeEventListener("abort", this.wake!);
       this.wake = undefined;
     }
   }
