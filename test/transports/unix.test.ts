@@ -4,6 +4,7 @@
 import { expect } from "chai";
 import { statSync, existsSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
+import net from "node:net";
 import path from "node:path";
 import { startOurServer } from "../a2a-client/harness.js";
 import { removeDir, tempDir, type E2eServer } from "../e2e/helpers.js";
@@ -38,6 +39,27 @@ describe("transport unix", function () {
     const lines = c.lines.slice(before);
     expect(JSON.parse(lines[0])).to.not.have.property("final");
     expect(lines.at(-1)).to.equal('{"jsonrpc":"2.0","id":"lines-2","final":true}');
+  });
+
+  it("a line over 16 MiB is refused (-32600) and skipped; invalid UTF-8 is -32700; the connection goes on", async () => {
+    const socket = net.connect(socketPath);
+    await new Promise((done) => socket.once("connect", done));
+    let text = "";
+    socket.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+    socket.write(Buffer.alloc(16 * 1024 * 1024 + 10, 0x61));
+    socket.write(Buffer.from([0x0a, 0xff, 0xfe, 0x0a]));
+    socket.write(`${request("ListTasks", {}, "after-big")}\n`);
+    for (let i = 0; i < 500 && !text.includes('"after-big"'); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    socket.destroy();
+    const replies = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { id: unknown; error?: { code: number; message: string } });
+    expect(replies[0]).to.deep.include({ id: null });
+    expect(replies[0].error).to.deep.include({ code: -32600, message: "Payload larger than 16777216 bytes" });
+    expect(replies[1].error).to.deep.include({ code: -32700, message: "Invalid JSON payload" });
+    expect(replies[2].id).to.equal("after-big");
   });
 
   it("the socket file is owner-only (0600) and the server runs anonymous", () => {

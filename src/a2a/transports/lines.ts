@@ -62,7 +62,12 @@ export function serveLines(
   let pendingBytes = 0;
   /** A line over the limit: answered once, then skipped up to its newline. */
   let skipping = false;
+  const tooLarge = (): void =>
+    void send(
+      `${errorBody(null, new A2AError("InvalidRequestError", `Payload larger than ${MAX_FRAME_BYTES} bytes`))}\n`,
+    );
   const take = (line: Buffer): void => {
+    if (line.length > MAX_FRAME_BYTES) return tooLarge();
     const text = line.at(-1) === 0x0d ? line.subarray(0, -1) : line;
     if (text.toString("latin1").trim() === "") return;
     requests.track(answer(text));
@@ -86,8 +91,7 @@ export function serveLines(
         skipping = true;
         pending = [];
         pendingBytes = 0;
-        const tooLarge = new A2AError("InvalidRequestError", `Payload larger than ${MAX_FRAME_BYTES} bytes`);
-        void send(`${errorBody(null, tooLarge)}\n`);
+        tooLarge();
       }
     }
   });
