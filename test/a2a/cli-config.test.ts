@@ -185,10 +185,12 @@ describe("iac-code a2a (the command)", () => {
     }
   });
 
-  it("exits 1 with a clear message on bad configuration", async () => {
+  it("exits 1 with a clear message on bad configuration", async function () {
+    // Five CLI processes from the sources, side by side.
+    this.timeout(60_000);
     const bad = path.join(dir, "bad.yml");
     writeFileSync(bad, "no_such_key: 1\n");
-    for (const [args, pattern] of [
+    const cases = [
       [["--config", bad], /Invalid A2A config/],
       [["--transport", "unix"], /^socket-path is required for --transport unix: give --socket-path/],
       [
@@ -197,10 +199,11 @@ describe("iac-code a2a (the command)", () => {
       ],
       [["--thinking-exposure", "everything"], /Unsupported A2A thinking exposure type 'everything'/],
       [["--port", "-5"], /Invalid --port/],
-    ] as Array<[string[], RegExp]>) {
-      const run = runCli(args, env);
-      expect(await run.exit, args.join(" ")).to.equal(1);
-      expect(run.stderr()).to.match(pattern);
+    ] as Array<[string[], RegExp]>;
+    const runs = cases.map(([args]) => runCli(args, env));
+    for (const [i, [args, pattern]] of cases.entries()) {
+      expect(await runs[i].exit, args.join(" ")).to.equal(1);
+      expect(runs[i].stderr()).to.match(pattern);
     }
   });
 
