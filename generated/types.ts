@@ -3451,11 +3451,15 @@ export interface A2AServerConfig {
    */
   "idle-context-seconds"?: number;
   /**
-   * Unix socket; required for the unix transport.
+   * Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.
    */
   "socket-path"?: string;
   /**
-   * WebSocket route.
+   * Permission bits of the unix socket file, octal, quoted in YAML (e.g. "0660" to let the group connect). Default "0600": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.
+   */
+  "socket-mode"?: string;
+  /**
+   * Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.
    */
   "ws-path"?: string;
   /**
@@ -3475,13 +3479,19 @@ export interface A2AServerConfig {
    */
   "tls-key"?: string;
   /**
-   * Redis URL; required for the redis-streams transport.
+   * Redis URL of the redis-streams transport (redis://user:password@host:port/db; rediss:// for TLS); required for that transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.
    */
   "redis-url"?: string;
+  /**
+   * Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.
+   */
   "request-stream"?: string;
+  /**
+   * Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.
+   */
   "response-stream"?: string;
   /**
-   * Consumer group of the request stream.
+   * Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.
    */
   "consumer-group"?: string;
   /**

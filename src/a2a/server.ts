@@ -28,6 +28,13 @@ import { createPipelineStateRouter } from "./pipeline-state.js";
 import { openPush, type Push } from "./push/index.js";
 import type { Resolver } from "./push/url-policy.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
+import { JsonRpcCore } from "./bindings/jsonrpc-core.js";
+import {
+  isJsonRpcTransport,
+  startJsonRpcTransport,
+  usesHttpAuth,
+  type RunningTransport,
+} from "./transports/index.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
 import type { StateStore } from "./stores/state.js";
 
@@ -46,14 +53,20 @@ export interface A2aServerDeps {
 }
 
 export interface RunningA2aServer {
-  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (with transport grpc: the gRPC target). */
+  /**
+   * JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (with transport grpc: the
+   * gRPC target; with a custom transport: its URL, e.g. unix:///run/a2a.sock).
+   */
   url: string;
   /** HTTP+JSON base URL, when served. */
   restUrl?: string;
-  /** gRPC target host:port. */
+  /** gRPC target host:port (transports grpc and grpc-jsonrpc, and http's gRPC binding). */
   grpcTarget: string;
   host: string;
+  /** The port listened on (0 for stdio, unix and redis-streams). */
   port: number;
+  /** stdio: resolves when stdin has ended and its requests are answered (the server should stop). */
+  inputEnded?: Promise<void>;
   service: A2AService;
   /** The state store (tests and ops read the permission audit through it). */
   state: StateStore;
@@ -155,19 +168,138 @@ async function startWithState(
     },
   });
   await service.recover();
-  // The bindings call the core through its metered view.
+  // The bindings and transports call the core through its metered view.
   const core = meteredService(service, metrics);
   push?.start();
+  const served = isJsonRpcTransport(settings.transport)
+    ? await startJsonRpcTransport(settings.transport, settings, {
+        core: new JsonRpcCore(core, logger),
+        auth,
+        logger,
+      }).then((transport) => servedByTransport(transport))
+    : await listenHttp(settings, { deps, logger, state, service: core, metrics, auth, getCards });
+  // The stdio, unix and redis-streams channels are guarded by their own means: the card shows no HTTP schemes.
+  const cardAuth =
+    isJsonRpcTransport(settings.transport) && !usesHttpAuth(settings.transport)
+      ? new Authenticator({ apiKeyHeader: settings.apiKeyHeader })
+      : auth;
+  const { url, restUrl, grpcTarget } = served;
+  const runtimeInfo = deps.runtime.info();
+  const built = buildAgentCards({
+    interfaces: served.interfaces,
+    runtimeDetails: runtimeDetails({
+      interfaces: served.interfaces,
+      tls: served.tls,
+      grpcSeparatePort: served.grpcSeparatePort,
+      thinkingExposure: settings.thinkingExposure,
+      pushNotifications: settings.push.enabled,
+      autoApprovePermissions: settings.autoApprovePermissions,
+      idleContextSeconds: settings.idleContextSeconds,
+    }),
+    pushNotifications: settings.push.enabled,
+    thinkingExposure: settings.thinkingExposure,
+    requiredExtensions: settings.requiredExtensions,
+    mediaTypes,
+    auth: cardAuth,
+    ...(runtimeInfo.pipelines?.length
+      ? { pipelines: { mode: runtimeInfo.mode ?? "normal", names: runtimeInfo.pipelines } }
+      : {}),
+  });
+  cards = settings.signingSecret ? await signCards(built, { secret: settings.signingSecret }) : built;
+  logger.info(
+    {
+      url,
+      restUrl,
+      grpcTarget,
+      transport: settings.transport,
+      tls: served.tls,
+      persistenceDir: settings.persistenceDir,
+      auth: auth.enabled,
+    },
+    "A2A server listening",
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    restUrl,
+    grpcTarget,
+    host: settings.host,
+    port: served.port,
+    inputEnded: served.inputEnded,
+    service,
+    state,
+    metrics,
+    cards,
+    flushStores: () => state.commit(),
+    close() {
+      closing ??= (async () => {
+        // Stop accepting and let idle connections go; streams end when their turns are cancelled.
+        const listenersClosed = served.close(2000);
+        await service.close();
+        await listenersClosed;
+        await push?.stop();
+        await state.close();
+        logger.info("A2A server stopped");
+      })();
+      return closing;
+    },
+  };
+}
+
+/** What the listening part (HTTP/gRPC, or a custom transport) gives the rest of start-up. */
+interface Served {
+  url: string;
+  restUrl?: string;
+  grpcTarget: string;
+  port: number;
+  interfaces: Array<{ url: string; protocolBinding: string }>;
+  tls: boolean;
+  grpcSeparatePort: boolean;
+  inputEnded?: Promise<void>;
+  close(graceMs: number): Promise<void>;
+}
+
+function servedByTransport(transport: RunningTransport): Served {
+  return {
+    url: transport.url,
+    grpcTarget:
+      transport.interfaces[0].protocolBinding === "grpc-jsonrpc"
+        ? transport.url.slice("grpc-jsonrpc://".length)
+        : "",
+    port: transport.port ?? 0,
+    interfaces: transport.interfaces,
+    tls: transport.tls,
+    grpcSeparatePort: false,
+    inputEnded: transport.inputEnded,
+    close: (graceMs) => transport.close(graceMs),
+  };
+}
+
+/** JSON-RPC, REST and gRPC on one port (transport http), or gRPC alone (transport grpc). */
+async function listenHttp(
+  settings: A2aServerSettings,
+  parts: {
+    deps: A2aServerDeps;
+    logger: Logger;
+    state: StateStore;
+    service: A2AService;
+    metrics: ServerMetrics;
+    auth: Authenticator;
+    getCards: () => AgentCards;
+  },
+): Promise<Served> {
+  const { deps, logger, state, service, metrics, auth, getCards } = parts;
   const httpServed = settings.transport === "http";
   const app = buildHttpApp({
-    service: core,
+    service,
     metrics,
     auth,
     cards: getCards,
     runtimeInfo: () => deps.runtime.info(),
     logger,
     routers: [
-      createRestRouter({ core, auth, logger }),
+      createRestRouter({ core: service, auth, logger }),
       createPipelineStateRouter({
         runtime: deps.runtime,
         tasks: state.tasks,
@@ -186,7 +318,7 @@ async function startWithState(
     res.setHeader("Content-Type", "application/json");
     res.end(JSON.stringify({ error: "Not found: this listener only serves the A2A gRPC binding." }));
   };
-  const grpc = createA2aGrpcHandler({ core, auth, logger });
+  const grpc = createA2aGrpcHandler({ core: service, auth, logger });
   const tls =
     settings.tlsCert && settings.tlsKey
       ? { cert: readFileSync(settings.tlsCert), key: readFileSync(settings.tlsKey) }
@@ -233,64 +365,16 @@ async function startWithState(
     ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
     { url: grpcTarget, protocolBinding: "GRPC" },
   ];
-  const runtimeInfo = deps.runtime.info();
-  const built = buildAgentCards({
-    jsonRpcUrl: httpServed ? url : undefined,
-    extraInterfaces,
-    runtimeDetails: runtimeDetails({
-      interfaces: [...(httpServed ? [{ url, protocolBinding: "JSONRPC" }] : []), ...extraInterfaces],
-      tls: Boolean(tls),
-      grpcSeparatePort: Boolean(grpcListener),
-      thinkingExposure: settings.thinkingExposure,
-      pushNotifications: settings.push.enabled,
-      autoApprovePermissions: settings.autoApprovePermissions,
-      idleContextSeconds: settings.idleContextSeconds,
-    }),
-    pushNotifications: settings.push.enabled,
-    thinkingExposure: settings.thinkingExposure,
-    requiredExtensions: settings.requiredExtensions,
-    mediaTypes,
-    auth,
-    ...(runtimeInfo.pipelines?.length
-      ? { pipelines: { mode: runtimeInfo.mode ?? "normal", names: runtimeInfo.pipelines } }
-      : {}),
-  });
-  cards = settings.signingSecret ? await signCards(built, { secret: settings.signingSecret }) : built;
-  logger.info(
-    {
-      url,
-      restUrl,
-      grpcTarget,
-      tls: Boolean(tls),
-      persistenceDir: settings.persistenceDir,
-      auth: auth.enabled,
-    },
-    "A2A server listening",
-  );
-
-  let closing: Promise<void> | undefined;
   return {
     url,
     restUrl,
     grpcTarget,
-    host: settings.host,
     port: listener.port,
-    service,
-    state,
-    metrics,
-    cards,
-    flushStores: () => state.commit(),
-    close() {
-      closing ??= (async () => {
-        // Stop accepting and let idle connections go; streams end when their turns are cancelled.
-        const listenersClosed = Promise.all([listener.close(2000), grpcListener?.close(2000)]);
-        await service.close();
-        await listenersClosed;
-        await push?.stop();
-        await state.close();
-        logger.info("A2A server stopped");
-      })();
-      return closing;
+    interfaces: [...(httpServed ? [{ url, protocolBinding: "JSONRPC" }] : []), ...extraInterfaces],
+    tls: Boolean(tls),
+    grpcSeparatePort: Boolean(grpcListener),
+    close: async (graceMs) => {
+      await Promise.all([listener.close(graceMs), grpcListener?.close(graceMs)]);
     },
   };
 }

@@ -10,7 +10,7 @@ export function registerA2aCommand(program: Command): void {
     program
       .command("a2a")
       .description(
-        "Run the A2A 1.0 server: JSON-RPC 2.0 (with SSE), HTTP+JSON (REST) and gRPC on one port, with the agent card",
+        "Run the A2A 1.0 server: JSON-RPC 2.0 (with SSE), HTTP+JSON (REST) and gRPC on one port, with the agent card, or JSON-RPC over a custom transport (stdio, unix, websocket, grpc-jsonrpc, redis-streams)",
       ),
     A2A_SETTINGS,
     "a2a",

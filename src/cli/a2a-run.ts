@@ -41,7 +41,9 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
   const info = runtime.info();
   const bindings = server.restUrl
     ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`
-    : `gRPC ${server.grpcTarget}`;
+    : settings.transport === "grpc"
+      ? `gRPC ${server.grpcTarget}`
+      : `JSON-RPC over ${settings.transport}`;
   const authenticated = Boolean(
     settings.token || settings.apiKey || (settings.basicUsername && settings.basicPassword),
   );
@@ -52,20 +54,24 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     "--token (IACCODE_A2A_HTTP_TOKEN), --api-key or Basic auth",
   );
   if (warning) logger.warn(warning);
-  // One banner, on stdout (stderr carries only log lines); a managed child leaves it to its adapter.
+  // One banner, on stdout (stderr carries only log lines), but on stderr with stdio (stdout carries
+  // the frames); a managed child leaves it to its adapter.
   if (process.env.IAC_CODE_MANAGED_A2A !== "1") {
-    process.stdout.write(
+    const banner = settings.transport === "stdio" ? process.stderr : process.stdout;
+    banner.write(
       `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
     );
-    if (info.hint) process.stdout.write(`${info.hint}\n`);
+    if (info.hint) banner.write(`${info.hint}\n`);
   }
-  handleStopSignals({
+  const stop = handleStopSignals({
     logger,
     graceful: () => server.close().then(() => runtime.close()),
     keep: () => server.flushStores(),
     timeoutMs: settings.timeouts.shutdownMs,
     watchParent: true,
   });
+  // stdio: the parent closed our stdin and has its answers.
+  void server.inputEnded?.then(() => stop("stdin closed"));
   return server;
 }
 

@@ -7,6 +7,7 @@
 // prints the row when it is missing).
 import { ConfigError, type SettingsTable } from "./settings.js";
 import { TIMEOUT_SETTINGS } from "./timeouts.js";
+import { TRANSPORT_NAMES, type TransportName } from "./transport-settings.js";
 
 export type ThinkingType = "tool_trace" | "raw_thinking";
 
@@ -23,22 +24,15 @@ const TRANSPORT_ALIASES: Record<string, string> = {
   redis: "redis-streams",
   "redis-stream": "redis-streams",
 };
-const KNOWN_TRANSPORTS = ["grpc", "grpc-jsonrpc", "http", "redis-streams", "stdio", "unix", "websocket"];
-
-export function normaliseTransport(value: string): "http" | "grpc" {
+export function normaliseTransport(value: string): TransportName {
   const lowered = value.trim().toLowerCase().replace(/_/g, "-");
   const canonical = TRANSPORT_ALIASES[lowered] ?? lowered;
-  if (!KNOWN_TRANSPORTS.includes(canonical)) {
+  if (!(TRANSPORT_NAMES as readonly string[]).includes(canonical)) {
     throw new ConfigError(
-      `Unsupported transport '${value}'. Supported values: ${KNOWN_TRANSPORTS.join(", ")}`,
+      `Unsupported transport '${value}'. Supported values: ${TRANSPORT_NAMES.join(", ")}`,
     );
   }
-  if (canonical !== "http" && canonical !== "grpc") {
-    throw new ConfigError(
-      `Transport '${canonical}' is not available in this version of iac-code; use --transport http or grpc.`,
-    );
-  }
-  return canonical;
+  return canonical as TransportName;
 }
 
 /** tool-trace / raw-thinking tokens; all/* = both; none/off/false/0 = nothing; unset = tool-trace. */
@@ -87,7 +81,44 @@ export const A2A_SETTINGS: SettingsTable = {
       kind: "string",
       arg: "name",
       parse: (value) => normaliseTransport(String(value)),
-      help: "http (default: JSON-RPC, HTTP+JSON and gRPC on one port) or grpc (the gRPC binding only)",
+      help: "http (default: JSON-RPC, HTTP+JSON and gRPC on one port), grpc (the gRPC binding only), or JSON-RPC over stdio, unix, websocket, grpc-jsonrpc or redis-streams",
+    },
+    {
+      key: "socket-path",
+      kind: "string",
+      arg: "path",
+      help: "unix transport: the socket file to create (required)",
+    },
+    {
+      key: "socket-mode",
+      kind: "string",
+      arg: "mode",
+      help: "unix transport: permission bits of the socket file, octal (default 0600: owner only)",
+    },
+    { key: "ws-path", kind: "string", arg: "path", help: "websocket transport: the route (default /a2a)" },
+    {
+      key: "redis-url",
+      kind: "string",
+      arg: "url",
+      help: "Redis URL, ACL user and password included (redis:// or rediss://): the redis-streams transport's",
+    },
+    {
+      key: "request-stream",
+      kind: "string",
+      arg: "key",
+      help: "redis-streams transport: stream the requests arrive on (default iac-code:a2a:requests)",
+    },
+    {
+      key: "response-stream",
+      kind: "string",
+      arg: "key",
+      help: "redis-streams transport: stream for replies when a request names no reply_stream (default iac-code:a2a:responses)",
+    },
+    {
+      key: "consumer-group",
+      kind: "string",
+      arg: "name",
+      help: "redis-streams transport: consumer group of the request stream (default iac-code)",
     },
     {
       key: "thinking-exposure",

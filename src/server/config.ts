@@ -16,6 +16,12 @@ import { configDir, expandPath } from "./paths.js";
 import { ConfigError, type CliValues } from "./settings.js";
 import { loadConfigFile as loadFile, mergeSettings } from "./settings-merge.js";
 import { resolveTimeouts, type ServerTimeouts } from "./timeouts.js";
+import {
+  checkTransport,
+  resolveTransportSettings,
+  type TransportName,
+  type TransportSettings,
+} from "./transport-settings.js";
 import { resolvePushSettings, type PushSettings } from "./push-settings.js";
 
 export { ConfigError } from "./settings.js";
@@ -23,11 +29,14 @@ export { normaliseTransport, parseThinkingExposure, type ThinkingType } from "./
 
 const CONTRACT = schemaIndex["config/a2a-server"];
 
-export interface A2aServerSettings {
+export interface A2aServerSettings extends TransportSettings {
   host: string;
   port: number;
-  /** http: JSON-RPC, REST and gRPC on one port; grpc: the gRPC binding only. */
-  transport: "http" | "grpc";
+  /**
+   * http: JSON-RPC, REST and gRPC on one port; grpc: the gRPC binding only;
+   * the others carry JSON-RPC (src/a2a/transports/).
+   */
+  transport: TransportName;
   thinkingExposure: ThinkingType[];
   debug: boolean;
   logToStdout: boolean;
@@ -78,29 +87,38 @@ export function loadConfigFile(file: string): A2AServerConfig {
 
 const nonEmpty = (v: string | undefined): string | undefined => (v !== undefined && v !== "" ? v : undefined);
 
-/**
- * Config keys of features this version does not have (the custom transports,
- * process idle shutdown). Setting one is refused at start-up rather than
- * silently ignored or half-advertised.
- */
-const UNAVAILABLE_KEYS = [
-  "socket-path",
-  "ws-path",
-  "redis-url",
-  "request-stream",
-  "response-stream",
-  "consumer-group",
-] as const;
-
-function refuseUnavailable(file: A2AServerConfig): void {
-  const unavailable: string[] = UNAVAILABLE_KEYS.filter((key) => file[key] !== undefined);
-  if ((file["idle-shutdown-seconds"] ?? 0) > 0) unavailable.push("idle-shutdown-seconds");
-  if (unavailable.length > 0) {
+/** Process idle shutdown is not in this version: refused at start-up rather than silently ignored. */
+function refuseUnavailable(config: A2AServerConfig): void {
+  if ((config["idle-shutdown-seconds"] ?? 0) > 0) {
     throw new ConfigError(
-      `Not available in this version of iac-code: ${unavailable.join(", ")}. Remove ${
-        unavailable.length > 1 ? "these settings" : "this setting"
-      } from the config file.`,
+      "Not available in this version of iac-code: idle-shutdown-seconds. Remove this setting from the config file.",
     );
+  }
+}
+
+/**
+ * The custom transports' settings, and what the chosen transport needs. Auth
+ * given in the file or on the command line is refused where the channel has its
+ * own guard (stdio, unix, redis-streams); the IACCODE_A2A_* auth variables are
+ * ignored there, since the client reads the same variables.
+ */
+function transportSettingsOf(
+  transport: TransportName,
+  config: A2AServerConfig,
+  given: { file: A2AServerConfig; cli: CliValues },
+): TransportSettings {
+  try {
+    const settings = resolveTransportSettings(config);
+    const authKeys = ["token", "basic-username", "basic-password", "api-key"] as const;
+    checkTransport(transport, settings, {
+      logToStdout: config["log-to-stdout"] ?? false,
+      authInFile: authKeys.filter(
+        (key) => nonEmpty(given.file[key]) !== undefined || given.cli[key] !== undefined,
+      ),
+    });
+    return settings;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
   }
 }
 
@@ -136,10 +154,12 @@ export function resolveSettings(
   const persistenceDir = path.resolve(
     expandPath(config["persistence-dir"] ?? path.join(configDir(env), "a2a"), env),
   );
+  const transport = normaliseTransport(config.transport ?? "http");
   return {
     host: config.host ?? "127.0.0.1",
     port: config.port ?? 41242,
-    transport: normaliseTransport(config.transport ?? "http"),
+    transport,
+    ...transportSettingsOf(transport, config, { file, cli }),
     thinkingExposure: parseThinkingExposure(config["thinking-exposure"]),
     debug: config.debug ?? false,
     logToStdout: config["log-to-stdout"] ?? false,

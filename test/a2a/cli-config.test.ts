@@ -81,13 +81,23 @@ describe("A2A server configuration", () => {
     );
   });
 
-  it("normalises transports and refuses the ones not available yet", () => {
+  it("normalises transports and their aliases", () => {
     for (const alias of ["http", "HTTP", "jsonrpc", "json_rpc", "http+jsonrpc", "https"])
       expect(normaliseTransport(alias)).to.equal("http");
     expect(() => normaliseTransport("carrier-pigeon")).to.throw(
-      /Unsupported transport 'carrier-pigeon'. Supported values: grpc, grpc-jsonrpc, http/,
+      "Unsupported transport 'carrier-pigeon'. Supported values: grpc, grpc-jsonrpc, http, redis-streams, stdio, unix, websocket",
     );
-    expect(() => normaliseTransport("ws")).to.throw(/not available in this version/);
+    for (const [alias, name] of [
+      ["ws", "websocket"],
+      ["WSS", "websocket"],
+      ["grpc+jsonrpc", "grpc-jsonrpc"],
+      ["redis", "redis-streams"],
+      ["redis_stream", "redis-streams"],
+      ["grpcs", "grpc"],
+      ["stdio", "stdio"],
+      ["unix", "unix"],
+    ])
+      expect(normaliseTransport(alias)).to.equal(name);
   });
 
   it("applies precedence: command line > file > environment > defaults", () => {
@@ -185,18 +195,25 @@ describe("iac-code a2a (the command)", () => {
     }
   });
 
-  it("exits 1 with a clear message on bad configuration", async () => {
+  it("exits 1 with a clear message on bad configuration", async function () {
+    // Five CLI processes from the sources, side by side.
+    this.timeout(60_000);
     const bad = path.join(dir, "bad.yml");
     writeFileSync(bad, "no_such_key: 1\n");
-    for (const [args, pattern] of [
+    const cases = [
       [["--config", bad], /bad\.yml:1:1: unknown key no_such_key/],
-      [["--transport", "websocket"], /Transport 'websocket' is not available in this version/],
+      [["--transport", "unix"], /^socket-path is required for --transport unix: give --socket-path/],
+      [
+        ["--transport", "redis", "--redis-url", "http://x"],
+        /^Invalid --redis-url 'http:\/\/x': must match pattern/,
+      ],
       [["--thinking-exposure", "everything"], /Unsupported A2A thinking exposure type 'everything'/],
       [["--port", "-5"], /Invalid --port/],
-    ] as Array<[string[], RegExp]>) {
-      const run = runCli(args, env);
-      expect(await run.exit, args.join(" ")).to.equal(1);
-      expect(run.stderr()).to.match(pattern);
+    ] as Array<[string[], RegExp]>;
+    const runs = cases.map(([args]) => runCli(args, env));
+    for (const [i, [args, pattern]] of cases.entries()) {
+      expect(await runs[i].exit, args.join(" ")).to.equal(1);
+      expect(runs[i].stderr()).to.match(pattern);
     }
   });
 
@@ -213,13 +230,9 @@ describe("iac-code a2a (the command)", () => {
     }
   });
   it("refuses settings of features this version does not have instead of ignoring them", () => {
-    expect(() => resolveSettings({ "socket-path": "/tmp/a.sock", "ws-path": "/ws" }, {}, {})).to.throw(
-      ConfigError,
-      /socket-path, ws-path\. Remove these settings/,
-    );
     expect(() => resolveSettings({ "idle-shutdown-seconds": 5 }, {}, {})).to.throw(
       ConfigError,
-      /idle-shutdown-seconds/,
+      "Not available in this version of iac-code: idle-shutdown-seconds. Remove this setting from the config file.",
     );
     expect(
       resolveSettings({ "push-notifications": false, mode: "normal", "idle-shutdown-seconds": 0 }, {}, {})

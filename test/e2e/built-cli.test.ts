@@ -81,4 +81,21 @@ describe("the built CLI (dist/)", function () {
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
     expect(code).to.equal(0);
   });
+
+  it("a stdio server from dist answers a JSON-RPC line on stdout and exits 0 when stdin closes", async () => {
+    const child = spawn(process.execPath, [BIN, "a2a", "--transport", "stdio"], {
+      env: userEnv(dir),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    child.stdin.end('{"jsonrpc":"2.0","id":7,"method":"ListTasks","params":{}}\n');
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code).to.equal(0);
+    const lines = out.trim().split("\n");
+    expect(lines).to.have.length(1);
+    expect(JSON.parse(lines[0]))
+      .to.deep.include({ jsonrpc: "2.0", id: 7 })
+      .and.have.nested.property("result.tasks");
+  });
 });

@@ -16,7 +16,7 @@ import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { requireAuth, type A2aState } from "../http-app.js";
 import { readJsonBody } from "./http-body.js";
-import { encodeListPushConfigs } from "./jsonrpc.js";
+import { encodeListPushConfigs } from "./jsonrpc-core.js";
 import { queryToProtoJson } from "./rest-query.js";
 import { writeSse } from "./sse.js";
 import { asA2AError, restErrorOf } from "./wire-errors.js";

@@ -13,10 +13,8 @@ export const THINKING_EXPOSURE_EXTENSION = "urn:iac-code:a2a:thinking-exposure:v
 export const RUNTIME_DETAILS_EXTENSION = "urn:iac-code:a2a:runtime-details:v1";
 
 export interface CardOptions {
-  /** JSON-RPC endpoint, e.g. http://127.0.0.1:41242/ (absent when JSON-RPC is not served). */
-  jsonRpcUrl?: string;
-  /** More interfaces (REST, gRPC) added by later bindings, after JSON-RPC. */
-  extraInterfaces?: Array<{ url: string; protocolBinding: string }>;
+  /** The interfaces served, in order (JSON-RPC, HTTP+JSON, gRPC; or one custom transport). */
+  interfaces?: Array<{ url: string; protocolBinding: string }>;
   pushNotifications: boolean;
   thinkingExposure: readonly string[];
   requiredExtensions: readonly string[];
@@ -177,10 +175,7 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
   return create(pb.AgentCardSchema, {
     name: "iac-code",
     description,
-    supportedInterfaces: [
-      ...(options.jsonRpcUrl ? [{ url: options.jsonRpcUrl, protocolBinding: "JSONRPC" }] : []),
-      ...(options.extraInterfaces ?? []),
-    ].map((i) => ({ ...i, protocolVersion: "1.0" })),
+    supportedInterfaces: (options.interfaces ?? []).map((i) => ({ ...i, protocolVersion: "1.0" })),
     version: VERSION,
     capabilities: {
       streaming: true,

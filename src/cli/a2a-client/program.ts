@@ -36,7 +36,10 @@ const collect = (value: string, previous: string[] | undefined): string[] => [..
 
 function addConnectionOptions(command: Command, withBinding = true): Command {
   command
-    .option("--url <url>", "A2A server base URL (agent card discovery), or grpc(s)://host:port")
+    .option(
+      "--url <url>",
+      "A2A server base URL (agent card discovery), grpc(s)://host:port, or a custom transport: unix://<path>, ws(s)://…, grpc-jsonrpc://host:port, redis(s)://…?request-stream=…, stdio:<command>",
+    )
     .option("--token <token>", "bearer token (env IACCODE_A2A_HTTP_TOKEN)")
     .option("--basic-username <name>", "basic auth user (env IACCODE_A2A_BASIC_USERNAME)")
     .option("--basic-password <password>", "basic auth password (env IACCODE_A2A_BASIC_PASSWORD)")

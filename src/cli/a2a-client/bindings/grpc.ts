@@ -46,7 +46,7 @@ export class GrpcBinding implements A2aBinding {
       const response = await this.transport.unary(method, deadline.signal, undefined, this.headers, input);
       return response.message;
     } catch (error) {
-      throw this.failure(error, deadline, options);
+      throw grpcFailure(this.url, error, deadline, options);
     } finally {
       deadline.clear();
     }
@@ -68,7 +68,7 @@ export class GrpcBinding implements A2aBinding {
         yield message;
       }
     } catch (error) {
-      throw this.failure(error, deadline, options);
+      throw grpcFailure(this.url, error, deadline, options);
     } finally {
       deadline.clear();
       stop.abort();
@@ -79,20 +79,26 @@ export class GrpcBinding implements A2aBinding {
     this.sessions.abort();
     return Promise.resolve();
   }
+}
 
-  private failure(error: unknown, deadline: IdleDeadline, options: CallOptions): Error {
-    if (deadline.timedOut) return timeoutError(this.url, options.timeoutMs);
-    if (options.signal?.aborted) return error as Error;
-    const connect = ConnectError.from(error);
-    if (connect.code === Code.Unavailable && connect.findDetails(rpc.ErrorInfoSchema).length === 0) {
-      return new TransportError(`Cannot reach ${this.url}: ${connect.rawMessage}`);
-    }
-    const reason = connect.findDetails(rpc.ErrorInfoSchema)[0]?.reason;
-    return new A2aCallError(connect.rawMessage, { reason, grpcStatus: Code[connect.code] });
+/** A failed gRPC call as the client reports it: timeout, unreachable, or the server's status and reason. */
+export function grpcFailure(
+  url: string,
+  error: unknown,
+  deadline: IdleDeadline,
+  options: CallOptions,
+): Error {
+  if (deadline.timedOut) return timeoutError(url, options.timeoutMs);
+  if (options.signal?.aborted) return error as Error;
+  const connect = ConnectError.from(error);
+  if (connect.code === Code.Unavailable && connect.findDetails(rpc.ErrorInfoSchema).length === 0) {
+    return new TransportError(`Cannot reach ${url}: ${connect.rawMessage}`);
   }
+  const reason = connect.findDetails(rpc.ErrorInfoSchema)[0]?.reason;
+  return new A2aCallError(connect.rawMessage, { reason, grpcStatus: Code[connect.code] });
 }
 
 // eslint-disable-next-line @typescript-eslint/require-await -- a one-message request stream
-async function* once<T>(value: T): AsyncGenerator<T> {
+export async function* once<T>(value: T): AsyncGenerator<T> {
   yield value;
 }

@@ -1,15 +1,21 @@
 // Which binding to use and where: from the interfaces the agent card advertises
 // (the first one this client speaks, or the one --binding asks for), or
-// straight from a URL scheme that names a transport (grpc://, grpcs://). A new
+// straight from a URL scheme that names a transport (grpc://, and the custom
+// JSON-RPC transports unix://, ws://, grpc-jsonrpc://, redis://, stdio:). A new
 // transport registers its scheme in DIRECT_SCHEMES; one that carries JSON-RPC
 // opens a JsonRpcBinding over its own JsonRpcChannel.
 import type { pb } from "../../../contract/index.js";
 import { ClientError, UsageError } from "../errors.js";
 import { BINDING_NAMES, type A2aBinding, type BindingName } from "./binding.js";
 import { GrpcBinding } from "./grpc.js";
+import { GrpcJsonRpcChannel } from "./grpc-jsonrpc.js";
 import { HttpJsonRpcChannel } from "./http-jsonrpc.js";
-import { JsonRpcBinding } from "./jsonrpc.js";
+import { JsonRpcBinding, type JsonRpcChannel } from "./jsonrpc.js";
+import { RedisStreamsChannel } from "./redis-streams.js";
 import { RestBinding } from "./rest.js";
+import { StdioChannel } from "./stdio.js";
+import { UnixChannel } from "./unix.js";
+import { WebSocketChannel } from "./websocket.js";
 
 export { BINDING_NAMES, type A2aBinding, type BindingName } from "./binding.js";
 
@@ -36,14 +42,27 @@ const OPENERS: Record<BindingName, Opener> = {
   grpc: (url, headers) => new GrpcBinding(url, lowerCaseKeys(headers)),
 };
 
+const overJsonRpc = (channel: (url: string, headers: Record<string, string>) => JsonRpcChannel) => ({
+  binding: "jsonrpc" as const,
+  open: (url: string, headers: Record<string, string>) => new JsonRpcBinding(channel(url, headers)),
+});
+
 /**
- * URL schemes that name a transport without an agent card over HTTP. A
- * JSON-RPC transport (unix:, ws:, grpc-jsonrpc:, redis:, stdio:) registers here
- * as { binding: "jsonrpc", open: (url) => new JsonRpcBinding(new ItsChannel(url)) }.
+ * URL schemes that name a transport without an agent card over HTTP. The
+ * JSON-RPC transports carry the auth headers where they have a place for them
+ * (the WebSocket upgrade, gRPC metadata); unix sockets, stdio and Redis are
+ * guarded by their own means (file mode, the parent process, Redis ACLs).
  */
 const DIRECT_SCHEMES: Record<string, { binding: BindingName; open: Opener }> = {
   "grpc:": { binding: "grpc", open: OPENERS.grpc },
   "grpcs:": { binding: "grpc", open: OPENERS.grpc },
+  "grpc-jsonrpc:": overJsonRpc((url, headers) => new GrpcJsonRpcChannel(url, lowerCaseKeys(headers))),
+  "unix:": overJsonRpc((url) => new UnixChannel(url)),
+  "ws:": overJsonRpc((url, headers) => new WebSocketChannel(url, headers)),
+  "wss:": overJsonRpc((url, headers) => new WebSocketChannel(url, headers)),
+  "redis:": overJsonRpc((url) => new RedisStreamsChannel(url)),
+  "rediss:": overJsonRpc((url) => new RedisStreamsChannel(url)),
+  "stdio:": overJsonRpc((url) => new StdioChannel(url)),
 };
 
 const schemeOf = (url: string): string | undefined => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
@@ -63,7 +82,7 @@ export function directEndpoint(url: string, wanted?: BindingName): Endpoint | un
   const binding = scheme ? DIRECT_SCHEMES[scheme]?.binding : undefined;
   if (!binding) {
     throw new ClientError(
-      `Unsupported A2A URL ${url}: use http(s):// (agent card discovery) or grpc(s)://host:port.`,
+      `Unsupported A2A URL ${url}: use http(s):// (agent card discovery), grpc(s)://host:port, grpc-jsonrpc://host:port, unix://<path>, ws(s)://host:port/path, redis(s)://host:port?request-stream=… or stdio:<command line>.`,
     );
   }
   if (wanted && wanted !== binding) {

@@ -1,0 +1,257 @@
+// The transport-independent part of JSON-RPC 2.0: check the envelope, decode
+// the ProtoJSON params, call the core, encode the result or the A2AError
+// (`data: [ErrorInfo]`). The HTTP binding (jsonrpc.ts) and every custom
+// transport (src/a2a/transports/) hand it a parsed request and frame what it
+// returns: one response, or a stream whose first event was already pulled.
+import { randomUUID } from "node:crypto";
+import type { DescMessage, JsonValue, MessageShape } from "@bufbuild/protobuf";
+import type { Logger } from "pino";
+import { pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
+import { encodeFast as encodeProtoJson } from "../core/fast-json.js";
+import type { CallContext } from "../core/call-context.js";
+import { A2AError } from "../core/errors.js";
+import { assertFinite } from "../core/finite.js";
+import type { A2AService } from "../core/service.js";
+import { checkVersion } from "../core/service-params.js";
+import { invalidParamsOf } from "./wire-errors.js";
+import type { JsonBody } from "../../server/json-body.js";
+
+export type JsonRpcId = string | number | null;
+
+interface Method<Req extends DescMessage> {
+  request: Req;
+  /** params may be omitted (GetExtendedAgentCard, ListTasks). */
+  paramsOptional?: boolean;
+  unary?: (service: A2AService, req: MessageShape<Req>, ctx: CallContext) => Promise<JsonValue>;
+  stream?: (
+    service: A2AService,
+    req: MessageShape<Req>,
+    ctx: CallContext,
+  ) => Promise<AsyncIterable<pb.StreamResponse>>;
+}
+
+function method<Req extends DescMessage>(m: Method<Req>): Method<DescMessage> {
+  return m;
+}
+
+/** ListTasksResponse fields the spec wants even when empty. */
+function encodeListTasks(response: pb.ListTasksResponse): JsonValue {
+  const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as Record<string, JsonValue>;
+  return {
+    tasks: json.tasks ?? [],
+    nextPageToken: response.nextPageToken,
+    pageSize: response.pageSize,
+    totalSize: response.totalSize,
+  };
+}
+
+/** The configs list is there even when empty. */
+export function encodeListPushConfigs(response: pb.ListTaskPushNotificationConfigsResponse): JsonValue {
+  const json = encodeProtoJson(pb.ListTaskPushNotificationConfigsResponseSchema, response) as Record<
+    string,
+    JsonValue
+  >;
+  return { ...json, configs: json.configs ?? [] };
+}
+
+const METHODS: Record<string, Method<DescMessage>> = {
+  SendMessage: method({
+    request: pb.SendMessageRequestSchema,
+    unary: async (s, req, ctx) =>
+      encodeProtoJson(pb.SendMessageResponseSchema, await s.sendMessage(req, ctx)),
+  }),
+  SendStreamingMessage: method({
+    request: pb.SendMessageRequestSchema,
+    stream: (s, req, ctx) => s.sendStreamingMessage(req, ctx),
+  }),
+  GetTask: method({
+    request: pb.GetTaskRequestSchema,
+    unary: async (s, req, ctx) => encodeProtoJson(pb.TaskSchema, await s.getTask(req, ctx)),
+  }),
+  ListTasks: method({
+    request: pb.ListTasksRequestSchema,
+    paramsOptional: true,
+    unary: async (s, req, ctx) => encodeListTasks(await s.listTasks(req, ctx)),
+  }),
+  CancelTask: method({
+    request: pb.CancelTaskRequestSchema,
+    unary: async (s, req, ctx) => encodeProtoJson(pb.TaskSchema, await s.cancelTask(req, ctx)),
+  }),
+  SubscribeToTask: method({
+    request: pb.SubscribeToTaskRequestSchema,
+    stream: (s, req, ctx) => s.subscribeToTask(req, ctx),
+  }),
+  GetExtendedAgentCard: method({
+    request: pb.GetExtendedAgentCardRequestSchema,
+    paramsOptional: true,
+    unary: async (s, req, ctx) => encodeProtoJson(pb.AgentCardSchema, await s.getExtendedAgentCard(req, ctx)),
+  }),
+  CreateTaskPushNotificationConfig: method({
+    request: pb.TaskPushNotificationConfigSchema,
+    unary: async (s, req, ctx) =>
+      encodeProtoJson(
+        pb.TaskPushNotificationConfigSchema,
+        await s.createTaskPushNotificationConfig(req, ctx),
+      ),
+  }),
+  GetTaskPushNotificationConfig: method({
+    request: pb.GetTaskPushNotificationConfigRequestSchema,
+    unary: async (s, req, ctx) =>
+      encodeProtoJson(pb.TaskPushNotificationConfigSchema, await s.getTaskPushNotificationConfig(req, ctx)),
+  }),
+  ListTaskPushNotificationConfigs: method({
+    request: pb.ListTaskPushNotificationConfigsRequestSchema,
+    unary: async (s, req, ctx) => encodeListPushConfigs(await s.listTaskPushNotificationConfigs(req, ctx)),
+  }),
+  DeleteTaskPushNotificationConfig: method({
+    request: pb.DeleteTaskPushNotificationConfigRequestSchema,
+    unary: async (s, req, ctx) => {
+      await s.deleteTaskPushNotificationConfig(req, ctx);
+      return {};
+    },
+  }),
+};
+
+/** Who calls, as the transport established it, and the request's abort signal. */
+export interface JsonRpcCaller extends CallContext {
+  /** The A2A-Version the request named (HTTP header); the custom transports imply 1.0. */
+  version: string | undefined;
+}
+
+export type JsonRpcOutcome =
+  /** A unary result, or any error raised before a stream's first event. */
+  | { kind: "response"; id: JsonRpcId; body: string; streaming: boolean }
+  | {
+      kind: "stream";
+      id: JsonRpcId;
+      first: pb.StreamResponse;
+      rest: AsyncIterator<pb.StreamResponse>;
+      /** One event as a JSON-RPC response. */
+      encode(event: pb.StreamResponse): string;
+      /** A failure after the first event as a JSON-RPC error response. */
+      encodeError(error: unknown): string;
+    };
+
+export interface DispatchOptions {
+  /** Refuse the streaming methods (the gRPC envelope's unary Send). */
+  unaryOnly?: boolean;
+}
+
+export function errorBody(id: JsonRpcId, error: A2AError): string {
+  return JSON.stringify({
+    jsonrpc: "2.0",
+    id,
+    // Every catalogue error a JSON-RPC request can raise has a JSON-RPC code; -32603 guards the rest.
+    error: { code: error.spec.jsonrpcCode ?? -32603, message: error.message, data: [error.errorInfo()] },
+  });
+}
+
+/** -32700 for what is not JSON (or empty), -32600 for JSON beyond the size, depth or value limits. */
+export function unreadableBody(read: JsonBody): string {
+  const error =
+    read.ok || read.failure === "invalid-json" || read.failure === "not-utf8"
+      ? new A2AError("JSONParseError", "Invalid JSON payload")
+      : new A2AError("InvalidRequestError", read.message);
+  return errorBody(null, error);
+}
+
+export class JsonRpcCore {
+  constructor(
+    private readonly service: A2AService,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Maps anything thrown to an A2AError; unexpected ones are logged and sanitised. */
+  private toA2AError(error: unknown, method?: string): A2AError {
+    if (error instanceof A2AError) return error;
+    const errorId = randomUUID();
+    this.logger.error({ err: error, errorId, method }, "unexpected error in A2A call");
+    return new A2AError("InternalError", "Internal error", { errorId });
+  }
+
+  /** Answers one parsed JSON-RPC request; never throws for what the client sent. */
+  async dispatch(
+    envelope: unknown,
+    caller: JsonRpcCaller,
+    options: DispatchOptions = {},
+  ): Promise<JsonRpcOutcome> {
+    const fail = (id: JsonRpcId, error: A2AError, streaming = false): JsonRpcOutcome => ({
+      kind: "response",
+      id,
+      body: errorBody(id, error),
+      streaming,
+    });
+    if (Array.isArray(envelope))
+      return fail(null, new A2AError("InvalidRequestError", "Batch requests are not supported"));
+    if (!envelope || typeof envelope !== "object")
+      return fail(null, new A2AError("InvalidRequestError", "Invalid request: expected a JSON object"));
+    const body = envelope as Record<string, unknown>;
+    const rawId = body.id;
+    if (!(rawId === undefined || rawId === null || typeof rawId === "string" || Number.isInteger(rawId)))
+      return fail(
+        null,
+        new A2AError("InvalidRequestError", "Invalid request: 'id' must be a string, an integer or null"),
+      );
+    const id = (rawId ?? null) as JsonRpcId;
+    if (body.jsonrpc !== "2.0")
+      return fail(
+        id,
+        new A2AError("InvalidRequestError", "Invalid request: 'jsonrpc' must be exactly '2.0'"),
+      );
+    if (typeof body.method !== "string" || body.method === "")
+      return fail(id, new A2AError("InvalidRequestError", "Method is required"));
+    const name = body.method;
+    const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
+    if (!spec) return fail(id, new A2AError("MethodNotFoundError", "Method not found", { method: name }));
+    const streaming = spec.stream !== undefined;
+    if (streaming && options.unaryOnly)
+      return fail(
+        id,
+        new A2AError("InvalidRequestError", `Invalid request: ${name} is a streaming method; call Stream`),
+      );
+
+    let request: MessageShape<DescMessage>;
+    try {
+      checkVersion(caller.version);
+      const params = body.params ?? (spec.paramsOptional ? {} : undefined);
+      if (params === undefined || params === null || typeof params !== "object" || Array.isArray(params)) {
+        throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
+      }
+      request = decodeProtoJson(spec.request, params, { strictEnums: true });
+      assertFinite(request);
+    } catch (error) {
+      const a2a = error instanceof ProtoJsonError ? invalidParamsOf(error) : this.toA2AError(error, name);
+      return fail(id, a2a, streaming);
+    }
+
+    const ctx: CallContext = caller;
+    if (spec.unary) {
+      try {
+        const result = await spec.unary(this.service, request, ctx);
+        return { kind: "response", id, body: JSON.stringify({ jsonrpc: "2.0", id, result }), streaming };
+      } catch (error) {
+        return fail(id, this.toA2AError(error, name));
+      }
+    }
+    // Streaming: errors up to and including the first event are plain JSON-RPC errors.
+    let rest: AsyncIterator<pb.StreamResponse>;
+    let first: IteratorResult<pb.StreamResponse>;
+    try {
+      rest = (await spec.stream!(this.service, request, ctx))[Symbol.asyncIterator]();
+      first = await rest.next();
+    } catch (error) {
+      return fail(id, this.toA2AError(error, name), streaming);
+    }
+    if (first.done)
+      return fail(id, new A2AError("InternalError", "The stream ended before any event"), streaming);
+    return {
+      kind: "stream",
+      id,
+      first: first.value,
+      rest,
+      encode: (event) =>
+        JSON.stringify({ jsonrpc: "2.0", id, result: encodeProtoJson(pb.StreamResponseSchema, event) }),
+      encodeError: (error) => errorBody(id, this.toA2AError(error, name)),
+    };
+  }
+}

@@ -1,0 +1,80 @@
+// Starts the custom JSON-RPC transport the settings name. Every one of them
+// hands frames to the same JSON-RPC core as the HTTP binding.
+import { readFileSync } from "node:fs";
+import type { Logger } from "pino";
+import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
+import type { Authenticator } from "../core/auth.js";
+import type { A2aServerSettings } from "../../server/config.js";
+import { startGrpcJsonRpcTransport } from "./grpc-jsonrpc.js";
+import { startRedisStreamsTransport } from "./redis-streams.js";
+import { startStdioTransport } from "./stdio.js";
+import type { RunningTransport } from "./transport.js";
+import { startUnixTransport } from "./unix.js";
+import { startWebSocketTransport } from "./websocket.js";
+
+export type { RunningTransport } from "./transport.js";
+
+export const JSONRPC_TRANSPORTS = ["stdio", "unix", "websocket", "grpc-jsonrpc", "redis-streams"] as const;
+export type JsonRpcTransportName = (typeof JSONRPC_TRANSPORTS)[number];
+
+export function isJsonRpcTransport(name: string): name is JsonRpcTransportName {
+  return (JSONRPC_TRANSPORTS as readonly string[]).includes(name);
+}
+
+/** Whether the transport checks the HTTP auth settings itself (the others are guarded by their channel). */
+export function usesHttpAuth(name: JsonRpcTransportName): boolean {
+  return name === "websocket" || name === "grpc-jsonrpc";
+}
+
+export function startJsonRpcTransport(
+  transport: JsonRpcTransportName,
+  settings: A2aServerSettings,
+  deps: { core: JsonRpcCore; auth: Authenticator; logger: Logger },
+): Promise<RunningTransport> {
+  const { core, auth, logger } = deps;
+  const tls =
+    settings.tlsCert && settings.tlsKey
+      ? { cert: readFileSync(settings.tlsCert), key: readFileSync(settings.tlsKey) }
+      : undefined;
+  switch (transport) {
+    case "stdio":
+      return Promise.resolve(startStdioTransport({ core, logger }));
+    case "unix":
+      return startUnixTransport({
+        core,
+        logger,
+        socketPath: settings.socketPath!,
+        socketMode: settings.socketMode,
+      });
+    case "websocket":
+      return startWebSocketTransport({
+        core,
+        auth,
+        logger,
+        host: settings.host,
+        port: settings.port,
+        wsPath: settings.wsPath,
+        tls,
+        timeouts: settings.timeouts,
+      });
+    case "grpc-jsonrpc":
+      return startGrpcJsonRpcTransport({
+        core,
+        auth,
+        logger,
+        host: settings.grpcHost ?? settings.host,
+        port: settings.grpcPort ?? settings.port,
+        tls,
+        timeouts: settings.timeouts,
+      });
+    case "redis-streams":
+      return startRedisStreamsTransport({
+        core,
+        logger,
+        redisUrl: settings.redisUrl!,
+        requestStream: settings.requestStream,
+        responseStream: settings.responseStream,
+        consumerGroup: settings.consumerGroup,
+      });
+  }
+}
