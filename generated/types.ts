@@ -3442,9 +3442,17 @@ export interface A2AServerConfig {
    */
   "tls-key"?: string;
   /**
-   * Redis URL; required for the redis-streams transport.
+   * Redis URL (redis:// or rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Fallback: IACCODE_A2A_REDIS_URL; --redis-url beats both.
    */
   "redis-url"?: string;
+  /**
+   * Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Fallback: IACCODE_A2A_STORE; --store beats both.
+   */
+  store?: "sqlite" | "redis";
+  /**
+   * store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Fallback: IACCODE_A2A_CONTEXT_LEASE_SECONDS; --context-lease-seconds beats both.
+   */
+  "context-lease-seconds"?: number;
   "request-stream"?: string;
   "response-stream"?: string;
   /**

@@ -11,6 +11,7 @@ import type { Logger } from "pino";
 import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
+import { redactRedisUrl } from "../server/redis.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
 import { createA2aGrpcHandler } from "./bindings/grpc.js";
 import { createRestRouter } from "./bindings/rest.js";
@@ -24,6 +25,7 @@ import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots
 import { buildHttpApp, type A2aState } from "./http-app.js";
 import { createPipelineStateRouter } from "./pipeline-state.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
+import { openRedisBackend, type RedisBackend } from "./replicas/redis-backend.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
 import type { StateStore } from "./stores/state.js";
 
@@ -35,6 +37,8 @@ export interface A2aServerDeps {
   env?: NodeJS.ProcessEnv;
   /** Extra routers mounted on the same app (REST binding...). */
   routers?: Router<A2aState>[];
+  /** store: redis, opened already (the runtime's sessions go through it); else opened here. */
+  redis?: RedisBackend;
 }
 
 export interface RunningA2aServer {
@@ -60,15 +64,25 @@ export async function startA2aServer(
   deps: A2aServerDeps,
 ): Promise<RunningA2aServer> {
   const logger = deps.logger ?? createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
-  const state = SqliteStateStore.open({
-    dir: settings.persistenceDir,
-    syncEveryCommit: settings.syncEveryCommit,
-    logger,
-  });
-  try {
-    return await startWithState(settings, deps, logger, state);
-  } catch (error) {
+  const redis =
+    settings.store === "redis"
+      ? (deps.redis ?? (await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)))
+      : undefined;
+  const state: StateStore =
+    redis?.state ??
+    SqliteStateStore.open({
+      dir: settings.persistenceDir,
+      syncEveryCommit: settings.syncEveryCommit,
+      logger,
+    });
+  const closeState = async () => {
     await state.close();
+    await redis?.close();
+  };
+  try {
+    return await startWithState(settings, deps, logger, state, redis, closeState);
+  } catch (error) {
+    await closeState();
     throw error;
   }
 }
@@ -78,6 +92,8 @@ async function startWithState(
   deps: A2aServerDeps,
   logger: Logger,
   state: StateStore,
+  redis: RedisBackend | undefined,
+  closeState: () => Promise<void>,
 ): Promise<RunningA2aServer> {
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
@@ -112,6 +128,8 @@ async function startWithState(
     defaultCwd: cwd,
     allowedRoots: roots,
     mediaTypes,
+    cluster: redis?.cluster,
+    orphanSweepMs: redis && Math.max(250, Math.floor(redis.leaseMs / 2)),
   });
   await service.recover();
   const httpServed = settings.transport === "http";
@@ -218,6 +236,8 @@ async function startWithState(
       grpcTarget,
       tls: Boolean(tls),
       persistenceDir: settings.persistenceDir,
+      store: settings.store,
+      ...(redis ? { redis: redactRedisUrl(settings.redisUrl ?? ""), replica: redis.replicaId } : {}),
       auth: auth.enabled,
     },
     "A2A server listening",
@@ -240,7 +260,7 @@ async function startWithState(
         const listenersClosed = Promise.all([listener.close(2000), grpcListener?.close(2000)]);
         await service.close();
         await listenersClosed;
-        await state.close();
+        await closeState();
         logger.info("A2A server stopped");
       })();
       return closing;

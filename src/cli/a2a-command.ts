@@ -13,6 +13,9 @@ export interface A2aCliOptions extends TimeoutFlags {
   debug?: boolean;
   logToStdout?: boolean;
   syncEveryCommit?: boolean;
+  store?: string;
+  redisUrl?: string;
+  contextLeaseSeconds?: string;
 }
 
 function collect(value: string, previous: string[] | undefined): string[] {
@@ -35,6 +38,15 @@ export function registerA2aCommand(program: Command): void {
       collect,
     )
     .option("--sync-every-commit", "fsync every state commit: task state also survives a power loss")
+    .option(
+      "--store <kind>",
+      "sqlite (default: one server per persistence-dir) or redis (replicas share redis-url)",
+    )
+    .option("--redis-url <url>", "redis:// or rediss:// URL of the shared store (store redis)")
+    .option(
+      "--context-lease-seconds <n>",
+      "store redis: a stopped replica's contexts are taken over after this long (default 15)",
+    )
     .option("-d, --debug", "debug logging")
     .option("--log-to-stdout", "write logs to stdout instead of stderr")
     .option("--no-log-to-stdout", "write logs to stderr (default)")

@@ -3,6 +3,7 @@
 // defaults. SIGINT/SIGTERM (or, for a managed child, its parent's exit) stop it
 // gracefully: no new connections, running turns cancelled, stores flushed;
 // within the shutdown timeout, else it exits anyway after flushing the stores.
+import { openRedisBackend } from "../a2a/replicas/redis-backend.js";
 import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
 import { createAgentRuntime } from "../runtime/index.js";
 import {
@@ -30,6 +31,9 @@ export function settingsFromCli(
     logToStdout: options.logToStdout,
     timeouts: timeoutFlagValues(options),
     syncEveryCommit: options.syncEveryCommit,
+    store: options.store,
+    redisUrl: options.redisUrl,
+    contextLeaseSeconds: options.contextLeaseSeconds,
   };
   if (options.port !== undefined) {
     const port = Number(options.port);
@@ -44,6 +48,11 @@ export function settingsFromCli(
 export async function runA2aServer(settings: A2aServerSettings): Promise<RunningA2aServer> {
   guardStdio();
   const logger = createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
+  // store: redis: the runtime's sessions are shared too, fenced by the same context leases.
+  const redis =
+    settings.store === "redis"
+      ? await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)
+      : undefined;
   const runtime = await createAgentRuntime({
     provider: settings.provider,
     model: settings.model,
@@ -53,8 +62,9 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     pipelineName: settings.pipelineName,
     autoApprovePermissions: settings.autoApprovePermissions,
     logger,
+    ...(redis ? { sessions: redis.sessions } : {}),
   });
-  const server = await startA2aServer(settings, { runtime, logger });
+  const server = await startA2aServer(settings, { runtime, logger, redis });
   const info = runtime.info();
   const bindings = server.restUrl
     ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`

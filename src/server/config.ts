@@ -55,6 +55,12 @@ export interface A2aServerSettings {
   grpcPort?: number;
   /** Headers, request, keep-alive and shutdown limits. */
   timeouts: ServerTimeouts;
+  /** sqlite: the embedded store under persistence-dir; redis: the shared store of every replica. */
+  store: "sqlite" | "redis";
+  /** Redis URL (store: redis); may hold a password: never logged. */
+  redisUrl?: string;
+  /** store: redis: how long a context's lease outlives a replica that stopped renewing it. */
+  contextLeaseMs: number;
 }
 
 /** Values given on the command line (undefined = not given). */
@@ -68,6 +74,9 @@ export interface CliOverrides {
   /** --headers-timeout-seconds and the other timeout flags, by config key. */
   timeouts?: Partial<Record<TimeoutKey, string>>;
   syncEveryCommit?: boolean;
+  store?: string;
+  redisUrl?: string;
+  contextLeaseSeconds?: string;
 }
 
 function normaliseKeys(value: unknown): unknown {
@@ -194,7 +203,6 @@ const UNAVAILABLE_KEYS = [
   "push-lease-timeout-ms",
   "socket-path",
   "ws-path",
-  "redis-url",
   "request-stream",
   "response-stream",
   "consumer-group",
@@ -221,6 +229,44 @@ function timeoutsOf(file: A2AServerConfig, cli: CliOverrides, env: NodeJS.Proces
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
+}
+
+// ---- store, redis-url, context-lease-seconds (issue 15: replicas on one Redis) ----
+
+function storeSettings(
+  file: A2AServerConfig,
+  cli: CliOverrides,
+  env: NodeJS.ProcessEnv,
+): Pick<A2aServerSettings, "store" | "redisUrl" | "contextLeaseMs"> {
+  const store = (cli.store ?? file.store ?? nonEmpty(env.IACCODE_A2A_STORE) ?? "sqlite").trim().toLowerCase();
+  if (store !== "sqlite" && store !== "redis") {
+    throw new ConfigError(
+      `Invalid store '${store}' (--store / store / IACCODE_A2A_STORE): expected sqlite or redis.`,
+    );
+  }
+  const redisUrl =
+    nonEmpty(cli.redisUrl) ?? nonEmpty(file["redis-url"]) ?? nonEmpty(env.IACCODE_A2A_REDIS_URL);
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError(
+      "Invalid redis-url (--redis-url / redis-url / IACCODE_A2A_REDIS_URL): expected a redis:// or rediss:// URL.",
+    );
+  }
+  if (store === "redis" && redisUrl === undefined) {
+    throw new ConfigError(
+      "store: redis needs redis-url (--redis-url, the redis-url key or IACCODE_A2A_REDIS_URL).",
+    );
+  }
+  const leaseRaw =
+    cli.contextLeaseSeconds ??
+    file["context-lease-seconds"] ??
+    nonEmpty(env.IACCODE_A2A_CONTEXT_LEASE_SECONDS);
+  const lease = leaseRaw === undefined ? 15 : Number(leaseRaw);
+  if (!Number.isFinite(lease) || lease < 1 || lease > 3600 || String(leaseRaw).trim() === "") {
+    throw new ConfigError(
+      `Invalid context-lease-seconds '${String(leaseRaw)}' (--context-lease-seconds / context-lease-seconds / IACCODE_A2A_CONTEXT_LEASE_SECONDS): expected a number of seconds from 1 to 3600.`,
+    );
+  }
+  return { store, redisUrl, contextLeaseMs: Math.round(lease * 1000) };
 }
 
 export function resolveSettings(
@@ -268,6 +314,7 @@ export function resolveSettings(
     grpcHost: file["grpc-host"],
     grpcPort: file["grpc-port"],
     timeouts: timeoutsOf(file, cli, env),
+    ...storeSettings(file, cli, env),
   };
   if (!Number.isInteger(settings.port) || settings.port < 0 || settings.port > 65535) {
     throw new ConfigError(`Invalid port ${String(settings.port)}: expected an integer from 0 to 65535.`);

@@ -11,6 +11,7 @@ import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { StateStore } from "../stores/state.js";
 import { admit, type AdmissionDeps } from "./admission.js";
 import type { CallContext } from "./call-context.js";
+import type { Cluster } from "./cluster.js";
 import type { AgentCards } from "./card.js";
 import { ContextManager } from "./contexts.js";
 import { A2AError, invalidParams, taskNotFound } from "./errors.js";
@@ -26,7 +27,7 @@ import {
   snapshotEvent,
   trimTask,
 } from "./task-record.js";
-import { settleInterruptedTasks } from "./recovery.js";
+import { settleInterruptedTasks, settleOrphanedTasks } from "./recovery.js";
 import { Turns } from "./turns.js";
 
 export interface A2AServiceOptions {
@@ -44,6 +45,10 @@ export interface A2AServiceOptions {
   defaultCwd: string;
   allowedRoots: readonly string[];
   mediaTypes: MediaTypes;
+  /** The other replicas on the shared store (store: redis); absent for one process. */
+  cluster?: Cluster;
+  /** With a cluster: how often tasks left running by a replica that is gone are looked for. */
+  orphanSweepMs?: number;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -54,6 +59,7 @@ export class A2AService {
   private readonly turns: Turns;
   private readonly admission: AdmissionDeps;
   private readonly sweepTimer: NodeJS.Timeout;
+  private orphanTimer?: NodeJS.Timeout;
   private closing = false;
 
   constructor(private readonly options: A2AServiceOptions) {
@@ -74,6 +80,7 @@ export class A2AService {
         rawThinking: options.thinkingExposure.includes("raw_thinking"),
       },
       autoApprovePermissions: options.autoApprovePermissions,
+      cluster: options.cluster,
     });
     this.admission = {
       closing: () => this.closing,
@@ -189,6 +196,7 @@ export class A2AService {
       await this.state.commit();
       return trimTask(running.record.task);
     }
+    if (await this.turns.cancelElsewhere(record)) return trimTask(record.task);
     // A wait point kept across a restart: the task is canceled without reviving its turn.
     if (record.state === pb.TaskState.INPUT_REQUIRED && record.pendingInput) {
       await this.cancelWaiting(record);
@@ -240,6 +248,8 @@ export class A2AService {
     const record = await this.findTask(request.id, ctx.owner);
     if (!record) throw taskNotFound(request.id);
     const running = this.turns.get(request.id);
+    const elsewhere = running ? undefined : await this.turns.followElsewhere(record, ctx.signal);
+    if (elsewhere) return this.durable([snapshotEvent(record.task)], elsewhere);
     if (
       !running ||
       running.record.state === pb.TaskState.INPUT_REQUIRED ||
@@ -277,9 +287,29 @@ export class A2AService {
 
   // ---- Lifecycle ------------------------------------------------------------
 
-  /** Ends the tasks whose turn died with the previous process (at start-up, before serving). */
-  recover(): Promise<number> {
-    return settleInterruptedTasks(this.state, this.options.logger);
+  /**
+   * Ends the tasks whose turn died with the previous process (at start-up,
+   * before serving). With other replicas, a task is ended only once no
+   * replica holds its context (its lease ran out), and the search goes on
+   * while the server runs.
+   */
+  async recover(): Promise<number> {
+    const cluster = this.options.cluster;
+    if (!cluster) return settleInterruptedTasks(this.state, this.options.logger);
+    const leases = {
+      takeIdle: (contextId: string) => this.turns.takeIdle(cluster, contextId),
+      give: (contextId: string) => this.turns.unclaim(contextId),
+      publishEnd: cluster.publishEnd.bind(cluster),
+    };
+    const sweep = () => settleOrphanedTasks(this.state, leases, this.options.logger);
+    const settled = await sweep();
+    this.orphanTimer = setInterval(() => {
+      sweep().catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, "orphaned task sweep failed"),
+      );
+    }, this.options.orphanSweepMs ?? 5000);
+    this.orphanTimer.unref();
+    return settled;
   }
 
   /**
@@ -290,6 +320,7 @@ export class A2AService {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweepTimer);
+    clearInterval(this.orphanTimer);
     await Promise.all(
       this.turns.all().map(async (execution) => {
         if (execution.detach()) return execution.whenDone();
