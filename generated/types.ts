@@ -3545,6 +3545,14 @@ export interface AguiServerConfig {
    */
   "state-dir"?: string;
   /**
+   * Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.
+   */
+  "thread-store"?: "file" | "redis";
+  /**
+   * Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.
+   */
+  "redis-url"?: string;
+  /**
    * Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.
    */
   "idle-shutdown"?: number;

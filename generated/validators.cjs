@@ -33981,7 +33981,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate89;
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.","type":"string"},"auth-token":{"description":"Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.","type":"string"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-stdout":{"description":"Mirror logs to stdout.","type":"boolean","default":false},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line or through its environment variable beats the file; the file beats the defaults shown here (auth-token and a2a-token: the environment variable wins).","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server (env IAC_CODE_AGUI_A2A_TOKEN wins). Generated for a managed process.","type":"string"},"auth-token":{"description":"Bearer token clients must send (env IAC_CODE_AGUI_AUTH_TOKEN wins); empty disables auth.","type":"string"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-stdout":{"description":"Mirror logs to stdout.","type":"boolean","default":false},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IAC_CODE_AGUI_ALLOWED_CWDS and IACCODE_A2A_ALLOWED_CWDS). Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern48 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34153,11 +34153,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data["idle-shutdown"] !== undefined){
-let data8 = data["idle-shutdown"];
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err13 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data["thread-store"] !== undefined){
+let data8 = data["thread-store"];
+if(typeof data8 !== "string"){
+const err13 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34166,9 +34165,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-else {
-const err14 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(!((data8 === "file") || (data8 === "redis"))){
+const err14 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema160.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34178,10 +34176,11 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data["interrupt-ttl"] !== undefined){
-let data9 = data["interrupt-ttl"];
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err15 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data["redis-url"] !== undefined){
+let data9 = data["redis-url"];
+if(typeof data9 === "string"){
+if(!pattern43.test(data9)){
+const err15 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34190,9 +34189,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-const err16 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err16 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34202,16 +34201,11 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-if(data["allowed-cwds"] !== undefined){
-let data10 = data["allowed-cwds"];
-if(Array.isArray(data10)){
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-if(typeof data11 === "string"){
-if(!pattern9.test(data11)){
-const err17 = {instancePath:instancePath+"/allowed-cwds/" + i0,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+if(data["idle-shutdown"] !== undefined){
+let data10 = data["idle-shutdown"];
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err17 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34222,7 +34216,7 @@ errors++;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/allowed-cwds/" + i0,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34232,9 +34226,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data["interrupt-ttl"] !== undefined){
+let data11 = data["interrupt-ttl"];
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err19 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34243,12 +34238,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data["headers-timeout-seconds"] !== undefined){
-let data12 = data["headers-timeout-seconds"];
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err20 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 1 || isNaN(data11)){
+const err20 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34258,8 +34250,16 @@ vErrors.push(err20);
 errors++;
 }
 }
-else {
-const err21 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data["allowed-cwds"] !== undefined){
+let data12 = data["allowed-cwds"];
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 === "string"){
+if(!pattern9.test(data13)){
+const err21 = {instancePath:instancePath+"/allowed-cwds/" + i0,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34269,11 +34269,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data13 = data["request-timeout-seconds"];
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err22 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err22 = {instancePath:instancePath+"/allowed-cwds/" + i0,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34283,8 +34280,9 @@ vErrors.push(err22);
 errors++;
 }
 }
+}
 else {
-const err23 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err23 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34294,11 +34292,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data14 = data["keep-alive-timeout-seconds"];
+if(data["headers-timeout-seconds"] !== undefined){
+let data14 = data["headers-timeout-seconds"];
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err24 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err24 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -34309,7 +34307,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err25 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34319,11 +34317,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data15 = data["shutdown-timeout-seconds"];
+if(data["request-timeout-seconds"] !== undefined){
+let data15 = data["request-timeout-seconds"];
 if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 <= 0 || isNaN(data15)){
-const err26 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data15 < 0 || isNaN(data15)){
+const err26 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34334,7 +34332,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err27 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -34344,14 +34342,64 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data16 = data["keep-alive-timeout-seconds"];
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err28 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data17 = data["shutdown-timeout-seconds"];
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 <= 0 || isNaN(data17)){
+const err30 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -34362,7 +34410,7 @@ validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_a2a_error_catalogue = validate90;
 const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
-const pattern50 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
+const pattern51 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/a2a-error-catalogue.json" */;
@@ -34485,7 +34533,7 @@ errors++;
 if(data0.name !== undefined){
 let data1 = data0.name;
 if(typeof data1 === "string"){
-if(!pattern50.test(data1)){
+if(!pattern51.test(data1)){
 const err10 = {instancePath:instancePath+"/" + i0+"/name",schemaPath:"#/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*Error$"},message:"must match pattern \""+"^[A-Z][A-Za-z0-9]*Error$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -34731,7 +34779,7 @@ validate90.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_agui_error_catalogue = validate91;
 const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^agui\\.error\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
-const pattern53 = new RegExp("^agui\\.error\\.[a-z][A-Za-z0-9]*$", "u");
+const pattern54 = new RegExp("^agui\\.error\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -34958,7 +35006,7 @@ const len2 = data5.length;
 for(let i3=0; i3<len2; i3++){
 let data6 = data5[i3];
 if(typeof data6 === "string"){
-if(!pattern53.test(data6)){
+if(!pattern54.test(data6)){
 const err17 = {instancePath:instancePath+"/" + i0+"/messageKeys/" + i3,schemaPath:"#/items/properties/messageKeys/items/pattern",keyword:"pattern",params:{pattern: "^agui\\.error\\.[a-z][A-Za-z0-9]*$"},message:"must match pattern \""+"^agui\\.error\\.[a-z][A-Za-z0-9]*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -35222,9 +35270,9 @@ validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.v_pipeline_definition = validate93;
 const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
 const schema165 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
-const pattern55 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern56 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const schema167 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
-const pattern57 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
+const pattern58 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
 const schema168 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
 const schema174 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
 const schema176 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
@@ -35674,7 +35722,7 @@ errors++;
 if(data.id !== undefined){
 let data2 = data.id;
 if(typeof data2 === "string"){
-if(!pattern55.test(data2)){
+if(!pattern56.test(data2)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -35724,7 +35772,7 @@ errors++;
 if(data.sub_pipeline !== undefined){
 let data5 = data.sub_pipeline;
 if(typeof data5 === "string"){
-if(!pattern55.test(data5)){
+if(!pattern56.test(data5)){
 const err12 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -35749,7 +35797,7 @@ errors++;
 if(data.conclusion_field !== undefined){
 let data6 = data.conclusion_field;
 if(typeof data6 === "string"){
-if(!pattern55.test(data6)){
+if(!pattern56.test(data6)){
 const err14 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -36676,7 +36724,7 @@ errors++;
 if(data.iterate_over !== undefined){
 let data1 = data.iterate_over;
 if(typeof data1 === "string"){
-if(!pattern57.test(data1)){
+if(!pattern58.test(data1)){
 const err4 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -36870,7 +36918,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern55.test(data0)){
+if(!pattern56.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -37203,7 +37251,7 @@ if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key4 in data14){
 const _errs34 = errors;
 if(typeof key4 === "string"){
-if(!pattern55.test(key4)){
+if(!pattern56.test(key4)){
 const err27 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key4};
 if(vErrors === null){
 vErrors = [err27];

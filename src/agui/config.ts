@@ -23,6 +23,10 @@ export interface AguiSettings {
   a2aToken?: string;
   authToken?: string;
   stateDir: string;
+  /** file: one JSON file per thread under stateDir; redis: shared by the adapter's replicas. */
+  threadStore?: "file" | "redis";
+  /** Redis URL for threadStore redis; may hold a password: never logged. */
+  redisUrl?: string;
   idleShutdown: number;
   interruptTtl: number;
   allowedCwds?: string[];
@@ -39,6 +43,8 @@ export interface AguiCliOptions extends TimeoutFlags {
   port?: string;
   a2aUrl?: string;
   stateDir?: string;
+  threadStore?: string;
+  redisUrl?: string;
   idleShutdown?: string;
   interruptTtl?: string;
   debug?: boolean;
@@ -110,6 +116,29 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
   const a2aUrl = pick(cli.a2aUrl, env.IAC_CODE_AGUI_A2A_URL || undefined, file["a2a-url"]) ?? "";
   const stateRaw = pick(cli.stateDir, env.IAC_CODE_AGUI_STATE_DIR || undefined, file["state-dir"]);
   const stateDir = stateRaw ? expandPath(String(stateRaw), env) : path.join(configDir(env), "agui");
+  // thread-store and redis-url (issue 15: adapter replicas share thread state in Redis).
+  const threadStore = String(
+    pick(cli.threadStore, env.IAC_CODE_AGUI_THREAD_STORE || undefined, file["thread-store"]) ?? "file",
+  )
+    .trim()
+    .toLowerCase();
+  if (threadStore !== "file" && threadStore !== "redis") {
+    throw new ConfigError(
+      `Invalid thread-store '${threadStore}' (--thread-store / IAC_CODE_AGUI_THREAD_STORE / thread-store): expected file or redis.`,
+    );
+  }
+  const redisRaw = pick(cli.redisUrl, env.IAC_CODE_AGUI_REDIS_URL || undefined, file["redis-url"]);
+  const redisUrl = redisRaw === undefined ? undefined : String(redisRaw);
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError(
+      "Invalid redis-url (--redis-url / IAC_CODE_AGUI_REDIS_URL / redis-url): expected a redis:// or rediss:// URL.",
+    );
+  }
+  if (threadStore === "redis" && redisUrl === undefined) {
+    throw new ConfigError(
+      "thread-store redis needs redis-url (--redis-url, IAC_CODE_AGUI_REDIS_URL or the redis-url key).",
+    );
+  }
   const idleRaw = cli.idleShutdown ?? file["idle-shutdown"];
   let idleShutdown = 0;
   if (idleRaw !== undefined) {
@@ -149,6 +178,8 @@ export function resolveSettings(cli: AguiCliOptions, env: NodeJS.ProcessEnv = pr
     a2aToken: a2aToken || undefined,
     authToken: authToken || undefined,
     stateDir,
+    threadStore,
+    redisUrl,
     idleShutdown,
     interruptTtl,
     allowedCwds: Array.isArray(file["allowed-cwds"]) ? (file["allowed-cwds"] as string[]) : undefined,

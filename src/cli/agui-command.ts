@@ -11,6 +11,11 @@ export function withAguiOptions(cmd: Command): Command {
     .option("--host <host>", "address to bind (env IAC_CODE_AGUI_HOST; default 127.0.0.1)")
     .option("--port <port>", "port to bind (env IAC_CODE_AGUI_PORT; default 8000)")
     .option("--state-dir <dir>", "thread state root (env IAC_CODE_AGUI_STATE_DIR; default <config-dir>/agui)")
+    .option(
+      "--thread-store <kind>",
+      "file (default) or redis: replicas share thread state (env IAC_CODE_AGUI_THREAD_STORE)",
+    )
+    .option("--redis-url <url>", "Redis for --thread-store redis (env IAC_CODE_AGUI_REDIS_URL)")
     .option("--idle-shutdown <seconds>", "stop after this many idle seconds (0 disables)")
     .option(
       "--interrupt-ttl <seconds>",

@@ -3,7 +3,12 @@
 // text as the fallback (a restarted Redis has forgotten them).
 import { createHash } from "node:crypto";
 import { Command, Redis } from "ioredis";
-import type { Logger } from "pino";
+
+/** What connectRedis logs through (pino's logger, or the AG-UI adapter's). */
+export interface RedisLogger {
+  warn(obj: unknown, msg?: string): void;
+  info?(obj: unknown, msg?: string): void;
+}
 
 /** The URL with its password (and user) replaced, for logs and messages. */
 export function redactRedisUrl(url: string): string {
@@ -22,7 +27,7 @@ export function redactRedisUrl(url: string): string {
  * server restarts). Auto-pipelining sends the commands issued in one event-loop
  * turn as one write.
  */
-export function connectRedis(url: string, logger: Logger, name: string): Redis {
+export function connectRedis(url: string, logger: RedisLogger | undefined, name: string): Redis {
   const client = new Redis(url, {
     connectionName: name,
     enableAutoPipelining: true,
@@ -33,10 +38,10 @@ export function connectRedis(url: string, logger: Logger, name: string): Redis {
   client.on("error", (error: Error) => {
     if (down) return;
     down = true;
-    logger.warn({ redis: redactRedisUrl(url), err: { message: error.message } }, "redis connection error");
+    logger?.warn({ redis: redactRedisUrl(url), err: { message: error.message } }, "redis connection error");
   });
   client.on("ready", () => {
-    if (down) logger.info({ redis: redactRedisUrl(url) }, "redis connection back");
+    if (down) logger?.info?.({ redis: redactRedisUrl(url) }, "redis connection back");
     down = false;
   });
   return client;

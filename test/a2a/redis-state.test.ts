@@ -14,6 +14,7 @@ import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
 import type { StateStore, StoredTask } from "../../src/a2a/stores/state.js";
 import { redisSessions } from "../../src/runtime/session/redis-session-data.js";
 import { ConfigError, resolveSettings } from "../../src/server/config.js";
+import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { redactRedisUrl } from "../../src/server/redis.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
@@ -345,5 +346,27 @@ describe("store, redis-url and context-lease-seconds settings", () => {
   it("a password in the Redis URL is never shown", () => {
     expect(redactRedisUrl("redis://user:s3cret@cache:6380/2")).to.equal("redis://***:***@cache:6380/2");
     expect(redactRedisUrl("rediss://:s3cret@cache")).to.not.include("s3cret");
+  });
+});
+
+describe("AG-UI thread-store and redis-url settings", () => {
+  it("default to files; command line beats environment beats file", () => {
+    expect(resolveAguiSettings({}, {})).to.include({ threadStore: "file", redisUrl: undefined });
+    const env = { IAC_CODE_AGUI_THREAD_STORE: "redis", IAC_CODE_AGUI_REDIS_URL: "redis://env:1" };
+    expect(resolveAguiSettings({}, env)).to.include({ threadStore: "redis", redisUrl: "redis://env:1" });
+    expect(resolveAguiSettings({ threadStore: "file", redisUrl: "rediss://cli:2" }, env)).to.include({
+      threadStore: "file",
+      redisUrl: "rediss://cli:2",
+    });
+  });
+
+  it("are refused with the setting named when they do not fit", () => {
+    expect(() => resolveAguiSettings({ threadStore: "sqlite" }, {})).to.throw(
+      /Invalid thread-store 'sqlite'/,
+    );
+    expect(() => resolveAguiSettings({ threadStore: "redis" }, {})).to.throw(
+      /thread-store redis needs redis-url/,
+    );
+    expect(() => resolveAguiSettings({ redisUrl: "tcp://x" }, {})).to.throw(/Invalid redis-url/);
   });
 });

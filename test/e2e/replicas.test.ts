@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form A2A JSON replies through `any` (AnyJson) */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form A2A JSON replies through `any` (AnyJson) */
 // Several `iac-code a2a` replicas (real processes, from the sources) on one
 // private redis-server with store: redis: any replica answers any call about a
 // task, whichever replica runs its turn; kill -9 of a replica ends its running
@@ -7,6 +7,10 @@
 import { expect } from "chai";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { HttpAgent } from "@ag-ui/client";
+import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
+import type { WireEvent as AguiEvent } from "../agui/helpers.js";
+import { agentRun } from "../agui/harness.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
 import { openStream, resultOf, rpc, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import {
@@ -263,5 +267,90 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
     const listed = (await rpc(a.url, "ListTasks", {})).body.result as AnyJson;
     expect(listed.totalSize).to.equal(2);
     expect(existsSync(path.join(c.redis.dir, "appendonlydir"))).to.equal(true);
+  });
+
+  it("AG-UI replicas share thread state: a run on adapter 1 is resumed on adapter 2, another is cancelled there", async () => {
+    c = await cluster(2);
+    const adapters: AguiServer[] = [];
+    try {
+      for (const replica of c.replicas) {
+        adapters.push(
+          await startAguiServer({
+            host: "127.0.0.1",
+            port: 0,
+            a2aUrl: replica.url,
+            stateDir: path.join(c.dir, `agui-state-${adapters.length}`),
+            threadStore: "redis",
+            redisUrl: c.redis.url,
+            idleShutdown: 0,
+            interruptTtl: 540,
+            allowedCwds: [c.dir],
+            debug: false,
+            logStdout: false,
+          }),
+        );
+      }
+      const props = (id: string) => ({
+        iacCode: { schemaVersion: 1, rosInvocationId: id, cwd: c!.workspace },
+      });
+      const outcome = (events: AguiEvent[]) =>
+        events.at(-1)!.outcome as { type: string; interrupts?: AnyJson[] };
+      const agentOn = (i: number, threadId: string, messages: HttpAgent["messages"]) =>
+        new HttpAgent({ url: adapters[i].url, threadId, initialMessages: messages });
+
+      const first = agentOn(0, "thread-resume", [
+        { id: "u-1", role: "user", content: "[WRITE] through AG-UI" },
+      ]);
+      const run1 = await agentRun(first, { runId: "run-1", forwardedProps: props("inv-1") });
+      const interrupt = outcome(run1.events).interrupts![0];
+      expect(interrupt.metadata).to.include({ toolName: "write_file" });
+      const second = agentOn(1, "thread-resume", first.messages);
+      const run2 = await agentRun(second, {
+        runId: "run-2",
+        forwardedProps: props("inv-1"),
+        resume: [{ interruptId: interrupt.id, status: "resolved", payload: { decision: "allow_once" } }],
+      });
+      expect(outcome(run2.events).type).to.equal("success");
+      expect(run2.events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta)).to.include(
+        "WRITTEN.",
+      );
+      expect(readFileSync(path.join(c.workspace, "out.txt"), "utf8")).to.equal("written once\n");
+      // The same interrupt resumed again, on the first adapter, is known there as already applied.
+      const again = await fetch(adapters[0].url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+        body: JSON.stringify({
+          threadId: "thread-resume",
+          runId: "run-2",
+          messages: [],
+          tools: [],
+          context: [],
+          state: {},
+          forwardedProps: props("inv-1"),
+        }),
+      });
+      expect(again.status).to.equal(409);
+
+      const waiting = agentOn(0, "thread-cancel", [
+        { id: "u-2", role: "user", content: "[WRITE] to be cancelled" },
+      ]);
+      const run3 = await agentRun(waiting, { runId: "run-3", forwardedProps: props("inv-2") });
+      expect(outcome(run3.events).type).to.equal("interrupt");
+      const session = run3.events.find((e) => e.type === "CUSTOM" && e.name === "iac-code.session.v1")!
+        .value as { executionId: string; taskId: string };
+      const cancel = await fetch(
+        `${adapters[1].url}extensions/iac-code/v1/executions/${session.executionId}/cancel`,
+        {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ threadId: "thread-cancel", rosInvocationId: "inv-2" }),
+        },
+      );
+      expect(cancel.status).to.equal(200);
+      expect(await cancel.json()).to.deep.equal({ executionId: session.executionId, status: "cancelled" });
+      expect((await getTask(c.replicas[0].url, session.taskId)).status.state).to.equal("TASK_STATE_CANCELED");
+    } finally {
+      await Promise.all(adapters.map((a) => a.close()));
+    }
   });
 });
