@@ -3479,7 +3479,7 @@ export interface A2AServerConfig {
    */
   "tls-key"?: string;
   /**
-   * Redis URL of the redis-streams transport (redis://user:password@host:port/db; rediss:// for TLS); required for that transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.
+   * Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.
    */
   "redis-url"?: string;
   /**
@@ -3490,6 +3490,14 @@ export interface A2AServerConfig {
    * Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.
    */
   "response-stream"?: string;
+  /**
+   * Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.
+   */
+  store?: "sqlite" | "redis";
+  /**
+   * store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.
+   */
+  "context-lease-seconds"?: number;
   /**
    * Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.
    */
@@ -3603,6 +3611,14 @@ export interface AguiServerConfig {
    * Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.
    */
   "state-dir"?: string;
+  /**
+   * Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.
+   */
+  "thread-store"?: "file" | "redis";
+  /**
+   * Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.
+   */
+  "redis-url"?: string;
   /**
    * Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.
    */

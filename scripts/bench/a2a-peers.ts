@@ -2,10 +2,12 @@
 // scripts/bench/a2a-vs-sdk.ts (so the load generator and each server have a
 // core to themselves and RSS is the server's own):
 //   iac-code <persistence-dir> [--sync-every-commit]  our server, trivial agent, durable state
+//   iac-code-redis <dir> <redis-url>                  our server with store: redis (a replica; scripts/bench/replicas.ts)
 //   sdk                                              @a2a-js/sdk 1.3: Express JSON-RPC + grpc-js gRPC, in-memory store
 //   raw                                              node:http answering the same JSON-RPC shapes, no framework, no store
 // Each prints one line "READY <json>" ({jsonRpc, grpc?, startMs}) on stdout.
 import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
@@ -29,13 +31,20 @@ function ready(info: Ready): void {
   process.stdout.write(`READY ${JSON.stringify(info)}\n`);
 }
 
-async function iacCode(dir: string, syncEveryCommit: boolean): Promise<void> {
+async function iacCode(dir: string, syncEveryCommit: boolean, redisUrl?: string): Promise<void> {
   const { startA2aServer } = (await import(`${code}/a2a/server.js`)) as ServerModule;
   const { resolveSettings } = (await import(`${code}/server/config.js`)) as ConfigModule;
   const { createLogger } = (await import(`${code}/server/logger.js`)) as LoggerModule;
   const started = performance.now();
+  // The default workspace (store: redis creates no persistence dir).
+  mkdirSync(dir, { recursive: true });
   const settings = resolveSettings(
-    { port: 0, "persistence-dir": dir, "sync-every-commit": syncEveryCommit },
+    {
+      port: 0,
+      "persistence-dir": dir,
+      "sync-every-commit": syncEveryCommit,
+      ...(redisUrl ? { store: "redis", "redis-url": redisUrl } : {}),
+    },
     {},
     {},
   );
@@ -186,6 +195,10 @@ function raw(): void {
 
 const [kind, dir, flag] = process.argv.slice(2);
 if (kind === "iac-code" && dir) await iacCode(dir, flag === "--sync-every-commit");
+else if (kind === "iac-code-redis" && dir && flag) await iacCode(dir, false, flag);
 else if (kind === "sdk") await sdk();
 else if (kind === "raw") raw();
-else throw new Error("usage: a2a-peers.ts iac-code <persistence-dir> [--sync-every-commit] | sdk | raw");
+else
+  throw new Error(
+    "usage: a2a-peers.ts iac-code <persistence-dir> [--sync-every-commit] | iac-code-redis <dir> <redis-url> | sdk | raw",
+  );

@@ -12,6 +12,7 @@ import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
 import { ServerMetrics } from "../server/metrics.js";
+import { redactRedisUrl } from "../server/redis.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
 import { createA2aGrpcHandler } from "./bindings/grpc.js";
 import { createRestRouter } from "./bindings/rest.js";
@@ -35,6 +36,7 @@ import {
   usesHttpAuth,
   type RunningTransport,
 } from "./transports/index.js";
+import { openRedisBackend, type RedisBackend } from "./replicas/redis-backend.js";
 import { SqliteStateStore } from "./stores/sqlite-state.js";
 import type { StateStore } from "./stores/state.js";
 
@@ -50,6 +52,8 @@ export interface A2aServerDeps {
   processMetrics?: boolean;
   /** DNS lookups of push callback hosts (tests answer without a network). */
   pushResolver?: Resolver;
+  /** store: redis, opened already (the runtime's sessions go through it); else opened here. */
+  redis?: RedisBackend;
 }
 
 export interface RunningA2aServer {
@@ -83,12 +87,23 @@ export async function startA2aServer(
   deps: A2aServerDeps,
 ): Promise<RunningA2aServer> {
   const logger = deps.logger ?? createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
-  const state = SqliteStateStore.open({
-    dir: settings.persistenceDir,
-    syncEveryCommit: settings.syncEveryCommit,
-    logger,
-  });
+  const redis =
+    settings.store === "redis"
+      ? (deps.redis ?? (await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)))
+      : undefined;
+  const state: StateStore =
+    redis?.state ??
+    SqliteStateStore.open({
+      dir: settings.persistenceDir,
+      syncEveryCommit: settings.syncEveryCommit,
+      logger,
+    });
   let push: Push | undefined;
+  const closeState = async () => {
+    await push?.stop();
+    await state.close();
+    await redis?.close();
+  };
   try {
     push = settings.push.enabled
       ? await openPush({
@@ -100,10 +115,9 @@ export async function startA2aServer(
           resolve: deps.pushResolver,
         })
       : undefined;
-    return await startWithState(settings, deps, logger, state, push);
+    return await startWithState(settings, deps, logger, state, push, redis, closeState);
   } catch (error) {
-    await push?.stop();
-    await state.close();
+    await closeState();
     throw error;
   }
 }
@@ -114,6 +128,8 @@ async function startWithState(
   logger: Logger,
   state: StateStore,
   push: Push | undefined,
+  redis: RedisBackend | undefined,
+  closeState: () => Promise<void>,
 ): Promise<RunningA2aServer> {
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
@@ -166,6 +182,8 @@ async function startWithState(
         waiting += delta;
       },
     },
+    cluster: redis?.cluster,
+    orphanSweepMs: redis && Math.max(250, Math.floor(redis.leaseMs / 2)),
   });
   await service.recover();
   // The bindings and transports call the core through its metered view.
@@ -214,6 +232,8 @@ async function startWithState(
       transport: settings.transport,
       tls: served.tls,
       persistenceDir: settings.persistenceDir,
+      store: settings.store,
+      ...(redis ? { redis: redactRedisUrl(settings.redisUrl ?? ""), replica: redis.replicaId } : {}),
       auth: auth.enabled,
     },
     "A2A server listening",
@@ -238,8 +258,7 @@ async function startWithState(
         const listenersClosed = served.close(2000);
         await service.close();
         await listenersClosed;
-        await push?.stop();
-        await state.close();
+        await closeState();
         logger.info("A2A server stopped");
       })();
       return closing;

@@ -10,7 +10,7 @@ import {
   isAcceptableThreadId,
   StateUnavailableError,
   type ThreadDoc,
-  type ThreadStore,
+  type ThreadStates,
 } from "./thread-store.js";
 
 export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
@@ -23,7 +23,7 @@ export interface AdapterLogger {
 
 export interface AdapterOptions {
   client: A2aClient;
-  store: ThreadStore;
+  store: ThreadStates;
   allowedRoots: string[];
   /** Seconds an interrupt stays answerable. */
   interruptTtl?: number;
@@ -64,7 +64,7 @@ class Mutex {
 
 export class AdapterCore {
   readonly client: A2aClient;
-  readonly store: ThreadStore;
+  readonly store: ThreadStates;
   readonly roots: string[];
   readonly ttlMs: number;
   readonly now: () => number;

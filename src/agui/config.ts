@@ -26,6 +26,10 @@ export interface AguiSettings {
   /** Browser origins allowed by CORS (exact `scheme://host[:port]`); none by default. */
   corsOrigins?: string[];
   stateDir: string;
+  /** file: one JSON file per thread under stateDir; redis: shared by the adapter's replicas. */
+  threadStore?: "file" | "redis";
+  /** Redis URL for threadStore redis; may hold a password: never logged. */
+  redisUrl?: string;
   idleShutdown: number;
   interruptTtl: number;
   allowedCwds?: string[];
@@ -89,6 +93,12 @@ export function resolveSettings(
       "a2a-config configures the managed A2A server, which is not started when a2a-url is set.",
     );
   }
+  const threadStore = config["thread-store"] ?? "file";
+  if (threadStore === "redis" && config["redis-url"] === undefined) {
+    throw new ConfigError(
+      "thread-store redis needs redis-url (--redis-url, IAC_CODE_AGUI_REDIS_URL or the redis-url key).",
+    );
+  }
   let timeouts: ServerTimeouts;
   try {
     timeouts = resolveTimeouts((key) => config[key]);
@@ -104,6 +114,8 @@ export function resolveSettings(
     authToken: config["auth-token"] || undefined,
     corsOrigins: [...new Set((config["cors-origins"] ?? []).map(normaliseOrigin))],
     stateDir: config["state-dir"] ? expandPath(config["state-dir"], env) : path.join(configDir(env), "agui"),
+    threadStore,
+    redisUrl: config["redis-url"],
     idleShutdown: config["idle-shutdown"] ?? 0,
     interruptTtl: config["interrupt-ttl"] ?? DEFAULT_INTERRUPT_TTL_SECONDS,
     allowedCwds: config["allowed-cwds"]?.map((p) => expandPath(p, env)),

@@ -11,7 +11,9 @@ import type { AdapterLogger } from "./adapter-core.js";
 import { createAguiApp } from "./http-app.js";
 import { allowedRoots } from "./inputs.js";
 import { startManagedA2a, type ManagedA2a, type ManagedA2aOptions } from "./managed-a2a.js";
-import { ThreadStore } from "./thread-store.js";
+import { connectRedis } from "../server/redis.js";
+import { RedisThreadStore } from "./redis-thread-store.js";
+import { ThreadStore, type ThreadStates } from "./thread-store.js";
 import type { AguiSettings } from "./config.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 
@@ -73,7 +75,12 @@ export async function startAguiServer(
     throw err;
   }
   const client = new A2aClient({ url: a2aUrl, token: a2aToken });
-  const store = deps.store ?? new ThreadStore({ root: settings.stateDir });
+  const redis =
+    !deps.store && settings.threadStore === "redis" && settings.redisUrl
+      ? connectRedis(settings.redisUrl, deps.logger, "iac-code-agui")
+      : undefined;
+  const store: ThreadStates =
+    deps.store ?? (redis ? new RedisThreadStore(redis) : new ThreadStore({ root: settings.stateDir }));
   const metrics: ServerMetrics = new ServerMetrics({
     server: "agui",
     // Read at scrape time, once the adapter below exists.
@@ -118,6 +125,7 @@ export async function startAguiServer(
       adapter.close();
       await listener.close();
       await managed?.stop();
+      await redis?.quit().catch(() => redis.disconnect());
     })();
     return closing;
   };

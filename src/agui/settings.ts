@@ -65,6 +65,19 @@ export const AGUI_SETTINGS: SettingsTable = {
       help: "thread state root (default ~/.iac-code/agui, under IAC_CODE_CONFIG_DIR when set)",
     },
     {
+      key: "thread-store",
+      kind: "string",
+      arg: "kind",
+      choices: ["file", "redis"],
+      help: "file (default: one file per thread under state-dir) or redis (shared by the adapter's replicas)",
+    },
+    {
+      key: "redis-url",
+      kind: "string",
+      arg: "url",
+      help: "Redis URL of thread-store redis (redis:// or rediss://)",
+    },
+    {
       key: "idle-shutdown",
       kind: "number",
       arg: "seconds",

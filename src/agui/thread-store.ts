@@ -162,7 +162,38 @@ export interface ThreadStoreOptions {
   beforeWrite?: (doc: ThreadDoc) => void;
 }
 
-export class ThreadStore {
+/** Where thread documents live: files (ThreadStore, the default) or Redis (RedisThreadStore). */
+export interface ThreadStates {
+  /** The thread's document; the same object while it is loaded here (callers mutate it and save). */
+  load(threadId: string): Promise<ThreadDoc | undefined>;
+  forget(threadId: string): void;
+  save(doc: ThreadDoc): Promise<void>;
+  /** Threads loaded in memory (for idle checks and expiry timers). */
+  loaded(): ThreadDoc[];
+}
+
+/** The document as it is written: sets in sorted order, keys sorted (stable bytes for the same state). */
+export function serializeThreadDoc(doc: ThreadDoc): string {
+  if (doc.schemaVersion !== 1 || !doc.threadId)
+    throw new Error("refusing to save an invalid thread document");
+  const normalized: ThreadDoc = {
+    ...doc,
+    execution: {
+      ...doc.execution,
+      pipelineOpenSteps: [...doc.execution.pipelineOpenSteps].sort(),
+      textSnapshotDigests: [...doc.execution.textSnapshotDigests].sort(),
+    },
+    terminalExecutionIds: [...doc.terminalExecutionIds].sort(),
+    appliedResumeDigests: [...doc.appliedResumeDigests].sort((a, b) =>
+      a.executionId === b.executionId
+        ? a.interruptId.localeCompare(b.interruptId)
+        : a.executionId.localeCompare(b.executionId),
+    ),
+  };
+  return JSON.stringify(sortKeys(normalized), null, 2) + "\n";
+}
+
+export class ThreadStore implements ThreadStates {
   readonly root: string;
   readonly threadsDir: string;
   private readonly cache = new Map<string, ThreadDoc>();
@@ -214,21 +245,7 @@ export class ThreadStore {
     if (doc.schemaVersion !== 1 || !doc.threadId)
       throw new Error("refusing to save an invalid thread document");
     this.beforeWrite?.(doc);
-    const normalized: ThreadDoc = {
-      ...doc,
-      execution: {
-        ...doc.execution,
-        pipelineOpenSteps: [...doc.execution.pipelineOpenSteps].sort(),
-        textSnapshotDigests: [...doc.execution.textSnapshotDigests].sort(),
-      },
-      terminalExecutionIds: [...doc.terminalExecutionIds].sort(),
-      appliedResumeDigests: [...doc.appliedResumeDigests].sort((a, b) =>
-        a.executionId === b.executionId
-          ? a.interruptId.localeCompare(b.interruptId)
-          : a.executionId.localeCompare(b.executionId),
-      ),
-    };
-    const text = JSON.stringify(sortKeys(normalized), null, 2) + "\n";
+    const text = serializeThreadDoc(doc);
     await mkdir(this.threadsDir, { recursive: true, mode: 0o700 });
     await chmod(this.root, 0o700);
     await chmod(this.threadsDir, 0o700);

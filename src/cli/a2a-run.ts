@@ -3,6 +3,7 @@
 // environment and the defaults. SIGINT/SIGTERM (or, for a managed child, its parent's exit) stop it
 // gracefully: no new connections, running turns cancelled, stores flushed;
 // within the shutdown timeout, else it exits anyway after flushing the stores.
+import { openRedisBackend } from "../a2a/replicas/redis-backend.js";
 import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
 import { createAgentRuntime } from "../runtime/index.js";
 import { A2A_SETTINGS } from "../server/a2a-settings.js";
@@ -27,6 +28,11 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     logToStdout: settings.logToStdout,
     format: settings.logFormat,
   });
+  // store: redis: the runtime's sessions are shared too, fenced by the same context leases.
+  const redis =
+    settings.store === "redis"
+      ? await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)
+      : undefined;
   const runtime = await createAgentRuntime({
     provider: settings.provider,
     model: settings.model,
@@ -36,8 +42,9 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     pipelineName: settings.pipelineName,
     autoApprovePermissions: settings.autoApprovePermissions,
     logger,
+    ...(redis ? { sessions: redis.sessions } : {}),
   });
-  const server = await startA2aServer(settings, { runtime, logger, processMetrics: true });
+  const server = await startA2aServer(settings, { runtime, logger, processMetrics: true, redis });
   const info = runtime.info();
   const bindings = server.restUrl
     ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`

@@ -15,7 +15,7 @@ import { loadScriptFile, parseScript, type Script } from "./providers/script-for
 import type { AgentRuntime, AgentSession, PipelineState, RuntimeInfo, TurnOverrides } from "./seam.js";
 import { RuntimeSession } from "./session/agent-session.js";
 import type { SessionDeps } from "./session/deps.js";
-import { SessionStore } from "./session/store.js";
+import { fileSessions, SessionStore } from "./session/store.js";
 
 const DEMO_SCRIPT_FILE = path.join(import.meta.dirname, "demo", "demo-script.yaml");
 
@@ -146,6 +146,7 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },
     pipelines,
+    sessions: options.sessions ?? fileSessions,
   };
   logger.info(
     { provider: config.provider.key, model: config.model, demo: config.demo, source: config.providerSource },

@@ -84,6 +84,19 @@ export const A2A_SETTINGS: SettingsTable = {
       help: "http (default: JSON-RPC, HTTP+JSON and gRPC on one port), grpc (the gRPC binding only), or JSON-RPC over stdio, unix, websocket, grpc-jsonrpc or redis-streams",
     },
     {
+      key: "store",
+      kind: "string",
+      arg: "kind",
+      choices: ["sqlite", "redis"],
+      help: "sqlite (default: one server per persistence-dir) or redis (replicas share redis-url)",
+    },
+    {
+      key: "context-lease-seconds",
+      kind: "number",
+      arg: "n",
+      help: "store redis: a stopped replica's contexts are taken over after this long (default 15)",
+    },
+    {
       key: "socket-path",
       kind: "string",
       arg: "path",
@@ -100,7 +113,7 @@ export const A2A_SETTINGS: SettingsTable = {
       key: "redis-url",
       kind: "string",
       arg: "url",
-      help: "Redis URL, ACL user and password included (redis:// or rediss://): the redis-streams transport's",
+      help: "Redis URL, ACL user and password included (redis:// or rediss://): the shared store of store redis, and the redis-streams transport's",
     },
     {
       key: "request-stream",

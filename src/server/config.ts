@@ -78,6 +78,12 @@ export interface A2aServerSettings extends TransportSettings {
   grpcPort?: number;
   /** Headers, request, keep-alive and shutdown limits. */
   timeouts: ServerTimeouts;
+  /** sqlite: the embedded store under persistence-dir; redis: the shared store of every replica. */
+  store: "sqlite" | "redis";
+  /** Redis URL (store: redis); may hold a password: never logged. */
+  redisUrl?: string;
+  /** store: redis: how long a context's lease outlives a replica that stopped renewing it. */
+  contextLeaseMs: number;
 }
 
 /** Reads and validates a2a-server.yml; keys may use - or _; errors name the file, line and column. */
@@ -138,6 +144,22 @@ function timeoutsOf(config: A2AServerConfig): ServerTimeouts {
   }
 }
 
+/** store, redis-url and context-lease-seconds (several replicas on one Redis: docs/deploy.md). */
+function storeSettings(config: A2AServerConfig): Pick<A2aServerSettings, "store" | "contextLeaseMs"> {
+  const store = config.store ?? "sqlite";
+  if (store === "redis" && config["redis-url"] === undefined) {
+    throw new ConfigError(
+      "store: redis needs redis-url (--redis-url, the redis-url key or IACCODE_A2A_REDIS_URL).",
+    );
+  }
+  if (store === "redis" && config["push-notifications"]) {
+    throw new ConfigError(
+      "push-notifications is not available with store: redis in this version (push configs and jobs live in the SQLite store).",
+    );
+  }
+  return { store, contextLeaseMs: Math.round((config["context-lease-seconds"] ?? 15) * 1000) };
+}
+
 const pathList = (list: string[] | undefined, env: NodeJS.ProcessEnv) => list?.map((p) => expandPath(p, env));
 
 /**
@@ -192,6 +214,7 @@ export function resolveSettings(
     tlsKey: config["tls-key"] ? path.resolve(expandPath(config["tls-key"], env)) : undefined,
     grpcHost: config["grpc-host"],
     grpcPort: config["grpc-port"],
+    ...storeSettings(config),
     timeouts: timeoutsOf(config),
   };
 }

@@ -128,6 +128,25 @@ export class ContextManager {
     return evicted;
   }
 
+  /** The context if it is in memory (no store read). */
+  loaded(contextId: string): LiveContext | undefined {
+    return this.live.get(contextId);
+  }
+
+  /**
+   * Closes the context's cached session (not while a turn runs on it), so the
+   * next use reads it again: another replica may have run turns on it since.
+   */
+  dropSession(contextId: string): void {
+    const context = this.live.get(contextId);
+    if (!context?.session || context.execution || context.opening) return;
+    const session = context.session;
+    context.session = undefined;
+    void session.close().catch((error: unknown) => {
+      this.logger.warn({ err: error, contextId }, "session close failed");
+    });
+  }
+
   isLoaded(contextId: string): boolean {
     return this.live.has(contextId);
   }

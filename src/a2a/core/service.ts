@@ -12,6 +12,7 @@ import type { PushConfigs } from "../push/configs.js";
 import type { PushOutbox, StateStore } from "../stores/state.js";
 import { admit, type AdmissionDeps } from "./admission.js";
 import type { CallContext } from "./call-context.js";
+import type { Cluster } from "./cluster.js";
 import type { AgentCards } from "./card.js";
 import { ContextManager } from "./contexts.js";
 import { A2AError, invalidParams, taskNotFound } from "./errors.js";
@@ -27,7 +28,7 @@ import {
   snapshotEvent,
   trimTask,
 } from "./task-record.js";
-import { settleInterruptedTasks } from "./recovery.js";
+import { settleInterruptedTasks, settleOrphanedTasks } from "./recovery.js";
 import type { TurnObserver } from "./execution.js";
 import { Turns } from "./turns.js";
 
@@ -49,6 +50,10 @@ export interface A2AServiceOptions {
   mediaTypes: MediaTypes;
   /** Told of every turn's end and of input waits (metrics). */
   turnObserver?: TurnObserver;
+  /** The other replicas on the shared store (store: redis); absent for one process. */
+  cluster?: Cluster;
+  /** With a cluster: how often tasks left running by a replica that is gone are looked for. */
+  orphanSweepMs?: number;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -59,6 +64,7 @@ export class A2AService {
   private readonly turns: Turns;
   private readonly admission: AdmissionDeps;
   private readonly sweepTimer: NodeJS.Timeout;
+  private orphanTimer?: NodeJS.Timeout;
   private closing = false;
   /** Stages a push delivery of a task event; a no-op while push is off. */
   private readonly notify: PushOutbox["enqueue"];
@@ -84,6 +90,7 @@ export class A2AService {
       autoApprovePermissions: options.autoApprovePermissions,
       observer: options.turnObserver,
       notify: this.notify,
+      cluster: options.cluster,
     });
     this.admission = {
       closing: () => this.closing,
@@ -215,6 +222,7 @@ export class A2AService {
       await this.state.commit();
       return trimTask(running.record.task);
     }
+    if (await this.turns.cancelElsewhere(record)) return trimTask(record.task);
     // A wait point kept across a restart: the task is canceled without reviving its turn.
     if (record.state === pb.TaskState.INPUT_REQUIRED && record.pendingInput) {
       await this.cancelWaiting(record);
@@ -265,6 +273,8 @@ export class A2AService {
     const record = await this.findTask(request.id, ctx.owner);
     if (!record) throw taskNotFound(request.id);
     const running = this.turns.get(request.id);
+    const elsewhere = running ? undefined : await this.turns.followElsewhere(record, ctx.signal);
+    if (elsewhere) return this.durable([snapshotEvent(record.task)], elsewhere);
     if (
       !running ||
       running.record.state === pb.TaskState.INPUT_REQUIRED ||
@@ -354,9 +364,29 @@ export class A2AService {
 
   // ---- Lifecycle ------------------------------------------------------------
 
-  /** Ends the tasks whose turn died with the previous process (at start-up, before serving). */
-  recover(): Promise<number> {
-    return settleInterruptedTasks(this.state, this.options.logger, this.notify);
+  /**
+   * Ends the tasks whose turn died with the previous process (at start-up,
+   * before serving). With other replicas, a task is ended only once no
+   * replica holds its context (its lease ran out), and the search goes on
+   * while the server runs.
+   */
+  async recover(): Promise<number> {
+    const cluster = this.options.cluster;
+    if (!cluster) return settleInterruptedTasks(this.state, this.options.logger, this.notify);
+    const leases = {
+      takeIdle: (contextId: string) => this.turns.takeIdle(cluster, contextId),
+      give: (contextId: string) => this.turns.unclaim(contextId),
+      publishEnd: cluster.publishEnd.bind(cluster),
+    };
+    const sweep = () => settleOrphanedTasks(this.state, leases, this.options.logger, this.notify);
+    const settled = await sweep();
+    this.orphanTimer = setInterval(() => {
+      sweep().catch((error: unknown) =>
+        this.options.logger.warn({ err: error }, "orphaned task sweep failed"),
+      );
+    }, this.options.orphanSweepMs ?? 5000);
+    this.orphanTimer.unref();
+    return settled;
   }
 
   /**
@@ -367,6 +397,7 @@ export class A2AService {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.sweepTimer);
+    clearInterval(this.orphanTimer);
     await Promise.all(
       this.turns.all().map(async (execution) => {
         if (execution.detach()) return execution.whenDone();

@@ -24,7 +24,7 @@ import { Conversation } from "./conversation.js";
 import type { SessionDeps } from "./deps.js";
 import { PermissionGate } from "./permission-gate.js";
 import type { SessionContext } from "./session-context.js";
-import { SessionStore, type PendingRound } from "./store.js";
+import { SessionStore, type PendingRound, type SessionData } from "./store.js";
 import { runToolRound, supersedeRound } from "./tool-round.js";
 import { startTurn, turnLanguage } from "./turn.js";
 import { guardTurn, turnErrorEvent } from "./turn-errors.js";
@@ -44,7 +44,7 @@ export class RuntimeSession implements AgentSession {
     readonly sessionId: string,
     readonly contextId: string,
     workspace: Workspace,
-    store: SessionStore,
+    store: SessionData,
     messages: Message[],
     rules: PermissionRule[],
     round: PendingRound | undefined,
@@ -79,7 +79,12 @@ export class RuntimeSession implements AgentSession {
     args: { sessionId: string; contextId: string; cwd: string },
   ): Promise<RuntimeSession> {
     const workspace = await Workspace.open(args.cwd);
-    const store = new SessionStore(SessionStore.dirFor(deps.config.configDir, args.sessionId), deps.logger);
+    const store = deps.sessions.open({
+      sessionId: args.sessionId,
+      contextId: args.contextId,
+      dir: SessionStore.dirFor(deps.config.configDir, args.sessionId),
+      logger: deps.logger,
+    });
     const meta = await store.readMeta();
     if (!meta) {
       await store.create({

@@ -12,7 +12,7 @@ import {
   type ToolResultBlock,
   type ToolUseBlock,
 } from "../messages.js";
-import { resultsMessageId, type SessionStore } from "./store.js";
+import { resultsMessageId, type SessionData } from "./store.js";
 
 /** The result of a call that was running when the process stopped (it may have had its effect). */
 export const INTERRUPTED_BY_RESTART =
@@ -21,7 +21,7 @@ export const INTERRUPTED_BY_RESTART =
 export class Conversation {
   constructor(
     readonly messages: Message[],
-    private readonly store: SessionStore,
+    private readonly store: SessionData,
   ) {}
 
   /** What the model is sent: everything from the last compaction marker on. */

@@ -3,6 +3,7 @@
 import type { Logger } from "pino";
 import type { ResolvedRuntimeConfig } from "../config.js";
 import type { ProviderFactoryOptions } from "../providers/factory.js";
+import type { SessionDataFactory } from "./store.js";
 
 export interface RuntimeLimits {
   maxTurns: number;
@@ -27,4 +28,6 @@ export interface SessionDeps {
   cloud: { endpoint?: string; pollIntervalMs: number; maxPollMs: number };
   /** The run mode of requests that choose none, and the pipeline they run. */
   pipelines: { mode: "normal" | "pipeline"; pipelineName: string };
+  /** Where sessions persist: files under the config dir, or shared (Redis) for several replicas. */
+  sessions: SessionDataFactory;
 }

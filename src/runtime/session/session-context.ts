@@ -6,7 +6,7 @@ import type { Workspace } from "../tools/workspace.js";
 import type { Conversation } from "./conversation.js";
 import type { SessionDeps } from "./deps.js";
 import type { PermissionGate } from "./permission-gate.js";
-import type { SessionStore } from "./store.js";
+import type { SessionData } from "./store.js";
 import type { WaitingRound } from "./waiting-round.js";
 
 export interface SessionContext {
@@ -15,7 +15,7 @@ export interface SessionContext {
   /** The runtime's logger bound to the session id. */
   readonly logger: Logger;
   readonly workspace: Workspace;
-  readonly store: SessionStore;
+  readonly store: SessionData;
   readonly audit: AuditLog;
   readonly conversation: Conversation;
   readonly rounds: WaitingRound;

@@ -7,6 +7,10 @@
 //   session-rules.json      allow_always answers of this session (atomic)
 //   tool-results/<id>.txt   full text of results too large for the model
 // Secrets (API keys, AccessKey secrets, STS tokens) are never written here.
+// SessionData is what a session persists; SessionStore keeps it in these
+// files, RedisSessionData (redis-session-data.ts) keeps what another replica
+// needs to continue the context (identity, conversation, pending round, rules,
+// usage) in Redis and the rest in the same directory.
 import { appendFile, readFile, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
@@ -48,7 +52,7 @@ export interface UsageRecord {
   model: string;
 }
 
-type ConversationRow =
+export type ConversationRow =
   /** insertBefore: a compaction marker is placed before that message, not at the end. */
   | { type: "message"; message: Message; insertBefore?: string }
   | { type: "tool_result"; assistantMessageId: string; block: ToolResultBlock; createdAt: string };
@@ -57,7 +61,88 @@ export function resultsMessageId(assistantMessageId: string): string {
   return `${assistantMessageId}_results`;
 }
 
-export class SessionStore {
+/** What a session persists: its identity, conversation, waiting round and session rules. */
+export interface SessionData {
+  /** The session's local directory (pipeline files, the runtime's audit log, large tool results). */
+  readonly dir: string;
+  readonly auditFile: string;
+  readMeta(): Promise<SessionMeta | undefined>;
+  create(meta: SessionMeta): Promise<void>;
+  /** Waits for every queued write. */
+  flush(): Promise<void>;
+  appendMessage(message: Message): Promise<void>;
+  appendMarker(marker: Message, insertBefore: string): Promise<void>;
+  appendToolResult(assistantMessageId: string, block: ToolResultBlock): Promise<void>;
+  appendUsage(record: UsageRecord): Promise<void>;
+  loadConversation(): Promise<Message[]>;
+  loadPending(): Promise<PendingRound | undefined>;
+  savePending(round: PendingRound | undefined): Promise<void>;
+  loadSessionRules(): Promise<PermissionRule[]>;
+  saveSessionRules(rules: PermissionRule[]): Promise<void>;
+  storeLargeResult(toolUseId: string, content: string): Promise<string>;
+}
+
+/** Where sessions are opened: the files under the config dir by default. */
+export interface SessionDataFactory {
+  open(args: { sessionId: string; contextId: string; dir: string; logger: Logger }): SessionData;
+}
+
+export function toolResultRow(assistantMessageId: string, block: ToolResultBlock): ConversationRow {
+  return { type: "tool_result", assistantMessageId, block, createdAt: new Date().toISOString() };
+}
+
+/**
+ * Rebuilds the conversation from its rows (JSON text, in write order): tool
+ * results are grouped into one user message after their assistant message,
+ * in the order of its tool calls. An unreadable row is skipped (and logged).
+ */
+export function rebuildConversation(rows: readonly string[], logger: Logger, label: string): Message[] {
+  const messages: Message[] = [];
+  for (const [i, line] of rows.entries()) {
+    if (line.trim() === "") continue;
+    let row: ConversationRow;
+    try {
+      row = JSON.parse(line) as ConversationRow;
+    } catch {
+      logger.warn({ dir: label, line: i + 1 }, "unreadable conversation line skipped");
+      continue;
+    }
+    if (row.type === "message") {
+      const at = row.insertBefore === undefined ? -1 : messages.findIndex((m) => m.id === row.insertBefore);
+      if (at >= 0) messages.splice(at, 0, row.message);
+      else messages.push(row.message);
+      continue;
+    }
+    const last = messages[messages.length - 1];
+    const owner = last?.id === row.assistantMessageId ? last : undefined;
+    if (owner && owner.role === "assistant") {
+      messages.push({
+        id: resultsMessageId(owner.id),
+        role: "user",
+        content: [row.block],
+        createdAt: row.createdAt,
+      });
+    } else if (last && last.id === resultsMessageId(row.assistantMessageId)) {
+      if (!last.content.some((b) => b.type === "tool_result" && b.toolUseId === row.block.toolUseId)) {
+        last.content.push(row.block);
+      }
+    } else {
+      logger.warn({ dir: label, line: i + 1 }, "tool result without its call skipped");
+    }
+  }
+  for (let i = 1; i < messages.length; i++) {
+    const owner = messages[i - 1];
+    if (messages[i].id !== resultsMessageId(owner.id)) continue;
+    sortResultsByCall(owner, messages[i]);
+  }
+  return messages;
+}
+
+export const fileSessions: SessionDataFactory = {
+  open: ({ dir, logger }) => new SessionStore(dir, logger),
+};
+
+export class SessionStore implements SessionData {
   private readonly queue = new SerialQueue();
 
   constructor(
@@ -109,13 +194,7 @@ export class SessionStore {
   }
 
   appendToolResult(assistantMessageId: string, block: ToolResultBlock): Promise<void> {
-    const row: ConversationRow = {
-      type: "tool_result",
-      assistantMessageId,
-      block,
-      createdAt: new Date().toISOString(),
-    };
-    return this.append("conversation.jsonl", row);
+    return this.append("conversation.jsonl", toolResultRow(assistantMessageId, block));
   }
 
   appendUsage(record: UsageRecord): Promise<void> {
@@ -142,52 +221,7 @@ export class SessionStore {
       // A torn last line (crash mid-append): end it so the next row starts on a line of its own.
       await this.queue.run(() => appendFile(this.file("conversation.jsonl"), "\n"));
     }
-    const messages: Message[] = [];
-    const lines = text.split("\n");
-    for (const [i, line] of lines.entries()) {
-      if (line.trim() === "") continue;
-      let row: ConversationRow;
-      try {
-        row = JSON.parse(line) as ConversationRow;
-      } catch {
-        this.logger.warn(
-          { dir: path.basename(this.dir), line: i + 1 },
-          "unreadable conversation line skipped",
-        );
-        continue;
-      }
-      if (row.type === "message") {
-        const at = row.insertBefore === undefined ? -1 : messages.findIndex((m) => m.id === row.insertBefore);
-        if (at >= 0) messages.splice(at, 0, row.message);
-        else messages.push(row.message);
-        continue;
-      }
-      const last = messages[messages.length - 1];
-      const owner = last?.id === row.assistantMessageId ? last : undefined;
-      if (owner && owner.role === "assistant") {
-        messages.push({
-          id: resultsMessageId(owner.id),
-          role: "user",
-          content: [row.block],
-          createdAt: row.createdAt,
-        });
-      } else if (last && last.id === resultsMessageId(row.assistantMessageId)) {
-        if (!last.content.some((b) => b.type === "tool_result" && b.toolUseId === row.block.toolUseId)) {
-          last.content.push(row.block);
-        }
-      } else {
-        this.logger.warn(
-          { dir: path.basename(this.dir), line: i + 1 },
-          "tool result without its call skipped",
-        );
-      }
-    }
-    for (let i = 1; i < messages.length; i++) {
-      const owner = messages[i - 1];
-      if (messages[i].id !== resultsMessageId(owner.id)) continue;
-      sortResultsByCall(owner, messages[i]);
-    }
-    return messages;
+    return rebuildConversation(text.split("\n"), this.logger, path.basename(this.dir));
   }
 
   async loadPending(): Promise<PendingRound | undefined> {

@@ -4,9 +4,9 @@
 import type { Logger } from "pino";
 import { errorMessage } from "../errors.js";
 import type { TokenUsage } from "../seam.js";
-import type { SessionStore } from "./store.js";
+import type { SessionData } from "./store.js";
 
-export function recordUsage(store: SessionStore, logger: Logger, messageId: string, usage: TokenUsage): void {
+export function recordUsage(store: SessionData, logger: Logger, messageId: string, usage: TokenUsage): void {
   store
     .appendUsage({
       messageId,

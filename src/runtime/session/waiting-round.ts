@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import { errorMessage } from "../errors.js";
 import { checkAnswer } from "../permissions/input-requests.js";
 import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
-import type { PendingRound, SessionStore } from "./store.js";
+import type { PendingRound, SessionData } from "./store.js";
 import { SessionClosedError } from "./turn-errors.js";
 
 export type InputEntry = PendingRound["inputs"][number];
@@ -24,7 +24,7 @@ export class WaitingRound {
   private readonly waiters = new Map<string, (answer: InputAnswer) => void>();
 
   constructor(
-    private readonly store: SessionStore,
+    private readonly store: SessionData,
     private readonly logger: Logger,
     /** Aborts when the session closes: a wait then ends the turn instead of answering. */
     private readonly lifetime: AbortSignal,

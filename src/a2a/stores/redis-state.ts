@@ -1,0 +1,350 @@
+// The shared state store: tasks, contexts, the artifact index and the
+// permission audit in one Redis, for every replica of the server. Changes are
+// staged and written together, as with SQLite: what one event-loop turn
+// staged goes out as one Lua script call (atomic in Redis), and commit()
+// resolves once Redis has applied it. A write for a context this replica holds
+// a lease on carries the lease's fencing token, checked in the same script: a
+// replica that lost its lease cannot write (its staged changes are dropped and
+// logged). Durability is Redis's: with AOF (appendfsync everysec) an
+// acknowledged commit survives a Redis restart, and docs/deploy.md asks for it.
+import type { Redis } from "ioredis";
+import type { Logger } from "pino";
+import type { pb } from "../../contract/index.js";
+import type { RedisArg } from "../../server/redis.js";
+import { COMMIT, GET_TASKS, LIST_TASKS, QUARANTINE_ARTIFACT, QUARANTINE_TASK } from "./redis-scripts.js";
+import type {
+  ArtifactIndex,
+  AuditEntry,
+  ContextRecord,
+  ContextStore,
+  PermissionAudit,
+  PushConfigStore,
+  PushOutbox,
+  StateStore,
+  StoredTask,
+  TaskPage,
+  TaskQuery,
+  TaskStore,
+} from "./state.js";
+import {
+  decodeArtifact,
+  decodeTask,
+  encodeArtifact,
+  encodeTask,
+  statusMs,
+  UnreadableRecordError,
+} from "./task-codec.js";
+
+/** Key prefix of the A2A state. */
+export const A2A_PREFIX = "iac-code:a2a:";
+
+export interface RedisStateOptions {
+  redis: Redis;
+  logger: Logger;
+  /** The lease value ("<replica>|<token>") this replica holds on a context, if any. */
+  fenceOf(contextId: string): string | undefined;
+}
+
+/** Fields of one task as the scripts return them, in readTask's order. */
+const TASK_FIELDS = 9;
+
+const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString("utf8") : String(value));
+
+export class RedisStateStore implements StateStore {
+  readonly tasks: TaskStore;
+  readonly contexts: ContextStore;
+  readonly artifacts: ArtifactIndex;
+  readonly audit: PermissionAudit;
+  /**
+   * Push configs and jobs are not kept in Redis in this version: push
+   * notifications with store: redis are refused at start-up (src/server/config.ts),
+   * so these are never reached.
+   */
+  get pushConfigs(): PushConfigStore {
+    throw new Error("push notifications are not available with store: redis in this version");
+  }
+  get pushJobs(): PushOutbox {
+    throw new Error("push notifications are not available with store: redis in this version");
+  }
+  /** Script calls written so far (each one a group commit). */
+  commits = 0;
+
+  private readonly redis: Redis;
+  private stagedTasks = new Map<string, StoredTask>();
+  private stagedContexts = new Map<string, ContextRecord>();
+  private stagedArtifacts = new Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>();
+  private stagedAudit: AuditEntry[] = [];
+  /** The context of the tasks this replica wrote lately (an artifact is fenced by its task's context). */
+  private readonly contextOfTask = new Map<string, string>();
+  private scheduled = false;
+  private inFlight: Promise<void> = Promise.resolve();
+  private waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
+  private closed = false;
+
+  constructor(private readonly options: RedisStateOptions) {
+    this.redis = options.redis;
+    this.tasks = {
+      get: async (id) => (await this.readTasks([id]))[0],
+      save: (task) => {
+        this.stagedTasks.set(task.task.id, task);
+        this.rememberContext(task.task.id, task.task.contextId);
+        this.schedule();
+      },
+      list: (query) => this.list(query),
+      unfinished: async () => {
+        await this.commit();
+        const ids = await this.redis.smembers(`${A2A_PREFIX}unfinished`);
+        return ids.length === 0 ? [] : this.readTasks(ids);
+      },
+    };
+    this.contexts = {
+      get: async (contextId) => {
+        const staged = this.stagedContexts.get(contextId);
+        if (staged) return { ...staged };
+        const h = await this.redis.hgetall(`${A2A_PREFIX}c:${contextId}`);
+        if (h.o === undefined) return undefined;
+        return { contextId, owner: h.o, sessionId: h.s ?? "", cwd: h.w ?? "", updatedAt: Number(h.u) };
+      },
+      save: (record) => {
+        this.stagedContexts.set(record.contextId, { ...record });
+        this.schedule();
+      },
+    };
+    this.artifacts = {
+      save: (taskId, artifact) => {
+        const contextId =
+          this.stagedTasks.get(taskId)?.task.contextId ?? this.contextOfTask.get(taskId) ?? "";
+        this.stagedArtifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, contextId, artifact });
+        this.schedule();
+      },
+    };
+    this.audit = {
+      record: (entry) => {
+        this.stagedAudit.push({ ...entry });
+        return this.commit();
+      },
+      entries: async () => {
+        await this.commit();
+        const rows = await this.redis.lrange(`${A2A_PREFIX}audit`, 0, -1);
+        return rows.map((row) => JSON.parse(row) as AuditEntry);
+      },
+    };
+  }
+
+  /** Resolves once what is staged now is applied in Redis (and once a commit in flight is). */
+  commit(): Promise<void> {
+    if (!this.hasStaged()) return this.inFlight;
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.schedule();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.hasStaged()) this.flush();
+    await this.inFlight;
+    this.closed = true;
+  }
+
+  private hasStaged(): boolean {
+    return (
+      this.stagedTasks.size > 0 ||
+      this.stagedContexts.size > 0 ||
+      this.stagedArtifacts.size > 0 ||
+      this.stagedAudit.length > 0
+    );
+  }
+
+  private rememberContext(taskId: string, contextId: string): void {
+    this.contextOfTask.delete(taskId);
+    this.contextOfTask.set(taskId, contextId);
+    if (this.contextOfTask.size > 10_000) {
+      const oldest = this.contextOfTask.keys().next();
+      if (!oldest.done) this.contextOfTask.delete(oldest.value);
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Sends what is staged as one script call; the next one may be sent before this one is answered. */
+  private flush(): void {
+    this.scheduled = false;
+    if (!this.hasStaged()) {
+      for (const waiter of this.waiters.splice(0)) void this.inFlight.then(waiter.resolve, waiter.reject);
+      return;
+    }
+    const tasks = this.stagedTasks;
+    const contexts = this.stagedContexts;
+    const artifacts = this.stagedArtifacts;
+    const audit = this.stagedAudit;
+    const waiters = this.waiters;
+    this.stagedTasks = new Map();
+    this.stagedContexts = new Map();
+    this.stagedArtifacts = new Map();
+    this.stagedAudit = [];
+    this.waiters = [];
+    const args = this.commitArgs(tasks, contexts, artifacts, audit);
+    const previous = this.inFlight;
+    const done = (async () => {
+      const refused = (await COMMIT.run(this.redis, [], args)) as Buffer[];
+      await previous.catch(() => undefined);
+      this.commits += 1;
+      if (refused.length > 0) {
+        this.options.logger.warn(
+          { contexts: refused.map(text) },
+          "writes dropped: this replica no longer holds these contexts' leases",
+        );
+      }
+    })();
+    this.inFlight = done.catch((error: unknown) => {
+      this.options.logger.error({ err: error }, "state commit failed; changes stay staged");
+      // Staged again unless something newer was staged meanwhile.
+      for (const [id, task] of tasks) if (!this.stagedTasks.has(id)) this.stagedTasks.set(id, task);
+      for (const [id, c] of contexts) if (!this.stagedContexts.has(id)) this.stagedContexts.set(id, c);
+      for (const [id, a] of artifacts) if (!this.stagedArtifacts.has(id)) this.stagedArtifacts.set(id, a);
+      // An audit record that was not written does not land later (the decision fails closed).
+    });
+    void done.then(
+      () => waiters.forEach((w) => w.resolve()),
+      (error: unknown) => waiters.forEach((w) => w.reject(error)),
+    );
+  }
+
+  private commitArgs(
+    tasks: Map<string, StoredTask>,
+    contexts: Map<string, ContextRecord>,
+    artifacts: Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>,
+    audit: AuditEntry[],
+  ): RedisArg[] {
+    const args: RedisArg[] = [A2A_PREFIX];
+    const fenced = new Set<string>();
+    const fence = (contextId: string): void => {
+      if (fenced.has(contextId)) return;
+      fenced.add(contextId);
+      const value = this.options.fenceOf(contextId);
+      if (value !== undefined) args.push("F", contextId, value);
+    };
+    for (const { task } of tasks.values()) fence(task.contextId);
+    for (const { contextId } of artifacts.values()) fence(contextId);
+    for (const id of contexts.keys()) fence(id);
+    for (const { task, owner, updatedAt, language, credentialNames } of tasks.values()) {
+      args.push(
+        "T",
+        task.contextId,
+        task.id,
+        owner,
+        String(task.status?.state ?? 0),
+        String(statusMs(task)),
+        String(updatedAt),
+        language,
+        credentialNames.join(","),
+        Buffer.from(encodeTask(task)),
+      );
+    }
+    for (const { taskId, contextId, artifact } of artifacts.values()) {
+      args.push("A", contextId, taskId, artifact.artifactId, Buffer.from(encodeArtifact(artifact)));
+    }
+    for (const c of contexts.values()) {
+      args.push("C", c.contextId, c.owner, c.sessionId, c.cwd, String(c.updatedAt));
+    }
+    for (const entry of audit) args.push("U", JSON.stringify(entry));
+    return args;
+  }
+
+  // ---- reads ----------------------------------------------------------------
+
+  private async readTasks(ids: string[]): Promise<StoredTask[]> {
+    await this.commit();
+    const flat = (await GET_TASKS.run(this.redis, [], [A2A_PREFIX, ...ids])) as Array<Buffer | number>;
+    const { tasks, unreadable } = await this.decodeAll(flat, 0);
+    return unreadable ? this.readTasks(ids) : tasks;
+  }
+
+  private async list(query: TaskQuery): Promise<TaskPage | undefined> {
+    await this.commit();
+    for (;;) {
+      const reply = (await LIST_TASKS.run(
+        this.redis,
+        [],
+        [
+          A2A_PREFIX,
+          query.owner,
+          query.contextId ?? "",
+          query.state === undefined ? "" : String(query.state),
+          query.statusAfterMs === undefined ? "" : String(query.statusAfterMs),
+          query.startId ?? "",
+          String(query.pageSize + 1),
+          query.includeArtifacts ? "1" : "0",
+        ],
+      )) as Array<Buffer | number> | null;
+      if (!reply) return undefined;
+      const { tasks, unreadable } = await this.decodeAll(reply, 1);
+      // The unreadable records are quarantined now: read the page again without them.
+      if (unreadable) continue;
+      const next = tasks[query.pageSize];
+      return { tasks: tasks.slice(0, query.pageSize), nextId: next?.task.id, totalSize: Number(reply[0]) };
+    }
+  }
+
+  /** Decodes the tasks laid out from `at`; unreadable ones are quarantined (unreadable: true). */
+  private async decodeAll(
+    flat: Array<Buffer | number>,
+    at: number,
+  ): Promise<{ tasks: StoredTask[]; unreadable: boolean }> {
+    const tasks: StoredTask[] = [];
+    let unreadable = false;
+    let i = at;
+    while (i < flat.length) {
+      const [id, owner, , , , updated, language, names] = flat.slice(i, i + 8).map(text);
+      const rawBody = flat[i + 8] as Buffer;
+      const count = Number(flat[i + TASK_FIELDS]);
+      const artifacts = flat.slice(i + TASK_FIELDS + 1, i + TASK_FIELDS + 1 + count * 2) as Buffer[];
+      i += TASK_FIELDS + 1 + count * 2;
+      let task: pb.Task;
+      try {
+        task = decodeTask(id, rawBody);
+      } catch (error) {
+        if (!(error instanceof UnreadableRecordError)) throw error;
+        await this.quarantine("task", id, error.message, () =>
+          QUARANTINE_TASK.run(this.redis, [], [A2A_PREFIX, id]),
+        );
+        unreadable = true;
+        continue;
+      }
+      for (let a = 0; a < artifacts.length; a += 2) {
+        const artifactId = text(artifacts[a]);
+        try {
+          task.artifacts.push(decodeArtifact(id, artifacts[a + 1]));
+        } catch (error) {
+          if (!(error instanceof UnreadableRecordError)) throw error;
+          await this.quarantine("artifact", id, error.message, () =>
+            QUARANTINE_ARTIFACT.run(this.redis, [], [A2A_PREFIX, id, artifactId]),
+          );
+        }
+      }
+      tasks.push({
+        task,
+        owner,
+        updatedAt: Number(updated),
+        language,
+        credentialNames: names === "" ? [] : names.split(","),
+      });
+    }
+    return { tasks, unreadable };
+  }
+
+  private async quarantine(
+    kind: string,
+    id: string,
+    reason: string,
+    move: () => Promise<unknown>,
+  ): Promise<void> {
+    this.options.logger.warn({ kind, id, reason }, "unreadable stored record quarantined");
+    await move();
+  }
+}
