@@ -325,7 +325,7 @@ describe("store, redis-url and context-lease-seconds settings", () => {
     expect(
       resolveSettings(
         { store: "sqlite", "redis-url": "redis://file:1" },
-        { store: "redis", redisUrl: "rediss://cli:2", contextLeaseSeconds: "1.5" },
+        { store: "redis", "redis-url": "rediss://cli:2", "context-lease-seconds": "1.5" },
         env,
       ),
     ).to.include({ store: "redis", redisUrl: "rediss://cli:2", contextLeaseMs: 1500 });
@@ -333,11 +333,18 @@ describe("store, redis-url and context-lease-seconds settings", () => {
 
   it("are refused with the setting named when they do not fit", () => {
     const refused: Array<[Parameters<typeof resolveSettings>, RegExp]> = [
-      [[{}, { store: "postgres" }, {}], /Invalid store 'postgres' \(--store \/ store \/ IACCODE_A2A_STORE\)/],
+      [[{}, { store: "postgres" }, {}], /Invalid --store 'postgres': expected one of sqlite, redis/],
       [[{ store: "redis" }, {}, {}], /store: redis needs redis-url/],
-      [[{}, { redisUrl: "http://x" }, {}], /Invalid redis-url .*redis:\/\/ or rediss:\/\//],
-      [[{}, {}, { IACCODE_A2A_CONTEXT_LEASE_SECONDS: "0.5" }], /Invalid context-lease-seconds '0.5'/],
-      [[{}, { contextLeaseSeconds: "soon" }, {}], /Invalid context-lease-seconds 'soon'/],
+      [[{}, { "redis-url": "http://x" }, {}], /Invalid --redis-url 'http:\/\/x': must match pattern/],
+      [
+        [{}, {}, { IACCODE_A2A_CONTEXT_LEASE_SECONDS: "0.5" }],
+        /Invalid IACCODE_A2A_CONTEXT_LEASE_SECONDS 0.5: must be >= 1/,
+      ],
+      [[{}, { "context-lease-seconds": "soon" }, {}], /Invalid --context-lease-seconds 'soon'/],
+      [
+        [{ store: "redis", "redis-url": "redis://r:1", "push-notifications": true }, {}, {}],
+        /push-notifications is not available with store: redis/,
+      ],
     ];
     for (const [args, message] of refused)
       expect(() => resolveSettings(...args)).to.throw(ConfigError, message);
@@ -350,7 +357,7 @@ describe("store, redis-url and context-lease-seconds settings", () => {
 });
 
 describe("AG-UI thread-store and redis-url settings", () => {
-  it("default to files; command line beats environment beats file", () => {
+  it("default to files; command line beats file beats environment", () => {
     expect(resolveAguiSettings({}, {})).to.include({ threadStore: "file", redisUrl: undefined });
     const env = { IAC_CODE_AGUI_THREAD_STORE: "redis", IAC_CODE_AGUI_REDIS_URL: "redis://env:1" };
     expect(resolveAguiSettings({}, env)).to.include({ threadStore: "redis", redisUrl: "redis://env:1" });
@@ -362,11 +369,13 @@ describe("AG-UI thread-store and redis-url settings", () => {
 
   it("are refused with the setting named when they do not fit", () => {
     expect(() => resolveAguiSettings({ threadStore: "sqlite" }, {})).to.throw(
-      /Invalid thread-store 'sqlite'/,
+      /Invalid --thread-store 'sqlite': expected one of file, redis/,
     );
     expect(() => resolveAguiSettings({ threadStore: "redis" }, {})).to.throw(
       /thread-store redis needs redis-url/,
     );
-    expect(() => resolveAguiSettings({ redisUrl: "tcp://x" }, {})).to.throw(/Invalid redis-url/);
+    expect(() => resolveAguiSettings({ redisUrl: "tcp://x" }, {})).to.throw(
+      /Invalid --redis-url 'tcp:\/\/x'/,
+    );
   });
 });
