@@ -74,10 +74,7 @@ describe("transport settings", () => {
 
   it("bad values name where they came from and why", () => {
     const cases: Array<[Parameters<typeof resolveSettings>, string]> = [
-      [
-        [{}, { "socket-mode": "0999" }, {}],
-        "Invalid --socket-mode '0999': must match pattern",
-      ],
+      [[{}, { "socket-mode": "0999" }, {}], "Invalid --socket-mode '0999': must match pattern"],
       [[{}, {}, { IACCODE_A2A_WS_PATH: "a2a" }], "Invalid IACCODE_A2A_WS_PATH 'a2a': must match pattern"],
       [
         [{}, { "redis-url": "localhost:6379" }, {}],
