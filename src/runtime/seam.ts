@@ -3,6 +3,7 @@
 // AgentSession per A2A context, one runTurn() per user message. Everything the
 // surfaces need to project (text, thinking, tools, permissions, questions,
 // usage, artifacts, errors) arrives as RuntimeEvents.
+import type { IacCodeEventMetadata } from "../contract/index.js";
 
 /** Per-turn overrides from A2A metadata.iac_code / AG-UI forwardedProps. Never persisted. */
 export interface TurnOverrides {
@@ -158,13 +159,7 @@ export type RuntimeErrorKind = "authentication" | "retryable" | "fatal";
  * What failed, as both protocols report it (A2A metadata.iac_code.error.code,
  * AG-UI RUN_ERROR code; the codes of schemas/errors/catalogue/agui.json).
  */
-export type RuntimeErrorCode =
-  | "MODEL_UNREACHABLE"
-  | "MODEL_AUTHENTICATION_FAILED"
-  | "MODEL_RATE_LIMITED"
-  | "MODEL_UNAVAILABLE"
-  | "MODEL_REQUEST_REJECTED"
-  | "RUNTIME_ERROR";
+export type RuntimeErrorCode = NonNullable<NonNullable<IacCodeEventMetadata["error"]>["code"]>;
 
 export type RuntimeEvent =
   | { type: "message_start"; messageId: string }
