@@ -9,7 +9,7 @@ import { LuaScript } from "../server/redis.js";
 import {
   serializeThreadDoc,
   StateUnavailableError,
-  validateThreadDoc,
+  parseThreadDoc,
   type ThreadDoc,
   type ThreadStates,
 } from "./thread-store.js";
@@ -45,13 +45,7 @@ export class RedisThreadStore implements ThreadStates {
       return cached?.doc;
     }
     if (cached && cached.rev === Number(rev)) return cached.doc;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new StateUnavailableError(threadId, "invalid JSON");
-    }
-    const doc = validateThreadDoc(parsed, threadId);
+    const doc = parseThreadDoc(text, threadId);
     if (cached) {
       Object.assign(cached.doc, doc);
       cached.rev = Number(rev);

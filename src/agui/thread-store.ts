@@ -118,6 +118,17 @@ const nonEmpty = (v: unknown): v is string => typeof v === "string" && v !== "";
 const strOrNull = (v: unknown): boolean => v === null || typeof v === "string";
 
 /** Validates a loaded document; throws with the reason. */
+/** A thread document from its stored JSON text (STATE_UNAVAILABLE when it is not one). */
+export function parseThreadDoc(text: string, threadId: string): ThreadDoc {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new StateUnavailableError(threadId, "invalid JSON");
+  }
+  return validateThreadDoc(parsed, threadId);
+}
+
 export function validateThreadDoc(raw: unknown, threadId: string): ThreadDoc {
   const fail = (why: string): never => {
     throw new StateUnavailableError(threadId, why);
@@ -225,13 +236,7 @@ export class ThreadStore implements ThreadStates {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw new StateUnavailableError(threadId, (err as Error).message);
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      throw new StateUnavailableError(threadId, "invalid JSON");
-    }
-    const doc = validateThreadDoc(parsed, threadId);
+    const doc = parseThreadDoc(text, threadId);
     this.cache.set(threadId, doc);
     return doc;
   }
