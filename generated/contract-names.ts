@@ -51,6 +51,7 @@ export const contractTitles: Readonly<Record<string, string>> = {
   "agui/resume-entry": "ResumeEntry",
   "agui/run-agent-input": "RunAgentInput",
   "agui/token-usage": "TokenUsage",
+  "audit/permission-audit-line": "PermissionAuditLine",
   "config/a2a-client": "A2AClientConfig",
   "config/a2a-server": "A2AServerConfig",
   "config/agui-server": "AguiServerConfig",

@@ -79,6 +79,7 @@ export const schemaIndex = {
   "agui/resume-entry": { id: "https://schemas.iac-code.dev/agui/resume-entry.json", title: "ResumeEntry", file: "schemas/agui/resume-entry.json", validate: V.v_agui_resume_entry },
   "agui/run-agent-input": { id: "https://schemas.iac-code.dev/agui/run-agent-input.json", title: "RunAgentInput", file: "schemas/agui/run-agent-input.json", validate: V.v_agui_run_agent_input },
   "agui/token-usage": { id: "https://schemas.iac-code.dev/agui/token-usage.json", title: "TokenUsage", file: "schemas/agui/token-usage.json", validate: V.v_agui_token_usage },
+  "audit/permission-audit-line": { id: "https://schemas.iac-code.dev/audit/permission-audit-line.json", title: "PermissionAuditLine", file: "schemas/audit/permission-audit-line.json", validate: V.v_audit_permission_audit_line },
   "config/a2a-client": { id: "https://schemas.iac-code.dev/config/a2a-client.json", title: "A2AClientConfig", file: "schemas/config/a2a-client.json", validate: V.v_config_a2a_client },
   "config/a2a-server": { id: "https://schemas.iac-code.dev/config/a2a-server.json", title: "A2AServerConfig", file: "schemas/config/a2a-server.json", validate: V.v_config_a2a_server },
   "config/agui-server": { id: "https://schemas.iac-code.dev/config/agui-server.json", title: "AguiServerConfig", file: "schemas/config/agui-server.json", validate: V.v_config_agui_server },
@@ -305,6 +306,10 @@ export function parseRunAgentInput(value: unknown): ParseResult<T.RunAgentInput>
 
 export function parseTokenUsage(value: unknown): ParseResult<T.TokenUsage> {
   return parseWith<T.TokenUsage>(V.v_agui_token_usage, value);
+}
+
+export function parsePermissionAuditLine(value: unknown): ParseResult<T.PermissionAuditLine> {
+  return parseWith<T.PermissionAuditLine>(V.v_audit_permission_audit_line, value);
 }
 
 export function parseA2AClientConfig(value: unknown): ParseResult<T.A2AClientConfig> {

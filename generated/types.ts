@@ -640,6 +640,7 @@ export interface IacCodeContracts {
   "agui/resume-entry"?: ResumeEntry;
   "agui/run-agent-input"?: RunAgentInput;
   "agui/token-usage"?: TokenUsage;
+  "audit/permission-audit-line"?: PermissionAuditLine;
   "config/a2a-client"?: A2AClientConfig;
   "config/a2a-server"?: A2AServerConfig;
   "config/agui-server"?: AguiServerConfig;
@@ -3172,6 +3173,53 @@ export interface AguiContextItem {
 }
 export interface ForwardedProps {
   iacCode: IacCodeProps;
+}
+/**
+ * One permission decision, as the runtime writes it to a session's permission-audit.jsonl and as the A2A server keeps it in its state store (SQLite or Redis). The tool input is never stored, only its fingerprint.
+ */
+export interface PermissionAuditLine {
+  /**
+   * When the decision was taken (ISO 8601, UTC).
+   */
+  ts: string;
+  /**
+   * The runtime session the tool call belongs to (always written by the runtime).
+   */
+  sessionId?: string;
+  /**
+   * A2A server only: the task that waited for the permission.
+   */
+  taskId?: string;
+  /**
+   * A2A server only: the task's context.
+   */
+  contextId?: string;
+  /**
+   * A2A server only: the auth principal owning the task ("" without auth).
+   */
+  owner?: string;
+  toolName: string;
+  toolUseId: string;
+  /**
+   * The permission request that was asked (absent when the policy decided without asking).
+   */
+  inputId?: string;
+  /**
+   * allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.
+   */
+  decision: "allow_once" | "allow_always" | "deny" | "cancelled";
+  /**
+   * Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...
+   */
+  reason: string;
+  /**
+   * true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.
+   */
+  autoApproved: boolean;
+  /**
+   * Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.
+   */
+  inputFingerprint?: string;
 }
 /**
  * The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.

@@ -49,6 +49,7 @@ export declare const v_agui_message: ValidateFunction;
 export declare const v_agui_resume_entry: ValidateFunction;
 export declare const v_agui_run_agent_input: ValidateFunction;
 export declare const v_agui_token_usage: ValidateFunction;
+export declare const v_audit_permission_audit_line: ValidateFunction;
 export declare const v_config_a2a_client: ValidateFunction;
 export declare const v_config_a2a_server: ValidateFunction;
 export declare const v_config_agui_server: ValidateFunction;

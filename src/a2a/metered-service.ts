@@ -15,7 +15,7 @@ const outcomeOf = (error: unknown): string => (error instanceof A2AError ? error
 /** A view of `service` whose API methods are metered; everything else is the service's own. */
 export function meteredService(service: A2AService, metrics: ServerMetrics): A2AService {
   const count = (method: string, ctx: CallContext, outcome: string): void =>
-    metrics.requests.inc({ method, binding: ctx.binding ?? "unknown", outcome });
+    metrics.requests.inc({ method, binding: ctx.binding, outcome });
 
   function unary<Req, Res>(method: string, call: (req: Req, ctx: CallContext) => Promise<Res>) {
     return async (req: Req, ctx: CallContext): Promise<Res> => {
@@ -35,7 +35,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
     ctx: CallContext,
     started: number,
   ): AsyncGenerator<pb.StreamResponse> {
-    const binding = ctx.binding ?? "unknown";
+    const { binding } = ctx;
     metrics.openStreams.inc({ binding });
     let events = 0;
     try {

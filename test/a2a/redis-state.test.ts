@@ -11,7 +11,7 @@ import { pb } from "../../src/contract/index.js";
 import { leaseKey, RedisLeases } from "../../src/a2a/stores/redis-leases.js";
 import { A2A_PREFIX, RedisStateStore } from "../../src/a2a/stores/redis-state.js";
 import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
-import type { StateStore, StoredTask } from "../../src/a2a/stores/state.js";
+import type { AuditEntry, StateStore, StoredTask } from "../../src/a2a/stores/state.js";
 import { redisSessions } from "../../src/runtime/session/redis-session-data.js";
 import { ConfigError, resolveSettings } from "../../src/server/config.js";
 import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
@@ -182,8 +182,9 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
           updatedAt: 7,
         });
         expect(await store.contexts.get("nope")).to.equal(undefined);
-        const entry = {
-          at: "2026-01-01T00:00:00.000Z",
+        const entry: AuditEntry = {
+          ts: "2026-01-01T00:00:00.000Z",
+          sessionId: "s-1",
           taskId: "t-01",
           contextId: "ctx-1",
           owner: "",
@@ -192,6 +193,7 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
           inputId: "i1",
           decision: "allow_once",
           reason: "auto-approve-permissions",
+          autoApproved: true,
         };
         await store.audit.record(entry);
         expect(await store.audit.entries()).to.deep.equal([entry]);

@@ -75,7 +75,7 @@ describe("e2e: A2A + runtime, write_file permissions", function () {
       toolName: "write_file",
       toolUseId: envelope.toolUseId,
       inputId: envelope.inputId,
-      decision: "allow",
+      decision: "allow_once",
       reason: "user:allow_once",
       autoApproved: false,
     });
@@ -122,8 +122,8 @@ describe("e2e: A2A + runtime, write_file permissions", function () {
 
     const sessionId = iacOf(second.at(-1)!)!.iacCodeSessionId as string;
     expect(auditLines(s.configDir, sessionId).map((l) => [l.decision, l.reason])).to.deep.equal([
-      ["allow", "user:allow_always"],
-      ["allow", "session_rule:write_file"],
+      ["allow_always", "user:allow_always"],
+      ["allow_once", "session_rule:write_file"],
     ]);
 
     // The rule belongs to that session: another context is asked again.

@@ -6,6 +6,7 @@
 import { expect } from "chai";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { parsePermissionAuditLine } from "../../src/contract/index.js";
 import { openStream, resultOf, rpc, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import {
   answer,
@@ -56,7 +57,7 @@ describe("e2e: A2A + runtime, restart while waiting for permission", function ()
       const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
       expect(sessionId).to.equal(waiting.events.map((e) => iacOf(e)?.iacCodeSessionId).find(Boolean));
       expect(auditLines(b.configDir, sessionId).map((l) => [l.decision, l.reason, l.inputId])).to.deep.equal([
-        ["allow", "user:allow_once", waiting.envelope.inputId],
+        ["allow_once", "user:allow_once", waiting.envelope.inputId],
       ]);
     } finally {
       await b?.close();
@@ -183,11 +184,11 @@ describe("e2e: A2A + runtime, cancelled turns", function () {
 
     const sessionId = waiting.events.map((e) => iacOf(e)?.iacCodeSessionId).find(Boolean) as string;
     expect(auditLines(s.configDir, sessionId).map((l) => [l.decision, l.reason, l.inputId])).to.deep.equal([
-      ["deny", "cancelled", waiting.envelope.inputId],
+      ["cancelled", "cancelled", waiting.envelope.inputId],
     ]);
     const serverAudit = await s.server.state.audit.entries();
     expect(serverAudit.map((l) => [l.taskId, l.decision, l.reason])).to.deep.equal([
-      [waiting.taskId, "deny", "task canceled"],
+      [waiting.taskId, "cancelled", "task_canceled"],
     ]);
     // The answer comes too late: the task is terminal.
     const late = await answer(s.url, waiting, "allow_once");
@@ -198,6 +199,32 @@ describe("e2e: A2A + runtime, cancelled turns", function () {
     });
     expect(existsSync(path.join(s.workspace, "vpc.yaml"))).to.equal(false);
   });
+
+  it("the runtime's audit line and the server's audit entry of one cancelled permission validate against one contract", async () => {
+    const waiting = await sendUntilInput(s.url, "[WRITE] cancel");
+    await rpc(s.url, "CancelTask", { id: waiting.taskId });
+    const sessionId = waiting.events.map((e) => iacOf(e)?.iacCodeSessionId).find(Boolean) as string;
+    // Both read raw: the runtime's from its JSONL file, the server's from its SQLite state store.
+    const runtimeLines = auditLines(s.configDir, sessionId) as unknown[];
+    const serverEntries = (await s.server.state.audit.entries()) as unknown[];
+    expect(runtimeLines).to.have.length(1);
+    expect(serverEntries).to.have.length(1);
+    for (const line of [...runtimeLines, ...serverEntries]) {
+      const parsed = parsePermissionAuditLine(line);
+      expect(parsed.ok, JSON.stringify(parsed)).to.equal(true);
+    }
+    const same = { sessionId, toolUseId: waiting.envelope.toolUseId, inputId: waiting.envelope.inputId };
+    expect(runtimeLines[0]).to.deep.include({ ...same, decision: "cancelled", autoApproved: false });
+    expect(serverEntries[0]).to.deep.include({
+      ...same,
+      taskId: waiting.taskId,
+      contextId: waiting.contextId,
+      decision: "cancelled",
+      reason: "task_canceled",
+      autoApproved: false,
+    });
+  });
+
   it("CancelTask right after allowing a large write: the file is whole or absent, never torn", async () => {
     // The script is generated: an 8 MiB file content does not belong in a fixture file.
     const content = `big: ${"a".repeat(8 * 1024 * 1024)}\n`;

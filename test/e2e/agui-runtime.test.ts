@@ -118,7 +118,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     expect(agent.pendingInterrupts).to.deep.equal([]);
     expect(
       auditLines(a2a.configDir, sessionIdOf(first.events)).map((l) => [l.decision, l.reason, l.inputId]),
-    ).to.deep.equal([["allow", "user:allow_once", interrupt.id]]);
+    ).to.deep.equal([["allow_once", "user:allow_once", interrupt.id]]);
   });
 
   it("a permission interrupt resumed as cancelled is a deny: no file, and the model is told", async () => {

@@ -155,7 +155,7 @@ describe("runtime: restart and cancellation", () => {
     const audit = await readFile(path.join(sessionDir(env), "permission-audit.jsonl"), "utf8");
     expect(JSON.parse(audit.trim().split("\n").at(-1) as string)).to.include({
       inputId: request.inputId,
-      decision: "deny",
+      decision: "cancelled",
       reason: "superseded",
     });
   });
@@ -271,7 +271,7 @@ describe("runtime: restart and cancellation", () => {
     expect(await readdir(env.cwd)).to.deep.equal([]);
     expect(env.session.pendingInputs()).to.deep.equal([]);
     const audit = await readFile(path.join(sessionDir(env), "permission-audit.jsonl"), "utf8");
-    expect(JSON.parse(audit.trim())).to.include({ decision: "deny", reason: "cancelled" });
+    expect(JSON.parse(audit.trim())).to.include({ decision: "cancelled", reason: "cancelled" });
     const conversation = await readFile(path.join(sessionDir(env), "conversation.jsonl"), "utf8");
     expect(conversation).to.include("Permission denied: the request was cancelled.");
     // The session stays usable.

@@ -206,7 +206,7 @@ describe("runtime: turns through AgentSession", () => {
     });
     expect(await readFile(path.join(env.cwd, "notes.yaml"), "utf8")).to.equal("a: 1\n");
     expect((await auditLines(env))[0]).to.include({
-      decision: "allow",
+      decision: "allow_once",
       reason: "auto_approve",
       autoApproved: true,
     });

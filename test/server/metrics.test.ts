@@ -4,24 +4,10 @@
 // streams, tokens, interrupts waiting. /metrics follows each server's auth.
 import { expect } from "chai";
 import { post, runInput, startHarness, type Harness } from "../agui/harness.js";
+import { metricValue as value } from "../fixtures/prometheus.js";
 
 const A2A_TOKEN = "metrics-a2a-token";
 const AGUI_TOKEN = "metrics-agui-token";
-
-/** Sample values of one metric whose labels include `labels` (summed). */
-function value(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#")) continue;
-    const match = /^([a-zA-Z_:][\w:]*)(\{([^}]*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries(
-      [...(match[3] ?? "").matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]] as const),
-    );
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(match[4]);
-  }
-  return sum;
-}
 
 describe("GET /metrics (Prometheus text) on both servers", function () {
   this.timeout(30_000);

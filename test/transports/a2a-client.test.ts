@@ -2,7 +2,8 @@
 // `iac-code a2a-client` over each custom transport by URL scheme (unix://,
 // ws://, grpc-jsonrpc://, redis://…?request-stream=, stdio:<command>) against
 // our server: unary and streamed calls, task-subscribe, task-get, an A2A
-// error, and the auth flags where the transport carries them.
+// error, discover refused for extended-card, and the auth flags where the
+// transport carries them.
 import { expect } from "chai";
 import path from "node:path";
 import { EXIT } from "../../src/cli/a2a-client/errors.js";
@@ -115,6 +116,17 @@ describe("a2a-client over the custom transports", function () {
         const missing = await runClient(["task-get", ...url(), "--task-id", "no-such-task"]);
         expect(missing.code).to.equal(EXIT.error);
         expect(missing.stderr).to.match(/^A2A error: .*\(TASK_NOT_FOUND, JSON-RPC -32001\)\n$/);
+      });
+
+      it("discover is refused in one line naming extended-card, which answers over the same URL", async () => {
+        const refused = await runClient(["discover", ...url()]);
+        expect(refused.code).to.equal(EXIT.usage);
+        const scheme = /^[a-z-]+:/.exec(started.url)![0];
+        expect(refused.stderr).to.equal(
+          `discover reads the agent card over HTTP(S) (GET /.well-known/agent-card.json), which a ${scheme} URL does not serve: use \`iac-code a2a-client extended-card\` with the same --url (GetExtendedAgentCard) instead.\n`,
+        );
+        const card = JSON.parse(ok(await runClient(["extended-card", ...url()])).stdout) as Json;
+        expect(card.supportedInterfaces[0].protocolBinding).to.equal(kase.name);
       });
 
       if (kase.shared) {

@@ -33,7 +33,11 @@ describe("transport grpc-jsonrpc", function () {
       removeDir(s.dir);
     });
 
-    sharedBehaviour(() => c, { protocolBinding: "grpc-jsonrpc", url: () => s.url });
+    sharedBehaviour(() => c, {
+      protocolBinding: "grpc-jsonrpc",
+      url: () => s.url,
+      metrics: async () => (await s.server.metrics.scrape()).body,
+    });
 
     it("Send refuses a streaming method (-32600, nothing started); Stream answers a unary one in one envelope", async () => {
       const refused = await c.next(c.send(request("SendStreamingMessage", message("hello"), "g-1")));

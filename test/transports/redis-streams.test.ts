@@ -44,6 +44,7 @@ describe("transport redis-streams", function () {
     sharedBehaviour(() => c, {
       protocolBinding: "redis-streams",
       url: () => `redis-streams://${redis.url}/iac-code:a2a:requests/iac-code:a2a:responses/iac-code`,
+      metrics: async () => (await s.server.metrics.scrape()).body,
     });
 
     it("a request without reply_stream is answered on response-stream; final is 'true'/'false'", async () => {
@@ -104,6 +105,7 @@ describe("transport redis-streams", function () {
             authenticated: false,
             requestedExtensions: [],
             signal: new AbortController().signal,
+            binding: "jsonrpc",
           })
         ).tasks.map((t) => t.id);
       const [byA, byB] = [await answeredBy(a), await answeredBy(b)];

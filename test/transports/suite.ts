@@ -5,6 +5,7 @@
 // SubscribeToTask, the agent card's interface, the errors for bad frames, and
 // a request answered while a long stream runs on the same connection.
 import { expect } from "chai";
+import { metricValue } from "../fixtures/prometheus.js";
 import { message, request, untilFinal, type Json, type RawConnection } from "./raw-clients.js";
 
 const stateOf = (payload: Json): string | undefined =>
@@ -22,8 +23,23 @@ export function sharedBehaviour(
     url: () => string;
     /** Line framing (stdio, unix): a unary reply line carries no `final`. */
     lines?: boolean;
+    /** The server's metrics text (ServerMetrics.scrape), when it runs in this process. */
+    metrics?: () => Promise<string>;
   },
 ): void {
+  const metrics = expected.metrics;
+  if (metrics) {
+    it("a call is counted in the metrics under the transport's own binding label", async () => {
+      const labels = { method: "ListTasks", binding: expected.protocolBinding, outcome: "ok" };
+      const before = metricValue(await metrics(), "iac_code_requests_total", labels);
+      const c = connect();
+      await c.next(c.send(request("ListTasks", {}, "metrics-1")));
+      const after = await metrics();
+      expect(metricValue(after, "iac_code_requests_total", labels) - before).to.equal(1);
+      expect(metricValue(after, "iac_code_requests_total", { binding: "unknown" })).to.equal(0);
+    });
+  }
+
   it("SendMessage: one final reply with the task at the end of the turn", async () => {
     const c = connect();
     const key = c.send(request("SendMessage", message("hello"), "unary-1"));

@@ -29,7 +29,12 @@ describe("transport unix", function () {
     removeDir(s.dir);
   });
 
-  sharedBehaviour(() => c, { protocolBinding: "unix", url: () => `unix://${socketPath}`, lines: true });
+  sharedBehaviour(() => c, {
+    protocolBinding: "unix",
+    url: () => `unix://${socketPath}`,
+    lines: true,
+    metrics: async () => (await s.server.metrics.scrape()).body,
+  });
 
   it("frames: a unary reply line carries no final; a stream ends with {jsonrpc, id, final: true}", async () => {
     const before = c.lines.length;

@@ -24,7 +24,11 @@ describe("transport websocket", function () {
       removeDir(s.dir);
     });
 
-    sharedBehaviour(() => c, { protocolBinding: "websocket", url: () => s.url });
+    sharedBehaviour(() => c, {
+      protocolBinding: "websocket",
+      url: () => s.url,
+      metrics: async () => (await s.server.metrics.scrape()).body,
+    });
 
     it("frames are {id, payload, final}: a unary reply is one final frame", async () => {
       const key = c.send(request("ListTasks", {}, "ws-1"));

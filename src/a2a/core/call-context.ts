@@ -12,9 +12,13 @@ export interface CallContext {
   acceptLanguage?: string;
   /** Aborts when the client goes away (streams stop; running turns go on). */
   signal: AbortSignal;
-  /** The binding the call came in on (metrics label). */
-  binding?: "jsonrpc" | "rest" | "grpc";
+  /** The binding or custom transport the call came in on (metrics label). */
+  binding: CallBinding;
 }
+
+/** The three A2A bindings, then the custom JSON-RPC transports by name (src/a2a/transports/). */
+export type CallBinding =
+  "jsonrpc" | "rest" | "grpc" | "stdio" | "unix" | "websocket" | "grpc-jsonrpc" | "redis-streams";
 
 export interface ResolvedLanguage {
   language: Language;

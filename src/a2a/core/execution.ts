@@ -174,7 +174,7 @@ export class TurnExecution {
         // for a runtime that does not watch the signal while it waits.
         if (pending.kind === "permission") {
           session.answerInput({ kind: "permission", inputId: pending.inputId, decision: "deny" });
-          await this.audit(pending, "deny", "task canceled");
+          await this.audit(pending, "cancelled", "task_canceled");
         } else session.answerInput({ kind: "ask_user_question", inputId: pending.inputId, cancelled: true });
       }
     }
@@ -412,7 +412,7 @@ export class TurnExecution {
       this.announced.add(request.inputId);
       const announced = pipeline && pipelineMetadata(pipeline, this.deps.exposure);
       if (announced) this.status(pb.TaskState.WORKING, { metadata: announced });
-      const audited = await this.audit(request, "allow_once", "auto-approve-permissions");
+      const audited = await this.audit(request, "allow_once", "auto-approve-permissions", true);
       const decision = audited ? "allow_once" : "deny";
       if (this.deps.exposure.toolTrace) {
         this.status(pb.TaskState.WORKING, {
@@ -459,10 +459,16 @@ export class TurnExecution {
     };
   }
 
-  private async audit(request: InputRequest, decision: string, reason: string): Promise<boolean> {
+  private async audit(
+    request: InputRequest,
+    decision: AuditEntry["decision"],
+    reason: string,
+    autoApproved = false,
+  ): Promise<boolean> {
     try {
       await this.deps.audit({
-        at: new Date().toISOString(),
+        ts: new Date().toISOString(),
+        ...(this.sessionId && { sessionId: this.sessionId }),
         taskId: this.taskId,
         contextId: this.contextId,
         owner: this.record.owner,
@@ -471,6 +477,7 @@ export class TurnExecution {
         inputId: request.inputId,
         decision,
         reason,
+        autoApproved,
       });
       return true;
     } catch (error) {

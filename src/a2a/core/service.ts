@@ -9,7 +9,7 @@ import { t } from "../../i18n/index.js";
 import type { AgentRuntime } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { PushConfigs } from "../push/configs.js";
-import type { PushOutbox, StateStore } from "../stores/state.js";
+import type { AuditEntry, PushOutbox, StateStore } from "../stores/state.js";
 import { admit, type AdmissionDeps } from "./admission.js";
 import type { CallContext } from "./call-context.js";
 import type { Cluster } from "./cluster.js";
@@ -233,7 +233,7 @@ export class A2AService {
 
   /**
    * Cancels a task that waits for input with no live turn (kept across a
-   * restart). A pending permission is audited as denied; the runtime's wait
+   * restart). A pending permission is audited as cancelled; the runtime's wait
    * point is superseded by the context's next message.
    */
   private async cancelWaiting(record: TaskRecord): Promise<void> {
@@ -241,16 +241,19 @@ export class A2AService {
     const input = record.pendingInput ?? {};
     const text = (key: string): string => (typeof input[key] === "string" ? input[key] : "");
     if (text("kind") === "permission") {
-      const entry = {
-        at: new Date().toISOString(),
+      const session = await this.state.contexts.get(contextId);
+      const entry: AuditEntry = {
+        ts: new Date().toISOString(),
+        ...(session?.sessionId && { sessionId: session.sessionId }),
         taskId: id,
         contextId,
         owner: record.owner,
         toolName: text("toolName"),
         toolUseId: text("toolUseId"),
         inputId: text("inputId"),
-        decision: "deny",
-        reason: "task canceled",
+        decision: "cancelled",
+        reason: "task_canceled",
+        autoApproved: false,
       };
       this.options.logger.info({ audit: entry }, "permission decision");
       await this.state.audit.record(entry);

@@ -60,17 +60,10 @@ CREATE TABLE IF NOT EXISTS contexts (
   updated_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 
-CREATE TABLE IF NOT EXISTS permission_audit (
+-- The permission audit: each line as JSON in the contract shape (schemas/audit/permission-audit-line.json).
+CREATE TABLE IF NOT EXISTS permission_audit_lines (
   seq INTEGER PRIMARY KEY,
-  at TEXT NOT NULL,
-  task_id TEXT NOT NULL,
-  context_id TEXT NOT NULL,
-  owner TEXT NOT NULL,
-  tool_name TEXT NOT NULL,
-  tool_use_id TEXT NOT NULL,
-  input_id TEXT NOT NULL,
-  decision TEXT NOT NULL,
-  reason TEXT NOT NULL
+  line TEXT NOT NULL
 );
 
 -- Push notification configs; token and credentials only sealed by the push keyring.

@@ -48,18 +48,6 @@ interface ContextRow {
   updated_ms: number;
 }
 
-interface AuditRow {
-  at: string;
-  task_id: string;
-  context_id: string;
-  owner: string;
-  tool_name: string;
-  tool_use_id: string;
-  input_id: string;
-  decision: string;
-  reason: string;
-}
-
 /** The result of a synchronous call as a promise (rejected when it throws). */
 function settled<T>(call: () => T): Promise<T> {
   return new Promise<T>((resolve) => resolve(call()));
@@ -141,10 +129,7 @@ export class SqliteStateStore implements StateStore {
        ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, session_id = excluded.session_id,
          cwd = excluded.cwd, updated_ms = excluded.updated_ms`,
     );
-    const putAudit = db.prepare(
-      `INSERT INTO permission_audit (at, task_id, context_id, owner, tool_name, tool_use_id, input_id, decision, reason)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
+    const putAudit = db.prepare("INSERT INTO permission_audit_lines (line) VALUES (?)");
     this.writeAll = db.transaction(() => {
       for (const { task, owner, updatedAt, language, credentialNames } of this.stagedTasks.values()) {
         const s = task.status?.state ?? 0;
@@ -167,19 +152,7 @@ export class SqliteStateStore implements StateStore {
       for (const c of this.stagedContexts.values()) {
         putContext.run(c.contextId, c.owner, c.sessionId, c.cwd, c.updatedAt);
       }
-      for (const a of this.stagedAudit) {
-        putAudit.run(
-          a.at,
-          a.taskId,
-          a.contextId,
-          a.owner,
-          a.toolName,
-          a.toolUseId,
-          a.inputId,
-          a.decision,
-          a.reason,
-        );
-      }
+      for (const entry of this.stagedAudit) putAudit.run(JSON.stringify(entry));
       this.push.write(Date.now());
     });
     this.tasks = this.taskStore();
@@ -190,7 +163,7 @@ export class SqliteStateStore implements StateStore {
         this.schedule();
       },
     };
-    this.audit = this.auditLog(db.prepare("SELECT * FROM permission_audit ORDER BY seq"));
+    this.audit = this.auditLog(db.prepare("SELECT line FROM permission_audit_lines ORDER BY seq"));
   }
 
   /** Opens (creating if needed) the state of a persistence dir; throws PersistenceDirInUseError when taken. */
@@ -323,7 +296,7 @@ export class SqliteStateStore implements StateStore {
     };
   }
 
-  private auditLog(all: Statement<[], AuditRow>): PermissionAudit {
+  private auditLog(all: Statement<[], { line: string }>): PermissionAudit {
     return {
       record: (entry) => {
         const staged = { ...entry };
@@ -334,20 +307,7 @@ export class SqliteStateStore implements StateStore {
           throw error;
         });
       },
-      entries: () =>
-        Promise.resolve(
-          all.all().map((r) => ({
-            at: r.at,
-            taskId: r.task_id,
-            contextId: r.context_id,
-            owner: r.owner,
-            toolName: r.tool_name,
-            toolUseId: r.tool_use_id,
-            inputId: r.input_id,
-            decision: r.decision,
-            reason: r.reason,
-          })),
-        ),
+      entries: () => Promise.resolve(all.all().map((r) => JSON.parse(r.line) as AuditEntry)),
     };
   }
 }

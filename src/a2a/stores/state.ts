@@ -3,7 +3,7 @@
 // a networked one (Redis) can both implement. Reads are async; writes are
 // staged and become durable together at the next commit(), which the core
 // awaits before a client hears of a change (group commit).
-import type { pb } from "../../contract/index.js";
+import type { PermissionAuditLine, pb } from "../../contract/index.js";
 
 /** One task as stored: the aggregated pb.Task and what the server needs besides. */
 export interface StoredTask {
@@ -31,18 +31,11 @@ export interface ContextRecord {
   updatedAt: number;
 }
 
-/** One permission decision taken by the A2A server itself (auto-approve, cancel). */
-export interface AuditEntry {
-  at: string;
-  taskId: string;
-  contextId: string;
-  owner: string;
-  toolName: string;
-  toolUseId: string;
-  inputId: string;
-  decision: string;
-  reason: string;
-}
+/**
+ * One permission decision taken by the A2A server itself (auto-approve,
+ * cancel), in the runtime's audit line shape (schemas/audit/permission-audit-line.json).
+ */
+export type AuditEntry = PermissionAuditLine;
 
 /** ListTasks filters and page, already validated. */
 export interface TaskQuery {

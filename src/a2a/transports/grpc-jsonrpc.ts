@@ -44,7 +44,7 @@ function a2aJsonRpcService(options: GrpcJsonRpcOptions): ServiceImpl<typeof A2AJ
     const header = (name: string): string | undefined => hc.requestHeader.get(name) ?? undefined;
     const caller = options.auth.authenticate(header);
     if (!caller) throw unauthenticated();
-    return transportCaller(caller, hc.signal, {
+    return transportCaller("grpc-jsonrpc", caller, hc.signal, {
       extensions: parseExtensions(header("a2a-extensions")),
       acceptLanguage: header("accept-language"),
     });

@@ -34,10 +34,10 @@ function lineOf(reply: Reply): string {
 export function serveLines(
   input: Readable,
   output: LineSink,
-  options: { core: JsonRpcCore; logger: Logger },
+  options: { core: JsonRpcCore; logger: Logger; binding: "stdio" | "unix" },
 ): LineChannel {
   const requests = new InFlight();
-  const caller = transportCaller({ owner: "", authenticated: false }, requests.signal);
+  const caller = transportCaller(options.binding, { owner: "", authenticated: false }, requests.signal);
   let open = true;
   output.once("close", () => {
     open = false;

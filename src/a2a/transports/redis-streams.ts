@@ -99,7 +99,7 @@ export async function startRedisStreamsTransport(options: RedisStreamsOptions): 
   }
 
   const requests = new InFlight();
-  const caller = transportCaller({ owner: "", authenticated: false }, requests.signal);
+  const caller = transportCaller("redis-streams", { owner: "", authenticated: false }, requests.signal);
   const answer = async ([entryId, raw]: Entry): Promise<void> => {
     const fields = fieldsOf(raw);
     const correlationId = fields.correlation_id;

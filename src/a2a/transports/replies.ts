@@ -4,7 +4,7 @@
 // transports differ only in how they frame a reply and which caller they vouch for.
 import { setMaxListeners } from "node:events";
 import type { pb } from "../../contract/index.js";
-import { CONNECTION_CLOSED } from "../core/call-context.js";
+import { CONNECTION_CLOSED, type CallBinding } from "../core/call-context.js";
 import {
   unreadableBody,
   type DispatchOptions,
@@ -38,8 +38,12 @@ function parseFrame(frame: string | Uint8Array): JsonBody {
   }
 }
 
-/** The caller of a transport without headers: A2A 1.0 implied, no extensions named. */
+/**
+ * The caller of a transport without headers: A2A 1.0 implied, no extensions
+ * named; `binding` is the transport's name (the metrics label).
+ */
 export function transportCaller(
+  binding: Exclude<CallBinding, "jsonrpc" | "rest" | "grpc">,
   who: { owner: string; authenticated: boolean },
   signal: AbortSignal,
   headers: { extensions?: string[]; acceptLanguage?: string } = {},
@@ -50,6 +54,7 @@ export function transportCaller(
     requestedExtensions: headers.extensions ?? [],
     acceptLanguage: headers.acceptLanguage,
     signal,
+    binding,
     version: "1.0",
   };
 }

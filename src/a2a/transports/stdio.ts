@@ -22,7 +22,7 @@ function takeStdout(): LineSink {
 
 export function startStdioTransport(options: { core: JsonRpcCore; logger: Logger }): RunningTransport {
   const sink = takeStdout();
-  const channel = serveLines(process.stdin, sink, options);
+  const channel = serveLines(process.stdin, sink, { ...options, binding: "stdio" });
   return {
     interfaces: [{ url: "stdio://iac-code", protocolBinding: "stdio" }],
     url: "stdio://iac-code",

@@ -69,7 +69,7 @@ export async function startUnixTransport(options: {
   const connections = new Map<Socket, LineChannel>();
   const server = net.createServer((socket) => {
     socket.on("error", (error) => options.logger.debug({ err: error }, "unix socket connection failed"));
-    const channel = serveLines(socket, socket, options);
+    const channel = serveLines(socket, socket, { ...options, binding: "unix" });
     connections.set(socket, channel);
     // The client half-closed: answer what it sent, then close our side.
     void channel.finished.then(() => socket.end());

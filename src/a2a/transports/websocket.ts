@@ -44,7 +44,7 @@ const headerOf = (req: IncomingMessage) => (name: string) => {
 /** One connection: every text (or binary UTF-8) frame is a request, answered as it comes. */
 function serve(ws: WebSocket, req: IncomingMessage, caller: AuthResult, options: WebSocketOptions): InFlight {
   const requests = new InFlight();
-  const who = transportCaller(caller, requests.signal, {
+  const who = transportCaller("websocket", caller, requests.signal, {
     extensions: parseExtensions(req.headers["a2a-extensions"]),
     acceptLanguage: req.headers["accept-language"],
   });

@@ -6,6 +6,7 @@ import { encodeProtoJson, pb } from "../../contract/index.js";
 import { openClient } from "./actions-call.js";
 import type { A2aClient } from "./client.js";
 import { discoverCard } from "./client.js";
+import { directEndpoint, schemeOf } from "./bindings/index.js";
 import { EXIT, UsageError, type ExitCode } from "./errors.js";
 import { printJson, shellWord, sortedJson, taskTable, type OutputFormat } from "./output.js";
 import type { Action, ActionContext } from "./program.js";
@@ -191,11 +192,21 @@ function stops(event: pb.StreamResponse): boolean {
   return state !== undefined && STOP_STATES.has(state);
 }
 
-/** The card as the server sent it (verified first when asked), keys sorted. */
+/**
+ * The card as the server sent it (verified first when asked), keys sorted.
+ * Only an HTTP server serves the card; a URL that names another transport is
+ * refused with the command that works there (the URL may hold a password, so
+ * it is not repeated).
+ */
 export const discoverAction: Action = async ({ settings, io, jsonErrors }) => {
   const format = settings.output(["text", "json"]);
   jsonErrors(format === "json");
   const url = settings.required("url");
+  if (directEndpoint(url)) {
+    throw new UsageError(
+      `discover reads the agent card over HTTP(S) (GET /.well-known/agent-card.json), which a ${schemeOf(url)} URL does not serve: use \`iac-code a2a-client extended-card\` with the same --url (GetExtendedAgentCard) instead.`,
+    );
+  }
   const card = await discoverCard(
     url,
     settings.auth(),

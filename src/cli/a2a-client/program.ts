@@ -178,7 +178,10 @@ export function buildA2aClientCommand(
     .action(run(answerAction));
 
   addConnectionOptions(
-    sub("discover", "Print the agent card (verified when a verification option is set)"),
+    sub(
+      "discover",
+      "Print the agent card served over HTTP(S) (verified when a verification option is set); on other transports use extended-card",
+    ),
     false,
   )
     .option("--output <format>", "text (default: indented JSON) or json (one line)")

@@ -1,25 +1,24 @@
 // The permission audit log: one JSON line per decision in the session
-// directory. Inputs are fingerprinted, never stored. Writing is the gate of
-// an allow: record() returns false when the line could not be written and
-// the caller then denies (fail closed).
+// directory, in the shape the A2A server's audit uses too
+// (schemas/audit/permission-audit-line.json). Inputs are fingerprinted, never
+// stored. Writing is the gate of an allow: record() returns false when the
+// line could not be written and the caller then denies (fail closed).
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
+import type { PermissionAuditLine } from "../../contract/index.js";
 import { appendJsonLine, SerialQueue } from "../fs-util.js";
 
-export interface AuditEntry {
+/** What the gate decided; record() adds the time and the input's fingerprint. */
+export type AuditEntry = Omit<
+  PermissionAuditLine,
+  "ts" | "inputFingerprint" | "sessionId" | "taskId" | "contextId" | "owner"
+> & {
   sessionId: string;
-  toolUseId: string;
-  toolName: string;
-  decision: "allow" | "deny";
-  /** read_only, allow_rule:…, mode:…, auto_approve, user:allow_once, cancelled, audit_failed, … */
-  reason: string;
-  autoApproved: boolean;
-  inputId?: string;
   input: Record<string, unknown>;
-}
+};
 
-/** One line of permission-audit.jsonl: the entry, its time, and a fingerprint instead of the input. */
-export type AuditLine = Omit<AuditEntry, "input"> & { ts: string; inputFingerprint: string };
+/** One line of permission-audit.jsonl. */
+export type AuditLine = PermissionAuditLine;
 
 export function fingerprint(value: unknown): string {
   return `sha256:${createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16)}`;

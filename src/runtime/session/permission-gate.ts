@@ -4,6 +4,7 @@
 // written (fail closed); an allow_always answer becomes a session rule,
 // saved so that it holds after a restart.
 import { errorMessage } from "../errors.js";
+import type { AuditEntry } from "../permissions/audit.js";
 import { permissionRequest } from "../permissions/input-requests.js";
 import { decidePermission, sessionRuleFor, type PermissionDecision } from "../permissions/policy.js";
 import type { PermissionRule } from "../permissions/rules.js";
@@ -88,11 +89,16 @@ export class PermissionGate {
     }
     if (decision === "deny") {
       const reason = cancelled ? "cancelled" : "user:deny";
-      await this.audit(call, { decision: "deny", reason, autoApproved: false, inputId });
+      await this.audit(call, {
+        decision: cancelled ? "cancelled" : "deny",
+        reason,
+        autoApproved: false,
+        inputId,
+      });
       return { allowed: false, reason };
     }
     const reason = `user:${decision}`;
-    if (!(await this.audit(call, { decision: "allow", reason, autoApproved: false, inputId }))) {
+    if (!(await this.audit(call, { decision, reason, autoApproved: false, inputId }))) {
       return { allowed: false, reason: "audit_failed" };
     }
     if (decision === "allow_always") await this.remember(call);
@@ -105,7 +111,7 @@ export class PermissionGate {
       sessionId: this.session.sessionId,
       toolUseId: request.toolUseId,
       toolName: request.toolName,
-      decision: "deny",
+      decision: "cancelled",
       reason: "superseded",
       autoApproved: false,
       inputId: request.inputId,
@@ -121,7 +127,7 @@ export class PermissionGate {
     let reason = decision.reason;
     const { autoApproved } = decision;
     if (decision.behavior === "allow" && decision.audited) {
-      if (!(await this.audit(call, { decision: "allow", reason, autoApproved }))) {
+      if (!(await this.audit(call, { decision: "allow_once", reason, autoApproved }))) {
         allowed = false;
         reason = "audit_failed";
       }
@@ -134,7 +140,7 @@ export class PermissionGate {
 
   private audit(
     call: RunnableCall,
-    entry: { decision: "allow" | "deny"; reason: string; autoApproved: boolean; inputId?: string },
+    entry: Pick<AuditEntry, "decision" | "reason" | "autoApproved" | "inputId">,
   ): Promise<boolean> {
     return this.session.audit.record({
       sessionId: this.session.sessionId,

@@ -65,7 +65,8 @@ const DIRECT_SCHEMES: Record<string, { binding: BindingName; open: Opener }> = {
   "stdio:": overJsonRpc((url) => new StdioChannel(url)),
 };
 
-const schemeOf = (url: string): string | undefined => /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
+export const schemeOf = (url: string): string | undefined =>
+  /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
 
 export function parseBindingName(value: string): BindingName {
   const name = value.trim().toLowerCase();
