@@ -2,10 +2,11 @@
 // expectations (owner-scoped configs sorted by id with read-your-writes; an
 // event becomes one job per config at the commit; claims are leases; retry,
 // ack and dead letters), then what only the shared store has: an event of a
-// replica that lost its context's lease makes no job, and replicas claiming
-// at once get each job once.
+// replica that lost its context's lease makes no job, replicas claiming at
+// once get each job once, and the Redis outbox feeds push-queue redis-streams.
 import { expect } from "chai";
 import { create } from "@bufbuild/protobuf";
+import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { pb } from "../../src/contract/index.js";
 import { leaseKey, RedisLeases } from "../../src/a2a/stores/redis-leases.js";
@@ -15,7 +16,9 @@ import type { PushJob, StateStore, StoredPushConfig } from "../../src/a2a/stores
 import { createLogger } from "../../src/server/logger.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
 import { cleanup, makeTempDir } from "../a2a/helpers.js";
-import { sleep } from "./harness.js";
+import { rpc, userMessage } from "../a2a/helpers.js";
+import { startPushReceiver } from "../fixtures/push-receiver.js";
+import { sleep, startPushServer, TOKEN } from "./harness.js";
 
 const logger = createLogger({ silent: true });
 
@@ -224,6 +227,43 @@ describe("a2a-push: the push stores, SQLite and Redis answer alike", () => {
     } finally {
       for (const r of replicas) await r.close();
       for (const c of clients) c.disconnect();
+    }
+  });
+
+  it("store: redis with push-queue redis-streams: the outbox in Redis feeds the stream, the jobs are delivered", async () => {
+    const receiver = await startPushReceiver();
+    const keyring = JSON.stringify({
+      activeKeyId: "k",
+      keys: [{ id: "k", key: randomBytes(32).toString("base64") }],
+    });
+    const server = await startPushServer({
+      file: {
+        store: "redis",
+        "redis-url": redis.url,
+        "push-queue": "redis-streams",
+        "push-redis-url": redis.url,
+      },
+      env: { IAC_CODE_A2A_PUSH_KEYRING: keyring },
+    });
+    try {
+      const reply = await rpc(server.url, "SendMessage", {
+        message: userMessage("hello"),
+        configuration: { taskPushNotificationConfig: { url: receiver.url, token: TOKEN } },
+      });
+      expect(reply.body.error, JSON.stringify(reply.body.error)).to.equal(undefined);
+      const received = await receiver.waitFor((r) => r.some((e) => e.state === "TASK_STATE_INPUT_REQUIRED"));
+      expect(received.map((r) => r.state)).to.deep.equal([
+        "TASK_STATE_SUBMITTED",
+        "TASK_STATE_WORKING",
+        "TASK_STATE_INPUT_REQUIRED",
+      ]);
+      expect(received.every((r) => r.headers["x-a2a-notification-token"] === TOKEN)).to.equal(true);
+      // Handed on: nothing left in the outbox, the stream entries acked and deleted.
+      expect(await client.zcard("iac-code:a2a:outbox:due")).to.equal(0);
+      expect(await client.xlen("iac-code:a2a:push")).to.equal(0);
+    } finally {
+      await server.close();
+      await receiver.close();
     }
   });
 });
