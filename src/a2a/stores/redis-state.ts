@@ -80,7 +80,7 @@ export class RedisStateStore implements StateStore {
     this.push = new RedisPush(this.redis, A2A_PREFIX, {
       schedule: () => this.schedule(),
       commit: () => this.commit(),
-      contextOf: (taskId, event) => event.payload.value?.contextId ?? this.contextOf(taskId),
+      contextOf: (taskId, event) => event.payload.value?.contextId || this.contextOf(taskId),
     });
     this.pushConfigs = this.push.configs;
     this.pushJobs = this.push.jobs;
