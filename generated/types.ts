@@ -3447,11 +3447,11 @@ export interface A2AServerConfig {
    */
   "signing-secret"?: string;
   /**
-   * Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING.
+   * Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).
    */
   "push-notifications"?: boolean;
   /**
-   * Push delivery queue: local-file (jobs in the state database, written with the state change that causes them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.
+   * Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.
    */
   "push-queue"?: "local-file" | "redis-streams";
   /**
@@ -3479,7 +3479,7 @@ export interface A2AServerConfig {
    */
   "push-consumer-name"?: string;
   /**
-   * A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again; a restart releases the local leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.
+   * A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.
    */
   "push-lease-timeout-ms"?: number;
   /**

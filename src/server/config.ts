@@ -22,6 +22,7 @@ import {
   type TransportName,
   type TransportSettings,
 } from "./transport-settings.js";
+import { KEYRING_ENV } from "../a2a/push/keyring.js";
 import { resolvePushSettings, type PushSettings } from "./push-settings.js";
 
 export { ConfigError } from "./settings.js";
@@ -145,16 +146,20 @@ function timeoutsOf(config: A2AServerConfig): ServerTimeouts {
 }
 
 /** store, redis-url and context-lease-seconds (several replicas on one Redis: docs/deploy.md). */
-function storeSettings(config: A2AServerConfig): Pick<A2aServerSettings, "store" | "contextLeaseMs"> {
+function storeSettings(
+  config: A2AServerConfig,
+  env: NodeJS.ProcessEnv,
+): Pick<A2aServerSettings, "store" | "contextLeaseMs"> {
   const store = config.store ?? "sqlite";
   if (store === "redis" && config["redis-url"] === undefined) {
     throw new ConfigError(
       "store: redis needs redis-url (--redis-url, the redis-url key or IACCODE_A2A_REDIS_URL).",
     );
   }
-  if (store === "redis" && config["push-notifications"]) {
+  // Any replica delivers any job: a keyring file of one replica would leave the others unable to open it.
+  if (store === "redis" && config["push-notifications"] && !env[KEYRING_ENV]?.trim()) {
     throw new ConfigError(
-      "push-notifications is not available with store: redis in this version (push configs and jobs live in the SQLite store).",
+      `push-notifications with store: redis needs ${KEYRING_ENV}, the same keyring on every replica (any replica delivers the jobs of the others).`,
     );
   }
   return { store, contextLeaseMs: Math.round((config["context-lease-seconds"] ?? 15) * 1000) };
@@ -214,7 +219,7 @@ export function resolveSettings(
     tlsKey: config["tls-key"] ? path.resolve(expandPath(config["tls-key"], env)) : undefined,
     grpcHost: config["grpc-host"],
     grpcPort: config["grpc-port"],
-    ...storeSettings(config),
+    ...storeSettings(config, env),
     timeouts: timeoutsOf(config),
   };
 }

@@ -44,7 +44,7 @@ export async function startPushServer(
       ...options.file,
     },
     {},
-    {},
+    options.env ?? {},
   );
   const server = await startA2aServer(settings, {
     runtime: new FakeRuntime(path.join(dir, "sessions")),

@@ -345,11 +345,18 @@ describe("store, redis-url and context-lease-seconds settings", () => {
       [[{}, { "context-lease-seconds": "soon" }, {}], /Invalid --context-lease-seconds 'soon'/],
       [
         [{ store: "redis", "redis-url": "redis://r:1", "push-notifications": true }, {}, {}],
-        /push-notifications is not available with store: redis/,
+        /push-notifications with store: redis needs IAC_CODE_A2A_PUSH_KEYRING, the same keyring on every replica/,
       ],
     ];
     for (const [args, message] of refused)
       expect(() => resolveSettings(...args)).to.throw(ConfigError, message);
+    // With the shared keyring in the environment, push and store: redis go together.
+    const withKeyring = resolveSettings(
+      { store: "redis", "redis-url": "redis://r:1", "push-notifications": true },
+      {},
+      { IAC_CODE_A2A_PUSH_KEYRING: "{}" },
+    );
+    expect([withKeyring.store, withKeyring.push.enabled]).to.deep.equal(["redis", true]);
   });
 
   it("a password in the Redis URL is never shown", () => {

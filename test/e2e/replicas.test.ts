@@ -5,12 +5,15 @@
 // tasks FAILED within the lease and keeps its waiting ones answerable; Redis
 // restarted with AOF while idle loses nothing.
 import { expect } from "chai";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HttpAgent } from "@ag-ui/client";
+import { Redis } from "ioredis";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import type { WireEvent as AguiEvent } from "../agui/helpers.js";
 import { agentRun } from "../agui/harness.js";
+import { startPushReceiver, type PushReceiver } from "../fixtures/push-receiver.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
 import { openStream, resultOf, rpc, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import {
@@ -40,7 +43,13 @@ interface Cluster {
   configDir(i: number): string;
 }
 
-async function cluster(count: number, redis?: TestRedis): Promise<Cluster> {
+/** Extra lines of the shared config file and variables of every replica's environment. */
+interface ClusterExtra {
+  lines?: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+async function cluster(count: number, redis?: TestRedis, extra: ClusterExtra = {}): Promise<Cluster> {
   const dir = tempDir("iac-replicas-");
   const workspace = path.join(dir, "workspace");
   mkdirSync(workspace, { recursive: true });
@@ -57,6 +66,7 @@ async function cluster(count: number, redis?: TestRedis): Promise<Cluster> {
       `allowed-cwds: [${JSON.stringify(dir)}]`,
       `script: ${JSON.stringify(path.join(SCRIPTS, "replicas.yaml"))}`,
       "provider: scripted",
+      ...(extra.lines ?? []),
       "",
     ].join("\n"),
   );
@@ -67,7 +77,7 @@ async function cluster(count: number, redis?: TestRedis): Promise<Cluster> {
     replicas: [],
     configDir: (i) => path.join(dir, `config-${i}`),
     async start(i) {
-      const env = cleanEnv(dir, { IAC_CODE_CONFIG_DIR: c.configDir(i) });
+      const env = cleanEnv(dir, { ...extra.env, IAC_CODE_CONFIG_DIR: c.configDir(i) });
       const child = await startSourceCli(["a2a", "--config", configFile], env);
       c.replicas[i] = child;
       return child;
@@ -354,3 +364,149 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
     }
   });
 });
+
+describe("e2e: push notifications with store: redis", function () {
+  this.timeout(120_000);
+  const TOKEN = "replica-notify-5e2d91";
+  const CREDENTIAL = "replica-cred-c07a44";
+  const keyring = JSON.stringify({
+    activeKeyId: "k",
+    keys: [{ id: "k", key: randomBytes(32).toString("base64") }],
+  });
+  const push = (leaseMs: number): ClusterExtra => ({
+    lines: [
+      "push-notifications: true",
+      "push-allow-private-hosts: [127.0.0.1]",
+      `push-lease-timeout-ms: ${leaseMs}`,
+    ],
+    env: { IAC_CODE_A2A_PUSH_KEYRING: keyring },
+  });
+  const hook = (receiver: PushReceiver) => ({
+    url: receiver.url,
+    token: TOKEN,
+    authentication: { scheme: "Bearer", credentials: CREDENTIAL },
+  });
+  let c: Cluster | undefined;
+  let receiver: PushReceiver;
+
+  beforeEach(async () => (receiver = await startPushReceiver()));
+  afterEach(async () => {
+    await receiver.close();
+    if (!c) return;
+    await Promise.all(c.replicas.map((r) => r?.stop("SIGKILL")));
+    await c.redis.close();
+    removeDir(c.dir);
+    c = undefined;
+  });
+
+  it("a config created on A, the turn on B: each event delivered once; Redis, its AOF and the logs hold no token or credential", async () => {
+    c = await cluster(2, undefined, push(60_000));
+    const [a, b] = c.replicas;
+    // WORKING updates are refused for good: their jobs end as dead letters in Redis.
+    receiver.reply = (r) => (r.state === "TASK_STATE_WORKING" ? 400 : 200);
+    const waiting = await sendUntilInput(b.url, "[WRITE] on B", inWorkspace(c));
+    const created = await rpc(a.url, "CreateTaskPushNotificationConfig", {
+      taskId: waiting.taskId,
+      ...hook(receiver),
+    });
+    expect(created.body.error, JSON.stringify(created.body.error)).to.equal(undefined);
+    expect(JSON.stringify(created.body.result)).to.not.include(TOKEN);
+    const listed = await rpc(b.url, "ListTaskPushNotificationConfigs", { taskId: waiting.taskId });
+    expect((listed.body.result as AnyJson).configs.map((x: AnyJson) => x.id)).to.deep.equal([waiting.taskId]);
+
+    const events = await (
+      await openStream(b.url, "SendStreamingMessage", { message: answerMessage(waiting, "allow_once") })
+    ).rest();
+    expect(texts(events)).to.include("WRITTEN.");
+    await receiver.waitFor((r) => r.some((e) => e.state === "TASK_STATE_INPUT_REQUIRED"));
+    await sleep(1500); // a second delivery of anything would have come by now
+
+    const client = new Redis(c.redis.url);
+    try {
+      // One job per event (one config): the job counter says how many events there were.
+      const jobs = Number(await client.get("iac-code:a2a:outbox:seq"));
+      const received = receiver.received;
+      expect(received.map((r) => r.state)).to.include.members([
+        "TASK_STATE_WORKING",
+        "TASK_STATE_INPUT_REQUIRED",
+      ]);
+      expect(received).to.have.length(jobs);
+      expect(new Set(received.map((r) => r.eventId)).size).to.equal(jobs);
+      expect(
+        received.every((r) => (r.body.statusUpdate ?? r.body.task ?? r.body.artifactUpdate) !== undefined),
+      ).to.equal(true);
+      expect(received.every((r) => r.headers["x-a2a-notification-token"] === TOKEN)).to.equal(true);
+      expect(received.every((r) => r.headers.authorization === `Bearer ${CREDENTIAL}`)).to.equal(true);
+      const dead = await client.lrange("iac-code:a2a:outbox:dead", 0, -1);
+      expect(dead).to.have.length(received.filter((r) => r.state === "TASK_STATE_WORKING").length);
+      expect(await client.zcard("iac-code:a2a:outbox:due")).to.equal(0);
+
+      const stored = await redisDump(client);
+      expect(stored).to.include("sealedSecrets").and.include(receiver.url);
+      for (const secret of [TOKEN, CREDENTIAL]) expect(stored).to.not.include(secret);
+    } finally {
+      client.disconnect();
+    }
+    await sleep(1200); // appendfsync everysec
+    const aof = path.join(c.redis.dir, "appendonlydir");
+    const text = readdirSync(aof)
+      .map((name) => readFileSync(path.join(aof, name), "latin1"))
+      .join("");
+    expect(text).to.include("outbox");
+    for (const output of [text, a.stderr(), b.stderr()])
+      for (const secret of [TOKEN, CREDENTIAL]) expect(output).to.not.include(secret);
+  });
+
+  it("kill -9 of A during a delivery: B delivers the job again once the lease is over, with the same event id", async () => {
+    c = await cluster(1, undefined, push(2000));
+    // The first delivery never gets an answer: A is killed while it waits.
+    receiver.reply = (_r, n) => (n === 0 ? "hang" : 200);
+    const sent = await rpc(c.replicas[0].url, "SendMessage", {
+      message: userMessage("hello", inWorkspace(c)),
+      configuration: { taskPushNotificationConfig: hook(receiver) },
+    });
+    expect(sent.body.error, JSON.stringify(sent.body.error)).to.equal(undefined);
+    const [inFlight] = await receiver.waitFor((r) => r.length === 1);
+    await c.replicas[0].stop("SIGKILL");
+
+    await c.start(1);
+    const received = await receiver.waitFor((r) => r.some((e, i) => i > 0 && e.eventId === inFlight.eventId));
+    const again = received.slice(1).find((e) => e.eventId === inFlight.eventId)!;
+    expect(again.at - inFlight.at).to.be.at.least(2000);
+    expect(again.body).to.deep.equal(inFlight.body);
+    expect(again.headers["x-a2a-notification-token"]).to.equal(TOKEN);
+    // The rest of the turn's updates follow, each once.
+    const all = await receiver.waitFor((r) => r.some((e) => e.state === "TASK_STATE_INPUT_REQUIRED"));
+    expect(all.filter((e) => e.eventId === inFlight.eventId)).to.have.length(2);
+    expect(new Set(all.map((e) => e.eventId)).size).to.equal(all.length - 1);
+  });
+});
+
+/** Every key of a Redis with its values, as text (to look for what must not be there). */
+async function redisDump(client: Redis): Promise<string> {
+  const out: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, keys] = await client.scan(cursor, "COUNT", 200);
+    cursor = next;
+    for (const key of keys) {
+      const type = await client.type(key);
+      const value =
+        type === "string"
+          ? await client.get(key)
+          : type === "hash"
+            ? await client.hgetall(key)
+            : type === "list"
+              ? await client.lrange(key, 0, -1)
+              : type === "set"
+                ? await client.smembers(key)
+                : type === "zset"
+                  ? await client.zrange(key, 0, -1)
+                  : type === "stream"
+                    ? await client.xrange(key, "-", "+")
+                    : type;
+      out.push(`${key} ${JSON.stringify(value)}`);
+    }
+  } while (cursor !== "0");
+  return out.join("\n");
+}

@@ -15,6 +15,7 @@
 //   P audit                list of JSON permission decisions
 //   P lease:<context>      "<replica>|<token>", with an expiry (redis-leases.ts)
 //   P quarantine           list of ids of records that could not be read back
+//   P pcfg:<task>, P outbox:*  push configs and the push outbox (redis-push.ts)
 // Equal scores sort by member, so "status ms desc, id desc" is a reverse range.
 import { LuaScript } from "../../server/redis.js";
 
@@ -26,7 +27,10 @@ local function ok(owner) return #owner .. ':' .. owner end
 /**
  * ARGV: P, then ops: F ctx lease (fence check, first), T ctx id owner state ms
  * updated language names body, A ctx task artifact body, C ctx owner session
- * cwd updated, U json. Returns the contexts whose writes were refused.
+ * cwd updated, U json, P - task id configJson (push config saved), R - task
+ * id owner (removed if the owner's), E ctx task eventId payload now (a task
+ * event: one job per config the task has now; after the P and R ops). Returns
+ * the contexts whose writes were refused.
  */
 export const COMMIT = new LuaScript(`${HELPERS}
 local fenced, refused = {}, {}
@@ -78,6 +82,27 @@ while i <= n do
   elseif op == 'U' then
     redis.call('RPUSH', P .. 'audit', ctx)
     i = i + 2
+  elseif op == 'P' then
+    redis.call('HSET', P .. 'pcfg:' .. ARGV[i + 2], ARGV[i + 3], ARGV[i + 4])
+    i = i + 5
+  elseif op == 'R' then
+    local key, id = P .. 'pcfg:' .. ARGV[i + 2], ARGV[i + 3]
+    local raw = redis.call('HGET', key, id)
+    if raw and cjson.decode(raw).owner == ARGV[i + 4] then redis.call('HDEL', key, id) end
+    i = i + 5
+  elseif op == 'E' then
+    if not fenced[ctx] then
+      local task, event, payload, now = ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+      local configs = redis.call('HGETALL', P .. 'pcfg:' .. task)
+      for j = 1, #configs, 2 do
+        -- Zero-padded: jobs due at the same ms are claimed in commit order.
+        local id = string.format('%016d', redis.call('INCR', P .. 'outbox:seq'))
+        redis.call('HSET', P .. 'outbox:j:' .. id, 'e', event, 't', task, 'i', configs[j], 'g', configs[j + 1],
+          'p', payload, 'a', '0', 'n', now, 'r', '')
+        redis.call('ZADD', P .. 'outbox:due', now, id)
+      end
+    end
+    i = i + 6
   else
     return redis.error_reply('unknown op ' .. tostring(op))
   end

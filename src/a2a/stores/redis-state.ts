@@ -1,5 +1,6 @@
 // The shared state store: tasks, contexts, the artifact index and the
-// permission audit in one Redis, for every replica of the server. Changes are
+// permission audit in one Redis, for every replica of the server, and the
+// push configs and outbox (redis-push.ts). Changes are
 // staged and written together, as with SQLite: what one event-loop turn
 // staged goes out as one Lua script call (atomic in Redis), and commit()
 // resolves once Redis has applied it. A write for a context this replica holds
@@ -11,6 +12,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
 import type { RedisArg } from "../../server/redis.js";
+import { RedisPush, type StagedPush } from "./redis-push.js";
 import { COMMIT, GET_TASKS, LIST_TASKS, QUARANTINE_ARTIFACT, QUARANTINE_TASK } from "./redis-scripts.js";
 import type {
   ArtifactIndex,
@@ -55,21 +57,13 @@ export class RedisStateStore implements StateStore {
   readonly contexts: ContextStore;
   readonly artifacts: ArtifactIndex;
   readonly audit: PermissionAudit;
-  /**
-   * Push configs and jobs are not kept in Redis in this version: push
-   * notifications with store: redis are refused at start-up (src/server/config.ts),
-   * so these are never reached.
-   */
-  get pushConfigs(): PushConfigStore {
-    throw new Error("push notifications are not available with store: redis in this version");
-  }
-  get pushJobs(): PushOutbox {
-    throw new Error("push notifications are not available with store: redis in this version");
-  }
+  readonly pushConfigs: PushConfigStore;
+  readonly pushJobs: PushOutbox;
   /** Script calls written so far (each one a group commit). */
   commits = 0;
 
   private readonly redis: Redis;
+  private readonly push: RedisPush;
   private stagedTasks = new Map<string, StoredTask>();
   private stagedContexts = new Map<string, ContextRecord>();
   private stagedArtifacts = new Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>();
@@ -83,6 +77,13 @@ export class RedisStateStore implements StateStore {
 
   constructor(private readonly options: RedisStateOptions) {
     this.redis = options.redis;
+    this.push = new RedisPush(this.redis, A2A_PREFIX, {
+      schedule: () => this.schedule(),
+      commit: () => this.commit(),
+      contextOf: (taskId, event) => event.payload.value?.contextId || this.contextOf(taskId),
+    });
+    this.pushConfigs = this.push.configs;
+    this.pushJobs = this.push.jobs;
     this.tasks = {
       get: async (id) => (await this.readTasks([id]))[0],
       save: (task) => {
@@ -112,8 +113,7 @@ export class RedisStateStore implements StateStore {
     };
     this.artifacts = {
       save: (taskId, artifact) => {
-        const contextId =
-          this.stagedTasks.get(taskId)?.task.contextId ?? this.contextOfTask.get(taskId) ?? "";
+        const contextId = this.contextOf(taskId);
         this.stagedArtifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, contextId, artifact });
         this.schedule();
       },
@@ -152,8 +152,14 @@ export class RedisStateStore implements StateStore {
       this.stagedTasks.size > 0 ||
       this.stagedContexts.size > 0 ||
       this.stagedArtifacts.size > 0 ||
-      this.stagedAudit.length > 0
+      this.stagedAudit.length > 0 ||
+      this.push.hasStaged()
     );
+  }
+
+  /** The context of a task staged or written lately ("" when unknown: not fenced). */
+  private contextOf(taskId: string): string {
+    return this.stagedTasks.get(taskId)?.task.contextId ?? this.contextOfTask.get(taskId) ?? "";
   }
 
   private rememberContext(taskId: string, contextId: string): void {
@@ -188,7 +194,8 @@ export class RedisStateStore implements StateStore {
     this.stagedArtifacts = new Map();
     this.stagedAudit = [];
     this.waiters = [];
-    const args = this.commitArgs(tasks, contexts, artifacts, audit);
+    const push = this.push.take();
+    const args = this.commitArgs(tasks, contexts, artifacts, audit, push);
     const previous = this.inFlight;
     const done = (async () => {
       const refused = (await COMMIT.run(this.redis, [], args)) as Buffer[];
@@ -207,6 +214,7 @@ export class RedisStateStore implements StateStore {
       for (const [id, task] of tasks) if (!this.stagedTasks.has(id)) this.stagedTasks.set(id, task);
       for (const [id, c] of contexts) if (!this.stagedContexts.has(id)) this.stagedContexts.set(id, c);
       for (const [id, a] of artifacts) if (!this.stagedArtifacts.has(id)) this.stagedArtifacts.set(id, a);
+      push.restage();
       // An audit record that was not written does not land later (the decision fails closed).
     });
     void done.then(
@@ -220,6 +228,7 @@ export class RedisStateStore implements StateStore {
     contexts: Map<string, ContextRecord>,
     artifacts: Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>,
     audit: AuditEntry[],
+    push: StagedPush,
   ): RedisArg[] {
     const args: RedisArg[] = [A2A_PREFIX];
     const fenced = new Set<string>();
@@ -232,6 +241,7 @@ export class RedisStateStore implements StateStore {
     for (const { task } of tasks.values()) fence(task.contextId);
     for (const { contextId } of artifacts.values()) fence(contextId);
     for (const id of contexts.keys()) fence(id);
+    for (const id of push.contexts) fence(id);
     for (const { task, owner, updatedAt, language, credentialNames } of tasks.values()) {
       args.push(
         "T",
@@ -252,6 +262,7 @@ export class RedisStateStore implements StateStore {
     for (const c of contexts.values()) {
       args.push("C", c.contextId, c.owner, c.sessionId, c.cwd, String(c.updatedAt));
     }
+    args.push(...push.ops);
     for (const entry of audit) args.push("U", JSON.stringify(entry));
     return args;
   }
