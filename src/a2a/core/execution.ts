@@ -555,7 +555,7 @@ export class TurnExecution {
         value: {
           taskId: this.taskId,
           contextId: this.contextId,
-          status: { state, message, timestamp: now().timestamp },
+          status: { state, message, timestamp: now() },
           metadata: { iac_code: iac },
         },
       },
