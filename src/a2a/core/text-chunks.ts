@@ -11,15 +11,18 @@ import { encodeProtoJson, pb } from "../../contract/index.js";
 
 type Metadata = NonNullable<pb.TaskStatusUpdateEvent["metadata"]>;
 
+/** A chunk's ProtoJSON: { statusUpdate: { ..., status: { ..., message, timestamp } } }. */
+interface ChunkJson extends JsonObject {
+  statusUpdate: JsonObject & { status: JsonObject & { message: JsonObject & { parts: JsonObject[] } } };
+}
+
 interface Template {
   event: pb.StreamResponse;
   update: pb.TaskStatusUpdateEvent;
   status: pb.TaskStatus;
   message: pb.Message;
-  /** The first chunk's ProtoJSON: { statusUpdate: { ..., status: { ..., message, timestamp } } }. */
-  json: {
-    statusUpdate: JsonObject & { status: JsonObject & { message: JsonObject & { parts: JsonObject[] } } };
-  };
+  /** The first chunk's ProtoJSON, made when a binding first asks (a unary call or a gRPC stream never does). */
+  json?: ChunkJson;
 }
 
 /**
@@ -55,6 +58,7 @@ export function knownProtoJson(event: pb.StreamResponse): JsonValue | undefined 
   const status = event.payload.value.status;
   const message = status?.message;
   if (!template || !status?.timestamp || message?.parts[0]?.content.case !== "text") return undefined;
+  template.json ??= encodeProtoJson(pb.StreamResponseSchema, template.event) as ChunkJson;
   const update = template.json.statusUpdate;
   const statusJson = update.status;
   return {
@@ -114,13 +118,7 @@ function templateOf(event: pb.StreamResponse): Template {
   const message = status.message!;
   if (!update.metadata || message.parts.length !== 1 || message.parts[0].content.case !== "text")
     throw new Error("a text chunk has metadata and one text part");
-  const template: Template = {
-    event,
-    update,
-    status,
-    message,
-    json: encodeProtoJson(pb.StreamResponseSchema, event) as Template["json"],
-  };
+  const template: Template = { event, update, status, message };
   templates.set(update.metadata, template);
   return template;
 }
