@@ -227,14 +227,9 @@ export class TurnExecution {
       if (this.canceling) throw new CanceledSignal();
       this.status(pb.TaskState.WORKING, {});
       const iterator = events(session)[Symbol.asyncIterator]();
-      const aborted = new Promise<"aborted">((resolve) => {
-        for (const signal of [this.signal, this.detachController.signal]) {
-          if (signal.aborted) resolve("aborted");
-          signal.addEventListener("abort", () => resolve("aborted"), { once: true });
-        }
-      });
+      const next = abortableSteps(iterator, [this.signal, this.detachController.signal]);
       for (;;) {
-        const step = await Promise.race([iterator.next(), aborted]);
+        const step = await next();
         if (step === "aborted") {
           const unwound = iterator.return?.().catch(() => undefined);
           // A cancelled turn is over once the runtime has unwound (its session is
@@ -573,6 +568,38 @@ export class TurnExecution {
 }
 
 class CanceledSignal extends Error {}
+
+/**
+ * The steps of `iterator`, each one ending early with "aborted" once a signal
+ * fires. (A Promise.race of each step against one promise of the abort keeps
+ * a reaction per step, and so every event of the turn, alive until the turn
+ * ends.)
+ */
+function abortableSteps<T>(
+  iterator: AsyncIterator<T>,
+  signals: AbortSignal[],
+): () => Promise<IteratorResult<T> | "aborted"> {
+  let aborted = false;
+  let wake: ((value: "aborted") => void) | undefined;
+  for (const signal of signals) {
+    if (signal.aborted) aborted = true;
+    signal.addEventListener(
+      "abort",
+      () => {
+        aborted = true;
+        wake?.("aborted");
+      },
+      { once: true },
+    );
+  }
+  return () =>
+    aborted
+      ? Promise.resolve("aborted")
+      : new Promise((resolve, reject) => {
+          wake = resolve;
+          iterator.next().then(resolve, reject);
+        });
+}
 
 /** Waits for a promise, at most ms milliseconds. */
 async function boundedWait(promise: Promise<unknown>, ms: number): Promise<void> {
