@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { DescMessage, JsonValue, MessageShape } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
-import { encodeFast as encodeProtoJson } from "../core/fast-json.js";
+import { encodeFast as encodeProtoJson, encodeStreamResponse } from "../core/fast-json.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
 import { assertFinite } from "../core/finite.js";
@@ -249,8 +249,7 @@ export class JsonRpcCore {
       id,
       first: first.value,
       rest,
-      encode: (event) =>
-        JSON.stringify({ jsonrpc: "2.0", id, result: encodeProtoJson(pb.StreamResponseSchema, event) }),
+      encode: (event) => JSON.stringify({ jsonrpc: "2.0", id, result: encodeStreamResponse(event) }),
       encodeError: (error) => errorBody(id, this.toA2AError(error, name)),
     };
   }

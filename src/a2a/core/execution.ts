@@ -3,7 +3,6 @@
 // task, persists state changes and fans them out to every watching stream.
 import { randomUUID } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
@@ -28,6 +27,7 @@ import {
 } from "./event-mapper.js";
 import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer.js";
 import { sanitizeClientText } from "./sanitize.js";
+import { now, TextChunks } from "./text-chunks.js";
 import type { TaskRecord } from "./task-record.js";
 
 /** One turn as the log line and the metrics see it. */
@@ -75,6 +75,10 @@ export class TurnExecution {
   private readonly announced = new Set<string>();
   private canceling = false;
   private seq = 0;
+  /** Text chunks (status updates with a delta) share all but their text, id and time. */
+  private readonly chunks = new TextChunks((text, messageId) =>
+    this.makeStatusEvent(pb.TaskState.WORKING, { text }, messageId),
+  );
   private finalText = "";
   private failure?: { state: pb.TaskState; text: string; error: JsonObject };
   private done: Promise<void> = Promise.resolve();
@@ -223,14 +227,9 @@ export class TurnExecution {
       if (this.canceling) throw new CanceledSignal();
       this.status(pb.TaskState.WORKING, {});
       const iterator = events(session)[Symbol.asyncIterator]();
-      const aborted = new Promise<"aborted">((resolve) => {
-        for (const signal of [this.signal, this.detachController.signal]) {
-          if (signal.aborted) resolve("aborted");
-          signal.addEventListener("abort", () => resolve("aborted"), { once: true });
-        }
-      });
+      const next = abortableSteps(iterator, [this.signal, this.detachController.signal]);
       for (;;) {
-        const step = await Promise.race([iterator.next(), aborted]);
+        const step = await next();
         if (step === "aborted") {
           const unwound = iterator.return?.().catch(() => undefined);
           // A cancelled turn is over once the runtime has unwound (its session is
@@ -529,31 +528,40 @@ export class TurnExecution {
     state: pb.TaskState,
     options: { text?: string; delta?: boolean; metadata?: JsonObject },
   ): pb.StreamResponse {
+    this.seq += 1;
+    if (state === pb.TaskState.WORKING && options.delta && options.text !== undefined && !options.metadata)
+      return this.chunks.next(options.text, `${this.taskId}-delta-${this.seq}`, this.sessionId);
+    return this.makeStatusEvent(state, options, `${this.taskId}-status-${this.seq}`);
+  }
+
+  private makeStatusEvent(
+    state: pb.TaskState,
+    options: { text?: string; metadata?: JsonObject },
+    messageId: string,
+  ): pb.StreamResponse {
     const iac: JsonObject = { ...(options.metadata ?? {}) };
     if (this.sessionId) iac.iacCodeSessionId = this.sessionId;
-    this.seq += 1;
     const message =
       options.text === undefined
         ? undefined
         : create(pb.MessageSchema, {
-            messageId: `${this.taskId}-${options.delta ? "delta" : "status"}-${this.seq}`,
+            messageId,
             contextId: this.contextId,
             taskId: this.taskId,
             role: pb.Role.AGENT,
             parts: [{ content: { case: "text", value: options.text } }],
           });
-    const event = create(pb.StreamResponseSchema, {
+    return create(pb.StreamResponseSchema, {
       payload: {
         case: "statusUpdate",
         value: {
           taskId: this.taskId,
           contextId: this.contextId,
-          status: { state, message, timestamp: timestampFromDate(new Date()) },
+          status: { state, message, timestamp: now() },
           metadata: { iac_code: iac },
         },
       },
     });
-    return event;
   }
 
   private publish(event: pb.StreamResponse, keep: boolean, persist: boolean, push: boolean): void {
@@ -567,6 +575,38 @@ export class TurnExecution {
 }
 
 class CanceledSignal extends Error {}
+
+/**
+ * The steps of `iterator`, each one ending early with "aborted" once a signal
+ * fires. (A Promise.race of each step against one promise of the abort keeps
+ * a reaction per step, and so every event of the turn, alive until the turn
+ * ends.)
+ */
+function abortableSteps<T>(
+  iterator: AsyncIterator<T>,
+  signals: AbortSignal[],
+): () => Promise<IteratorResult<T> | "aborted"> {
+  let aborted = false;
+  let wake: ((value: "aborted") => void) | undefined;
+  for (const signal of signals) {
+    if (signal.aborted) aborted = true;
+    signal.addEventListener(
+      "abort",
+      () => {
+        aborted = true;
+        wake?.("aborted");
+      },
+      { once: true },
+    );
+  }
+  return () =>
+    aborted
+      ? Promise.resolve("aborted")
+      : new Promise((resolve, reject) => {
+          wake = resolve;
+          iterator.next().then(resolve, reject);
+        });
+}
 
 /** Waits for a promise, at most ms milliseconds. */
 async function boundedWait(promise: Promise<unknown>, ms: number): Promise<void> {

@@ -4,7 +4,8 @@
 // message is encoded, then the markers are replaced by Buffer's base64.
 import { randomBytes } from "node:crypto";
 import type { DescMessage, JsonValue, MessageShape } from "@bufbuild/protobuf";
-import { encodeProtoJson } from "../../contract/index.js";
+import { encodeProtoJson, pb } from "../../contract/index.js";
+import { knownProtoJson } from "./text-chunks.js";
 
 const FAST_THRESHOLD = 4096;
 
@@ -58,4 +59,9 @@ export function encodeFast<Desc extends DescMessage>(schema: Desc, message: Mess
   } finally {
     for (const swap of swaps) swap.holder.value = swap.original;
   }
+}
+
+/** ProtoJSON of a stream event: a text chunk's is known already (text-chunks.ts). */
+export function encodeStreamResponse(event: pb.StreamResponse): JsonValue {
+  return knownProtoJson(event) ?? encodeFast(pb.StreamResponseSchema, event);
 }
