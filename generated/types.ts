@@ -3361,7 +3361,7 @@ export interface A2AClientConfig {
   auth_credentials?: string;
 }
 /**
- * a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key (but the push and custom-transport ones, refused in this version) is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.
+ * a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.
  */
 export interface A2AServerConfig {
   /**
