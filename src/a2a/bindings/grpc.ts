@@ -2,7 +2,7 @@
 // the generated service descriptor. Each RPC reads the caller from metadata
 // (auth, a2a-version, a2a-extensions), calls the core, and returns its
 // protobuf-es result; failures become a gRPC status with ErrorInfo details.
-import { ConnectError, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { OutgoingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
@@ -12,6 +12,8 @@ import type { CallContext } from "../core/call-context.js";
 import type { A2AService as A2ACore } from "../core/service.js";
 import { assertFinite } from "../core/finite.js";
 import { checkVersion, parseExtensions } from "../core/service-params.js";
+import type { Http2Handler } from "../../server/one-port.js";
+import { withUnaryFastPath } from "./grpc-unary.js";
 import { asA2AError, connectErrorOf, unauthenticated } from "./wire-errors.js";
 
 /** Largest gRPC request message accepted by default. */
@@ -25,8 +27,25 @@ export interface GrpcBindingOptions {
   readMaxBytes?: number;
 }
 
+/**
+ * What the binding reads of a call: its metadata and its signal. Connect's
+ * HandlerContext is one; the unary fast path (grpc-unary.ts) makes its own.
+ */
+export interface GrpcCall {
+  requestHeader: { get(name: string): string | null };
+  signal: AbortSignal;
+}
+
+/** The service implementation, each method taking a GrpcCall where Connect passes its HandlerContext. */
+export type A2AGrpcImpl = {
+  [K in keyof ServiceImpl<typeof pb.A2AService>]: (
+    request: Parameters<ServiceImpl<typeof pb.A2AService>[K]>[0],
+    call: GrpcCall,
+  ) => ReturnType<ServiceImpl<typeof pb.A2AService>[K]>;
+};
+
 /** gRPC metadata → the core's CallContext, with the same auth rules as HTTP. */
-function callContext(options: GrpcBindingOptions, hc: HandlerContext): CallContext {
+function callContext(options: GrpcBindingOptions, hc: GrpcCall): CallContext {
   const header = (name: string): string | undefined => hc.requestHeader.get(name) ?? undefined;
   const caller = options.auth.authenticate(header);
   if (!caller) throw unauthenticated();
@@ -41,14 +60,14 @@ function callContext(options: GrpcBindingOptions, hc: HandlerContext): CallConte
   };
 }
 
-export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof pb.A2AService> {
+export function a2aGrpcService(options: GrpcBindingOptions): A2AGrpcImpl {
   const { core, logger } = options;
   const fail = (error: unknown, where: string): ConnectError =>
     error instanceof ConnectError ? error : connectErrorOf(asA2AError(error, logger, where));
 
   async function unary<T>(
     where: string,
-    hc: HandlerContext,
+    hc: GrpcCall,
     request: object,
     run: (ctx: CallContext) => Promise<T>,
   ): Promise<T> {
@@ -64,7 +83,7 @@ export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof 
   // Errors before the first event end the call with a status and no messages.
   async function* streamed(
     where: string,
-    hc: HandlerContext,
+    hc: GrpcCall,
     request: object,
     open: (ctx: CallContext) => Promise<AsyncIterable<pb.StreamResponse>>,
   ): AsyncGenerator<pb.StreamResponse> {
@@ -114,23 +133,23 @@ export function a2aGrpcService(options: GrpcBindingOptions): ServiceImpl<typeof 
   };
 }
 
-/** Connect routes for the service (gRPC protocol only: no Connect or gRPC-Web). */
-export function a2aGrpcRoutes(options: GrpcBindingOptions): (router: ConnectRouter) => void {
-  return (router) => {
-    router.service(pb.A2AService, a2aGrpcService(options));
-  };
-}
-
-/** A node http2 request handler serving the A2A gRPC service. */
-export function createA2aGrpcHandler(options: GrpcBindingOptions): ReturnType<typeof connectNodeAdapter> {
+/**
+ * A node http2 request handler serving the A2A gRPC service: plain unary calls
+ * on the fast path (grpc-unary.ts), everything else through Connect.
+ */
+export function createA2aGrpcHandler(options: GrpcBindingOptions): Http2Handler {
+  const impl = a2aGrpcService(options);
+  const readMaxBytes = options.readMaxBytes ?? GRPC_MAX_MESSAGE_BYTES;
   const connect = connectNodeAdapter({
-    routes: a2aGrpcRoutes(options),
+    routes: (router) => {
+      router.service(pb.A2AService, impl);
+    },
     grpc: true,
     grpcWeb: false,
     connect: false,
-    readMaxBytes: options.readMaxBytes ?? GRPC_MAX_MESSAGE_BYTES,
+    readMaxBytes,
   });
-  return (req, res) => {
+  const viaConnect: Http2Handler = (req, res) => {
     // Connect reports a request message it cannot decode as INTERNAL before any
     // code of ours runs; it is the client's bad input: INVALID_ARGUMENT.
     const addTrailers = res.addTrailers.bind(res);
@@ -142,6 +161,7 @@ export function createA2aGrpcHandler(options: GrpcBindingOptions): ReturnType<ty
         trailers["grpc-status"] = "3";
       addTrailers(trailers);
     };
-    return connect(req, res);
+    connect(req, res);
   };
+  return withUnaryFastPath({ impl, readMaxBytes, logger: options.logger, connect: viaConnect });
 }
