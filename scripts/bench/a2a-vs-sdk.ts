@@ -14,12 +14,13 @@
 //
 //   npx tsx scripts/bench/a2a-vs-sdk.ts [--requests 2000] [--streams 200] [--chunks 50]
 //     [--concurrency 16] [--rounds 3] [--tasks 100000] [--state-dir <dir>] [--sync-every-commit]
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { grpcDriver, jsonRpcDriver, median, percentile, pool, type Driver } from "./bench-clients.js";
+import { startPeer, type Peer } from "./peer-process.js";
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -41,58 +42,6 @@ const TASKS = option("tasks", 100_000);
 const SYNC = process.argv.includes("--sync-every-commit");
 const STATE_BASE = textOption("state-dir") ?? os.tmpdir();
 const EVENTS_PER_STREAM = CHUNKS + 5;
-
-// ---- peers: one process each --------------------------------------------------
-
-interface Peer {
-  jsonRpc: string;
-  grpc?: string;
-  /** The server's own start-up time (ms) and the time from spawn to ready. */
-  startMs: number;
-  spawnToReadyMs: number;
-  rssMb(): number;
-  /** CPU time the server process used so far (user + system), in ms. */
-  cpuMs(): number;
-  stop(): Promise<void>;
-}
-
-const PEERS_FILE = path.join(import.meta.dirname, "a2a-peers.ts");
-
-async function startPeer(args: string[]): Promise<Peer> {
-  const spawned = performance.now();
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", PEERS_FILE, ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const ready = /^READY (.+)$/m.exec(out);
-      if (ready) resolve(ready[1]);
-    });
-    child.once("exit", (code) => reject(new Error(`peer ${args[0]} exited (${String(code)})`)));
-  });
-  const info = JSON.parse(line) as { jsonRpc: string; grpc?: string; startMs: number };
-  return {
-    ...info,
-    spawnToReadyMs: performance.now() - spawned,
-    cpuMs: () => {
-      // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
-      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
-      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-    },
-    rssMb: () => {
-      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
-      return Number(kb) / 1024;
-    },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 // ---- figures ------------------------------------------------------------------
 
@@ -230,7 +179,7 @@ async function scale(dir: string): Promise<void> {
   console.log(
     `start-up with ${TASKS} stored tasks: ${restarted.startMs.toFixed(0)} ms in startA2aServer ` +
       `(empty dir: ${empty.startMs.toFixed(0)} ms, ${ratio(restarted.startMs, empty.startMs)}; goal <= 1000 ms); ` +
-      `spawn to ready ${restarted.spawnToReadyMs.toFixed(0)} ms (empty: ${empty.spawnToReadyMs.toFixed(0)} ms, tsx included)`,
+      `spawn to ready ${restarted.spawnToReadyMs.toFixed(0)} ms (empty: ${empty.spawnToReadyMs.toFixed(0)} ms)`,
   );
   console.log(`RSS after the restart: ${restarted.rssMb().toFixed(0)} MB`);
   await restarted.stop();

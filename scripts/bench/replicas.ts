@@ -12,13 +12,13 @@
 //
 //   npx tsx scripts/bench/replicas.ts [--requests 2000] [--streams 200] [--chunks 50]
 //     [--concurrency 16] [--rounds 3]
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Redis } from "ioredis";
 import { startRedis } from "../../test/fixtures/redis-server.js";
 import { jsonRpcDriver, median, pool, type Driver } from "./bench-clients.js";
+import { startPeer, type Peer } from "./peer-process.js";
 
 function option(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -33,36 +33,6 @@ const CHUNKS = option("chunks", 50);
 const CONCURRENCY = option("concurrency", 16);
 const ROUNDS = option("rounds", 3);
 const EVENTS_PER_STREAM = CHUNKS + 5;
-const PEERS_FILE = path.join(import.meta.dirname, "a2a-peers.ts");
-
-interface Peer {
-  url: string;
-  stop(): Promise<void>;
-}
-
-async function startPeer(args: string[]): Promise<Peer> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", PEERS_FILE, ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const ready = /^READY (.+)$/m.exec(out);
-      if (ready) resolve((JSON.parse(ready[1]) as { jsonRpc: string }).jsonRpc);
-    });
-    child.once("exit", (code) => reject(new Error(`peer ${args[0]} exited (${String(code)})`)));
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-      }),
-  };
-}
 
 /** One driver over several replicas: each call goes to the next one. */
 function roundRobin(drivers: Driver[]): Driver {
@@ -107,11 +77,11 @@ async function main(): Promise<void> {
     const r2 = await startPeer(["iac-code-redis", path.join(dir, "r2"), redisServer.url]);
     peers.push(sqlite, r1, r2);
     const targets = [
-      { name: "embedded SQLite, 1 process", driver: jsonRpcDriver(sqlite.url, CHUNKS) },
-      { name: "store: redis, 1 replica", driver: jsonRpcDriver(r1.url, CHUNKS) },
+      { name: "embedded SQLite, 1 process", driver: jsonRpcDriver(sqlite.jsonRpc, CHUNKS) },
+      { name: "store: redis, 1 replica", driver: jsonRpcDriver(r1.jsonRpc, CHUNKS) },
       {
         name: "store: redis, 2 replicas",
-        driver: roundRobin([jsonRpcDriver(r1.url, CHUNKS), jsonRpcDriver(r2.url, CHUNKS)]),
+        driver: roundRobin([jsonRpcDriver(r1.jsonRpc, CHUNKS), jsonRpcDriver(r2.jsonRpc, CHUNKS)]),
       },
     ];
     for (const t of targets) {

@@ -1,0 +1,85 @@
+// Starting the benchmark's server peers (scripts/bench/a2a-peers.ts), each in a
+// process of its own. The peers run as plain JavaScript, as `npm start` runs
+// our server: with tsx loaded, every peer's process would also hold tsx's
+// loader (about 34 MB of RSS). The peer files are transpiled into .tmp/bench/,
+// two levels under the root like scripts/bench/, so their relative paths to
+// dist/ and node_modules hold. IAC_CODE_FROM_SOURCE=1 runs src/ through tsx.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import ts from "typescript";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const PEER_FILES = ["a2a-peers.ts", "trivial-runtime.ts", "trivial-sdk-executor.ts"];
+
+export interface Peer {
+  jsonRpc: string;
+  grpc?: string;
+  /** The server's own start-up time (ms) and the time from spawn to ready. */
+  startMs: number;
+  spawnToReadyMs: number;
+  rssMb(): number;
+  /** CPU time the server process used so far (user + system), in ms. */
+  cpuMs(): number;
+  stop(): Promise<void>;
+}
+
+let entry: string[] | undefined;
+
+/** The node arguments that run a2a-peers (transpiled once per benchmark run). */
+function peersEntry(): string[] {
+  if (entry) return entry;
+  if (process.env.IAC_CODE_FROM_SOURCE === "1") {
+    entry = ["--import", "tsx", path.join(import.meta.dirname, "a2a-peers.ts")];
+    return entry;
+  }
+  const out = path.join(ROOT, ".tmp", "bench");
+  mkdirSync(out, { recursive: true });
+  for (const file of PEER_FILES) {
+    const { outputText } = ts.transpileModule(readFileSync(path.join(import.meta.dirname, file), "utf8"), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      fileName: file,
+    });
+    writeFileSync(path.join(out, file.replace(/\.ts$/, ".js")), outputText);
+  }
+  entry = [path.join(out, "a2a-peers.js")];
+  return entry;
+}
+
+/** Starts one peer (`args` as a2a-peers.ts takes them) and waits for its READY line. */
+export async function startPeer(args: string[]): Promise<Peer> {
+  const spawned = performance.now();
+  const child: ChildProcess = spawn(process.execPath, [...peersEntry(), ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const ready = /^READY (.+)$/m.exec(out);
+      if (ready) resolve(ready[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`peer ${args[0]} exited (${String(code)})`)));
+  });
+  const info = JSON.parse(line) as { jsonRpc: string; grpc?: string; startMs: number };
+  return {
+    ...info,
+    spawnToReadyMs: performance.now() - spawned,
+    cpuMs: () => {
+      // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
+      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    },
+    rssMb: () => {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
+      return Number(kb) / 1024;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
