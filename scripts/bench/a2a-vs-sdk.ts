@@ -15,11 +15,20 @@
 //   npx tsx scripts/bench/a2a-vs-sdk.ts [--requests 2000] [--streams 200] [--chunks 50]
 //     [--concurrency 16] [--rounds 3] [--tasks 100000] [--state-dir <dir>] [--sync-every-commit]
 import { execFileSync } from "node:child_process";
+import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { grpcDriver, jsonRpcDriver, median, percentile, pool, type Driver } from "./bench-clients.js";
+import {
+  grpcDriver,
+  jsonRpcCall,
+  jsonRpcDriver,
+  median,
+  percentile,
+  pool,
+  type Driver,
+} from "./bench-clients.js";
 import { startPeer, type Peer } from "./peer-process.js";
 
 function option(name: string, fallback: number): number {
@@ -136,19 +145,11 @@ async function scale(dir: string): Promise<void> {
     `RSS after creating them: ${rss.toFixed(0)} MB (empty server: ${emptyRss.toFixed(0)} MB; goal <= 200 MB)`,
   );
 
-  const post = async (
-    method: string,
-    params: object,
-  ): Promise<{ ms: number; result: Record<string, unknown> }> => {
+  const agent = new http.Agent({ keepAlive: true });
+  const post = async (method: string, params: object) => {
     const started = performance.now();
-    const res = await fetch(empty.jsonRpc, {
-      method: "POST",
-      headers: { "content-type": "application/json", "a2a-version": "1.0" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-    });
-    const reply = (await res.json()) as { result: Record<string, unknown>; error?: unknown };
-    if (reply.error) throw new Error(JSON.stringify(reply.error));
-    return { ms: performance.now() - started, result: reply.result };
+    const result = await jsonRpcCall(agent, empty.jsonRpc, method, params);
+    return { ms: performance.now() - started, result };
   };
   const first = await post("ListTasks", {});
   const tasks = first.result.tasks as Array<{ id: string; contextId: string }>;
@@ -173,6 +174,7 @@ async function scale(dir: string): Promise<void> {
   console.log(
     `GetTask:                                 ${await latencies("GetTask", () => ({ id: tasks[3].id }))}`,
   );
+  agent.destroy();
   await empty.stop();
 
   const restarted = await startPeer(["iac-code", dir]);
