@@ -5,6 +5,9 @@ import { mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
+import { toBinary } from "@bufbuild/protobuf";
+import { pb } from "../../src/contract/index.js";
+import { decodeTask } from "../../src/a2a/stores/task-codec.js";
 import {
   cleanup,
   makeTempDir,
@@ -93,6 +96,53 @@ describe("A2A persistence and restart recovery", () => {
       } finally {
         await b.close();
       }
+    } finally {
+      cleanup(dir);
+    }
+  });
+
+  it("upgrades a schema 1 database (bare Task bodies): every task reads back as it was, an unreadable one is quarantined", async () => {
+    const dir = makeTempDir();
+    try {
+      const a = await startTestServer({ dir });
+      const ids: string[] = [];
+      for (const text of ["one", "two", "three"]) {
+        const r = await a.rpc("SendMessage", {
+          message: userMessage(text, { metadata: { note: { n: 1 } } }),
+        });
+        ids.push(((r.body.result as Json).task as Json).id as string);
+      }
+      const before = await Promise.all(
+        ids.map(async (id) => (await a.rpc("GetTask", { id })).body.result as Json),
+      );
+      await a.close();
+      const file = path.join(dir, "persist", "state.db");
+      const db = new Database(file);
+      for (const { id, body } of db.prepare("SELECT id, body FROM tasks").all() as Array<{
+        id: string;
+        body: Buffer;
+      }>)
+        db.prepare("UPDATE tasks SET body = ? WHERE id = ?").run(
+          toBinary(pb.TaskSchema, decodeTask(id, body)),
+          id,
+        );
+      db.prepare("UPDATE tasks SET body = ? WHERE id = ?").run(Buffer.from("not a task"), ids[2]);
+      db.pragma("user_version = 1");
+      db.close();
+
+      const b = await startTestServer({ dir });
+      try {
+        for (const [i, id] of ids.slice(0, 2).entries())
+          expect((await b.rpc("GetTask", { id })).body.result).to.deep.equal(before[i]);
+        expect((before[0].metadata as Json).iac_code).to.be.an("object");
+        expect((await b.rpc("GetTask", { id: ids[2] })).body.error).to.deep.include({ code: -32001 });
+      } finally {
+        await b.close();
+      }
+      const after = new Database(file, { readonly: true });
+      expect(after.pragma("user_version", { simple: true })).to.equal(2);
+      expect(after.prepare("SELECT id FROM quarantine").all()).to.deep.equal([{ id: ids[2] }]);
+      after.close();
     } finally {
       cleanup(dir);
     }

@@ -1,10 +1,15 @@
 // The SQLite schema of the state database (<persistence-dir>/state.db).
 // Tasks are rows with the columns ListTasks filters and sorts on, indexed for
-// each filter, and the task itself as protobuf binary. A counts table, kept
-// by triggers, answers totalSize without counting rows.
+// each filter, and the task itself as protobuf binary (task-codec.ts). A
+// counts table, kept by triggers, answers totalSize without counting rows.
+import { fromBinary } from "@bufbuild/protobuf";
 import type { Database } from "better-sqlite3";
+import { pb } from "../../contract/index.js";
+import { encodeTask } from "./task-codec.js";
 
-export const SCHEMA_VERSION = 1;
+/** 1: a task body is a bare lf.a2a.v1.Task; 2: an iac_code.a2a.state.v1.StoredTask. */
+export const SCHEMA_VERSION = 2;
+const MIGRATION_BATCH = 1000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS tasks (
@@ -135,5 +140,28 @@ export function applySchema(db: Database, file: string): void {
     );
   }
   db.exec(SCHEMA);
+  if (version === 1) storedTaskBodies(db);
   if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+}
+
+/** Schema 1 -> 2: every task body rewritten as a StoredTask; a body that does not decode is left for the quarantine. */
+function storedTaskBodies(db: Database): void {
+  const batch = db.prepare<[number, number], { rowid: number; body: Buffer }>(
+    "SELECT rowid, body FROM tasks WHERE rowid > ? ORDER BY rowid LIMIT ?",
+  );
+  const update = db.prepare("UPDATE tasks SET body = ? WHERE rowid = ?");
+  for (let after = 0; ;) {
+    const rows = batch.all(after, MIGRATION_BATCH);
+    if (rows.length === 0) return;
+    for (const { rowid, body } of rows) {
+      let task: pb.Task | undefined;
+      try {
+        task = fromBinary(pb.TaskSchema, body);
+      } catch {
+        // Unreadable already: the first read quarantines it.
+      }
+      if (task) update.run(encodeTask(task), rowid);
+    }
+    after = rows[rows.length - 1].rowid;
+  }
 }

@@ -1,11 +1,13 @@
 // How tasks and artifacts are written to the store (protobuf binary: compact,
-// and encoded by the generated schema) and read back. What is read back is
+// and encoded by the generated schema; a task as iac_code.a2a.state.v1.StoredTask,
+// its metadata as JSON text) and read back. What is read back is
 // checked before anyone sees it: a record that does not decode, names
 // another task or holds a number ProtoJSON cannot write is refused
 // (the store quarantines it).
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { pb } from "../../contract/index.js";
+import { StoredTaskSchema } from "../../../generated/proto/iac_code/a2a/state/v1/stored_task_pb.js";
 import { nonFinitePath } from "../core/finite.js";
 
 /** Sort key of a task without a status timestamp: after every task that has one. */
@@ -21,7 +23,12 @@ export function statusMs(task: pb.Task): number {
 
 /** The task without its artifacts (they live in the artifact index). */
 export function encodeTask(task: pb.Task): Uint8Array {
-  return toBinary(pb.TaskSchema, task.artifacts.length > 0 ? { ...task, artifacts: [] } : task);
+  // Non-finite numbers never reach a task (refused at the request, finite.ts), so JSON text holds the metadata exactly.
+  const stored = create(StoredTaskSchema, {
+    task: { ...task, artifacts: [], metadata: undefined },
+    metadataJson: task.metadata ? JSON.stringify(task.metadata) : "",
+  });
+  return toBinary(StoredTaskSchema, stored);
 }
 
 export function encodeArtifact(artifact: pb.Artifact): Uint8Array {
@@ -41,9 +48,21 @@ function checked<T>(what: string, decode: () => T): T {
 }
 
 export function decodeTask(id: string, body: Uint8Array): pb.Task {
-  const task = checked(`task ${id}`, () => fromBinary(pb.TaskSchema, body));
+  const task = checked(`task ${id}`, () => {
+    const stored = fromBinary(StoredTaskSchema, body);
+    const decoded = stored.task ?? create(pb.TaskSchema);
+    if (stored.metadataJson !== "") decoded.metadata = metadataOf(stored.metadataJson);
+    return decoded;
+  });
   if (task.id !== id) throw new UnreadableRecordError(`task ${id} holds task ${task.id || "(no id)"}`);
   return task;
+}
+
+function metadataOf(json: string): JsonObject {
+  const value: unknown = JSON.parse(json);
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new Error("metadata is not an object");
+  return value as JsonObject;
 }
 
 export function decodeArtifact(taskId: string, body: Uint8Array): pb.Artifact {
