@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["generated/**", "node_modules/**", "dist/**", "**/*.cjs"] },
+  { ignores: ["generated/**", "node_modules/**", "dist/**", ".tmp/**", "**/*.cjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
