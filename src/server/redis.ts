@@ -10,6 +10,16 @@ export interface RedisLogger {
   info?(obj: unknown, msg?: string): void;
 }
 
+/**
+ * The URL without its password, the user kept: an address a client can be
+ * shown (the redis-streams transport's card URL and its connection errors).
+ */
+export function redisUrlForDisplay(redisUrl: string): string {
+  const url = new URL(redisUrl);
+  url.password = "";
+  return url.toString().replace(/\/$/, "");
+}
+
 /** The URL with its password (and user) replaced, for logs and messages. */
 export function redactRedisUrl(url: string): string {
   try {

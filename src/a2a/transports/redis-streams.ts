@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
 import { InFlight, replies, transportCaller } from "./replies.js";
 import type { RunningTransport } from "./transport.js";
+import { redisUrlForDisplay } from "../../server/redis.js";
 
 export interface RedisStreamsOptions {
   core: JsonRpcCore;
@@ -35,13 +36,6 @@ const RETRY_MS = 500;
 
 export class RedisTransportError extends Error {
   override readonly name = "RedisTransportError";
-}
-
-/** The URL without its password: what the agent card and the logs may show. */
-export function redisUrlForDisplay(redisUrl: string): string {
-  const url = new URL(redisUrl);
-  url.password = "";
-  return url.toString().replace(/\/$/, "");
 }
 
 type Entry = [id: string, fields: string[]];
