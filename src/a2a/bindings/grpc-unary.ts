@@ -5,7 +5,9 @@
 // one envelope, decode it, call the same implementation Connect calls, write
 // one envelope and the status trailers (encoded by Connect's setTrailerStatus).
 // Everything else (the streaming methods, grpc+json, compressed requests,
-// unknown paths) is Connect's.
+// unknown paths) is Connect's. The helpers taken from connect/protocol-grpc
+// are marked internal by Connect: the pinned version (2.1.2) is what they are
+// tested against.
 import {
   create,
   fromBinary,
@@ -16,7 +18,12 @@ import {
 } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
-import { parseTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import {
+  contentTypeProto,
+  parseContentType,
+  parseTimeout,
+  setTrailerStatus,
+} from "@connectrpc/connect/protocol-grpc";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
@@ -39,7 +46,6 @@ export interface UnaryFastPathOptions {
   connect: Http2Handler;
 }
 
-const BINARY_CONTENT_TYPES = new Set(["application/grpc", "application/grpc+proto"]);
 const ENVELOPE_PREFIX_BYTES = 5;
 const COMPRESSED_FLAG = 0b1;
 // setTimeout fires at once beyond this; a longer deadline is as good as none.
@@ -77,7 +83,7 @@ export function withUnaryFastPath(options: UnaryFastPathOptions): Http2Handler {
     const encoding = req.headers["grpc-encoding"];
     if (
       method === undefined ||
-      !BINARY_CONTENT_TYPES.has(req.headers["content-type"] ?? "") ||
+      parseContentType(req.headers["content-type"] ?? null)?.binary !== true ||
       (encoding !== undefined && encoding !== "identity")
     ) {
       options.connect(req, res);
@@ -101,7 +107,7 @@ function answerUnary(
     answered = true;
     clearTimeout(timer);
     if (res.stream.destroyed) return;
-    res.writeHead(200, { "content-type": "application/grpc+proto" });
+    res.writeHead(200, { "content-type": contentTypeProto });
     res.addTrailers(
       error ? Object.fromEntries(setTrailerStatus(new Headers(), error)) : { "grpc-status": "0" },
     );
