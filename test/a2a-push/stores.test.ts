@@ -11,11 +11,9 @@ import { Redis } from "ioredis";
 import { pb } from "../../src/contract/index.js";
 import { leaseKey, RedisLeases } from "../../src/a2a/stores/redis-leases.js";
 import { RedisStateStore } from "../../src/a2a/stores/redis-state.js";
-import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
 import type { PushJob, StateStore, StoredPushConfig } from "../../src/a2a/stores/state.js";
 import { createLogger } from "../../src/server/logger.js";
-import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
-import { cleanup, makeTempDir } from "../a2a/helpers.js";
+import { bothStores } from "../fixtures/both-stores.js";
 import { rpc, userMessage } from "../a2a/helpers.js";
 import { startPushReceiver } from "../fixtures/push-receiver.js";
 import { sleep, startPushServer, TOKEN } from "./harness.js";
@@ -49,29 +47,9 @@ async function claimAll(store: StateStore, leaseMs = 60_000): Promise<PushJob[]>
 }
 
 describe("a2a-push: the push stores, SQLite and Redis answer alike", () => {
-  let redis: TestRedis;
-  let client: Redis;
-  let dir: string;
-  before(async () => {
-    redis = await startRedis();
-    client = new Redis(redis.url);
-  });
-  after(async () => {
-    client.disconnect();
-    await redis.close();
-  });
-  beforeEach(async () => {
-    dir = makeTempDir("iac-push-stores-");
-    await client.flushall();
-  });
-  afterEach(() => cleanup(dir));
+  const s = bothStores("iac-push-stores-");
 
-  const stores: Array<[string, () => StateStore]> = [
-    ["sqlite", () => SqliteStateStore.open({ dir, syncEveryCommit: false, logger })],
-    ["redis", () => new RedisStateStore({ redis: client, logger, fenceOf: () => undefined })],
-  ];
-
-  for (const [name, open] of stores) {
+  for (const [name, open] of s.stores) {
     it(`${name}: configs by owner, task and id, sorted by id, paged from an id, replaced, removed; reads see staged writes`, async () => {
       const store = open();
       try {
@@ -179,17 +157,17 @@ describe("a2a-push: the push stores, SQLite and Redis answer alike", () => {
   }
 
   it("redis: the event of a replica that lost its context's lease makes no job; the new holder's does", async () => {
-    const a = new RedisLeases(client, "replica-a", 60_000, logger);
-    const b = new RedisLeases(client, "replica-b", 60_000, logger);
-    const storeA = new RedisStateStore({ redis: client, logger, fenceOf: (id) => a.fenceOf(id) });
-    const storeB = new RedisStateStore({ redis: client, logger, fenceOf: (id) => b.fenceOf(id) });
+    const a = new RedisLeases(s.client, "replica-a", 60_000, logger);
+    const b = new RedisLeases(s.client, "replica-b", 60_000, logger);
+    const storeA = new RedisStateStore({ redis: s.client, logger, fenceOf: (id) => a.fenceOf(id) });
+    const storeB = new RedisStateStore({ redis: s.client, logger, fenceOf: (id) => b.fenceOf(id) });
     try {
       await a.acquire("ctx");
       storeB.pushConfigs.save(config("t1", "hook")); // a client's call on B: not fenced
       await storeB.commit();
       storeA.pushJobs.enqueue("t1", statusEvent("t1", "ctx", pb.TaskState.WORKING));
       await storeA.commit();
-      await client.del(leaseKey("ctx"));
+      await s.client.del(leaseKey("ctx"));
       await b.acquire("ctx");
       storeA.pushJobs.enqueue("t1", statusEvent("t1", "ctx", pb.TaskState.COMPLETED));
       storeA.pushJobs.enqueue("t9", statusEvent("t9", "ctx-free", pb.TaskState.COMPLETED));
@@ -212,7 +190,7 @@ describe("a2a-push: the push stores, SQLite and Redis answer alike", () => {
   });
 
   it("redis: replicas claiming at once get each job once", async () => {
-    const clients = [0, 1, 2].map(() => new Redis(redis.url));
+    const clients = [0, 1, 2].map(() => new Redis(s.redis.url));
     const replicas = clients.map((c) => new RedisStateStore({ redis: c, logger, fenceOf: () => undefined }));
     const [writer] = replicas;
     try {
@@ -239,9 +217,9 @@ describe("a2a-push: the push stores, SQLite and Redis answer alike", () => {
     const server = await startPushServer({
       file: {
         store: "redis",
-        "redis-url": redis.url,
+        "redis-url": s.redis.url,
         "push-queue": "redis-streams",
-        "push-redis-url": redis.url,
+        "push-redis-url": s.redis.url,
       },
       env: { IAC_CODE_A2A_PUSH_KEYRING: keyring },
     });
@@ -259,8 +237,8 @@ describe("a2a-push: the push stores, SQLite and Redis answer alike", () => {
       ]);
       expect(received.every((r) => r.headers["x-a2a-notification-token"] === TOKEN)).to.equal(true);
       // Handed on: nothing left in the outbox, the stream entries acked and deleted.
-      expect(await client.zcard("iac-code:a2a:outbox:due")).to.equal(0);
-      expect(await client.xlen("iac-code:a2a:push")).to.equal(0);
+      expect(await s.client.zcard("iac-code:a2a:outbox:due")).to.equal(0);
+      expect(await s.client.xlen("iac-code:a2a:push")).to.equal(0);
     } finally {
       await server.close();
       await receiver.close();

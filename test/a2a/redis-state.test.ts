@@ -6,19 +6,16 @@
 import { expect } from "chai";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { Redis } from "ioredis";
 import { pb } from "../../src/contract/index.js";
 import { leaseKey, RedisLeases } from "../../src/a2a/stores/redis-leases.js";
 import { A2A_PREFIX, RedisStateStore } from "../../src/a2a/stores/redis-state.js";
-import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
-import type { AuditEntry, StateStore, StoredTask } from "../../src/a2a/stores/state.js";
+import type { AuditEntry, StoredTask } from "../../src/a2a/stores/state.js";
 import { redisSessions } from "../../src/runtime/session/redis-session-data.js";
 import { ConfigError, resolveSettings } from "../../src/server/config.js";
 import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { redactRedisUrl } from "../../src/server/redis.js";
-import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
-import { cleanup, makeTempDir } from "./helpers.js";
+import { bothStores } from "../fixtures/both-stores.js";
 
 const logger = createLogger({ silent: true });
 
@@ -49,29 +46,9 @@ const artifact = (id: string, text: string) =>
 const ids = (tasks: StoredTask[]) => tasks.map((t) => t.task.id);
 
 describe("A2A state store: Redis and SQLite answer alike", () => {
-  let redis: TestRedis;
-  let client: Redis;
-  let dir: string;
-  before(async () => {
-    redis = await startRedis();
-    client = new Redis(redis.url);
-  });
-  after(async () => {
-    client.disconnect();
-    await redis.close();
-  });
-  beforeEach(async () => {
-    dir = makeTempDir("iac-state-");
-    await client.flushall();
-  });
-  afterEach(() => cleanup(dir));
+  const s = bothStores("iac-state-");
 
-  const stores: Array<[string, () => StateStore]> = [
-    ["sqlite", () => SqliteStateStore.open({ dir, syncEveryCommit: false, logger })],
-    ["redis", () => new RedisStateStore({ redis: client, logger, fenceOf: () => undefined })],
-  ];
-
-  for (const [name, open] of stores) {
+  for (const [name, open] of s.stores) {
     it(`${name}: filters, totals, keyset pages in (status time desc, id desc) order, artifacts and read-your-writes`, async () => {
       const store = open();
       try {
@@ -204,10 +181,10 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
   }
 
   it("redis: a replica that lost its context's lease cannot write for it; the new holder can", async () => {
-    const a = new RedisLeases(client, "replica-a", 60_000, logger);
-    const b = new RedisLeases(client, "replica-b", 60_000, logger);
-    const storeA = new RedisStateStore({ redis: client, logger, fenceOf: (id) => a.fenceOf(id) });
-    const storeB = new RedisStateStore({ redis: client, logger, fenceOf: (id) => b.fenceOf(id) });
+    const a = new RedisLeases(s.client, "replica-a", 60_000, logger);
+    const b = new RedisLeases(s.client, "replica-b", 60_000, logger);
+    const storeA = new RedisStateStore({ redis: s.client, logger, fenceOf: (id) => a.fenceOf(id) });
+    const storeB = new RedisStateStore({ redis: s.client, logger, fenceOf: (id) => b.fenceOf(id) });
     try {
       expect(await a.acquire("ctx")).to.equal("acquired");
       expect(await a.acquire("ctx")).to.equal("held");
@@ -218,7 +195,7 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
       const tokenA = a.fenceOf("ctx")!;
 
       // A's lease runs out (it stopped renewing); B takes the context with a higher token.
-      await client.del(leaseKey("ctx"));
+      await s.client.del(leaseKey("ctx"));
       expect(await b.acquire("ctx")).to.equal("acquired");
       expect(Number(b.fenceOf("ctx")!.split("|")[1])).to.be.above(Number(tokenA.split("|")[1]));
       storeA.tasks.save(storedTask("t", "ctx", pb.TaskState.COMPLETED, 2000));
@@ -236,10 +213,10 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
       expect((await storeA.tasks.get("t"))?.task.status?.state).to.equal(pb.TaskState.FAILED);
 
       // The runtime session of the context is fenced the same way.
-      const sessionsA = redisSessions({ redis: client, leaseKey, fenceOf: (id) => a.fenceOf(id) });
-      const sessionsB = redisSessions({ redis: client, leaseKey, fenceOf: (id) => b.fenceOf(id) });
-      const onA = sessionsA.open({ sessionId: "s", contextId: "ctx", dir: `${dir}/a`, logger });
-      const onB = sessionsB.open({ sessionId: "s", contextId: "ctx", dir: `${dir}/b`, logger });
+      const sessionsA = redisSessions({ redis: s.client, leaseKey, fenceOf: (id) => a.fenceOf(id) });
+      const sessionsB = redisSessions({ redis: s.client, leaseKey, fenceOf: (id) => b.fenceOf(id) });
+      const onA = sessionsA.open({ sessionId: "s", contextId: "ctx", dir: `${s.dir}/a`, logger });
+      const onB = sessionsB.open({ sessionId: "s", contextId: "ctx", dir: `${s.dir}/b`, logger });
       const message = (id: string) => ({
         id,
         role: "user" as const,
@@ -254,7 +231,7 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
       await onB.saveSessionRules([{ raw: "write_file(out.txt)" } as never]);
       expect(await onA.loadSessionRules()).to.deep.equal([{ raw: "write_file(out.txt)" }]);
       await b.release("ctx");
-      expect(await client.exists(leaseKey("ctx"))).to.equal(0);
+      expect(await s.client.exists(leaseKey("ctx"))).to.equal(0);
     } finally {
       await a.close();
       await b.close();
@@ -264,14 +241,14 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
   });
 
   it("redis: a lease is renewed while held, and a replica that finds it lost is told", async () => {
-    const a = new RedisLeases(client, "replica-a", 1000, logger);
+    const a = new RedisLeases(s.client, "replica-a", 1000, logger);
     try {
       const lost: string[] = [];
       a.onLost((id) => lost.push(id));
       await a.acquire("ctx");
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      expect(await client.pttl(leaseKey("ctx"))).to.be.above(0);
-      await client.set(leaseKey("ctx"), "replica-b|999");
+      expect(await s.client.pttl(leaseKey("ctx"))).to.be.above(0);
+      await s.client.set(leaseKey("ctx"), "replica-b|999");
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect(lost).to.deep.equal(["ctx"]);
       expect(await a.acquire("ctx")).to.equal("busy");
@@ -281,20 +258,20 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
   });
 
   it("redis: an unreadable task or artifact is quarantined, the others still answer", async () => {
-    const store = new RedisStateStore({ redis: client, logger, fenceOf: () => undefined });
+    const store = new RedisStateStore({ redis: s.client, logger, fenceOf: () => undefined });
     try {
       for (const id of ["t1", "t2", "t3"]) store.tasks.save(storedTask(id, "ctx", pb.TaskState.FAILED, 1000));
       store.artifacts.save("t3", artifact("ok", "fine"));
       store.artifacts.save("t3", artifact("bad", "broken"));
       await store.commit();
-      await client.hset(`${A2A_PREFIX}t:t2`, "b", Buffer.from([0xff, 0xff, 0xff]));
-      await client.hset(`${A2A_PREFIX}a:t3`, "bad", Buffer.from([0xff, 0xff]));
+      await s.client.hset(`${A2A_PREFIX}t:t2`, "b", Buffer.from([0xff, 0xff, 0xff]));
+      await s.client.hset(`${A2A_PREFIX}a:t3`, "bad", Buffer.from([0xff, 0xff]));
       const page = await store.tasks.list({ owner: "", pageSize: 10, includeArtifacts: true });
       expect(ids(page!.tasks)).to.deep.equal(["t3", "t1"]);
       expect(page!.totalSize).to.equal(2);
       expect(page!.tasks[0].task.artifacts.map((a) => a.artifactId)).to.deep.equal(["ok"]);
       expect(await store.tasks.get("t2")).to.equal(undefined);
-      expect(await client.lrange(`${A2A_PREFIX}quarantine`, 0, -1)).to.deep.equal([
+      expect(await s.client.lrange(`${A2A_PREFIX}quarantine`, 0, -1)).to.deep.equal([
         "artifact t3 bad",
         "task t2",
       ]);
