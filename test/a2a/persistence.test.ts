@@ -22,6 +22,19 @@ import {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests peek into free-form JSON
 type Json = Record<string, any>;
 
+/** Three SendMessage calls ("one", "two", "three") with the same extra message fields; their task ids. */
+async function sendThree(
+  server: { rpc: (method: string, params: Json) => Promise<{ body: Json }> },
+  extra: Json,
+) {
+  const ids: string[] = [];
+  for (const text of ["one", "two", "three"]) {
+    const r = await server.rpc("SendMessage", { message: userMessage(text, extra) });
+    ids.push(((r.body.result as Json).task as Json).id as string);
+  }
+  return ids;
+}
+
 describe("A2A persistence and restart recovery", () => {
   it("a restarted server answers GetTask/ListTasks for old tasks and continues an old context with the same session", async () => {
     const dir = makeTempDir();
@@ -105,13 +118,7 @@ describe("A2A persistence and restart recovery", () => {
     const dir = makeTempDir();
     try {
       const a = await startTestServer({ dir });
-      const ids: string[] = [];
-      for (const text of ["one", "two", "three"]) {
-        const r = await a.rpc("SendMessage", {
-          message: userMessage(text, { metadata: { note: { n: 1 } } }),
-        });
-        ids.push(((r.body.result as Json).task as Json).id as string);
-      }
+      const ids = await sendThree(a, { metadata: { note: { n: 1 } } });
       const before = await Promise.all(
         ids.map(async (id) => (await a.rpc("GetTask", { id })).body.result as Json),
       );
@@ -152,13 +159,7 @@ describe("A2A persistence and restart recovery", () => {
     const dir = makeTempDir();
     try {
       const a = await startTestServer({ dir });
-      const ids: string[] = [];
-      for (const text of ["one", "two", "three"]) {
-        const r = await a.rpc("SendMessage", {
-          message: userMessage(text, { contextId: "ctx:with:colons" }),
-        });
-        ids.push(((r.body.result as Json).task as Json).id as string);
-      }
+      const ids = await sendThree(a, { contextId: "ctx:with:colons" });
       await a.close();
       const persist = path.join(dir, "persist");
       expect(readdirSync(persist).filter((f) => !f.startsWith("state.db"))).to.deep.equal([]);
