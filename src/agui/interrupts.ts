@@ -146,8 +146,21 @@ export function toInterrupt(pending: PendingInterrupt): InterruptObject {
     expiresAt: pending.expiresAt,
     metadata,
   };
-  if (typeof value.toolUseId === "string" && value.toolUseId) out.toolCallId = value.toolUseId;
+  const toolCallId = shownToolCallId(value);
+  if (toolCallId) out.toolCallId = toolCallId;
   return out;
+}
+
+/**
+ * Kinds of input the pipeline engine asks itself: their toolUseId names no tool
+ * call of the model, so the client never saw a TOOL_CALL_START for it.
+ */
+const ENGINE_INPUT_KINDS = new Set(["candidate_selection", "pipeline_pause_confirmation"]);
+
+/** The tool call an input belongs to, if the client was shown that call (else undefined). */
+export function shownToolCallId(value: JsonObject): string | undefined {
+  if (ENGINE_INPUT_KINDS.has(kindOf(value))) return undefined;
+  return typeof value.toolUseId === "string" && value.toolUseId ? value.toolUseId : undefined;
 }
 
 const ajv = new Ajv({ strict: false, allErrors: false });

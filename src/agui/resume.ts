@@ -2,8 +2,10 @@
 // still be resumed (bound task, not expired, the same task, context and session
 // on the A2A side), checking the answers against the pending interrupts and
 // their response schemas before anything is sent, then sending each answer on
-// its own A2A stream, recording it durably once A2A accepts it, and following
-// the last stream as the continuation of the run.
+// its own A2A stream, recording it durably once A2A accepts it, catching up
+// with the pipeline journal once the last stream is open (subscribe first, then
+// read: the reference's read-then-send lost what was published in between),
+// and following the last stream as the continuation of the run.
 import { readItem, sessionIdOf, TERMINAL_STATES, type A2aItem } from "./a2a-items.js";
 import { A2aRpcError } from "./a2a-client.js";
 import { MSG } from "./errors.js";
@@ -15,6 +17,7 @@ import {
   isPermission,
   payloadMatches,
   responseSchemaFor,
+  shownToolCallId,
   type ResumeAnswer,
 } from "./interrupts.js";
 import { RunFailure, type RunContext } from "./run-context.js";
@@ -28,7 +31,6 @@ export async function resume(ctx: RunContext): Promise<void> {
   await checkResumable(ctx, entries);
   ctx.run.accepting = true;
   const snapshot = await taskSnapshot(ctx);
-  await pipelineCatchUp(ctx);
   const knownBefore = new Set(Object.keys(ex.pending));
   const discovered = newInputs(ctx, snapshot);
 
@@ -52,6 +54,7 @@ export async function resume(ctx: RunContext): Promise<void> {
       throw new RunFailure("INCOMPLETE_RESUME", MSG.incompleteResume);
     // Only interrupts the snapshot just revealed are unanswered: show them all, apply nothing.
     if (discovered) {
+      await pipelineCatchUp(ctx);
       await commitInterrupt(ctx);
       return;
     }
@@ -119,8 +122,11 @@ async function taskSnapshot(ctx: RunContext): Promise<A2aItem> {
 }
 
 /**
- * Preflight, after GetTask: the pipeline events this thread has not seen
- * (after its persisted cursor), with one ACTIVITY_SNAPSHOT of the run's state.
+ * The pipeline events this thread has not seen (after its persisted cursor),
+ * with one ACTIVITY_SNAPSHOT of the run's state. Read once the answer's stream
+ * is open: every event is then in the journal read or on that stream (the
+ * journal is written before an event is published), and the translator drops
+ * what both carry by eventId and sequence.
  */
 async function pipelineCatchUp(ctx: RunContext): Promise<void> {
   const { doc } = ctx.admission;
@@ -189,8 +195,9 @@ async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<v
       markTerminal(doc);
       throw new RunFailure("STATE_PERSISTENCE_FAILED", MSG.responseNotCommitted);
     }
-    if (!isPermission(value) && entry.status === "resolved" && typeof value.toolUseId === "string") {
-      toolResults.push({ toolCallId: value.toolUseId, text: answerText(value, entry.payload) });
+    const toolCallId = shownToolCallId(value);
+    if (!isPermission(value) && entry.status === "resolved" && toolCallId) {
+      toolResults.push({ toolCallId, text: answerText(value, entry.payload) });
     }
     if (!last) {
       upstream.abort();
@@ -198,6 +205,7 @@ async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<v
     }
     ctx.run.accepting = false;
     announceSession(ctx, true);
+    await pipelineCatchUp(ctx);
     for (const r of toolResults)
       for (const ev of ctx.tr.answeredToolResult(r.toolCallId, r.text)) ctx.sink.send(ev);
     const rest: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => stream };

@@ -95,11 +95,17 @@ export class RunTranslator {
   private readonly newId: () => string;
   private pipelineRunId: string;
 
-  private readonly openTexts = new Set<string>();
+  /** Open text messages: the key a source names them by -> the messageId on the wire. */
+  private readonly openTexts = new Map<string, string>();
+  /** The latest wire messageId of each text key (a tool call's parent). */
+  private readonly lastWireId = new Map<string, string>();
   private currentText: string | undefined;
   private readonly textSoFar = new Map<string, string>();
   private readonly replayChecked = new Set<string>();
-  private readonly openReasoning = new Set<string>();
+  /** Open reasoning messages: key -> wire messageId. */
+  private readonly openReasoning = new Map<string, string>();
+  /** Every messageId this run put on the wire: a message reopened later gets a new one. */
+  private readonly wireIds = new Set<string>();
   private readonly openTools = new Set<string>();
   private readonly toolResults = new Set<string>();
   private readonly runSteps = new Set<string>();
@@ -189,24 +195,40 @@ export class RunTranslator {
     this.text(open ?? messageId ?? `assistant-${this.newId()}`, text, false, out);
   }
 
-  private text(messageId: string, delta: string, parallel: boolean, out: AguiEvent[]): void {
+  /** `base`, or base.2, base.3, … when this run already used it: a messageId names one message. */
+  private wireId(base: string): string {
+    let id = base;
+    for (let n = 2; this.wireIds.has(id); n++) id = `${base}.${n}`;
+    this.wireIds.add(id);
+    return id;
+  }
+
+  /**
+   * A text delta of the message `key`. Pipeline texts (`parallel`) come from a
+   * journal de-duplicated by event, so they are never replays; their wire ids
+   * (`wireBase`) carry the AG-UI run, unique across the thread's runs.
+   */
+  private text(key: string, delta: string, parallel: boolean, out: AguiEvent[], wireBase = key): void {
     let emit = delta;
-    if (!this.replayChecked.has(messageId)) {
+    if (!parallel && !this.replayChecked.has(key)) {
       // The first text of a message in this run may replay what a previous run showed.
-      this.replayChecked.add(messageId);
+      this.replayChecked.add(key);
       emit = this.stripReplayedPrefix(delta);
     }
-    this.textSoFar.set(messageId, (this.textSoFar.get(messageId) ?? "") + delta);
+    this.textSoFar.set(key, (this.textSoFar.get(key) ?? "") + delta);
     if (!emit) return;
     this.closeReasoning(out);
-    if (!this.openTexts.has(messageId)) {
+    let messageId = this.openTexts.get(key);
+    if (!messageId) {
       if (!parallel && this.currentText && this.openTexts.has(this.currentText)) {
         this.endText(this.currentText, out);
       }
-      this.openTexts.add(messageId);
+      messageId = this.wireId(wireBase);
+      this.openTexts.set(key, messageId);
+      this.lastWireId.set(key, messageId);
       out.push(this.ev("TEXT_MESSAGE_START", { messageId, role: "assistant" }));
     }
-    this.currentText = messageId;
+    this.currentText = key;
     this.emittedText = true;
     out.push(this.ev("TEXT_MESSAGE_CONTENT", { messageId, delta: emit }));
   }
@@ -220,9 +242,11 @@ export class RunTranslator {
     return text;
   }
 
-  private endText(messageId: string, out: AguiEvent[]): void {
-    this.openTexts.delete(messageId);
-    this.finalizeSnapshot(messageId);
+  private endText(key: string, out: AguiEvent[]): void {
+    const messageId = this.openTexts.get(key);
+    if (!messageId) return;
+    this.openTexts.delete(key);
+    this.finalizeSnapshot(key);
     out.push(this.ev("TEXT_MESSAGE_END", { messageId }));
   }
 
@@ -239,21 +263,29 @@ export class RunTranslator {
 
   // --- reasoning ------------------------------------------------------------
 
-  private thinking(thinking: JsonObject, explicitId: string | undefined, out: AguiEvent[]): void {
+  /** Reasoning of a pipeline step (`pipeline`: its message key and wire base) or of the current text. */
+  private thinking(
+    thinking: JsonObject,
+    pipeline: { key: string; wireBase: string } | undefined,
+    out: AguiEvent[],
+  ): void {
     if (thinking.type !== undefined && thinking.type !== "raw_thinking") return;
     const text = str(thinking.text);
     if (!text) return;
-    const id = `reasoning-${explicitId ?? this.currentText ?? this.runId}`;
-    if (!this.openReasoning.has(id)) {
-      this.openReasoning.add(id);
-      out.push(this.ev("REASONING_START", { messageId: id }));
-      out.push(this.ev("REASONING_MESSAGE_START", { messageId: id, role: "reasoning" }));
+    const key = pipeline?.key ?? this.currentText ?? this.runId;
+    let messageId = this.openReasoning.get(key);
+    if (!messageId) {
+      const base = pipeline?.wireBase ?? (this.currentText && this.lastWireId.get(this.currentText));
+      messageId = this.wireId(`reasoning-${base ?? this.runId}`);
+      this.openReasoning.set(key, messageId);
+      out.push(this.ev("REASONING_START", { messageId }));
+      out.push(this.ev("REASONING_MESSAGE_START", { messageId, role: "reasoning" }));
     }
-    out.push(this.ev("REASONING_MESSAGE_CONTENT", { messageId: id, delta: text }));
+    out.push(this.ev("REASONING_MESSAGE_CONTENT", { messageId, delta: text }));
   }
 
   private closeReasoning(out: AguiEvent[]): void {
-    for (const id of [...this.openReasoning].sort()) {
+    for (const id of [...this.openReasoning.values()].sort()) {
       out.push(this.ev("REASONING_MESSAGE_END", { messageId: id }));
       out.push(this.ev("REASONING_END", { messageId: id }));
     }
@@ -262,18 +294,18 @@ export class RunTranslator {
 
   // --- tools ----------------------------------------------------------------
 
-  private tool(tool: JsonObject, out: AguiEvent[]): void {
+  /** A tool call's status; `textKey` names the text it follows (a pipeline step's), else the current one. */
+  private tool(tool: JsonObject, out: AguiEvent[], textKey = this.currentText): void {
     const status = str(tool.status);
     const toolCallId = str(tool.toolUseId) ?? `tool-${this.newId()}`;
     const name = str(tool.name) ?? "tool";
     if (status === "started" || status === "input_complete") {
       // A tool call ends the text before it; later text is a new message.
-      if (this.currentText && this.openTexts.has(this.currentText)) this.endText(this.currentText, out);
+      if (textKey) this.endText(textKey, out);
       if (!this.openTools.has(toolCallId) && !this.toolResults.has(toolCallId)) {
         this.openTools.add(toolCallId);
-        out.push(
-          this.ev("TOOL_CALL_START", { toolCallId, toolCallName: name, parentMessageId: this.currentText }),
-        );
+        const parentMessageId = textKey ? this.lastWireId.get(textKey) : undefined;
+        out.push(this.ev("TOOL_CALL_START", { toolCallId, toolCallName: name, parentMessageId }));
       }
       if (status === "input_complete" && this.openTools.has(toolCallId)) {
         const args = tool.toolInput ?? tool.input ?? { summary: tool.inputSummary ?? null };
@@ -383,13 +415,15 @@ export class RunTranslator {
     const eventType = str(env.eventType) ?? "";
     const data = isObject(env.data) ? env.data : undefined;
     if (data) {
-      if (eventType === "text_delta" && str(data.text)) this.text(this.pipelineMessageId(env), data.text as string, true, out);
+      const key = this.pipelineMessageId(env);
+      const wireBase = `${key}@${this.runId}`;
+      if (eventType === "text_delta" && str(data.text)) this.text(key, data.text as string, true, out, wireBase);
       else if (eventType === "thinking_delta" && str(data.text))
-        this.thinking({ type: "raw_thinking", text: data.text }, this.pipelineMessageId(env), out);
+        this.thinking({ type: "raw_thinking", text: data.text }, { key, wireBase }, out);
       else if (eventType === "tool_started")
-        this.tool({ status: "input_complete", toolUseId: data.toolUseId, name: data.toolName, toolInput: data.input ?? {} }, out);
+        this.tool({ status: "input_complete", toolUseId: data.toolUseId, name: data.toolName, toolInput: data.input ?? {} }, out, key);
       else if (eventType === "tool_result")
-        this.tool({ status: data.isError === true ? "failed" : "completed", toolUseId: data.toolUseId, name: data.toolName, result: data.result ?? data.content }, out);
+        this.tool({ status: data.isError === true ? "failed" : "completed", toolUseId: data.toolUseId, name: data.toolName, result: data.result ?? data.content }, out, key);
       else if (eventType === "usage") this.recordUsage(data);
     } // prettier-ignore
     this.stepLifecycle(env, eventType, out);
@@ -405,7 +439,8 @@ export class RunTranslator {
       const c = str(o.runId) ?? str(o.id);
       if (c && !coords.includes(c)) coords.push(c);
     }
-    return ["pipeline-message", this.pipelineRunId, str(env.scope) ?? "pipeline", ...coords].join(":");
+    const runId = str(env.pipelineRunId) ?? this.pipelineRunId;
+    return ["pipeline-message", runId, str(env.scope) ?? "pipeline", ...coords].join(":");
   }
 
   private stepLifecycle(env: JsonObject, eventType: string, out: AguiEvent[]): void {
@@ -465,7 +500,7 @@ export class RunTranslator {
     this.closeReasoning(out);
     for (const id of [...this.openTools].sort()) out.push(this.ev("TOOL_CALL_END", { toolCallId: id }));
     this.openTools.clear();
-    for (const id of [...this.openTexts].sort()) this.endText(id, out);
+    for (const [key] of [...this.openTexts].sort((a, b) => (a[1] < b[1] ? -1 : 1))) this.endText(key, out);
     for (const key of [...this.runSteps].sort())
       out.push(this.ev("STEP_FINISHED", { stepName: stepName(key) }));
     this.runSteps.clear();

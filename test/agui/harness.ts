@@ -14,7 +14,12 @@ import type { AdapterLogger } from "../../src/agui/adapter-core.js";
 import type { WireEvent as AguiEvent } from "./helpers.js";
 import { ThreadStore } from "../../src/agui/thread-store.js";
 import { ScriptRuntime } from "./fixtures/runtime.js";
-import { captureWarnings, expectValidStream } from "./helpers.js";
+import {
+  captureWarnings,
+  carryThreadVerifiers,
+  expectStrictThreadRun,
+  expectValidStream,
+} from "./helpers.js";
 
 export interface Harness {
   dir: string;
@@ -92,6 +97,7 @@ export async function startHarness(
         { ...base(), ...overrides },
         { store: h.store, heartbeatMs: options.heartbeatMs, logger: options.logger },
       );
+      if (h.url) carryThreadVerifiers(h.url, h.agui.url);
       h.url = h.agui.url;
     },
     async close() {
@@ -157,6 +163,8 @@ export async function post(
     )
     .filter(Boolean)
     .map((d) => JSON.parse(d) as AguiEvent);
+  const threadId = typeof body === "object" && body ? (body as { threadId?: unknown }).threadId : undefined;
+  if (typeof threadId === "string" && events.length) expectStrictThreadRun(url, threadId, events);
   return { status: res.status, headers: res.headers, events, raw };
 }
 
@@ -174,6 +182,7 @@ export async function agentRun(
     }),
   );
   await expectValidStream(events);
+  expectStrictThreadRun(agent.url, agent.threadId, events);
   return { events, warnings };
 }
 

@@ -1,10 +1,13 @@
 // Shared checks for AG-UI streams: every event validates against our contract
-// (schemaIndex["agui/event"]) and the whole stream passes the official client's
-// enforcement and verifier (@ag-ui/client 1.0) without a single warning.
+// (schemaIndex["agui/event"]), the whole stream passes the official client's
+// enforcement and verifier (@ag-ui/client 1.0) without a single warning, and our
+// own stricter verifier (src/agui/stream-verifier.ts), run by run across the runs
+// of a thread for every stream the harness reads (post, agentRun).
 import { expect } from "chai";
 import { from, lastValueFrom, toArray } from "rxjs";
 import { enforceEvents, transformChunks, verifyEvents, type BaseEvent } from "@ag-ui/client";
 import { schemaIndex, violations } from "../../src/contract/index.js";
+import { ThreadStreamVerifier, type StreamEvent } from "../../src/agui/stream-verifier.js";
 
 /** An event as read off the wire, before any narrowing (tests read its fields freely). */
 export interface WireEvent {
@@ -56,6 +59,38 @@ export async function expectClientAccepts(events: readonly AnyEvent[]): Promise<
 export async function expectValidStream(events: readonly AnyEvent[]): Promise<void> {
   expectContractValid(events);
   await expectClientAccepts(events);
+  expectStrict(new ThreadStreamVerifier(undefined, { unseenEarlierRuns: true }), events);
+}
+
+function expectStrict(verifier: ThreadStreamVerifier, events: readonly AnyEvent[], complete = true): void {
+  const problems = verifier.run(events, { complete });
+  expect(
+    problems,
+    `${JSON.stringify(problems)}\n${events.map((e) => JSON.stringify(e)).join("\n")}`,
+  ).to.deep.equal([]);
+}
+
+/** One verifier per thread of an adapter (its URL): message and tool ids stay unique across runs. */
+const threads = new Map<string, ThreadStreamVerifier>();
+
+/** A restarted adapter (new URL) continues the threads of the one it replaces. */
+export function carryThreadVerifiers(fromUrl: string, toUrl: string): void {
+  for (const [key, verifier] of [...threads]) {
+    if (key.startsWith(`${fromUrl} `)) threads.set(`${toUrl} ${key.slice(fromUrl.length + 1)}`, verifier);
+  }
+}
+
+/** The strict verifier over one run of `threadId` on the adapter at `url`, after its earlier runs. */
+export function expectStrictThreadRun(
+  url: string,
+  threadId: string,
+  events: readonly AnyEvent[],
+  complete = true,
+): void {
+  const key = `${url} ${threadId}`;
+  let verifier = threads.get(key);
+  if (!verifier) threads.set(key, (verifier = new ThreadStreamVerifier(threadId)));
+  expectStrict(verifier, events, complete);
 }
 
 export const types = (events: readonly AnyEvent[]): string[] => events.map((e) => e.type);

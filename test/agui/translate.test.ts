@@ -278,17 +278,17 @@ describe("agui translate: pipeline events", () => {
       { type: "STEP_STARTED", stepName: "plan" },
       {
         type: "TEXT_MESSAGE_START",
-        messageId: "pipeline-message:pipeline-thread-1:pipeline:plan",
+        messageId: "pipeline-message:pipeline-thread-1:pipeline:plan@run-1",
         role: "assistant",
       },
       {
         type: "TEXT_MESSAGE_CONTENT",
-        messageId: "pipeline-message:pipeline-thread-1:pipeline:plan",
+        messageId: "pipeline-message:pipeline-thread-1:pipeline:plan@run-1",
         delta: "Planning",
       },
       { type: "STEP_STARTED", stepName: "candidate:c0:gen" },
       { type: "STEP_FINISHED", stepName: "plan" },
-      { type: "TEXT_MESSAGE_END", messageId: "pipeline-message:pipeline-thread-1:pipeline:plan" },
+      { type: "TEXT_MESSAGE_END", messageId: "pipeline-message:pipeline-thread-1:pipeline:plan@run-1" },
       { type: "STEP_FINISHED", stepName: "candidate:c0:gen" },
       {
         type: "RUN_FINISHED",
