@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { from, lastValueFrom, toArray } from "rxjs";
 import { enforceEvents, transformChunks, verifyEvents, type BaseEvent } from "@ag-ui/client";
 import { schemaIndex, violations } from "../../src/contract/index.js";
-import { ThreadStreamVerifier, type StreamEvent } from "../../src/agui/stream-verifier.js";
+import { ThreadStreamVerifier } from "../../src/agui/stream-verifier.js";
 
 /** An event as read off the wire, before any narrowing (tests read its fields freely). */
 export interface WireEvent {
