@@ -4,7 +4,9 @@
 // (demo mode: the bundled script and the simulated ROS endpoint), several at a
 // time, each answered run after run until pipeline_completed; then the journal
 // (GET /iac-code/pipeline/state?afterSequence=0) against every SSE event
-// received. Every stream also passes the strict thread verifier (post()).
+// received. Every fifth thread runs a second pipeline after its first. Every
+// stream also passes the strict thread verifier (post()): no message id twice
+// on a thread, no tool result without its call.
 import { expect } from "chai";
 import path from "node:path";
 import { mkdir } from "node:fs/promises";
@@ -33,6 +35,8 @@ interface ThreadLog {
   threadId: string;
   runs: Array<{ runId: string; events: WireEvent[] }>;
   contextId?: string;
+  /** The journal of each pipeline, read when it has completed (the state endpoint shows the latest run). */
+  journal: PipelineEnvelope[];
 }
 
 describe("pipeline over AG-UI: every journal event reaches the client exactly once", function () {
@@ -86,22 +90,37 @@ describe("pipeline over AG-UI: every journal event reaches the client exactly on
     await removeTempDirs();
   });
 
-  /** Runs one pipeline thread to its end, answering every interrupt with a new run. */
-  async function pipelineThread(n: number): Promise<ThreadLog> {
+  /** Runs `pipelines` pipelines on one thread, one after the other, answering every interrupt with a new run. */
+  async function pipelineThread(n: number, pipelines: number): Promise<ThreadLog> {
     const threadId = `thread-${n}`;
     const cwd = path.join(dir, `ws-${n}`);
     await mkdir(cwd, { recursive: true });
-    const log: ThreadLog = { threadId, runs: [] };
+    const log: ThreadLog = { threadId, runs: [], journal: [] };
+    for (let p = 1; p <= pipelines; p++) {
+      await pipelineToEnd(n, p, cwd, log);
+      expect(log.contextId, threadId).to.be.a("string");
+      const journal = await journalOf(log.contextId!);
+      expect(
+        journal.filter((e) => e.eventType === "pipeline_completed"),
+        threadId,
+      ).to.have.length(1);
+      log.journal.push(...journal);
+    }
+    return log;
+  }
+
+  async function pipelineToEnd(n: number, p: number, cwd: string, log: ThreadLog): Promise<void> {
+    const threadId = log.threadId;
     let resume: unknown[] | undefined;
     for (let i = 1; i <= 12; i++) {
-      const runId = `run-${n}-${i}`;
+      const runId = `run-${n}-${p}-${i}`;
       const res = await post(agui.url, {
         threadId,
         runId,
         state: {},
         tools: [],
         context: [],
-        messages: i === 1 ? [{ id: `m-${n}`, role: "user", content: "I need a website" }] : [],
+        messages: i === 1 ? [{ id: `m-${n}-${p}`, role: "user", content: "I need a website" }] : [],
         forwardedProps: {
           iacCode: { schemaVersion: 1, rosInvocationId: `inv-${n}`, cwd, runMode: "pipeline" },
         },
@@ -114,7 +133,7 @@ describe("pipeline over AG-UI: every journal event reaches the client exactly on
       const last = res.events.at(-1)!;
       expect(last.type, JSON.stringify(last)).to.equal("RUN_FINISHED");
       const outcome = last.outcome as { type: string; interrupts?: Interrupt[] };
-      if (outcome.type === "success") return log;
+      if (outcome.type === "success") return;
       resume = outcome.interrupts!.map((it) => ({
         interruptId: it.id,
         status: "resolved",
@@ -137,15 +156,11 @@ describe("pipeline over AG-UI: every journal event reaches the client exactly on
     const logs: ThreadLog[] = [];
     for (let start = 1; start <= PIPELINES; start += AT_A_TIME) {
       const batch = Array.from({ length: Math.min(AT_A_TIME, PIPELINES - start + 1) }, (_, k) => start + k);
-      logs.push(...(await Promise.all(batch.map((n) => pipelineThread(n)))));
+      // Every fifth thread runs a second pipeline after the first (message ids stay unique on the thread).
+      logs.push(...(await Promise.all(batch.map((n) => pipelineThread(n, n % 5 === 0 ? 2 : 1)))));
     }
     const report: string[] = [];
-    for (const log of logs) {
-      expect(log.contextId, log.threadId).to.be.a("string");
-      const journal = await journalOf(log.contextId!);
-      expect(journal.map((e) => e.eventType)).to.include("pipeline_completed");
-      report.push(...differences(log, journal));
-    }
+    for (const log of logs) report.push(...differences(log, log.journal));
     expect(report, report.join("\n")).to.deep.equal([]);
   });
 });
