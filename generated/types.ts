@@ -2922,7 +2922,7 @@ export interface RunErrorEvent {
   usage?: TokenUsage[];
 }
 /**
- * Body of GET /health on the AG-UI server (always 200, no authentication).
+ * Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).
  */
 export interface AguiHealth {
   /**
@@ -2942,7 +2942,48 @@ export interface AguiHealth {
    * The iac-code version.
    */
   serverVersion: string;
+  a2a?: AguiHealthA2A;
   runtime?: AguiHealthRuntime;
+}
+/**
+ * The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.
+ */
+export interface AguiHealthA2A {
+  /**
+   * starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.
+   */
+  state: "starting" | "up" | "down" | "stopped";
+  /**
+   * When the server entered this state.
+   */
+  since: string;
+  /**
+   * Respawns attempted since the adapter started (failed ones included).
+   */
+  restarts: number;
+  /**
+   * While down: when the next start is attempted (exponential backoff, capped).
+   */
+  nextAttemptAt?: string;
+  lastExit?: AguiHealthA2AExit;
+}
+/**
+ * How the server last exited.
+ */
+export interface AguiHealthA2AExit {
+  /**
+   * Exit code, null when a signal ended it.
+   */
+  code: number | null;
+  /**
+   * The signal that ended it (e.g. SIGKILL), else null.
+   */
+  signal: string | null;
+  at: string;
+  /**
+   * True when it died before it was ready (a failed start).
+   */
+  duringStartup: boolean;
 }
 /**
  * What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.

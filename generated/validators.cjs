@@ -27778,7 +27778,7 @@ return errors === 0;
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_health = validate74;
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200, no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
@@ -27843,7 +27843,7 @@ vErrors.push(err4);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "status") || (key0 === "protocol")) || (key0 === "protocolPackageVersion")) || (key0 === "executionKernel")) || (key0 === "serverVersion")) || (key0 === "runtime"))){
+if(!(((((((key0 === "status") || (key0 === "protocol")) || (key0 === "protocolPackageVersion")) || (key0 === "executionKernel")) || (key0 === "serverVersion")) || (key0 === "a2a")) || (key0 === "runtime"))){
 const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err5];
@@ -27940,11 +27940,11 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.runtime !== undefined){
-let data5 = data.runtime;
+if(data.a2a !== undefined){
+let data5 = data.a2a;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.demo === undefined){
-const err13 = {instancePath:instancePath+"/runtime",schemaPath:"#/properties/runtime/required",keyword:"required",params:{missingProperty: "demo"},message:"must have required property '"+"demo"+"'"};
+if(data5.state === undefined){
+const err13 = {instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/required",keyword:"required",params:{missingProperty: "state"},message:"must have required property '"+"state"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -27953,9 +27953,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-for(const key1 in data5){
-if(!((((key1 === "demo") || (key1 === "provider")) || (key1 === "model")) || (key1 === "hint"))){
-const err14 = {instancePath:instancePath+"/runtime",schemaPath:"#/properties/runtime/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data5.since === undefined){
+const err14 = {instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/required",keyword:"required",params:{missingProperty: "since"},message:"must have required property '"+"since"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -27964,10 +27963,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data5.demo !== undefined){
-if(typeof data5.demo !== "boolean"){
-const err15 = {instancePath:instancePath+"/runtime/demo",schemaPath:"#/properties/runtime/properties/demo/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data5.restarts === undefined){
+const err15 = {instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/required",keyword:"required",params:{missingProperty: "restarts"},message:"must have required property '"+"restarts"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -27976,12 +27973,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data5.provider !== undefined){
-let data7 = data5.provider;
-if(typeof data7 === "string"){
-if(func1(data7) < 1){
-const err16 = {instancePath:instancePath+"/runtime/provider",schemaPath:"#/properties/runtime/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key1 in data5){
+if(!(((((key1 === "state") || (key1 === "since")) || (key1 === "restarts")) || (key1 === "nextAttemptAt")) || (key1 === "lastExit"))){
+const err16 = {instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -27991,8 +27985,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/runtime/provider",schemaPath:"#/properties/runtime/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data5.state !== undefined){
+let data6 = data5.state;
+if(!((((data6 === "starting") || (data6 === "up")) || (data6 === "down")) || (data6 === "stopped"))){
+const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema144.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -28002,11 +27998,11 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data5.model !== undefined){
-let data8 = data5.model;
-if(typeof data8 === "string"){
-if(func1(data8) < 1){
-const err18 = {instancePath:instancePath+"/runtime/model",schemaPath:"#/properties/runtime/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data5.since !== undefined){
+let data7 = data5.since;
+if(typeof data7 === "string"){
+if(!(formats0.validate(data7))){
+const err18 = {instancePath:instancePath+"/a2a/since",schemaPath:"#/properties/a2a/properties/since/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -28017,7 +28013,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath:instancePath+"/runtime/model",schemaPath:"#/properties/runtime/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err19 = {instancePath:instancePath+"/a2a/since",schemaPath:"#/properties/a2a/properties/since/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -28027,11 +28023,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data5.hint !== undefined){
-let data9 = data5.hint;
-if(typeof data9 === "string"){
-if(func1(data9) < 1){
-const err20 = {instancePath:instancePath+"/runtime/hint",schemaPath:"#/properties/runtime/properties/hint/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data5.restarts !== undefined){
+let data8 = data5.restarts;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err20 = {instancePath:instancePath+"/a2a/restarts",schemaPath:"#/properties/a2a/properties/restarts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -28040,9 +28035,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/runtime/hint",schemaPath:"#/properties/runtime/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err21 = {instancePath:instancePath+"/a2a/restarts",schemaPath:"#/properties/a2a/properties/restarts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -28053,8 +28048,11 @@ errors++;
 }
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/runtime",schemaPath:"#/properties/runtime/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data5.nextAttemptAt !== undefined){
+let data9 = data5.nextAttemptAt;
+if(typeof data9 === "string"){
+if(!(formats0.validate(data9))){
+const err22 = {instancePath:instancePath+"/a2a/nextAttemptAt",schemaPath:"#/properties/a2a/properties/nextAttemptAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -28064,14 +28062,291 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err23 = {instancePath:instancePath+"/a2a/nextAttemptAt",schemaPath:"#/properties/a2a/properties/nextAttemptAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data5.lastExit !== undefined){
+let data10 = data5.lastExit;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.code === undefined){
+const err24 = {instancePath:instancePath+"/a2a/lastExit",schemaPath:"#/properties/a2a/properties/lastExit/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data10.signal === undefined){
+const err25 = {instancePath:instancePath+"/a2a/lastExit",schemaPath:"#/properties/a2a/properties/lastExit/required",keyword:"required",params:{missingProperty: "signal"},message:"must have required property '"+"signal"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data10.at === undefined){
+const err26 = {instancePath:instancePath+"/a2a/lastExit",schemaPath:"#/properties/a2a/properties/lastExit/required",keyword:"required",params:{missingProperty: "at"},message:"must have required property '"+"at"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data10.duringStartup === undefined){
+const err27 = {instancePath:instancePath+"/a2a/lastExit",schemaPath:"#/properties/a2a/properties/lastExit/required",keyword:"required",params:{missingProperty: "duringStartup"},message:"must have required property '"+"duringStartup"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+for(const key2 in data10){
+if(!((((key2 === "code") || (key2 === "signal")) || (key2 === "at")) || (key2 === "duringStartup"))){
+const err28 = {instancePath:instancePath+"/a2a/lastExit",schemaPath:"#/properties/a2a/properties/lastExit/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data10.code !== undefined){
+let data11 = data10.code;
+if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
+const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema144.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data10.signal !== undefined){
+let data12 = data10.signal;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema144.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data10.at !== undefined){
+let data13 = data10.at;
+if(typeof data13 === "string"){
+if(!(formats0.validate(data13))){
+const err31 = {instancePath:instancePath+"/a2a/lastExit/at",schemaPath:"#/properties/a2a/properties/lastExit/properties/at/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/a2a/lastExit/at",schemaPath:"#/properties/a2a/properties/lastExit/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data10.duringStartup !== undefined){
+if(typeof data10.duringStartup !== "boolean"){
+const err33 = {instancePath:instancePath+"/a2a/lastExit/duringStartup",schemaPath:"#/properties/a2a/properties/lastExit/properties/duringStartup/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/a2a/lastExit",schemaPath:"#/properties/a2a/properties/lastExit/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/a2a",schemaPath:"#/properties/a2a/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.runtime !== undefined){
+let data15 = data.runtime;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.demo === undefined){
+const err36 = {instancePath:instancePath+"/runtime",schemaPath:"#/properties/runtime/required",keyword:"required",params:{missingProperty: "demo"},message:"must have required property '"+"demo"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+for(const key3 in data15){
+if(!((((key3 === "demo") || (key3 === "provider")) || (key3 === "model")) || (key3 === "hint"))){
+const err37 = {instancePath:instancePath+"/runtime",schemaPath:"#/properties/runtime/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data15.demo !== undefined){
+if(typeof data15.demo !== "boolean"){
+const err38 = {instancePath:instancePath+"/runtime/demo",schemaPath:"#/properties/runtime/properties/demo/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data15.provider !== undefined){
+let data17 = data15.provider;
+if(typeof data17 === "string"){
+if(func1(data17) < 1){
+const err39 = {instancePath:instancePath+"/runtime/provider",schemaPath:"#/properties/runtime/properties/provider/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/runtime/provider",schemaPath:"#/properties/runtime/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data15.model !== undefined){
+let data18 = data15.model;
+if(typeof data18 === "string"){
+if(func1(data18) < 1){
+const err41 = {instancePath:instancePath+"/runtime/model",schemaPath:"#/properties/runtime/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/runtime/model",schemaPath:"#/properties/runtime/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data15.hint !== undefined){
+let data19 = data15.hint;
+if(typeof data19 === "string"){
+if(func1(data19) < 1){
+const err43 = {instancePath:instancePath+"/runtime/hint",schemaPath:"#/properties/runtime/properties/hint/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/runtime/hint",schemaPath:"#/properties/runtime/properties/hint/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/runtime",schemaPath:"#/properties/runtime/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
 }
 errors++;
 }

@@ -69,7 +69,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Service status and protocol versions */
+        /**
+         * Service status and protocol versions
+         * @description Always 200 while the adapter serves requests, also while its managed A2A server is down:
+         *     the adapter is alive and respawning it. `a2a` (only with a managed A2A server) says
+         *     whether that server is `up`, `starting` or `down` (with `nextAttemptAt`), how many
+         *     respawns were attempted and how it last exited.
+         */
         get: operations["getAguiHealth"];
         put?: never;
         post?: never;
@@ -88,7 +94,7 @@ export interface paths {
         };
         /**
          * Metrics in Prometheus text format
-         * @description Prometheus text exposition (prom-client): iac_code_requests_total{method,binding,outcome}, iac_code_turn_duration_seconds{outcome}, iac_code_first_event_seconds{binding}, iac_code_open_streams{binding}, iac_code_tokens_total{kind}, iac_code_interrupts_waiting; every series has the label server=`agui`. Behind the bearer token when one is configured.
+         * @description Prometheus text exposition (prom-client): iac_code_requests_total{method,binding,outcome}, iac_code_turn_duration_seconds{outcome}, iac_code_first_event_seconds{binding}, iac_code_open_streams{binding}, iac_code_tokens_total{kind}, iac_code_interrupts_waiting, and with a managed A2A server iac_code_managed_a2a_up (1 or 0) and iac_code_managed_a2a_restarts_total; every series has the label server=`agui`. Behind the bearer token when one is configured.
          */
         get: operations["getAguiMetrics"];
         put?: never;
@@ -255,9 +261,46 @@ export interface components {
         event: components["schemas"]["run-started"] | components["schemas"]["text-message-start"] | components["schemas"]["text-message-content"] | components["schemas"]["text-message-end"] | components["schemas"]["reasoning-start"] | components["schemas"]["reasoning-message-start"] | components["schemas"]["reasoning-message-content"] | components["schemas"]["reasoning-message-end"] | components["schemas"]["reasoning-end"] | components["schemas"]["tool-call-start"] | components["schemas"]["tool-call-args"] | components["schemas"]["tool-call-end"] | components["schemas"]["tool-call-result"] | components["schemas"]["step-started"] | components["schemas"]["step-finished"] | components["schemas"]["activity-snapshot"] | components["schemas"]["custom"] | components["schemas"]["run-finished"] | components["schemas"]["run-error"];
         /**
          * AguiHealth
-         * @description Body of GET /health on the AG-UI server (always 200, no authentication).
+         * @description Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).
          */
         health: {
+            /**
+             * AguiHealthA2a
+             * @description The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.
+             */
+            a2a?: {
+                /**
+                 * AguiHealthA2aExit
+                 * @description How the server last exited.
+                 */
+                lastExit?: {
+                    /** Format: date-time */
+                    at: string;
+                    /** @description Exit code, null when a signal ended it. */
+                    code: number | null;
+                    /** @description True when it died before it was ready (a failed start). */
+                    duringStartup: boolean;
+                    /** @description The signal that ended it (e.g. SIGKILL), else null. */
+                    signal: string | null;
+                };
+                /**
+                 * Format: date-time
+                 * @description While down: when the next start is attempted (exponential backoff, capped).
+                 */
+                nextAttemptAt?: string;
+                /** @description Respawns attempted since the adapter started (failed ones included). */
+                restarts: number;
+                /**
+                 * Format: date-time
+                 * @description When the server entered this state.
+                 */
+                since: string;
+                /**
+                 * @description starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.
+                 * @enum {unknown}
+                 */
+                state: "starting" | "up" | "down" | "stopped";
+            };
             /**
              * @description The A2A version that executes the runs.
              * @constant

@@ -1,7 +1,8 @@
 // The adapter's upstream: an A2A 1.0 JSON-RPC client over loopback HTTP
 // (SendStreamingMessage, GetTask, CancelTask), with the A2A-Version header and
 // a bearer token. Transport failures become A2aUnavailableError; JSON-RPC
-// errors become A2aRpcError.
+// errors become A2aRpcError. With a managed upstream (a supervised child) the
+// URL is read per request, and nothing is sent while the child is not up.
 import { randomUUID } from "node:crypto";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { configError } from "./config.js";
@@ -24,10 +25,20 @@ export class A2aRpcError extends Error {
   }
 }
 
+/** An upstream that can move (a child respawned on another port) or be down. */
+export interface A2aUpstream {
+  /** The current base URL, with one trailing slash. */
+  readonly url: string;
+  /** Why no request may be sent now (the child is down or still starting), else undefined. */
+  unavailable(): string | undefined;
+}
+
 export interface A2aClientOptions {
   /** Base URL, normalised to one trailing slash. */
   url: string;
   token?: string;
+  /** A managed upstream: its URL wins over `url`, and while it is unavailable requests fail fast. */
+  upstream?: A2aUpstream;
 }
 
 /** Only loopback http(s) URLs, with exactly one trailing slash. */
@@ -84,12 +95,29 @@ async function* sseRecords(body: ReadableStream<Uint8Array>): AsyncGenerator<unk
 }
 
 export class A2aClient {
-  readonly url: string;
+  private readonly fixedUrl: string;
   private readonly token?: string;
+  private readonly upstream?: A2aUpstream;
 
   constructor(options: A2aClientOptions) {
-    this.url = normalizeA2aUrl(options.url);
+    this.fixedUrl = normalizeA2aUrl(options.url);
     this.token = options.token || undefined;
+    this.upstream = options.upstream;
+  }
+
+  get url(): string {
+    return this.upstream?.url ?? this.fixedUrl;
+  }
+
+  /**
+   * The URL to send to now. A managed child that is down or starting is not
+   * tried: its port may belong to another process meanwhile (the bearer token
+   * would go there), and the answer would be the same A2aUnavailableError.
+   */
+  private target(): string {
+    const reason = this.upstream?.unavailable();
+    if (reason) throw new A2aUnavailableError(`A2A unavailable: ${reason}`);
+    return this.url;
   }
 
   private headers(): Record<string, string> {
@@ -103,9 +131,10 @@ export class A2aClient {
   }
 
   private async post(method: string, params: JsonObject, signal?: AbortSignal): Promise<Response> {
+    const url = this.target();
     let res: Response;
     try {
-      res = await fetch(this.url, {
+      res = await fetch(url, {
         method: "POST",
         headers: this.headers(),
         body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
@@ -184,7 +213,7 @@ export class A2aClient {
     afterSequence: number,
     signal?: AbortSignal,
   ): Promise<{ snapshot: JsonObject; events: unknown[] } | undefined> {
-    const url = new URL("iac-code/pipeline/state", this.url);
+    const url = new URL("iac-code/pipeline/state", this.target());
     url.searchParams.set("taskId", taskId);
     url.searchParams.set("afterSequence", String(afterSequence));
     let res: Response;

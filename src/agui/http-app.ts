@@ -12,6 +12,7 @@ import { isObject, type JsonObject } from "./a2a-items.js";
 import type { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
 import type { RunRequest } from "./admission.js";
+import type { ManagedA2aStatus } from "./managed-a2a.js";
 import { corsMiddleware } from "./cors.js";
 import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { fieldError } from "./field-errors.js";
@@ -30,6 +31,8 @@ export interface HttpAppOptions {
   heartbeatMs?: number;
   /** Runtime info of the A2A server behind the adapter (shown by /health), if known. */
   runtimeInfo?: () => Promise<JsonObject | undefined>;
+  /** The managed A2A child's status (shown by /health as `a2a`); none with a configured A2A URL. */
+  managedA2a?: () => ManagedA2aStatus;
   /** Where connection-level errors go (a client that left, a timed-out request). */
   logger?: AdapterLogger;
   /** Browser origins allowed by CORS on POST / and the cancel extension (none: no CORS headers). */
@@ -178,6 +181,14 @@ function envelopeError(body: JsonObject, errors: ContractViolation[]): AguiError
   return fieldError(errors) ?? new AguiError("INVALID_INPUT", MSG.invalidEnvelope);
 }
 
+/** The `a2a` object of /health: the status without the PID (the route is public). */
+function healthOfManaged(status: ManagedA2aStatus): JsonObject {
+  const { pid: _pid, lastExit, ...shown } = status;
+  const body: JsonObject = { ...shown };
+  if (lastExit) body.lastExit = { ...lastExit };
+  return body;
+}
+
 export function createAguiApp(options: HttpAppOptions): Koa {
   const { adapter } = options;
   const authToken = options.authToken || undefined;
@@ -198,6 +209,9 @@ export function createAguiApp(options: HttpAppOptions): Koa {
     };
     const runtime = await options.runtimeInfo?.().catch(() => undefined);
     if (runtime) body.runtime = runtime;
+    // Still 200 while the child is down: the adapter is alive and respawning it (a liveness
+    // probe that restarted the adapter would only add a second outage); `a2a.state` says it.
+    if (options.managedA2a) body.a2a = healthOfManaged(options.managedA2a());
     ctx.body = body;
   });
 

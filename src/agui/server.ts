@@ -1,6 +1,7 @@
 // Composition of the AG-UI adapter: the upstream A2A client (a configured
-// loopback URL, or a managed A2A child), the thread store, the adapter core and
-// its HTTP listener; idle shutdown; one close() that stops everything it started.
+// loopback URL, or a supervised managed A2A child), the thread store, the
+// adapter core and its HTTP listener; idle shutdown; one close() that stops
+// everything it started.
 import type http from "node:http";
 import path from "node:path";
 import { listenHttp } from "../server/listener.js";
@@ -33,7 +34,8 @@ export interface AguiServerDeps {
 export interface AguiServer {
   url: string;
   port: number;
-  a2aUrl: string;
+  /** The A2A server's URL (a managed child respawned after a failed start may move to another port). */
+  readonly a2aUrl: string;
   adapter: AguiAdapter;
   managed?: ManagedA2a;
   close(): Promise<void>;
@@ -55,26 +57,23 @@ export async function startAguiServer(
     settings.port,
     settings.timeouts,
   );
-  let managed: ManagedA2a | undefined;
-  let a2aUrl: string;
-  let a2aToken = settings.a2aToken;
+  let started: ManagedA2a | undefined;
   try {
-    if (configuredUrl) {
-      a2aUrl = configuredUrl;
-    } else {
-      managed = await startManagedA2a({
+    if (!configuredUrl) {
+      started = await startManagedA2a({
         pidFile: path.join(settings.stateDir, "managed-a2a.pid"),
         allowedCwds: settings.allowedCwds,
+        logger: deps.logger,
         ...deps.managed,
       });
-      a2aUrl = managed.url;
-      a2aToken = managed.token;
     }
   } catch (err) {
     await listener.close();
     throw err;
   }
-  const client = new A2aClient({ url: a2aUrl, token: a2aToken });
+  const managed = started;
+  const a2aToken = managed ? managed.token : settings.a2aToken;
+  const client = new A2aClient({ url: managed?.url ?? configuredUrl!, token: a2aToken, upstream: managed });
   const redis =
     !deps.store && settings.threadStore === "redis" && settings.redisUrl
       ? connectRedis(settings.redisUrl, deps.logger, "iac-code-agui")
@@ -85,6 +84,7 @@ export async function startAguiServer(
     server: "agui",
     // Read at scrape time, once the adapter below exists.
     interruptsWaiting: (): number => adapter.interruptsWaiting(),
+    managedA2a: managed && (() => managed.status()),
     processMetrics: deps.processMetrics,
   });
   const adapter = new AguiAdapter({
@@ -96,7 +96,9 @@ export async function startAguiServer(
     metrics,
   });
   const runtimeInfo = async (): Promise<JsonObject | undefined> => {
-    const res = await fetch(`${a2aUrl}health`, {
+    // Nothing answers while a managed child is down (and its port may be another process's).
+    if (managed?.unavailable()) return undefined;
+    const res = await fetch(`${client.url}health`, {
       headers: a2aToken ? { Authorization: `Bearer ${a2aToken}` } : {},
       signal: AbortSignal.timeout(1000),
     });
@@ -108,6 +110,7 @@ export async function startAguiServer(
     authToken: settings.authToken,
     heartbeatMs: deps.heartbeatMs,
     runtimeInfo,
+    managedA2a: managed && (() => managed.status()),
     logger: deps.logger,
     corsOrigins: settings.corsOrigins,
     metrics,
@@ -122,6 +125,8 @@ export async function startAguiServer(
   const close = (): Promise<void> => {
     closing ??= (async () => {
       if (idleTimer) clearInterval(idleTimer);
+      // First: a child that exits from now on (it may get the same Ctrl-C) is not respawned.
+      managed?.stopRespawning();
       adapter.close();
       await listener.close();
       await managed?.stop();
@@ -142,5 +147,14 @@ export async function startAguiServer(
     idleTimer.unref();
   }
 
-  return { url: `http://${host}:${port}/`, port, a2aUrl, adapter, managed, close };
+  return {
+    url: `http://${host}:${port}/`,
+    port,
+    get a2aUrl() {
+      return client.url;
+    },
+    adapter,
+    managed,
+    close,
+  };
 }

@@ -15,6 +15,8 @@ export interface MetricsOptions {
   server: string;
   /** Counts the interrupts waiting for an answer, read at scrape time. */
   interruptsWaiting?: () => number;
+  /** The AG-UI adapter's managed A2A child (state and respawns), read at scrape time; none: no series. */
+  managedA2a?: () => { state: string; restarts: number };
   /** Process metrics (CPU, memory, event loop); off in tests that build many servers. */
   processMetrics?: boolean;
 }
@@ -71,6 +73,27 @@ export class ServerMetrics {
         this.set(waiting ? waiting() : 0);
       },
     });
+    const managed = options.managedA2a;
+    if (managed) {
+      new Gauge({
+        name: "iac_code_managed_a2a_up",
+        help: "1 while the managed A2A server answers, 0 while it is down or (re)starting.",
+        registers,
+        collect() {
+          this.set(managed().state === "up" ? 1 : 0);
+        },
+      });
+      new Counter({
+        name: "iac_code_managed_a2a_restarts_total",
+        help: "Respawns of the managed A2A server attempted since the adapter started.",
+        registers,
+        collect() {
+          // The supervisor keeps the count; the counter mirrors it.
+          this.reset();
+          this.inc(managed().restarts);
+        },
+      });
+    }
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 

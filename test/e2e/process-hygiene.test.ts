@@ -1,5 +1,6 @@
 // Process hygiene with the real CLI: kill -9 of the adapter takes the managed
-// A2A child with it and a restart on the same directories works; an A2A
+// A2A child with it and a restart on the same directories works; kill -9 of
+// the managed child is logged and answered by a respawn; an A2A
 // server whose stdout/stderr were closed keeps serving and stops on SIGTERM; a
 // child spawned with an IPC channel stops when the channel closes; a graceful
 // stop that hangs still ends within the shutdown timeout, after `keep`.
@@ -38,12 +39,15 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 }
 
 /** Starts `iac-code agui` on a free port; resolves with its URL once it listens. */
-async function startAdapter(configDir: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, [BIN, "agui", "--port", "0"], {
+async function startAdapter(
+  configDir: string,
+): Promise<{ proc: ChildProcess; url: string; stderr: () => string }> {
+  const proc = spawn(process.execPath, [BIN, "agui", "--port", "0", "--log-format", "json"], {
     env: cleanEnv(configDir),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
+  let err = "";
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`adapter did not start: ${out}`)), 30_000);
     proc.stdout.on("data", (chunk: Buffer) => {
@@ -54,10 +58,10 @@ async function startAdapter(configDir: string): Promise<{ proc: ChildProcess; ur
         resolve(match[1]);
       }
     });
-    proc.stderr.resume();
+    proc.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
     proc.once("exit", (code) => reject(new Error(`adapter exited with ${code}: ${out}`)));
   });
-  return { proc, url };
+  return { proc, url, stderr: () => err };
 }
 
 const exited = (proc: ChildProcess) =>
@@ -94,6 +98,44 @@ describe("process hygiene (real CLI)", function () {
     } finally {
       second.proc.kill("SIGTERM");
       expect((await exited(second.proc)).code).to.equal(0);
+    }
+    expect(existsSync(pidFile), "the pid file goes with the child").to.equal(false);
+  });
+
+  it("kill -9 of the managed A2A child: the adapter logs it, respawns it and says so on /health", async () => {
+    const pidFile = path.join(dir, "agui", "managed-a2a.pid");
+    const adapter = await startAdapter(dir);
+    try {
+      const childPid = Number(readFileSync(pidFile, "utf8"));
+      process.kill(childPid, "SIGKILL");
+      type Health = { a2a?: { state: string; restarts: number; lastExit?: { signal: string | null } } };
+      let health: Health = {};
+      for (const end = Date.now() + 60_000; Date.now() < end; await sleep(100)) {
+        health = (await (await fetch(`${adapter.url}health`)).json()) as Health;
+        if (health.a2a?.state === "up" && health.a2a.restarts === 1) break;
+      }
+      expect(health.a2a, JSON.stringify(health)).to.deep.include({ state: "up", restarts: 1 });
+      expect(health.a2a?.lastExit?.signal).to.equal("SIGKILL");
+      const newPid = Number(readFileSync(pidFile, "utf8"));
+      expect(newPid).to.not.equal(childPid);
+      expect(running(newPid)).to.equal(true);
+      const lines = adapter
+        .stderr()
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.find((l) => l.msg === "managed A2A server exited; respawning")).to.deep.include({
+        pid: childPid,
+        signal: "SIGKILL",
+        code: null,
+      });
+      expect(lines.find((l) => l.msg === "managed A2A server is back")).to.deep.include({
+        pid: newPid,
+        restarts: 1,
+      });
+    } finally {
+      adapter.proc.kill("SIGTERM");
+      expect((await exited(adapter.proc)).code).to.equal(0);
     }
     expect(existsSync(pidFile), "the pid file goes with the child").to.equal(false);
   });
