@@ -54,6 +54,28 @@ export interface A2aServerDeps {
   pushResolver?: Resolver;
   /** store: redis, opened already (the runtime's sessions go through it); else opened here. */
   redis?: RedisBackend;
+  /**
+   * The state store, opened already because the runtime writes its sessions
+   * through it (see openStateStore): the caller closes it (and `redis`), after
+   * the runtime. Else the server opens and closes its own.
+   */
+  state?: StateStore;
+}
+
+/** The state store of a server's settings: SQLite in persistence-dir, or the Redis backend's. */
+export function openStateStore(
+  settings: A2aServerSettings,
+  redis: RedisBackend | undefined,
+  logger: Logger,
+): StateStore {
+  return (
+    redis?.state ??
+    SqliteStateStore.open({
+      dir: settings.persistenceDir,
+      syncEveryCommit: settings.syncEveryCommit,
+      logger,
+    })
+  );
 }
 
 export interface RunningA2aServer {
@@ -91,16 +113,11 @@ export async function startA2aServer(
     settings.store === "redis"
       ? (deps.redis ?? (await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)))
       : undefined;
-  const state: StateStore =
-    redis?.state ??
-    SqliteStateStore.open({
-      dir: settings.persistenceDir,
-      syncEveryCommit: settings.syncEveryCommit,
-      logger,
-    });
+  const state: StateStore = deps.state ?? openStateStore(settings, redis, logger);
   let push: Push | undefined;
   const closeState = async () => {
     await push?.stop();
+    if (deps.state) return;
     await state.close();
     await redis?.close();
   };

@@ -4,8 +4,10 @@
 // gracefully: no new connections, running turns cancelled, stores flushed;
 // within the shutdown timeout, else it exits anyway after flushing the stores.
 import { openRedisBackend } from "../a2a/replicas/redis-backend.js";
-import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
+import { openStateStore, startA2aServer, type RunningA2aServer } from "../a2a/server.js";
+import type { StateStore } from "../a2a/stores/state.js";
 import { createAgentRuntime } from "../runtime/index.js";
+import type { AgentRuntime } from "../runtime/seam.js";
 import { A2A_SETTINGS } from "../server/a2a-settings.js";
 import { ConfigError, loadConfigFile, resolveSettings, type A2aServerSettings } from "../server/config.js";
 import { exposureWarning, isLoopbackHost } from "../server/exposure.js";
@@ -28,23 +30,49 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     logToStdout: settings.logToStdout,
     format: settings.logFormat,
   });
-  // store: redis: the runtime's sessions are shared too, fenced by the same context leases.
+  // The runtime writes its sessions and pipelines through the server's state store: one
+  // database (or one Redis, shared by the replicas and fenced by the same context leases),
+  // one commit with the task state.
   const redis =
     settings.store === "redis"
       ? await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)
       : undefined;
-  const runtime = await createAgentRuntime({
-    provider: settings.provider,
-    model: settings.model,
-    baseUrl: settings.baseUrl,
-    scriptFile: settings.script,
-    mode: settings.mode,
-    pipelineName: settings.pipelineName,
-    autoApprovePermissions: settings.autoApprovePermissions,
-    logger,
-    ...(redis ? { sessions: redis.sessions } : {}),
-  });
-  const server = await startA2aServer(settings, { runtime, logger, processMetrics: true, redis });
+  let state: StateStore;
+  try {
+    state = openStateStore(settings, redis, logger);
+  } catch (error) {
+    await redis?.close();
+    throw error;
+  }
+  const closeState = async () => {
+    await state.close();
+    await redis?.close();
+  };
+  let runtime: AgentRuntime;
+  try {
+    runtime = await createAgentRuntime({
+      provider: settings.provider,
+      model: settings.model,
+      baseUrl: settings.baseUrl,
+      scriptFile: settings.script,
+      mode: settings.mode,
+      pipelineName: settings.pipelineName,
+      autoApprovePermissions: settings.autoApprovePermissions,
+      logger,
+      store: state.runtime,
+    });
+  } catch (error) {
+    await closeState();
+    throw error;
+  }
+  let server: RunningA2aServer;
+  try {
+    server = await startA2aServer(settings, { runtime, logger, processMetrics: true, redis, state });
+  } catch (error) {
+    await runtime.close();
+    await closeState();
+    throw error;
+  }
   const info = runtime.info();
   const bindings = server.restUrl
     ? `JSON-RPC ${server.url}, HTTP+JSON ${server.restUrl}, gRPC ${server.grpcTarget}`
@@ -72,7 +100,12 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
   }
   const stop = handleStopSignals({
     logger,
-    graceful: () => server.close().then(() => runtime.close()),
+    // The runtime's sessions commit into the state store: it closes after them.
+    graceful: () =>
+      server
+        .close()
+        .then(() => runtime.close())
+        .then(closeState),
     keep: () => server.flushStores(),
     timeoutMs: settings.timeouts.shutdownMs,
     watchParent: true,

@@ -2,7 +2,7 @@
 // permission settings; demo mode. Precedence: options (CLI) > environment
 // (IAC_CODE_*) > files under the config dir (settings.yml, .credentials.yml)
 // > the provider catalogue. Per-turn overrides are applied later, per turn.
-import type { SessionDataFactory } from "./session/store.js";
+import type { RuntimeStore } from "./store/runtime-store.js";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
@@ -42,8 +42,13 @@ export interface RuntimeOptions {
   /** Extra rules, applied before the settings file's. */
   permissionRules?: { allow?: string[]; deny?: string[]; ask?: string[] };
   logger?: Logger;
-  /** Where sessions persist (default: files under the config dir; the A2A server's store: redis shares them). */
-  sessions?: SessionDataFactory;
+  /**
+   * Where sessions and pipelines persist: the A2A server passes its state
+   * store's (one commit with the task state; shared by replicas with store:
+   * redis). Default: a database of the runtime's own, <config-dir>/runtime.db,
+   * closed with the runtime.
+   */
+  store?: RuntimeStore;
   /** Loop limits and tuning (defaults in brackets). */
   maxTurns?: number; // [100]
   maxTokens?: number; // [provider default]

@@ -15,7 +15,7 @@ import { loadScriptFile, parseScript, type Script } from "./providers/script-for
 import type { AgentRuntime, AgentSession, PipelineState, RuntimeInfo, TurnOverrides } from "./seam.js";
 import { RuntimeSession } from "./session/agent-session.js";
 import type { SessionDeps } from "./session/deps.js";
-import { fileSessions, SessionStore } from "./session/store.js";
+import { openStandaloneStore } from "./store/standalone-store.js";
 
 const DEMO_SCRIPT_FILE = path.join(import.meta.dirname, "demo", "demo-script.yaml");
 
@@ -33,6 +33,8 @@ class Runtime implements AgentRuntime {
   constructor(
     private readonly deps: SessionDeps,
     private readonly config: ResolvedRuntimeConfig,
+    /** The store is the runtime's own (closed with it), not a server's. */
+    private readonly ownsStore: boolean,
   ) {}
 
   async openSession(options: { contextId: string; cwd: string; sessionId?: string }): Promise<AgentSession> {
@@ -47,7 +49,7 @@ class Runtime implements AgentRuntime {
         }
         return session;
       }
-      // Closed (e.g. an idle context was evicted): restore it from disk.
+      // Closed (e.g. an idle context was evicted): restore it from the store.
       if (this.sessions.get(sessionId) === cached) this.sessions.delete(sessionId);
       return this.openSession(options);
     }
@@ -69,8 +71,7 @@ class Runtime implements AgentRuntime {
 
   async pipelineState(sessionId: string, afterSequence?: number): Promise<PipelineState | undefined> {
     if (!isSafeId(sessionId)) return undefined;
-    const dir = PipelineFiles.dirFor(SessionStore.dirFor(this.config.configDir, sessionId));
-    return new PipelineFiles(dir).state(afterSequence);
+    return (await PipelineFiles.open(this.deps.store, sessionId)).state(afterSequence);
   }
 
   info(): RuntimeInfo {
@@ -88,6 +89,8 @@ class Runtime implements AgentRuntime {
     const sessions = await Promise.allSettled([...this.sessions.values()]);
     this.sessions.clear();
     await Promise.all(sessions.flatMap((s) => (s.status === "fulfilled" ? [s.value.close()] : [])));
+    if (this.ownsStore) await this.deps.store.close();
+    else await this.deps.store.commit();
   }
 }
 
@@ -146,11 +149,11 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },
     pipelines,
-    sessions: options.sessions ?? fileSessions,
+    store: options.store ?? openStandaloneStore(config.configDir, logger),
   };
   logger.info(
     { provider: config.provider.key, model: config.model, demo: config.demo, source: config.providerSource },
     "agent runtime ready",
   );
-  return new Runtime(deps, config);
+  return new Runtime(deps, config, options.store === undefined);
 }

@@ -10,7 +10,8 @@ import { pb } from "../../src/contract/index.js";
 import { leaseKey, RedisLeases } from "../../src/a2a/stores/redis-leases.js";
 import { A2A_PREFIX, RedisStateStore } from "../../src/a2a/stores/redis-state.js";
 import type { AuditEntry, StoredTask } from "../../src/a2a/stores/state.js";
-import { redisSessions } from "../../src/runtime/session/redis-session-data.js";
+import { openSessionData } from "../../src/runtime/session/store.js";
+import { sessionScope } from "../../src/runtime/store/runtime-store.js";
 import { ConfigError, resolveSettings } from "../../src/server/config.js";
 import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
 import { createLogger } from "../../src/server/logger.js";
@@ -212,11 +213,9 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
       await storeB.commit();
       expect((await storeA.tasks.get("t"))?.task.status?.state).to.equal(pb.TaskState.FAILED);
 
-      // The runtime session of the context is fenced the same way.
-      const sessionsA = redisSessions({ redis: s.client, leaseKey, fenceOf: (id) => a.fenceOf(id) });
-      const sessionsB = redisSessions({ redis: s.client, leaseKey, fenceOf: (id) => b.fenceOf(id) });
-      const onA = sessionsA.open({ sessionId: "s", contextId: "ctx", dir: `${s.dir}/a`, logger });
-      const onB = sessionsB.open({ sessionId: "s", contextId: "ctx", dir: `${s.dir}/b`, logger });
+      // The runtime session of the context is fenced the same way, in the same commits.
+      const onA = await openSessionData(storeA.runtime, sessionScope("s", "ctx"), logger);
+      const onB = await openSessionData(storeB.runtime, sessionScope("s", "ctx"), logger);
       const message = (id: string) => ({
         id,
         role: "user" as const,
@@ -224,10 +223,10 @@ describe("A2A state store: Redis and SQLite answer alike", () => {
         createdAt: "2026-01-01T00:00:00.000Z",
       });
       await onB.appendMessage(message("from-b"));
-      let refused: unknown;
-      await onA.appendMessage(message("from-a")).catch((error: unknown) => (refused = error));
-      expect(String(refused)).to.match(/FENCED/);
+      await onA.appendMessage(message("from-a"));
+      await onA.savePending({ version: 1, assistantMessageId: "x", decisions: {}, inputs: [] });
       expect((await onA.loadConversation()).map((m) => m.id)).to.deep.equal(["from-b"]);
+      expect(await onB.loadPending()).to.equal(undefined);
       await onB.saveSessionRules([{ raw: "write_file(out.txt)" } as never]);
       expect(await onA.loadSessionRules()).to.deep.equal([{ raw: "write_file(out.txt)" }]);
       await b.release("ctx");

@@ -7,14 +7,14 @@
 // sources) running the scripted provider of test/e2e/a2a-crash.test.ts.
 import { expect } from "chai";
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import { parseAguiHealth } from "../../src/contract/index.js";
 import type { AdapterLogger } from "../../src/agui/adapter-core.js";
 import type { RespawnBackoff } from "../../src/agui/managed-a2a.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
-import { auditLines, cleanEnv, removeDir, SCRIPTS, tempDir } from "../e2e/helpers.js";
+import { cleanEnv, removeDir, SCRIPTS, storedAuditLines, tempDir } from "../e2e/helpers.js";
 import { agentRun, post } from "./harness.js";
 
 interface LogLine {
@@ -145,11 +145,9 @@ function running(pid: number): boolean {
   }
 }
 
-/** Every permission audit line of every session under the config dir. */
-function allAuditLines(s: Setup): ReturnType<typeof auditLines> {
-  const sessions = path.join(s.configDir, "sessions");
-  if (!existsSync(sessions)) return [];
-  return readdirSync(sessions).flatMap((id) => auditLines(s.configDir, id));
+/** Every permission audit line of every session, as committed (read once the child has stopped). */
+function allAuditLines(s: Setup): ReturnType<typeof storedAuditLines> {
+  return storedAuditLines(path.join(s.dir, "persist"));
 }
 
 const forwardedProps = (s: Setup) => ({
@@ -226,9 +224,6 @@ describe("AG-UI adapter: supervision of the managed A2A child", function () {
     expect(resumed.warnings).to.deep.equal([]);
     expect(resumed.events.at(-1)).to.deep.include({ type: "RUN_FINISHED", outcome: { type: "success" } });
     expect(readFileSync(path.join(s.workspace, "out.txt"), "utf8")).to.equal("written once\n");
-    expect(allAuditLines(s).map((l) => [l.decision, l.reason])).to.deep.equal([
-      ["allow_once", "user:allow_once"],
-    ]);
 
     // The log says the child died (how) and when it was back.
     const died = logged(s, "managed A2A server exited; respawning");
@@ -247,6 +242,12 @@ describe("AG-UI adapter: supervision of the managed A2A child", function () {
     await killHard(agui.managed!.child);
     expect(logged(s, "managed A2A server exited; respawning").map((l) => l.obj.retryInMs)).to.deep.equal([
       2000, 2000,
+    ]);
+    // The tool ran once: one allow in the audit the children committed.
+    await agui.close();
+    agui = undefined;
+    expect(allAuditLines(s).map((l) => [l.decision, l.reason])).to.deep.equal([
+      ["allow_once", "user:allow_once"],
     ]);
   });
 

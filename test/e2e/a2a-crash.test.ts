@@ -18,7 +18,7 @@ import {
 } from "../a2a/helpers.js";
 import {
   answerMessage,
-  auditLines,
+  storedAuditLines,
   cleanEnv,
   iacOf,
   removeDir,
@@ -210,7 +210,8 @@ describe("e2e: kill -9 of `iac-code a2a`, then a restart on the same dirs", func
     expect(stateOf(events.at(-1)!)).to.equal("TASK_STATE_INPUT_REQUIRED");
     expect(readFileSync(path.join(s.workspace, "out.txt"), "utf8")).to.equal("written once\n");
     const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
-    expect(auditLines(s.configDir, sessionId).map((l) => [l.decision, l.reason])).to.deep.equal([
+    await server.stop("SIGKILL");
+    expect(storedAuditLines(s.persistDir, sessionId).map((l) => [l.decision, l.reason])).to.deep.equal([
       ["allow_once", "user:allow_once"],
     ]);
   });
@@ -237,8 +238,6 @@ describe("e2e: kill -9 of `iac-code a2a`, then a restart on the same dirs", func
       const state = got.status.state as string;
       const written = existsSync(path.join(workspace, "out.txt"));
       const sessionId = waiting.events.map((e) => iacOf(e)?.iacCodeSessionId).find(Boolean) as string;
-      const allows = auditLines(s.configDir, sessionId).filter((l) => l.decision.startsWith("allow_"));
-      expect(allows.length, "the tool is allowed at most once").to.be.at.most(1);
       if (state === "TASK_STATE_FAILED") {
         expect(got.status.message.parts[0].text).to.equal(INTERRUPTED);
       } else {
@@ -259,6 +258,8 @@ describe("e2e: kill -9 of `iac-code a2a`, then a restart on the same dirs", func
       );
       await server.stop("SIGKILL");
       server = undefined;
+      const allows = storedAuditLines(s.persistDir, sessionId).filter((l) => l.decision.startsWith("allow_"));
+      expect(allows.length, "the tool is allowed at most once").to.be.at.most(1);
     }
   });
 });

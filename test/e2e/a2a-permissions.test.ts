@@ -68,7 +68,7 @@ describe("e2e: A2A + runtime, write_file permissions", function () {
     expect(tempLeftovers(s.workspace)).to.deep.equal([]);
 
     const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
-    const lines = auditLines(s.configDir, sessionId);
+    const lines = await auditLines(s.state, sessionId);
     expect(lines).to.have.length(1);
     expect(lines[0]).to.deep.include({
       sessionId,
@@ -97,9 +97,9 @@ describe("e2e: A2A + runtime, write_file permissions", function () {
     expect(tempLeftovers(s.workspace)).to.deep.equal([]);
 
     const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
-    expect(auditLines(s.configDir, sessionId).map((l) => [l.decision, l.reason, l.inputId])).to.deep.equal([
-      ["deny", "user:deny", waiting.envelope.inputId],
-    ]);
+    expect(
+      (await auditLines(s.state, sessionId)).map((l) => [l.decision, l.reason, l.inputId]),
+    ).to.deep.equal([["deny", "user:deny", waiting.envelope.inputId]]);
   });
 
   it("allow_always is not asked twice in the same context (and a new context asks again)", async () => {
@@ -121,7 +121,7 @@ describe("e2e: A2A + runtime, write_file permissions", function () {
     expect(readFileSync(path.join(s.workspace, "second.yaml"), "utf8")).to.equal("b: 2\n");
 
     const sessionId = iacOf(second.at(-1)!)!.iacCodeSessionId as string;
-    expect(auditLines(s.configDir, sessionId).map((l) => [l.decision, l.reason])).to.deep.equal([
+    expect((await auditLines(s.state, sessionId)).map((l) => [l.decision, l.reason])).to.deep.equal([
       ["allow_always", "user:allow_always"],
       ["allow_once", "session_rule:write_file"],
     ]);

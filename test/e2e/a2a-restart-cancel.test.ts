@@ -56,9 +56,9 @@ describe("e2e: A2A + runtime, restart while waiting for permission", function ()
 
       const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
       expect(sessionId).to.equal(waiting.events.map((e) => iacOf(e)?.iacCodeSessionId).find(Boolean));
-      expect(auditLines(b.configDir, sessionId).map((l) => [l.decision, l.reason, l.inputId])).to.deep.equal([
-        ["allow_once", "user:allow_once", waiting.envelope.inputId],
-      ]);
+      expect(
+        (await auditLines(b.state, sessionId)).map((l) => [l.decision, l.reason, l.inputId]),
+      ).to.deep.equal([["allow_once", "user:allow_once", waiting.envelope.inputId]]);
     } finally {
       await b?.close();
       if (!b) await a.close();
@@ -80,7 +80,7 @@ describe("e2e: A2A + runtime, restart while waiting for permission", function ()
       expect(texts(events)).to.include("second.yaml written.");
       expect(readFileSync(path.join(b.workspace, "second.yaml"), "utf8")).to.equal("b: 2\n");
       const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
-      expect(auditLines(b.configDir, sessionId).map((l) => l.reason)).to.deep.equal([
+      expect((await auditLines(b.state, sessionId)).map((l) => l.reason)).to.deep.equal([
         "user:allow_always",
         "session_rule:write_file",
       ]);
@@ -183,9 +183,9 @@ describe("e2e: A2A + runtime, cancelled turns", function () {
     expect(tempLeftovers(s.workspace)).to.deep.equal([]);
 
     const sessionId = waiting.events.map((e) => iacOf(e)?.iacCodeSessionId).find(Boolean) as string;
-    expect(auditLines(s.configDir, sessionId).map((l) => [l.decision, l.reason, l.inputId])).to.deep.equal([
-      ["cancelled", "cancelled", waiting.envelope.inputId],
-    ]);
+    expect(
+      (await auditLines(s.state, sessionId)).map((l) => [l.decision, l.reason, l.inputId]),
+    ).to.deep.equal([["cancelled", "cancelled", waiting.envelope.inputId]]);
     const serverAudit = await s.server.state.audit.entries();
     expect(serverAudit.map((l) => [l.taskId, l.decision, l.reason])).to.deep.equal([
       [waiting.taskId, "cancelled", "task_canceled"],
@@ -205,7 +205,7 @@ describe("e2e: A2A + runtime, cancelled turns", function () {
     await rpc(s.url, "CancelTask", { id: waiting.taskId });
     const sessionId = waiting.events.map((e) => iacOf(e)?.iacCodeSessionId).find(Boolean) as string;
     // Both read raw: the runtime's from its JSONL file, the server's from its SQLite state store.
-    const runtimeLines = auditLines(s.configDir, sessionId) as unknown[];
+    const runtimeLines = (await auditLines(s.state, sessionId)) as unknown[];
     const serverEntries = (await s.server.state.audit.entries()) as unknown[];
     expect(runtimeLines).to.have.length(1);
     expect(serverEntries).to.have.length(1);

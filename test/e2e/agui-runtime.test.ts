@@ -117,7 +117,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     );
     expect(agent.pendingInterrupts).to.deep.equal([]);
     expect(
-      auditLines(a2a.configDir, sessionIdOf(first.events)).map((l) => [l.decision, l.reason, l.inputId]),
+      (await auditLines(a2a.state, sessionIdOf(first.events))).map((l) => [l.decision, l.reason, l.inputId]),
     ).to.deep.equal([["allow_once", "user:allow_once", interrupt.id]]);
   });
 
@@ -139,7 +139,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     expect(existsSync(path.join(workspace, "vpc.yaml"))).to.equal(false);
     expect(agent.pendingInterrupts).to.deep.equal([]);
     expect(
-      auditLines(a2a.configDir, sessionIdOf(first.events)).map((l) => [l.decision, l.inputId]),
+      (await auditLines(a2a.state, sessionIdOf(first.events))).map((l) => [l.decision, l.inputId]),
     ).to.deep.equal([["deny", interrupt.id]]);
   });
 
@@ -174,7 +174,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
     expect(readFileSync(path.join(workspace, "second.yaml"), "utf8")).to.equal("b: 2\n");
     // Same thread, same runtime session: the session rule was used, not a new question.
     expect(sessionIdOf(third.events)).to.equal(sessionIdOf(first.events));
-    expect(auditLines(a2a.configDir, sessionIdOf(first.events)).map((l) => l.reason)).to.deep.equal([
+    expect((await auditLines(a2a.state, sessionIdOf(first.events))).map((l) => l.reason)).to.deep.equal([
       "user:allow_always",
       "session_rule:write_file",
     ]);

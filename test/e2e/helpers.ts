@@ -4,16 +4,21 @@
 // temporary directories, a way to restart it on the same directories, the
 // `iac-code` CLI as a child process, and small readers for A2A stream events.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pino, { type Logger } from "pino";
-import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
+import BetterSqlite3 from "better-sqlite3";
+import { Redis } from "ioredis";
+import { openStateStore, startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
+import { STATE_FILE } from "../../src/a2a/stores/sqlite-state.js";
+import type { StateStore } from "../../src/a2a/stores/state.js";
 import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.js";
 import { resolveSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { openStream, resultOf, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import type { AuditLine } from "../../src/runtime/permissions/audit.js";
+import { SESSION_PREFIX } from "../../src/runtime/store/redis-runtime-store.js";
 
 export type { AuditLine };
 
@@ -32,7 +37,9 @@ export interface E2eServer {
   persistDir: string;
   server: RunningA2aServer;
   runtime: AgentRuntime;
-  /** Stops the server, then the runtime (turns waiting for input stay answerable on disk). */
+  /** The state store the server and the runtime share (as `iac-code a2a` opens it). */
+  state: StateStore;
+  /** Stops the server, then the runtime, then the store (turns waiting for input stay answerable). */
   close(): Promise<void>;
 }
 
@@ -47,30 +54,37 @@ export interface E2eOptions {
   logger?: Logger;
 }
 
-/** The A2A server and the real runtime, both in this process, on the directories under `dir`. */
+/**
+ * The A2A server and the real runtime, both in this process, on the directories
+ * under `dir`, sharing one state store as `iac-code a2a` does.
+ */
 export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
   const dir = options.dir ?? tempDir();
   const workspace = path.join(dir, "workspace");
   const configDir = path.join(dir, "config");
   const persistDir = path.join(dir, "persist");
   mkdirSync(workspace, { recursive: true });
+  const settings = resolveSettings(
+    { port: 0, "persistence-dir": persistDir, ...(options.file ?? {}) },
+    {},
+    {},
+  );
+  const logger = options.logger ?? createLogger({ silent: true });
+  const state = openStateStore(settings, undefined, logger);
   const runtime = await createAgentRuntime({
     configDir,
     scriptFile: path.resolve(SCRIPTS, options.script),
     env: { HOME: dir },
     homeDir: dir,
     logger: options.logger ?? pino({ level: "silent" }),
+    store: state.runtime,
   });
-  const settings = resolveSettings(
-    { port: 0, "persistence-dir": persistDir, ...(options.file ?? {}) },
-    {},
-    {},
-  );
   const server = await startA2aServer(settings, {
     runtime,
-    logger: options.logger ?? createLogger({ silent: true }),
+    logger,
     cwd: workspace,
     env: { IACCODE_A2A_ALLOWED_CWDS: dir },
+    state,
   });
   return {
     url: server.url,
@@ -80,9 +94,11 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
     persistDir,
     server,
     runtime,
+    state,
     async close() {
       await server.close();
       await runtime.close();
+      await state.close();
     },
   };
 }
@@ -190,13 +206,43 @@ export async function answer(
 }
 
 /** Lines of a session's permission audit log (<config>/sessions/<id>/permission-audit.jsonl). */
-export function auditLines(configDir: string, sessionId: string): AuditLine[] {
-  const file = path.join(configDir, "sessions", sessionId, "permission-audit.jsonl");
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as AuditLine);
+/** The runtime's permission audit of a session, from a state store in this process. */
+export async function auditLines(state: StateStore, sessionId: string): Promise<AuditLine[]> {
+  const rows = await (
+    await state.runtime.log({ sessionId, contextId: "", part: "" }, "permission-audit")
+  ).read();
+  return rows.map((row) => JSON.parse(row) as AuditLine);
+}
+
+/** The same, from the Redis that replicas with store: redis share. */
+export async function redisAuditLines(redisUrl: string, sessionId: string): Promise<AuditLine[]> {
+  const client = new Redis(redisUrl);
+  try {
+    const rows = await client.lrange(`${SESSION_PREFIX}${sessionId}::l:permission-audit`, 0, -1);
+    return rows.map((row) => JSON.parse(row) as AuditLine);
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * The same (of every session without one), read from a persistence dir's
+ * state.db as committed: the server that owns the dir must have stopped (it
+ * holds the database exclusively).
+ */
+export function storedAuditLines(persistDir: string, sessionId?: string): AuditLine[] {
+  const db = new BetterSqlite3(path.join(persistDir, STATE_FILE), { readonly: true });
+  try {
+    return db
+      .prepare<[string, string], { body: string }>(
+        `SELECT body FROM runtime_log_rows WHERE (session_id = ? OR ? = '') AND part = ''
+         AND log = 'permission-audit' ORDER BY session_id, seq`,
+      )
+      .all(sessionId ?? "", sessionId ?? "")
+      .map((r) => JSON.parse(r.body) as AuditLine);
+  } finally {
+    db.close();
+  }
 }
 
 /** Leftover temporary files of atomic writes (".<name>.<hex>.tmp") in a directory. */

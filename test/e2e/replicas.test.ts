@@ -18,7 +18,7 @@ import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
 import { openStream, resultOf, rpc, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import {
   answerMessage,
-  auditLines,
+  redisAuditLines,
   cleanEnv,
   iacOf,
   removeDir,
@@ -116,11 +116,10 @@ async function startSlow(url: string, c: Cluster, extra: Record<string, unknown>
   return { stream, taskId: task.id as string, contextId: task.contextId as string };
 }
 
-function allowsIn(c: Cluster, sessionId: string, replicas: number): number {
-  let allows = 0;
-  for (let i = 0; i < replicas; i += 1)
-    allows += auditLines(c.configDir(i), sessionId).filter((l) => l.decision.startsWith("allow_")).length;
-  return allows;
+/** Allows in the session's audit, which every replica writes to the shared Redis. */
+async function allowsIn(c: Cluster, sessionId: string): Promise<number> {
+  return (await redisAuditLines(c.redis.url, sessionId)).filter((l) => l.decision.startsWith("allow_"))
+    .length;
 }
 
 describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function () {
@@ -159,8 +158,8 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
     expect(iacOf(events.at(-1)!)?.input).to.equal(undefined);
     expect(readFileSync(path.join(c.workspace, "out.txt"), "utf8")).to.equal("written once\n");
     const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
-    expect(allowsIn(c, sessionId, 2)).to.equal(1);
-    expect(auditLines(c.configDir(0), sessionId)).to.have.length(1);
+    expect(await allowsIn(c, sessionId)).to.equal(1);
+    expect(await redisAuditLines(c.redis.url, sessionId)).to.have.length(1);
 
     // The same answer again, on either replica, is refused: nothing waits any more.
     for (const url of [a.url, b.url]) {
@@ -256,10 +255,10 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
     expect(stateOf(events.at(-1)!)).to.equal("TASK_STATE_INPUT_REQUIRED");
     expect(readFileSync(path.join(c.workspace, "out.txt"), "utf8")).to.equal("written once\n");
     const sessionId = iacOf(events.at(-1)!)!.iacCodeSessionId as string;
-    expect(auditLines(c.configDir(1), sessionId).map((l) => [l.decision, l.reason])).to.deep.equal([
+    expect((await redisAuditLines(c.redis.url, sessionId)).map((l) => [l.decision, l.reason])).to.deep.equal([
       ["allow_once", "user:allow_once"],
     ]);
-    expect(allowsIn(c, sessionId, 2)).to.equal(1);
+    expect(await allowsIn(c, sessionId)).to.equal(1);
   });
 
   it("Redis restarted (AOF on) while idle: the replicas reconnect and serve the same tasks", async () => {

@@ -5,9 +5,7 @@
 // candidate left out of the options, guards and nudges, a rollback that
 // marks fields stale and deletes the failed stack, cleanupOnly.
 import { expect } from "chai";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { ofType, removeTempDirs, turn, type AnswerBody } from "../runtime/helpers.js";
+import { ofType, removeTempDirs, storedRows, turn, type AnswerBody } from "../runtime/helpers.js";
 import type { InputRequest, PipelineEnvelope, RuntimeEvent } from "../../src/runtime/seam.js";
 import { envelopes, pipelineWorld, storyOf, type PipelineWorld } from "./helpers.js";
 
@@ -220,18 +218,12 @@ describe("pipeline engine: the selling pipeline", function () {
     const evaluated = data(ofEvent(list, "step_completed").find((e) => e.step?.id === "evaluate_candidates"))
       .conclusion as Array<{ failed: boolean }>;
     expect(evaluated.map((c) => c.failed)).to.deep.equal([false, true]);
-    const transcript = await readFile(
-      path.join(
-        world.configDir,
-        "sessions",
-        world.session.sessionId,
-        "pipeline",
-        "transcripts",
-        "r1.candidate-1.template_generating-1",
-        "conversation.jsonl",
-      ),
-      "utf8",
-    );
+    const transcript = storedRows(
+      world.configDir,
+      world.session.sessionId,
+      "conversation",
+      "transcript/r1.candidate-1.template_generating-1",
+    ).join("\n");
     expect(transcript.match(/You have not called complete_step/g)).to.have.length(2);
     expect(storyOf(list).at(-2)).to.equal("pipeline_completed");
   });

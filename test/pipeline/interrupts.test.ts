@@ -5,12 +5,10 @@
 // message while the run waits for the selection is the choice. Over A2A, a
 // message to the running task is taken the same way.
 import { expect } from "chai";
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import { SendMessageRequest, TaskState, type StreamResponse } from "@a2a-js/sdk";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import type { InputRequest, PipelineEnvelope, RuntimeEvent } from "../../src/runtime/seam.js";
-import { drive, ofType, removeTempDirs } from "../runtime/helpers.js";
+import { drive, ofType, removeTempDirs, storedRows } from "../runtime/helpers.js";
 import { envelopes, pipelineWorld, startPipelineA2a, type PipelineWorld } from "./helpers.js";
 
 const ofEvent = (list: PipelineEnvelope[], type: string) => list.filter((e) => e.eventType === type);
@@ -95,11 +93,10 @@ describe("pipeline engine: messages while the run goes on", function () {
       paused: false,
       judgeFailed: false,
     });
-    const dir = path.join(world.configDir, "sessions", world.session.sessionId, "pipeline", "transcripts");
     for (const candidate of ["candidate-0", "candidate-1"]) {
-      const transcript = await readFile(
-        path.join(dir, `r1.${candidate}.template_generating-1`, "conversation.jsonl"),
-        "utf8",
+      const part = `transcript/r1.${candidate}.template_generating-1`;
+      const transcript = storedRows(world.configDir, world.session.sessionId, "conversation", part).join(
+        "\n",
       );
       expect(transcript, candidate).to.contain("[SUPPLEMENT] use two zones");
     }

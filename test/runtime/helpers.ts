@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
+import BetterSqlite3 from "better-sqlite3";
 import pino, { type Logger } from "pino";
 import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import type {
@@ -14,6 +15,7 @@ import type {
   RuntimeEvent,
   TurnOverrides,
 } from "../../src/runtime/seam.js";
+import { STANDALONE_STORE_FILE } from "../../src/runtime/store/standalone-store.js";
 
 export const SCRIPTS = path.join(import.meta.dirname, "..", "fixtures", "scripts");
 export const TOOLS_SCRIPT = path.join(SCRIPTS, "runtime-tools.yaml");
@@ -140,4 +142,84 @@ export async function openToolSession(
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
   });
   return { runtime, session, cwd, configDir };
+}
+
+/**
+ * What a standalone runtime (no server) keeps in its config dir's runtime.db:
+ * the rows of a log or a document of a session part, read on a connection of
+ * the test's own (the runtime's commits are visible to it).
+ */
+export function storedRows(configDir: string, sessionId: string, log: string, part = ""): string[] {
+  const db = new BetterSqlite3(path.join(configDir, STANDALONE_STORE_FILE), { readonly: true });
+  try {
+    return db
+      .prepare<[string, string, string], { body: string }>(
+        "SELECT body FROM runtime_log_rows WHERE session_id = ? AND part = ? AND log = ? ORDER BY seq",
+      )
+      .all(sessionId, part, log)
+      .map((r) => r.body);
+  } finally {
+    db.close();
+  }
+}
+
+export function storedJsonRows(configDir: string, sessionId: string, log: string, part = ""): unknown[] {
+  return storedRows(configDir, sessionId, log, part).map((r) => JSON.parse(r) as unknown);
+}
+
+export function storedDoc(configDir: string, sessionId: string, name: string, part = ""): string | undefined {
+  const db = new BetterSqlite3(path.join(configDir, STANDALONE_STORE_FILE), { readonly: true });
+  try {
+    return db
+      .prepare<[string, string, string], { body: string }>(
+        "SELECT body FROM runtime_docs WHERE session_id = ? AND part = ? AND name = ?",
+      )
+      .get(sessionId, part, name)?.body;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Makes every commit of the runtime database that writes a row of `log` fail
+ * (a trigger, as a full disk would fail it); returns the undo.
+ */
+export function failWritesOf(configDir: string, log: string): () => void {
+  const db = new BetterSqlite3(path.join(configDir, STANDALONE_STORE_FILE));
+  const name = `fail_${log.replace(/\W/g, "_")}`;
+  db.exec(
+    `CREATE TRIGGER ${name} BEFORE INSERT ON runtime_log_rows WHEN NEW.log = '${log}'
+     BEGIN SELECT RAISE(FAIL, 'disk I/O error (test)'); END`,
+  );
+  return () => {
+    db.exec(`DROP TRIGGER ${name}`);
+    db.close();
+  };
+}
+
+/** Writes rows of a log and documents straight into a closed standalone runtime's database. */
+export function seedStore(
+  configDir: string,
+  sessionId: string,
+  seed: { rows?: Record<string, unknown[]>; docs?: Record<string, unknown> },
+  part = "",
+): void {
+  const db = new BetterSqlite3(path.join(configDir, STANDALONE_STORE_FILE));
+  try {
+    const putRow = db.prepare(
+      "INSERT OR REPLACE INTO runtime_log_rows (session_id, part, log, seq, body) VALUES (?, ?, ?, ?, ?)",
+    );
+    const putDoc = db.prepare(
+      "INSERT OR REPLACE INTO runtime_docs (session_id, part, name, body) VALUES (?, ?, ?, ?)",
+    );
+    for (const [log, rows] of Object.entries(seed.rows ?? {})) {
+      rows.forEach((row, i) =>
+        putRow.run(sessionId, part, log, i + 1, typeof row === "string" ? row : JSON.stringify(row)),
+      );
+    }
+    for (const [name, doc] of Object.entries(seed.docs ?? {}))
+      putDoc.run(sessionId, part, name, JSON.stringify(doc));
+  } finally {
+    db.close();
+  }
 }

@@ -3,7 +3,7 @@
 // errors (401, 429 then success, 5xx, bad bodies, cut and idle streams),
 // cancellation, thinking knobs, and a full turn through AgentSession.
 import { expect } from "chai";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { ProviderError } from "../../src/runtime/errors.js";
 import { createAgentRuntime } from "../../src/runtime/index.js";
@@ -11,7 +11,7 @@ import { OpenAIChatProvider } from "../../src/runtime/providers/openai.js";
 import type { ProviderEvent, ProviderRequest } from "../../src/runtime/providers/types.js";
 import type { Message } from "../../src/runtime/messages.js";
 import { chunk, OpenAiFixture, textReply } from "../fixtures/openai-server.js";
-import { allowOnce, ofType, removeTempDirs, silentLogger, tempDir, turn } from "./helpers.js";
+import { allowOnce, ofType, removeTempDirs, silentLogger, storedRows, tempDir, turn } from "./helpers.js";
 
 const user = (text: string): Message => ({
   id: "u1",
@@ -495,13 +495,15 @@ describe("runtime: OpenAI-compatible provider", () => {
       expect(fixture.requests[0].body.model).to.equal("turn-model");
       expect(fixture.requests[1].headers.authorization).to.equal(undefined);
       expect(fixture.requests[1].body.model).to.equal("base-model");
-      const files = await readFile(
-        path.join(configDir, "sessions", session.sessionId, "conversation.jsonl"),
-        "utf8",
-      );
-      expect(files).to.not.include("sk-turn-only");
+      expect(storedRows(configDir, session.sessionId, "conversation")).to.have.length(4);
     } finally {
       await runtime.close();
+    }
+    // Nowhere in the config dir (the runtime's database and its WAL included).
+    for (const file of await readdir(configDir, { recursive: true })) {
+      const full = path.join(configDir, file);
+      if ((await stat(full)).isFile())
+        expect(await readFile(full, "latin1"), file).to.not.include("sk-turn-only");
     }
   });
 });

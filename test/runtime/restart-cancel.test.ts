@@ -11,6 +11,9 @@ import {
   drive,
   ofType,
   removeTempDirs,
+  seedStore,
+  storedJsonRows,
+  storedRows,
   tempDir,
   turn,
   openToolSession,
@@ -45,8 +48,14 @@ async function rest(iterator: AsyncIterator<RuntimeEvent>): Promise<RuntimeEvent
   return out;
 }
 
-function sessionDir(env: Env): string {
-  return path.join(env.configDir, "sessions", env.session.sessionId);
+/** The session's conversation rows and audit lines, as committed. */
+function conversationText(env: Env): string {
+  return storedRows(env.configDir, env.session.sessionId, "conversation").join("\n");
+}
+function auditOf(env: Env): Array<Record<string, unknown>> {
+  return storedJsonRows(env.configDir, env.session.sessionId, "permission-audit") as Array<
+    Record<string, unknown>
+  >;
 }
 
 describe("runtime: restart and cancellation", () => {
@@ -150,10 +159,8 @@ describe("runtime: restart and cancellation", () => {
     const events = await turn(env.session, "never mind");
     expect(ofType(events, "message_end")[0].text).to.equal("Plain answer.");
     expect(env.session.pendingInputs()).to.deep.equal([]);
-    const conversation = await readFile(path.join(sessionDir(env), "conversation.jsonl"), "utf8");
-    expect(conversation).to.include("Not run: the user sent a new message instead of answering.");
-    const audit = await readFile(path.join(sessionDir(env), "permission-audit.jsonl"), "utf8");
-    expect(JSON.parse(audit.trim().split("\n").at(-1) as string)).to.include({
+    expect(conversationText(env)).to.include("Not run: the user sent a new message instead of answering.");
+    expect(auditOf(env).at(-1)).to.include({
       inputId: request.inputId,
       decision: "cancelled",
       reason: "superseded",
@@ -162,7 +169,6 @@ describe("runtime: restart and cancellation", () => {
 
   it("repairs a tool call left without result when a session is restored", async () => {
     env = await setup();
-    const dir = sessionDir(env);
     const rows = [
       {
         type: "message",
@@ -183,15 +189,13 @@ describe("runtime: restart and cancellation", () => {
         },
       },
     ];
-    await writeFile(
-      path.join(dir, "conversation.jsonl"),
-      rows.map((r) => JSON.stringify(r)).join("\n") + "\n{torn",
-    );
     const sessionId = env.session.sessionId;
     await env.runtime.close();
+    // The rows a process killed between the call and its result leaves, and one it could not finish.
+    seedStore(env.configDir, sessionId, { rows: { conversation: [...rows, "{torn"] } });
     env = await open(env.configDir, env.cwd, sessionId);
     expect(env.session.pendingInputs()).to.deep.equal([]);
-    const lines = (await readFile(path.join(dir, "conversation.jsonl"), "utf8")).trim().split("\n");
+    const lines = storedRows(env.configDir, sessionId, "conversation");
     const repaired = JSON.parse(lines.at(-1) as string) as {
       type: string;
       block: { toolUseId: string; isError: boolean };
@@ -204,7 +208,6 @@ describe("runtime: restart and cancellation", () => {
 
   it("does not run twice a side-effecting call that had started before the restart", async () => {
     env = await setup();
-    const dir = sessionDir(env);
     const use = {
       type: "tool_use",
       id: "call_w",
@@ -218,10 +221,6 @@ describe("runtime: restart and cancellation", () => {
       },
       { type: "message", message: { id: "m2", role: "assistant", content: [use], createdAt: "t" } },
     ];
-    await writeFile(
-      path.join(dir, "conversation.jsonl"),
-      rows.map((r) => JSON.stringify(r)).join("\n") + "\n",
-    );
     const request = {
       inputId: "permission-0123456789abcdef0123456789abcdef",
       kind: "permission",
@@ -237,20 +236,22 @@ describe("runtime: restart and cancellation", () => {
       responseSchema: {},
       language: "en",
     };
-    await writeFile(
-      path.join(dir, "pending-round.json"),
-      JSON.stringify({
-        version: 1,
-        assistantMessageId: "m2",
-        decisions: { call_w: { allowed: true, reason: "user:allow_once" } },
-        inputs: [
-          { request, answer: { inputId: request.inputId, kind: "permission", decision: "allow_once" } },
-        ],
-        started: ["call_w"],
-      }),
-    );
     const sessionId = env.session.sessionId;
     await env.runtime.close();
+    seedStore(env.configDir, sessionId, {
+      rows: { conversation: rows },
+      docs: {
+        "pending-round": {
+          version: 1,
+          assistantMessageId: "m2",
+          decisions: { call_w: { allowed: true, reason: "user:allow_once" } },
+          inputs: [
+            { request, answer: { inputId: request.inputId, kind: "permission", decision: "allow_once" } },
+          ],
+          started: ["call_w"],
+        },
+      },
+    });
     env = await open(env.configDir, env.cwd, sessionId);
     const events = await drive(env.session.resumeTurn({}, new AbortController().signal), env.session);
     expect(ofType(events, "tool_result")[0]).to.include({
@@ -270,10 +271,9 @@ describe("runtime: restart and cancellation", () => {
     expect(ofType(after, "tool_result")).to.have.length(0);
     expect(await readdir(env.cwd)).to.deep.equal([]);
     expect(env.session.pendingInputs()).to.deep.equal([]);
-    const audit = await readFile(path.join(sessionDir(env), "permission-audit.jsonl"), "utf8");
-    expect(JSON.parse(audit.trim())).to.include({ decision: "cancelled", reason: "cancelled" });
-    const conversation = await readFile(path.join(sessionDir(env), "conversation.jsonl"), "utf8");
-    expect(conversation).to.include("Permission denied: the request was cancelled.");
+    expect(auditOf(env)).to.have.length(1);
+    expect(auditOf(env)[0]).to.include({ decision: "cancelled", reason: "cancelled" });
+    expect(conversationText(env)).to.include("Permission denied: the request was cancelled.");
     // The session stays usable.
     const next = await turn(env.session, "hello");
     expect(ofType(next, "message_end")[0].text).to.equal("Plain answer.");
@@ -291,8 +291,7 @@ describe("runtime: restart and cancellation", () => {
     expect(ofType(events, "message_end")[0]).to.include({ stopReason: "cancelled" });
     expect(ofType(events, "tool_result")).to.have.length(0);
     expect(await readdir(env.cwd)).to.deep.equal([]);
-    const conversation = await readFile(path.join(sessionDir(env), "conversation.jsonl"), "utf8");
-    expect(conversation.trim().split("\n")).to.have.length(1);
+    expect(storedRows(env.configDir, env.session.sessionId, "conversation")).to.have.length(1);
   });
 
   it("an atomic write aborted before its rename leaves the old content and no temporary file", async () => {

@@ -2,7 +2,7 @@
 // their answers, the audit log, parallel read-only tools, questions, schema
 // errors, workspace escapes, limits, large results and sanitised errors.
 import { expect } from "chai";
-import { mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import type { RuntimeEvent } from "../../src/runtime/seam.js";
@@ -15,6 +15,9 @@ import {
   removeTempDirs,
   silentLogger,
   tempDir,
+  storedDoc,
+  storedJsonRows,
+  failWritesOf,
   TOOLS_SCRIPT,
   turn,
   openToolSession,
@@ -27,15 +30,10 @@ async function setup(options: Partial<RuntimeOptions> = {}): Promise<Env> {
   return openToolSession(await tempDir(), await tempDir("iac-ws-"), { runtime: options });
 }
 
-async function auditLines(env: Env): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(
-    path.join(env.configDir, "sessions", env.session.sessionId, "permission-audit.jsonl"),
-    "utf8",
-  );
-  return text
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+function auditLines(env: Env): Array<Record<string, unknown>> {
+  return storedJsonRows(env.configDir, env.session.sessionId, "permission-audit") as Array<
+    Record<string, unknown>
+  >;
 }
 
 function toolResult(events: RuntimeEvent[], name: string) {
@@ -66,11 +64,9 @@ describe("runtime: turns through AgentSession", () => {
       cachedInputTokens: 2,
     });
     expect(end.usage?.provider).to.equal("scripted");
-    const usageFile = await readFile(
-      path.join(env.configDir, "sessions", env.session.sessionId, "usage.jsonl"),
-      "utf8",
-    );
-    expect(JSON.parse(usageFile.trim())).to.include({
+    const usage = storedJsonRows(env.configDir, env.session.sessionId, "usage");
+    expect(usage).to.have.length(1);
+    expect(usage[0]).to.include({
       inputTokens: 42,
       outputTokens: 7,
       provider: "scripted",
@@ -123,7 +119,7 @@ describe("runtime: turns through AgentSession", () => {
     expect(result).to.include({ isError: true, result: "Permission denied." });
     expect(await readdir(env.cwd)).to.deep.equal([]);
     expect(ofType(events, "message_end").at(-1)?.text).to.equal("I could not write notes.yaml.");
-    const audit = await auditLines(env);
+    const audit = auditLines(env);
     expect(audit).to.have.length(1);
     expect(audit[0]).to.include({ toolName: "write_file", decision: "deny", reason: "user:deny" });
   });
@@ -138,7 +134,7 @@ describe("runtime: turns through AgentSession", () => {
       allowed: true,
       reason: "session_rule:write_file",
     });
-    const audit = await auditLines(env);
+    const audit = auditLines(env);
     expect(audit.map((a) => a.reason)).to.deep.equal(["user:allow_always", "session_rule:write_file"]);
     expect(audit.every((a) => typeof a.inputFingerprint === "string" && !("input" in a))).to.equal(true);
 
@@ -205,29 +201,43 @@ describe("runtime: turns through AgentSession", () => {
       reason: "auto_approve",
     });
     expect(await readFile(path.join(env.cwd, "notes.yaml"), "utf8")).to.equal("a: 1\n");
-    expect((await auditLines(env))[0]).to.include({
+    expect(auditLines(env)[0]).to.include({
       decision: "allow_once",
       reason: "auto_approve",
       autoApproved: true,
     });
   });
 
-  it("fails closed: an allow whose audit record cannot be written is a deny", async () => {
+  it("fails closed: an allow whose audit record cannot be committed is a deny", async () => {
     env = await setup({ autoApprovePermissions: true });
-    // A directory where the audit file should be makes every append fail.
-    await mkdir(path.join(env.configDir, "sessions", env.session.sessionId, "permission-audit.jsonl"));
+    // The store's commits fail while they hold an audit row, as a full disk fails them.
+    const undo = failWritesOf(env.configDir, "permission-audit");
     const events = await turn(env.session, "[WRITE]");
     expect(ofType(events, "permission_decided")[0]).to.include({ allowed: false, reason: "audit_failed" });
-    expect(toolResult(events, "write_file")?.isError).to.equal(true);
+    expect(ofType(events, "tool_result")).to.deep.equal([]);
     expect(await readdir(env.cwd)).to.deep.equal([]);
+    // Once the disk is back, the record that was not kept lands with the deny that replaced it.
+    undo();
+    await env.runtime.close();
+    const lines = auditLines(env);
+    expect(lines.map((l) => [l.decision, l.reason])).to.deep.equal([
+      ["allow_once", "auto_approve"],
+      ["deny", "audit_failed"],
+    ]);
   });
 
   it("fails closed for a user's allow_once too", async () => {
     env = await setup();
-    await mkdir(path.join(env.configDir, "sessions", env.session.sessionId, "permission-audit.jsonl"));
-    const events = await turn(env.session, "[WRITE]", { answer: allowOnce });
-    expect(toolResult(events, "write_file")).to.include({ isError: true, result: "Permission denied." });
-    expect(await readdir(env.cwd)).to.deep.equal([]);
+    const undo = failWritesOf(env.configDir, "permission-audit");
+    try {
+      const events = await turn(env.session, "[WRITE]", { answer: allowOnce });
+      // The answer cannot be kept: the call does not run and the turn ends failed.
+      expect(ofType(events, "tool_result")).to.deep.equal([]);
+      expect(ofType(events, "error").map((e) => e.code)).to.deep.equal(["RUNTIME_ERROR"]);
+      expect(await readdir(env.cwd)).to.deep.equal([]);
+    } finally {
+      undo();
+    }
   });
 
   it("applies deny and allow rules, dont_ask and accept_edits modes", async () => {
@@ -367,10 +377,7 @@ describe("runtime: turns through AgentSession", () => {
     const events = await turn(env.session, "[BIG]");
     const result = toolResult(events, "read_file");
     expect(result?.result).to.deep.include({ truncated: true, originalLength: 5000 });
-    const stored = await readFile(
-      path.join(env.configDir, "sessions", env.session.sessionId, "tool-results", `${result?.toolUseId}.txt`),
-      "utf8",
-    );
+    const stored = storedDoc(env.configDir, env.session.sessionId, `tool-result/${result?.toolUseId}`);
     expect(stored).to.equal(big);
   });
 

@@ -1,15 +1,14 @@
 // store: redis, assembled: the connections, this replica's id, the context
-// leases, the shared state store, the cluster seam the core uses and the
-// shared runtime sessions. Opened before the runtime (which writes sessions
-// through it) and closed after the state store's last commit.
+// leases, the shared state store (which also holds the runtime's sessions and
+// pipelines) and the cluster seam the core uses. Opened before the runtime
+// (which writes sessions through it) and closed after the state store's last
+// commit.
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { redisSessions } from "../../runtime/session/redis-session-data.js";
-import type { SessionDataFactory } from "../../runtime/session/store.js";
 import { connectRedis, redactRedisUrl } from "../../server/redis.js";
-import { leaseKey, RedisLeases } from "../stores/redis-leases.js";
+import { RedisLeases } from "../stores/redis-leases.js";
 import { RedisStateStore } from "../stores/redis-state.js";
 import { RedisCluster } from "./redis-cluster.js";
 
@@ -18,7 +17,6 @@ export interface RedisBackend {
   readonly leaseMs: number;
   readonly state: RedisStateStore;
   readonly cluster: RedisCluster;
-  readonly sessions: SessionDataFactory;
   /** Gives the leases back and closes the connections (after the state store's close). */
   close(): Promise<void>;
 }
@@ -67,7 +65,6 @@ export async function openRedisBackend(url: string, leaseMs: number, logger: Log
     leaseMs,
     state,
     cluster,
-    sessions: redisSessions({ redis, leaseKey, fenceOf: (id) => leases.fenceOf(id) }),
     async close() {
       cluster.close();
       await leases.close().catch((error: unknown) => logger.warn({ err: error }, "leases not released"));

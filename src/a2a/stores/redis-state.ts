@@ -1,6 +1,7 @@
 // The shared state store: tasks, contexts, the artifact index and the
-// permission audit in one Redis, for every replica of the server, and the
-// push configs and outbox (redis-push.ts). Changes are
+// permission audit in one Redis, for every replica of the server, the push
+// configs and outbox (redis-push.ts), and the runtime's sessions and
+// pipelines (runtime/store/redis-runtime-store.ts). Changes are
 // staged and written together, as with SQLite: what one event-loop turn
 // staged goes out as one Lua script call (atomic in Redis), and commit()
 // resolves once Redis has applied it. A write for a context this replica holds
@@ -11,6 +12,7 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
+import { RedisRuntimeStore, type StagedRuntimeOps } from "../../runtime/store/redis-runtime-store.js";
 import type { RedisArg } from "../../server/redis.js";
 import { RedisPush, type StagedPush } from "./redis-push.js";
 import { COMMIT, GET_TASKS, LIST_TASKS, QUARANTINE_ARTIFACT, QUARANTINE_TASK } from "./redis-scripts.js";
@@ -59,6 +61,7 @@ export class RedisStateStore implements StateStore {
   readonly audit: PermissionAudit;
   readonly pushConfigs: PushConfigStore;
   readonly pushJobs: PushOutbox;
+  readonly runtime: RedisRuntimeStore;
   /** Script calls written so far (each one a group commit). */
   commits = 0;
 
@@ -84,6 +87,10 @@ export class RedisStateStore implements StateStore {
     });
     this.pushConfigs = this.push.configs;
     this.pushJobs = this.push.jobs;
+    this.runtime = new RedisRuntimeStore(this.redis, {
+      schedule: () => this.schedule(),
+      commit: () => this.commit(),
+    });
     this.tasks = {
       get: async (id) => (await this.readTasks([id]))[0],
       save: (task) => {
@@ -153,7 +160,8 @@ export class RedisStateStore implements StateStore {
       this.stagedContexts.size > 0 ||
       this.stagedArtifacts.size > 0 ||
       this.stagedAudit.length > 0 ||
-      this.push.hasStaged()
+      this.push.hasStaged() ||
+      this.runtime.hasStaged()
     );
   }
 
@@ -195,7 +203,8 @@ export class RedisStateStore implements StateStore {
     this.stagedAudit = [];
     this.waiters = [];
     const push = this.push.take();
-    const args = this.commitArgs(tasks, contexts, artifacts, audit, push);
+    const runtime = this.runtime.take();
+    const args = this.commitArgs(tasks, contexts, artifacts, audit, push, runtime);
     const previous = this.inFlight;
     const done = (async () => {
       const refused = (await COMMIT.run(this.redis, [], args)) as Buffer[];
@@ -215,6 +224,7 @@ export class RedisStateStore implements StateStore {
       for (const [id, c] of contexts) if (!this.stagedContexts.has(id)) this.stagedContexts.set(id, c);
       for (const [id, a] of artifacts) if (!this.stagedArtifacts.has(id)) this.stagedArtifacts.set(id, a);
       push.restage();
+      runtime.restage();
       // An audit record that was not written does not land later (the decision fails closed).
     });
     void done.then(
@@ -229,6 +239,7 @@ export class RedisStateStore implements StateStore {
     artifacts: Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>,
     audit: AuditEntry[],
     push: StagedPush,
+    runtime: StagedRuntimeOps,
   ): RedisArg[] {
     const args: RedisArg[] = [A2A_PREFIX];
     const fenced = new Set<string>();
@@ -242,6 +253,7 @@ export class RedisStateStore implements StateStore {
     for (const { contextId } of artifacts.values()) fence(contextId);
     for (const id of contexts.keys()) fence(id);
     for (const id of push.contexts) fence(id);
+    for (const id of runtime.contexts) fence(id);
     for (const { task, owner, updatedAt, language, credentialNames } of tasks.values()) {
       args.push(
         "T",
@@ -264,6 +276,7 @@ export class RedisStateStore implements StateStore {
     }
     args.push(...push.ops);
     for (const entry of audit) args.push("U", JSON.stringify(entry));
+    args.push(...runtime.ops);
     return args;
   }
 

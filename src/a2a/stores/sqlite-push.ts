@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { Database, Statement } from "better-sqlite3";
 import { encodeProtoJson, pb } from "../../contract/index.js";
+import { settled, type CommitHooks, type StagedWriter } from "../../runtime/store/sqlite-group-commit.js";
 import type { PushConfigStore, PushJob, PushOutbox, StoredPushConfig } from "./state.js";
 
 interface ConfigRow {
@@ -56,21 +57,9 @@ const jobOf = (r: JobRow): PushJob => ({
   lastError: r.last_error,
 });
 
-/** The result of a synchronous call as a promise (rejected when it throws). */
-function settled<T>(call: () => T): Promise<T> {
-  return new Promise<T>((resolve) => resolve(call()));
-}
-
 type StagedConfig = { config: StoredPushConfig } | { removed: { owner: string; taskId: string; id: string } };
 
-export interface StoreHooks {
-  /** Asks for a group commit at the end of this event-loop turn. */
-  schedule(): void;
-  /** Commits what is staged now (reads see staged changes). */
-  commitNow(): void;
-}
-
-export class SqlitePush {
+export class SqlitePush implements StagedWriter {
   readonly configs: PushConfigStore;
   readonly jobs: PushOutbox;
   private readonly stagedConfigs = new Map<string, StagedConfig>();
@@ -82,7 +71,7 @@ export class SqlitePush {
 
   constructor(
     private readonly db: Database,
-    hooks: StoreHooks,
+    hooks: CommitHooks,
   ) {
     this.putConfig = db.prepare(
       `INSERT INTO push_configs (task_id, id, owner, url, scheme, sealed_secrets) VALUES (?, ?, ?, ?, ?, ?)
@@ -130,7 +119,7 @@ export class SqlitePush {
     this.stagedEvents.length = 0;
   }
 
-  private configStore(hooks: StoreHooks): PushConfigStore {
+  private configStore(hooks: CommitHooks): PushConfigStore {
     const one = this.db.prepare<[string, string, string], ConfigRow>(
       "SELECT * FROM push_configs WHERE task_id = ? AND id = ? AND owner = ?",
     );
@@ -161,7 +150,7 @@ export class SqlitePush {
     };
   }
 
-  private outbox(hooks: StoreHooks): PushOutbox {
+  private outbox(hooks: CommitHooks): PushOutbox {
     const claim = this.db.prepare<[number, number, number], JobRow>(
       `UPDATE push_jobs SET lease_until_ms = ? WHERE seq = (
          SELECT seq FROM push_jobs WHERE next_attempt_ms <= ? AND lease_until_ms <= ?

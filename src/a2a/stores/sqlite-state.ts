@@ -1,15 +1,19 @@
 // The embedded state store: one SQLite database (WAL) under persistence-dir,
 // owned by one server at a time. Changes are staged in memory and written
 // together: every change staged during one event-loop turn lands in one
-// transaction, committed at the end of the turn; the core waits for it
-// before telling a client. With synchronous=NORMAL a commit
-// survives the process being killed; sync-every-commit (synchronous=FULL)
-// also survives a power loss.
+// transaction, committed at the end of the turn (the group commit); the core
+// waits for it before telling a client. It holds the A2A state (tasks,
+// contexts, artifacts, audit), the push configs and outbox, and the runtime's
+// sessions and pipelines, all in the same commits. With synchronous=NORMAL a
+// commit survives the process being killed; sync-every-commit
+// (synchronous=FULL) also survives a power loss.
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
+import { settled, SqliteGroupCommit, type StagedWriter } from "../../runtime/store/sqlite-group-commit.js";
+import { SqliteRuntimeStore } from "../../runtime/store/sqlite-runtime-store.js";
 import { ownerPid, PersistenceDirInUseError, recordOwner, releaseOwner } from "./owner-lock.js";
 import { SqlitePush } from "./sqlite-push.js";
 import { applySchema } from "./sqlite-schema.js";
@@ -48,11 +52,6 @@ interface ContextRow {
   updated_ms: number;
 }
 
-/** The result of a synchronous call as a promise (rejected when it throws). */
-function settled<T>(call: () => T): Promise<T> {
-  return new Promise<T>((resolve) => resolve(call()));
-}
-
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code;
   return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
@@ -84,33 +83,37 @@ function openDatabase(options: SqliteStateOptions): Database {
   return db;
 }
 
-export class SqliteStateStore implements StateStore {
+export class SqliteStateStore implements StateStore, StagedWriter {
   readonly tasks: TaskStore;
   readonly contexts: ContextStore;
   readonly artifacts: ArtifactIndex;
   readonly audit: PermissionAudit;
   readonly pushConfigs: PushConfigStore;
   readonly pushJobs: PushOutbox;
+  readonly runtime: SqliteRuntimeStore;
 
+  private readonly group: SqliteGroupCommit;
   private readonly push: SqlitePush;
   private readonly stagedTasks = new Map<string, StoredTask>();
   private readonly stagedContexts = new Map<string, ContextRecord>();
   private readonly stagedArtifacts = new Map<string, { taskId: string; artifact: pb.Artifact }>();
   private readonly stagedAudit: AuditEntry[] = [];
-  private scheduled = false;
-  private closed = false;
-  /** Transactions written so far (each one a group commit). */
-  commits = 0;
-  private readonly waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
   private readonly reader: SqliteTaskReader;
-  private readonly writeAll: () => void;
+  private readonly writeStaged: () => void;
 
   private constructor(
     private readonly db: Database,
     private readonly options: SqliteStateOptions,
   ) {
+    this.group = new SqliteGroupCommit(db, options.logger);
     this.reader = new SqliteTaskReader(db, options.logger);
-    this.push = new SqlitePush(db, { schedule: () => this.schedule(), commitNow: () => this.commitNow() });
+    this.push = new SqlitePush(db, this.group);
+    this.runtime = new SqliteRuntimeStore(db, this.group);
+    // One transaction per commit: the A2A state, then the push outbox (jobs for the events
+    // just staged), then what the runtime wrote.
+    this.group.join(this);
+    this.group.join(this.push);
+    this.group.join(this.runtime);
     this.pushConfigs = this.push.configs;
     this.pushJobs = this.push.jobs;
     const putTask = db.prepare(
@@ -130,7 +133,7 @@ export class SqliteStateStore implements StateStore {
          cwd = excluded.cwd, updated_ms = excluded.updated_ms`,
     );
     const putAudit = db.prepare("INSERT INTO permission_audit_lines (line) VALUES (?)");
-    this.writeAll = db.transaction(() => {
+    this.writeStaged = () => {
       for (const { task, owner, updatedAt, language, credentialNames } of this.stagedTasks.values()) {
         const s = task.status?.state ?? 0;
         const body = encodeTask(task);
@@ -153,8 +156,7 @@ export class SqliteStateStore implements StateStore {
         putContext.run(c.contextId, c.owner, c.sessionId, c.cwd, c.updatedAt);
       }
       for (const entry of this.stagedAudit) putAudit.run(JSON.stringify(entry));
-      this.push.write(Date.now());
-    });
+    };
     this.tasks = this.taskStore();
     this.contexts = this.contextStore(db.prepare("SELECT * FROM contexts WHERE id = ?"));
     this.artifacts = {
@@ -171,17 +173,18 @@ export class SqliteStateStore implements StateStore {
     return new SqliteStateStore(openDatabase(options), options);
   }
 
+  /** Transactions written so far (each one a group commit). */
+  get commits(): number {
+    return this.group.commits;
+  }
+
   /**
    * Resolves once what is staged is committed. The commit itself runs at the
    * end of this event-loop turn, so the changes of every request handled in
    * the same turn share one transaction.
    */
   commit(): Promise<void> {
-    if (!this.hasStaged()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ resolve, reject });
-      this.schedule();
-    });
+    return this.group.commit();
   }
 
   /** What a commit survives, as SQLite applies it: FULL syncs the WAL at each commit. */
@@ -191,68 +194,37 @@ export class SqliteStateStore implements StateStore {
   }
 
   close(): Promise<void> {
-    return settled(() => {
-      if (this.closed) return;
-      const waiters = this.waiters.splice(0);
-      try {
-        this.commitNow();
-        for (const waiter of waiters) waiter.resolve();
-      } catch (error) {
-        for (const waiter of waiters) waiter.reject(error);
-        throw error;
-      } finally {
-        this.closed = true;
-        this.db.close();
-        releaseOwner(this.options.dir);
-      }
-    });
+    return this.group.close(() => releaseOwner(this.options.dir));
   }
 
-  private hasStaged(): boolean {
+  // ---- StagedWriter: the A2A state's part of each commit ----------------------
+
+  hasStaged(): boolean {
     return (
       this.stagedTasks.size > 0 ||
       this.stagedContexts.size > 0 ||
       this.stagedArtifacts.size > 0 ||
-      this.stagedAudit.length > 0 ||
-      this.push.hasStaged()
+      this.stagedAudit.length > 0
     );
   }
 
-  /** Writes everything staged in one transaction; staged changes stay staged if it fails. */
-  private commitNow(): void {
-    if (!this.hasStaged()) return;
-    if (this.closed) throw new Error("the state store is closed");
-    this.writeAll();
-    this.commits += 1;
+  write(): void {
+    this.writeStaged();
+  }
+
+  clear(): void {
     this.stagedTasks.clear();
     this.stagedContexts.clear();
     this.stagedArtifacts.clear();
     this.stagedAudit.length = 0;
-    this.push.clear();
   }
 
-  /**
-   * Commits at the end of this event-loop turn (group commit) and settles the
-   * waiting commit() calls. (A wider window, one commit per n ms under load,
-   * was measured slower: timers add latency and CPU on a busy machine.)
-   */
   private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
+    this.group.schedule();
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const waiters = this.waiters.splice(0);
-    try {
-      if (!this.closed) this.commitNow();
-    } catch (error) {
-      this.options.logger.error({ err: error }, "state commit failed; changes stay staged");
-      for (const waiter of waiters) waiter.reject(error);
-      return;
-    }
-    for (const waiter of waiters) waiter.resolve();
+  private commitNow(): void {
+    this.group.commitNow();
   }
 
   private taskStore(): TaskStore {

@@ -4,6 +4,7 @@
 // staged and become durable together at the next commit(), which the core
 // awaits before a client hears of a change (group commit).
 import type { PermissionAuditLine, pb } from "../../contract/index.js";
+import type { RuntimeStore } from "../../runtime/store/runtime-store.js";
 
 /** One task as stored: the aggregated pb.Task and what the server needs besides. */
 export interface StoredTask {
@@ -163,6 +164,8 @@ export interface StateStore {
   readonly audit: PermissionAudit;
   readonly pushConfigs: PushConfigStore;
   readonly pushJobs: PushOutbox;
+  /** The runtime's sessions and pipelines, written in the same commits as the task state. */
+  readonly runtime: RuntimeStore;
   /** Makes every staged change durable, in one transaction. */
   commit(): Promise<void>;
   /** Commits what is staged and releases the store (and its persistence dir). */

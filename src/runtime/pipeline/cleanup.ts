@@ -1,19 +1,17 @@
-// The cleanup ledger (pipeline/ledger.json): the stacks that steps with
+// The cleanup ledger (the pipeline's ledger document): the stacks that steps with
 // tracks_stacks created, and for those marked for cleanup (a rollback over
 // the step, or a run that ended without the deployment) their cleanup status.
 // Cleanup deletes exactly the ledger's stacks, nothing else, and reports
 // cleanup_started / _progress / _completed / _failed for each.
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import type { Language } from "../../i18n/index.js";
 import type { CloudContext } from "../cloud/context.js";
 import { errorMessage } from "../errors.js";
-import { writeFileAtomic } from "../fs-util.js";
 import type { CleanupSummary, RuntimeEvent } from "../seam.js";
 import { Channel } from "../loop/channel.js";
 import { rosStackTool } from "../tools/ros.js";
 import type { Workspace } from "../tools/workspace.js";
 import type { PipelineEmitter } from "./emitter.js";
+import type { PipelineFiles } from "./files.js";
 
 export type CleanupStatus =
   "observed" | "pending" | "started" | "in_progress" | "completed" | "failed" | "skipped";
@@ -34,24 +32,17 @@ export interface LedgerEntry {
 
 export class CleanupLedger {
   private constructor(
-    private readonly file: string,
+    private readonly files: PipelineFiles,
     private entries: LedgerEntry[],
   ) {}
 
-  static async open(dir: string): Promise<CleanupLedger> {
-    const file = path.join(dir, "ledger.json");
-    try {
-      const data = JSON.parse(await readFile(file, "utf8")) as { resources?: LedgerEntry[] };
-      return new CleanupLedger(file, Array.isArray(data.resources) ? data.resources : []);
-    } catch {
-      return new CleanupLedger(file, []);
-    }
+  static async open(files: PipelineFiles): Promise<CleanupLedger> {
+    const data = (await files.loadLedger()) as { resources?: LedgerEntry[] } | undefined;
+    return new CleanupLedger(files, Array.isArray(data?.resources) ? data.resources : []);
   }
 
   private save(): Promise<void> {
-    return writeFileAtomic(this.file, `${JSON.stringify({ resources: this.entries }, null, 2)}\n`, {
-      mode: 0o600,
-    });
+    return this.files.saveLedger({ resources: this.entries });
   }
 
   /** Records a stack a step created (kept until cleaned up). */

@@ -1,11 +1,11 @@
 // Turns pipeline events into numbered envelopes (a2a/pipeline-envelope, the
 // §4.5 shape): identity, eventId, a sequence that only grows, createdAt.
-// Each batch is journaled before it is handed out, folded into the snapshot,
-// and the snapshot is saved at checkpoints (waits and step boundaries).
+// Each batch is journaled (committed to the runtime store) before it is handed
+// out, folded into the snapshot, and the snapshot is saved at checkpoints
+// (waits and step boundaries).
 import { randomBytes } from "node:crypto";
-import { writeFileAtomic } from "../fs-util.js";
 import { PIPELINE_EVENTS_EXTENSION, type PipelineEnvelope, type RuntimeEvent } from "../seam.js";
-import type { PipelineJournal } from "./journal.js";
+import type { PipelineFiles } from "./files.js";
 import { reduce, type PipelineSnapshot } from "./snapshot.js";
 
 export type EnvelopeSpec = Pick<PipelineEnvelope, "eventType" | "scope" | "data"> &
@@ -23,8 +23,7 @@ export type PipelineEvent = Extract<RuntimeEvent, { type: "pipeline" }>;
 
 export class PipelineEmitter {
   constructor(
-    private readonly journal: PipelineJournal,
-    private readonly snapshotFile: string,
+    private readonly files: PipelineFiles,
     readonly snapshot: PipelineSnapshot,
     public identity: PipelineIdentity,
   ) {}
@@ -37,26 +36,28 @@ export class PipelineEmitter {
     return `evt-${this.idPrefix}${(this.ids++ % 0x100000000).toString(16).padStart(8, "0")}`;
   }
 
-  /** Closes the journal's file handle once everything is written. */
+  /** Resolves once everything journaled is durable. */
   close(): Promise<void> {
-    return this.journal.close();
+    return this.files.store.commit();
   }
 
   /** The sequence of the last envelope numbered so far. */
   get lastSequence(): number {
-    return this.journal.lastSequence;
+    return this.files.journal.nextSeq - 1;
   }
 
-  /** Numbers, journals and folds a batch; the envelopes are ready to publish. */
+  /** Numbers, journals and folds a batch; the envelopes are ready to publish once it resolves. */
   async envelopes(...specs: EnvelopeSpec[]): Promise<PipelineEnvelope[]> {
-    // Serialised once: the journal line, and parsed back, the published envelope
-    // (plain JSON: no undefined, no NaN), so both are exactly the same.
-    const lines = specs.map((spec) =>
+    // Serialised once: the journal row, and parsed back, the published envelope
+    // (plain JSON: no undefined, no NaN), so both are exactly the same. Numbered
+    // and staged in one synchronous step: the journal is numbered in append order.
+    const first = this.files.journal.nextSeq;
+    const lines = specs.map((spec, i) =>
       JSON.stringify({
         schemaVersion: "1.0",
         extensionUri: PIPELINE_EVENTS_EXTENSION,
         eventId: this.nextEventId(),
-        sequence: this.journal.nextSequence(),
+        sequence: first + i,
         createdAt: new Date().toISOString(),
         ...this.identity,
         status: spec.status ?? "working",
@@ -71,7 +72,8 @@ export class PipelineEmitter {
       } satisfies PipelineEnvelope),
     );
     const envelopes = lines.map((line) => JSON.parse(line) as PipelineEnvelope);
-    await this.journal.append(lines);
+    this.files.journal.append(lines);
+    await this.files.store.commit();
     for (const envelope of envelopes) reduce(this.snapshot, envelope);
     return envelopes;
   }
@@ -81,9 +83,8 @@ export class PipelineEmitter {
     return { type: "pipeline", envelopes: await this.envelopes(...specs) };
   }
 
-  /** Saves the snapshot (after the journal it was reduced from). */
-  async checkpoint(): Promise<void> {
-    await this.journal.flush();
-    await writeFileAtomic(this.snapshotFile, `${JSON.stringify(this.snapshot)}\n`, { mode: 0o600 });
+  /** Saves the snapshot (in the same commit as, or after, the journal it was reduced from). */
+  checkpoint(): Promise<void> {
+    return this.files.saveSnapshot(this.snapshot);
   }
 }

@@ -1,19 +1,23 @@
-// A session's pipeline directory (<session>/pipeline/):
-//   meta.json       the run: pipeline and version, status, state machine, the
+// A session's pipeline in the runtime store (part "pipeline" of the session):
+//   doc meta        the run: pipeline and version, status, state machine, the
 //                   pipeline's own wait (candidate selection), candidates' progress
-//   context.json    the versioned context fields
-//   events.jsonl    the event journal (journal.ts)
-//   snapshot.json   the snapshot reduced from the journal (a cache, snapshot.ts)
-//   ledger.json     the cleanup ledger (cleanup.ts)
-//   transcripts/    one directory per step attempt (conversation, pending round, tool log)
-// meta.json and context.json are replaced atomically at every step boundary and
-// wait, so a process killed at any point finds a consistent run to resume.
-import { readFile } from "node:fs/promises";
-import path from "node:path";
-import { ensureDir, writeFileAtomic } from "../fs-util.js";
-import type { InputOption, PipelineState } from "../seam.js";
+//   doc context     the versioned context fields
+//   log events      the event journal (one envelope per row, numbered by sequence)
+//   doc snapshot    the snapshot reduced from the journal (a cache, snapshot.ts)
+//   doc ledger      the cleanup ledger (cleanup.ts)
+// and one part per step attempt, transcript/<attempt key> (its conversation,
+// waiting round and tool log). meta and context are committed together at
+// every step boundary and wait, so a process killed at any point finds a
+// consistent run to resume.
+import type { InputOption, PipelineEnvelope, PipelineState } from "../seam.js";
+import {
+  partOf,
+  sessionScope,
+  type RuntimeStore,
+  type StoreLog,
+  type StoreScope,
+} from "../store/runtime-store.js";
 import type { ContextSnapshot } from "./context.js";
-import { readJournal } from "./journal.js";
 import type { EvaluatedCandidate } from "./selection.js";
 import { emptySnapshot, reduce, type PipelineSnapshot } from "./snapshot.js";
 import type { StateMachineSnapshot } from "./state-machine.js";
@@ -61,55 +65,80 @@ export interface PipelineMeta {
   updatedAt: string;
 }
 
+function parseJson<T>(text: string | undefined): T | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Journal rows as envelopes; a row that cannot be read is skipped (the numbering around it stays valid). */
+export function envelopesOf(rows: readonly string[]): PipelineEnvelope[] {
+  const out: PipelineEnvelope[] = [];
+  for (const row of rows) {
+    const envelope = parseJson<PipelineEnvelope>(row);
+    if (envelope) out.push(envelope);
+  }
+  return out;
+}
+
 export class PipelineFiles {
-  constructor(readonly dir: string) {}
+  private constructor(
+    readonly store: RuntimeStore,
+    readonly scope: StoreScope,
+    /** The event journal: envelope n is row n. */
+    readonly journal: StoreLog,
+  ) {}
 
-  static dirFor(sessionDir: string): string {
-    return path.join(sessionDir, "pipeline");
-  }
-
-  get journalFile(): string {
-    return path.join(this.dir, "events.jsonl");
-  }
-  get snapshotFile(): string {
-    return path.join(this.dir, "snapshot.json");
-  }
-  get transcriptsDir(): string {
-    return path.join(this.dir, "transcripts");
+  /** The pipeline part of a session (reads need no context: "" when it is not known). */
+  static async open(store: RuntimeStore, sessionId: string, contextId = ""): Promise<PipelineFiles> {
+    const scope = partOf(sessionScope(sessionId, contextId), "pipeline");
+    return new PipelineFiles(store, scope, await store.log(scope, "events"));
   }
 
-  async ensure(): Promise<void> {
-    await ensureDir(this.transcriptsDir);
-  }
-
-  private async readJson<T>(name: string): Promise<T | undefined> {
-    try {
-      return JSON.parse(await readFile(path.join(this.dir, name), "utf8")) as T;
-    } catch {
-      return undefined;
-    }
+  /** The part of one step attempt's transcript. */
+  transcriptScope(attemptKey: string): StoreScope {
+    return partOf(this.scope, `transcript/${attemptKey}`);
   }
 
   async load(): Promise<{ meta: PipelineMeta; context: ContextSnapshot } | undefined> {
-    const meta = await this.readJson<PipelineMeta>("meta.json");
+    const meta = parseJson<PipelineMeta>(await this.store.get(this.scope, "meta"));
     if (!meta || meta.version !== 1) return undefined;
-    const context = (await this.readJson<ContextSnapshot>("context.json")) ?? { fields: {} };
+    const context = parseJson<ContextSnapshot>(await this.store.get(this.scope, "context")) ?? { fields: {} };
     return { meta, context };
   }
 
-  /** Context first, then meta: the meta never names a state the context lacks. */
-  async save(meta: PipelineMeta, context: ContextSnapshot): Promise<void> {
+  /** Meta and context, in one commit: the meta never names a state the context lacks. */
+  save(meta: PipelineMeta, context: ContextSnapshot): Promise<void> {
     meta.updatedAt = new Date().toISOString();
-    await writeFileAtomic(path.join(this.dir, "context.json"), JSON.stringify(context), { mode: 0o600 });
-    await writeFileAtomic(path.join(this.dir, "meta.json"), JSON.stringify(meta), { mode: 0o600 });
+    this.store.put(this.scope, "context", JSON.stringify(context));
+    this.store.put(this.scope, "meta", JSON.stringify(meta));
+    return this.store.commit();
   }
 
-  /** The saved snapshot brought up to date with the journal tail (only the tail is read). */
+  /** The saved snapshot brought up to date with the journal after it (only that tail is read). */
   async snapshot(): Promise<PipelineSnapshot> {
-    const saved = (await this.readJson<PipelineSnapshot>("snapshot.json")) ?? emptySnapshot();
-    const { events } = await readJournal(this.journalFile, saved.lastSequence);
-    for (const event of events) reduce(saved, event);
+    const saved =
+      parseJson<PipelineSnapshot>(await this.store.get(this.scope, "snapshot")) ?? emptySnapshot();
+    for (const event of envelopesOf(await this.journal.read(saved.lastSequence))) reduce(saved, event);
     return saved;
+  }
+
+  /** Saves the snapshot (a cache of the journal's reduction, at checkpoints). */
+  saveSnapshot(snapshot: PipelineSnapshot): Promise<void> {
+    this.store.put(this.scope, "snapshot", JSON.stringify(snapshot));
+    return this.store.commit();
+  }
+
+  async loadLedger(): Promise<unknown> {
+    return parseJson<unknown>(await this.store.get(this.scope, "ledger"));
+  }
+
+  saveLedger(ledger: unknown): Promise<void> {
+    this.store.put(this.scope, "ledger", JSON.stringify(ledger));
+    return this.store.commit();
   }
 
   /** What a reconnecting client needs: the snapshot and this run's events after a sequence. */
@@ -117,7 +146,7 @@ export class PipelineFiles {
     const snapshot = await this.snapshot();
     if (snapshot.runNumber === 0) return undefined;
     const after = Math.max(afterSequence ?? snapshot.lastSequence, snapshot.firstSequence - 1);
-    const { events } = await readJournal(this.journalFile, after);
+    const events = envelopesOf(await this.journal.read(after));
     return { snapshot: snapshot as unknown as Record<string, unknown>, events };
   }
 }

@@ -5,15 +5,13 @@
 // again, with the handoff summary in its conversation. The host also lists
 // the inputs the pipeline waits for (after a restart, from disk) and routes
 // answers to them.
-import { readFile } from "node:fs/promises";
-import path from "node:path";
 import type { Language } from "../../i18n/index.js";
 import { simulatedCloud, SimulatedRos } from "../cloud/simulated-ros.js";
 import { newMessageId } from "../ids.js";
 import { Channel } from "../loop/channel.js";
 import type { InputAnswer, InputRequest, RuntimeEvent, TurnInput, TurnOverrides } from "../seam.js";
 import type { SessionContext } from "../session/session-context.js";
-import type { PendingRound } from "../session/store.js";
+import { openSessionData } from "../session/store.js";
 import { startTurn, turnLanguage, type Turn } from "../session/turn.js";
 import { SessionClosedError } from "../session/turn-errors.js";
 import { turnTools } from "../tools/registry.js";
@@ -24,7 +22,6 @@ import { PipelineFiles, type PipelineMeta } from "./files.js";
 import { InputGate, InputRegistry } from "./inputs.js";
 import { StepControl } from "./interrupts.js";
 import { merge } from "./merge.js";
-import { PipelineJournal } from "./journal.js";
 import { bundledPipeline, type LoadedPipeline } from "./loader.js";
 import { attemptKey, RunEnv } from "./run-env.js";
 import { PipelineRunner, type Entry } from "./runner.js";
@@ -57,8 +54,8 @@ export class PipelineHost {
     private meta: PipelineMeta | undefined,
   ) {}
 
-  static async open(session: SessionContext, contextId: string, sessionDir: string): Promise<PipelineHost> {
-    const files = new PipelineFiles(PipelineFiles.dirFor(sessionDir));
+  static async open(session: SessionContext, contextId: string): Promise<PipelineHost> {
+    const files = await PipelineFiles.open(session.deps.store, session.sessionId, contextId);
     const loaded = await files.load();
     const host = new PipelineHost(session, contextId, files, loaded?.meta);
     if (
@@ -127,14 +124,13 @@ export class PipelineHost {
     }
     const inputs: InputRequest[] = [];
     for (const key of keys) {
-      try {
-        const round = JSON.parse(
-          await readFile(path.join(this.files.transcriptsDir, key, "pending-round.json"), "utf8"),
-        ) as PendingRound;
-        inputs.push(...round.inputs.filter((e) => !e.answer).map((e) => e.request));
-      } catch {
-        // No open round in that attempt.
-      }
+      const transcript = await openSessionData(
+        this.session.deps.store,
+        this.files.transcriptScope(key),
+        this.session.logger,
+      );
+      const round = await transcript.loadPending();
+      if (round) inputs.push(...round.inputs.filter((e) => !e.answer).map((e) => e.request));
     }
     return inputs;
   }
@@ -189,10 +185,8 @@ export class PipelineHost {
   }
 
   private async emitterFor(identity: { taskId: string; pipelineName: string }): Promise<PipelineEmitter> {
-    await this.files.ensure();
-    const journal = await PipelineJournal.open(this.files.journalFile);
     const snapshot = await this.files.snapshot();
-    return new PipelineEmitter(journal, this.files.snapshotFile, snapshot, {
+    return new PipelineEmitter(this.files, snapshot, {
       pipelineRunId: this.contextId,
       taskId: identity.taskId,
       contextId: this.contextId,
@@ -240,14 +234,14 @@ export class PipelineHost {
         emitter,
         registry,
         gate: new InputGate(),
-        transcriptsDir: this.files.transcriptsDir,
+        transcripts: (key) => this.files.transcriptScope(key),
         pipelineName: pipeline.name,
         emitStackEvents: pipeline.def.emit_stack_events !== false,
         control: new StepControl(),
       },
       pipeline,
       this.files,
-      await CleanupLedger.open(this.files.dir),
+      await CleanupLedger.open(this.files),
       meta,
       new PipelineContext(pipeline.def.context_dependencies ?? {}, loaded?.context),
       new StateMachine(pipeline.steps, pipeline.def.max_rollbacks ?? 3, 10, meta.stateMachine),
@@ -302,7 +296,7 @@ export class PipelineHost {
 
   /** cleanupOnly: deletes exactly the stacks the ledger holds for cleanup, nothing else. */
   private async *cleanupOnly(input: TurnInput, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {
-    const ledger = await CleanupLedger.open(this.files.dir);
+    const ledger = await CleanupLedger.open(this.files);
     const entries = ledger.pending();
     const emitter = await this.emitterFor({
       taskId: input.taskId ?? "",

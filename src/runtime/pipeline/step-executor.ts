@@ -1,14 +1,12 @@
 // One attempt of an agent step: an agent loop with the step's own transcript
-// (pipeline/transcripts/<attempt>/, a fresh conversation per attempt), its
+// (part transcript/<attempt> of the session: a fresh conversation per attempt,
+// its waiting round and tool log), its
 // filtered tools plus complete_step, and a system prompt that carries the
 // step's instructions. The loop ends when complete_step accepted a
 // conclusion or a rollback, after two nudges when the model stops without
 // calling it, or when the conclusion retries are used up. Everything the loop
 // does is published as pipeline envelopes with the step's coordinates.
 // A restarted process continues the same attempt from its transcript.
-import path from "node:path";
-import { readFile } from "node:fs/promises";
-import { appendJsonLine } from "../fs-util.js";
 import { newMessageId } from "../ids.js";
 import { callModel } from "../loop/model-call.js";
 import { messageText, type Message } from "../messages.js";
@@ -18,12 +16,13 @@ import type { InputRequest, RuntimeEvent } from "../seam.js";
 import { Conversation } from "../session/conversation.js";
 import { PermissionGate } from "../session/permission-gate.js";
 import type { SessionContext } from "../session/session-context.js";
-import { SessionStore } from "../session/store.js";
+import { openSessionData } from "../session/store.js";
 import { runToolRound } from "../session/tool-round.js";
 import type { Turn } from "../session/turn.js";
 import { SessionClosedError, turnErrorEvent } from "../session/turn-errors.js";
 import { recordUsage } from "../session/usage.js";
 import { WaitingRound } from "../session/waiting-round.js";
+import type { StoreLog, StoreScope } from "../store/runtime-store.js";
 import type { AnyTool } from "../tools/types.js";
 import type { EnvelopeSpec, PipelineEmitter } from "./emitter.js";
 import type { ToolLogEntry } from "./guards.js";
@@ -46,7 +45,8 @@ export interface StepEnv {
   emitter: PipelineEmitter;
   registry: InputRegistry;
   gate: InputGate;
-  transcriptsDir: string;
+  /** Where a step attempt's transcript is kept (by attempt key). */
+  transcripts: (attemptKey: string) => StoreScope;
   pipelineName: string;
   emitStackEvents: boolean;
   /** Supplements and pauses from messages that arrive while the run goes on. */
@@ -60,7 +60,7 @@ export interface StepAttempt {
   step: LoadedStep;
   surface: StepSurface;
   attempt: number;
-  /** Transcript directory name, unique per attempt. */
+  /** The attempt's transcript part name, unique per attempt. */
   key: string;
   coords: Coordinates;
   /** The candidate whose sub-pipeline this step belongs to. */
@@ -159,20 +159,18 @@ class StepRun {
   constructor(
     private readonly env: StepEnv,
     private readonly a: StepAttempt,
-    private readonly dir: string,
+    private readonly toolLogRows: StoreLog,
     private readonly rounds: WaitingRound,
     private readonly signal: AbortSignal,
   ) {}
 
-  /** Rebuilds the tool log (and complete_step's decision) of an attempt restarted from disk. */
+  /** Rebuilds the tool log (and complete_step's decision) of an attempt restarted from the store. */
   async restore(): Promise<void> {
-    const text = await readFile(path.join(this.dir, "tool-log.jsonl"), "utf8").catch(() => "");
-    for (const line of text.split("\n")) {
-      if (!line.trim()) continue;
+    for (const row of await this.toolLogRows.read()) {
       try {
-        this.log(JSON.parse(line) as ToolLogEntry);
+        this.log(JSON.parse(row) as ToolLogEntry);
       } catch {
-        // A torn last line: that call's result is not known, as if it had not finished.
+        // A row that cannot be read: that call's result is not known, as if it had not finished.
       }
     }
   }
@@ -350,7 +348,8 @@ class StepRun {
       result: ev.result,
     };
     this.log(entry);
-    await appendJsonLine(path.join(this.dir, "tool-log.jsonl"), entry);
+    this.toolLogRows.append([JSON.stringify(entry)]);
+    await this.env.session.deps.store.commit();
     const { emitter } = this.env;
     const stack = stackOf(ev, entry.input);
     const specs: EnvelopeSpec[] = [
@@ -441,8 +440,8 @@ async function* runAttempt(
 ): AsyncGenerator<RuntimeEvent, StepOutcome> {
   const { session } = env;
   const { logger } = session;
-  const dir = path.join(env.transcriptsDir, a.key);
-  const store = new SessionStore(dir, logger);
+  const scope = env.transcripts(a.key);
+  const store = await openSessionData(session.deps.store, scope, logger);
   const fresh = !(await store.readMeta());
   if (fresh) {
     await store.create({
@@ -465,7 +464,7 @@ async function* runAttempt(
   const rounds = new WaitingRound(store, logger, session.lifetime, round);
   const permissions = new PermissionGate({ ...session, rounds }, await session.store.loadSessionRules());
   const ctx: SessionContext = { ...session, store, conversation, rounds, permissions };
-  const run = new StepRun(env, a, dir, rounds, signal);
+  const run = new StepRun(env, a, await session.deps.store.log(scope, "tool-log"), rounds, signal);
   await run.restore();
 
   const complete = completeStepTool({

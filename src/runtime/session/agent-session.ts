@@ -6,6 +6,7 @@
 // resumeTurn() can finish the round.
 import type { Logger } from "pino";
 import { t } from "../../i18n/index.js";
+import { errorMessage } from "../errors.js";
 import { newMessageId } from "../ids.js";
 import type { ContentBlock, Message } from "../messages.js";
 import { AuditLog } from "../permissions/audit.js";
@@ -24,7 +25,8 @@ import { Conversation } from "./conversation.js";
 import type { SessionDeps } from "./deps.js";
 import { PermissionGate } from "./permission-gate.js";
 import type { SessionContext } from "./session-context.js";
-import { SessionStore, type PendingRound, type SessionData } from "./store.js";
+import { sessionScope } from "../store/runtime-store.js";
+import { openSessionData, type PendingRound, type SessionData } from "./store.js";
 import { runToolRound, supersedeRound } from "./tool-round.js";
 import { startTurn, turnLanguage } from "./turn.js";
 import { guardTurn, turnErrorEvent } from "./turn-errors.js";
@@ -45,12 +47,12 @@ export class RuntimeSession implements AgentSession {
     readonly contextId: string,
     workspace: Workspace,
     store: SessionData,
+    audit: AuditLog,
     messages: Message[],
     rules: PermissionRule[],
     round: PendingRound | undefined,
   ) {
-    const logger = deps.logger.child({ sessionId });
-    const audit = new AuditLog(store.auditFile, logger);
+    const logger = audit.logger;
     const rounds = new WaitingRound(store, logger, this.lifetime.signal, round);
     const shared = { sessionId, deps, logger, workspace, store, audit, rounds };
     this.parts = {
@@ -79,12 +81,13 @@ export class RuntimeSession implements AgentSession {
     args: { sessionId: string; contextId: string; cwd: string },
   ): Promise<RuntimeSession> {
     const workspace = await Workspace.open(args.cwd);
-    const store = deps.sessions.open({
-      sessionId: args.sessionId,
-      contextId: args.contextId,
-      dir: SessionStore.dirFor(deps.config.configDir, args.sessionId),
-      logger: deps.logger,
-    });
+    const scope = sessionScope(args.sessionId, args.contextId);
+    const logger = deps.logger.child({ sessionId: args.sessionId });
+    const [store, auditLog] = await Promise.all([
+      openSessionData(deps.store, scope, deps.logger),
+      deps.store.log(scope, "permission-audit"),
+    ]);
+    const audit = new AuditLog(deps.store, auditLog, logger);
     const meta = await store.readMeta();
     if (!meta) {
       await store.create({
@@ -100,11 +103,12 @@ export class RuntimeSession implements AgentSession {
         args.contextId,
         workspace,
         store,
+        audit,
         [],
         [],
         undefined,
       );
-      created.pipeline = await PipelineHost.open(created.parts, args.contextId, store.dir);
+      created.pipeline = await PipelineHost.open(created.parts, args.contextId);
       return created;
     }
     if (meta.cwd !== workspace.cwd) throw new Error("The session belongs to a different workspace.");
@@ -123,12 +127,13 @@ export class RuntimeSession implements AgentSession {
       meta.contextId,
       workspace,
       store,
+      audit,
       messages,
       rules,
       round,
     );
     await session.parts.conversation.repair(round?.assistantMessageId, session.logger);
-    session.pipeline = await PipelineHost.open(session.parts, meta.contextId, store.dir);
+    session.pipeline = await PipelineHost.open(session.parts, meta.contextId);
     return session;
   }
 
@@ -198,7 +203,11 @@ export class RuntimeSession implements AgentSession {
     } catch (error) {
       yield turnErrorEvent(this.logger, lang, error, []);
     } finally {
-      await this.parts.store.flush();
+      // What the turn wrote is durable before the next one starts; a store that cannot commit
+      // now keeps it staged (the turn already failed on it, or fails its next write).
+      await this.parts.store.flush().catch((error: unknown) => {
+        this.logger.error({ err: errorMessage(error) }, "session state not committed");
+      });
       this.busy = false;
     }
   }

@@ -3,7 +3,7 @@
 import type { Logger } from "pino";
 import type { ResolvedRuntimeConfig } from "../config.js";
 import type { ProviderFactoryOptions } from "../providers/factory.js";
-import type { SessionDataFactory } from "./store.js";
+import type { RuntimeStore } from "../store/runtime-store.js";
 
 export interface RuntimeLimits {
   maxTurns: number;
@@ -28,6 +28,6 @@ export interface SessionDeps {
   cloud: { endpoint?: string; pollIntervalMs: number; maxPollMs: number };
   /** The run mode of requests that choose none, and the pipeline they run. */
   pipelines: { mode: "normal" | "pipeline"; pipelineName: string };
-  /** Where sessions persist: files under the config dir, or shared (Redis) for several replicas. */
-  sessions: SessionDataFactory;
+  /** Where sessions and pipelines persist: the server's state store, or the runtime's own database. */
+  store: RuntimeStore;
 }

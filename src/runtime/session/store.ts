@@ -1,23 +1,20 @@
-// The on-disk session: one directory per session under <config>/sessions.
-//   session.json            identity {sessionId, contextId, cwd, createdAt}
-//   conversation.jsonl      messages and tool results, appended as they happen
-//   usage.jsonl             token usage per model call
-//   permission-audit.jsonl  permission decisions (see permissions/audit.ts)
-//   pending-round.json      the tool round waiting for human input (atomic)
-//   session-rules.json      allow_always answers of this session (atomic)
-//   tool-results/<id>.txt   full text of results too large for the model
-// Secrets (API keys, AccessKey secrets, STS tokens) are never written here.
-// SessionData is what a session persists; SessionStore keeps it in these
-// files, RedisSessionData (redis-session-data.ts) keeps what another replica
-// needs to continue the context (identity, conversation, pending round, rules,
-// usage) in Redis and the rest in the same directory.
-import { appendFile, readFile, unlink, writeFile } from "node:fs/promises";
-import path from "node:path";
+// What a session persists, in the runtime store (store/runtime-store.ts),
+// under the session's scope:
+//   doc session            identity {sessionId, contextId, cwd, createdAt}
+//   log conversation       messages and tool results, appended as they happen
+//   log usage              token usage per model call
+//   log permission-audit   permission decisions (see permissions/audit.ts)
+//   doc pending-round      the tool round waiting for human input
+//   doc session-rules      allow_always answers of this session
+//   doc tool-result/<id>   full text of results too large for the model
+// A pipeline step attempt's transcript is a session of its own under the
+// part transcript/<attempt>. Secrets (API keys, AccessKey secrets, STS
+// tokens) are never written here.
 import type { Logger } from "pino";
-import { appendJsonLine, ensureDir, SerialQueue, writeFileAtomic } from "../fs-util.js";
 import { sortResultsByCall, type Message, type ToolResultBlock } from "../messages.js";
 import type { PermissionRule } from "../permissions/rules.js";
 import type { InputAnswer, InputRequest } from "../seam.js";
+import type { RuntimeStore, StoreLog, StoreScope } from "../store/runtime-store.js";
 
 export interface SessionMeta {
   version: 1;
@@ -63,12 +60,11 @@ export function resultsMessageId(assistantMessageId: string): string {
 
 /** What a session persists: its identity, conversation, waiting round and session rules. */
 export interface SessionData {
-  /** The session's local directory (pipeline files, the runtime's audit log, large tool results). */
-  readonly dir: string;
-  readonly auditFile: string;
+  readonly store: RuntimeStore;
+  readonly scope: StoreScope;
   readMeta(): Promise<SessionMeta | undefined>;
   create(meta: SessionMeta): Promise<void>;
-  /** Waits for every queued write. */
+  /** Resolves once every staged write is durable. */
   flush(): Promise<void>;
   appendMessage(message: Message): Promise<void>;
   appendMarker(marker: Message, insertBefore: string): Promise<void>;
@@ -79,12 +75,8 @@ export interface SessionData {
   savePending(round: PendingRound | undefined): Promise<void>;
   loadSessionRules(): Promise<PermissionRule[]>;
   saveSessionRules(rules: PermissionRule[]): Promise<void>;
+  /** Stores a full tool result; returns the name it is stored under. */
   storeLargeResult(toolUseId: string, content: string): Promise<string>;
-}
-
-/** Where sessions are opened: the files under the config dir by default. */
-export interface SessionDataFactory {
-  open(args: { sessionId: string; contextId: string; dir: string; logger: Logger }): SessionData;
 }
 
 export function toolResultRow(assistantMessageId: string, block: ToolResultBlock): ConversationRow {
@@ -104,7 +96,7 @@ export function rebuildConversation(rows: readonly string[], logger: Logger, lab
     try {
       row = JSON.parse(line) as ConversationRow;
     } catch {
-      logger.warn({ dir: label, line: i + 1 }, "unreadable conversation line skipped");
+      logger.warn({ session: label, row: i + 1 }, "unreadable conversation row skipped");
       continue;
     }
     if (row.type === "message") {
@@ -127,7 +119,7 @@ export function rebuildConversation(rows: readonly string[], logger: Logger, lab
         last.content.push(row.block);
       }
     } else {
-      logger.warn({ dir: label, line: i + 1 }, "tool result without its call skipped");
+      logger.warn({ session: label, row: i + 1 }, "tool result without its call skipped");
     }
   }
   for (let i = 1; i < messages.length; i++) {
@@ -138,55 +130,57 @@ export function rebuildConversation(rows: readonly string[], logger: Logger, lab
   return messages;
 }
 
-export const fileSessions: SessionDataFactory = {
-  open: ({ dir, logger }) => new SessionStore(dir, logger),
-};
+/** Opens the data of a session (or of a step attempt's transcript) in the store. */
+export async function openSessionData(
+  store: RuntimeStore,
+  scope: StoreScope,
+  logger: Logger,
+): Promise<SessionData> {
+  const [conversation, usage] = await Promise.all([
+    store.log(scope, "conversation"),
+    store.log(scope, "usage"),
+  ]);
+  return new StoredSession(store, scope, conversation, usage, logger);
+}
 
-export class SessionStore implements SessionData {
-  private readonly queue = new SerialQueue();
+function parseJson<T>(text: string | undefined): T | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
 
+class StoredSession implements SessionData {
   constructor(
-    readonly dir: string,
+    readonly store: RuntimeStore,
+    readonly scope: StoreScope,
+    private readonly conversation: StoreLog,
+    private readonly usage: StoreLog,
     private readonly logger: Logger,
   ) {}
 
-  static dirFor(configDir: string, sessionId: string): string {
-    return path.join(configDir, "sessions", sessionId);
-  }
-
-  get auditFile(): string {
-    return path.join(this.dir, "permission-audit.jsonl");
-  }
-
-  private file(name: string): string {
-    return path.join(this.dir, name);
-  }
-
   async readMeta(): Promise<SessionMeta | undefined> {
-    try {
-      return JSON.parse(await readFile(this.file("session.json"), "utf8")) as SessionMeta;
-    } catch {
-      return undefined;
-    }
+    return parseJson<SessionMeta>(await this.store.get(this.scope, "session"));
   }
 
-  async create(meta: SessionMeta): Promise<void> {
-    await ensureDir(this.dir);
-    await writeFileAtomic(this.file("session.json"), `${JSON.stringify(meta, null, 2)}\n`, { mode: 0o600 });
+  create(meta: SessionMeta): Promise<void> {
+    this.store.put(this.scope, "session", JSON.stringify(meta));
+    return this.store.commit();
   }
 
-  /** Waits for every queued append. */
   flush(): Promise<void> {
-    return this.queue.idle();
+    return this.store.commit();
   }
 
   appendMessage(message: Message): Promise<void> {
-    return this.append("conversation.jsonl", { type: "message", message } satisfies ConversationRow);
+    return this.append(this.conversation, { type: "message", message } satisfies ConversationRow);
   }
 
   /** A compaction marker, inserted before the first kept message when the conversation is rebuilt. */
   appendMarker(marker: Message, insertBefore: string): Promise<void> {
-    return this.append("conversation.jsonl", {
+    return this.append(this.conversation, {
       type: "message",
       message: marker,
       insertBefore,
@@ -194,81 +188,53 @@ export class SessionStore implements SessionData {
   }
 
   appendToolResult(assistantMessageId: string, block: ToolResultBlock): Promise<void> {
-    return this.append("conversation.jsonl", toolResultRow(assistantMessageId, block));
+    return this.append(this.conversation, toolResultRow(assistantMessageId, block));
   }
 
   appendUsage(record: UsageRecord): Promise<void> {
-    return this.append("usage.jsonl", { ts: new Date().toISOString(), ...record });
+    return this.append(this.usage, { ts: new Date().toISOString(), ...record });
   }
 
-  private append(name: string, record: unknown): Promise<void> {
-    return this.queue.run(() => appendJsonLine(this.file(name), record));
+  private append(log: StoreLog, record: unknown): Promise<void> {
+    log.append([JSON.stringify(record)]);
+    return this.store.commit();
   }
 
   /**
    * Rebuilds the conversation: tool-result rows are grouped into one user
    * message after their assistant message, in the order of its tool calls.
-   * A torn or unreadable line is skipped (and logged), never fatal.
+   * An unreadable row is skipped (and logged), never fatal.
    */
   async loadConversation(): Promise<Message[]> {
-    let text: string;
-    try {
-      text = await readFile(this.file("conversation.jsonl"), "utf8");
-    } catch {
-      return [];
-    }
-    if (text.length > 0 && !text.endsWith("\n")) {
-      // A torn last line (crash mid-append): end it so the next row starts on a line of its own.
-      await this.queue.run(() => appendFile(this.file("conversation.jsonl"), "\n"));
-    }
-    return rebuildConversation(text.split("\n"), this.logger, path.basename(this.dir));
+    const label = `${this.scope.sessionId}${this.scope.part ? `/${this.scope.part}` : ""}`;
+    return rebuildConversation(await this.conversation.read(), this.logger, label);
   }
 
   async loadPending(): Promise<PendingRound | undefined> {
-    try {
-      const data = JSON.parse(await readFile(this.file("pending-round.json"), "utf8")) as PendingRound;
-      return data.version === 1 && Array.isArray(data.inputs) ? data : undefined;
-    } catch {
-      return undefined;
-    }
+    const data = parseJson<PendingRound>(await this.store.get(this.scope, "pending-round"));
+    return data?.version === 1 && Array.isArray(data.inputs) ? data : undefined;
   }
 
-  /** Writes (or, with undefined, removes) the pending round; ordered with the appends. */
+  /** Stages (or, with undefined, removes) the pending round; resolves once it is durable. */
   savePending(round: PendingRound | undefined): Promise<void> {
-    return this.queue.run(async () => {
-      if (round) {
-        await writeFileAtomic(this.file("pending-round.json"), JSON.stringify(round), { mode: 0o600 });
-      } else {
-        await unlink(this.file("pending-round.json")).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== "ENOENT") throw error;
-        });
-      }
-    });
+    this.store.put(this.scope, "pending-round", round && JSON.stringify(round));
+    return this.store.commit();
   }
 
   async loadSessionRules(): Promise<PermissionRule[]> {
-    try {
-      const data = JSON.parse(await readFile(this.file("session-rules.json"), "utf8")) as {
-        rules?: PermissionRule[];
-      };
-      return Array.isArray(data.rules) ? data.rules : [];
-    } catch {
-      return [];
-    }
+    const data = parseJson<{ rules?: PermissionRule[] }>(await this.store.get(this.scope, "session-rules"));
+    return Array.isArray(data?.rules) ? data.rules : [];
   }
 
   saveSessionRules(rules: PermissionRule[]): Promise<void> {
-    return this.queue.run(() =>
-      writeFileAtomic(this.file("session-rules.json"), JSON.stringify({ rules }), { mode: 0o600 }),
-    );
+    this.store.put(this.scope, "session-rules", JSON.stringify({ rules }));
+    return this.store.commit();
   }
 
-  /** Stores a full tool result; returns its name relative to the session directory. */
   async storeLargeResult(toolUseId: string, content: string): Promise<string> {
-    const dir = this.file("tool-results");
-    await ensureDir(dir);
-    const name = `${toolUseId.replace(/[^A-Za-z0-9_.-]/g, "_")}.txt`;
-    await writeFile(path.join(dir, name), content, { mode: 0o600 });
-    return `tool-results/${name}`;
+    const name = `tool-result/${toolUseId}`;
+    this.store.put(this.scope, name, content);
+    await this.store.commit();
+    return name;
   }
 }

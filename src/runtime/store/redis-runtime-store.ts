@@ -1,0 +1,150 @@
+// The runtime store in Redis (store: redis), shared by every replica: a log is
+// a list, a document a string, under
+//   iac-code:session:<session>:<part>:l:<log>   (row n is list index n-1)
+//   iac-code:session:<session>:<part>:d:<name>
+//   iac-code:session:<session>:parts            the parts that hold anything
+// Changes are staged and sent with the A2A state store's commit script
+// (redis-state.ts): one atomic call per event-loop turn holds the task state
+// and what the turn wrote, each write fenced by the lease of its context, so a
+// replica that lost a context cannot write to its session any more. Reads
+// wait for the commits in flight.
+import type { Redis } from "ioredis";
+import type { RedisArg } from "../../server/redis.js";
+import type { RuntimeStore, StoreLog, StoreScope } from "./runtime-store.js";
+
+export const SESSION_PREFIX = "iac-code:session:";
+
+/** What the hosting state store asks of the runtime store at each commit. */
+export interface RedisCommitHost {
+  schedule(): void;
+  commit(): Promise<void>;
+}
+
+/** The staged writes of one commit: the contexts to fence, and the script's ops. */
+export interface StagedRuntimeOps {
+  contexts: Set<string>;
+  /** L ctx key row (append), D ctx key value (set), X ctx key (delete), S ctx key member (add to set). */
+  ops: RedisArg[];
+  /** Staged again after a failed commit. */
+  restage(): void;
+}
+
+function partKey(scope: { sessionId: string; part: string }): string {
+  return `${SESSION_PREFIX}${scope.sessionId}:${scope.part}:`;
+}
+
+class RedisLog implements StoreLog {
+  constructor(
+    private readonly store: RedisRuntimeStore,
+    private readonly scope: StoreScope,
+    private readonly key: string,
+    private next: number,
+  ) {}
+
+  get nextSeq(): number {
+    return this.next;
+  }
+
+  append(rows: readonly string[]): void {
+    this.next += rows.length;
+    this.store.stage(
+      this.scope,
+      rows.map((row) => ["L", this.scope.contextId, this.key, row]),
+    );
+  }
+
+  async read(after = 0): Promise<string[]> {
+    return this.store.range(this.key, after);
+  }
+}
+
+export class RedisRuntimeStore implements RuntimeStore {
+  private contexts = new Set<string>();
+  private ops: RedisArg[] = [];
+  private readonly staged = new Map<string, string | undefined>();
+  /** Parts already recorded in their session's parts set by this process. */
+  private readonly knownParts = new Set<string>();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly host: RedisCommitHost,
+  ) {}
+
+  /** @internal stages ops for a scope (and records the part once). */
+  stage(scope: StoreScope, ops: RedisArg[][]): void {
+    const partsKey = `${SESSION_PREFIX}${scope.sessionId}:parts`;
+    const known = `${scope.sessionId}\u0000${scope.part}`;
+    if (!this.knownParts.has(known)) {
+      this.knownParts.add(known);
+      this.ops.push("S", scope.contextId, partsKey, scope.part);
+    }
+    for (const op of ops) this.ops.push(...op);
+    if (scope.contextId) this.contexts.add(scope.contextId);
+    this.host.schedule();
+  }
+
+  /** @internal the rows of a list after row `after`, once the commits in flight are applied. */
+  async range(key: string, after: number): Promise<string[]> {
+    await this.host.commit();
+    return this.redis.lrange(key, after, -1);
+  }
+
+  hasStaged(): boolean {
+    return this.ops.length > 0;
+  }
+
+  /** The staged writes for the commit script; the store starts staging anew. */
+  take(): StagedRuntimeOps {
+    const contexts = this.contexts;
+    const ops = this.ops;
+    const docs = new Map(this.staged);
+    this.contexts = new Set();
+    this.ops = [];
+    this.staged.clear();
+    return {
+      contexts,
+      ops,
+      restage: () => {
+        // Before whatever was staged meanwhile: the order of a log's rows is kept.
+        this.ops = [...ops, ...this.ops];
+        for (const c of contexts) this.contexts.add(c);
+        for (const [key, value] of docs) if (!this.staged.has(key)) this.staged.set(key, value);
+      },
+    };
+  }
+
+  async log(scope: StoreScope, name: string): Promise<StoreLog> {
+    await this.host.commit();
+    const key = `${partKey(scope)}l:${name}`;
+    return new RedisLog(this, scope, key, (await this.redis.llen(key)) + 1);
+  }
+
+  async get(scope: StoreScope, name: string): Promise<string | undefined> {
+    const key = `${partKey(scope)}d:${name}`;
+    if (this.staged.has(key)) return this.staged.get(key);
+    await this.host.commit();
+    return (await this.redis.get(key)) ?? undefined;
+  }
+
+  put(scope: StoreScope, name: string, value: string | undefined): void {
+    const key = `${partKey(scope)}d:${name}`;
+    this.staged.set(key, value);
+    this.stage(scope, [
+      value === undefined ? ["X", scope.contextId, key] : ["D", scope.contextId, key, value],
+    ]);
+  }
+
+  commit(): Promise<void> {
+    return this.host.commit();
+  }
+
+  async parts(sessionId: string): Promise<string[]> {
+    await this.host.commit();
+    return (await this.redis.smembers(`${SESSION_PREFIX}${sessionId}:parts`)).sort();
+  }
+
+  /** The state store that hosts it closes the connection. */
+  close(): Promise<void> {
+    return this.host.commit();
+  }
+}
