@@ -5,6 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import pino, { type Logger } from "pino";
 import { resolveRuntimeConfig, type ResolvedRuntimeConfig, type RuntimeOptions } from "./config.js";
+import { safeLogDestination } from "../server/logger.js";
 import { ensureDir } from "./fs-util.js";
 import { isSafeId, newSessionId } from "./ids.js";
 import { ConfigError } from "./errors.js";
@@ -24,7 +25,8 @@ export function loadDemoScript(): Script {
 }
 
 function defaultLogger(env: NodeJS.ProcessEnv): Logger {
-  return pino({ name: "iac-code-runtime", level: env.IAC_CODE_LOG_LEVEL ?? "warn" }, pino.destination(2));
+  // Not pino.destination(): its exit-time flush never returns once stderr's reader has gone.
+  return pino({ name: "iac-code-runtime", level: env.IAC_CODE_LOG_LEVEL ?? "warn" }, safeLogDestination(2));
 }
 
 class Runtime implements AgentRuntime {

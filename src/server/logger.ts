@@ -2,11 +2,12 @@
 // that stdout stays free; --log-to-stdout mirrors them to stdout. They are
 // JSON lines, or one readable line each on a terminal (--log-format pretty|json
 // chooses; the default follows whether the destination is a TTY). A log
-// destination that goes away (a closed pipe, a dead parent's socket) never
-// blocks or crashes the server: writes are asynchronous and bounded in memory,
-// and a write error silences the destination for good.
+// destination that goes away (a closed pipe, a dead parent's socket, a FIFO
+// whose reader was killed) never blocks, crashes or keeps alive the server, not
+// even while it stops: see fd-log-writer.ts.
 import { pino, type DestinationStream, type Logger } from "pino";
 import { LOG_REDACT_PATHS } from "../a2a/core/sanitize.js";
+import { stdioLogWriter } from "./fd-log-writer.js";
 
 export type { Logger } from "pino";
 
@@ -23,30 +24,23 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
-/** Log bytes kept in memory while the destination is slow; beyond that lines are dropped. */
-const MAX_BUFFERED_LOG_BYTES = 16 * 1024 * 1024;
+/** A destination pino can flush (its logger.flush(cb) calls this). */
+type FlushableDestination = DestinationStream & { flush(cb?: () => void): void };
 
-/** A pino destination on fd 1 or 2 that never blocks and goes quiet after a write error (EPIPE). */
-export function safeLogDestination(fd: 1 | 2): DestinationStream & { flush(cb?: () => void): void } {
-  const sonic = pino.destination({ fd, sync: false, maxLength: MAX_BUFFERED_LOG_BYTES });
-  let broken = false;
-  sonic.on("error", () => {
-    broken = true;
-  });
-  return {
-    write(line: string) {
-      if (!broken) sonic.write(line);
-    },
-    flush(cb?: () => void) {
-      if (broken) cb?.();
-      else sonic.flush(() => cb?.());
-    },
-  };
+/** A pino destination on fd 1 or 2 that never blocks, not even at exit, and goes quiet after a write error (EPIPE). */
+export function safeLogDestination(fd: 1 | 2): FlushableDestination {
+  // Makes a pipe or socket on fd 1/2 non-blocking (see guardStdio) before the first write.
+  guardStdio();
+  return stdioLogWriter(fd);
 }
 
 /**
  * Makes direct writes to stdout/stderr (banners, CLI messages) safe when the
- * other end is gone: the stream's error is swallowed instead of crashing the process.
+ * other end is gone: the stream's error is swallowed instead of crashing the
+ * process. Opening process.stdout/stderr also makes a pipe or socket there
+ * non-blocking (libuv does), which the log writer relies on: a write to a
+ * stopped reader then fails with EAGAIN instead of holding a thread that the
+ * process's exit waits for.
  */
 let stdioGuarded = false;
 export function guardStdio(): void {
@@ -97,11 +91,18 @@ export function prettyLine(json: string): string {
   return `${[time, level, msg, ...fields].join(" ")}\n`;
 }
 
-/** Writes each JSON line to `inner` in the pretty form. */
-function prettyDestination(inner: { write(line: string): unknown }): { write(line: string): void } {
+/** Writes each JSON line to `inner` in the pretty form (and flushes it when asked). */
+function prettyDestination(inner: {
+  write(line: string): unknown;
+  flush?(cb?: () => void): void;
+}): FlushableDestination {
   return {
     write(chunk: string) {
       for (const line of chunk.split("\n")) if (line) inner.write(prettyLine(line));
+    },
+    flush(cb?: () => void) {
+      if (inner.flush) inner.flush(cb);
+      else cb?.();
     },
   };
 }
@@ -119,11 +120,14 @@ export function logDestination(options: {
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.silent ? "silent" : options.debug ? "debug" : "info";
-  const destination = logDestination({
-    fd: options.logToStdout ? 1 : 2,
-    format: options.format,
-    destination: options.destination,
-  });
+  // Silent: no destination on fd 1/2 at all (nothing to flush, nothing held at exit).
+  const destination = options.silent
+    ? { write: () => undefined }
+    : logDestination({
+        fd: options.logToStdout ? 1 : 2,
+        format: options.format,
+        destination: options.destination,
+      });
   return pino(
     {
       name: "iac-code",

@@ -79,6 +79,9 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
   // HTTP/1.1 sockets and their in-flight request counts. http.Server only tracks
   // idle connections for servers it listens itself, so this is done here.
   const h1Busy = new Map<Socket, number>();
+  // Connections that have not sent a byte yet (a client's spare connection: undici opens one
+  // when a streamed response is aborted, browsers preconnect). Nothing on them to finish.
+  const sniffing = new Set<Socket>();
   let shuttingDown = false;
   const serveHttp1: Http1Handler = (req, res) => {
     const socket = req.socket;
@@ -146,7 +149,12 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
     // for the client's delayed ACK (~40 ms per stream).
     front = net.createServer({ noDelay: true }, (socket) => {
       track(socket);
-      sniff(socket, sniffTimeout, (isHttp2) => (isHttp2 ? h2 : h1).emit("connection", socket));
+      sniffing.add(socket);
+      socket.once("close", () => sniffing.delete(socket));
+      sniff(socket, sniffTimeout, (isHttp2) => {
+        sniffing.delete(socket);
+        (isHttp2 ? h2 : h1).emit("connection", socket);
+      });
     });
   }
 
@@ -187,6 +195,8 @@ export async function listenOnePort(options: OnePortOptions): Promise<OnePortLis
         });
         shuttingDown = true;
         for (const [socket, busy] of h1Busy) if (busy === 0) socket.end();
+        // Not ended: a client that keeps such a spare open would hold the stop for the whole grace.
+        for (const socket of sniffing) socket.destroy();
         for (const session of sessions) session.close();
       });
       return closing;

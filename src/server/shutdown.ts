@@ -1,11 +1,21 @@
 // Stopping a server process: SIGINT/SIGTERM (or the parent going away, for a
-// managed child with an IPC channel) start a graceful stop; a stop that has
-// not finished within the shutdown timeout, or a second signal, exits anyway
-// after `keep` has saved what the stores must keep (itself bounded).
+// managed child with an IPC channel) start a graceful stop. The whole stop,
+// from the first signal to the exit, takes at most the shutdown timeout: the
+// graceful part gets the timeout less a reserve; past that, or on a second
+// signal, `keep` saves what the stores must keep (within the reserve) and the
+// process exits 1. Log lines still queued get a short, bounded flush: a log
+// destination never holds the stop up (see fd-log-writer.ts).
 import type { Logger } from "pino";
 
-/** How long the forced path waits for `keep` before exiting regardless. */
+/** The most a forced stop keeps for `keep` (flush pending store writes) at the end of the timeout. */
 const KEEP_LIMIT_MS = 2000;
+/** The most the exit waits for queued log lines (a pipe whose reader stopped reading gets no more). */
+const LOG_FLUSH_LIMIT_MS = 500;
+
+/** The part of the timeout kept, after the graceful stop's deadline, for `keep` and the last log lines. */
+export function forcedReserveMs(timeoutMs: number): number {
+  return Math.min(KEEP_LIMIT_MS, Math.floor(timeoutMs / 4));
+}
 
 export interface StopOptions {
   logger: Pick<Logger, "info" | "warn" | "error" | "flush">;
@@ -27,17 +37,25 @@ export function handleStopSignals(options: StopOptions): (reason: string) => voi
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const signals = options.signals ?? process;
   let stopping = false;
+  let forcing = false;
   let exited = false;
+  /** When the process must be gone: the first signal plus the shutdown timeout. */
+  let endAt = Infinity;
+  const left = (limitMs: number) => Math.max(0, Math.min(limitMs, endAt - Date.now()));
+  /** Resolves after `ms` whatever happens (a timer the process stays up for: the exit comes after it). */
+  const after = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const finish = (code: number): void => {
     if (exited) return;
     exited = true;
-    logger.flush();
-    exit(code);
+    const flushed = new Promise<void>((resolve) => logger.flush(() => resolve()));
+    void Promise.race([flushed, after(left(LOG_FLUSH_LIMIT_MS))]).then(() => exit(code));
   };
   const force = (why: string): void => {
-    logger.warn({ why, keepLimitMs: KEEP_LIMIT_MS }, "stopping without waiting any longer");
-    const limit = new Promise<void>((resolve) => setTimeout(resolve, KEEP_LIMIT_MS).unref());
-    void Promise.race([options.keep?.().catch(() => undefined), limit]).then(() => finish(1));
+    if (forcing) return;
+    forcing = true;
+    const keepMs = left(KEEP_LIMIT_MS);
+    logger.warn({ why, keepLimitMs: keepMs }, "stopping without waiting any longer");
+    void Promise.race([options.keep?.().catch(() => undefined), after(keepMs)]).then(() => finish(1));
   };
   const stop = (reason: string): void => {
     if (stopping) {
@@ -45,8 +63,10 @@ export function handleStopSignals(options: StopOptions): (reason: string) => voi
       return;
     }
     stopping = true;
+    endAt = Date.now() + options.timeoutMs;
     logger.info({ reason }, "shutting down");
-    const deadline = setTimeout(() => force(`shutdown took over ${options.timeoutMs} ms`), options.timeoutMs);
+    const gracefulMs = options.timeoutMs - forcedReserveMs(options.timeoutMs);
+    const deadline = setTimeout(() => force(`shutdown took over ${gracefulMs} ms`), gracefulMs);
     options.graceful().then(
       () => {
         clearTimeout(deadline);

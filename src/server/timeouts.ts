@@ -42,7 +42,7 @@ export const TIMEOUT_SETTINGS = [
     field: "shutdownMs",
     key: "shutdown-timeout-seconds",
     env: "SHUTDOWN_TIMEOUT_SECONDS",
-    help: "seconds a graceful stop may take before exiting anyway (default 10)",
+    help: "longest a stop takes, from the signal to the exit (default 10)",
   },
 ] as const;
 
