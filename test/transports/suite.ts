@@ -25,6 +25,8 @@ export function sharedBehaviour(
     lines?: boolean;
     /** The server's metrics text (ServerMetrics.scrape), when it runs in this process. */
     metrics?: () => Promise<string>;
+    /** The server's public card as JSON, when it runs in this process. */
+    card?: () => Json;
   },
 ): void {
   const metrics = expected.metrics;
@@ -95,12 +97,18 @@ export function sharedBehaviour(
     expect(rest.some((f) => f.seq! > list.seq! && !f.final)).to.equal(true);
   });
 
-  it("the extended card lists this transport's interface", async () => {
+  it("without credentials GetExtendedAgentCard is UnsupportedOperationError; the card lists this transport and does not declare it", async () => {
     const c = connect();
-    const reply = await c.next(c.send(request("GetExtendedAgentCard")));
-    expect(reply.payload.result.supportedInterfaces).to.deep.equal([
+    const reply = await c.next(c.send(request("GetExtendedAgentCard", {}, "card-1")));
+    expect(reply.payload.id).to.equal("card-1");
+    expect(reply.payload.error.code).to.equal(-32004);
+    expect(reply.payload.error.data[0].reason).to.equal("UNSUPPORTED_OPERATION");
+    const card = expected.card?.();
+    if (!card) return; // stdio: the server is another process
+    expect(card.supportedInterfaces).to.deep.equal([
       { url: expected.url(), protocolBinding: expected.protocolBinding, protocolVersion: "1.0" },
     ]);
+    expect(card.capabilities.extendedAgentCard).to.equal(false);
   });
 
   it("bad JSON is -32700 and a non-object -32600, both with id null; an unknown method -32601", async () => {

@@ -65,6 +65,12 @@ const DIRECT_SCHEMES: Record<string, { binding: BindingName; open: Opener }> = {
   "stdio:": overJsonRpc((url) => new StdioChannel(url)),
 };
 
+/** The direct schemes whose transport carries the auth settings (the others have no place for them). */
+const CREDENTIAL_SCHEMES = new Set(["grpc:", "grpcs:", "grpc-jsonrpc:", "ws:", "wss:"]);
+
+/** Whether a direct URL's transport carries credentials (GetExtendedAgentCard needs them). */
+export const carriesCredentials = (url: string): boolean => CREDENTIAL_SCHEMES.has(schemeOf(url) ?? "");
+
 export const schemeOf = (url: string): string | undefined =>
   /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
 
