@@ -46,6 +46,17 @@ describe("transport grpc-jsonrpc", function () {
       card: () => s.server.cards.publicCard.json,
     });
 
+    it("a notification: Send returns one empty final envelope, Stream ends with no message", async () => {
+      const note = JSON.stringify({ jsonrpc: "2.0", method: "ListTasks" });
+      const sent = await c.next(c.send(note));
+      expect(sent).to.deep.include({ raw: "", final: true });
+      const key = c.send(note, { stream: true });
+      for (let i = 0; i < 200 && !c.ended.has(key); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(c.ended.has(key)).to.equal(true);
+      expect(c.waiting(key)).to.deep.equal([]);
+      expect(c.errors.has(key)).to.equal(false);
+    });
+
     it("Send refuses a streaming method (-32600, nothing started); Stream answers a unary one in one envelope", async () => {
       const refused = await c.next(c.send(request("SendStreamingMessage", message("hello"), "g-1")));
       expect(refused.final).to.equal(true);

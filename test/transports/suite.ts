@@ -4,6 +4,7 @@
 // test/a2a-client/fixtures/client-script.yaml): unary and streaming calls,
 // SubscribeToTask, the agent card's interface, the errors for bad frames, and
 // a request answered while a long stream runs on the same connection.
+import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { metricValue } from "../fixtures/prometheus.js";
 import { message, request, untilFinal, type Json, type RawConnection } from "./raw-clients.js";
@@ -109,6 +110,30 @@ export function sharedBehaviour(
       { url: expected.url(), protocolBinding: expected.protocolBinding, protocolVersion: "1.0" },
     ]);
     expect(card.capabilities.extendedAgentCard).to.equal(false);
+  });
+
+  it("notifications (no id) run and get no JSON-RPC response, not even an error", async () => {
+    const c = connect();
+    const contextId = `note-${randomUUID()}`;
+    const note = (method: string, params?: unknown) =>
+      c.send(JSON.stringify({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }));
+    const keys = [
+      note("SendMessage", {
+        message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text: "noted" }], contextId },
+        configuration: { returnImmediately: true },
+      }),
+      note("NoSuchMethod"),
+      note("GetTask", { id: 5 }),
+      note("GetTask", { id: "no-such-task" }),
+    ];
+    // The first one ran: its task exists (it may take a few requests to show).
+    let tasks: Json[] = [];
+    for (let i = 0; i < 200 && tasks.length === 0; i++) {
+      tasks = (await c.next(c.send(request("ListTasks", { contextId })))).payload.result.tasks as Json[];
+    }
+    expect(tasks.map((t) => t.contextId)).to.deep.equal([contextId]);
+    await c.next(c.send(request("ListTasks", {}, "after-notes")));
+    for (const key of keys) expect(c.waiting(key).filter((f) => f.raw !== "")).to.deep.equal([]);
   });
 
   it("bad JSON is -32700 and a non-object -32600, both with id null; an unknown method -32601", async () => {
