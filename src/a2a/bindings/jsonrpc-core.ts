@@ -10,7 +10,7 @@ import { pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
 import { encodeFast as encodeProtoJson, encodeStreamResponse } from "../core/fast-json.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
-import { assertFinite } from "../core/finite.js";
+import { checkDecodedRequest } from "../core/decoded-request.js";
 import type { A2AService } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { invalidParamsOf } from "./wire-errors.js";
@@ -258,7 +258,7 @@ export class JsonRpcCore {
         throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
       }
       request = decodeProtoJson(spec.request, params, { strictEnums: true });
-      assertFinite(request);
+      checkDecodedRequest(request);
     } catch (error) {
       const a2a = error instanceof ProtoJsonError ? invalidParamsOf(error) : this.toA2AError(error, name);
       return fail(id, a2a, streaming);
