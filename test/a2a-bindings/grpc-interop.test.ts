@@ -140,12 +140,13 @@ describe("a2a-bindings: gRPC with @grpc/grpc-js + proto-loader", () => {
     expect(patch.code, "a patch version is 1.0").to.equal(grpc.status.NOT_FOUND);
   });
 
-  it("accepts unknown a2a-extensions and returns the extended card", async () => {
+  it("accepts unknown a2a-extensions; without auth the extended card is FAILED_PRECONDITION UNSUPPORTED_OPERATION", async () => {
     const md = metadata({ ...V1, "a2a-extensions": "urn:example:one, urn:example:two" });
-    const card = await unary<Json>((cb) => client.GetExtendedAgentCard({}, md, cb));
-    expect(card.name).to.equal("iac-code");
-    const skills = (card.skills as Array<{ id: string }>).map((skill) => skill.id);
-    expect(skills).to.include("iac_code_runtime_details");
+    const listed = await unary<Json>((cb) => client.ListTasks({}, md, cb));
+    expect(listed.tasks).to.be.an("array");
+    const refused = await failure(unary((cb) => client.GetExtendedAgentCard({}, md, cb)));
+    expect(refused.code).to.equal(grpc.status.FAILED_PRECONDITION);
+    expect(errorInfoOf(refused)?.reason).to.equal("UNSUPPORTED_OPERATION");
   });
 
   it("keeps serving after a client cancels a stream mid-turn", async () => {
@@ -206,5 +207,15 @@ describe("a2a-bindings: gRPC auth from metadata", () => {
     expect(own.id).to.equal(taskId);
     const other = await failure(unary((cb) => client.GetTask({ id: taskId }, apiKey, cb)));
     expect(other.code).to.equal(grpc.status.NOT_FOUND);
+  });
+
+  it("serves the extended card to an authenticated caller only", async () => {
+    const anonymous = await failure(unary((cb) => client.GetExtendedAgentCard({}, metadata(V1), cb)));
+    expect(anonymous.code).to.equal(grpc.status.UNAUTHENTICATED);
+    const md = metadata({ ...V1, "x-custom-key": "grpc-key" });
+    const card = await unary<Json>((cb) => client.GetExtendedAgentCard({}, md, cb));
+    expect((card.capabilities as { extendedAgentCard: boolean }).extendedAgentCard).to.equal(true);
+    const skills = (card.skills as Array<{ id: string }>).map((skill) => skill.id);
+    expect(skills).to.include("iac_code_runtime_details");
   });
 });

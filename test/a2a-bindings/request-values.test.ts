@@ -1,16 +1,23 @@
-// One rule for values a request may not carry, on JSON-RPC and REST alike: an
-// enum value the schema does not have (a ListTasks status filter, a message
-// role) is refused naming the field and the allowed values instead of being
-// dropped (which widened the filter / read as a missing role), and a negative
-// historyLength is refused on SendMessage as on GetTask and ListTasks.
+// One rule for values a request may not carry, on JSON-RPC, REST and gRPC
+// alike: an enum value the schema does not have (a ListTasks status filter, a
+// message role) is refused naming the field and the allowed values instead of
+// being dropped or kept (which widened the filter / read as a missing role /
+// stored role 7), and a negative historyLength is refused on SendMessage as on
+// GetTask and ListTasks. gRPC requests are raw protobuf-es bytes (a generated
+// client cannot write an unknown enum number), on the unary fast path and
+// through Connect (a stream, a compressed unary call).
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
+import * as grpc from "@grpc/grpc-js";
+import { create, toBinary, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import { pb } from "../../src/contract/index.js";
+import { errorInfoOf } from "./fixtures/grpc-client.js";
 import { startBindingsServer, type BindingsServer } from "./fixtures/server.js";
 
 type Json = Record<string, unknown>;
 const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 
-describe("a2a-bindings: request values refused the same way on JSON-RPC and REST", () => {
+describe("a2a-bindings: request values refused the same way on JSON-RPC, REST and gRPC", () => {
   let s: BindingsServer;
   before(async () => {
     s = await startBindingsServer();
@@ -87,6 +94,92 @@ describe("a2a-bindings: request values refused the same way on JSON-RPC and REST
       }),
     });
     expect(((await ok.json()) as Json).result).to.have.property("tasks");
+  });
+
+  describe("gRPC: an unknown enum number is INVALID_ARGUMENT with the JSON-RPC text", () => {
+    const identity = (b: Buffer) => b;
+    const md = () => {
+      const m = new grpc.Metadata();
+      m.set("a2a-version", "1.0");
+      return m;
+    };
+    const bytes = <Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>): Buffer =>
+      Buffer.from(toBinary(schema, create(schema, init)));
+    const path = (method: string) => `/${pb.A2AService.typeName}/${method}`;
+
+    function call(
+      client: grpc.Client,
+      method: string,
+      body: Buffer,
+      stream = false,
+    ): Promise<grpc.ServiceError> {
+      return new Promise((resolve, reject) => {
+        const fail = (error: grpc.ServiceError | null) =>
+          error ? resolve(error) : reject(new Error(`${method} was accepted`));
+        if (!stream) return void client.makeUnaryRequest(path(method), identity, identity, body, md(), fail);
+        const call = client.makeServerStreamRequest(path(method), identity, identity, body, md());
+        call.on("data", () => reject(new Error(`${method} streamed an event`)));
+        call.on("error", fail);
+        call.on("end", () => fail(null));
+      });
+    }
+
+    const expectRefused = (error: grpc.ServiceError, field: string, text: string) => {
+      expect(error.code).to.equal(grpc.status.INVALID_ARGUMENT);
+      // grpc-js reads grpc-message with decodeURI, which leaves Connect's %3A and %2C encoded.
+      expect(decodeURIComponent(error.details)).to.equal(text);
+      expect(errorInfoOf(error)).to.deep.include({ reason: "INVALID_PARAMS" });
+      expect(errorInfoOf(error)?.metadata).to.deep.equal({ field });
+    };
+
+    const listStatus99 = () => bytes(pb.ListTasksRequestSchema, { status: 99 as pb.TaskState });
+    const role7 = () =>
+      bytes(pb.SendMessageRequestSchema, {
+        message: {
+          messageId: randomUUID(),
+          role: 7 as pb.Role,
+          parts: [{ content: { case: "text", value: "hi" } }],
+        },
+      });
+
+    it("ListTasks status 99 and SendMessage role 7 on the unary fast path, as JSON-RPC words it", async () => {
+      const client = new grpc.Client(s.server.grpcTarget, grpc.credentials.createInsecure());
+      try {
+        const status = (await rpc("ListTasks", { status: 99 })).message;
+        expect(status).to.match(
+          /^Invalid params: status has no value 99 \(expected one of TASK_STATE_SUBMITTED, /,
+        );
+        expectRefused(await call(client, "ListTasks", listStatus99()), "status", status);
+        const role = (await rpc("SendMessage", { message: message({ role: 7 }) })).message;
+        expect(role).to.equal(
+          "Invalid params: message.role has no value 7 (expected one of ROLE_USER, ROLE_AGENT)",
+        );
+        expectRefused(await call(client, "SendMessage", role7()), "message.role", role);
+      } finally {
+        client.close();
+      }
+    });
+
+    it("the same through Connect: SendStreamingMessage role 7, a gzip-compressed ListTasks status 99", async () => {
+      const gzip = new grpc.Client(s.server.grpcTarget, grpc.credentials.createInsecure(), {
+        "grpc.default_compression_algorithm": grpc.compressionAlgorithms.gzip,
+      });
+      try {
+        const role = "Invalid params: message.role has no value 7 (expected one of ROLE_USER, ROLE_AGENT)";
+        expectRefused(await call(gzip, "SendStreamingMessage", role7(), true), "message.role", role);
+        const refused = await call(gzip, "ListTasks", listStatus99());
+        const text = decodeURIComponent(refused.details);
+        expect(text).to.match(/^Invalid params: status has no value 99 /);
+        expectRefused(refused, "status", text);
+      } finally {
+        gzip.close();
+      }
+      // Nothing was stored by any of the refused messages.
+      const tasks = (await (await fetch(`${s.base}/tasks`, { headers: HEADERS })).json()) as {
+        tasks: unknown[];
+      };
+      expect(tasks.tasks).to.deep.equal([]);
+    });
   });
 
   it("SendMessage and SendStreamingMessage refuse configuration.historyLength -1 like GetTask", async () => {

@@ -137,8 +137,8 @@ describe("a2a-bindings: REST (HTTP+JSON) binding", () => {
     expect(got.json.id).to.equal(task.id);
     const list = await call("GET", `/acme/tasks?contextId=${task.contextId}`);
     expect((list.json.tasks as Json[]).map((t) => t.id)).to.deep.equal([task.id]);
-    const card = await call("GET", "/acme/extendedAgentCard");
-    expect(card.status).to.equal(200);
+    // Routed (no 404): refused because no auth is configured.
+    restError(await call("GET", "/acme/extendedAgentCard"), 400, "UNSUPPORTED_OPERATION");
     const cancel = await call("POST", `/acme/tasks/${task.id}:cancel`);
     restError(cancel, 400, "TASK_NOT_CANCELABLE");
     const stream = await call("POST", "/acme/message:stream", { body: userMessage("tenant stream") });
@@ -284,35 +284,8 @@ describe("a2a-bindings: REST (HTTP+JSON) binding", () => {
     restError(await call("DELETE", `${base}/cfg-1`), 400, "PUSH_NOTIFICATION_NOT_SUPPORTED");
   });
 
-  it("GET /extendedAgentCard returns the extended card", async () => {
-    const reply = await call("GET", "/extendedAgentCard");
-    expect(reply.status).to.equal(200);
-    expect(reply.json.name).to.equal("iac-code");
-    expect((reply.json.capabilities as { extendedAgentCard: boolean }).extendedAgentCard).to.equal(true);
-    type Extension = { uri: string; params?: Json };
-    const extensions = (reply.json.capabilities as { extensions: Extension[] }).extensions;
-    const details = extensions.find((e) => e.uri === "urn:iac-code:a2a:runtime-details:v1")?.params as {
-      transports: Array<{ protocolBinding: string; url: string }>;
-      tls: boolean;
-      thinkingExposure: string[];
-      limits: Record<string, number>;
-    };
-    expect(details.transports.map((t) => t.protocolBinding)).to.deep.equal(["JSONRPC", "HTTP+JSON", "GRPC"]);
-    expect(details.transports[2].url).to.equal(s.server.grpcTarget);
-    expect(details.tls).to.equal(false);
-    expect(details.thinkingExposure).to.deep.equal(["tool_trace"]);
-    expect(details.limits.multimodalFileBytes).to.equal(25 * 1024 * 1024);
-    expect(details.limits.listTasksMaxPageSize).to.equal(100);
-    // The public card does not carry them.
-    const publicCard = (await (await fetch(`${s.base}/.well-known/agent-card.json`)).json()) as {
-      capabilities: { extensions: Extension[] };
-    };
-    expect(publicCard.capabilities.extensions.map((e) => e.uri)).to.not.include(
-      "urn:iac-code:a2a:runtime-details:v1",
-    );
-    expect((reply.json.skills as Array<{ id: string }>).map((skill) => skill.id)).to.include(
-      "iac_code_runtime_details",
-    );
+  it("GET /extendedAgentCard without auth is 400 UNSUPPORTED_OPERATION (it MUST require authentication)", async () => {
+    restError(await call("GET", "/extendedAgentCard"), 400, "UNSUPPORTED_OPERATION");
   });
 
   it("needs A2A-Version 1.0 (header or query parameter)", async () => {
@@ -418,6 +391,7 @@ describe("a2a-bindings: REST (HTTP+JSON) binding", () => {
 });
 
 describe("a2a-bindings: REST binding with auth", () => {
+  const basic = `Basic ${Buffer.from("alice:pw").toString("base64")}`;
   let s: BindingsServer;
   before(async () => {
     s = await startBindingsServer({ "basic-username": "alice", "basic-password": "pw" });
@@ -438,10 +412,41 @@ describe("a2a-bindings: REST binding with auth", () => {
       expect(reply.status, `${method} ${path}`).to.equal(401);
       expect(await reply.json()).to.deep.equal({ error: "Unauthorized" });
     }
-    const basic = `Basic ${Buffer.from("alice:pw").toString("base64")}`;
     const ok = await fetch(`${s.base}/extendedAgentCard`, { headers: { ...V1, Authorization: basic } });
     expect(ok.status).to.equal(200);
     const card = await fetch(`${s.base}/.well-known/agent-card.json`);
     expect(card.status, "the public card needs no auth").to.equal(200);
+  });
+
+  it("GET /extendedAgentCard returns the extended card to an authenticated caller", async () => {
+    const response = await fetch(`${s.base}/extendedAgentCard`, { headers: { ...V1, Authorization: basic } });
+    expect(response.status).to.equal(200);
+    const reply = { json: (await response.json()) as Json };
+    expect(reply.json.name).to.equal("iac-code");
+    expect((reply.json.capabilities as { extendedAgentCard: boolean }).extendedAgentCard).to.equal(true);
+    type Extension = { uri: string; params?: Json };
+    const extensions = (reply.json.capabilities as { extensions: Extension[] }).extensions;
+    const details = extensions.find((e) => e.uri === "urn:iac-code:a2a:runtime-details:v1")?.params as {
+      transports: Array<{ protocolBinding: string; url: string }>;
+      tls: boolean;
+      thinkingExposure: string[];
+      limits: Record<string, number>;
+    };
+    expect(details.transports.map((t) => t.protocolBinding)).to.deep.equal(["JSONRPC", "HTTP+JSON", "GRPC"]);
+    expect(details.transports[2].url).to.equal(s.server.grpcTarget);
+    expect(details.tls).to.equal(false);
+    expect(details.thinkingExposure).to.deep.equal(["tool_trace"]);
+    expect(details.limits.multimodalFileBytes).to.equal(25 * 1024 * 1024);
+    expect(details.limits.listTasksMaxPageSize).to.equal(100);
+    // The public card does not carry them.
+    const publicCard = (await (await fetch(`${s.base}/.well-known/agent-card.json`)).json()) as {
+      capabilities: { extensions: Extension[] };
+    };
+    expect(publicCard.capabilities.extensions.map((e) => e.uri)).to.not.include(
+      "urn:iac-code:a2a:runtime-details:v1",
+    );
+    expect((reply.json.skills as Array<{ id: string }>).map((skill) => skill.id)).to.include(
+      "iac_code_runtime_details",
+    );
   });
 });

@@ -216,15 +216,21 @@ for (const binding of BINDINGS) {
       ).to.deep.equal(notFound);
     });
 
-    it("returns the extended card to the caller", async () => {
+    it("without auth: the card declares no extended card, the SDK keeps the public one, a direct call is refused", async () => {
       const card = await client.getAgentCard();
       expect(card.name).to.equal("iac-code");
-      expect(card.skills.map((skill) => skill.id)).to.include("iac_code_runtime_details");
+      expect(card.capabilities?.extendedAgentCard).to.equal(false);
+      expect(card.skills.map((skill) => skill.id)).to.not.include("iac_code_runtime_details");
       expect(card.supportedInterfaces.map((i) => i.protocolBinding)).to.deep.equal([
         "JSONRPC",
         "HTTP+JSON",
         "GRPC",
       ]);
+      const v1 = { serviceParameters: { "A2A-Version": "1.0" } };
+      expect(await reasonOf(client.transport.getExtendedAgentCard({ tenant: "" }, v1))).to.deep.equal({
+        name: "UnsupportedOperationError",
+        reason: "UNSUPPORTED_OPERATION",
+      });
     });
   });
 }
@@ -237,7 +243,7 @@ describe("a2a-bindings: @a2a-js/sdk with required extensions and auth", () => {
   after(() => s.close());
 
   for (const binding of BINDINGS) {
-    it(`${binding}: EXTENSION_SUPPORT_REQUIRED without the extension, success with it and a token`, async () => {
+    it(`${binding}: EXTENSION_SUPPORT_REQUIRED without the extension, success with it and a token; the extended card with the token`, async () => {
       const { ClientFactory, JsonRpcTransportFactory, RestTransportFactory } =
         await import("@a2a-js/sdk/client");
       const { GrpcTransportFactory } = await import("@a2a-js/sdk/client/grpc");
@@ -271,6 +277,10 @@ describe("a2a-bindings: @a2a-js/sdk with required extensions and auth", () => {
         unauthorized = String((error as Error).message);
       }
       expect(unauthorized).to.match(/401|Unauthori[sz]ed|UNAUTHENTICATED/i);
+      // The card declares the extended card; the SDK fetches it with the token.
+      const extended = await client.getAgentCard(auth);
+      expect(extended.capabilities?.extendedAgentCard).to.equal(true);
+      expect(extended.skills.map((skill) => skill.id)).to.include("iac_code_runtime_details");
     });
   }
 });

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read free-form A2A JSON replies through `any` (AnyJson) */
 // Every subcommand against our server (the real runtime on a scripted model)
-// over JSON-RPC, HTTP+JSON and gRPC, with bearer, basic and API-key auth; the
+// over JSON-RPC, HTTP+JSON and gRPC (also over TLS), with bearer, basic and API-key auth; the
 // input-required exit and `answer` from a script; push configs give the
 // server's clear error until the server has them.
 import { readFileSync } from "node:fs";
@@ -9,8 +9,9 @@ import { expect } from "chai";
 import type { AnyJson as Json } from "../a2a/helpers.js";
 import { BINDING_NAMES } from "../../src/cli/a2a-client/bindings/binding.js";
 import { EXIT } from "../../src/cli/a2a-client/errors.js";
-import { removeDir, type E2eServer } from "../e2e/helpers.js";
-import { jsonLines, ok, runClient, startOurServer, workingTask } from "./harness.js";
+import { makeLoopbackCert, type LoopbackCert } from "../a2a-bindings/fixtures/tls.js";
+import { cleanEnv, removeDir, type E2eServer } from "../e2e/helpers.js";
+import { jsonLines, ok, runClient, runCliProcess, startOurServer, workingTask } from "./harness.js";
 
 describe("a2a-client against our server (bearer token)", function () {
   this.timeout(60_000);
@@ -311,3 +312,29 @@ for (const [scheme, file, flags, env] of [
     }
   });
 }
+
+describe("a2a-client against our server over TLS", function () {
+  this.timeout(60_000);
+  let tls: LoopbackCert;
+  let s: E2eServer;
+  before(async () => {
+    tls = makeLoopbackCert();
+    s = await startOurServer({ "tls-cert": tls.certPath, "tls-key": tls.keyPath });
+  });
+  after(async () => {
+    await s.close();
+    removeDir(s.dir);
+    tls.dispose();
+  });
+
+  it("dials the card's gRPC address (host:port) with TLS when the card came over https", async () => {
+    expect(s.url).to.match(/^https:/);
+    const grpc = s.server.cards.extendedCard.supportedInterfaces.find((i) => i.protocolBinding === "GRPC");
+    expect(grpc?.url).to.equal(`127.0.0.1:${s.server.port}`);
+    // A child process: the test certificate is trusted through NODE_EXTRA_CA_CERTS, read at start-up.
+    const env = cleanEnv(s.dir, { NODE_EXTRA_CA_CERTS: tls.certPath });
+    const args = ["--url", s.url, "--binding", "grpc", "--cwd", s.workspace];
+    const called = ok(await runCliProcess(["call", ...args, "-p", "hi"], { env }));
+    expect(called.stdout).to.equal("Hello from the scripted agent.\n");
+  });
+});

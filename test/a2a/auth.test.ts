@@ -73,6 +73,7 @@ describe("A2A authentication", () => {
         { schemes: { apiKeyAuth: { list: [""] } } },
       ]);
       expect(card.description).to.not.include("Unauthenticated");
+      expect(card.capabilities.extendedAgentCard).to.equal(true);
     });
 
     it("scopes tasks to the caller's identity", async () => {
@@ -164,7 +165,7 @@ describe("A2A authentication", () => {
     }
   });
 
-  it("without auth every caller is anonymous and the card says so", async () => {
+  it("without auth every caller is anonymous, the card says so and declares no extended card", async () => {
     const t = await startTestServer();
     try {
       expect(await status(t.url, {})).to.equal(200);
@@ -172,6 +173,13 @@ describe("A2A authentication", () => {
       expect(card.description).to.include(
         "Unauthenticated A2A server mode is intended for trusted local environments.",
       );
+      // GetExtendedAgentCard MUST require authentication (A2A spec): none to serve, none declared.
+      expect(card.capabilities.extendedAgentCard).to.equal(false);
+      const extended = await t.rpc("GetExtendedAgentCard", {});
+      expect(extended.body.error).to.deep.include({
+        code: -32004,
+        message: "The extended agent card requires authentication, and none is configured on this transport.",
+      });
     } finally {
       await t.close();
       cleanup(t.dir);
@@ -199,8 +207,9 @@ describe("A2A authentication", () => {
       const card = (await (await fetch(new URL("/.well-known/agent-card.json", t.url))).json()) as Json;
       const required = (card.capabilities.extensions as Json[]).filter((e) => e.required).map((e) => e.uri);
       expect(required).to.deep.equal([uri, "urn:example:other"]);
+      // GetExtendedAgentCard checks no extensions: refused for want of auth, not for the extensions.
       const extended = await t.rpc("GetExtendedAgentCard", {});
-      expect(extended.body).to.have.property("result");
+      expect((extended.body.error as Json).data[0].reason).to.equal("UNSUPPORTED_OPERATION");
     } finally {
       await t.close();
       cleanup(t.dir);

@@ -40,7 +40,7 @@ describe("A2A HTTP surface", () => {
     });
     expect(card.capabilities.streaming).to.equal(true);
     expect(card.capabilities.pushNotifications).to.equal(false);
-    expect(card.capabilities.extendedAgentCard).to.equal(true);
+    expect(card.capabilities.extendedAgentCard).to.equal(false); // no auth configured
     expect(card.capabilities.extensions.map((e: { uri: string }) => e.uri)).to.deep.equal([
       "urn:iac-code:a2a:artifact-metadata:v1",
       "urn:iac-code:a2a:thinking-exposure:v1",
@@ -173,9 +173,10 @@ describe("A2A HTTP surface", () => {
     expect(error.data[0].reason).to.equal("PUSH_NOTIFICATION_NOT_SUPPORTED");
   });
 
-  it("serves the extended card over JSON-RPC (trusted local mode without auth)", async () => {
+  it("refuses the extended card without auth (UnsupportedOperationError: it MUST require authentication)", async () => {
     const reply = await rpc(t.url, "GetExtendedAgentCard");
-    const card = reply.body.result as { skills: Array<{ id: string }> };
-    expect(card.skills.at(-1)!.id).to.equal("iac_code_runtime_details");
+    const error = reply.body.error as { code: number; data: Array<{ reason: string }> };
+    expect(error.code).to.equal(-32004);
+    expect(error.data[0].reason).to.equal("UNSUPPORTED_OPERATION");
   });
 });

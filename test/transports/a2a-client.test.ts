@@ -2,7 +2,7 @@
 // `iac-code a2a-client` over each custom transport by URL scheme (unix://,
 // ws://, grpc-jsonrpc://, redis://…?request-stream=, stdio:<command>) against
 // our server: unary and streamed calls, task-subscribe, task-get, an A2A
-// error, discover refused for extended-card, and the auth flags where the
+// error, discover refused (extended-card where credentials travel), and the auth flags where the
 // transport carries them.
 import { expect } from "chai";
 import path from "node:path";
@@ -118,15 +118,26 @@ describe("a2a-client over the custom transports", function () {
         expect(missing.stderr).to.match(/^A2A error: .*\(TASK_NOT_FOUND, JSON-RPC -32001\)\n$/);
       });
 
-      it("discover is refused in one line naming extended-card, which answers over the same URL", async () => {
+      it("discover is refused in one line; extended-card answers where the URL carries credentials", async () => {
         const refused = await runClient(["discover", ...url()]);
         expect(refused.code).to.equal(EXIT.usage);
         const scheme = /^[a-z-]+:/.exec(started.url)![0];
-        expect(refused.stderr).to.equal(
-          `discover reads the agent card over HTTP(S) (GET /.well-known/agent-card.json), which a ${scheme} URL does not serve: use \`iac-code a2a-client extended-card\` with the same --url (GetExtendedAgentCard) instead.\n`,
-        );
-        const card = JSON.parse(ok(await runClient(["extended-card", ...url()])).stdout) as Json;
-        expect(card.supportedInterfaces[0].protocolBinding).to.equal(kase.name);
+        const notServed = `discover reads the agent card over HTTP(S) (GET /.well-known/agent-card.json), which a ${scheme} URL does not serve`;
+        const extended = await runClient(["extended-card", ...url()]);
+        if (started.auth.length > 0) {
+          expect(refused.stderr).to.equal(
+            `${notServed}: use \`iac-code a2a-client extended-card\` with the same --url and the server's credentials (GetExtendedAgentCard, served to authenticated callers only) instead.\n`,
+          );
+          const card = JSON.parse(ok(extended).stdout) as Json;
+          expect(card.supportedInterfaces[0].protocolBinding).to.equal(kase.name);
+          expect(card.capabilities.extendedAgentCard).to.equal(true);
+        } else {
+          expect(refused.stderr).to.equal(
+            `${notServed}, and neither is the extended card (GetExtendedAgentCard is served to authenticated callers only, and a ${scheme} URL carries no credentials).\n`,
+          );
+          expect(extended.code).to.equal(EXIT.error);
+          expect(extended.stderr).to.match(/^A2A error: .*\(UNSUPPORTED_OPERATION, JSON-RPC -32004\)\n$/);
+        }
       });
 
       if (kase.shared) {

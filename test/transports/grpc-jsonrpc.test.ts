@@ -7,7 +7,13 @@ import { expect } from "chai";
 import { status } from "@grpc/grpc-js";
 import { startOurServer } from "../a2a-client/harness.js";
 import { removeDir, type E2eServer } from "../e2e/helpers.js";
-import { grpcEnvelopeConnection, message, request, type GrpcEnvelopeConnection } from "./raw-clients.js";
+import {
+  grpcEnvelopeConnection,
+  message,
+  request,
+  type GrpcEnvelopeConnection,
+  type Json,
+} from "./raw-clients.js";
 import { sharedBehaviour } from "./suite.js";
 
 const target = (url: string) => url.replace(/^grpc-jsonrpc:\/\//, "");
@@ -37,6 +43,18 @@ describe("transport grpc-jsonrpc", function () {
       protocolBinding: "grpc-jsonrpc",
       url: () => s.url,
       metrics: async () => (await s.server.metrics.scrape()).body,
+      card: () => s.server.cards.publicCard.json,
+    });
+
+    it("a notification: Send returns one empty final envelope, Stream ends with no message", async () => {
+      const note = JSON.stringify({ jsonrpc: "2.0", method: "ListTasks" });
+      const sent = await c.next(c.send(note));
+      expect(sent).to.deep.include({ raw: "", final: true });
+      const key = c.send(note, { stream: true });
+      for (let i = 0; i < 200 && !c.ended.has(key); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(c.ended.has(key)).to.equal(true);
+      expect(c.waiting(key)).to.deep.equal([]);
+      expect(c.errors.has(key)).to.equal(false);
     });
 
     it("Send refuses a streaming method (-32600, nothing started); Stream answers a unary one in one envelope", async () => {
@@ -62,7 +80,7 @@ describe("transport grpc-jsonrpc", function () {
       removeDir(s.dir);
     });
 
-    it("a call without the API key is UNAUTHENTICATED; with it, answered", async () => {
+    it("a call without the API key is UNAUTHENTICATED; with it, answered, the extended card included", async () => {
       const anonymous = grpcEnvelopeConnection(target(s.url));
       const keyed = grpcEnvelopeConnection(target(s.url), { "x-api-key": "g-key" });
       try {
@@ -74,6 +92,13 @@ describe("transport grpc-jsonrpc", function () {
         );
         const reply = await keyed.next(keyed.send(request("SendMessage", message("hello"))));
         expect(reply.payload.result.task.status.state).to.equal("TASK_STATE_INPUT_REQUIRED");
+        const extended = await keyed.next(keyed.send(request("GetExtendedAgentCard")));
+        const card = extended.payload.result as Json;
+        expect(card.capabilities.extendedAgentCard).to.equal(true);
+        expect(card.supportedInterfaces).to.deep.equal([
+          { url: s.url, protocolBinding: "grpc-jsonrpc", protocolVersion: "1.0" },
+        ]);
+        expect(Object.keys(card.securitySchemes as object)).to.deep.equal(["apiKeyAuth"]);
       } finally {
         await anonymous.close();
         await keyed.close();

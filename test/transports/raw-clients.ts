@@ -31,6 +31,8 @@ export interface RawConnection {
   send(text: string, options?: { stream?: boolean }): string;
   /** The next reply of that request (rejects after `timeoutMs`). */
   next(key: string, timeoutMs?: number): Promise<Frame>;
+  /** The replies of that request that arrived and were not taken by next(). */
+  waiting(key: string): Frame[];
   close(): Promise<void>;
 }
 
@@ -46,6 +48,10 @@ class Inbox {
     list.push(frame);
     this.frames.set(key, list);
     this.waiters.get(key)?.();
+  }
+
+  waiting(key: string): Frame[] {
+    return [...(this.frames.get(key) ?? [])];
   }
 
   fail(error: Error): void {
@@ -112,6 +118,7 @@ function lineConnection(
       return idOf(text);
     },
     next: (key, timeoutMs) => inbox.next(key, timeoutMs),
+    waiting: (key) => inbox.waiting(key),
     close: end,
   };
 }
@@ -186,6 +193,7 @@ export async function wsConnection(url: string, headers: Record<string, string> 
       return idOf(text);
     },
     next: (key, timeoutMs) => inbox.next(key, timeoutMs),
+    waiting: (key) => inbox.waiting(key),
     close: () =>
       new Promise<void>((done) => {
         if (socket.readyState === WebSocket.CLOSED) return done();
@@ -235,6 +243,8 @@ const EnvelopeService = (
 export interface GrpcEnvelopeConnection extends RawConnection {
   /** gRPC failures by key (UNAUTHENTICATED...). */
   errors: Map<string, grpc.ServiceError>;
+  /** The keys whose Stream call ended with status OK. */
+  ended: Set<string>;
 }
 
 /** grpc-js on the envelope service; `send(text, {stream})` calls Stream, else Send. */
@@ -245,18 +255,26 @@ export function grpcEnvelopeConnection(
   const client = new EnvelopeService(target, grpc.credentials.createInsecure());
   const inbox = new Inbox();
   const errors = new Map<string, grpc.ServiceError>();
+  const ended = new Set<string>();
   let calls = 0;
   const md = (): grpc.Metadata => {
     const m = new grpc.Metadata();
     for (const [k, v] of Object.entries(headers)) m.set(k, v);
     return m;
   };
-  const take = (key: string, reply: { payload: Buffer; final: boolean }): void => {
-    const raw = reply.payload.toString("utf8");
-    inbox.push(key, { payload: JSON.parse(raw) as Json, final: reply.final, raw });
+  const take = (key: string, reply: { payload?: Buffer; final?: boolean }): void => {
+    // proto-loader leaves out fields at their default (an empty payload, final false).
+    const raw = reply.payload?.toString("utf8") ?? "";
+    // Send answers a notification with an empty envelope (a unary RPC returns a message).
+    inbox.push(key, {
+      payload: raw === "" ? {} : (JSON.parse(raw) as Json),
+      final: reply.final === true,
+      raw,
+    });
   };
   return {
     errors,
+    ended,
     send(text, options = {}) {
       const key = `call-${++calls}`;
       const request = { payload: Buffer.from(text, "utf8") };
@@ -264,12 +282,16 @@ export function grpcEnvelopeConnection(
         const stream = client.Stream(request, md());
         stream.on("data", (reply: { payload: Buffer; final: boolean }) => take(key, reply));
         stream.on("error", (error: grpc.ServiceError) => errors.set(key, error));
+        stream.on("status", (status: grpc.StatusObject) => {
+          if (status.code === grpc.status.OK) ended.add(key);
+        });
       } else {
         client.Send(request, md(), (error, reply) => (error ? errors.set(key, error) : take(key, reply!)));
       }
       return key;
     },
     next: (key, timeoutMs) => inbox.next(key, timeoutMs),
+    waiting: (key) => inbox.waiting(key),
     close() {
       client.close();
       return Promise.resolve();
@@ -325,6 +347,7 @@ export async function redisConnection(
       return key;
     },
     next: (key, timeoutMs) => inbox.next(key, timeoutMs),
+    waiting: (key) => inbox.waiting(key),
     async close() {
       closed = true;
       await reading;

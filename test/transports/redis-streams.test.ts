@@ -5,10 +5,18 @@
 // shutdown, and access through a Redis ACL user (never shown on the card).
 import { expect } from "chai";
 import { Redis } from "ioredis";
+import { encodeProtoJson, pb } from "../../src/contract/index.js";
 import { startOurServer } from "../a2a-client/harness.js";
 import { removeDir, type E2eServer } from "../e2e/helpers.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
-import { message, redisConnection, request, untilFinal, type RawConnection } from "./raw-clients.js";
+import {
+  message,
+  redisConnection,
+  request,
+  untilFinal,
+  type Json,
+  type RawConnection,
+} from "./raw-clients.js";
 import { sharedBehaviour } from "./suite.js";
 
 type Consumers = Array<[string, string, string, number, ...unknown[]]>;
@@ -45,6 +53,7 @@ describe("transport redis-streams", function () {
       protocolBinding: "redis-streams",
       url: () => `redis-streams://${redis.url}/iac-code:a2a:requests/iac-code:a2a:responses/iac-code`,
       metrics: async () => (await s.server.metrics.scrape()).body,
+      card: () => s.server.cards.publicCard.json,
     });
 
     it("a request without reply_stream is answered on response-stream; final is 'true'/'false'", async () => {
@@ -141,11 +150,17 @@ describe("transport redis-streams", function () {
     });
     try {
       const c = await redisConnection(url, { request: "acl:req", reply: "acl:replies" });
-      const card = await c.next(c.send(request("GetExtendedAgentCard")));
-      expect(card.payload.result.supportedInterfaces[0].url).to.equal(
+      // The transport is up (a reply came back through the ACL user); its card is read in process.
+      const listed = await c.next(c.send(request("ListTasks")));
+      expect(listed.payload.result.tasks).to.deep.equal([]);
+      const card: Json = s.server.cards.publicCard.json;
+      expect(card.supportedInterfaces[0].url).to.equal(
         `redis-streams://${redis.url.replace("redis://", "redis://agent@")}/acl:req/acl:resp/iac-code`,
       );
-      expect(JSON.stringify(card.payload)).to.not.include("agent-pw");
+      expect(JSON.stringify(card)).to.not.include("agent-pw");
+      expect(JSON.stringify(encodeProtoJson(pb.AgentCardSchema, s.server.cards.extendedCard))).to.not.include(
+        "agent-pw",
+      );
       await c.close();
       let failure: Error | undefined;
       try {

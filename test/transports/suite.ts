@@ -4,6 +4,7 @@
 // test/a2a-client/fixtures/client-script.yaml): unary and streaming calls,
 // SubscribeToTask, the agent card's interface, the errors for bad frames, and
 // a request answered while a long stream runs on the same connection.
+import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { metricValue } from "../fixtures/prometheus.js";
 import { message, request, untilFinal, type Json, type RawConnection } from "./raw-clients.js";
@@ -25,6 +26,8 @@ export function sharedBehaviour(
     lines?: boolean;
     /** The server's metrics text (ServerMetrics.scrape), when it runs in this process. */
     metrics?: () => Promise<string>;
+    /** The server's public card as JSON, when it runs in this process. */
+    card?: () => Json;
   },
 ): void {
   const metrics = expected.metrics;
@@ -95,12 +98,42 @@ export function sharedBehaviour(
     expect(rest.some((f) => f.seq! > list.seq! && !f.final)).to.equal(true);
   });
 
-  it("the extended card lists this transport's interface", async () => {
+  it("without credentials GetExtendedAgentCard is UnsupportedOperationError; the card lists this transport and does not declare it", async () => {
     const c = connect();
-    const reply = await c.next(c.send(request("GetExtendedAgentCard")));
-    expect(reply.payload.result.supportedInterfaces).to.deep.equal([
+    const reply = await c.next(c.send(request("GetExtendedAgentCard", {}, "card-1")));
+    expect(reply.payload.id).to.equal("card-1");
+    expect(reply.payload.error.code).to.equal(-32004);
+    expect(reply.payload.error.data[0].reason).to.equal("UNSUPPORTED_OPERATION");
+    const card = expected.card?.();
+    if (!card) return; // stdio: the server is another process
+    expect(card.supportedInterfaces).to.deep.equal([
       { url: expected.url(), protocolBinding: expected.protocolBinding, protocolVersion: "1.0" },
     ]);
+    expect(card.capabilities.extendedAgentCard).to.equal(false);
+  });
+
+  it("notifications (no id) run and get no JSON-RPC response, not even an error", async () => {
+    const c = connect();
+    const contextId = `note-${randomUUID()}`;
+    const note = (method: string, params?: unknown) =>
+      c.send(JSON.stringify({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }));
+    const keys = [
+      note("SendMessage", {
+        message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text: "noted" }], contextId },
+        configuration: { returnImmediately: true },
+      }),
+      note("NoSuchMethod"),
+      note("GetTask", { id: 5 }),
+      note("GetTask", { id: "no-such-task" }),
+    ];
+    // The first one ran: its task exists (it may take a few requests to show).
+    let tasks: Json[] = [];
+    for (let i = 0; i < 200 && tasks.length === 0; i++) {
+      tasks = (await c.next(c.send(request("ListTasks", { contextId })))).payload.result.tasks as Json[];
+    }
+    expect(tasks.map((t) => t.contextId)).to.deep.equal([contextId]);
+    await c.next(c.send(request("ListTasks", {}, "after-notes")));
+    for (const key of keys) expect(c.waiting(key).filter((f) => f.raw !== "")).to.deep.equal([]);
   });
 
   it("bad JSON is -32700 and a non-object -32600, both with id null; an unknown method -32601", async () => {

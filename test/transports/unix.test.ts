@@ -34,6 +34,7 @@ describe("transport unix", function () {
     url: () => `unix://${socketPath}`,
     lines: true,
     metrics: async () => (await s.server.metrics.scrape()).body,
+    card: () => s.server.cards.publicCard.json,
   });
 
   it("frames: a unary reply line carries no final; a stream ends with {jsonrpc, id, final: true}", async () => {

@@ -28,6 +28,7 @@ describe("transport websocket", function () {
       protocolBinding: "websocket",
       url: () => s.url,
       metrics: async () => (await s.server.metrics.scrape()).body,
+      card: () => s.server.cards.publicCard.json,
     });
 
     it("frames are {id, payload, final}: a unary reply is one final frame", async () => {
@@ -56,7 +57,7 @@ describe("transport websocket", function () {
       removeDir(s.dir);
     });
 
-    it("refuses the upgrade without or with a wrong token (401); the bearer token gets in", async () => {
+    it("refuses the upgrade without or with a wrong token (401); the bearer token gets in, and the extended card", async () => {
       expect(s.url).to.match(/\/rpc$/);
       expect(await wsRefusal(s.url)).to.equal(401);
       expect(await wsRefusal(s.url, { Authorization: "Bearer nope" })).to.equal(401);
@@ -66,6 +67,10 @@ describe("transport websocket", function () {
         expect(reply.payload.result.task.status.state).to.equal("TASK_STATE_INPUT_REQUIRED");
         const card = await c.next(c.send(request("GetExtendedAgentCard")));
         expect(Object.keys(card.payload.result.securitySchemes as object)).to.deep.equal(["bearerAuth"]);
+        expect(card.payload.result.capabilities.extendedAgentCard).to.equal(true);
+        expect(card.payload.result.supportedInterfaces).to.deep.equal([
+          { url: s.url, protocolBinding: "websocket", protocolVersion: "1.0" },
+        ]);
       } finally {
         await c.close();
       }

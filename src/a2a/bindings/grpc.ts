@@ -4,13 +4,14 @@
 // protobuf-es result; failures become a gRPC status with ErrorInfo details.
 import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Message } from "@bufbuild/protobuf";
 import type { OutgoingHttpHeaders } from "node:http";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import type { Authenticator } from "../core/auth.js";
 import type { CallContext } from "../core/call-context.js";
 import type { A2AService as A2ACore } from "../core/service.js";
-import { assertFinite } from "../core/finite.js";
+import { checkDecodedRequest } from "../core/decoded-request.js";
 import { checkVersion, parseExtensions } from "../core/service-params.js";
 import type { Http2Handler } from "../../server/one-port.js";
 import { withUnaryFastPath } from "./grpc-unary.js";
@@ -68,12 +69,12 @@ export function a2aGrpcService(options: GrpcBindingOptions): A2AGrpcImpl {
   async function unary<T>(
     where: string,
     hc: GrpcCall,
-    request: object,
+    request: Message,
     run: (ctx: CallContext) => Promise<T>,
   ): Promise<T> {
     try {
       const ctx = callContext(options, hc);
-      assertFinite(request);
+      checkDecodedRequest(request);
       return await run(ctx);
     } catch (error) {
       throw fail(error, where);
@@ -84,13 +85,13 @@ export function a2aGrpcService(options: GrpcBindingOptions): A2AGrpcImpl {
   async function* streamed(
     where: string,
     hc: GrpcCall,
-    request: object,
+    request: Message,
     open: (ctx: CallContext) => Promise<AsyncIterable<pb.StreamResponse>>,
   ): AsyncGenerator<pb.StreamResponse> {
     let events: AsyncIterable<pb.StreamResponse>;
     try {
       const ctx = callContext(options, hc);
-      assertFinite(request);
+      checkDecodedRequest(request);
       events = await open(ctx);
     } catch (error) {
       throw fail(error, where);

@@ -10,7 +10,7 @@ import { pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
 import { encodeFast as encodeProtoJson, encodeStreamResponse } from "../core/fast-json.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
-import { assertFinite } from "../core/finite.js";
+import { checkDecodedRequest } from "../core/decoded-request.js";
 import type { A2AService } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { invalidParamsOf } from "./wire-errors.js";
@@ -119,8 +119,10 @@ export interface JsonRpcCaller extends CallContext {
 }
 
 export type JsonRpcOutcome =
-  /** A unary result, or any error raised before a stream's first event. */
-  | { kind: "response"; id: JsonRpcId; body: string; streaming: boolean }
+  /** A unary result, or any error raised before a stream's first event (`failure`). */
+  | { kind: "response"; id: JsonRpcId; body: string; streaming: boolean; failure?: A2AError }
+  /** A notification (a request without `id`): it ran, and nothing is sent back, not even an error. */
+  | { kind: "none" }
   | {
       kind: "stream";
       id: JsonRpcId;
@@ -146,6 +148,21 @@ export function errorBody(id: JsonRpcId, error: A2AError): string {
   });
 }
 
+/**
+ * JSON-RPC 2.0 §4.1: a valid request object without an `id` member (`"id": null`
+ * is a request). One that is not a valid request is answered as such, id null.
+ */
+function isNotification(envelope: unknown): boolean {
+  if (!envelope || typeof envelope !== "object" || Array.isArray(envelope)) return false;
+  const body = envelope as Record<string, unknown>;
+  return (
+    !Object.hasOwn(body, "id") &&
+    body.jsonrpc === "2.0" &&
+    typeof body.method === "string" &&
+    body.method !== ""
+  );
+}
+
 /** -32700 for what is not JSON (or empty), -32600 for JSON beyond the size, depth or value limits. */
 export function unreadableBody(read: JsonBody): string {
   const error =
@@ -169,17 +186,40 @@ export class JsonRpcCore {
     return new A2AError("InternalError", "Internal error", { errorId });
   }
 
-  /** Answers one parsed JSON-RPC request; never throws for what the client sent. */
+  /**
+   * Answers one parsed JSON-RPC request; never throws for what the client sent.
+   * A notification runs as far as a request would before its answer (a unary
+   * method to its end, a stream to its first event, after which the stream is
+   * left: the turn goes on, as when a client leaves), and its outcome is none.
+   */
   async dispatch(
     envelope: unknown,
     caller: JsonRpcCaller,
     options: DispatchOptions = {},
+  ): Promise<JsonRpcOutcome> {
+    const outcome = await this.answer(envelope, caller, options);
+    if (!isNotification(envelope)) return outcome;
+    const method = (envelope as { method: string }).method;
+    if (outcome.kind === "stream") await outcome.rest.return?.();
+    else if (outcome.kind === "response" && outcome.failure)
+      this.logger.debug(
+        { method, reason: outcome.failure.spec.reason },
+        "JSON-RPC notification failed (no reply)",
+      );
+    return { kind: "none" };
+  }
+
+  private async answer(
+    envelope: unknown,
+    caller: JsonRpcCaller,
+    options: DispatchOptions,
   ): Promise<JsonRpcOutcome> {
     const fail = (id: JsonRpcId, error: A2AError, streaming = false): JsonRpcOutcome => ({
       kind: "response",
       id,
       body: errorBody(id, error),
       streaming,
+      failure: error,
     });
     if (Array.isArray(envelope))
       return fail(null, new A2AError("InvalidRequestError", "Batch requests are not supported"));
@@ -218,7 +258,7 @@ export class JsonRpcCore {
         throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
       }
       request = decodeProtoJson(spec.request, params, { strictEnums: true });
-      assertFinite(request);
+      checkDecodedRequest(request);
     } catch (error) {
       const a2a = error instanceof ProtoJsonError ? invalidParamsOf(error) : this.toA2AError(error, name);
       return fail(id, a2a, streaming);

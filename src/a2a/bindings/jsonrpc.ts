@@ -67,6 +67,8 @@ export class JsonRpcBinding {
       signal: abort.signal,
       version: req.headers["a2a-version"] as string | undefined,
     });
+    // A notification gets no JSON-RPC response: 204 once it has run.
+    if (outcome.kind === "none") return void res.writeHead(204).end();
     if (outcome.kind === "response") return sendJson(res, outcome.body);
     await writeSse(res, outcome.first, outcome.rest, outcome);
   }

@@ -12,7 +12,7 @@ import { encodeStreamResponse } from "../core/fast-json.js";
 import type { Authenticator } from "../core/auth.js";
 import { CONNECTION_CLOSED, type CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
-import { assertFinite } from "../core/finite.js";
+import { checkDecodedRequest } from "../core/decoded-request.js";
 import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { requireAuth, type A2aState } from "../http-app.js";
@@ -114,15 +114,17 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
             { ...(body as JsonObject | undefined), ...tenantOf(koa), ...fromPath },
             { strictEnums: true },
           );
-          assertFinite(request);
+          checkDecodedRequest(request);
           return request;
         },
         queryRequest(schema, fromPath = {}) {
-          return decodeProtoJson(
+          const request = decodeProtoJson(
             schema,
             { ...queryToProtoJson(schema, koa.query), ...tenantOf(koa), ...fromPath },
             { strictEnums: true },
           );
+          checkDecodedRequest(request);
+          return request;
         },
         json(body, status = 200) {
           koa.status = status;

@@ -180,7 +180,8 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
     capabilities: {
       streaming: true,
       pushNotifications: options.pushNotifications,
-      extendedAgentCard: true,
+      // GetExtendedAgentCard MUST require authentication (spec): without auth there is none to serve.
+      extendedAgentCard: options.auth.enabled,
       extensions,
     },
     securitySchemes,

@@ -64,9 +64,3 @@ export function nonFiniteError(request: unknown): A2AError | undefined {
     { field: path },
   );
 }
-
-/** Throws the InvalidParams error when the request holds a non-finite number. */
-export function assertFinite(request: unknown): void {
-  const error = nonFiniteError(request);
-  if (error) throw error;
-}

@@ -293,14 +293,15 @@ export class A2AService {
 
   getExtendedAgentCard(_request: pb.GetExtendedAgentCardRequest, ctx: CallContext): Promise<pb.AgentCard> {
     const cards = this.options.cards();
-    // With auth configured every A2A call is authenticated before it gets here;
-    // without auth the server is in trusted-local mode and the caller is anonymous.
-    if (
-      !ctx.authenticated &&
-      cards.extendedCard.securitySchemes &&
-      Object.keys(cards.extendedCard.securitySchemes).length
-    ) {
-      throw new A2AError("UnsupportedOperationError", "The extended agent card requires authentication.");
+    // The spec: UnsupportedOperationError when the card does not declare the
+    // extended card, which it declares only with auth configured (the method
+    // MUST require authentication). With auth, every caller that reaches the
+    // core has been authenticated by its binding or transport.
+    if (!cards.extendedCard.capabilities?.extendedAgentCard || !ctx.authenticated) {
+      throw new A2AError(
+        "UnsupportedOperationError",
+        "The extended agent card requires authentication, and none is configured on this transport.",
+      );
     }
     return Promise.resolve(cards.extendedCard);
   }

@@ -3,8 +3,9 @@
 // host:port). Each JsonRpcEnvelope carries one JSON-RPC request or response as
 // UTF-8 JSON. Send answers a unary method with one final envelope; Stream
 // answers any method: a stream's events (final false), then
-// {"jsonrpc":"2.0","id":…} with final set. Auth is checked on the call's
-// metadata with the HTTP settings, as the official gRPC binding does.
+// {"jsonrpc":"2.0","id":…} with final set. A notification (no id) gets an
+// empty final envelope from Send and no message from Stream. Auth is checked
+// on the call's metadata with the HTTP settings, as the official gRPC binding does.
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
@@ -53,7 +54,8 @@ function a2aJsonRpcService(options: GrpcJsonRpcOptions): ServiceImpl<typeof A2AJ
     async send(request, hc) {
       for await (const reply of replies(options.core, request.payload, callerOf(hc), { unaryOnly: true }))
         return envelopeOf(reply.payload, true);
-      throw new Error("the JSON-RPC core gave no reply");
+      // A notification: a unary RPC still returns a message, with nothing in it.
+      return create(JsonRpcEnvelopeSchema, { final: true });
     },
     async *stream(request, hc) {
       for await (const reply of replies(options.core, request.payload, callerOf(hc)))

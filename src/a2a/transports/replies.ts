@@ -59,7 +59,10 @@ export function transportCaller(
   };
 }
 
-/** The replies to one frame: one for a unary call or an early error; events then an end marker for a stream. */
+/**
+ * The replies to one frame: one for a unary call or an early error; events then
+ * an end marker for a stream; none for a notification.
+ */
 export async function* replies(
   core: JsonRpcCore,
   frame: string | Uint8Array,
@@ -72,6 +75,7 @@ export async function* replies(
     return;
   }
   const outcome = await core.dispatch(read.value, caller, options);
+  if (outcome.kind === "none") return; // a notification: no reply
   if (outcome.kind === "response") {
     yield { id: outcome.id, payload: outcome.body, final: true, streaming: outcome.streaming };
     return;

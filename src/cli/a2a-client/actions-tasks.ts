@@ -6,7 +6,7 @@ import { encodeProtoJson, pb } from "../../contract/index.js";
 import { openClient } from "./actions-call.js";
 import type { A2aClient } from "./client.js";
 import { discoverCard } from "./client.js";
-import { directEndpoint, schemeOf } from "./bindings/index.js";
+import { carriesCredentials, directEndpoint, schemeOf } from "./bindings/index.js";
 import { EXIT, UsageError, type ExitCode } from "./errors.js";
 import { printJson, shellWord, sortedJson, taskTable, type OutputFormat } from "./output.js";
 import type { Action, ActionContext } from "./program.js";
@@ -203,8 +203,12 @@ export const discoverAction: Action = async ({ settings, io, jsonErrors }) => {
   jsonErrors(format === "json");
   const url = settings.required("url");
   if (directEndpoint(url)) {
+    const notServed = `discover reads the agent card over HTTP(S) (GET /.well-known/agent-card.json), which a ${schemeOf(url)} URL does not serve`;
+    // The extended card is served to authenticated callers only (A2A spec).
     throw new UsageError(
-      `discover reads the agent card over HTTP(S) (GET /.well-known/agent-card.json), which a ${schemeOf(url)} URL does not serve: use \`iac-code a2a-client extended-card\` with the same --url (GetExtendedAgentCard) instead.`,
+      carriesCredentials(url)
+        ? `${notServed}: use \`iac-code a2a-client extended-card\` with the same --url and the server's credentials (GetExtendedAgentCard, served to authenticated callers only) instead.`
+        : `${notServed}, and neither is the extended card (GetExtendedAgentCard is served to authenticated callers only, and a ${schemeOf(url)} URL carries no credentials).`,
     );
   }
   const card = await discoverCard(

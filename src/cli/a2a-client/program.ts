@@ -180,7 +180,7 @@ export function buildA2aClientCommand(
   addConnectionOptions(
     sub(
       "discover",
-      "Print the agent card served over HTTP(S) (verified when a verification option is set); on other transports use extended-card",
+      "Print the agent card served over HTTP(S) (verified when a verification option is set); on other transports use extended-card (authenticated callers only)",
     ),
     false,
   )

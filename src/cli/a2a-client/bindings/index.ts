@@ -65,6 +65,12 @@ const DIRECT_SCHEMES: Record<string, { binding: BindingName; open: Opener }> = {
   "stdio:": overJsonRpc((url) => new StdioChannel(url)),
 };
 
+/** The direct schemes whose transport carries the auth settings (the others have no place for them). */
+const CREDENTIAL_SCHEMES = new Set(["grpc:", "grpcs:", "grpc-jsonrpc:", "ws:", "wss:"]);
+
+/** Whether a direct URL's transport carries credentials (GetExtendedAgentCard needs them). */
+export const carriesCredentials = (url: string): boolean => CREDENTIAL_SCHEMES.has(schemeOf(url) ?? "");
+
 export const schemeOf = (url: string): string | undefined =>
   /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
 
@@ -93,6 +99,17 @@ export function directEndpoint(url: string, wanted?: BindingName): Endpoint | un
 }
 
 /**
+ * A card's gRPC address as a grpc(s):// URL. A2A gives it as a gRPC target,
+ * host:port (dns:///host:port from some servers), which says nothing of TLS:
+ * it is TLS when the card came over https. A URL with a scheme is kept.
+ */
+export function grpcUrlOf(address: string, cardUrl: string): string {
+  const target = address.trim().replace(/^dns:\/\/\//i, "");
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return target;
+  return `${/^https:/i.test(cardUrl) ? "grpcs" : "grpc"}://${target}`;
+}
+
+/**
  * The first advertised interface this client speaks (A2A 1.x only), or the
  * first of the wanted binding. With none and no wish: the card's legacy `url`,
  * else the URL the user gave, spoken as JSON-RPC (the reference's fallback).
@@ -111,7 +128,9 @@ export function chooseEndpoint(
   );
   const match = usable.find((entry) => !wanted || PROTOCOLS[entry.protocolBinding.toUpperCase()] === wanted);
   if (match) {
-    return { binding: PROTOCOLS[match.protocolBinding.toUpperCase()], url: match.url, tenant: match.tenant };
+    const binding = PROTOCOLS[match.protocolBinding.toUpperCase()];
+    const url = binding === "grpc" ? grpcUrlOf(match.url, givenUrl) : match.url;
+    return { binding, url, tenant: match.tenant };
   }
   if (wanted && wanted !== "jsonrpc") {
     const offered = card.supportedInterfaces.map((entry) => `${entry.protocolBinding} ${entry.url}`);

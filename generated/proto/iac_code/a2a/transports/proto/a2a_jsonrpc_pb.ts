@@ -53,7 +53,8 @@ export const JsonRpcEnvelopeSchema: GenMessage<JsonRpcEnvelope> = /*@__PURE__*/
  */
 export const A2AJsonRpc: GenService<{
   /**
-   * One request in, one response out (unary JSON-RPC methods).
+   * One request in, one response out (unary JSON-RPC methods); a notification
+   * (a request without id) gets an empty envelope, no payload.
    *
    * @generated from rpc iac_code.a2a.transports.proto.A2AJsonRpc.Send
    */
@@ -64,6 +65,7 @@ export const A2AJsonRpc: GenService<{
   },
   /**
    * One request in, a stream of responses out; the last envelope has final set.
+   * A notification gets no envelope.
    *
    * @generated from rpc iac_code.a2a.transports.proto.A2AJsonRpc.Stream
    */
