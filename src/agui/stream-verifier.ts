@@ -238,7 +238,8 @@ class RunCheck {
   }
 
   private runFinished(ev: StreamEvent): void {
-    if (this.runId && str(ev.runId) !== this.runId) this.fail(`RUN_FINISHED runId '${String(ev.runId)}' is not the run's`);
+    if (this.runId && str(ev.runId) !== this.runId)
+      this.fail(`RUN_FINISHED runId '${String(ev.runId)}' is not the run's`);
     const outcome = ev.outcome as { type?: unknown; interrupts?: unknown } | undefined;
     if (outcome?.type !== "interrupt") return;
     const interrupts = Array.isArray(outcome.interrupts)
