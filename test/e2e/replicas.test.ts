@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { HttpAgent } from "@ag-ui/client";
+import { carryThreadVerifiers } from "../agui/helpers.js";
 import { Redis } from "ioredis";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import type { WireEvent as AguiEvent } from "../agui/helpers.js";
@@ -320,6 +321,8 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
       const run1 = await agentRun(first, { runId: "run-1", forwardedProps: props("inv-1") });
       const interrupt = outcome(run1.events).interrupts![0];
       expect(interrupt.metadata).to.include({ toolName: "write_file" });
+      // One thread over both adapters: the strict verifier follows it across them.
+      carryThreadVerifiers(adapters[0].url, adapters[1].url);
       const second = agentOn(1, "thread-resume", first.messages);
       const run2 = await agentRun(second, {
         runId: "run-2",
