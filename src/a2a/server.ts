@@ -12,7 +12,7 @@ import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
 import { ServerMetrics } from "../server/metrics.js";
-import { redactRedisUrl } from "../server/redis.js";
+import { redactRedisUrl } from "../server/redis-url.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
 import { createA2aGrpcHandler } from "./bindings/grpc.js";
 import { createRestRouter } from "./bindings/rest.js";
@@ -36,8 +36,7 @@ import {
   usesHttpAuth,
   type RunningTransport,
 } from "./transports/index.js";
-import { openRedisBackend, type RedisBackend } from "./replicas/redis-backend.js";
-import { SqliteStateStore } from "./stores/sqlite-state.js";
+import type { RedisBackend } from "./replicas/redis-backend.js";
 import type { StateStore } from "./stores/state.js";
 
 export interface A2aServerDeps {
@@ -87,17 +86,10 @@ export async function startA2aServer(
   deps: A2aServerDeps,
 ): Promise<RunningA2aServer> {
   const logger = deps.logger ?? createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
+  // Each store's module (ioredis, better-sqlite3) is loaded only when the settings choose it.
   const redis =
-    settings.store === "redis"
-      ? (deps.redis ?? (await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)))
-      : undefined;
-  const state: StateStore =
-    redis?.state ??
-    SqliteStateStore.open({
-      dir: settings.persistenceDir,
-      syncEveryCommit: settings.syncEveryCommit,
-      logger,
-    });
+    settings.store === "redis" ? (deps.redis ?? (await openRedisStore(settings, logger))) : undefined;
+  const state: StateStore = redis?.state ?? (await openSqliteStore(settings, logger));
   let push: Push | undefined;
   const closeState = async () => {
     await push?.stop();
@@ -120,6 +112,21 @@ export async function startA2aServer(
     await closeState();
     throw error;
   }
+}
+
+/** store: redis (ioredis is loaded here, on use). */
+export async function openRedisStore(settings: A2aServerSettings, logger: Logger): Promise<RedisBackend> {
+  const { openRedisBackend } = await import("./replicas/redis-backend.js");
+  return openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger);
+}
+
+async function openSqliteStore(settings: A2aServerSettings, logger: Logger): Promise<StateStore> {
+  const { SqliteStateStore } = await import("./stores/sqlite-state.js");
+  return SqliteStateStore.open({
+    dir: settings.persistenceDir,
+    syncEveryCommit: settings.syncEveryCommit,
+    logger,
+  });
 }
 
 async function startWithState(

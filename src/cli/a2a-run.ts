@@ -3,8 +3,7 @@
 // environment and the defaults. SIGINT/SIGTERM (or, for a managed child, its parent's exit) stop it
 // gracefully: no new connections, running turns cancelled, stores flushed;
 // within the shutdown timeout, else it exits anyway after flushing the stores.
-import { openRedisBackend } from "../a2a/replicas/redis-backend.js";
-import { startA2aServer, type RunningA2aServer } from "../a2a/server.js";
+import { openRedisStore, startA2aServer, type RunningA2aServer } from "../a2a/server.js";
 import { createAgentRuntime } from "../runtime/index.js";
 import { A2A_SETTINGS } from "../server/a2a-settings.js";
 import { ConfigError, loadConfigFile, resolveSettings, type A2aServerSettings } from "../server/config.js";
@@ -29,10 +28,7 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     format: settings.logFormat,
   });
   // store: redis: the runtime's sessions are shared too, fenced by the same context leases.
-  const redis =
-    settings.store === "redis"
-      ? await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)
-      : undefined;
+  const redis = settings.store === "redis" ? await openRedisStore(settings, logger) : undefined;
   const runtime = await createAgentRuntime({
     provider: settings.provider,
     model: settings.model,

@@ -133,6 +133,28 @@ describe("the built CLI (dist/)", function () {
     ).to.deep.equal([]);
   });
 
+  it("an A2A server with the default store and transport loads sqlite, Koa and Connect, not ioredis nor ws", async () => {
+    const trace = path.join(dir, "modules-a2a-server.txt");
+    const child = spawn(
+      process.execPath,
+      ["--import", MODULE_TRACE, BIN, "a2a", "--port", "0", "--persistence-dir", path.join(dir, "traced")],
+      { env: { ...userEnv(dir), MODULE_TRACE_FILE: trace }, stdio: ["ignore", "pipe", "ignore"] },
+    );
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8");
+        if (out.includes("listening on")) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
+    });
+    child.kill("SIGTERM");
+    expect(await new Promise<number | null>((resolve) => child.once("exit", resolve))).to.equal(0);
+    const heavy = heavyIn(readFileSync(trace, "utf8").split("\n").filter(Boolean));
+    expect(heavy).to.include.members(["better-sqlite3", "koa", "@connectrpc", "pino"]);
+    expect(heavy.filter((name) => name === "ioredis" || name === "ws")).to.deep.equal([]);
+  });
+
   it("an A2A server from dist (demo script, i18n catalogs) answers /health and stops on SIGTERM", async () => {
     const child = spawn(process.execPath, [BIN, "a2a", "--port", "0"], {
       env: userEnv(dir),
