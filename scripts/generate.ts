@@ -189,9 +189,14 @@ function contractNamesModule(all: SchemaEntry[]): string {
 function contractModule(entries: SchemaEntry[], protoEntries: SchemaEntry[]): string {
   const lines = [
     BANNER,
+    'import { createRequire } from "node:module";',
     'import type { ValidateFunction } from "ajv";',
-    'import * as V from "./validators.cjs";',
+    'import type * as Validators from "./validators.cjs";',
     'import type * as T from "./types.js";',
+    "",
+    "// require(), not import: importing this large CommonJS file from ESM first scans all of it for",
+    "// its export names (cjs-module-lexer), which takes longer than loading it.",
+    'const V = createRequire(import.meta.url)("./validators.cjs") as typeof Validators;',
     "",
     "/** One contract violation: where (JSON Pointer), which keyword, and why. */",
     "export interface ContractViolation {",

@@ -12,7 +12,7 @@ import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
 import { ServerMetrics } from "../server/metrics.js";
-import { redactRedisUrl } from "../server/redis.js";
+import { redactRedisUrl } from "../server/redis-url.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
 import { createA2aGrpcHandler } from "./bindings/grpc.js";
 import { createRestRouter } from "./bindings/rest.js";
@@ -36,8 +36,7 @@ import {
   usesHttpAuth,
   type RunningTransport,
 } from "./transports/index.js";
-import { openRedisBackend, type RedisBackend } from "./replicas/redis-backend.js";
-import { SqliteStateStore } from "./stores/sqlite-state.js";
+import type { RedisBackend } from "./replicas/redis-backend.js";
 import type { StateStore } from "./stores/state.js";
 
 export interface A2aServerDeps {
@@ -62,20 +61,22 @@ export interface A2aServerDeps {
   state?: StateStore;
 }
 
-/** The state store of a server's settings: SQLite in persistence-dir, or the Redis backend's. */
-export function openStateStore(
+/**
+ * The state store of a server's settings: the Redis backend's, or SQLite in
+ * persistence-dir (better-sqlite3 is loaded here, on use).
+ */
+export async function openStateStore(
   settings: A2aServerSettings,
   redis: RedisBackend | undefined,
   logger: Logger,
-): StateStore {
-  return (
-    redis?.state ??
-    SqliteStateStore.open({
-      dir: settings.persistenceDir,
-      syncEveryCommit: settings.syncEveryCommit,
-      logger,
-    })
-  );
+): Promise<StateStore> {
+  if (redis) return redis.state;
+  const { SqliteStateStore } = await import("./stores/sqlite-state.js");
+  return SqliteStateStore.open({
+    dir: settings.persistenceDir,
+    syncEveryCommit: settings.syncEveryCommit,
+    logger,
+  });
 }
 
 export interface RunningA2aServer {
@@ -109,11 +110,10 @@ export async function startA2aServer(
   deps: A2aServerDeps,
 ): Promise<RunningA2aServer> {
   const logger = deps.logger ?? createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
+  // Each store's module (ioredis, better-sqlite3) is loaded only when the settings choose it.
   const redis =
-    settings.store === "redis"
-      ? (deps.redis ?? (await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)))
-      : undefined;
-  const state: StateStore = deps.state ?? openStateStore(settings, redis, logger);
+    settings.store === "redis" ? (deps.redis ?? (await openRedisStore(settings, logger))) : undefined;
+  const state: StateStore = deps.state ?? (await openStateStore(settings, redis, logger));
   let push: Push | undefined;
   const closeState = async () => {
     await push?.stop();
@@ -137,6 +137,12 @@ export async function startA2aServer(
     await closeState();
     throw error;
   }
+}
+
+/** store: redis (ioredis is loaded here, on use). */
+export async function openRedisStore(settings: A2aServerSettings, logger: Logger): Promise<RedisBackend> {
+  const { openRedisBackend } = await import("./replicas/redis-backend.js");
+  return openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger);
 }
 
 async function startWithState(

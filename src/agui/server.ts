@@ -3,6 +3,7 @@
 // adapter core and its HTTP listener; idle shutdown; one close() that stops
 // everything it started.
 import type http from "node:http";
+import type { Redis } from "ioredis";
 import path from "node:path";
 import { listenHttp } from "../server/listener.js";
 import { ServerMetrics } from "../server/metrics.js";
@@ -12,8 +13,6 @@ import type { AdapterLogger } from "./adapter-core.js";
 import { createAguiApp } from "./http-app.js";
 import { allowedRoots } from "./inputs.js";
 import { startManagedA2a, type ManagedA2a, type ManagedA2aOptions } from "./managed-a2a.js";
-import { connectRedis } from "../server/redis.js";
-import { RedisThreadStore } from "./redis-thread-store.js";
 import { ThreadStore, type ThreadStates } from "./thread-store.js";
 import type { AguiSettings } from "./config.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
@@ -39,6 +38,17 @@ export interface AguiServer {
   adapter: AguiAdapter;
   managed?: ManagedA2a;
   close(): Promise<void>;
+}
+
+/** thread-store redis: the client and the store (ioredis is loaded here, only then). */
+async function redisThreads(
+  url: string,
+  logger: AdapterLogger | undefined,
+): Promise<{ redis: Redis; store: ThreadStates }> {
+  const { connectRedis } = await import("../server/redis.js");
+  const { RedisThreadStore } = await import("./redis-thread-store.js");
+  const redis = connectRedis(url, logger, "iac-code-agui");
+  return { redis, store: new RedisThreadStore(redis) };
 }
 
 export async function startAguiServer(
@@ -74,12 +84,12 @@ export async function startAguiServer(
   const managed = started;
   const a2aToken = managed ? managed.token : settings.a2aToken;
   const client = new A2aClient({ url: managed?.url ?? configuredUrl!, token: a2aToken, upstream: managed });
-  const redis =
+  const shared =
     !deps.store && settings.threadStore === "redis" && settings.redisUrl
-      ? connectRedis(settings.redisUrl, deps.logger, "iac-code-agui")
+      ? await redisThreads(settings.redisUrl, deps.logger)
       : undefined;
-  const store: ThreadStates =
-    deps.store ?? (redis ? new RedisThreadStore(redis) : new ThreadStore({ root: settings.stateDir }));
+  const redis = shared?.redis;
+  const store: ThreadStates = deps.store ?? shared?.store ?? new ThreadStore({ root: settings.stateDir });
   const metrics: ServerMetrics = new ServerMetrics({
     server: "agui",
     // Read at scrape time, once the adapter below exists.

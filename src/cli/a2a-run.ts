@@ -3,8 +3,7 @@
 // environment and the defaults. SIGINT/SIGTERM (or, for a managed child, its parent's exit) stop it
 // gracefully: no new connections, running turns cancelled, stores flushed;
 // within the shutdown timeout, else it exits anyway after flushing the stores.
-import { openRedisBackend } from "../a2a/replicas/redis-backend.js";
-import { openStateStore, startA2aServer, type RunningA2aServer } from "../a2a/server.js";
+import { openRedisStore, openStateStore, startA2aServer, type RunningA2aServer } from "../a2a/server.js";
 import type { StateStore } from "../a2a/stores/state.js";
 import { createAgentRuntime } from "../runtime/index.js";
 import type { AgentRuntime } from "../runtime/seam.js";
@@ -33,13 +32,10 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
   // The runtime writes its sessions and pipelines through the server's state store: one
   // database (or one Redis, shared by the replicas and fenced by the same context leases),
   // one commit with the task state.
-  const redis =
-    settings.store === "redis"
-      ? await openRedisBackend(settings.redisUrl ?? "", settings.contextLeaseMs, logger)
-      : undefined;
+  const redis = settings.store === "redis" ? await openRedisStore(settings, logger) : undefined;
   let state: StateStore;
   try {
-    state = openStateStore(settings, redis, logger);
+    state = await openStateStore(settings, redis, logger);
   } catch (error) {
     await redis?.close();
     throw error;

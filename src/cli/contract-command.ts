@@ -35,7 +35,7 @@ export async function validateCommand(
     out.write(`INVALID ${file}: not JSON (${(error as Error).message})\n`);
     return 1;
   }
-  const { schemaIndex, violations } = await import("../contract/index.js");
+  const { schemaIndex, violations } = await import("../contract/validators.js");
   const entry = schemaIndex[schemaName as keyof typeof schemaIndex];
   if (entry.validate(value)) {
     out.write(`OK ${file} is a valid ${schemaName}\n`);

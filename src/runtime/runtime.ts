@@ -16,7 +16,6 @@ import { loadScriptFile, parseScript, type Script } from "./providers/script-for
 import type { AgentRuntime, AgentSession, PipelineState, RuntimeInfo, TurnOverrides } from "./seam.js";
 import { RuntimeSession } from "./session/agent-session.js";
 import type { SessionDeps } from "./session/deps.js";
-import { openStandaloneStore } from "./store/standalone-store.js";
 
 const DEMO_SCRIPT_FILE = path.join(import.meta.dirname, "demo", "demo-script.yaml");
 
@@ -151,7 +150,10 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },
     pipelines,
-    store: options.store ?? openStandaloneStore(config.configDir, logger),
+    // A runtime no server hosts opens its own database (better-sqlite3 loaded on use).
+    store:
+      options.store ??
+      (await import("./store/standalone-store.js")).openStandaloneStore(config.configDir, logger),
   };
   logger.info(
     { provider: config.provider.key, model: config.model, demo: config.demo, source: config.providerSource },

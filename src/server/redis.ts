@@ -3,33 +3,14 @@
 // text as the fallback (a restarted Redis has forgotten them).
 import { createHash } from "node:crypto";
 import { Command, Redis } from "ioredis";
+import { redactRedisUrl } from "./redis-url.js";
+
+export { redactRedisUrl, redisUrlForDisplay } from "./redis-url.js";
 
 /** What connectRedis logs through (pino's logger, or the AG-UI adapter's). */
 export interface RedisLogger {
   warn(obj: unknown, msg?: string): void;
   info?(obj: unknown, msg?: string): void;
-}
-
-/**
- * The URL without its password, the user kept: an address a client can be
- * shown (the redis-streams transport's card URL and its connection errors).
- */
-export function redisUrlForDisplay(redisUrl: string): string {
-  const url = new URL(redisUrl);
-  url.password = "";
-  return url.toString().replace(/\/$/, "");
-}
-
-/** The URL with its password (and user) replaced, for logs and messages. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    if (parsed.username) parsed.username = "***";
-    return parsed.toString();
-  } catch {
-    return "redis://***";
-  }
 }
 
 /**

@@ -1,10 +1,11 @@
 // The shipped path: bin/iac-code.mjs running the compiled dist/ (npm ci builds
 // it through the prepare script, npm test through pretest). Help and contract
-// listing, a validation that loads the validators, and an A2A server started
-// from dist that answers /health and stops on SIGTERM.
+// listing, a validation that loads the validators, an A2A server started
+// from dist that answers /health and stops on SIGTERM, and what each command
+// loads (help and listing: the command tree only, no server or transport).
 import { expect } from "chai";
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { contractTitles } from "../../src/contract/names.js";
@@ -12,6 +13,26 @@ import { schemaIndex } from "../../src/contract/index.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "bin", "iac-code.mjs");
+const MODULE_TRACE = path.join(ROOT, "test", "fixtures", "module-trace.mjs");
+
+/** What a command must not load when it does not use it: servers, transports, stores, descriptors, validators. */
+const HEAVY: Record<string, RegExp> = {
+  ioredis: /\/node_modules\/ioredis\//,
+  ws: /\/node_modules\/ws\//,
+  "better-sqlite3": /\/node_modules\/better-sqlite3\//,
+  "@connectrpc": /\/node_modules\/@connectrpc\//,
+  koa: /\/node_modules\/(koa|@koa)\//,
+  pino: /\/node_modules\/pino\//,
+  jose: /\/node_modules\/jose\//,
+  "@bufbuild/protobuf": /\/node_modules\/@bufbuild\/protobuf\//,
+  "generated protobuf descriptors": /\/generated\/proto\//,
+  "the validators": /\/generated\/validators\.cjs$/,
+  ajv: /\/node_modules\/ajv\//,
+};
+
+/** The heavy modules among those loaded. */
+const heavyIn = (modules: string[]): string[] =>
+  Object.keys(HEAVY).filter((name) => modules.some((m) => HEAVY[name].test(m)));
 
 /** The environment of a user's shell: no source mode, a private config dir. */
 function userEnv(configDir: string): NodeJS.ProcessEnv {
@@ -54,6 +75,84 @@ describe("the built CLI (dist/)", function () {
     const valid = path.join(example, "valid");
     const file = path.join(valid, execFileSync("ls", [valid], { encoding: "utf8" }).split("\n")[0]);
     expect(run("contract", "validate", "agui/health", file)).to.match(/^OK /);
+  });
+
+  /** Runs a command under test/fixtures/module-trace.mjs: its exit status and every module it loaded. */
+  function traced(...args: string[]): { status: number | null; modules: string[] } {
+    const trace = path.join(dir, `modules-${args.join("-").replace(/[^\w-]/g, "_")}.txt`);
+    const result = spawnSync(process.execPath, ["--import", MODULE_TRACE, BIN, ...args], {
+      env: { ...userEnv(dir), MODULE_TRACE_FILE: trace },
+      encoding: "utf8",
+    });
+    return { status: result.status, modules: readFileSync(trace, "utf8").split("\n").filter(Boolean) };
+  }
+
+  it("help and contract list load the command tree only: no server, transport, store, descriptor or validator", () => {
+    for (const args of [
+      ["--help"],
+      ["a2a", "--help"],
+      ["agui", "--help"],
+      ["serve", "--help"],
+      ["a2a-client", "--help"],
+      ["a2a-client", "call", "--help"],
+      ["contract", "list"],
+    ]) {
+      const { status, modules } = traced(...args);
+      expect(status, args.join(" ")).to.equal(0);
+      expect(
+        modules.some((m) => m.endsWith("/dist/src/cli/program.js")),
+        args.join(" "),
+      ).to.equal(true);
+      expect(heavyIn(modules), args.join(" ")).to.deep.equal([]);
+    }
+  });
+
+  it("contract validate loads the validators but no protobuf, server or transport", () => {
+    const valid = path.join(ROOT, "schemas", "examples", "a2a", "health", "valid");
+    const example = path.join(valid, readdirSync(valid).sort()[0]);
+    const { status, modules } = traced("contract", "validate", "a2a/health", example);
+    expect(status).to.equal(0);
+    expect(heavyIn(modules)).to.deep.equal(["the validators", "ajv"]);
+  });
+
+  it("an a2a-client call loads the transport of its URL only (ws://: ws, not ioredis nor Connect)", () => {
+    // Nothing listens on port 1: the command fails after loading its transport.
+    const { status, modules } = traced(
+      "a2a-client",
+      "task-get",
+      "--task-id",
+      "t",
+      "--url",
+      "ws://127.0.0.1:1/",
+    );
+    expect(status).to.equal(1);
+    const heavy = heavyIn(modules);
+    expect(heavy).to.include("ws");
+    expect(
+      heavy.filter((name) => ["ioredis", "@connectrpc", "better-sqlite3", "koa", "pino"].includes(name)),
+    ).to.deep.equal([]);
+  });
+
+  it("an A2A server with the default store and transport loads sqlite, Koa and Connect, not ioredis nor ws", async () => {
+    const trace = path.join(dir, "modules-a2a-server.txt");
+    const child = spawn(
+      process.execPath,
+      ["--import", MODULE_TRACE, BIN, "a2a", "--port", "0", "--persistence-dir", path.join(dir, "traced")],
+      { env: { ...userEnv(dir), MODULE_TRACE_FILE: trace }, stdio: ["ignore", "pipe", "ignore"] },
+    );
+    let out = "";
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        out += chunk.toString("utf8");
+        if (out.includes("listening on")) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
+    });
+    child.kill("SIGTERM");
+    expect(await new Promise<number | null>((resolve) => child.once("exit", resolve))).to.equal(0);
+    const heavy = heavyIn(readFileSync(trace, "utf8").split("\n").filter(Boolean));
+    expect(heavy).to.include.members(["better-sqlite3", "koa", "@connectrpc", "pino"]);
+    expect(heavy.filter((name) => name === "ioredis" || name === "ws")).to.deep.equal([]);
   });
 
   it("an A2A server from dist (demo script, i18n catalogs) answers /health and stops on SIGTERM", async () => {

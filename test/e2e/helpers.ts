@@ -70,7 +70,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
     {},
   );
   const logger = options.logger ?? createLogger({ silent: true });
-  const state = openStateStore(settings, undefined, logger);
+  const state = await openStateStore(settings, undefined, logger);
   const runtime = await createAgentRuntime({
     configDir,
     scriptFile: path.resolve(SCRIPTS, options.script),

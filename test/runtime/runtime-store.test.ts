@@ -49,8 +49,12 @@ describe("runtime store", () => {
         (await store.log(pipeline, "events")).append(["e1"]);
         store.put(partOf(scope, "transcript/r1.plan-1"), "session", "{}");
         await store.commit();
-        expect(await store.parts("session-1")).to.deep.equal(["", "pipeline", "transcript/r1.plan-1"]);
-        expect(await store.parts("session-2")).to.deep.equal([]);
+        expect(await store.catalog("session-1")).to.deep.equal([
+          { part: "", logs: ["conversation"], docs: [] },
+          { part: "pipeline", logs: ["events"], docs: [] },
+          { part: "transcript/r1.plan-1", logs: [], docs: ["session"] },
+        ]);
+        expect(await store.catalog("session-2")).to.deep.equal([]);
         // Another session's log is its own.
         expect((await store.log(sessionScope("session-2", "ctx-2"), "conversation")).nextSeq).to.equal(1);
       } finally {

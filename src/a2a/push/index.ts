@@ -8,7 +8,7 @@ import type { StateStore } from "../stores/state.js";
 import { PushConfigs } from "./configs.js";
 import { Keyring } from "./keyring.js";
 import { DELIVERY_TIMEOUT_MS } from "./retry.js";
-import { defaultConsumerName, PushRelay, RedisPushQueue } from "./redis-queue.js";
+import type { PushRelay } from "./redis-queue.js";
 import { PrivateHostAllowlist, systemResolver, type Resolver } from "./url-policy.js";
 import { localQueue, PushWorker, type PushQueue } from "./worker.js";
 
@@ -41,6 +41,8 @@ export async function openPush(options: PushOptions): Promise<Push> {
       logger.warn(
         "push-queue redis-streams with a keyring of this server only: other servers of the group cannot open its jobs (set IAC_CODE_A2A_PUSH_KEYRING on every server)",
       );
+    // Loaded here: ioredis only for a server whose push queue is in Redis.
+    const { defaultConsumerName, PushRelay, RedisPushQueue } = await import("./redis-queue.js");
     const redis = await RedisPushQueue.open(
       {
         redisUrl: settings.redisUrl!,

@@ -16,7 +16,7 @@
 //   P lease:<context>      "<replica>|<token>", with an expiry (redis-leases.ts)
 //   P quarantine           list of ids of records that could not be read back
 //   P pcfg:<task>, P outbox:*  push configs and the push outbox (redis-push.ts)
-// and, under their own prefix, the runtime's sessions (L D X S ops with full
+// and, under their own prefix, the runtime's sessions (L D X ops with full
 // keys; runtime/store/redis-runtime-store.ts).
 // Equal scores sort by member, so "status ms desc, id desc" is a reverse range.
 import { LuaScript } from "../../server/redis.js";
@@ -33,8 +33,7 @@ local function ok(owner) return #owner .. ':' .. owner end
  * id owner (removed if the owner's), E ctx task eventId payload now (a task
  * event: one job per config the task has now; after the P and R ops), and the
  * runtime's L ctx key row (append to a list), D ctx key value (set), X ctx key
- * (delete), S ctx key member (add to a set). Returns the contexts whose writes
- * were refused.
+ * (delete). Returns the contexts whose writes were refused.
  */
 export const COMMIT = new LuaScript(`${HELPERS}
 local fenced, refused = {}, {}
@@ -116,9 +115,6 @@ while i <= n do
   elseif op == 'X' then
     if not fenced[ctx] then redis.call('DEL', ARGV[i + 2]) end
     i = i + 3
-  elseif op == 'S' then
-    if not fenced[ctx] then redis.call('SADD', ARGV[i + 2], ARGV[i + 3]) end
-    i = i + 4
   else
     return redis.error_reply('unknown op ' .. tostring(op))
   end

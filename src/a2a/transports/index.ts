@@ -1,16 +1,13 @@
 // Starts the custom JSON-RPC transport the settings name. Every one of them
-// hands frames to the same JSON-RPC core as the HTTP binding.
+// hands frames to the same JSON-RPC core as the HTTP binding. Each transport's
+// module is imported when the settings name it (ws, ioredis and Connect are
+// not loaded by a server that does not use them).
 import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
 import type { Authenticator } from "../core/auth.js";
 import type { A2aServerSettings } from "../../server/config.js";
-import { startGrpcJsonRpcTransport } from "./grpc-jsonrpc.js";
-import { startRedisStreamsTransport } from "./redis-streams.js";
-import { startStdioTransport } from "./stdio.js";
 import type { RunningTransport } from "./transport.js";
-import { startUnixTransport } from "./unix.js";
-import { startWebSocketTransport } from "./websocket.js";
 
 export type { RunningTransport } from "./transport.js";
 
@@ -26,7 +23,7 @@ export function usesHttpAuth(name: JsonRpcTransportName): boolean {
   return name === "websocket" || name === "grpc-jsonrpc";
 }
 
-export function startJsonRpcTransport(
+export async function startJsonRpcTransport(
   transport: JsonRpcTransportName,
   settings: A2aServerSettings,
   deps: { core: JsonRpcCore; auth: Authenticator; logger: Logger },
@@ -38,16 +35,16 @@ export function startJsonRpcTransport(
       : undefined;
   switch (transport) {
     case "stdio":
-      return Promise.resolve(startStdioTransport({ core, logger }));
+      return (await import("./stdio.js")).startStdioTransport({ core, logger });
     case "unix":
-      return startUnixTransport({
+      return (await import("./unix.js")).startUnixTransport({
         core,
         logger,
         socketPath: settings.socketPath!,
         socketMode: settings.socketMode,
       });
     case "websocket":
-      return startWebSocketTransport({
+      return (await import("./websocket.js")).startWebSocketTransport({
         core,
         auth,
         logger,
@@ -58,7 +55,7 @@ export function startJsonRpcTransport(
         timeouts: settings.timeouts,
       });
     case "grpc-jsonrpc":
-      return startGrpcJsonRpcTransport({
+      return (await import("./grpc-jsonrpc.js")).startGrpcJsonRpcTransport({
         core,
         auth,
         logger,
@@ -68,7 +65,7 @@ export function startJsonRpcTransport(
         timeouts: settings.timeouts,
       });
     case "redis-streams":
-      return startRedisStreamsTransport({
+      return (await import("./redis-streams.js")).startRedisStreamsTransport({
         core,
         logger,
         redisUrl: settings.redisUrl!,

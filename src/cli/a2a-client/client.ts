@@ -123,5 +123,6 @@ export async function connect(settings: ConnectSettings): Promise<A2aClient> {
     const legacyUrl = typeof json.url === "string" ? json.url : undefined;
     endpoint = chooseEndpoint(card, legacyUrl, settings.url, settings.binding);
   }
-  return new A2aClient(openBinding(endpoint, requestHeaders(settings.auth)), endpoint, settings.timeoutMs);
+  const binding = await openBinding(endpoint, requestHeaders(settings.auth));
+  return new A2aClient(binding, endpoint, settings.timeoutMs);
 }

@@ -1,15 +1,14 @@
-// `iac-code a2a-client`: the command group, its options and the error guard.
-// Each action returns an exit code (errors.ts); nothing here calls
-// process.exit, so the tests run the same commands in-process.
+// `iac-code a2a-client`: the command group and its options. Each action
+// returns an exit code (errors.ts); nothing here calls process.exit, so the
+// tests run the same commands in-process. This module holds only the command
+// tree: the actions, and with them the transports (ws, ioredis, Connect), the
+// protobuf descriptors and the validators, are loaded when a subcommand runs
+// (run-action.ts), so `iac-code --help` loads none of them.
 import { Command, CommanderError, Option } from "commander";
-import { callAction, answerAction } from "./actions-call.js";
-import { routePreviewAction } from "./actions-routes.js";
-import { taskActions, discoverAction } from "./actions-tasks.js";
-import { loadClientConfig } from "./config-file.js";
-import { A2aCallError, ClientError, EXIT, EXIT_CODES_HELP, type ExitCode } from "./errors.js";
-import { redacting, sortedJson, type Writer } from "./output.js";
+import { EXIT, EXIT_CODES_HELP, type ExitCode } from "./errors.js";
+import type { Writer } from "./output.js";
 import type { Route } from "./routes.js";
-import { Settings } from "./settings.js";
+import type { Settings } from "./settings.js";
 
 export interface ClientIo {
   stdout: Writer;
@@ -31,6 +30,12 @@ export interface ActionContext {
 }
 
 export type Action = (context: ActionContext) => Promise<ExitCode>;
+
+/** An action, imported when its subcommand runs. */
+export type LoadAction = () => Promise<Action>;
+
+const callModule = () => import("./actions-call.js");
+const tasksModule = () => import("./actions-tasks.js");
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
@@ -73,35 +78,6 @@ function addConnectionOptions(command: Command, withBinding = true): Command {
   return command;
 }
 
-/** Folds the hidden alias options into their main names. */
-function withAliases(opts: Record<string, unknown>): Record<string, unknown> {
-  return {
-    ...opts,
-    verifyCardSecret: opts.verifyCardSecret ?? opts.signingSecret,
-    requireCardSignature: opts.requireCardSignature ?? opts.requireSignature,
-    routeStateDir: opts.routeStateDir ?? opts.persistenceDir,
-  };
-}
-
-function reportError(io: ClientIo, error: unknown, json: boolean): ExitCode {
-  if (!(error instanceof ClientError)) {
-    io.stderr.write(
-      `Unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    return EXIT.error;
-  }
-  if (json) {
-    const detail =
-      error instanceof A2aCallError ? { ...error.detail, serverMessage: error.serverMessage } : {};
-    io.stderr.write(
-      `${sortedJson({ error: { message: error.message, exitCode: error.exitCode, ...detail } })}\n`,
-    );
-  } else {
-    io.stderr.write(`${error.message}\n`);
-  }
-  return error.exitCode;
-}
-
 /** Commander's own exits (help, version, usage errors): 0 stays 0, any error is a usage error. */
 const usageExit = (error: CommanderError): ExitCode => (error.exitCode === 0 ? EXIT.ok : EXIT.usage);
 
@@ -120,29 +96,9 @@ export function buildA2aClientCommand(
     .exitOverride(onCommanderExit)
     .addHelpText("after", EXIT_CODES_HELP);
 
-  const run = (action: Action) => async (_options: unknown, command: Command) => {
-    let json = false;
-    let out = io;
-    try {
-      const configPath = command.optsWithGlobals<{ config?: string }>().config;
-      const config =
-        configPath && command.name() !== "route-preview" ? loadClientConfig(configPath) : undefined;
-      const opts = withAliases(command.opts());
-      const settings = new Settings(opts, config?.values ?? {}, io.env);
-      const secrets = settings.secrets();
-      out = { ...io, stdout: redacting(io.stdout, secrets), stderr: redacting(io.stderr, secrets) };
-      onExit(
-        await action({
-          io: out,
-          settings,
-          configRoutes: config?.routes ?? [],
-          opts,
-          jsonErrors: (on) => (json = on),
-        }),
-      );
-    } catch (error) {
-      onExit(reportError(out, error, json));
-    }
+  const run = (load: LoadAction) => async (_options: unknown, command: Command) => {
+    const { runAction } = await import("./run-action.js");
+    onExit(await runAction(io, command, load));
   };
 
   const sub = (name: string, description: string): Command =>
@@ -163,7 +119,7 @@ export function buildA2aClientCommand(
     .option("--stream", "stream the answer (SendStreamingMessage)")
     .option("--no-stream", "wait for the answer (SendMessage; default)")
     .option("--output <format>", "text (default) or json")
-    .action(run(callAction));
+    .action(run(async () => (await callModule()).callAction));
 
   addConnectionOptions(
     sub("answer", "Answer the permission or question request a task waits for, and continue"),
@@ -175,7 +131,7 @@ export function buildA2aClientCommand(
     .option("--stream", "stream the continuation (SendStreamingMessage)")
     .option("--no-stream", "wait for the continuation (SendMessage; default)")
     .option("--output <format>", "text (default) or json")
-    .action(run(answerAction));
+    .action(run(async () => (await callModule()).answerAction));
 
   addConnectionOptions(
     sub(
@@ -185,9 +141,9 @@ export function buildA2aClientCommand(
     false,
   )
     .option("--output <format>", "text (default: indented JSON) or json (one line)")
-    .action(run(discoverAction));
+    .action(run(async () => (await tasksModule()).discoverAction));
 
-  const taskCommands: Array<[string, string, (command: Command) => Command, Action]> = [
+  const taskCommands: Array<[string, string, (command: Command) => Command, LoadAction]> = [
     [
       "task-get",
       "Print a task (GetTask)",
@@ -195,7 +151,7 @@ export function buildA2aClientCommand(
         c
           .option("--task-id <id>", "task id")
           .option("--history-length <n>", "at most this many history messages"),
-      taskActions.get,
+      async () => (await tasksModule()).taskActions.get,
     ],
     [
       "task-list",
@@ -207,19 +163,19 @@ export function buildA2aClientCommand(
           .option("--page-size <n>", "tasks per page")
           .option("--page-token <token>", "the page to show (from the previous page)")
           .option("--include-artifacts", "include artifacts (json output)"),
-      taskActions.list,
+      async () => (await tasksModule()).taskActions.list,
     ],
     [
       "task-cancel",
       "Cancel a task (CancelTask)",
       (c) => c.option("--task-id <id>", "task id"),
-      taskActions.cancel,
+      async () => (await tasksModule()).taskActions.cancel,
     ],
     [
       "task-subscribe",
       "Print a running task's events as JSON lines until it stops (SubscribeToTask)",
       (c) => c.option("--task-id <id>", "task id"),
-      taskActions.subscribe,
+      async () => (await tasksModule()).taskActions.subscribe,
     ],
     [
       "push-config-create",
@@ -232,13 +188,13 @@ export function buildA2aClientCommand(
           .option("--notification-token <token>", "token sent with each notification")
           .option("--auth-scheme <scheme>", "webhook auth scheme (e.g. Bearer)")
           .option("--auth-credentials <credentials>", "webhook credentials"),
-      taskActions.pushCreate,
+      async () => (await tasksModule()).taskActions.pushCreate,
     ],
     [
       "push-config-get",
       "Print a push notification config",
       (c) => c.option("--task-id <id>", "task id").option("--config-id <id>", "config id"),
-      taskActions.pushGet,
+      async () => (await tasksModule()).taskActions.pushGet,
     ],
     [
       "push-config-list",
@@ -248,28 +204,28 @@ export function buildA2aClientCommand(
           .option("--task-id <id>", "task id")
           .option("--page-size <n>", "configs per page")
           .option("--page-token <token>", "the page to show"),
-      taskActions.pushList,
+      async () => (await tasksModule()).taskActions.pushList,
     ],
     [
       "push-config-delete",
       "Delete a push notification config",
       (c) => c.option("--task-id <id>", "task id").option("--config-id <id>", "config id"),
-      taskActions.pushDelete,
+      async () => (await tasksModule()).taskActions.pushDelete,
     ],
     [
       "extended-card",
       "Print the extended agent card (GetExtendedAgentCard)",
       (c) => c,
-      taskActions.extendedCard,
+      async () => (await tasksModule()).taskActions.extendedCard,
     ],
   ];
-  for (const [name, description, options, action] of taskCommands) {
+  for (const [name, description, options, load] of taskCommands) {
     const command = options(addConnectionOptions(sub(name, description)));
     command.option(
       "--output <format>",
       name === "task-list" ? "table (default) or json" : "text (default: indented JSON) or json (one line)",
     );
-    command.action(run(action));
+    command.action(run(load));
   }
 
   sub("route-preview", "Resolve a route offline (ignores --config) and optionally save the route set")
@@ -281,7 +237,7 @@ export function buildA2aClientCommand(
     .addOption(new Option("--persistence-dir <dir>", "alias of --route-state-dir").hideHelp())
     .option("--save-routes", "save the routes (needs --route-state-dir)")
     .option("--output <format>", "text (default: indented JSON) or json (one line)")
-    .action(run(routePreviewAction));
+    .action(run(async () => (await import("./actions-routes.js")).routePreviewAction));
 
   return group;
 }

@@ -6,7 +6,7 @@ import path from "node:path";
 import type { A2AClientConfig } from "../../contract/index.js";
 import type { CardVerificationOptions } from "../../a2a/signing/index.js";
 import { DEFAULT_API_KEY_HEADER, type AuthSettings } from "./auth.js";
-import { parseBindingName, type BindingName } from "./bindings/index.js";
+import { parseBindingName, type BindingName } from "./bindings/binding.js";
 import { missingValue, UsageError } from "./errors.js";
 import type { OutputFormat } from "./output.js";
 

@@ -2,7 +2,6 @@
 // a list, a document a string, under
 //   iac-code:session:<session>:<part>:l:<log>   (row n is list index n-1)
 //   iac-code:session:<session>:<part>:d:<name>
-//   iac-code:session:<session>:parts            the parts that hold anything
 // Changes are staged and sent with the A2A state store's commit script
 // (redis-state.ts): one atomic call per event-loop turn holds the task state
 // and what the turn wrote, each write fenced by the lease of its context, so a
@@ -10,7 +9,7 @@
 // wait for the commits in flight.
 import type { Redis } from "ioredis";
 import type { RedisArg } from "../../server/redis.js";
-import type { RuntimeStore, StoreLog, StoreScope } from "./runtime-store.js";
+import type { PartCatalog, RuntimeStore, StoreLog, StoreScope } from "./runtime-store.js";
 
 export const SESSION_PREFIX = "iac-code:session:";
 
@@ -23,7 +22,7 @@ export interface RedisCommitHost {
 /** The staged writes of one commit: the contexts to fence, and the script's ops. */
 export interface StagedRuntimeOps {
   contexts: Set<string>;
-  /** L ctx key row (append), D ctx key value (set), X ctx key (delete), S ctx key member (add to set). */
+  /** L ctx key row (append), D ctx key value (set), X ctx key (delete). */
   ops: RedisArg[];
   /** Staged again after a failed commit. */
   restage(): void;
@@ -62,22 +61,14 @@ export class RedisRuntimeStore implements RuntimeStore {
   private contexts = new Set<string>();
   private ops: RedisArg[] = [];
   private readonly staged = new Map<string, string | undefined>();
-  /** Parts already recorded in their session's parts set by this process. */
-  private readonly knownParts = new Set<string>();
 
   constructor(
     private readonly redis: Redis,
     private readonly host: RedisCommitHost,
   ) {}
 
-  /** @internal stages ops for a scope (and records the part once). */
+  /** @internal stages ops for a scope. */
   stage(scope: StoreScope, ops: RedisArg[][]): void {
-    const partsKey = `${SESSION_PREFIX}${scope.sessionId}:parts`;
-    const known = `${scope.sessionId}\u0000${scope.part}`;
-    if (!this.knownParts.has(known)) {
-      this.knownParts.add(known);
-      this.ops.push("S", scope.contextId, partsKey, scope.part);
-    }
     for (const op of ops) this.ops.push(...op);
     if (scope.contextId) this.contexts.add(scope.contextId);
     this.host.schedule();
@@ -138,9 +129,27 @@ export class RedisRuntimeStore implements RuntimeStore {
     return this.host.commit();
   }
 
-  async parts(sessionId: string): Promise<string[]> {
+  /** Found by a key scan (an export's cost, not a turn's). */
+  async catalog(sessionId: string): Promise<PartCatalog[]> {
     await this.host.commit();
-    return (await this.redis.smembers(`${SESSION_PREFIX}${sessionId}:parts`)).sort();
+    const prefix = `${SESSION_PREFIX}${sessionId}:`;
+    const parts = new Map<string, PartCatalog>();
+    let cursor = "0";
+    do {
+      const [next, keys] = await this.redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      cursor = next;
+      for (const key of keys) {
+        // <part>:l:<log> or <part>:d:<name>; the part itself may hold ':' (transcript keys do not).
+        const m = /^(.*):([ld]):([^:]*)$/.exec(key.slice(prefix.length));
+        if (!m) continue;
+        let entry = parts.get(m[1]);
+        if (!entry) parts.set(m[1], (entry = { part: m[1], logs: [], docs: [] }));
+        (m[2] === "l" ? entry.logs : entry.docs).push(m[3]);
+      }
+    } while (cursor !== "0");
+    return [...parts.values()]
+      .sort((a, b) => (a.part < b.part ? -1 : a.part > b.part ? 1 : 0))
+      .map((e) => ({ ...e, logs: e.logs.sort(), docs: e.docs.sort() }));
   }
 
   /** The state store that hosts it closes the connection. */

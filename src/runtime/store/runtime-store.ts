@@ -44,10 +44,16 @@ export interface RuntimeStore {
   put(scope: StoreScope, name: string, value: string | undefined): void;
   /** Resolves once everything staged so far is durable. */
   commit(): Promise<void>;
-  /** The parts of a session that hold anything ("" first), for export. */
-  parts(sessionId: string): Promise<string[]>;
+  /** What a session holds, part by part ("" first): the names of its logs and documents (export). */
+  catalog(sessionId: string): Promise<PartCatalog[]>;
   /** Commits what is staged; a store the runtime opened itself is closed too. */
   close(): Promise<void>;
+}
+
+export interface PartCatalog {
+  part: string;
+  logs: string[];
+  docs: string[];
 }
 
 /** The scope of a session's own data. */

@@ -6,7 +6,13 @@
 import type { Database, Statement } from "better-sqlite3";
 import type { CommitHooks, StagedWriter } from "./sqlite-group-commit.js";
 import { settled } from "./sqlite-group-commit.js";
-import { scopeKey, type RuntimeStore, type StoreLog, type StoreScope } from "./runtime-store.js";
+import {
+  scopeKey,
+  type PartCatalog,
+  type RuntimeStore,
+  type StoreLog,
+  type StoreScope,
+} from "./runtime-store.js";
 
 export const RUNTIME_SCHEMA = `
 -- Every log of the runtime (a session's conversation, usage, audit; a pipeline's journal; a step
@@ -67,7 +73,7 @@ export class SqliteRuntimeStore implements RuntimeStore, StagedWriter {
   private readonly selectRows: Statement<[string, string, string, number], { body: string }>;
   private readonly selectLast: Statement<[string, string, string], { last: number | null }>;
   private readonly selectDoc: Statement<[string, string, string], { body: string }>;
-  private readonly selectParts: Statement<[string, string], { part: string }>;
+  private readonly selectNames: Statement<[string, string], { part: string; kind: string; name: string }>;
 
   constructor(
     db: Database,
@@ -91,9 +97,9 @@ export class SqliteRuntimeStore implements RuntimeStore, StagedWriter {
     this.selectDoc = db.prepare(
       "SELECT body FROM runtime_docs WHERE session_id = ? AND part = ? AND name = ?",
     );
-    this.selectParts = db.prepare(
-      `SELECT part FROM runtime_log_rows WHERE session_id = ? UNION
-       SELECT part FROM runtime_docs WHERE session_id = ? ORDER BY part`,
+    this.selectNames = db.prepare(
+      `SELECT DISTINCT part, 'log' AS kind, log AS name FROM runtime_log_rows WHERE session_id = ? UNION
+       SELECT part, 'doc' AS kind, name FROM runtime_docs WHERE session_id = ? ORDER BY part, kind, name`,
     );
   }
 
@@ -155,10 +161,16 @@ export class SqliteRuntimeStore implements RuntimeStore, StagedWriter {
     return this.hooks.commit();
   }
 
-  parts(sessionId: string): Promise<string[]> {
+  catalog(sessionId: string): Promise<PartCatalog[]> {
     return settled(() => {
       this.hooks.commitNow();
-      return this.selectParts.all(sessionId, sessionId).map((r) => r.part);
+      const parts = new Map<string, PartCatalog>();
+      for (const { part, kind, name } of this.selectNames.all(sessionId, sessionId)) {
+        let entry = parts.get(part);
+        if (!entry) parts.set(part, (entry = { part, logs: [], docs: [] }));
+        (kind === "log" ? entry.logs : entry.docs).push(name);
+      }
+      return [...parts.values()];
     });
   }
 

@@ -9,11 +9,19 @@ import type {
   DescMethodUnary,
   MessageShape,
 } from "@bufbuild/protobuf";
-import { ClientError } from "../errors.js";
+import { ClientError, UsageError } from "../errors.js";
 
 export type BindingName = "jsonrpc" | "rest" | "grpc";
 
 export const BINDING_NAMES: readonly BindingName[] = ["jsonrpc", "rest", "grpc"];
+
+export function parseBindingName(value: string): BindingName {
+  const name = value.trim().toLowerCase();
+  if (!(BINDING_NAMES as readonly string[]).includes(name)) {
+    throw new UsageError(`--binding must be one of ${BINDING_NAMES.join(", ")}.`);
+  }
+  return name as BindingName;
+}
 
 export interface CallOptions {
   /** Milliseconds to wait for a reply, or between two events of a stream; 0 waits forever. */

@@ -3,21 +3,15 @@
 // straight from a URL scheme that names a transport (grpc://, and the custom
 // JSON-RPC transports unix://, ws://, grpc-jsonrpc://, redis://, stdio:). A new
 // transport registers its scheme in DIRECT_SCHEMES; one that carries JSON-RPC
-// opens a JsonRpcBinding over its own JsonRpcChannel.
+// opens a JsonRpcBinding over its own JsonRpcChannel. Each transport's module
+// is imported when a URL needs it: a JSON-RPC call loads neither Connect, ws
+// nor ioredis.
 import type { pb } from "../../../contract/index.js";
 import { ClientError, UsageError } from "../errors.js";
-import { BINDING_NAMES, type A2aBinding, type BindingName } from "./binding.js";
-import { GrpcBinding } from "./grpc.js";
-import { GrpcJsonRpcChannel } from "./grpc-jsonrpc.js";
-import { HttpJsonRpcChannel } from "./http-jsonrpc.js";
-import { JsonRpcBinding, type JsonRpcChannel } from "./jsonrpc.js";
-import { RedisStreamsChannel } from "./redis-streams.js";
-import { RestBinding } from "./rest.js";
-import { StdioChannel } from "./stdio.js";
-import { UnixChannel } from "./unix.js";
-import { WebSocketChannel } from "./websocket.js";
+import type { A2aBinding, BindingName } from "./binding.js";
+import type { JsonRpcChannel } from "./jsonrpc.js";
 
-export { BINDING_NAMES, type A2aBinding, type BindingName } from "./binding.js";
+export { BINDING_NAMES, parseBindingName, type A2aBinding, type BindingName } from "./binding.js";
 
 export interface Endpoint {
   binding: BindingName;
@@ -29,7 +23,7 @@ export interface Endpoint {
 /** AgentInterface.protocolBinding values (compared upper-case) and the binding that speaks them. */
 const PROTOCOLS: Record<string, BindingName> = { JSONRPC: "jsonrpc", "HTTP+JSON": "rest", GRPC: "grpc" };
 
-type Opener = (url: string, headers: Record<string, string>) => A2aBinding;
+type Opener = (url: string, headers: Record<string, string>) => Promise<A2aBinding>;
 
 /** gRPC metadata keys are lower-case. */
 const lowerCaseKeys = (headers: Record<string, string>) =>
@@ -37,14 +31,23 @@ const lowerCaseKeys = (headers: Record<string, string>) =>
 
 /** The bindings over HTTP(S) (gRPC over HTTP/2). */
 const OPENERS: Record<BindingName, Opener> = {
-  jsonrpc: (url, headers) => new JsonRpcBinding(new HttpJsonRpcChannel(url, headers)),
-  rest: (url, headers) => new RestBinding(url, headers),
-  grpc: (url, headers) => new GrpcBinding(url, lowerCaseKeys(headers)),
+  jsonrpc: async (url, headers) => {
+    const { HttpJsonRpcChannel } = await import("./http-jsonrpc.js");
+    const { JsonRpcBinding } = await import("./jsonrpc.js");
+    return new JsonRpcBinding(new HttpJsonRpcChannel(url, headers));
+  },
+  rest: async (url, headers) => new (await import("./rest.js")).RestBinding(url, headers),
+  grpc: async (url, headers) => new (await import("./grpc.js")).GrpcBinding(url, lowerCaseKeys(headers)),
 };
 
-const overJsonRpc = (channel: (url: string, headers: Record<string, string>) => JsonRpcChannel) => ({
+type ChannelOpener = (url: string, headers: Record<string, string>) => Promise<JsonRpcChannel>;
+
+const overJsonRpc = (channel: ChannelOpener) => ({
   binding: "jsonrpc" as const,
-  open: (url: string, headers: Record<string, string>) => new JsonRpcBinding(channel(url, headers)),
+  open: async (url: string, headers: Record<string, string>): Promise<A2aBinding> => {
+    const { JsonRpcBinding } = await import("./jsonrpc.js");
+    return new JsonRpcBinding(await channel(url, headers));
+  },
 });
 
 /**
@@ -56,13 +59,20 @@ const overJsonRpc = (channel: (url: string, headers: Record<string, string>) => 
 const DIRECT_SCHEMES: Record<string, { binding: BindingName; open: Opener }> = {
   "grpc:": { binding: "grpc", open: OPENERS.grpc },
   "grpcs:": { binding: "grpc", open: OPENERS.grpc },
-  "grpc-jsonrpc:": overJsonRpc((url, headers) => new GrpcJsonRpcChannel(url, lowerCaseKeys(headers))),
-  "unix:": overJsonRpc((url) => new UnixChannel(url)),
-  "ws:": overJsonRpc((url, headers) => new WebSocketChannel(url, headers)),
-  "wss:": overJsonRpc((url, headers) => new WebSocketChannel(url, headers)),
-  "redis:": overJsonRpc((url) => new RedisStreamsChannel(url)),
-  "rediss:": overJsonRpc((url) => new RedisStreamsChannel(url)),
-  "stdio:": overJsonRpc((url) => new StdioChannel(url)),
+  "grpc-jsonrpc:": overJsonRpc(
+    async (url, headers) =>
+      new (await import("./grpc-jsonrpc.js")).GrpcJsonRpcChannel(url, lowerCaseKeys(headers)),
+  ),
+  "unix:": overJsonRpc(async (url) => new (await import("./unix.js")).UnixChannel(url)),
+  "ws:": overJsonRpc(
+    async (url, headers) => new (await import("./websocket.js")).WebSocketChannel(url, headers),
+  ),
+  "wss:": overJsonRpc(
+    async (url, headers) => new (await import("./websocket.js")).WebSocketChannel(url, headers),
+  ),
+  "redis:": overJsonRpc(async (url) => new (await import("./redis-streams.js")).RedisStreamsChannel(url)),
+  "rediss:": overJsonRpc(async (url) => new (await import("./redis-streams.js")).RedisStreamsChannel(url)),
+  "stdio:": overJsonRpc(async (url) => new (await import("./stdio.js")).StdioChannel(url)),
 };
 
 /** The direct schemes whose transport carries the auth settings (the others have no place for them). */
@@ -73,14 +83,6 @@ export const carriesCredentials = (url: string): boolean => CREDENTIAL_SCHEMES.h
 
 export const schemeOf = (url: string): string | undefined =>
   /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase();
-
-export function parseBindingName(value: string): BindingName {
-  const name = value.trim().toLowerCase();
-  if (!(BINDING_NAMES as readonly string[]).includes(name)) {
-    throw new UsageError(`--binding must be one of ${BINDING_NAMES.join(", ")}.`);
-  }
-  return name as BindingName;
-}
 
 /** An endpoint named by the URL's scheme alone, or undefined for http(s) (card discovery). */
 export function directEndpoint(url: string, wanted?: BindingName): Endpoint | undefined {
@@ -141,7 +143,8 @@ export function chooseEndpoint(
   return { binding: "jsonrpc", url: legacyUrl || givenUrl, tenant: "" };
 }
 
-export function openBinding(endpoint: Endpoint, headers: Record<string, string>): A2aBinding {
+/** Imports the endpoint's transport and opens it. */
+export function openBinding(endpoint: Endpoint, headers: Record<string, string>): Promise<A2aBinding> {
   const scheme = schemeOf(endpoint.url);
   const open = (scheme ? DIRECT_SCHEMES[scheme]?.open : undefined) ?? OPENERS[endpoint.binding];
   return open(endpoint.url, headers);
