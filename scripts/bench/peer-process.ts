@@ -11,7 +11,15 @@ import { performance } from "node:perf_hooks";
 import ts from "typescript";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const PEER_FILES = ["a2a-peers.ts", "trivial-runtime.ts", "trivial-sdk-executor.ts"];
+const PEER_FILES = [
+  "a2a-peers.ts",
+  "trivial-runtime.ts",
+  "trivial-sdk-executor.ts",
+  "cli-trivial-runtime.ts",
+  "cli-trivial-runtime-hooks.ts",
+];
+/** Where the peer files run from, transpiled (also the CLI peers' TrivialRuntime hook: cli-peer.ts). */
+export const PEERS_OUT = path.join(ROOT, ".tmp", "bench");
 
 export interface Peer {
   jsonRpc: string;
@@ -27,23 +35,31 @@ export interface Peer {
 
 let entry: string[] | undefined;
 
-/** The node arguments that run a2a-peers (transpiled once per benchmark run). */
+let transpiled = false;
+
+/** Transpiles the peer files into PEERS_OUT (once per benchmark run). */
+export function transpilePeers(): void {
+  if (transpiled) return;
+  mkdirSync(PEERS_OUT, { recursive: true });
+  for (const file of PEER_FILES) {
+    const { outputText } = ts.transpileModule(readFileSync(path.join(import.meta.dirname, file), "utf8"), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      fileName: file,
+    });
+    writeFileSync(path.join(PEERS_OUT, file.replace(/\.ts$/, ".js")), outputText);
+  }
+  transpiled = true;
+}
+
+/** The node arguments that run a2a-peers. */
 function peersEntry(): string[] {
   if (entry) return entry;
   if (process.env.IAC_CODE_FROM_SOURCE === "1") {
     entry = ["--import", "tsx", path.join(import.meta.dirname, "a2a-peers.ts")];
     return entry;
   }
-  const out = path.join(ROOT, ".tmp", "bench");
-  mkdirSync(out, { recursive: true });
-  for (const file of PEER_FILES) {
-    const { outputText } = ts.transpileModule(readFileSync(path.join(import.meta.dirname, file), "utf8"), {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      fileName: file,
-    });
-    writeFileSync(path.join(out, file.replace(/\.ts$/, ".js")), outputText);
-  }
-  entry = [path.join(out, "a2a-peers.js")];
+  transpilePeers();
+  entry = [path.join(PEERS_OUT, "a2a-peers.js")];
   return entry;
 }
 
@@ -63,9 +79,16 @@ export async function startPeer(args: string[]): Promise<Peer> {
     child.once("exit", (code) => reject(new Error(`peer ${args[0]} exited (${String(code)})`)));
   });
   const info = JSON.parse(line) as { jsonRpc: string; grpc?: string; startMs: number };
+  return processPeer(child, { ...info, spawnToReadyMs: performance.now() - spawned });
+}
+
+/** A Peer over a started server process: its CPU and RSS from /proc, stop() by SIGTERM. */
+export function processPeer(
+  child: ChildProcess,
+  info: Pick<Peer, "jsonRpc" | "grpc" | "startMs" | "spawnToReadyMs">,
+): Peer {
   return {
     ...info,
-    spawnToReadyMs: performance.now() - spawned,
     cpuMs: () => {
       // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
       const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
