@@ -8,7 +8,8 @@
 //   runtime "trivial": the same start with the TrivialRuntime preloaded in place
 //                      of the agent runtime (cli-trivial-runtime.ts): the A/B.
 //   redisUrl:          --store redis --redis-url <url> (sessions shared through Redis too).
-//   cpuProfileDir:     NODE_OPTIONS=--cpu-prof: a V8 CPU profile written there when it stops.
+//   cpuProfileDir:     node --cpu-prof: a V8 CPU profile written there when it stops
+//                      (Node 20 refuses --cpu-prof in NODE_OPTIONS: it goes on node's command line).
 import { spawn } from "node:child_process";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -39,7 +40,6 @@ function userEnv(options: CliPeerOptions): NodeJS.ProcessEnv {
     IAC_CODE_SCRIPT: options.script,
   };
   if (process.env.IAC_CODE_FROM_SOURCE === "1") env.IAC_CODE_FROM_SOURCE = "1";
-  if (options.cpuProfileDir) env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${options.cpuProfileDir}`;
   return env;
 }
 
@@ -51,7 +51,9 @@ export async function startCliPeer(options: CliPeerOptions): Promise<Peer> {
   const preload = trivial
     ? ["--import", pathToFileURL(path.join(PEERS_OUT, "cli-trivial-runtime.js")).href]
     : [];
+  const profiler = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const args = [
+    ...profiler,
     ...preload,
     BIN,
     "a2a",

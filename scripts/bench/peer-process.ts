@@ -28,8 +28,10 @@ export interface Peer {
   startMs: number;
   spawnToReadyMs: number;
   rssMb(): number;
-  /** CPU time the server process used so far (user + system), in ms. */
+  /** CPU time the server process used so far (user + system, every thread), in ms. */
   cpuMs(): number;
+  /** The same for its main thread alone (the JavaScript; the libuv pool's fs work and V8's helpers are apart). */
+  mainThreadCpuMs(): number;
   stop(): Promise<void>;
 }
 
@@ -89,11 +91,8 @@ export function processPeer(
 ): Peer {
   return {
     ...info,
-    cpuMs: () => {
-      // Fields 14 and 15 of /proc/<pid>/stat: utime and stime in clock ticks (100 per second on Linux).
-      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1].split(" ");
-      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-    },
+    cpuMs: () => statCpuMs(`/proc/${child.pid}/stat`),
+    mainThreadCpuMs: () => statCpuMs(`/proc/${child.pid}/task/${child.pid}/stat`),
     rssMb: () => {
       const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1];
       return Number(kb) / 1024;
@@ -105,4 +104,11 @@ export function processPeer(
         child.kill("SIGTERM");
       }),
   };
+}
+
+/** CPU time (user + system, ms) of a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat file. */
+export function statCpuMs(file: string): number {
+  // Fields 14 and 15: utime and stime in clock ticks (100 per second on Linux).
+  const fields = readFileSync(file, "utf8").split(") ")[1].split(" ");
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }

@@ -1,10 +1,13 @@
 // Where the product path's CPU goes: `iac-code a2a` started by its CLI as in
 // a2a-vs-sdk.ts section 1 (scripted trivial script, full agent runtime), under
 // the same load (node:http keep-alive, 16 connections), with
-// NODE_OPTIONS=--cpu-prof. The profile is cut to the unary phase and to the
+// node --cpu-prof. The profile is cut to the unary phase and to the
 // streaming phase (the monotonic clock is shared by the processes) and each
 // is reported by function, module, iac-code module and directory
-// (cpu-profile.ts), per request / per event.
+// (cpu-profile.ts), scaled to the main thread's measured CPU per request / per
+// event. The same CLI start on TrivialRuntime (cli-trivial-runtime.ts) is
+// profiled next under the same load, and the two are subtracted row by row:
+// what the agent runtime adds per turn, and where.
 // With --compare-dir <dir> (e.g. /dev/shm, a tmpfs: fsync costs nothing
 // there), it first runs an A/B without the profiler: the same server with its
 // persistence dir, config dir and HOME under --state-dir and under <dir>,
@@ -12,7 +15,7 @@
 //
 //   npx tsx scripts/bench/product-profile.ts [--requests 3000] [--streams 200] [--chunks 50]
 //     [--concurrency 16] [--state-dir <dir>] [--compare-dir /dev/shm] [--rounds 5] [--redis]
-//     [--top 15] [--keep <file.cpuprofile>]
+//     [--top 15] [--keep <prefix>] (keeps <prefix>-agent.cpuprofile and <prefix>-trivial.cpuprofile)
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -20,7 +23,7 @@ import path from "node:path";
 import { startRedis, type TestRedis } from "../../test/fixtures/redis-server.js";
 import { jsonRpcDriver, median, pool, type Driver } from "./bench-clients.js";
 import { startCliPeer } from "./cli-peer.js";
-import { analyseProfile, formatReport, type CpuProfile } from "./cpu-profile.js";
+import { analyseProfile, formatReport, TABLES, type CpuProfile, type ProfileReport } from "./cpu-profile.js";
 import type { Peer } from "./peer-process.js";
 import { writeTrivialScript } from "./trivial-script.js";
 
@@ -123,51 +126,123 @@ async function compareDirs(script: string, redisUrl?: string): Promise<void> {
   }
 }
 
-async function profile(dir: string, script: string, redisUrl?: string): Promise<void> {
-  const profiles = path.join(dir, "profiles");
+interface Profiled {
+  unary: ProfileReport;
+  stream: ProfileReport;
+  /** Main-thread CPU over each phase (µs), the profiles' scale. */
+  unaryMainUs: number;
+  streamMainUs: number;
+  events: number;
+}
+
+/** Runs the load on a CLI-started server under --cpu-prof; the profile cut into its unary and streaming phases. */
+async function profiled(
+  dir: string,
+  script: string,
+  runtime: "agent" | "trivial",
+  redisUrl?: string,
+): Promise<Profiled> {
+  const profiles = path.join(dir, `profiles-${runtime}`);
   mkdirSync(profiles);
   const peer = await startCliPeer({
-    dir: path.join(dir, "server"),
+    dir: path.join(dir, `server-${runtime}`),
     script,
+    runtime,
     cpuProfileDir: profiles,
     redisUrl,
   });
   const driver = jsonRpcDriver(peer.jsonRpc, CHUNKS);
   await warm(driver);
+  const cpu = () => [peer.cpuMs(), peer.mainThreadCpuMs()];
   const t0 = nowUs();
-  const cpu0 = peer.cpuMs();
+  const [cpu0, main0] = cpu();
   const unary = await pool(REQUESTS, CONCURRENCY, () => driver.unary());
-  const cpu1 = peer.cpuMs();
+  const [cpu1, main1] = cpu();
   const t1 = nowUs();
   const streams = await pool(STREAMS, CONCURRENCY, () => driver.stream());
-  const cpu2 = peer.cpuMs();
+  const [cpu2, main2] = cpu();
   const t2 = nowUs();
   driver.close();
   await peer.stop();
   const events = streams.results.reduce((sum, s) => sum + s.events, 0);
   const file = readdirSync(profiles).find((f) => f.endsWith(".cpuprofile"));
   if (!file) throw new Error(`no CPU profile written in ${profiles}`);
-  if (KEEP) copyFileSync(path.join(profiles, file), KEEP);
+  if (KEEP)
+    copyFileSync(path.join(profiles, file), KEEP.replace(/(\.cpuprofile)?$/, `-${runtime}.cpuprofile`));
   const data = JSON.parse(readFileSync(path.join(profiles, file), "utf8")) as CpuProfile;
   console.log(
-    `\nCPU profile of the product path${redisUrl ? " (store: redis)" : ""} under load (--cpu-prof, sampling every 1 ms; the profiler's own cost is in the figures): ` +
-      `${REQUESTS} unary at ${(REQUESTS / unary.seconds).toFixed(0)} req/s, ` +
-      `server CPU ${(((cpu1 - cpu0) * 1000) / REQUESTS).toFixed(0)} us/request; ` +
-      `${STREAMS} streams, ${events} events at ${(events / streams.seconds).toFixed(0)} events/s, ` +
-      `${(((cpu2 - cpu1) * 1000) / events).toFixed(1)} us/event; load average ${loadAverage()}` +
-      (KEEP ? `; profile kept in ${KEEP}` : ""),
+    `  ${runtime === "agent" ? "agent runtime " : "TrivialRuntime"}: ${REQUESTS} unary at ${(REQUESTS / unary.seconds).toFixed(0)} req/s, ` +
+      `server CPU ${(((cpu1 - cpu0) * 1000) / REQUESTS).toFixed(0)} us/request (main thread ${(((main1 - main0) * 1000) / REQUESTS).toFixed(0)}); ` +
+      `${events} events at ${(events / streams.seconds).toFixed(0)} events/s, ${(((cpu2 - cpu1) * 1000) / events).toFixed(1)} us/event ` +
+      `(main thread ${(((main2 - main1) * 1000) / events).toFixed(1)}); load average ${loadAverage()}`,
   );
-  console.log(`\nUnary phase (SendMessage, one new context each): `);
+  return {
+    unary: analyseProfile(data, { fromUs: t0, toUs: t1 }, Infinity),
+    stream: analyseProfile(data, { fromUs: t1, toUs: t2 }, Infinity),
+    unaryMainUs: (main1 - main0) * 1000,
+    streamMainUs: (main2 - main1) * 1000,
+    events,
+  };
+}
+
+/** The first `TOP` rows of every table. */
+function shortened(report: ProfileReport): ProfileReport {
+  const copy = { ...report };
+  for (const [table] of TABLES) copy[table] = report[table].slice(0, TOP);
+  return copy;
+}
+
+/** Per unit (µs) of each row of a table, on the main thread's measured CPU. */
+function perUnit(report: ProfileReport, table: (typeof TABLES)[number][0], mainUs: number, count: number) {
+  const scale = mainUs / Math.max(1, report.busySamples) / count;
+  return new Map(report[table].map((s) => [s.name, s.samples * scale]));
+}
+
+/** Agent runtime minus TrivialRuntime, per request, by row: what the runtime adds (and where the two differ). */
+function difference(a: Profiled, b: Profiled, table: (typeof TABLES)[number][0], title: string): string {
+  const x = perUnit(a.unary, table, a.unaryMainUs, REQUESTS);
+  const y = perUnit(b.unary, table, b.unaryMainUs, REQUESTS);
+  const rows = [...new Set([...x.keys(), ...y.keys()])]
+    .map((name) => ({ name, a: x.get(name) ?? 0, b: y.get(name) ?? 0 }))
+    .sort((p, q) => Math.abs(q.a - q.b) - Math.abs(p.a - p.b))
+    .slice(0, TOP);
+  return [
+    `  ${title} (us/request: agent runtime, TrivialRuntime, difference):`,
+    ...rows.map(
+      (r) =>
+        `    ${r.a.toFixed(0).padStart(6)} ${r.b.toFixed(0).padStart(6)} ${(r.a - r.b >= 0 ? "+" : "") + (r.a - r.b).toFixed(0).padStart(5)}  ${r.name}`,
+    ),
+  ].join("\n");
+}
+
+async function profile(dir: string, script: string, redisUrl?: string): Promise<void> {
   console.log(
-    formatReport(analyseProfile(data, { fromUs: t0, toUs: t1 }, TOP), {
+    `\nCPU profiles (node --cpu-prof, a sample about every 1 ms of the main thread; the profiler's own cost is in the figures)` +
+      ` of the product path${redisUrl ? " (store: redis)" : ""} and of the same CLI start on TrivialRuntime, same load:`,
+  );
+  const agent = await profiled(dir, script, "agent", redisUrl);
+  const trivial = await profiled(dir, script, "trivial", redisUrl);
+  console.log(`\nProduct path, unary phase (SendMessage, a new context each):`);
+  console.log(
+    formatReport(shortened(agent.unary), {
       count: REQUESTS,
       unit: "us/request",
+      mainThreadUs: agent.unaryMainUs,
     }),
   );
-  console.log(`\nStreaming phase ("stream ${CHUNKS}", ${EVENTS_PER_STREAM} events per stream):`);
   console.log(
-    formatReport(analyseProfile(data, { fromUs: t1, toUs: t2 }, TOP), { count: events, unit: "us/event" }),
+    `\nProduct path, streaming phase ("stream ${CHUNKS}", ${EVENTS_PER_STREAM} events per stream):`,
   );
+  console.log(
+    formatReport(shortened(agent.stream), {
+      count: agent.events,
+      unit: "us/event",
+      mainThreadUs: agent.streamMainUs,
+    }),
+  );
+  console.log(`\nWhat the agent runtime adds per unary turn (main thread; the largest differences first):`);
+  console.log(difference(agent, trivial, "byOwnModule", "by iac-code module, own"));
+  console.log(difference(agent, trivial, "byFunction", "by function, self time"));
 }
 
 if (process.env.IAC_CODE_FROM_SOURCE !== "1") {

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startCliPeer } from "../../scripts/bench/cli-peer.js";
-import { analyseProfile, moduleOf, type CpuProfile } from "../../scripts/bench/cpu-profile.js";
+import { analyseProfile, formatReport, moduleOf, type CpuProfile } from "../../scripts/bench/cpu-profile.js";
 import { startPeer, type Peer } from "../../scripts/bench/peer-process.js";
 import { writeTrivialScript } from "../../scripts/bench/trivial-script.js";
 
@@ -111,7 +111,7 @@ describe("bench harness: the CPU profile reader", () => {
     ],
     startTime: 1_000,
     endTime: 9_000,
-    // Samples at 2000, 3000, 4000, 5000, 6000, 7000 µs, each standing for 1000 µs.
+    // Samples at 2000, 3000, 4000, 5000, 6000, 7000 µs.
     samples: [4, 4, 2, 5, 6, 4],
     timeDeltas: [1_000, 1_000, 1_000, 1_000, 1_000, 1_000],
   };
@@ -125,21 +125,36 @@ describe("bench harness: the CPU profile reader", () => {
     expect(moduleOf(frame("(program)", ""))).to.equal("(program)");
   });
 
-  it("charges node work to the deepest iac-code frame, counts modules inclusively, skips idle, cuts a window", () => {
+  it("charges node work to the deepest iac-code frame, counts inclusively, skips idle, cuts a window", () => {
     const all = analyseProfile(profile);
-    expect(all.busyMs).to.equal(4); // the last sample has no successor: it stands for no time
-    expect(all.byFunction[0]).to.deep.include({ ms: 2 });
-    expect(all.byFunction[0].name).to.match(/^writeFileSync {2}node:fs/);
-    expect(all.byOwnModule).to.deep.include({ name: "src/runtime/session/store.ts", ms: 2 });
-    expect(all.byOwnModule).to.deep.include({ name: "src/a2a/core/service.ts", ms: 1 });
-    expect(all.byOwnModule).to.deep.include({ name: "(no iac-code frame) (garbage collector)", ms: 1 });
-    expect(all.inclusiveModule).to.deep.include({ name: "src/a2a/core/service.ts", ms: 3 });
-    expect(all.inclusiveDirectory).to.deep.include({ name: "src/runtime/session/", ms: 2 });
+    expect(all).to.deep.include({ windowSamples: 6, busySamples: 5 });
+    expect(all.byFunction[0]).to.deep.equal({ name: "writeFileSync  node:fs:1", samples: 3 });
+    expect(all.byOwnModule).to.deep.include({ name: "src/runtime/session/store.ts", samples: 3 });
+    expect(all.byOwnModule).to.deep.include({ name: "src/a2a/core/service.ts", samples: 1 });
+    expect(all.byOwnModule).to.deep.include({ name: "(no iac-code frame) (garbage collector)", samples: 1 });
+    expect(all.inclusiveFunction).to.deep.include({ name: "handle  src/a2a/core/service.ts:1", samples: 4 });
+    expect(all.inclusiveFunction).to.deep.include({
+      name: "save  dist/src/runtime/session/store.js:1",
+      samples: 3,
+    });
+    expect(all.inclusiveModule).to.deep.include({ name: "src/a2a/core/service.ts", samples: 4 });
+    expect(all.inclusiveDirectory).to.deep.include({ name: "src/runtime/session/", samples: 3 });
     const window = analyseProfile(profile, { fromUs: 3_500, toUs: 5_500 });
-    expect(window.windowMs).to.equal(2);
+    expect(window).to.deep.include({ windowSamples: 2, busySamples: 2 });
     expect(window.byModule.map((s) => s.name)).to.deep.equal([
       "src/a2a/core/service.ts",
       "(garbage collector)",
     ]);
+  });
+
+  it("turns samples into CPU per request on the main thread's measured time", () => {
+    const text = formatReport(analyseProfile(profile), {
+      count: 10,
+      unit: "us/request",
+      mainThreadUs: 5_000,
+    });
+    // 5 busy samples share 5000 us over 10 requests: 100 us/request per sample.
+    expect(text).to.match(/^6 samples, 5 busy \(not idle\); main thread CPU 500 us\/request/);
+    expect(text).to.match(/ 3 +60\.0% +300\.0 us\/request {2}writeFileSync {2}node:fs:1/);
   });
 });
