@@ -22,6 +22,7 @@ const PEER_FILES = [
 export const PEERS_OUT = path.join(ROOT, ".tmp", "bench");
 
 export interface Peer {
+  pid: number;
   jsonRpc: string;
   grpc?: string;
   /** The server's own start-up time (ms) and the time from spawn to ready. */
@@ -91,6 +92,7 @@ export function processPeer(
 ): Peer {
   return {
     ...info,
+    pid: child.pid!,
     cpuMs: () => statCpuMs(`/proc/${child.pid}/stat`),
     mainThreadCpuMs: () => statCpuMs(`/proc/${child.pid}/task/${child.pid}/stat`),
     rssMb: () => {

@@ -11,12 +11,14 @@
 // With --compare-dir <dir> (e.g. /dev/shm, a tmpfs: fsync costs nothing
 // there), it first runs an A/B without the profiler: the same server with its
 // persistence dir, config dir and HOME under --state-dir and under <dir>,
-// alternating rounds, CPU per request and req/s side by side.
+// alternating rounds, CPU per request and req/s side by side. With
+// --syscalls <n> it counts the syscalls of n unary requests on each runtime
+// (strace -f -c attached to the running server, every thread).
 //
 //   npx tsx scripts/bench/product-profile.ts [--requests 3000] [--streams 200] [--chunks 50]
-//     [--concurrency 16] [--state-dir <dir>] [--compare-dir /dev/shm] [--rounds 5] [--redis]
+//     [--concurrency 16] [--state-dir <dir>] [--compare-dir /dev/shm] [--rounds 5] [--redis] [--syscalls 500] [--no-profile]
 //     [--top 15] [--keep <prefix>] (keeps <prefix>-agent.cpuprofile and <prefix>-trivial.cpuprofile)
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -48,6 +50,8 @@ const STATE_BASE = textOption("state-dir") ?? os.tmpdir();
 const COMPARE_DIR = textOption("compare-dir");
 const KEEP = textOption("keep");
 const REDIS = process.argv.includes("--redis");
+/** With --syscalls: strace the unary phase of both runtimes (no profiler) over this many requests. */
+const SYSCALL_REQUESTS = option("syscalls", 0);
 const EVENTS_PER_STREAM = CHUNKS + 5;
 const loadAverage = () =>
   os
@@ -215,6 +219,59 @@ function difference(a: Profiled, b: Profiled, table: (typeof TABLES)[number][0],
   ].join("\n");
 }
 
+/** Syscalls per unary request of a CLI-started server (strace -f -c attached for the unary phase only). */
+async function syscallsPerRequest(
+  dir: string,
+  script: string,
+  runtime: "agent" | "trivial",
+  redisUrl?: string,
+): Promise<Map<string, number>> {
+  const peer = await startCliPeer({ dir: path.join(dir, `strace-${runtime}`), script, runtime, redisUrl });
+  const driver = jsonRpcDriver(peer.jsonRpc, CHUNKS);
+  try {
+    await warm(driver);
+    const out = path.join(dir, `strace-${runtime}.txt`);
+    const tracer = spawn("strace", ["-f", "-c", "-o", out, "-p", String(peer.pid)], { stdio: "ignore" });
+    await new Promise((resolve) => setTimeout(resolve, 1000)); // attached to every thread
+    await pool(SYSCALL_REQUESTS, CONCURRENCY, () => driver.unary());
+    await new Promise<void>((resolve) => {
+      tracer.once("exit", () => resolve());
+      tracer.kill("SIGINT");
+    });
+    // "% time  seconds  usecs/call  calls  [errors]  syscall" rows.
+    const counts = new Map<string, number>();
+    for (const line of readFileSync(out, "utf8").split("\n")) {
+      const cells = line.trim().split(/\s+/);
+      if (cells.length < 5 || !/^\d/.test(cells[0]) || cells.at(-1) === "total") continue;
+      counts.set(cells.at(-1)!, Number(cells[3]) / SYSCALL_REQUESTS);
+      // The failed ones (ENOENT of a file that is not there, mostly) apart.
+      if (cells.length === 6) counts.set(`${cells[5]} failed`, Number(cells[4]) / SYSCALL_REQUESTS);
+    }
+    return counts;
+  } finally {
+    driver.close();
+    await peer.stop();
+  }
+}
+
+async function syscalls(dir: string, script: string, redisUrl?: string): Promise<void> {
+  const agent = await syscallsPerRequest(dir, script, "agent", redisUrl);
+  const trivial = await syscallsPerRequest(dir, script, "trivial", redisUrl);
+  const rows = [...new Set([...agent.keys(), ...trivial.keys()])]
+    .map((name) => ({ name, a: agent.get(name) ?? 0, b: trivial.get(name) ?? 0 }))
+    .filter((r) => r.a >= 0.05 || r.b >= 0.05)
+    .sort((p, q) => q.a - q.b - (p.a - p.b));
+  const total = (m: Map<string, number>) => [...m.values()].reduce((x, y) => x + y, 0);
+  console.log(
+    `\nSyscalls per unary request, every thread (strace -f -c over ${SYSCALL_REQUESTS} requests; agent runtime, TrivialRuntime, difference): ` +
+      `${total(agent).toFixed(1)}, ${total(trivial).toFixed(1)}`,
+  );
+  for (const r of rows)
+    console.log(
+      `    ${r.a.toFixed(2).padStart(7)} ${r.b.toFixed(2).padStart(7)} ${(r.a - r.b >= 0 ? "+" : "") + (r.a - r.b).toFixed(2).padStart(6)}  ${r.name}`,
+    );
+}
+
 async function profile(dir: string, script: string, redisUrl?: string): Promise<void> {
   console.log(
     `\nCPU profiles (node --cpu-prof, a sample about every 1 ms of the main thread; the profiler's own cost is in the figures)` +
@@ -260,7 +317,8 @@ try {
   const script = writeTrivialScript(path.join(dir, "trivial-script.json"), [1, CHUNKS]);
   if (REDIS) redis = await startRedis({ appendOnly: true });
   if (COMPARE_DIR) await compareDirs(script, redis?.url);
-  await profile(dir, script, redis?.url);
+  if (SYSCALL_REQUESTS > 0) await syscalls(dir, script, redis?.url);
+  if (!process.argv.includes("--no-profile")) await profile(dir, script, redis?.url);
 } finally {
   await redis?.close();
   rmSync(dir, { recursive: true, force: true });
