@@ -18,7 +18,7 @@ export interface StreamFigures {
 export interface Driver {
   /** One SendMessage; resolves with its latency in ms. */
   unary(): Promise<number>;
-  /** One SendStreamingMessage of `chunks` text chunks. */
+  /** One SendStreamingMessage of `chunks` text chunks (the prompt "stream <chunks>"). */
   stream(): Promise<StreamFigures>;
   close(): void;
 }
@@ -109,7 +109,7 @@ export function jsonRpcDriver(endpoint: string, chunks: number): Driver {
       const response = await post(
         agent,
         url,
-        body("SendStreamingMessage", `chunks ${chunks}`),
+        body("SendStreamingMessage", `stream ${chunks}`),
         "text/event-stream",
       );
       const { text, firstMs } = await readBody(response, started);
@@ -161,7 +161,7 @@ export function grpcDriver(target: string, chunks: number): Driver {
         const started = performance.now();
         let events = 0;
         let firstMs = -1;
-        const call = client.SendStreamingMessage(userMessage(`chunks ${chunks}`), grpcMetadata());
+        const call = client.SendStreamingMessage(userMessage(`stream ${chunks}`), grpcMetadata());
         call.on("data", () => {
           if (events === 0) firstMs = performance.now() - started;
           events += 1;

@@ -1,12 +1,13 @@
 // The trivial agent of the A2A benchmarks, as an iac-code AgentRuntime: a turn
-// yields a message start, one text chunk per "chunk" ("chunks N" in the
-// prompt: N chunks, else one), usage, and ends (INPUT_REQUIRED on our side).
+// yields a message start, one text chunk per "chunk" ("stream N" or "chunks N"
+// in the prompt: N chunks, else one), usage, and ends (INPUT_REQUIRED on our
+// side). trivial-script.ts writes the same agent as a scripted-provider script.
 // Kept apart from the SDK's executor so that our server's process loads no SDK.
 import type { AgentRuntime, AgentSession, RuntimeEvent, TurnInput } from "../../src/runtime/seam.js";
 
-/** "chunks N" streams N chunks; anything else answers in one. */
+/** "stream N" (or "chunks N") streams N chunks; anything else answers in one. */
 export function chunksOf(prompt: string): string[] {
-  const count = Number(/^chunks\s+(\d+)/.exec(prompt.trim())?.[1] ?? "1");
+  const count = Number(/^(?:stream|chunks)\s+(\d+)/.exec(prompt.trim())?.[1] ?? "1");
   return Array.from({ length: count }, (_, i) => `chunk-${i} `);
 }
 
