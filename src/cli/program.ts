@@ -5,6 +5,7 @@ import { registerAguiCommand } from "./agui-command.js";
 import { registerServeCommand } from "./serve-command.js";
 import { registerA2aCommand } from "./a2a-command.js";
 import { registerA2aClientCommand } from "./a2a-client/program.js";
+import { registerSessionsCommand } from "./sessions-command.js";
 import { VERSION } from "../version.js";
 
 export function buildProgram(): Command {
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerA2aCommand(program);
   registerA2aClientCommand(program);
+  registerSessionsCommand(program);
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
     program.outputHelp({ error: true });

@@ -1,10 +1,10 @@
 // Alibaba Cloud credential chain: the request's own credentials, then the
 // ALIBABA_CLOUD_* environment, then <config>/.cloud-credentials.yml, then the
 // aliyun CLI profile (~/.aliyun/config.json). Credentials live in memory only.
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import YAML from "yaml";
+import { readFileIfChanged } from "../file-cache.js";
 import type { TurnOverrides } from "../seam.js";
 
 export const DEFAULT_REGION = "cn-hangzhou";
@@ -22,13 +22,10 @@ function text(value: unknown): string | undefined {
   return typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
 }
 
+/** A credentials file's data; each turn resolves the chain, the file is read again only when it changed. */
 function readData(file: string, logger: Logger): Record<string, unknown> | undefined {
-  let raw: string;
-  try {
-    raw = readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  const raw = readFileIfChanged(file);
+  if (raw === undefined) return undefined;
   try {
     const data: unknown = YAML.parse(raw);
     return data && typeof data === "object" ? (data as Record<string, unknown>) : undefined;

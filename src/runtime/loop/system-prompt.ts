@@ -1,8 +1,8 @@
 // The system prompt of a normal-mode turn: identity, rules, environment,
 // cloud configuration and the workspace's own instructions (AGENTS.md).
-import { readFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { readFileIfChangedAsync } from "../file-cache.js";
 
 const MAX_INSTRUCTIONS = 20_000;
 
@@ -13,13 +13,9 @@ export async function buildSystemPrompt(args: {
   regionId?: string;
   cloudTools: boolean;
 }): Promise<string> {
-  let instructions: string;
-  try {
-    const text = await readFile(path.join(args.cwd, "AGENTS.md"), "utf8");
-    instructions = text.length > MAX_INSTRUCTIONS ? text.slice(0, MAX_INSTRUCTIONS) : text;
-  } catch {
-    instructions = "";
-  }
+  // Read again only when it changed: a turn stats AGENTS.md, it does not read it.
+  const text = (await readFileIfChangedAsync(path.join(args.cwd, "AGENTS.md"))) ?? "";
+  const instructions = text.length > MAX_INSTRUCTIONS ? text.slice(0, MAX_INSTRUCTIONS) : text;
   const sections = [
     "You are IaC Code, an Infrastructure-as-Code assistant for Alibaba Cloud. You write, explain, review, " +
       "validate, price and deploy Resource Orchestration Service (ROS) templates and Terraform configurations.",

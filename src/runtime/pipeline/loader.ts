@@ -163,12 +163,14 @@ export function loadPipeline(dir: string): LoadedPipeline {
 }
 
 const bundled = new Map<string, LoadedPipeline>();
+let bundledNames: string[] | undefined;
 
-/** Names of the pipelines that ship with iac-code. */
+/** Names of the pipelines that ship with iac-code (they are part of the install: listed once). */
 export function bundledPipelineNames(): string[] {
-  return readdirSync(BUNDLED_DIR)
+  bundledNames ??= readdirSync(BUNDLED_DIR)
     .filter((name) => existsSync(path.join(BUNDLED_DIR, name, "pipeline.yaml")))
     .sort();
+  return [...bundledNames];
 }
 
 /** A bundled pipeline, loaded once; undefined when there is none of that name. */
