@@ -3216,7 +3216,7 @@ export interface ForwardedProps {
   iacCode: IacCodeProps;
 }
 /**
- * One permission decision, as the runtime writes it to a session's permission-audit.jsonl and as the A2A server keeps it in its state store (SQLite or Redis). The tool input is never stored, only its fingerprint.
+ * One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.
  */
 export interface PermissionAuditLine {
   /**

@@ -17,8 +17,11 @@ import { agentRun } from "../agui/harness.js";
 import { startPushReceiver, type PushReceiver } from "../fixtures/push-receiver.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
 import { openStream, resultOf, rpc, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
+import { RosEndpointFixture } from "../fixtures/ros-endpoint.js";
+import { AK, PIPELINE_SCRIPT, SECRET } from "../pipeline/helpers.js";
 import {
   answerMessage,
+  isInputRequest,
   redisAuditLines,
   cleanEnv,
   iacOf,
@@ -29,6 +32,7 @@ import {
   tempDir,
   texts,
   type CliChild,
+  type WaitingTurn,
 } from "./helpers.js";
 
 const INTERRUPTED = "Task was interrupted by process exit and cannot be revived automatically.";
@@ -53,6 +57,8 @@ interface Cluster {
 /** Extra lines of the shared config file and variables of every replica's environment. */
 interface ClusterExtra {
   lines?: string[];
+  /** The scripted provider's script (default replicas.yaml). */
+  script?: string;
   leaseSeconds?: number;
   env?: NodeJS.ProcessEnv;
 }
@@ -72,7 +78,7 @@ async function cluster(count: number, redis?: TestRedis, extra: ClusterExtra = {
       `context-lease-seconds: ${extra.leaseSeconds ?? LEASE_SECONDS}`,
       `artifact-dir: ${JSON.stringify(path.join(dir, "artifacts"))}`,
       `allowed-cwds: [${JSON.stringify(dir)}]`,
-      `script: ${JSON.stringify(path.join(SCRIPTS, "replicas.yaml"))}`,
+      `script: ${JSON.stringify(extra.script ?? path.join(SCRIPTS, "replicas.yaml"))}`,
       "provider: scripted",
       ...(extra.lines ?? []),
       "",
@@ -115,6 +121,61 @@ async function startSlow(url: string, c: Cluster, extra: Record<string, unknown>
   const events = await stream.until((e) => (texts([e])[0] ?? "").startsWith("slow-"));
   const task = resultOf(events[0]).task as AnyJson;
   return { stream, taskId: task.id as string, contextId: task.contextId as string };
+}
+
+/** A pipeline's snapshot and its events after a sequence, from any replica. */
+async function pipelineState(
+  url: string,
+  taskId: string,
+  afterSequence?: number,
+): Promise<{ snapshot: AnyJson; events: AnyJson[] }> {
+  const query = `taskId=${taskId}${afterSequence === undefined ? "" : `&afterSequence=${afterSequence}`}`;
+  const res = await fetch(`${url.replace(/\/$/, "")}/iac-code/pipeline/state?${query}`);
+  expect(res.status, await res.clone().text()).to.equal(200);
+  return (await res.json()) as { snapshot: AnyJson; events: AnyJson[] };
+}
+
+/**
+ * Answers the input a task waits for (a permission decision, or a selection)
+ * and reads until the next input or the end of the run.
+ */
+async function answerInput(
+  url: string,
+  waiting: WaitingTurn,
+  answer: Record<string, unknown>,
+): Promise<{ waiting?: WaitingTurn; events: Array<Record<string, unknown>> }> {
+  const input = waiting.envelope;
+  const stream = await openStream(url, "SendStreamingMessage", {
+    message: userMessage("", {
+      taskId: waiting.taskId,
+      contextId: waiting.contextId,
+      parts: [
+        {
+          mediaType: "application/json",
+          data: {
+            schemaVersion: 1,
+            kind: input.kind,
+            requestTaskId: waiting.taskId,
+            inputId: input.inputId,
+            toolUseId: input.toolUseId,
+            ...answer,
+          },
+        },
+      ],
+    }),
+  });
+  const next = (e: Record<string, unknown>) =>
+    isInputRequest(e) && iacOf(e)?.input?.inputId !== input.inputId;
+  const ended = (e: Record<string, unknown>) =>
+    ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"].includes(stateOf(e) ?? "");
+  const events = await stream.until((e) => next(e) || ended(e));
+  stream.stop();
+  const last = events.at(-1)!;
+  if (!next(last)) return { events };
+  return {
+    waiting: { taskId: waiting.taskId, contextId: waiting.contextId, envelope: iacOf(last)!.input, events },
+    events,
+  };
 }
 
 /** Allows in the session's audit, which every replica writes to the shared Redis. */
@@ -261,6 +322,45 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
     ]);
     expect(await allowsIn(c, sessionId)).to.equal(1);
   });
+
+  it("kill -9 of the replica whose pipeline waits for the selection: the answer on the other replica completes the run", async () => {
+    const ros = await RosEndpointFixture.start({ [AK]: SECRET });
+    ros.timeline = ["CREATE_COMPLETE"];
+    try {
+      c = await cluster(2, undefined, {
+        script: PIPELINE_SCRIPT,
+        env: { ALIBABA_CLOUD_ACCESS_KEY_ID: AK, ALIBABA_CLOUD_ACCESS_KEY_SECRET: SECRET, IAC_CODE_ROS_ENDPOINT: ros.url },
+      });
+      const [a, b] = c.replicas;
+      const pipeline = { metadata: { iac_code: { cwd: c.workspace, runMode: "pipeline" } } };
+      let waiting = await sendUntilInput(a.url, "Deploy a small web app", pipeline);
+      // The template writes of the two candidates, allowed on A one after the other.
+      while (waiting.envelope.kind === "permission") {
+        waiting = (await answerInput(a.url, waiting, { decision: "allow_once" })).waiting!;
+      }
+      expect(waiting.envelope.kind).to.equal("candidate_selection");
+      const before = await pipelineState(a.url, waiting.taskId);
+      await a.stop("SIGKILL");
+      await sleep(LEASE_SECONDS * 1000 + 1500);
+
+      // B serves the run's state from the shared store, then takes the selection.
+      const onB = await pipelineState(b.url, waiting.taskId);
+      expect(onB.snapshot).to.deep.include({ status: "waiting_input", lastSequence: before.snapshot.lastSequence });
+      const deploy = (await answerInput(b.url, waiting, { selectedId: "1" })).waiting!;
+      expect(deploy.envelope).to.include({ kind: "permission", toolName: "ros_deploy" });
+      const end = await answerInput(b.url, deploy, { decision: "allow_once" });
+      expect(stateOf(end.events.at(-1)!)).to.equal("TASK_STATE_COMPLETED");
+      expect(ros.callsOf("CreateStack")).to.have.length(1);
+      const after = await pipelineState(b.url, waiting.taskId, 0);
+      const types = after.events.map((e) => e.eventType);
+      expect(types.filter((t) => t === "pipeline_completed")).to.have.length(1);
+      const sequences = after.events.map((e) => e.sequence);
+      expect(sequences).to.deep.equal(sequences.map((_, i) => sequences[0] + i));
+      expect(new Set(after.events.map((e) => e.eventId)).size).to.equal(after.events.length);
+    } finally {
+      await ros.close();
+    }
+  }); // prettier-ignore
 
   it("Redis restarted (AOF on) while idle: the replicas reconnect and serve the same tasks", async () => {
     c = await cluster(2, undefined, STEADY);
