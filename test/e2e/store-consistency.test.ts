@@ -59,7 +59,11 @@ interface TaskJson {
   contextId: string;
   status?: { state?: string };
   history?: Array<{ role?: string; parts?: Array<{ text?: string }> }>;
-  metadata?: { iac_code?: { input?: { kind?: string; inputId?: string; toolUseId?: string } } };
+  metadata?: {
+    iac_code?: {
+      input?: { kind?: string; inputId?: string; toolUseId?: string; options?: Array<{ id: string }> };
+    };
+  };
 }
 
 interface StoredContext {
@@ -240,37 +244,48 @@ describe("e2e: kill -9 at random moments, conversation and task state agree", fu
     });
     const meta = { metadata: { iac_code: { cwd: workspace, runMode: "pipeline" } } };
     let contextId: string | undefined;
-    let kills = 0;
-    let done = false;
-    for (let i = 0; i < 20 && !done; i++) {
+    /** Sends the next message of the run: an answer to what waits, else the start or "continue". */
+    const nextMessage = async (url: string, first: boolean) => {
+      const waiting = contextId ? await inputWaiting(url, contextId) : undefined;
+      if (waiting) return { message: inputAnswer(waiting), answered: waiting.inputId };
+      const text = first ? "Deploy a small web app" : "continue";
+      return {
+        message: userMessage(text, { ...meta, ...(contextId ? { contextId } : {}) }),
+        answered: undefined,
+      };
+    };
+    // Four processes killed at a random moment of the run (a message on the context continues a run
+    // that has not ended: it owns its context).
+    for (let i = 0; i < 4; i++) {
       server = await startSourceCli(["a2a", "--config", file], env);
-      // A message on the context: the first starts the run, later ones continue it (a run that has
-      // not ended owns its context); an input that waits (a permission, the selection) is answered.
-      let message = userMessage(i === 0 ? "Deploy a small web app" : "continue", {
-        ...meta,
-        ...(contextId ? { contextId } : {}),
-      });
-      if (contextId) {
-        const waiting = await inputWaiting(server.url, contextId);
-        if (waiting) message = inputAnswer(waiting);
-      }
+      const { message } = await nextMessage(server.url, i === 0);
       const stream = await openStream(server.url, "SendStreamingMessage", { message });
       const first = await stream.next();
       contextId ??= (resultOf(first!).task as AnyJson).contextId as string;
-      // The first rounds are killed at a random moment; then the run may finish.
-      const killAfter = kills < 4 ? random(900) : undefined;
-      const end = await Promise.race([
-        stream.until((e) => ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED"].includes(stateOf(e) ?? "") || isInputRequest(e)),
-        ...(killAfter !== undefined ? [sleep(killAfter).then(() => undefined)] : []),
-      ]); // prettier-ignore
-      if (killAfter !== undefined) kills++;
-      else expect(end, "the round ends at the selection or at the end of the run").to.not.equal(undefined);
-      await server.stop(killAfter !== undefined ? "SIGKILL" : "SIGTERM");
+      await sleep(random(900));
+      await server.stop("SIGKILL");
       stream.stop();
       server = undefined;
-      const events = await checkJournal(persistDir, contextId);
-      done = events.some((e) => e.eventType === "pipeline_completed");
+      await checkJournal(persistDir, contextId);
     }
+    // Then one process takes the run to its end, each wait answered as it comes.
+    server = await startSourceCli(["a2a", "--config", file], env);
+    let done = false;
+    for (let step = 0; step < 20 && !done; step++) {
+      const { message, answered } = await nextMessage(server.url, false);
+      const stream = await openStream(server.url, "SendStreamingMessage", { message });
+      // The next wait (not the one just answered, which the first event still shows) or the end.
+      const events = await stream.until(
+        (e) =>
+          (isInputRequest(e) &&
+            (iacOf(e)?.input as { inputId?: string } | undefined)?.inputId !== answered) ||
+          ["TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"].includes(stateOf(e) ?? ""),
+      );
+      stream.stop();
+      done = stateOf(events.at(-1)!) === "TASK_STATE_COMPLETED";
+    }
+    await server.stop();
+    server = undefined;
     expect(done, "the pipeline completed").to.equal(true);
     const events = await checkJournal(persistDir, contextId!);
     expect(events.filter((e) => e.eventType === "pipeline_completed")).to.have.length(1);
@@ -285,6 +300,8 @@ interface Waiting {
   kind: string;
   inputId: string;
   toolUseId: string;
+  /** The last option offered (the second candidate when both passed). */
+  option?: string;
 }
 
 /** The input the context's latest task waits for, if any. */
@@ -293,14 +310,25 @@ async function inputWaiting(url: string, contextId: string): Promise<Waiting | u
   const task = page.tasks[0];
   const input = task?.metadata?.iac_code?.input;
   return task?.status?.state === "TASK_STATE_INPUT_REQUIRED" && input?.inputId
-    ? { task, kind: input.kind ?? "", inputId: input.inputId, toolUseId: input.toolUseId ?? "" }
+    ? {
+        task,
+        kind: input.kind ?? "",
+        inputId: input.inputId,
+        toolUseId: input.toolUseId ?? "",
+        option: input.options?.at(-1)?.id,
+      }
     : undefined;
 }
 
-/** allow_once for a permission, the second candidate for the selection. */
+/** allow_once for a permission, the last option offered for a choice (or a free text without one). */
 function inputAnswer(waiting: Waiting): Record<string, unknown> {
-  const { task, kind, inputId, toolUseId } = waiting;
-  const answer = kind === "permission" ? { decision: "allow_once" } : { selectedId: "1" };
+  const { task, kind, inputId, toolUseId, option } = waiting;
+  const answer =
+    kind === "permission"
+      ? { decision: "allow_once" }
+      : option !== undefined
+        ? { selectedId: option }
+        : { freeText: "a small web app, please" };
   return userMessage("", {
     taskId: task.id,
     contextId: task.contextId,

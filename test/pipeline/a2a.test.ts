@@ -214,6 +214,43 @@ describe("pipeline over A2A (@a2a-js/sdk client)", function () {
     expect(next.flatMap(envelopesOf)).to.deep.equal([]);
   });
 
+  it("a selection naming no option is refused as invalid params; the selection stays open for a right one", async () => {
+    const first = await stream(message([{ text: "Deploy a small web app" }], pipelineMeta()));
+    const task = first[0].payload?.$case === "task" ? first[0].payload.value : undefined;
+    const input = iacOf(first.at(-1)!)!.input as Meta;
+    expect(input.kind).to.equal("candidate_selection");
+    const part = (selectedId: string) => ({
+      mediaType: "application/json",
+      data: {
+        schemaVersion: 1,
+        kind: "candidate_selection",
+        requestTaskId: task!.id,
+        inputId: input.inputId,
+        toolUseId: input.toolUseId,
+        selectedId,
+      },
+    });
+    const answer = (selectedId: string) => ({
+      message: {
+        messageId: `m-${Math.random().toString(16).slice(2)}`,
+        role: "ROLE_USER",
+        taskId: task!.id,
+        contextId: task!.contextId,
+        parts: [part(selectedId)],
+      },
+    });
+    const rpc = await fetch(a2a.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: answer("9") }),
+    });
+    const error = ((await rpc.json()) as { error: { code: number; message: string } }).error;
+    expect(error.code).to.equal(-32602);
+    expect(error.message).to.contain(`Unknown option 9 for input ${String(input.inputId)}`);
+    const done = await stream(message([part("1")], { taskId: task!.id, contextId: task!.contextId }));
+    expect(stateOf(done.at(-1)!)).to.equal(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it("refuses an unknown pipeline name before any task exists", async () => {
     const before = await client.listTasks({ pageSize: 100 } as never);
     let error: { name?: string; message?: string } | undefined;

@@ -12,7 +12,8 @@ import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import { agentRun } from "../agui/harness.js";
 import type { WireEvent } from "../agui/helpers.js";
-import { cleanEnv, startCli, type CliChild } from "../e2e/helpers.js";
+import { cleanEnv, sendUntilInput, startCli, type CliChild } from "../e2e/helpers.js";
+import { openStream, rpc, stateOf, userMessage } from "../a2a/helpers.js";
 import { RosEndpointFixture } from "../fixtures/ros-endpoint.js";
 import { removeTempDirs, tempDir } from "../runtime/helpers.js";
 import { AK, PIPELINE_SCRIPT, SECRET } from "./helpers.js";
@@ -145,4 +146,51 @@ describe("pipeline: kill -9 while waiting for the selection", function () {
     expect(sequences).to.deep.equal([...sequences].sort((a, b) => a - b));
     expect(ros.callsOf("CreateStack")[0].params.TemplateBody).to.contain("VSwitchB");
   });
+
+  it("after a restart, a selection naming no option ends the turn with the reason; the context then takes the next message", async () => {
+    ros = await RosEndpointFixture.start({ [AK]: SECRET });
+    const dir = await tempDir("iac-pipeline-kill-bad-");
+    const workspace = path.join(dir, "workspace");
+    mkdirSync(workspace, { recursive: true });
+    const config = path.join(dir, "a2a-server.yml");
+    writeFileSync(
+      config,
+      [`port: ${await freePort()}`, `persistence-dir: ${path.join(dir, "persist")}`, "provider: scripted",
+        `script: ${PIPELINE_SCRIPT}`, "auto-approve-permissions: true", "mode: pipeline"].join("\n"),
+    ); // prettier-ignore
+    const env = cleanEnv(dir, {
+      IAC_CODE_CONFIG_DIR: path.join(dir, "config"),
+      IACCODE_A2A_ALLOWED_CWDS: dir,
+      ALIBABA_CLOUD_ACCESS_KEY_ID: AK,
+      ALIBABA_CLOUD_ACCESS_KEY_SECRET: SECRET,
+      IAC_CODE_ROS_ENDPOINT: ros.url,
+    });
+    a2a = await startCli(["a2a", "--config", config], env);
+    const waiting = await sendUntilInput(a2a.url, "Deploy a small web app", { metadata: { iac_code: { cwd: workspace } } });
+    expect(waiting.envelope.kind).to.equal("candidate_selection");
+    a2a.child.kill("SIGKILL");
+    await new Promise((resolve) => a2a!.child.once("exit", resolve));
+    a2a = await startCli(["a2a", "--config", config], env);
+
+    const bad = await openStream(a2a.url, "SendStreamingMessage", {
+      message: userMessage("", {
+        taskId: waiting.taskId,
+        contextId: waiting.contextId,
+        parts: [{ mediaType: "application/json", data: { schemaVersion: 1, kind: "candidate_selection",
+          requestTaskId: waiting.taskId, inputId: waiting.envelope.inputId as string, toolUseId: waiting.envelope.toolUseId as string,
+          selectedId: "9" } }],
+      }),
+    }); // prettier-ignore
+    const events = await bad.rest();
+    const last = events.at(-1)!;
+    // Refused at once (invalid params), or taken and then ended: either way nothing waits on a dead answer.
+    if ("error" in last) expect((last.error as { code: number }).code).to.equal(-32602);
+    else expect(stateOf(last)).to.be.oneOf(["TASK_STATE_FAILED", "TASK_STATE_INPUT_REQUIRED"]);
+    const next = await rpc(a2a.url, "SendMessage", {
+      message: userMessage("what now?", { contextId: waiting.contextId, metadata: { iac_code: { cwd: workspace } } }),
+    });
+    expect(next.body.error, JSON.stringify(next.body.error)).to.equal(undefined);
+    const task = (next.body.result as { task: { status: { state: string; message?: { parts: Array<{ text?: string }> } } } }).task;
+    expect(JSON.stringify(task.status)).to.not.contain("A turn is already running");
+  }); // prettier-ignore
 });

@@ -6,7 +6,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
-import { ERROR_CODE_MESSAGES, errorCodeFor } from "../../runtime/errors.js";
+import { ERROR_CODE_MESSAGES, errorCodeFor, InvalidInputAnswerError } from "../../runtime/errors.js";
 import type {
   AgentSession,
   InputRequest,
@@ -148,9 +148,17 @@ export class TurnExecution {
     if (!pending) throw invalidParams("permission_resume_invalid: pending permission is not active.");
     if (!matchesRequest(parsed, pending))
       throw invalidParams("input_response_mismatch: permission correlation does not match.");
-    if (!session.answerInput(parsed.answer)) {
-      throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
+    let taken: boolean;
+    try {
+      taken = session.answerInput(parsed.answer);
+    } catch (error) {
+      // An answer that does not fit the question (an unknown option...): the client's to fix; the
+      // wait stays open for a right one.
+      if (error instanceof InvalidInputAnswerError)
+        throw invalidParams(`input_response_invalid: ${error.message}`);
+      throw error;
     }
+    if (!taken) throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
     this.pending = undefined;
     this.accept(parsed, message);
   }
@@ -221,12 +229,13 @@ export class TurnExecution {
     resume?: ParsedAnswer,
   ): Promise<void> {
     let session: AgentSession | undefined;
+    let iterator: AsyncIterator<RuntimeEvent> | undefined;
     try {
       session = await open();
       this.sessionId = session.sessionId;
       if (this.canceling) throw new CanceledSignal();
       this.status(pb.TaskState.WORKING, {});
-      const iterator = events(session)[Symbol.asyncIterator]();
+      iterator = events(session)[Symbol.asyncIterator]();
       const next = abortableSteps(iterator, [this.signal, this.detachController.signal]);
       for (;;) {
         const step = await next();
@@ -253,6 +262,11 @@ export class TurnExecution {
           errorId,
           false,
         );
+        // The runtime's turn may be waiting (for an answer, a tool): stop it, so its session is
+        // free for the next turn instead of busy forever.
+        this.controller.abort();
+        const unwound = iterator?.return?.().catch(() => undefined);
+        if (unwound) await boundedWait(unwound, CANCEL_UNWIND_MS);
         this.finish();
       }
     } finally {
