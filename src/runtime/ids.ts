@@ -1,6 +1,6 @@
 // Identifier helpers. Ids that name files on disk are validated here so a
 // caller-supplied session id can never point outside the sessions directory.
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 
 const SAFE_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -12,13 +12,23 @@ export function newSessionId(): string {
   return randomUUID();
 }
 
+/**
+ * n random hex digits (up to 30), from randomUUID: it draws from a pool of
+ * entropy refilled in batches, where randomBytes makes a call per id.
+ */
+function randomHex(n: number): string {
+  const u = randomUUID();
+  // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: skip the version digit and the variant's fixed bits.
+  return (u.slice(0, 8) + u.slice(9, 13) + u.slice(15, 18) + u.slice(20, 23) + u.slice(24, 36)).slice(0, n);
+}
+
 export function newMessageId(): string {
-  return `msg_${randomBytes(12).toString("hex")}`;
+  return `msg_${randomHex(24)}`;
 }
 
 /** permission-<32 hex>, the stable id of a permission input request. */
 export function newPermissionInputId(): string {
-  return `permission-${randomBytes(16).toString("hex")}`;
+  return `permission-${randomHex(30)}${randomHex(2)}`;
 }
 
 export function askInputId(toolUseId: string): string {
@@ -26,9 +36,9 @@ export function askInputId(toolUseId: string): string {
 }
 
 export function newErrorId(): string {
-  return `err_${randomBytes(8).toString("hex")}`;
+  return `err_${randomHex(16)}`;
 }
 
 export function newToolUseId(): string {
-  return `toolu_${randomBytes(12).toString("hex")}`;
+  return `toolu_${randomHex(24)}`;
 }

@@ -66,6 +66,7 @@ export interface SessionData {
   create(meta: SessionMeta): Promise<void>;
   /** Resolves once every staged write is durable. */
   flush(): Promise<void>;
+  /** The append methods stage the row and resolve at once (see StoredSession.append). */
   appendMessage(message: Message): Promise<void>;
   appendMarker(marker: Message, insertBefore: string): Promise<void>;
   appendToolResult(assistantMessageId: string, block: ToolResultBlock): Promise<void>;
@@ -195,9 +196,17 @@ class StoredSession implements SessionData {
     return this.append(this.usage, { ts: new Date().toISOString(), ...record });
   }
 
+  /**
+   * Stages the row: it is committed with whatever the group commit writes next
+   * (the task state the server tells a client about, which waits for that
+   * commit, or the flush at the end of the turn), so a turn does not wait for a
+   * transaction of its own per row. What must be durable before something else
+   * happens (the waiting round before a side effect, an audit line) awaits its
+   * commit.
+   */
   private append(log: StoreLog, record: unknown): Promise<void> {
     log.append([JSON.stringify(record)]);
-    return this.store.commit();
+    return Promise.resolve();
   }
 
   /**
