@@ -39,6 +39,7 @@ class Runtime implements AgentRuntime {
   ) {}
 
   async openSession(options: { contextId: string; cwd: string; sessionId?: string }): Promise<AgentSession> {
+    const fresh = options.sessionId === undefined;
     const sessionId = options.sessionId ?? newSessionId();
     if (!isSafeId(sessionId)) throw new Error("Invalid session id.");
     const cached = this.sessions.get(sessionId);
@@ -58,6 +59,7 @@ class Runtime implements AgentRuntime {
       sessionId,
       contextId: options.contextId,
       cwd: options.cwd,
+      fresh,
     });
     this.sessions.set(sessionId, opening);
     opening.catch(() => this.sessions.delete(sessionId));

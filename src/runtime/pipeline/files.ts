@@ -93,9 +93,14 @@ export class PipelineFiles {
   ) {}
 
   /** The pipeline part of a session (reads need no context: "" when it is not known). */
-  static async open(store: RuntimeStore, sessionId: string, contextId = ""): Promise<PipelineFiles> {
+  static async open(
+    store: RuntimeStore,
+    sessionId: string,
+    contextId = "",
+    fresh = false,
+  ): Promise<PipelineFiles> {
     const scope = partOf(sessionScope(sessionId, contextId), "pipeline");
-    return new PipelineFiles(store, scope, await store.log(scope, "events"));
+    return new PipelineFiles(store, scope, await store.log(scope, "events", { fresh }));
   }
 
   /** The part of one step attempt's transcript. */

@@ -54,9 +54,10 @@ export class PipelineHost {
     private meta: PipelineMeta | undefined,
   ) {}
 
-  static async open(session: SessionContext, contextId: string): Promise<PipelineHost> {
-    const files = await PipelineFiles.open(session.deps.store, session.sessionId, contextId);
-    const loaded = await files.load();
+  /** `fresh`: a session just created, with no run to load. */
+  static async open(session: SessionContext, contextId: string, fresh = false): Promise<PipelineHost> {
+    const files = await PipelineFiles.open(session.deps.store, session.sessionId, contextId, fresh);
+    const loaded = fresh ? undefined : await files.load();
     const host = new PipelineHost(session, contextId, files, loaded?.meta);
     if (
       loaded &&

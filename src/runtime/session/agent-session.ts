@@ -75,20 +75,25 @@ export class RuntimeSession implements AgentSession {
     return this.parts.logger;
   }
 
-  /** Opens a new session, or restores a saved one (conversation repaired, pending round kept). */
+  /**
+   * Opens a new session, or restores a saved one (conversation repaired,
+   * pending round kept). `fresh`: the session id was just made, so the store
+   * holds nothing of it (nothing is read).
+   */
   static async open(
     deps: SessionDeps,
-    args: { sessionId: string; contextId: string; cwd: string },
+    args: { sessionId: string; contextId: string; cwd: string; fresh?: boolean },
   ): Promise<RuntimeSession> {
     const workspace = await Workspace.open(args.cwd);
     const scope = sessionScope(args.sessionId, args.contextId);
     const logger = deps.logger.child({ sessionId: args.sessionId });
+    const fresh = args.fresh === true;
     const [store, auditLog] = await Promise.all([
-      openSessionData(deps.store, scope, deps.logger),
-      deps.store.log(scope, "permission-audit"),
+      openSessionData(deps.store, scope, deps.logger, fresh),
+      deps.store.log(scope, "permission-audit", { fresh }),
     ]);
     const audit = new AuditLog(deps.store, auditLog, logger);
-    const meta = await store.readMeta();
+    const meta = fresh ? undefined : await store.readMeta();
     if (!meta) {
       await store.create({
         version: 1,
@@ -108,7 +113,7 @@ export class RuntimeSession implements AgentSession {
         [],
         undefined,
       );
-      created.pipeline = await PipelineHost.open(created.parts, args.contextId);
+      created.pipeline = await PipelineHost.open(created.parts, args.contextId, fresh);
       return created;
     }
     if (meta.cwd !== workspace.cwd) throw new Error("The session belongs to a different workspace.");

@@ -131,15 +131,16 @@ export function rebuildConversation(rows: readonly string[], logger: Logger, lab
   return messages;
 }
 
-/** Opens the data of a session (or of a step attempt's transcript) in the store. */
+/** Opens the data of a session (or of a step attempt's transcript) in the store; `fresh`: it is new. */
 export async function openSessionData(
   store: RuntimeStore,
   scope: StoreScope,
   logger: Logger,
+  fresh = false,
 ): Promise<SessionData> {
   const [conversation, usage] = await Promise.all([
-    store.log(scope, "conversation"),
-    store.log(scope, "usage"),
+    store.log(scope, "conversation", { fresh }),
+    store.log(scope, "usage", { fresh }),
   ]);
   return new StoredSession(store, scope, conversation, usage, logger);
 }
@@ -166,9 +167,10 @@ class StoredSession implements SessionData {
     return parseJson<SessionMeta>(await this.store.get(this.scope, "session"));
   }
 
+  /** Stages the identity; it is committed before, or with, anything that refers to it. */
   create(meta: SessionMeta): Promise<void> {
     this.store.put(this.scope, "session", JSON.stringify(meta));
-    return this.store.commit();
+    return Promise.resolve();
   }
 
   flush(): Promise<void> {

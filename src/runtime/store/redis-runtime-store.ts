@@ -104,9 +104,10 @@ export class RedisRuntimeStore implements RuntimeStore {
     };
   }
 
-  async log(scope: StoreScope, name: string): Promise<StoreLog> {
-    await this.host.commit();
+  async log(scope: StoreScope, name: string, options: { fresh?: boolean } = {}): Promise<StoreLog> {
     const key = `${partKey(scope)}l:${name}`;
+    if (options.fresh) return new RedisLog(this, scope, key, 1);
+    await this.host.commit();
     return new RedisLog(this, scope, key, (await this.redis.llen(key)) + 1);
   }
 

@@ -35,9 +35,10 @@ export interface StoreLog {
 export interface RuntimeStore {
   /**
    * The log `name` of a scope. A handle keeps the numbering: a log has one
-   * writer at a time, the session (or step attempt) that opened it.
+   * writer at a time, the session (or step attempt) that opened it. `fresh`:
+   * the scope is new (a session just created), so the log is known empty.
    */
-  log(scope: StoreScope, name: string): Promise<StoreLog>;
+  log(scope: StoreScope, name: string, options?: { fresh?: boolean }): Promise<StoreLog>;
   /** A document of a scope (undefined when there is none). */
   get(scope: StoreScope, name: string): Promise<string | undefined>;
   /** Stages a document (undefined removes it). */

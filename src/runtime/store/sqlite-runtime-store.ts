@@ -138,7 +138,8 @@ export class SqliteRuntimeStore implements RuntimeStore, StagedWriter {
     });
   }
 
-  log(scope: StoreScope, name: string): Promise<StoreLog> {
+  log(scope: StoreScope, name: string, options: { fresh?: boolean } = {}): Promise<StoreLog> {
+    if (options.fresh) return Promise.resolve(new SqliteLog(this, scope, name, 1));
     return settled(() => {
       this.hooks.commitNow();
       const last = this.selectLast.get(scope.sessionId, scope.part, name)?.last ?? 0;
