@@ -24,12 +24,32 @@ export function estimateTextTokens(text: string): number {
   return Math.ceil((text.length - cjk) / 4 + cjk / 1.5);
 }
 
+/**
+ * The estimate of the parts every model call of a turn repeats (the system
+ * prompt, the tool definitions), kept by value: consecutive turns mostly have
+ * the same, and counting a long text costs a scan of it.
+ */
+const fixedEstimates = new Map<string, number>();
+const MAX_FIXED_ESTIMATES = 64;
+
+function fixedTokens(key: string, text: () => string): number {
+  let tokens = fixedEstimates.get(key);
+  if (tokens === undefined) {
+    tokens = estimateTextTokens(text());
+    if (fixedEstimates.size >= MAX_FIXED_ESTIMATES) fixedEstimates.clear();
+    fixedEstimates.set(key, tokens);
+  }
+  return tokens;
+}
+
 export function estimateTokens(
   system: string,
   messages: readonly Message[],
   tools: readonly ToolDefinition[],
 ): number {
-  let total = estimateTextTokens(system) + estimateTextTokens(JSON.stringify(tools));
+  // Tools are the process's own: the same names are the same definitions.
+  const toolsKey = `tools:${tools.map((t) => t.name).join(",")}`;
+  let total = fixedTokens(system, () => system) + fixedTokens(toolsKey, () => JSON.stringify(tools));
   for (const message of messages) {
     for (const block of message.content) {
       if (block.type === "text") total += estimateTextTokens(block.text);

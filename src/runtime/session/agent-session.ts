@@ -6,6 +6,7 @@
 // resumeTurn() can finish the round.
 import type { Logger } from "pino";
 import { t } from "../../i18n/index.js";
+import { abortError } from "../abort.js";
 import { errorMessage } from "../errors.js";
 import { newMessageId } from "../ids.js";
 import type { ContentBlock, Message } from "../messages.js";
@@ -32,6 +33,9 @@ import { startTurn, turnLanguage } from "./turn.js";
 import { guardTurn, turnErrorEvent } from "./turn-errors.js";
 import { runAgentLoop } from "./turn-loop.js";
 import { WaitingRound } from "./waiting-round.js";
+
+/** The abort reason of a closed session (an AbortError, as abort() would give, made once). */
+const SESSION_CLOSED = abortError();
 
 export class RuntimeSession implements AgentSession {
   private busy = false;
@@ -176,7 +180,8 @@ export class RuntimeSession implements AgentSession {
 
   async close(): Promise<void> {
     this.closed = true;
-    this.lifetime.abort();
+    // A reason of our own: abort() without one builds a DOMException (with its stack) every time.
+    this.lifetime.abort(SESSION_CLOSED);
     await this.parts.store.flush();
   }
 

@@ -8,6 +8,11 @@ import path from "node:path";
 import { isInside } from "../../server/workspace-roots.js";
 import { ToolError } from "../errors.js";
 
+/** Workspaces opened lately, by the path given (see Workspace.open). */
+const opened = new Map<string, { workspace: Workspace; at: number }>();
+const REOPEN_MS = 1000;
+const MAX_OPENED = 256;
+
 export class Workspace {
   private constructor(
     /** The workspace as given (absolute, normalised). */
@@ -16,11 +21,18 @@ export class Workspace {
     readonly root: string,
   ) {}
 
-  /** Opened once per session: one realpath(3) and one stat, synchronous (cheaper than two thread-pool round trips). */
+  /**
+   * Opened once per session: one realpath(3) and one stat, synchronous
+   * (cheaper than two thread-pool round trips), and remembered for a second
+   * (a server opens many sessions in the same few workspaces). Every tool path
+   * is still resolved and checked against the root when it is used.
+   */
   static open(cwd: string): Promise<Workspace> {
     return new Promise((resolve) => {
       if (!path.isAbsolute(cwd)) throw new Error("The workspace must be an absolute path.");
       const normalised = path.resolve(cwd);
+      const known = opened.get(normalised);
+      if (known && Date.now() - known.at < REOPEN_MS) return resolve(known.workspace);
       let real: string;
       try {
         real = realpathSync.native(normalised);
@@ -29,7 +41,10 @@ export class Workspace {
       }
       if (!statSync(real, { throwIfNoEntry: false })?.isDirectory())
         throw new Error("The workspace is not a directory.");
-      resolve(new Workspace(normalised, real));
+      const workspace = new Workspace(normalised, real);
+      if (opened.size >= MAX_OPENED) opened.clear();
+      opened.set(normalised, { workspace, at: Date.now() });
+      resolve(workspace);
     });
   }
 
