@@ -3,7 +3,7 @@
 // escape, no foreign absolute path) and physically (its real path, after
 // symbolic links, is inside the workspace's real path).
 import { realpathSync, statSync } from "node:fs";
-import { lstat, realpath, stat } from "node:fs/promises";
+import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../../server/workspace-roots.js";
 import { ToolError } from "../errors.js";
