@@ -15,6 +15,7 @@ export const contractTitles: Readonly<Record<string, string>> = {
   "a2a/pipeline-envelope": "PipelineEnvelope",
   "a2a/pipeline-snapshot": "PipelineSnapshot",
   "a2a/pipeline-state": "PipelineStateResponse",
+  "a2a/readiness": "A2AReadiness",
   "a2a/rest-error": "RestError",
   "a2a/thinking-exposure-params": "ThinkingExposureParams",
   "agui/cancel-request": "CancelRequest",

@@ -48,6 +48,7 @@ export const schemaIndex = {
   "a2a/pipeline-envelope": { id: "https://schemas.iac-code.dev/a2a/pipeline-envelope.json", title: "PipelineEnvelope", file: "schemas/a2a/pipeline-envelope.json", validate: V.v_a2a_pipeline_envelope },
   "a2a/pipeline-snapshot": { id: "https://schemas.iac-code.dev/a2a/pipeline-snapshot.json", title: "PipelineSnapshot", file: "schemas/a2a/pipeline-snapshot.json", validate: V.v_a2a_pipeline_snapshot },
   "a2a/pipeline-state": { id: "https://schemas.iac-code.dev/a2a/pipeline-state.json", title: "PipelineStateResponse", file: "schemas/a2a/pipeline-state.json", validate: V.v_a2a_pipeline_state },
+  "a2a/readiness": { id: "https://schemas.iac-code.dev/a2a/readiness.json", title: "A2AReadiness", file: "schemas/a2a/readiness.json", validate: V.v_a2a_readiness },
   "a2a/rest-error": { id: "https://schemas.iac-code.dev/a2a/rest-error.json", title: "RestError", file: "schemas/a2a/rest-error.json", validate: V.v_a2a_rest_error },
   "a2a/thinking-exposure-params": { id: "https://schemas.iac-code.dev/a2a/thinking-exposure-params.json", title: "ThinkingExposureParams", file: "schemas/a2a/thinking-exposure-params.json", validate: V.v_a2a_thinking_exposure_params },
   "agui/cancel-request": { id: "https://schemas.iac-code.dev/agui/cancel-request.json", title: "CancelRequest", file: "schemas/agui/cancel-request.json", validate: V.v_agui_cancel_request },
@@ -167,6 +168,10 @@ export function parsePipelineSnapshot(value: unknown): ParseResult<T.PipelineSna
 
 export function parsePipelineStateResponse(value: unknown): ParseResult<T.PipelineStateResponse> {
   return parseWith<T.PipelineStateResponse>(V.v_a2a_pipeline_state, value);
+}
+
+export function parseA2AReadiness(value: unknown): ParseResult<T.A2AReadiness> {
+  return parseWith<T.A2AReadiness>(V.v_a2a_readiness, value);
 }
 
 export function parseRestError(value: unknown): ParseResult<T.RestError> {

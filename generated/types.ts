@@ -604,6 +604,7 @@ export interface IacCodeContracts {
   "a2a/pipeline-envelope"?: PipelineEnvelope1;
   "a2a/pipeline-snapshot"?: PipelineSnapshot;
   "a2a/pipeline-state"?: PipelineStateResponse;
+  "a2a/readiness"?: A2AReadiness;
   "a2a/rest-error"?: RestError;
   "a2a/thinking-exposure-params"?: ThinkingExposureParams;
   "agui/cancel-request"?: CancelRequest;
@@ -2110,6 +2111,57 @@ export interface PipelineSnapshot {
 export interface PipelineStateResponse {
   snapshot: PipelineSnapshot;
   events: PipelineEnvelope1[];
+}
+/**
+ * Body of GET /iac-code/readiness on the A2A server: whether a real model and Alibaba Cloud credentials are configured, and what is missing when not. Names of settings only, never their values (no secret).
+ */
+export interface A2AReadiness {
+  schemaVersion: 1;
+  /**
+   * The model the turns use.
+   */
+  llm: {
+    /**
+     * true when a real model is configured with what it needs (a key where the provider requires one); false in demo mode.
+     */
+    ready: boolean;
+    /**
+     * true when nothing is configured and the bundled demo script answers.
+     */
+    demo: boolean;
+    /**
+     * Provider key (demo in demo mode).
+     */
+    provider: string;
+    model: string;
+    /**
+     * Where the provider choice came from: options, env, settings, base_url, model, default or demo.
+     */
+    source?: string;
+    /**
+     * What to set for the model to be ready (setting or variable names).
+     */
+    missing: string[];
+  };
+  /**
+   * Alibaba Cloud credentials of the server (a request may still bring its own).
+   */
+  cloud: {
+    /**
+     * true when a credential resolves: the cloud tools are registered.
+     */
+    ready: boolean;
+    provider: "aliyun";
+    /**
+     * Where the credential came from.
+     */
+    source?: "env" | "config_file" | "aliyun_cli";
+    regionId?: string;
+    /**
+     * What to set for credentials to resolve (variable or file names).
+     */
+    missing: string[];
+  };
 }
 /**
  * Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {"error":"Unauthorized"}.)

@@ -13,6 +13,7 @@ export declare const v_a2a_pipeline_batch: ValidateFunction;
 export declare const v_a2a_pipeline_envelope: ValidateFunction;
 export declare const v_a2a_pipeline_snapshot: ValidateFunction;
 export declare const v_a2a_pipeline_state: ValidateFunction;
+export declare const v_a2a_readiness: ValidateFunction;
 export declare const v_a2a_rest_error: ValidateFunction;
 export declare const v_a2a_thinking_exposure_params: ValidateFunction;
 export declare const v_agui_cancel_request: ValidateFunction;

@@ -310,6 +310,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/iac-code/readiness": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether a real model and Alibaba Cloud credentials are configured
+         * @description What the server would need to answer with a real model (not the demo script) and to call Alibaba Cloud - the names of the missing settings, never a value. Behind the server's auth when auth is configured.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/message:send": {
         parameters: {
             query?: never;
@@ -504,6 +524,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         A2AHealth: components["schemas"]["health"];
+        A2AReadiness: components["schemas"]["readiness"];
         AgentCapabilities: {
             extendedAgentCard?: boolean;
             extensions?: components["schemas"]["AgentExtension"][];
@@ -963,6 +984,43 @@ export interface components {
         PipelineStateResponse: components["schemas"]["pipeline-state"];
         PlainError: {
             error: string;
+        };
+        /**
+         * A2AReadiness
+         * @description Body of GET /iac-code/readiness on the A2A server: whether a real model and Alibaba Cloud credentials are configured, and what is missing when not. Names of settings only, never their values (no secret).
+         */
+        readiness: {
+            /** @description Alibaba Cloud credentials of the server (a request may still bring its own). */
+            cloud: {
+                /** @description What to set for credentials to resolve (variable or file names). */
+                missing: string[];
+                /** @constant */
+                provider: "aliyun";
+                /** @description true when a credential resolves: the cloud tools are registered. */
+                ready: boolean;
+                regionId?: string;
+                /**
+                 * @description Where the credential came from.
+                 * @enum {unknown}
+                 */
+                source?: "env" | "config_file" | "aliyun_cli";
+            };
+            /** @description The model the turns use. */
+            llm: {
+                /** @description true when nothing is configured and the bundled demo script answers. */
+                demo: boolean;
+                /** @description What to set for the model to be ready (setting or variable names). */
+                missing: string[];
+                model: string;
+                /** @description Provider key (demo in demo mode). */
+                provider: string;
+                /** @description true when a real model is configured with what it needs (a key where the provider requires one); false in demo mode. */
+                ready: boolean;
+                /** @description Where the provider choice came from: options, env, settings, base_url, model, default or demo. */
+                source?: string;
+            };
+            /** @constant */
+            schemaVersion: 1;
         };
         /**
          * RestError
@@ -1947,6 +2005,27 @@ export interface operations {
                     "application/json": components["schemas"]["PlainError"];
                 };
             };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The model's and the cloud credentials' readiness. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["readiness"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
         };
     };
     sendMessage: {

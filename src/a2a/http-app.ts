@@ -1,4 +1,4 @@
-// The Koa application of the A2A HTTP surface: health and agent card (public),
+// The Koa application of the A2A HTTP surface: health and agent card (public), readiness,
 // the JSON-RPC endpoint (authenticated when auth is configured), and a hook to
 // mount more routers (the REST binding comes next).
 import Koa from "koa";
@@ -6,7 +6,7 @@ import { Router } from "@koa/router";
 import type { Logger } from "pino";
 import type { ServerMetrics } from "../server/metrics.js";
 import { VERSION } from "../version.js";
-import type { RuntimeInfo } from "../runtime/seam.js";
+import type { RuntimeInfo, RuntimeReadiness } from "../runtime/seam.js";
 import type { Authenticator, AuthResult } from "./core/auth.js";
 import type { AgentCards } from "./core/card.js";
 import { parseExtensions } from "./core/service-params.js";
@@ -23,6 +23,8 @@ export interface HttpAppOptions {
   auth: Authenticator;
   cards: () => AgentCards;
   runtimeInfo: () => RuntimeInfo;
+  /** GET /iac-code/readiness (404 when the runtime cannot say). */
+  readiness?: () => RuntimeReadiness;
   logger: Logger;
   /** Served on GET /metrics, behind the same auth as the A2A methods. */
   metrics?: ServerMetrics;
@@ -74,6 +76,14 @@ export function buildHttpApp(options: HttpAppOptions): Koa<A2aState> {
     ctx.type = "application/json";
     ctx.body = json;
   });
+
+  const readiness = options.readiness;
+  if (readiness) {
+    // Names what is missing, never a value; still the operator's business: behind the auth.
+    router.get("/iac-code/readiness", requireAuth(options.auth), (ctx) => {
+      ctx.body = readiness();
+    });
+  }
 
   const metrics = options.metrics;
   if (metrics) {

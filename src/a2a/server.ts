@@ -339,6 +339,7 @@ async function listenHttp(
     auth,
     cards: getCards,
     runtimeInfo: () => deps.runtime.info(),
+    ...(deps.runtime.readiness ? { readiness: () => deps.runtime.readiness!() } : {}),
     logger,
     routers: [
       createRestRouter({ core: service, auth, logger }),

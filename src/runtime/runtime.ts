@@ -13,7 +13,15 @@ import { PipelineFiles } from "./pipeline/files.js";
 import { bundledPipeline, bundledPipelineNames } from "./pipeline/loader.js";
 import type { ProviderFactoryOptions } from "./providers/factory.js";
 import { loadScriptFile, parseScript, type Script } from "./providers/script-format.js";
-import type { AgentRuntime, AgentSession, PipelineState, RuntimeInfo, TurnOverrides } from "./seam.js";
+import { resolveCloudCredentials } from "./cloud/credentials.js";
+import type {
+  AgentRuntime,
+  AgentSession,
+  PipelineState,
+  RuntimeInfo,
+  RuntimeReadiness,
+  TurnOverrides,
+} from "./seam.js";
 import { RuntimeSession } from "./session/agent-session.js";
 import type { SessionDeps } from "./session/deps.js";
 
@@ -85,6 +93,37 @@ class Runtime implements AgentRuntime {
       ...(this.config.hint ? { hint: this.config.hint } : {}),
       ...this.deps.pipelines,
       pipelines: bundledPipelineNames(),
+    };
+  }
+
+  readiness(): RuntimeReadiness {
+    const { config, deps } = this;
+    const keyMissing = !config.demo && config.provider.requiresKey && !config.apiKey;
+    const credentials = resolveCloudCredentials({
+      env: deps.env,
+      configDir: config.configDir,
+      homeDir: deps.homeDir,
+      logger: deps.logger,
+    });
+    const source = credentials?.source;
+    return {
+      schemaVersion: 1,
+      llm: {
+        ready: !config.demo && !keyMissing,
+        demo: config.demo,
+        provider: config.demo ? "demo" : config.provider.key,
+        model: config.model,
+        source: config.providerSource,
+        // A key alone (with the default provider) or a key and a base URL is enough to leave demo mode.
+        missing: config.demo || keyMissing ? ["IAC_CODE_API_KEY"] : [],
+      },
+      cloud: {
+        ready: credentials !== undefined,
+        provider: "aliyun",
+        ...(source === "env" || source === "config_file" || source === "aliyun_cli" ? { source } : {}),
+        ...(credentials ? { regionId: credentials.regionId } : {}),
+        missing: credentials ? [] : ["ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET"],
+      },
     };
   }
 

@@ -3,7 +3,7 @@
 // AgentSession per A2A context, one runTurn() per user message. Everything the
 // surfaces need to project (text, thinking, tools, permissions, questions,
 // usage, artifacts, errors) arrives as RuntimeEvents.
-import type { IacCodeEventMetadata } from "../contract/index.js";
+import type { A2AReadiness, IacCodeEventMetadata } from "../contract/index.js";
 
 /** Per-turn overrides from A2A metadata.iac_code / AG-UI forwardedProps. Never persisted. */
 export interface TurnOverrides {
@@ -265,6 +265,9 @@ export interface RuntimeInfo {
   pipelines?: string[];
 }
 
+/** What the runtime needs to answer with a real model and to reach Alibaba Cloud (names, never values). */
+export type RuntimeReadiness = A2AReadiness;
+
 export interface AgentRuntime {
   /** Opens (or restores, when sessionId names a saved session) the session of a context. */
   openSession(options: { contextId: string; cwd: string; sessionId?: string }): Promise<AgentSession>;
@@ -277,5 +280,7 @@ export interface AgentRuntime {
   /** The pipeline journal of a session: the snapshot and the events after a sequence; undefined when none. */
   pipelineState?(sessionId: string, afterSequence?: number): Promise<PipelineState | undefined>;
   info(): RuntimeInfo;
+  /** The model's and the cloud credentials' readiness (GET /iac-code/readiness); absent in test doubles. */
+  readiness?(): RuntimeReadiness;
   close(): Promise<void>;
 }

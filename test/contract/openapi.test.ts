@@ -218,7 +218,14 @@ describe("OpenAPI a2a.yaml routes", () => {
     for (const { path: p, method } of operations(doc)) {
       const route = p.replace(/^\/\{tenant\}/, "");
       if (
-        ["/", "/health", "/metrics", "/.well-known/agent-card.json", "/iac-code/pipeline/state"].includes(p)
+        [
+          "/",
+          "/health",
+          "/metrics",
+          "/.well-known/agent-card.json",
+          "/iac-code/pipeline/state",
+          "/iac-code/readiness",
+        ].includes(p)
       )
         continue;
       expect(documented.has(`${method} ${route}`), `${method} ${p}`).to.equal(true);
