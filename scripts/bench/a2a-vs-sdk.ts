@@ -26,6 +26,7 @@
 //   npx tsx scripts/bench/a2a-vs-sdk.ts [--requests 2000] [--streams 200] [--chunks 50]
 //     [--concurrency 16] [--rounds 5] [--tasks 100000] [--state-dir <dir>] [--sync-every-commit]
 //     [--no-redis]
+import { option, textOption } from "./bench-args.js";
 import { execFileSync } from "node:child_process";
 import http from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -46,17 +47,6 @@ import {
 import { startCliPeer } from "./cli-peer.js";
 import { startPeer, statCpuMs, type Peer } from "./peer-process.js";
 import { writeTrivialScript } from "./trivial-script.js";
-
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a non-negative integer`);
-  return value;
-}
-const textOption = (name: string): string | undefined => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? process.argv[at + 1] : undefined;
-};
 
 const REQUESTS = option("requests", 2000);
 const STREAMS = option("streams", 200);

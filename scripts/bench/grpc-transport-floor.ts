@@ -8,6 +8,7 @@
 // before the core runs.
 //
 //   npx tsx scripts/bench/grpc-transport-floor.ts [--requests 3000] [--rounds 5]
+import { option } from "./bench-args.js";
 import { fork, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
@@ -75,11 +76,6 @@ function grpcJsServer(): void {
     if (error) throw error;
     process.send!(port);
   });
-}
-
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? Number(process.argv[at + 1]) : fallback;
 }
 
 /** CPU time (user + system, ms) of a process so far, from /proc (100 ticks per second). */

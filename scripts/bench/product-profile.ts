@@ -28,17 +28,7 @@ import { startCliPeer } from "./cli-peer.js";
 import { analyseProfile, formatReport, TABLES, type CpuProfile, type ProfileReport } from "./cpu-profile.js";
 import type { Peer } from "./peer-process.js";
 import { writeTrivialScript } from "./trivial-script.js";
-
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a non-negative integer`);
-  return value;
-}
-const textOption = (name: string): string | undefined => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at >= 0 ? process.argv[at + 1] : undefined;
-};
+import { option, textOption } from "./bench-args.js";
 
 const REQUESTS = option("requests", 3000);
 const STREAMS = option("streams", 200);

@@ -19,13 +19,7 @@ import { Redis } from "ioredis";
 import { startRedis } from "../../test/fixtures/redis-server.js";
 import { jsonRpcDriver, median, pool, type Driver } from "./bench-clients.js";
 import { startPeer, type Peer } from "./peer-process.js";
-
-function option(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
-  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} must be a non-negative integer`);
-  return value;
-}
+import { option } from "./bench-args.js";
 
 const REQUESTS = option("requests", 2000);
 const STREAMS = option("streams", 200);

@@ -169,10 +169,14 @@ export async function sendToEnd(
   return stream.rest();
 }
 
-/** The answer message to an input request (one application/json data part). */
-export function answerMessage(
+/**
+ * The answer message to an input request (one application/json data part of
+ * the request's kind): `answer` is the decision of a permission, or
+ * `{selectedId}` / `{freeText}` of a choice.
+ */
+export function inputAnswerMessage(
   waiting: Pick<WaitingTurn, "taskId" | "contextId" | "envelope">,
-  decision: "allow_once" | "allow_always" | "deny",
+  answer: Record<string, unknown>,
 ): Record<string, unknown> {
   return userMessage("", {
     taskId: waiting.taskId,
@@ -182,15 +186,23 @@ export function answerMessage(
         mediaType: "application/json",
         data: {
           schemaVersion: 1,
-          kind: "permission",
+          kind: (waiting.envelope.kind as string | undefined) ?? "permission",
           requestTaskId: waiting.taskId,
           inputId: waiting.envelope.inputId as string,
           toolUseId: waiting.envelope.toolUseId as string,
-          decision,
+          ...answer,
         },
       },
     ],
   });
+}
+
+/** The answer message to a permission request. */
+export function answerMessage(
+  waiting: Pick<WaitingTurn, "taskId" | "contextId" | "envelope">,
+  decision: "allow_once" | "allow_always" | "deny",
+): Record<string, unknown> {
+  return inputAnswerMessage(waiting, { decision });
 }
 
 /** Answers a permission with SendStreamingMessage and reads the continuation to its end. */

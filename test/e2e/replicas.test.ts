@@ -21,6 +21,7 @@ import { RosEndpointFixture } from "../fixtures/ros-endpoint.js";
 import { AK, PIPELINE_SCRIPT, SECRET } from "../pipeline/helpers.js";
 import {
   answerMessage,
+  inputAnswerMessage,
   isInputRequest,
   redisAuditLines,
   cleanEnv,
@@ -146,23 +147,7 @@ async function answerInput(
 ): Promise<{ waiting?: WaitingTurn; events: Array<Record<string, unknown>> }> {
   const input = waiting.envelope;
   const stream = await openStream(url, "SendStreamingMessage", {
-    message: userMessage("", {
-      taskId: waiting.taskId,
-      contextId: waiting.contextId,
-      parts: [
-        {
-          mediaType: "application/json",
-          data: {
-            schemaVersion: 1,
-            kind: input.kind,
-            requestTaskId: waiting.taskId,
-            inputId: input.inputId,
-            toolUseId: input.toolUseId,
-            ...answer,
-          },
-        },
-      ],
-    }),
+    message: inputAnswerMessage(waiting, answer),
   });
   const next = (e: Record<string, unknown>) =>
     isInputRequest(e) && iacOf(e)?.input?.inputId !== input.inputId;

@@ -28,6 +28,7 @@ import { AK, PIPELINE_SCRIPT, SECRET } from "../pipeline/helpers.js";
 import {
   answerMessage,
   cleanEnv,
+  inputAnswerMessage,
   iacOf,
   isEndOfTurn,
   isInputRequest,
@@ -329,16 +330,10 @@ function inputAnswer(waiting: Waiting): Record<string, unknown> {
       : option !== undefined
         ? { selectedId: option }
         : { freeText: "a small web app, please" };
-  return userMessage("", {
-    taskId: task.id,
-    contextId: task.contextId,
-    parts: [
-      {
-        mediaType: "application/json",
-        data: { schemaVersion: 1, kind, requestTaskId: task.id, inputId, toolUseId, ...answer },
-      },
-    ],
-  });
+  return inputAnswerMessage(
+    { taskId: task.id, contextId: task.contextId, envelope: { kind, inputId, toolUseId } },
+    answer,
+  );
 }
 
 /** The pipeline journal of a stopped server's context: numbered 1..N, each event once, the snapshot its fold. */

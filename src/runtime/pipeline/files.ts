@@ -11,6 +11,7 @@
 // consistent run to resume.
 import type { InputOption, PipelineEnvelope, PipelineState } from "../seam.js";
 import {
+  parseJsonDoc,
   partOf,
   sessionScope,
   type RuntimeStore,
@@ -65,20 +66,11 @@ export interface PipelineMeta {
   updatedAt: string;
 }
 
-function parseJson<T>(text: string | undefined): T | undefined {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Journal rows as envelopes; a row that cannot be read is skipped (the numbering around it stays valid). */
 export function envelopesOf(rows: readonly string[]): PipelineEnvelope[] {
   const out: PipelineEnvelope[] = [];
   for (const row of rows) {
-    const envelope = parseJson<PipelineEnvelope>(row);
+    const envelope = parseJsonDoc<PipelineEnvelope>(row);
     if (envelope) out.push(envelope);
   }
   return out;
@@ -109,9 +101,11 @@ export class PipelineFiles {
   }
 
   async load(): Promise<{ meta: PipelineMeta; context: ContextSnapshot } | undefined> {
-    const meta = parseJson<PipelineMeta>(await this.store.get(this.scope, "meta"));
+    const meta = parseJsonDoc<PipelineMeta>(await this.store.get(this.scope, "meta"));
     if (!meta || meta.version !== 1) return undefined;
-    const context = parseJson<ContextSnapshot>(await this.store.get(this.scope, "context")) ?? { fields: {} };
+    const context = parseJsonDoc<ContextSnapshot>(await this.store.get(this.scope, "context")) ?? {
+      fields: {},
+    };
     return { meta, context };
   }
 
@@ -126,7 +120,7 @@ export class PipelineFiles {
   /** The saved snapshot brought up to date with the journal after it (only that tail is read). */
   async snapshot(): Promise<PipelineSnapshot> {
     const saved =
-      parseJson<PipelineSnapshot>(await this.store.get(this.scope, "snapshot")) ?? emptySnapshot();
+      parseJsonDoc<PipelineSnapshot>(await this.store.get(this.scope, "snapshot")) ?? emptySnapshot();
     for (const event of envelopesOf(await this.journal.read(saved.lastSequence))) reduce(saved, event);
     return saved;
   }
@@ -138,7 +132,7 @@ export class PipelineFiles {
   }
 
   async loadLedger(): Promise<unknown> {
-    return parseJson<unknown>(await this.store.get(this.scope, "ledger"));
+    return parseJsonDoc<unknown>(await this.store.get(this.scope, "ledger"));
   }
 
   saveLedger(ledger: unknown): Promise<void> {

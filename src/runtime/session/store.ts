@@ -14,7 +14,7 @@ import type { Logger } from "pino";
 import { sortResultsByCall, type Message, type ToolResultBlock } from "../messages.js";
 import type { PermissionRule } from "../permissions/rules.js";
 import type { InputAnswer, InputRequest } from "../seam.js";
-import type { RuntimeStore, StoreLog, StoreScope } from "../store/runtime-store.js";
+import { parseJsonDoc, type RuntimeStore, type StoreLog, type StoreScope } from "../store/runtime-store.js";
 
 export interface SessionMeta {
   version: 1;
@@ -145,15 +145,6 @@ export async function openSessionData(
   return new StoredSession(store, scope, conversation, usage, logger);
 }
 
-function parseJson<T>(text: string | undefined): T | undefined {
-  if (text === undefined) return undefined;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return undefined;
-  }
-}
-
 class StoredSession implements SessionData {
   constructor(
     readonly store: RuntimeStore,
@@ -164,7 +155,7 @@ class StoredSession implements SessionData {
   ) {}
 
   async readMeta(): Promise<SessionMeta | undefined> {
-    return parseJson<SessionMeta>(await this.store.get(this.scope, "session"));
+    return parseJsonDoc<SessionMeta>(await this.store.get(this.scope, "session"));
   }
 
   /** Stages the identity; it is committed before, or with, anything that refers to it. */
@@ -222,7 +213,7 @@ class StoredSession implements SessionData {
   }
 
   async loadPending(): Promise<PendingRound | undefined> {
-    const data = parseJson<PendingRound>(await this.store.get(this.scope, "pending-round"));
+    const data = parseJsonDoc<PendingRound>(await this.store.get(this.scope, "pending-round"));
     return data?.version === 1 && Array.isArray(data.inputs) ? data : undefined;
   }
 
@@ -233,7 +224,9 @@ class StoredSession implements SessionData {
   }
 
   async loadSessionRules(): Promise<PermissionRule[]> {
-    const data = parseJson<{ rules?: PermissionRule[] }>(await this.store.get(this.scope, "session-rules"));
+    const data = parseJsonDoc<{ rules?: PermissionRule[] }>(
+      await this.store.get(this.scope, "session-rules"),
+    );
     return Array.isArray(data?.rules) ? data.rules : [];
   }
 

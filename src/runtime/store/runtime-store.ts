@@ -57,6 +57,16 @@ export interface PartCatalog {
   docs: string[];
 }
 
+/** A document or row written as JSON, read back (undefined when absent or unreadable). */
+export function parseJsonDoc<T>(text: string | undefined): T | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The scope of a session's own data. */
 export function sessionScope(sessionId: string, contextId: string): StoreScope {
   return { sessionId, contextId, part: "" };
