@@ -1,10 +1,11 @@
 // The product benchmark's harness (scripts/bench): the CLI-started server on
 // the trivial script streams exactly the events of the raw ceiling server,
-// through the agent runtime (its session files are written); the TrivialRuntime
+// through the agent runtime (its sessions are in the state store); the TrivialRuntime
 // preload swaps the runtime and nothing else; the CPU profile reader cuts a
 // window and charges library and node work to the iac-code module that called it.
 import { expect } from "chai";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import Database from "better-sqlite3";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startCliPeer } from "../../scripts/bench/cli-peer.js";
@@ -37,9 +38,20 @@ async function streamShape(url: string, prompt: string): Promise<string[]> {
   });
 }
 
+/** The agent runtime's sessions in the server's state store; the config dir holds none. */
 const sessionsIn = (dir: string) => {
-  const sessions = path.join(dir, "config", "sessions");
-  return existsSync(sessions) ? readdirSync(sessions).length : 0;
+  expect(existsSync(path.join(dir, "config", "sessions"))).to.equal(false);
+  const file = path.join(dir, "a2a", "state.db");
+  if (!existsSync(file)) return 0;
+  const db = new Database(file, { readonly: true });
+  try {
+    const row = db
+      .prepare("SELECT count(*) AS n FROM runtime_docs WHERE part = '' AND name = 'session'")
+      .get() as { n: number };
+    return row.n;
+  } finally {
+    db.close();
+  }
 };
 
 describe("bench harness: the product path", function () {
@@ -78,7 +90,9 @@ describe("bench harness: the product path", function () {
     expect(await streamShape(product.jsonRpc, "hello")).to.include(
       "statusUpdate TASK_STATE_WORKING chunk-0 ",
     );
-    // The agent runtime kept its sessions in the server's own config dir.
+    // The agent runtime kept its sessions in the server's own state store (committed with the task;
+    // read once the server has stopped: it holds the database exclusively while it runs).
+    await product.stop();
     expect(sessionsIn(path.join(dir, "agent"))).to.equal(2);
   });
 
@@ -89,8 +103,9 @@ describe("bench harness: the product path", function () {
     expect((await streamShape(trivial.jsonRpc, "stream 3"))[6]).to.equal(
       "statusUpdate TASK_STATE_WORKING chunk-0 chunk-1 chunk-2 ",
     );
-    // Same CLI: the persistence dir the flag named; no agent runtime: no session files.
+    // Same CLI: the persistence dir the flag named; no agent runtime: no sessions.
     expect(existsSync(path.join(dir, "trivial", "a2a", "state.db"))).to.equal(true);
+    await trivial.stop();
     expect(sessionsIn(path.join(dir, "trivial"))).to.equal(0);
   });
 });
