@@ -3580,6 +3580,14 @@ export interface A2AServerConfig {
    */
   "push-allow-private-hosts"?: string[];
   /**
+   * Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).
+   */
+  "trust-request-cwd"?: boolean;
+  /**
+   * Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).
+   */
+  "safe-mode"?: boolean;
+  /**
    * Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.
    */
   "auto-approve-permissions"?: boolean;

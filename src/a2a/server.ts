@@ -6,6 +6,8 @@
 // JSON-RPC, REST and gRPC share one port (HTTP/2 preface sniffing, or ALPN with
 // TLS) unless grpc-port asks for a separate gRPC listener.
 import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import type { Router } from "@koa/router";
 import type { Logger } from "pino";
 import type { AgentRuntime } from "../runtime/seam.js";
@@ -25,6 +27,10 @@ import { A2AService } from "./core/service.js";
 import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";
 import { meteredService } from "./metered-service.js";
+import { projectedService } from "./safe-mode-service.js";
+import { PathProjector } from "./core/path-projection.js";
+import { configDir } from "../server/paths.js";
+import { PACKAGE_ROOT } from "../package-root.js";
 import { createPipelineStateRouter } from "./pipeline-state.js";
 import { openPush, type Push } from "./push/index.js";
 import type { Resolver } from "./push/url-policy.js";
@@ -114,6 +120,8 @@ export async function startA2aServer(
   const redis =
     settings.store === "redis" ? (deps.redis ?? (await openRedisStore(settings, logger))) : undefined;
   const state: StateStore = deps.state ?? (await openStateStore(settings, redis, logger));
+  const env = deps.env ?? process.env;
+  const projector = settings.safeMode ? safeModeProjector(settings, deps.cwd ?? process.cwd(), env) : undefined;
   let push: Push | undefined;
   const closeState = async () => {
     await push?.stop();
@@ -127,15 +135,35 @@ export async function startA2aServer(
           settings: settings.push,
           state,
           persistenceDir: settings.persistenceDir,
-          env: deps.env ?? process.env,
+          env,
           logger,
           resolve: deps.pushResolver,
+          ...(projector ? { projectPayload: (payload: string) => projectJsonText(projector, payload) } : {}),
         })
       : undefined;
-    return await startWithState(settings, deps, logger, state, push, redis, closeState);
+    return await startWithState(settings, deps, logger, state, push, redis, closeState, projector);
   } catch (error) {
     await closeState();
     throw error;
+  }
+}
+
+/**
+ * Safe mode's known roots: the server's cwd, the temp dir, the config, persistence and
+ * artifact dirs and the install dir; each context's workspace and the allowed roots join.
+ */
+function safeModeProjector(settings: A2aServerSettings, cwd: string, env: NodeJS.ProcessEnv): PathProjector {
+  const roots = [cwd, os.tmpdir(), configDir(env), settings.persistenceDir, settings.artifactDir, PACKAGE_ROOT];
+  // Both spellings: a symlinked temp dir (macOS /var → /private/var) appears either way.
+  return new PathProjector([...roots, ...existingRoots(roots)]);
+}
+
+/** A JSON payload with its paths projected (a payload that is not JSON is projected as text). */
+function projectJsonText(projector: PathProjector, payload: string): string {
+  try {
+    return JSON.stringify(projector.project(JSON.parse(payload) as unknown));
+  } catch {
+    return projector.projectText(payload);
   }
 }
 
@@ -153,6 +181,7 @@ async function startWithState(
   push: Push | undefined,
   redis: RedisBackend | undefined,
   closeState: () => Promise<void>,
+  projector: PathProjector | undefined,
 ): Promise<RunningA2aServer> {
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
@@ -163,9 +192,12 @@ async function startWithState(
     apiKey: settings.apiKey,
     apiKeyHeader: settings.apiKeyHeader,
   });
-  const roots = existingRoots(
+  const configuredRoots = existingRoots(
     settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, defaultRoots(cwd)),
   );
+  // trust-request-cwd: every absolute workspace lies under the filesystem root.
+  const roots = settings.trustRequestCwd ? [path.parse(cwd).root] : configuredRoots;
+  projector?.addRoots(configuredRoots);
   const mediaTypes = mediaTypesFromEnv(env, {
     text: settings.textMimeTypes,
     multimodal: settings.multimodalMimeTypes,
@@ -207,10 +239,11 @@ async function startWithState(
     },
     cluster: redis?.cluster,
     orphanSweepMs: redis && Math.max(250, Math.floor(redis.leaseMs / 2)),
+    ...(projector ? { workspaceSeen: (workspace: string) => projector.addRoot(workspace) } : {}),
   });
   await service.recover();
-  // The bindings and transports call the core through its metered view.
-  const core = meteredService(service, metrics);
+  // The bindings and transports call the core through its metered (and in safe mode, projected) view.
+  const core = meteredService(projector ? projectedService(service, projector) : service, metrics);
   push?.start();
   const served = isJsonRpcTransport(settings.transport)
     ? await startJsonRpcTransport(settings.transport, settings, {

@@ -54,6 +54,7 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
       mode: settings.mode,
       pipelineName: settings.pipelineName,
       autoApprovePermissions: settings.autoApprovePermissions,
+      safeMode: settings.safeMode,
       logger,
       store: state.runtime,
     });

@@ -37,6 +37,8 @@ export interface RuntimeOptions {
   scriptFile?: string;
   /** Approve what would be asked (audited); cloud mutations are denied instead. */
   autoApprovePermissions?: boolean;
+  /** A2A safe mode: normal turns get the restricted tool set and no MCP server is started. */
+  safeMode?: boolean;
   /** default, accept_edits, bypass, dont_ask (aliases such as bypass_permissions are accepted). */
   permissionMode?: string;
   /** Extra rules, applied before the settings file's. */

@@ -191,6 +191,7 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },
     pipelines,
+    safeMode: options.safeMode === true,
     // A runtime no server hosts opens its own database (better-sqlite3 loaded on use).
     store:
       options.store ??

@@ -195,6 +195,18 @@ export const A2A_SETTINGS: SettingsTable = {
       help: "workspace roots a request's cwd must lie in (repeatable or path-separated; default: the server's cwd and the temp dir)",
     },
     {
+      key: "trust-request-cwd",
+      kind: "boolean",
+      env: "IAC_CODE_A2A_TRUST_REQUEST_CWD",
+      help: "accept any absolute metadata.iac_code.cwd, unchecked against allowed-cwds (a caller trusted with the machine)",
+    },
+    {
+      key: "safe-mode",
+      kind: "boolean",
+      env: "IAC_CODE_A2A_SAFE_MODE",
+      help: "server paths become [PATH] on every wire; read-only file tools, skills and cloud tools only; no MCP",
+    },
+    {
       key: "push-notifications",
       kind: "boolean",
       help: "serve the push config methods and deliver task updates",

@@ -58,6 +58,10 @@ export interface A2aServerSettings extends TransportSettings {
   idleContextSeconds: number;
   /** Workspace roots; undefined = IACCODE_A2A_ALLOWED_CWDS or the defaults. */
   allowedCwds?: string[];
+  /** Any absolute metadata.iac_code.cwd is accepted (the allowed roots are not checked). */
+  trustRequestCwd: boolean;
+  /** Server paths projected to [PATH] on every wire; the restricted tool set; no MCP. */
+  safeMode: boolean;
   requiredExtensions: string[];
   /** Extra media types accepted as text / multimodal parts (undefined: IACCODE_A2A_* of the server's env). */
   textMimeTypes?: string[];
@@ -205,6 +209,8 @@ export function resolveSettings(
     autoApprovePermissions: config["auto-approve-permissions"] ?? false,
     idleContextSeconds: config["idle-context-seconds"] ?? 3600,
     allowedCwds: pathList(config["allowed-cwds"], env),
+    trustRequestCwd: config["trust-request-cwd"] ?? false,
+    safeMode: config["safe-mode"] ?? false,
     requiredExtensions: config["required-extensions"] ?? [],
     textMimeTypes: config["text-mime-types"],
     multimodalMimeTypes: config["multimodal-mime-types"],

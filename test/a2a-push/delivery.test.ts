@@ -124,6 +124,17 @@ describe("a2a-push: delivery to a loopback receiver (local queue)", function () 
     expect(h.logs()).to.include("push delivery failed; dead letter");
   });
 
+  it("safe mode: a payload is sent with the server's paths projected; the stored job keeps them", async () => {
+    h = await startPushServer({ file: { "safe-mode": true } });
+    receiver.reply = (r) => (r.kind === "task" ? 400 : 200);
+    const file = path.join(h.dir, "templates", "vpc.yaml");
+    await sendWithHooks(h, `look at ${file}`, [{ url: receiver.url }]);
+    const [sent] = await receiver.waitFor((r) => r.some((e) => e.kind === "task"));
+    expect(JSON.stringify(sent.body)).to.include("look at [PATH]").and.not.include(h.dir);
+    const [dead] = await deadLetters(h, 1);
+    expect(dead.payload).to.include(`look at ${file}`);
+  });
+
   it("a receiver that does not answer within 5 s is tried again", async () => {
     h = await startPushServer();
     receiver.reply = (_r, n) => (n === 0 ? "hang" : 200);

@@ -52,6 +52,8 @@ export interface E2eOptions {
   file?: Record<string, unknown>;
   /** Where the server and the runtime log (default: silent). */
   logger?: Logger;
+  /** Safe mode on both sides, as IAC_CODE_A2A_SAFE_MODE sets it: the server's projection, the runtime's tools. */
+  safeMode?: boolean;
 }
 
 /**
@@ -65,7 +67,12 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
   const persistDir = path.join(dir, "persist");
   mkdirSync(workspace, { recursive: true });
   const settings = resolveSettings(
-    { port: 0, "persistence-dir": persistDir, ...(options.file ?? {}) },
+    {
+      port: 0,
+      "persistence-dir": persistDir,
+      ...(options.safeMode ? { "safe-mode": true } : {}),
+      ...(options.file ?? {}),
+    },
     {},
     {},
   );
@@ -78,6 +85,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
     homeDir: dir,
     logger: options.logger ?? pino({ level: "silent" }),
     store: state.runtime,
+    safeMode: options.safeMode === true,
   });
   const server = await startA2aServer(settings, {
     runtime,

@@ -27,6 +27,7 @@ export class ContextManager {
     private readonly store: ContextStore,
     private readonly logger: Logger,
     private readonly idleMs: number,
+    private readonly workspaceSeen: (cwd: string) => void = () => {},
   ) {}
 
   /** The context in memory, else restored from its record; undefined when unknown. */
@@ -39,6 +40,7 @@ export class ContextManager {
     const raced = this.live.get(contextId);
     if (raced) return raced;
     const restored: LiveContext = { record: { ...record }, lastUsed: Date.now() };
+    this.workspaceSeen(record.cwd);
     this.live.set(contextId, restored);
     this.touch(restored);
     return restored;
@@ -52,6 +54,7 @@ export class ContextManager {
         record: { contextId, sessionId: "", cwd, owner, updatedAt: Date.now() },
         lastUsed: Date.now(),
       };
+      this.workspaceSeen(cwd);
       this.live.set(contextId, context);
       this.touch(context);
     }

@@ -54,6 +54,8 @@ export interface A2AServiceOptions {
   cluster?: Cluster;
   /** With a cluster: how often tasks left running by a replica that is gone are looked for. */
   orphanSweepMs?: number;
+  /** Told of each context's workspace when it is created or restored (safe mode's known roots). */
+  workspaceSeen?: (cwd: string) => void;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -77,6 +79,7 @@ export class A2AService {
       options.state.contexts,
       options.logger,
       options.idleContextMs,
+      options.workspaceSeen,
     );
     this.turns = new Turns({
       state: options.state,

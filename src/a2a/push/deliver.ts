@@ -29,6 +29,8 @@ export interface DeliveryDeps {
   allow: PrivateHostAllowlist;
   resolve: Resolver;
   timeoutMs: number;
+  /** Safe mode: the payload as sent (paths projected); the stored job keeps the original. */
+  projectPayload?: (payload: string) => string;
 }
 
 /** The Authorization value for a scheme and its credentials (none when there are no credentials). */
@@ -68,7 +70,7 @@ export async function deliver(job: PushJob, deps: DeliveryDeps): Promise<void> {
     throw new DeliveryError(errorSummary("DNSError", `${code} looking up ${target!.hostname}`), true);
   }
   const secrets = secretsOf(job, deps.keyring);
-  const body = Buffer.from(job.payload, "utf8");
+  const body = Buffer.from(deps.projectPayload ? deps.projectPayload(job.payload) : job.payload, "utf8");
   const headers: http.OutgoingHttpHeaders = {
     Host: target.url.host,
     "Content-Type": "application/a2a+json",

@@ -20,6 +20,8 @@ export interface PushOptions {
   logger: Logger;
   /** The DNS seam (default: the system resolver). */
   resolve?: Resolver;
+  /** Safe mode: each payload is projected when it is sent. */
+  projectPayload?: (payload: string) => string;
 }
 
 export interface Push {
@@ -68,6 +70,7 @@ export async function openPush(options: PushOptions): Promise<Push> {
       allow,
       resolve: options.resolve ?? systemResolver,
       timeoutMs: DELIVERY_TIMEOUT_MS,
+      ...(options.projectPayload ? { projectPayload: options.projectPayload } : {}),
     },
   });
   return {

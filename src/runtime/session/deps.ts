@@ -28,6 +28,8 @@ export interface SessionDeps {
   cloud: { endpoint?: string; pollIntervalMs: number; maxPollMs: number };
   /** The run mode of requests that choose none, and the pipeline they run. */
   pipelines: { mode: "normal" | "pipeline"; pipelineName: string };
+  /** A2A safe mode: normal turns get the restricted tool set (tools/registry.ts), no MCP. */
+  safeMode: boolean;
   /** Where sessions and pipelines persist: the server's state store, or the runtime's own database. */
   store: RuntimeStore;
 }

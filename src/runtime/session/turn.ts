@@ -54,7 +54,7 @@ export async function startTurn(
         maxPollMs: deps.cloud.maxPollMs,
       }
     : undefined;
-  const tools = turnTools(cloud !== undefined);
+  const tools = turnTools(cloud !== undefined, { safeMode: deps.safeMode });
   const model = overrides.model ?? deps.config.model;
   return {
     overrides,

@@ -5,9 +5,25 @@ import { fileTools } from "./files.js";
 import { cloudTools, rosValidateTemplateTool } from "./ros.js";
 import type { AnyTool } from "./types.js";
 
-/** Local tools are always there; ROS API tools only when a cloud credential resolves. */
-export function turnTools(withCloud: boolean): AnyTool[] {
-  return [...fileTools, askUserQuestionTool, rosValidateTemplateTool, ...(withCloud ? cloudTools : [])];
+/**
+ * The tools safe mode keeps (reference: A2A safe mode's registry): read-only file
+ * tools, skills, memory and the Alibaba Cloud tools. Our ROS template tools are
+ * named ros_<verb>_template..., hence ros_*template*. No writes, no shell, no MCP.
+ */
+const SAFE_MODE_TOOLS = [
+  /^(read_file|list_files|glob|grep|skill|read_memory|write_memory)$/,
+  /^(aliyun_api|aliyun_doc_search|aliyun_api_doc)$/,
+  /^ros_stack/,
+  /^ros_.*template/,
+  /^(ros_diagnostic|ros_resource_type_registration|ros_tag)$/,
+];
+
+export const safeModeAllows = (name: string): boolean => SAFE_MODE_TOOLS.some((p) => p.test(name));
+
+/** Local tools are always there; ROS API tools only when a cloud credential resolves; safe mode keeps its allow-list. */
+export function turnTools(withCloud: boolean, options: { safeMode?: boolean } = {}): AnyTool[] {
+  const tools = [...fileTools, askUserQuestionTool, rosValidateTemplateTool, ...(withCloud ? cloudTools : [])];
+  return options.safeMode ? tools.filter((tool) => safeModeAllows(tool.name)) : tools;
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
