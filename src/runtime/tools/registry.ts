@@ -2,12 +2,23 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { askUserQuestionTool } from "./ask-user-question.js";
 import { fileTools } from "./files.js";
+import type { SkillCatalog } from "../skills/discovery.js";
 import { cloudTools, rosValidateTemplateTool } from "./ros.js";
+import { skillTool } from "./skill.js";
 import type { AnyTool } from "./types.js";
 
-/** Local tools are always there; ROS API tools only when a cloud credential resolves. */
-export function turnTools(withCloud: boolean): AnyTool[] {
-  return [...fileTools, askUserQuestionTool, rosValidateTemplateTool, ...(withCloud ? cloudTools : [])];
+/**
+ * Local tools are always there (the `skill` tool lists the turn's skills);
+ * ROS API tools only when a cloud credential resolves.
+ */
+export function turnTools(withCloud: boolean, skills: SkillCatalog): AnyTool[] {
+  return [
+    ...fileTools,
+    askUserQuestionTool,
+    rosValidateTemplateTool,
+    skillTool(skills),
+    ...(withCloud ? cloudTools : []),
+  ];
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
