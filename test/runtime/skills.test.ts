@@ -9,7 +9,7 @@ import path from "node:path";
 import { bundledPipeline, loadPipeline } from "../../src/runtime/pipeline/loader.js";
 import { bundledSkills, discoverSkills, skillPlaces } from "../../src/runtime/skills/discovery.js";
 import { parseSkillFile } from "../../src/runtime/skills/skill-file.js";
-import { skillTool } from "../../src/runtime/tools/skill.js";
+import { MAX_DESCRIBED, skillTool } from "../../src/runtime/tools/skill.js";
 import { validateRosTemplate } from "../../src/runtime/tools/ros-validator.js";
 import { Workspace } from "../../src/runtime/tools/workspace.js";
 import { capturingLogger, removeTempDirs, silentLogger, tempDir } from "./helpers.js";
@@ -289,6 +289,8 @@ describe("skills: the skill tool", () => {
       ),
     );
     const skills = discoverSkills({ configDir: path.join(cwd, "no-config"), cwd, logger: silentLogger() });
+    const teamSkill = skills.get("team");
+    expect(teamSkill).to.not.equal(undefined);
     const tool = skillTool(skills);
     expect(tool.description).to.include("- team: Our conventions. When to use: Any template.");
     expect(tool.description).to.include(`- iac-aliyun: ${skills.get("iac-aliyun")?.description}`);
@@ -319,5 +321,19 @@ describe("skills: the skill tool", () => {
     expect(missing.content).to.match(/^Unknown skill "nope"\. Available skills: .*\bteam\b/);
 
     expect(skillTool(new Map()).description).to.include("No skills are available.");
+
+    // Many skills: the first MAX_DESCRIBED in full (long lines cut), the rest by name only.
+    const many = new Map(
+      Array.from({ length: MAX_DESCRIBED + 3 }, (_v, i) => {
+        const name = `s${String(i).padStart(2, "0")}`;
+        return [name, { ...teamSkill!, name, description: "d".repeat(i === 0 ? 2000 : 5) }] as const;
+      }),
+    );
+    const listed = skillTool(many)
+      .description.split("\n")
+      .filter((l) => l.startsWith("- "));
+    expect(listed).to.have.length(MAX_DESCRIBED + 1);
+    expect(listed[0]).to.have.length(400);
+    expect(listed.at(-1)).to.equal(`- also: s${MAX_DESCRIBED}, s${MAX_DESCRIBED + 1}, s${MAX_DESCRIBED + 2}`);
   });
 });

@@ -14,10 +14,16 @@ interface SkillInput {
   name: string;
 }
 
-/** One line per skill, as the tool description and the system prompt show it. */
+/** Skills described in full in the tool's description; the others by name only (the prompt stays small). */
+export const MAX_DESCRIBED = 40;
+/** A described skill's line is cut after this many characters. */
+const MAX_LINE = 400;
+
+/** One line per skill, as the tool description shows it. */
 export function skillLine(skill: Skill): string {
   const when = skill.whenToUse ? ` When to use: ${skill.whenToUse}` : "";
-  return `- ${skill.name}: ${skill.description}${when}`;
+  const line = `- ${skill.name}: ${skill.description}${when}`;
+  return line.length > MAX_LINE ? `${line.slice(0, MAX_LINE - 1)}…` : line;
 }
 
 function description(skills: SkillCatalog): string {
@@ -25,7 +31,11 @@ function description(skills: SkillCatalog): string {
     "Loads a skill: the instructions (a playbook) for a kind of task. Before working on a task a skill " +
     "covers, call this tool with the skill's name and follow the instructions it returns.";
   if (skills.size === 0) return `${intro}\n\nNo skills are available.`;
-  return `${intro}\n\nAvailable skills:\n${[...skills.values()].map(skillLine).join("\n")}`;
+  const all = [...skills.values()];
+  const lines = all.slice(0, MAX_DESCRIBED).map(skillLine);
+  const rest = all.slice(MAX_DESCRIBED).map((skill) => skill.name);
+  if (rest.length > 0) lines.push(`- also: ${rest.join(", ")}`);
+  return `${intro}\n\nAvailable skills:\n${lines.join("\n")}`;
 }
 
 /** What the model reads for a loaded skill: where it comes from, the tools it uses, its instructions. */
