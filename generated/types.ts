@@ -366,6 +366,10 @@ export type PipelineStep = {
    * Markdown file with {field} placeholders.
    */
   prompt?: string;
+  /**
+   * A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.
+   */
+  skill?: string;
   context_fields?: string[];
   tools?: {
     include?: string[];
@@ -425,6 +429,10 @@ export type PipelineStep = {
    * Markdown file with {field} placeholders.
    */
   prompt?: string;
+  /**
+   * A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.
+   */
+  skill?: string;
   context_fields?: string[];
   tools?: {
     include?: string[];
@@ -484,6 +492,10 @@ export type PipelineStep = {
    * Markdown file with {field} placeholders.
    */
   prompt?: string;
+  /**
+   * A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.
+   */
+  skill?: string;
   context_fields?: string[];
   tools?: {
     include?: string[];
@@ -543,6 +555,10 @@ export type PipelineStep = {
    * Markdown file with {field} placeholders.
    */
   prompt?: string;
+  /**
+   * A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.
+   */
+  skill?: string;
   context_fields?: string[];
   tools?: {
     include?: string[];

@@ -36718,14 +36718,15 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_pipeline_definition = validate95;
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
 const schema167 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
 const pattern61 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const schema169 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
 const pattern63 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
-const schema170 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema170 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
 const schema176 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
 const schema178 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
+const pattern67 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
 const schema174 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
 const schema175 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
 
@@ -37307,15 +37308,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data.context_fields !== undefined){
-let data9 = data.context_fields;
-if(Array.isArray(data9)){
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 === "string"){
-if(func1(data10) < 1){
-const err19 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.skill !== undefined){
+let data9 = data.skill;
+if(typeof data9 === "string"){
+if(!pattern67.test(data9)){
+const err19 = {instancePath:instancePath+"/skill",schemaPath:"#/properties/skill/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9_-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -37326,7 +37323,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err20 = {instancePath:instancePath+"/skill",schemaPath:"#/properties/skill/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -37336,18 +37333,15 @@ vErrors.push(err20);
 errors++;
 }
 }
-let i1 = data9.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data9[i1];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err21 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(data.context_fields !== undefined){
+let data10 = data.context_fields;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 === "string"){
+if(func1(data11) < 1){
+const err21 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -37355,14 +37349,10 @@ else {
 vErrors.push(err21);
 }
 errors++;
-break;
-}
-indices0[item0] = i1;
-}
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err22 = {instancePath:instancePath+"/context_fields/" + i0,schemaPath:"#/properties/context_fields/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -37372,12 +37362,18 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.tools !== undefined){
-let data11 = data.tools;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-for(const key1 in data11){
-if(!((key1 === "include") || (key1 === "exclude"))){
-const err23 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+let i1 = data10.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data10[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err23 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -37385,17 +37381,14 @@ else {
 vErrors.push(err23);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
 }
 }
-if(data11.include !== undefined){
-let data12 = data11.include;
-if(Array.isArray(data12)){
-const len1 = data12.length;
-for(let i2=0; i2<len1; i2++){
-let data13 = data12[i2];
-if(typeof data13 === "string"){
-if(func1(data13) < 1){
-const err24 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err24 = {instancePath:instancePath+"/context_fields",schemaPath:"#/properties/context_fields/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -37405,8 +37398,12 @@ vErrors.push(err24);
 errors++;
 }
 }
-else {
-const err25 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.tools !== undefined){
+let data12 = data.tools;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key1 in data12){
+if(!((key1 === "include") || (key1 === "exclude"))){
+const err25 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -37416,9 +37413,15 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/tools/include",schemaPath:"#/properties/tools/properties/include/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data12.include !== undefined){
+let data13 = data12.include;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i2=0; i2<len1; i2++){
+let data14 = data13[i2];
+if(typeof data14 === "string"){
+if(func1(data14) < 1){
+const err26 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -37428,15 +37431,8 @@ vErrors.push(err26);
 errors++;
 }
 }
-if(data11.exclude !== undefined){
-let data14 = data11.exclude;
-if(Array.isArray(data14)){
-const len2 = data14.length;
-for(let i3=0; i3<len2; i3++){
-let data15 = data14[i3];
-if(typeof data15 === "string"){
-if(func1(data15) < 1){
-const err27 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err27 = {instancePath:instancePath+"/tools/include/" + i2,schemaPath:"#/properties/tools/properties/include/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -37446,8 +37442,9 @@ vErrors.push(err27);
 errors++;
 }
 }
+}
 else {
-const err28 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err28 = {instancePath:instancePath+"/tools/include",schemaPath:"#/properties/tools/properties/include/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -37457,9 +37454,15 @@ vErrors.push(err28);
 errors++;
 }
 }
-}
-else {
-const err29 = {instancePath:instancePath+"/tools/exclude",schemaPath:"#/properties/tools/properties/exclude/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data12.exclude !== undefined){
+let data15 = data12.exclude;
+if(Array.isArray(data15)){
+const len2 = data15.length;
+for(let i3=0; i3<len2; i3++){
+let data16 = data15[i3];
+if(typeof data16 === "string"){
+if(func1(data16) < 1){
+const err29 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -37469,9 +37472,8 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
 else {
-const err30 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err30 = {instancePath:instancePath+"/tools/exclude/" + i3,schemaPath:"#/properties/tools/properties/exclude/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -37481,13 +37483,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.inject_tools !== undefined){
-let data16 = data.inject_tools;
-if(Array.isArray(data16)){
-const len3 = data16.length;
-for(let i4=0; i4<len3; i4++){
-if(!(data16[i4] === "ros_deploy")){
-const err31 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema170.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err31 = {instancePath:instancePath+"/tools/exclude",schemaPath:"#/properties/tools/properties/exclude/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -37497,14 +37495,9 @@ vErrors.push(err31);
 errors++;
 }
 }
-let i5 = data16.length;
-let j1;
-if(i5 > 1){
-outer0:
-for(;i5--;){
-for(j1 = i5; j1--;){
-if(func0(data16[i5], data16[j1])){
-const err32 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"};
+}
+else {
+const err32 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -37512,14 +37505,15 @@ else {
 vErrors.push(err32);
 }
 errors++;
-break outer0;
 }
 }
-}
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data.inject_tools !== undefined){
+let data17 = data.inject_tools;
+if(Array.isArray(data17)){
+const len3 = data17.length;
+for(let i4=0; i4<len3; i4++){
+if(!(data17[i4] === "ros_deploy")){
+const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema170.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -37529,10 +37523,14 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data.conclusion_schema !== undefined){
-let data18 = data.conclusion_schema;
-if(!(data18 && typeof data18 == "object" && !Array.isArray(data18))){
-const err34 = {instancePath:instancePath+"/conclusion_schema",schemaPath:"#/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let i5 = data17.length;
+let j1;
+if(i5 > 1){
+outer0:
+for(;i5--;){
+for(j1 = i5; j1--;){
+if(func0(data17[i5], data17[j1])){
+const err34 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/uniqueItems",keyword:"uniqueItems",params:{i: i5, j: j1},message:"must NOT have duplicate items (items ## "+j1+" and "+i5+" are identical)"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -37540,21 +37538,14 @@ else {
 vErrors.push(err34);
 }
 errors++;
+break outer0;
 }
 }
-if(data.completion_guards !== undefined){
-let data19 = data.completion_guards;
-if(Array.isArray(data19)){
-const len4 = data19.length;
-for(let i6=0; i6<len4; i6++){
-if(!(validate98(data19[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data19,parentDataProperty:i6,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
-errors = vErrors.length;
 }
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/completion_guards",schemaPath:"#/properties/completion_guards/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err35 = {instancePath:instancePath+"/inject_tools",schemaPath:"#/properties/inject_tools/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -37564,10 +37555,10 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data.max_conclusion_retries !== undefined){
-let data21 = data.max_conclusion_retries;
-if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err36 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.conclusion_schema !== undefined){
+let data19 = data.conclusion_schema;
+if(!(data19 && typeof data19 == "object" && !Array.isArray(data19))){
+const err36 = {instancePath:instancePath+"/conclusion_schema",schemaPath:"#/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -37576,9 +37567,20 @@ vErrors.push(err36);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 > 10 || isNaN(data21)){
-const err37 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+}
+if(data.completion_guards !== undefined){
+let data20 = data.completion_guards;
+if(Array.isArray(data20)){
+const len4 = data20.length;
+for(let i6=0; i6<len4; i6++){
+if(!(validate98(data20[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data20,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/completion_guards",schemaPath:"#/properties/completion_guards/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -37587,8 +37589,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(data21 < 0 || isNaN(data21)){
-const err38 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.max_conclusion_retries !== undefined){
+let data22 = data.max_conclusion_retries;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err38 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -37597,13 +37602,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-}
-if(data.exit_condition !== undefined){
-let data22 = data.exit_condition;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(data22.field === undefined){
-const err39 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 10 || isNaN(data22)){
+const err39 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -37612,8 +37613,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data22.value === undefined){
-const err40 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(data22 < 0 || isNaN(data22)){
+const err40 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -37622,9 +37623,13 @@ vErrors.push(err40);
 }
 errors++;
 }
-for(const key2 in data22){
-if(!((key2 === "field") || (key2 === "value"))){
-const err41 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+}
+if(data.exit_condition !== undefined){
+let data23 = data.exit_condition;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+if(data23.field === undefined){
+const err41 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -37633,12 +37638,8 @@ vErrors.push(err41);
 }
 errors++;
 }
-}
-if(data22.field !== undefined){
-let data23 = data22.field;
-if(typeof data23 === "string"){
-if(func1(data23) < 1){
-const err42 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data23.value === undefined){
+const err42 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -37647,9 +37648,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key2 in data23){
+if(!((key2 === "field") || (key2 === "value"))){
+const err43 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -37659,9 +37660,11 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data23.field !== undefined){
+let data24 = data23.field;
+if(typeof data24 === "string"){
+if(func1(data24) < 1){
+const err44 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -37671,11 +37674,8 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data.fail_condition !== undefined){
-let data24 = data.fail_condition;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.field === undefined){
-const err45 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+else {
+const err45 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -37684,8 +37684,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data24.value === undefined){
-const err46 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -37694,9 +37696,12 @@ vErrors.push(err46);
 }
 errors++;
 }
-for(const key3 in data24){
-if(!((key3 === "field") || (key3 === "value"))){
-const err47 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+if(data.fail_condition !== undefined){
+let data25 = data.fail_condition;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.field === undefined){
+const err47 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -37705,12 +37710,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-if(data24.field !== undefined){
-let data25 = data24.field;
-if(typeof data25 === "string"){
-if(func1(data25) < 1){
-const err48 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data25.value === undefined){
+const err48 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -37719,9 +37720,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-else {
-const err49 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key3 in data25){
+if(!((key3 === "field") || (key3 === "value"))){
+const err49 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -37731,9 +37732,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-}
-else {
-const err50 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data25.field !== undefined){
+let data26 = data25.field;
+if(typeof data26 === "string"){
+if(func1(data26) < 1){
+const err50 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -37743,9 +37746,8 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data.auto_advance !== undefined){
-if(typeof data.auto_advance !== "boolean"){
-const err51 = {instancePath:instancePath+"/auto_advance",schemaPath:"#/properties/auto_advance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err51 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -37755,9 +37757,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data.ui_mode !== undefined){
-if(!(data.ui_mode === "candidate_selection")){
-const err52 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema170.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err52 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -37767,9 +37769,9 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data.complete_step_terminal !== undefined){
-if(typeof data.complete_step_terminal !== "boolean"){
-const err53 = {instancePath:instancePath+"/complete_step_terminal",schemaPath:"#/properties/complete_step_terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.auto_advance !== undefined){
+if(typeof data.auto_advance !== "boolean"){
+const err53 = {instancePath:instancePath+"/auto_advance",schemaPath:"#/properties/auto_advance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -37779,10 +37781,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data.interrupt_judge_failure !== undefined){
-let data29 = data.interrupt_judge_failure;
-if(!(((data29 === "continue") || (data29 === "pause")) || (data29 === "hard_interrupt"))){
-const err54 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema170.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+if(data.ui_mode !== undefined){
+if(!(data.ui_mode === "candidate_selection")){
+const err54 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema170.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -37792,9 +37793,9 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data.tracks_stacks !== undefined){
-if(typeof data.tracks_stacks !== "boolean"){
-const err55 = {instancePath:instancePath+"/tracks_stacks",schemaPath:"#/properties/tracks_stacks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.complete_step_terminal !== undefined){
+if(typeof data.complete_step_terminal !== "boolean"){
+const err55 = {instancePath:instancePath+"/complete_step_terminal",schemaPath:"#/properties/complete_step_terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -37804,15 +37805,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.a2a_artifacts !== undefined){
-let data31 = data.a2a_artifacts;
-if(Array.isArray(data31)){
-const len5 = data31.length;
-for(let i7=0; i7<len5; i7++){
-let data32 = data31[i7];
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.path_field === undefined){
-const err56 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "path_field"},message:"must have required property '"+"path_field"+"'"};
+if(data.interrupt_judge_failure !== undefined){
+let data30 = data.interrupt_judge_failure;
+if(!(((data30 === "continue") || (data30 === "pause")) || (data30 === "hard_interrupt"))){
+const err56 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema170.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -37821,8 +37817,10 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(data32.media_type === undefined){
-const err57 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
+}
+if(data.tracks_stacks !== undefined){
+if(typeof data.tracks_stacks !== "boolean"){
+const err57 = {instancePath:instancePath+"/tracks_stacks",schemaPath:"#/properties/tracks_stacks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -37831,9 +37829,16 @@ vErrors.push(err57);
 }
 errors++;
 }
-for(const key4 in data32){
-if(!(((key4 === "path_field") || (key4 === "media_type")) || (key4 === "role"))){
-const err58 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data.a2a_artifacts !== undefined){
+let data32 = data.a2a_artifacts;
+if(Array.isArray(data32)){
+const len5 = data32.length;
+for(let i7=0; i7<len5; i7++){
+let data33 = data32[i7];
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.path_field === undefined){
+const err58 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "path_field"},message:"must have required property '"+"path_field"+"'"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -37842,12 +37847,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-if(data32.path_field !== undefined){
-let data33 = data32.path_field;
-if(typeof data33 === "string"){
-if(func1(data33) < 1){
-const err59 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data33.media_type === undefined){
+const err59 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -37856,9 +37857,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-else {
-const err60 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key4 in data33){
+if(!(((key4 === "path_field") || (key4 === "media_type")) || (key4 === "role"))){
+const err60 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -37868,11 +37869,11 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data32.media_type !== undefined){
-let data34 = data32.media_type;
+if(data33.path_field !== undefined){
+let data34 = data33.path_field;
 if(typeof data34 === "string"){
 if(func1(data34) < 1){
-const err61 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err61 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -37883,7 +37884,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err62 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -37893,11 +37894,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data32.role !== undefined){
-let data35 = data32.role;
+if(data33.media_type !== undefined){
+let data35 = data33.media_type;
 if(typeof data35 === "string"){
 if(func1(data35) < 1){
-const err63 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err63 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -37908,7 +37909,7 @@ errors++;
 }
 }
 else {
-const err64 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err64 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -37918,9 +37919,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data33.role !== undefined){
+let data36 = data33.role;
+if(typeof data36 === "string"){
+if(func1(data36) < 1){
+const err65 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -37930,9 +37933,8 @@ vErrors.push(err65);
 errors++;
 }
 }
-}
 else {
-const err66 = {instancePath:instancePath+"/a2a_artifacts",schemaPath:"#/properties/a2a_artifacts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err66 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -37942,12 +37944,9 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data.surface_overrides !== undefined){
-let data36 = data.surface_overrides;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-for(const key5 in data36){
-if(!((key5 === "a2a") || (key5 === "a2a_rich"))){
-const err67 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+else {
+const err67 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -37957,12 +37956,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data36.a2a !== undefined){
-let data37 = data36.a2a;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-for(const key6 in data37){
-if(!((key6 === "prompt") || (key6 === "conclusion_schema"))){
-const err68 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err68 = {instancePath:instancePath+"/a2a_artifacts",schemaPath:"#/properties/a2a_artifacts/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -37972,11 +37968,12 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data37.prompt !== undefined){
-let data38 = data37.prompt;
-if(typeof data38 === "string"){
-if(func1(data38) < 1){
-const err69 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.surface_overrides !== undefined){
+let data37 = data.surface_overrides;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+for(const key5 in data37){
+if(!((key5 === "a2a") || (key5 === "a2a_rich"))){
+const err69 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -37986,8 +37983,12 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data37.a2a !== undefined){
+let data38 = data37.a2a;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+for(const key6 in data38){
+if(!((key6 === "prompt") || (key6 === "conclusion_schema"))){
+const err70 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -37997,10 +37998,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data37.conclusion_schema !== undefined){
-let data39 = data37.conclusion_schema;
-if(!(data39 && typeof data39 == "object" && !Array.isArray(data39))){
-const err71 = {instancePath:instancePath+"/surface_overrides/a2a/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data38.prompt !== undefined){
+let data39 = data38.prompt;
+if(typeof data39 === "string"){
+if(func1(data39) < 1){
+const err71 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -38010,9 +38012,8 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
 else {
-const err72 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err72 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -38022,12 +38023,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data36.a2a_rich !== undefined){
-let data40 = data36.a2a_rich;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-for(const key7 in data40){
-if(!((key7 === "prompt") || (key7 === "conclusion_schema"))){
-const err73 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(data38.conclusion_schema !== undefined){
+let data40 = data38.conclusion_schema;
+if(!(data40 && typeof data40 == "object" && !Array.isArray(data40))){
+const err73 = {instancePath:instancePath+"/surface_overrides/a2a/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -38037,11 +38036,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data40.prompt !== undefined){
-let data41 = data40.prompt;
-if(typeof data41 === "string"){
-if(func1(data41) < 1){
-const err74 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err74 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -38051,8 +38048,12 @@ vErrors.push(err74);
 errors++;
 }
 }
-else {
-const err75 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data37.a2a_rich !== undefined){
+let data41 = data37.a2a_rich;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+for(const key7 in data41){
+if(!((key7 === "prompt") || (key7 === "conclusion_schema"))){
+const err75 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -38062,10 +38063,11 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data40.conclusion_schema !== undefined){
-let data42 = data40.conclusion_schema;
-if(!(data42 && typeof data42 == "object" && !Array.isArray(data42))){
-const err76 = {instancePath:instancePath+"/surface_overrides/a2a_rich/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data41.prompt !== undefined){
+let data42 = data41.prompt;
+if(typeof data42 === "string"){
+if(func1(data42) < 1){
+const err76 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -38075,9 +38077,8 @@ vErrors.push(err76);
 errors++;
 }
 }
-}
 else {
-const err77 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err77 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -38087,9 +38088,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-}
-else {
-const err78 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data41.conclusion_schema !== undefined){
+let data43 = data41.conclusion_schema;
+if(!(data43 && typeof data43 == "object" && !Array.isArray(data43))){
+const err78 = {instancePath:instancePath+"/surface_overrides/a2a_rich/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -38101,12 +38103,36 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err79 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err79];
 }
 else {
 vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
 }
 errors++;
 }

@@ -85,7 +85,7 @@ describe("safe mode: the path projector", () => {
 
 describe("safe mode: the restricted tool set", () => {
   it("keeps read-only file tools and cloud tools; no writes, no questions", () => {
-    const names = turnTools(true, { safeMode: true }).map((t) => t.name);
+    const names = turnTools(true, new Map(), { safeMode: true }).map((t) => t.name);
     expect(names).to.include.members([
       "read_file",
       "list_files",
@@ -93,9 +93,10 @@ describe("safe mode: the restricted tool set", () => {
       "grep",
       "ros_stack",
       "ros_validate_template",
+      "skill",
     ]);
     expect(names).not.to.include.members(["write_file", "edit_file", "ask_user_question"]);
-    expect(turnTools(true).map((t) => t.name)).to.include("write_file");
+    expect(turnTools(true, new Map()).map((t) => t.name)).to.include("write_file");
   });
 
   it("both settings read their reference environment variables", () => {

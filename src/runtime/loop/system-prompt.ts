@@ -1,5 +1,6 @@
 // The system prompt of a normal-mode turn: identity, rules, environment,
-// cloud configuration and the workspace's own instructions (AGENTS.md).
+// cloud configuration, the skills the `skill` tool loads, and the
+// workspace's own instructions (AGENTS.md).
 import os from "node:os";
 import path from "node:path";
 import { readFileIfChangedAsync } from "../file-cache.js";
@@ -12,6 +13,8 @@ export async function buildSystemPrompt(args: {
   model: string;
   regionId?: string;
   cloudTools: boolean;
+  /** Names of the turn's skills (the `skill` tool's description has the details). */
+  skills?: string[];
 }): Promise<string> {
   // Read again only when it changed: a turn stats AGENTS.md, it does not read it.
   const text = (await readFileIfChangedAsync(path.join(args.cwd, "AGENTS.md"))) ?? "";
@@ -40,6 +43,16 @@ export async function buildSystemPrompt(args: {
         : "- No Alibaba Cloud credentials are configured: ROS API tools are unavailable; validation is local only.",
     ].join("\n"),
   ];
+  if (args.skills && args.skills.length > 0) {
+    sections.push(
+      [
+        "# Skills",
+        `Skills available through the skill tool: ${args.skills.join(", ")}.`,
+        "Before a task a skill covers (writing, converting, validating, pricing or deploying templates), " +
+          "load it with the skill tool and follow its instructions.",
+      ].join("\n"),
+    );
+  }
   if (instructions.trim()) sections.push(`# Project instructions (AGENTS.md)\n${instructions.trim()}`);
   return sections.join("\n\n");
 }

@@ -171,7 +171,7 @@ export class PipelineHost {
     const turn = await startTurn(deps, workspace, logger, overrides, signal);
     const demo = deps.config.demo && overrides.model === undefined && overrides.apiKey === undefined;
     if (turn.cloud || !demo) return turn;
-    const tools = turnTools(true);
+    const tools = turnTools(true, turn.skills);
     return {
       ...turn,
       cloud: simulatedCloud(new SimulatedRos()),

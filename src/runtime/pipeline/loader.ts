@@ -1,7 +1,9 @@
 // Loading a pipeline: pipeline.yaml checked against the pipeline/definition
 // contract, then the checks a schema cannot make (step references, prompt
 // files, conclusion schemas that compile, context fields that exist), each
-// problem reported with its path. The bundled pipelines live under bundled/.
+// problem reported with its path; a step's `skill` must name a bundled skill
+// (a workspace may refine it, see StepEnv). The bundled pipelines live under
+// bundled/.
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
@@ -14,6 +16,7 @@ import {
   type PipelineSubPipeline,
 } from "../../contract/index.js";
 import { ConfigError } from "../errors.js";
+import { bundledSkills } from "../skills/discovery.js";
 
 export type { PipelineDefinition, PipelineStep };
 
@@ -103,6 +106,8 @@ export function loadPipeline(dir: string): LoadedPipeline {
       for (const [j, field] of (step.context_fields ?? []).entries()) {
         if (!known.has(field)) problems.push(`${where}/context_fields/${j}: unknown field ${field}`);
       }
+      if (step.skill !== undefined && !bundledSkills().has(step.skill))
+        problems.push(`${where}/skill: no bundled skill ${step.skill}`);
       known.add(step.conclusion_field);
       const schema = step.conclusion_schema ?? ANY_OBJECT;
       compiles(schema, where);

@@ -9,6 +9,7 @@
 // A restarted process continues the same attempt from its transcript.
 import { newMessageId } from "../ids.js";
 import { callModel } from "../loop/model-call.js";
+import { bundledSkills } from "../skills/discovery.js";
 import { messageText, type Message } from "../messages.js";
 import { createTurnProvider } from "../providers/factory.js";
 import type { Provider } from "../providers/types.js";
@@ -99,12 +100,26 @@ export function renderPrompt(template: string, values: Record<string, unknown>):
   });
 }
 
+/**
+ * The instructions of the step's skill, found as the `skill` tool finds skills
+ * (the turn's catalog: config dir, workspace, bundled), so a workspace can
+ * refine a step's playbook; the loader made sure a bundled one exists.
+ */
+function stepSkill(env: StepEnv, step: LoadedStep): string {
+  const name = step.def.skill;
+  if (name === undefined) return "";
+  const skill = env.baseTurn.skills.get(name) ?? bundledSkills().get(name);
+  if (!skill) return "";
+  return `## Skill: ${skill.name}\n\n${skill.body}`;
+}
+
 function stepSystemPrompt(env: StepEnv, a: StepAttempt): string {
   const { step } = a;
   const lines = [
     `# Pipeline step: ${step.id}`,
     ...a.markers,
     `You are running one step of the "${env.pipelineName}" pipeline: ${step.def.description ?? step.id}.`,
+    stepSkill(env, step),
     renderPrompt(a.surface.prompt, a.promptValues).trim(),
     "## Finishing the step",
     `When the step is done, call complete_step with the conclusion (the pipeline field "${step.conclusionField}"). ` +

@@ -10,6 +10,7 @@ import { credentialSecrets, resolveCloudCredentials } from "../cloud/credentials
 import { RosClient } from "../cloud/ros-client.js";
 import { buildSystemPrompt } from "../loop/system-prompt.js";
 import type { Provider, ToolDefinition } from "../providers/types.js";
+import { discoverSkills, type SkillCatalog } from "../skills/discovery.js";
 import type { TurnOverrides } from "../seam.js";
 import { turnTools } from "../tools/registry.js";
 import type { AnyTool } from "../tools/types.js";
@@ -24,6 +25,8 @@ export interface Turn {
   tools: Map<string, AnyTool>;
   toolDefs: ToolDefinition[];
   cloud?: CloudContext;
+  /** The skills this turn sees (the `skill` tool's list; pipeline steps load theirs from it). */
+  skills: SkillCatalog;
   system: string;
   secrets: string[];
 }
@@ -54,7 +57,8 @@ export async function startTurn(
         maxPollMs: deps.cloud.maxPollMs,
       }
     : undefined;
-  const tools = turnTools(cloud !== undefined, { safeMode: deps.safeMode });
+  const skills = discoverSkills({ configDir: deps.config.configDir, cwd: workspace.cwd, logger });
+  const tools = turnTools(cloud !== undefined, skills, { safeMode: deps.safeMode });
   const model = overrides.model ?? deps.config.model;
   return {
     overrides,
@@ -67,12 +71,14 @@ export async function startTurn(
       inputSchema: tool.inputSchema,
     })),
     ...(cloud ? { cloud } : {}),
+    skills,
     system: await buildSystemPrompt({
       cwd: workspace.cwd,
       provider: deps.config.provider.key,
       model,
       regionId: credentials?.regionId,
       cloudTools: cloud !== undefined,
+      skills: [...skills.keys()],
     }),
     secrets: [overrides.apiKey ?? "", deps.config.apiKey ?? "", ...credentialSecrets(credentials)].filter(
       Boolean,

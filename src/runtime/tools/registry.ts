@@ -2,7 +2,9 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { askUserQuestionTool } from "./ask-user-question.js";
 import { fileTools } from "./files.js";
+import type { SkillCatalog } from "../skills/discovery.js";
 import { cloudTools, rosValidateTemplateTool } from "./ros.js";
+import { skillTool } from "./skill.js";
 import type { AnyTool } from "./types.js";
 
 /**
@@ -20,9 +22,22 @@ const SAFE_MODE_TOOLS = [
 
 export const safeModeAllows = (name: string): boolean => SAFE_MODE_TOOLS.some((p) => p.test(name));
 
-/** Local tools are always there; ROS API tools only when a cloud credential resolves; safe mode keeps its allow-list. */
-export function turnTools(withCloud: boolean, options: { safeMode?: boolean } = {}): AnyTool[] {
-  const tools = [...fileTools, askUserQuestionTool, rosValidateTemplateTool, ...(withCloud ? cloudTools : [])];
+/**
+ * Local tools are always there (the `skill` tool lists the turn's skills);
+ * ROS API tools only when a cloud credential resolves; safe mode keeps its allow-list.
+ */
+export function turnTools(
+  withCloud: boolean,
+  skills: SkillCatalog,
+  options: { safeMode?: boolean } = {},
+): AnyTool[] {
+  const tools = [
+    ...fileTools,
+    askUserQuestionTool,
+    rosValidateTemplateTool,
+    skillTool(skills),
+    ...(withCloud ? cloudTools : []),
+  ];
   return options.safeMode ? tools.filter((tool) => safeModeAllows(tool.name)) : tools;
 }
 

@@ -141,6 +141,28 @@ export function validateRosTemplate(text: string): ValidationReport {
   return validateTree(root, collector);
 }
 
+/** A Terraform-type template (ROS runs its Workspace with Terraform or OpenTofu): it needs no Resources. */
+function isTerraformTransform(transform: Json): boolean {
+  return typeof transform === "string" && /^Aliyun::(?:Terraform|OpenTofu)-v\d/.test(transform);
+}
+
+function checkWorkspace(workspace: Json, transform: string, c: Collector): void {
+  if (workspace === undefined) {
+    c.add("error", [], `Workspace is missing; a ${transform} template maps file names to their contents.`);
+    return;
+  }
+  if (!isObject(workspace)) {
+    c.add("error", ["Workspace"], "Workspace must be a mapping of file names to their contents.");
+    return;
+  }
+  for (const [name, content] of Object.entries(workspace)) {
+    if (typeof content !== "string")
+      c.add("error", ["Workspace", name], `Workspace file ${name} must be text.`);
+  }
+  if (!Object.keys(workspace).some((name) => name.endsWith(".tf")))
+    c.add("error", ["Workspace"], "Workspace has no .tf file.");
+}
+
 function validateTree(root: Record<string, Json>, c: Collector): ValidationReport {
   for (const key of Object.keys(root)) {
     if (!TOP_LEVEL_KEYS.has(key)) c.add("warning", [key], `Unknown top-level section ${key}.`);
@@ -157,7 +179,8 @@ function validateTree(root: Record<string, Json>, c: Collector): ValidationRepor
   const outputs = sectionMap(root, "Outputs", c);
   const conditions = sectionMap(root, "Conditions", c);
   const mappings = sectionMap(root, "Mappings", c);
-  if (root.Resources === undefined)
+  if (isTerraformTransform(root.Transform)) checkWorkspace(root.Workspace, String(root.Transform), c);
+  else if (root.Resources === undefined)
     c.add("error", [], "Resources is missing; a template declares at least one resource.");
   else if (resources && Object.keys(resources).length === 0)
     c.add("error", ["Resources"], "Resources is empty.");
