@@ -1,8 +1,8 @@
 // A pipeline step that names a skill (selling's intent_parsing names
 // iac-aliyun-intent) gets that skill's instructions in its system prompt,
-// found through the same discovery as the skill tool: the bundled one, a
-// workspace's own of that name instead, and the bundled one again when the
-// workspace's does not parse. The scripted model concludes with a summary
+// found through the same discovery as the skill tool: the bundled one, which
+// a workspace's skill of the same name cannot replace (bundled skills take
+// precedence), a parse failure of which is still reported. The scripted model concludes with a summary
 // that says which instructions it saw (test/fixtures/scripts/skills.yaml).
 import { expect } from "chai";
 import { mkdir, writeFile } from "node:fs/promises";
@@ -57,7 +57,7 @@ describe("skills: a pipeline step loads its skill", () => {
     expect(summary).to.equal("bundled intent skill");
   });
 
-  it("takes the workspace's skill of that name instead of the bundled one", async () => {
+  it("keeps the bundled skill when the workspace has one of that name", async () => {
     const { summary } = await intentStep(async (cwd) => {
       const file = path.join(cwd, ".iac-code", "skills", "our-intent", "SKILL.md");
       await mkdir(path.dirname(file), { recursive: true });
@@ -66,10 +66,10 @@ describe("skills: a pipeline step loads its skill", () => {
         "---\nname: iac-aliyun-intent\ndescription: Our intake rules.\n---\nWORKSPACE-INTENT-PLAYBOOK: only VPCs.\n",
       );
     });
-    expect(summary).to.equal("workspace intent skill");
+    expect(summary).to.equal("bundled intent skill");
   });
 
-  it("falls back to the bundled skill, with a warning, when the workspace's does not parse", async () => {
+  it("keeps the bundled skill and warns when the workspace's of that name does not parse", async () => {
     let file = "";
     const { summary, lines } = await intentStep(async (cwd) => {
       file = path.join(cwd, "skills", "iac-aliyun-intent", "SKILL.md");

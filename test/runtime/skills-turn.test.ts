@@ -1,6 +1,6 @@
 // The skill tool in real turns (scripted model, real runtime and session):
 // it runs without a permission prompt, the model gets the skill's body with
-// the tools it allows, the config dir's skill wins over the workspace's, an
+// the tools it allows, the workspace's skill wins over the config dir's, an
 // unknown name is an error result the model reads, the system prompt names
 // the skills, and a broken SKILL.md is a logged warning, not a failed turn.
 import { expect } from "chai";
@@ -68,25 +68,22 @@ describe("skills: the skill tool in a turn", () => {
     expect(said(events)).to.equal("I have the Terraform packaging instructions.");
   });
 
-  it("loads a workspace skill, and takes the config dir's before the workspace's of the same name", async () => {
+  it("loads a config dir skill, and takes the workspace's before the config dir's of the same name", async () => {
     const workspaceSkill =
       "---\nname: shared\ndescription: The workspace's.\nallowed_tools: [grep]\n---\nWorkspace rules.\n";
+    const userSkill = "---\nname: shared\ndescription: The user's.\n---\nUser rules.\n";
     env = await open();
-    await putSkill(path.join(env.cwd, "skills"), "team", workspaceSkill);
+    await putSkill(path.join(env.configDir, "skills"), "shared", userSkill);
     expect(said(await turn(env.session, "[LOAD shared]"))).to.equal(
-      "Loaded shared from workspace. Tools this skill allows: grep.",
+      "Loaded shared from config. This skill names no tools.",
     );
     await env.runtime.close();
 
     env = await open();
+    await putSkill(path.join(env.configDir, "skills"), "shared", userSkill);
     await putSkill(path.join(env.cwd, "skills"), "team", workspaceSkill);
-    await putSkill(
-      path.join(env.configDir, "skills"),
-      "shared",
-      "---\nname: shared\ndescription: The user's.\n---\nUser rules.\n",
-    );
     expect(said(await turn(env.session, "[LOAD shared]"))).to.equal(
-      "Loaded shared from config. This skill names no tools.",
+      "Loaded shared from workspace. Tools this skill allows: grep.",
     );
   });
 

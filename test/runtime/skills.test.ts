@@ -133,17 +133,17 @@ describe("skills: discovery", () => {
     await putSkill(path.join(cwd, ".iac-code", "skills"), "here", skillText("here", "In the cwd."));
     const places = skillPlaces(path.join(base, "config"), cwd).map((p) => p.dir);
     expect(places).to.deep.equal([
-      path.join(base, "config", "skills"),
-      path.join(cwd, "skills"),
+      places[0],
       path.join(cwd, ".iac-code", "skills"),
-      places.at(-1),
+      path.join(cwd, "skills"),
+      path.join(base, "config", "skills"),
     ]);
     const skills = discoverSkills({ configDir: path.join(base, "config"), cwd, logger: silentLogger() });
     expect(skills.has("here")).to.equal(true);
     expect(skills.has("parent")).to.equal(false);
   });
 
-  it("gives a name to the first place: config dir, then nearer the cwd, then skills/ before .iac-code/skills/, then bundled", async () => {
+  it("gives a name to the reference's last place: bundled, then nearer the cwd, .iac-code/skills/ over skills/, then the config dir", async () => {
     const { configDir, repo, cwd } = await layout();
     // "a": config dir against the cwd.
     await putSkill(path.join(configDir, "skills"), "a", skillText("a", "config a"));
@@ -154,17 +154,17 @@ describe("skills: discovery", () => {
     // "c": skills/ against .iac-code/skills/ in one directory.
     await putSkill(path.join(repo, ".iac-code", "skills"), "c", skillText("c", "root hidden c"));
     await putSkill(path.join(repo, "skills"), "c", skillText("c", "root plain c"));
-    // A bundled name, refined by the workspace (the directory name does not matter, the name does).
+    // A bundled name: the workspace cannot replace it (the directory name does not matter, the name does).
     await putSkill(path.join(repo, "skills"), "our-playbook", skillText("iac-aliyun", "Our own playbook."));
     // Two directories of one place with the same name: the first in name order.
     await putSkill(path.join(cwd, "skills"), "d1", skillText("d", "first d"));
     await putSkill(path.join(cwd, "skills"), "d2", skillText("d", "second d"));
 
     const skills = discoverSkills({ configDir, cwd, logger: silentLogger() });
-    expect(skills.get("a")?.description).to.equal("config a");
+    expect(skills.get("a")?.description).to.equal("cwd a");
     expect(skills.get("b")?.description).to.equal("cwd b");
-    expect(skills.get("c")?.description).to.equal("root plain c");
-    expect(skills.get("iac-aliyun")).to.include({ description: "Our own playbook.", source: "workspace" });
+    expect(skills.get("c")?.description).to.equal("root hidden c");
+    expect(skills.get("iac-aliyun")?.source).to.equal("bundled");
     expect(skills.get("d")?.description).to.equal("first d");
   });
 

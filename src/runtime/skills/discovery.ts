@@ -1,11 +1,11 @@
-// Where skills come from, and which one wins when two share a name. Places,
-// first wins:
-//   1. <config-dir>/skills/
-//   2. the workspace: in the cwd, then its parent, ... up to the git root
-//      (the nearest directory wins: a project's sub-directory can refine
-//      what the repository defines), in each directory `skills/` before
-//      `.iac-code/skills/`; without a git root, the cwd alone
-//   3. the skills bundled with iac-code (bundled/ next to this file)
+// Where skills come from, and which one wins when two share a name. The
+// reference loads <config-dir>/skills/, then the workspace's skills/ and
+// .iac-code/skills/ from the git root down to the cwd, then the skills bundled
+// with iac-code, a later place replacing an earlier one's skill of the same
+// name: the bundled skills take precedence (a workspace cannot replace the
+// playbook or a pipeline step's skill), then the nearest workspace directory
+// (in it .iac-code/skills/ over skills/), then the config dir. Without a git
+// root the workspace is the cwd alone.
 // A skill is a directory <place>/<dir>/SKILL.md. Discovery runs at every
 // turn but reads nothing unchanged: directory listings are kept while the
 // directory's stat is the same, SKILL.md texts come from the file cache
@@ -59,16 +59,16 @@ export function gitRootOf(cwd: string): string | undefined {
   return root;
 }
 
-/** The places of a workspace, in precedence order (bundled last). */
+/** The places of a workspace, in precedence order (the first place holding a name wins). */
 export function skillPlaces(configDir: string, cwd: string): SkillPlace[] {
-  const places: SkillPlace[] = [{ dir: path.join(configDir, "skills"), source: "config" }];
+  const places: SkillPlace[] = [{ dir: BUNDLED_SKILLS_DIR, source: "bundled" }];
   const root = gitRootOf(cwd);
   for (let dir = cwd; ; dir = path.dirname(dir)) {
-    places.push({ dir: path.join(dir, "skills"), source: "workspace" });
     places.push({ dir: path.join(dir, ".iac-code", "skills"), source: "workspace" });
+    places.push({ dir: path.join(dir, "skills"), source: "workspace" });
     if (root === undefined || dir === root || path.dirname(dir) === dir) break;
   }
-  places.push({ dir: BUNDLED_SKILLS_DIR, source: "bundled" });
+  places.push({ dir: path.join(configDir, "skills"), source: "config" });
   return places;
 }
 
