@@ -187,6 +187,7 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
     },
     cloud: {
       endpoint: options.rosEndpoint ?? env.IAC_CODE_ROS_ENDPOINT,
+      ...(options.cloudEndpoints ? { endpoints: options.cloudEndpoints } : {}),
       pollIntervalMs: options.stackPollIntervalMs ?? 5_000,
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },

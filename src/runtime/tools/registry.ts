@@ -1,13 +1,25 @@
 // The tool set of a turn and the JSON Schema validation of tool inputs.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { aliyunApiTool } from "./aliyun-api.js";
 import { askUserQuestionTool } from "./ask-user-question.js";
 import { fileTools } from "./files.js";
+import { rosParameterConstraintsTool } from "./ros-constraints.js";
 import { cloudTools, rosValidateTemplateTool } from "./ros.js";
+import { terraformPackageTool } from "./terraform-package.js";
 import type { AnyTool } from "./types.js";
 
-/** Local tools are always there; ROS API tools only when a cloud credential resolves. */
+/** Tools that call Alibaba Cloud: registered only when a credential resolves. */
+const credentialTools: AnyTool[] = [...cloudTools, rosParameterConstraintsTool, aliyunApiTool];
+
+/** Local tools (Terraform packaging included) are always there; cloud API tools only with a credential. */
 export function turnTools(withCloud: boolean): AnyTool[] {
-  return [...fileTools, askUserQuestionTool, rosValidateTemplateTool, ...(withCloud ? cloudTools : [])];
+  return [
+    ...fileTools,
+    askUserQuestionTool,
+    rosValidateTemplateTool,
+    terraformPackageTool,
+    ...(withCloud ? credentialTools : []),
+  ];
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
