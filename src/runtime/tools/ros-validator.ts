@@ -258,11 +258,13 @@ function checkTerraform(root: Record<string, Json>, c: Collector): { files: numb
   }
   let files = 0;
   for (const [file, content] of Object.entries(workspace)) {
-    if (typeof content !== "string")
+    const isText = typeof content === "string";
+    const isRelative = !file.startsWith("/") && !file.split("/").some((part) => part === ".." || part === "");
+    if (!isText)
       c.add("error", ["Workspace", file], `Workspace file ${file} must be a string (the file's content).`);
-    if (file.startsWith("/") || file.split("/").some((part) => part === ".." || part === ""))
+    if (!isRelative)
       c.add("error", ["Workspace", file], `Workspace path ${file} must be relative, without "..".`);
-    if (file.endsWith(".tf") || file.endsWith(".tf.json")) files++;
+    if (isText && isRelative && (file.endsWith(".tf") || file.endsWith(".tf.json"))) files++;
   }
   if (files === 0) c.add("error", ["Workspace"], "Workspace has no .tf file.");
   if (root.Resources !== undefined)
