@@ -211,6 +211,28 @@ describe("runtime: Alibaba Cloud tools", () => {
     expect(ruleApplies(exact, "aliyun_api", "ecs:DeleteInstances", true)).to.equal(false);
   });
 
+  it("refuses endpoint overrides for unknown products or non-HTTP URLs", async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [
+        { oss: "http://127.0.0.1:1" },
+        "cloudEndpoints.oss: unknown product (ros, ecs, vpc, slb, rds, ram, sts).",
+      ],
+      [{ ecs: "file:///etc/passwd" }, "cloudEndpoints.ecs: expected an http(s) URL."],
+      [{ vpc: "not a url" }, "cloudEndpoints.vpc: expected an http(s) URL."],
+    ];
+    for (const [cloudEndpoints, message] of cases) {
+      const error = await createAgentRuntime({
+        configDir: await tempDir(),
+        env: {},
+        scriptFile: TOOLS_SCRIPT,
+        cloudEndpoints,
+        logger: silentLogger(),
+      }).catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(ConfigError);
+      expect(error).to.have.property("message", message);
+    }
+  });
+
   it("classifies reads by prefix, and ROS PreviewStack as a read", () => {
     expect(isReadOnlyAction("ecs", "DescribeInstances")).to.equal(true);
     expect(isReadOnlyAction("ram", "ListUsers")).to.equal(true);

@@ -3,6 +3,7 @@
 // is resolved at run time from api.aliyun.com, and the endpoint is never
 // taken from the model: a signed request (and an STS token) only goes to an
 // *.aliyuncs.com host of this table, or to an operator's override.
+import { ConfigError } from "../errors.js";
 import { DEFAULT_ROS_ENDPOINT, ROS_API_VERSION } from "./ros-client.js";
 
 export interface AliyunProduct {
@@ -99,4 +100,29 @@ const READ_PREFIXES = ["Describe", "List", "Get", "Query", "Validate"];
 export function isReadOnlyAction(product: string, action: string): boolean {
   if (product.toLowerCase() === "ros" && action === "PreviewStack") return true;
   return READ_PREFIXES.some((p) => action.startsWith(p) && /^[A-Z]/.test(action.slice(p.length)));
+}
+
+/** Checks endpoint overrides (product code → http(s) base URL); a ConfigError names the bad entry. */
+export function checkEndpointOverrides(
+  endpoints: Readonly<Record<string, string>> | undefined,
+): Readonly<Record<string, string>> | undefined {
+  if (endpoints === undefined) return undefined;
+  const out: Record<string, string> = {};
+  for (const [code, url] of Object.entries(endpoints)) {
+    const product = aliyunProduct(code);
+    if (!product)
+      throw new ConfigError(
+        `cloudEndpoints.${code}: unknown product (${ALIYUN_PRODUCTS.map((p) => p.code).join(", ")}).`,
+      );
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || (parsed.protocol !== "https:" && parsed.protocol !== "http:"))
+      throw new ConfigError(`cloudEndpoints.${code}: expected an http(s) URL.`);
+    out[product.code] = url;
+  }
+  return out;
 }
