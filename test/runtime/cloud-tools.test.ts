@@ -305,6 +305,11 @@ describe("runtime: Alibaba Cloud tools", () => {
     );
     expect(result.content).not.to.match(/assumed-secret-value|tok-value|NTestAssumedKey01/);
     expect(result.content).to.include("[REDACTED]");
+    // A redacted number leaves text that is no longer JSON: the result is that text.
+    ctx.cloud!.api = { call: () => Promise.resolve({ Token: 12345678, Other: 1 }) };
+    const numeric = await aliyunApiTool.run({ product: "sts", action: "GetCallerIdentity" }, ctx);
+    expect(numeric.content).not.to.include("12345678");
+    expect(numeric.data).to.equal(numeric.content);
   });
 
   it("registers aliyun_api and ros_get_template_parameter_constraints only with a credential", async () => {

@@ -39,6 +39,15 @@ function failure(op: string, error: unknown, ctx: ToolContext): ToolError {
   return error instanceof ToolError ? error : new ToolError(`${op} failed.`);
 }
 
+/** The redacted answer as JSON again (a redaction can leave a bare [REDACTED] where a number was). */
+function parsedOrText(content: string): unknown {
+  try {
+    return JSON.parse(content) as unknown;
+  } catch {
+    return content;
+  }
+}
+
 export const aliyunApiTool: Tool<AliyunApiInput> = {
   name: "aliyun_api",
   description:
@@ -108,6 +117,6 @@ export const aliyunApiTool: Tool<AliyunApiInput> = {
     }
     // Some answers carry credentials (sts AssumeRole, RAM access keys): they never reach the session.
     const content = redactSecrets(JSON.stringify(answer), credentialSecrets(cloud.credentials));
-    return { content, data: JSON.parse(content) as unknown };
+    return { content, data: parsedOrText(content) };
   },
 };
