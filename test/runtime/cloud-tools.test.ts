@@ -22,6 +22,7 @@ import { Workspace } from "../../src/runtime/tools/workspace.js";
 import type { AgentRuntime, AgentSession } from "../../src/runtime/seam.js";
 import { RosEndpointFixture } from "../fixtures/ros-endpoint.js";
 import {
+  allowAlways,
   allowOnce,
   deny,
   ofType,
@@ -145,6 +146,16 @@ describe("runtime: Alibaba Cloud tools", () => {
       InstanceId: "i-fixture01",
       RegionId: "cn-hangzhou",
     });
+
+    // "Allow for this session" remembers the exact operation, nothing wider.
+    await turn(s, "[ALIYUN-WRITE]", { answer: allowAlways });
+    const remembered = await turn(s, "[ALIYUN-WRITE]");
+    expect(ofType(remembered, "input_required")).to.have.length(0);
+    expect(ofType(remembered, "permission_decided")[0]).to.include({
+      allowed: true,
+      reason: "session_rule:aliyun_api(ecs:DeleteInstance)",
+    });
+    expect(ros.callsOf("DeleteInstance")).to.have.length(3);
   });
 
   it("refuses a write where nobody can be asked, unless the exact rule allows it", async () => {
