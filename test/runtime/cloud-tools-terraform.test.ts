@@ -196,6 +196,12 @@ describe("runtime: terraform_package_ros_template", () => {
         .catch((e: unknown) => e);
       expect(error, JSON.stringify(input)).to.have.property("message", message);
     }
+    // The same checks run before a write is put to the user.
+    const precheck = await terraformPackageTool.precheck!(
+      { directory: "../x", output_path: "ros.yaml" },
+      ctx.workspace,
+    ).catch((e: unknown) => e);
+    expect(precheck).to.have.property("message", "directory: The path is outside the workspace.");
     // A symbolic link to a file outside is not followed either.
     await mkdir(path.join(cwd, "tf2"));
     await symlink(path.join(outside, "main.tf"), path.join(cwd, "tf2", "main.tf"));

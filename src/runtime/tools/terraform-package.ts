@@ -17,6 +17,7 @@ import { walkFiles } from "./glob.js";
 import { blockAttributes, literalValue, topLevelBlocks } from "./hcl-blocks.js";
 import { formatReport, validateRosTemplate } from "./ros-validator.js";
 import type { Tool, ToolContext } from "./types.js";
+import type { Workspace } from "./workspace.js";
 
 export const OPENTOFU_TRANSFORM = "Aliyun::OpenTofu-v1.8";
 const MAX_FILES = 200;
@@ -93,18 +94,24 @@ function readRootModule(files: Array<{ rel: string; content: string }>): RootMod
   return root;
 }
 
-async function packagedFiles(
-  ctx: ToolContext,
-  directory: string,
-): Promise<{ base: string; files: Array<{ rel: string; content: string }> }> {
+/** The real path of the directory argument; errors name the field. */
+async function resolveDirectory(workspace: Workspace, directory: string): Promise<string> {
   let base: string;
   try {
-    base = await ctx.workspace.resolveExisting(directory);
+    base = await workspace.resolveExisting(directory);
   } catch (error) {
     throw error instanceof ToolError ? new ToolError(`directory: ${error.message}`) : error;
   }
   if (!(await stat(base)).isDirectory())
-    throw new ToolError(`directory: ${ctx.workspace.relative(base)} is not a directory.`);
+    throw new ToolError(`directory: ${workspace.relative(base)} is not a directory.`);
+  return base;
+}
+
+async function packagedFiles(
+  ctx: ToolContext,
+  directory: string,
+): Promise<{ base: string; files: Array<{ rel: string; content: string }> }> {
+  const base = await resolveDirectory(ctx.workspace, directory);
   // walkFiles does not follow symbolic links, so nothing outside the workspace is read.
   const entries = (await walkFiles(base, 5000, ctx.signal)).filter(
     (e) => PACKAGED.test(e.relative) && !e.relative.split("/").some((part) => SKIPPED_SEGMENT.test(part)),
@@ -169,7 +176,9 @@ export const terraformPackageTool: Tool<PackageInput> = {
       target,
     };
   },
+  // Both paths are checked before anyone is asked to approve the write.
   precheck: async (input, workspace) => {
+    await resolveDirectory(workspace, input.directory);
     if (input.output_path !== undefined) await workspace.resolveForWrite(input.output_path);
   },
   async run(input, ctx) {
