@@ -10,7 +10,7 @@ import path from "node:path";
 import { SimulatedRos, simulatedCloud } from "../../src/runtime/cloud/simulated-ros.js";
 import { RosClient } from "../../src/runtime/cloud/ros-client.js";
 import { AliyunApiClient } from "../../src/runtime/cloud/aliyun-api-client.js";
-import { isReadOnlyAction } from "../../src/runtime/cloud/aliyun-products.js";
+import { aliyunProduct, isReadOnlyAction } from "../../src/runtime/cloud/aliyun-products.js";
 import { ConfigError } from "../../src/runtime/errors.js";
 import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import { parseRule, ruleApplies } from "../../src/runtime/permissions/rules.js";
@@ -291,6 +291,41 @@ describe("runtime: Alibaba Cloud tools", () => {
       .catch((e: unknown) => e);
     expect((mismatch as Error).message).to.match(/^ecs:DescribeRegions failed: SignatureDoesNotMatch: /);
     expect(ros.calls.at(-1)?.rejected).to.equal("signature mismatch");
+  });
+
+  it("resolves table endpoints by region, and never builds a host from a region that is not one", async () => {
+    const credentials = {
+      accessKeyId: AK,
+      accessKeySecret: SECRET,
+      regionId: "cn-hangzhou",
+      source: "env" as const,
+    };
+    expect(aliyunProduct("ECS")?.host("cn-shanghai")).to.equal("ecs.cn-shanghai.aliyuncs.com");
+    expect(aliyunProduct("ram")?.host("cn-shanghai")).to.equal("ram.aliyuncs.com");
+    expect(aliyunProduct("oss")).to.equal(undefined);
+    // No endpoint override: the request would leave for *.aliyuncs.com, so a hostile region stops it first.
+    const client = new AliyunApiClient({ credentials });
+    const error = await client
+      .call(
+        { product: "ecs", action: "DescribeRegions", params: {}, regionId: "evil.example#" },
+        new AbortController().signal,
+      )
+      .catch((e: unknown) => e);
+    expect(error).to.include({
+      code: "InvalidRegionId",
+      message: 'Region "evil.example#" is not a region id.',
+    });
+    // A per-request region applies to the server's credentials, and is checked the same way.
+    const ctx = await context(await tempDir("iac-ws-"));
+    ctx.cloud!.credentials = { ...ctx.cloud!.credentials, regionId: "x.evil.example/" };
+    ctx.cloud!.api = new AliyunApiClient({ credentials: ctx.cloud!.credentials });
+    const viaTool = await aliyunApiTool
+      .run({ product: "vpc", action: "DescribeVpcs" }, ctx)
+      .catch((e: unknown) => e);
+    expect(viaTool).to.have.property(
+      "message",
+      'vpc:DescribeVpcs failed: InvalidRegionId: Region "x.evil.example/" is not a region id.',
+    );
   });
 
   it("keeps credentials in cloud answers out of the tool result", async () => {

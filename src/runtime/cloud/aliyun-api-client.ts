@@ -1,7 +1,7 @@
 // The generic Alibaba Cloud caller behind `aliyun_api` for the products of
 // the table (aliyun-products.ts) other than ROS, which goes through the ROS
 // client of the turn (so the demo's simulated endpoint answers it too).
-import { aliyunProduct } from "./aliyun-products.js";
+import { aliyunProduct, REGION_ID } from "./aliyun-products.js";
 import type { AlibabaCloudCredentials } from "./credentials.js";
 import { AliyunApiError, signedRpcCall } from "./rpc-call.js";
 
@@ -32,6 +32,16 @@ export class AliyunApiClient implements AliyunApi {
     if (!product) {
       return Promise.reject(
         new AliyunApiError("InvalidProduct", `Product ${request.product} is not in the aliyun_api table.`),
+      );
+    }
+    // The region becomes part of a host name: anything but a plain region id could send the
+    // signed request (and an STS token) elsewhere, e.g. a per-request region "evil.example#".
+    if (!REGION_ID.test(request.regionId)) {
+      return Promise.reject(
+        new AliyunApiError(
+          "InvalidRegionId",
+          `Region ${JSON.stringify(request.regionId)} is not a region id.`,
+        ),
       );
     }
     const override = this.options.endpoints?.[product.code];
