@@ -63,6 +63,11 @@ export interface RuntimeOptions {
   retry?: Partial<RetryPolicy>; // [3 retries, 500 ms .. 32 s]
   /** ROS endpoint (tests point it at a local fixture); default https://ros.aliyuncs.com. */
   rosEndpoint?: string;
+  /**
+   * aliyun_api endpoints by product code (ecs, vpc, ...), replacing the
+   * product table's *.aliyuncs.com host; tests point them at a local fixture.
+   */
+  cloudEndpoints?: Readonly<Record<string, string>>;
   stackPollIntervalMs?: number; // [5 000]
   stackMaxWaitMs?: number; // [3 600 000]
   /** Home directory for ~/.aliyun/config.json (default the env's HOME). */
@@ -312,16 +317,16 @@ function resolvePermissions(
   return {
     mode,
     allow: [
-      ...parseRules(extra.allow, "permission allow rules"),
-      ...parseRules(saved.allow, "settings.yml permissions.allow"),
+      ...parseRules(extra.allow, "permission allow rules", "allow"),
+      ...parseRules(saved.allow, "settings.yml permissions.allow", "allow"),
     ],
     deny: [
-      ...parseRules(extra.deny, "permission deny rules"),
-      ...parseRules(saved.deny, "settings.yml permissions.deny"),
+      ...parseRules(extra.deny, "permission deny rules", "deny"),
+      ...parseRules(saved.deny, "settings.yml permissions.deny", "deny"),
     ],
     ask: [
-      ...parseRules(extra.ask, "permission ask rules"),
-      ...parseRules(saved.ask, "settings.yml permissions.ask"),
+      ...parseRules(extra.ask, "permission ask rules", "ask"),
+      ...parseRules(saved.ask, "settings.yml permissions.ask", "ask"),
     ],
     autoApprove: options.autoApprovePermissions === true,
   };

@@ -13,6 +13,7 @@ import { PipelineFiles } from "./pipeline/files.js";
 import { bundledPipeline, bundledPipelineNames } from "./pipeline/loader.js";
 import type { ProviderFactoryOptions } from "./providers/factory.js";
 import { loadScriptFile, parseScript, type Script } from "./providers/script-format.js";
+import { checkEndpointOverrides } from "./cloud/aliyun-products.js";
 import { resolveCloudCredentials } from "./cloud/credentials.js";
 import type {
   AgentRuntime,
@@ -187,6 +188,7 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
     },
     cloud: {
       endpoint: options.rosEndpoint ?? env.IAC_CODE_ROS_ENDPOINT,
+      ...(options.cloudEndpoints ? { endpoints: checkEndpointOverrides(options.cloudEndpoints) } : {}),
       pollIntervalMs: options.stackPollIntervalMs ?? 5_000,
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },

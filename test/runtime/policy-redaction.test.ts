@@ -29,9 +29,9 @@ function settings(
   return {
     mode: partial.mode ?? "default",
     autoApprove: partial.autoApprove ?? false,
-    allow: (partial.allow ?? []).map(parseRule),
-    deny: (partial.deny ?? []).map(parseRule),
-    ask: (partial.ask ?? []).map(parseRule),
+    allow: (partial.allow ?? []).map((r) => parseRule(r, "allow")),
+    deny: (partial.deny ?? []).map((r) => parseRule(r, "deny")),
+    ask: (partial.ask ?? []).map((r) => parseRule(r, "ask")),
   };
 }
 

@@ -9,7 +9,8 @@ import YAML from "yaml";
 import { sleep } from "../abort.js";
 import type { CloudContext } from "./context.js";
 import { DEFAULT_REGION } from "./credentials.js";
-import { RosApiError, type RosApi } from "./ros-client.js";
+import { flattenParams, RosApiError, type RosApi } from "./ros-client.js";
+import { simulatedParameterConstraints } from "./simulated-constraints.js";
 
 /** Monthly list prices (CNY) the simulation uses per resource type; unknown types cost 0. */
 const MONTHLY_PRICE: Record<string, number> = {
@@ -75,6 +76,10 @@ export class SimulatedRos implements RosApi {
             ]),
           ),
         };
+      case "GetTemplateParameterConstraints":
+        // The RPC form of list parameters (ParametersKeyFilter.1 = ...), as the HTTP endpoint receives them.
+        if (!body) throw new RosApiError("MissingParameter", "TemplateBody is required.", 400);
+        return { ...base, ParameterConstraints: simulatedParameterConstraints(body, flattenParams(params)) };
       case "PreviewStack":
         return {
           ...base,

@@ -29,6 +29,7 @@ export async function buildSystemPrompt(args: {
       "- ROS templates use ROSTemplateFormatVersion: '2015-09-01' and resource types such as ALIYUN::ECS::VPC.",
       "- Never invent credentials, account ids or resource ids. Ask with ask_user_question when a choice is the user's.",
       "- Creating or deleting cloud resources costs money: explain what will happen before calling ros_stack.",
+      "- To deploy a Terraform configuration through ROS, package its directory with terraform_package_ros_template; do not rewrite the HCL.",
       "- When a tool is denied, do not retry it; tell the user what was not done.",
       "- Answer in the language the user writes in.",
     ].join("\n"),
@@ -39,7 +40,7 @@ export async function buildSystemPrompt(args: {
       `- Date: ${new Date().toISOString().slice(0, 10)}`,
       `- Model: ${args.model} (${args.provider})`,
       args.cloudTools
-        ? `- Alibaba Cloud credentials are configured; default region ${args.regionId ?? "cn-hangzhou"}.`
+        ? `- Alibaba Cloud credentials are configured; default region ${args.regionId ?? "cn-hangzhou"}. ros_get_template_parameter_constraints gives the values a template parameter may take; aliyun_api reads cloud state (Describe*/List*/Get*).`
         : "- No Alibaba Cloud credentials are configured: ROS API tools are unavailable; validation is local only.",
     ].join("\n"),
   ];

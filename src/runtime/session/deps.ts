@@ -25,7 +25,13 @@ export interface SessionDeps {
   env: NodeJS.ProcessEnv;
   homeDir?: string;
   limits: RuntimeLimits;
-  cloud: { endpoint?: string; pollIntervalMs: number; maxPollMs: number };
+  cloud: {
+    endpoint?: string;
+    /** aliyun_api endpoint overrides, product code → base URL. */
+    endpoints?: Readonly<Record<string, string>>;
+    pollIntervalMs: number;
+    maxPollMs: number;
+  };
   /** The run mode of requests that choose none, and the pipeline they run. */
   pipelines: { mode: "normal" | "pipeline"; pipelineName: string };
   /** A2A safe mode: normal turns get the restricted tool set (tools/registry.ts), no MCP. */

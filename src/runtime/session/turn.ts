@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { normalizeLanguage, type Language } from "../../i18n/index.js";
 import type { CloudContext } from "../cloud/context.js";
 import { credentialSecrets, resolveCloudCredentials } from "../cloud/credentials.js";
+import { AliyunApiClient } from "../cloud/aliyun-api-client.js";
 import { RosClient } from "../cloud/ros-client.js";
 import { buildSystemPrompt } from "../loop/system-prompt.js";
 import type { Provider, ToolDefinition } from "../providers/types.js";
@@ -53,6 +54,7 @@ export async function startTurn(
     ? {
         credentials,
         ros: new RosClient({ credentials, endpoint: deps.cloud.endpoint }),
+        api: new AliyunApiClient({ credentials, endpoints: deps.cloud.endpoints }),
         pollIntervalMs: deps.cloud.pollIntervalMs,
         maxPollMs: deps.cloud.maxPollMs,
       }

@@ -1,11 +1,17 @@
 // The tool set of a turn and the JSON Schema validation of tool inputs.
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import { aliyunApiTool } from "./aliyun-api.js";
 import { askUserQuestionTool } from "./ask-user-question.js";
 import { fileTools } from "./files.js";
 import type { SkillCatalog } from "../skills/discovery.js";
+import { rosParameterConstraintsTool } from "./ros-constraints.js";
 import { cloudTools, rosValidateTemplateTool } from "./ros.js";
 import { skillTool } from "./skill.js";
+import { terraformPackageTool } from "./terraform-package.js";
 import type { AnyTool } from "./types.js";
+
+/** Tools that call Alibaba Cloud: registered only when a credential resolves. */
+const credentialTools: AnyTool[] = [...cloudTools, rosParameterConstraintsTool, aliyunApiTool];
 
 /**
  * The tools safe mode keeps (reference: A2A safe mode's registry): read-only file
@@ -23,8 +29,9 @@ const SAFE_MODE_TOOLS = [
 export const safeModeAllows = (name: string): boolean => SAFE_MODE_TOOLS.some((p) => p.test(name));
 
 /**
- * Local tools are always there (the `skill` tool lists the turn's skills);
- * ROS API tools only when a cloud credential resolves; safe mode keeps its allow-list.
+ * Local tools (the `skill` tool listing the turn's skills, Terraform packaging)
+ * are always there; cloud API tools only when a credential resolves; safe mode
+ * keeps its allow-list.
  */
 export function turnTools(
   withCloud: boolean,
@@ -36,7 +43,8 @@ export function turnTools(
     askUserQuestionTool,
     rosValidateTemplateTool,
     skillTool(skills),
-    ...(withCloud ? cloudTools : []),
+    terraformPackageTool,
+    ...(withCloud ? credentialTools : []),
   ];
   return options.safeMode ? tools.filter((tool) => safeModeAllows(tool.name)) : tools;
 }

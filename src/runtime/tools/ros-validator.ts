@@ -19,6 +19,8 @@ export interface ValidationReport {
   resourceCount: number;
   parameterNames: string[];
   outputNames: string[];
+  /** Terraform-type templates: the number of .tf files in the Workspace. */
+  terraformFiles?: number;
 }
 
 const FORMAT_VERSION = "2015-09-01";
@@ -66,6 +68,8 @@ const PSEUDO_PARAMETERS = new Set([
   "ALIYUN::NoValue",
   "ALIYUN::Index",
 ]);
+/** ROS Terraform-type templates: Transform names the engine, Workspace holds the files. */
+const TERRAFORM_TRANSFORM = /^Aliyun::(?:Terraform|OpenTofu)-v\d+(?:\.\d+)*$/;
 const RESOURCE_TYPE = /^(?:ALIYUN|DATASOURCE|MODULE)::[A-Za-z0-9]+::[A-Za-z0-9]+$|^Custom::[A-Za-z0-9_]+$/;
 
 type Json = unknown;
@@ -141,28 +145,6 @@ export function validateRosTemplate(text: string): ValidationReport {
   return validateTree(root, collector);
 }
 
-/** A Terraform-type template (ROS runs its Workspace with Terraform or OpenTofu): it needs no Resources. */
-function isTerraformTransform(transform: Json): boolean {
-  return typeof transform === "string" && /^Aliyun::(?:Terraform|OpenTofu)-v\d/.test(transform);
-}
-
-function checkWorkspace(workspace: Json, transform: string, c: Collector): void {
-  if (workspace === undefined) {
-    c.add("error", [], `Workspace is missing; a ${transform} template maps file names to their contents.`);
-    return;
-  }
-  if (!isObject(workspace)) {
-    c.add("error", ["Workspace"], "Workspace must be a mapping of file names to their contents.");
-    return;
-  }
-  for (const [name, content] of Object.entries(workspace)) {
-    if (typeof content !== "string")
-      c.add("error", ["Workspace", name], `Workspace file ${name} must be text.`);
-  }
-  if (!Object.keys(workspace).some((name) => name.endsWith(".tf")))
-    c.add("error", ["Workspace"], "Workspace has no .tf file.");
-}
-
 function validateTree(root: Record<string, Json>, c: Collector): ValidationReport {
   for (const key of Object.keys(root)) {
     if (!TOP_LEVEL_KEYS.has(key)) c.add("warning", [key], `Unknown top-level section ${key}.`);
@@ -174,13 +156,13 @@ function validateTree(root: Record<string, Json>, c: Collector): ValidationRepor
     c.add("error", ["ROSTemplateFormatVersion"], `ROSTemplateFormatVersion must be "${FORMAT_VERSION}".`);
   }
 
+  const terraform = checkTerraform(root, c);
   const parameters = sectionMap(root, "Parameters", c);
   const resources = sectionMap(root, "Resources", c);
   const outputs = sectionMap(root, "Outputs", c);
   const conditions = sectionMap(root, "Conditions", c);
   const mappings = sectionMap(root, "Mappings", c);
-  if (isTerraformTransform(root.Transform)) checkWorkspace(root.Workspace, String(root.Transform), c);
-  else if (root.Resources === undefined)
+  if (root.Resources === undefined && !terraform)
     c.add("error", [], "Resources is missing; a template declares at least one resource.");
   else if (resources && Object.keys(resources).length === 0)
     c.add("error", ["Resources"], "Resources is empty.");
@@ -229,9 +211,69 @@ function validateTree(root: Record<string, Json>, c: Collector): ValidationRepor
     valid: errors === 0,
     findings: c.findings,
     resourceCount: resourceNames.size,
+    ...(terraform ? { terraformFiles: terraform.files } : {}),
     parameterNames: [...parameterNames],
     outputNames: Object.keys(outputs ?? {}),
   };
+}
+
+/**
+ * A Terraform-type template (Transform Aliyun::Terraform-v… or
+ * Aliyun::OpenTofu-v…) has no ROS Resources: its Workspace maps relative
+ * file paths to their contents, with at least one .tf file. Returns the
+ * number of .tf files, or undefined for a plain ROS template.
+ */
+function checkTerraform(root: Record<string, Json>, c: Collector): { files: number } | undefined {
+  const transform = root.Transform;
+  const isTerraform = typeof transform === "string" && TERRAFORM_TRANSFORM.test(transform);
+  if (
+    transform !== undefined &&
+    typeof transform === "string" &&
+    /terraform|opentofu/i.test(transform) &&
+    !isTerraform
+  ) {
+    c.add(
+      "error",
+      ["Transform"],
+      `Transform "${transform}" is not a ROS Terraform engine (e.g. Aliyun::OpenTofu-v1.8).`,
+    );
+  }
+  if (!isTerraform) {
+    if (root.Workspace !== undefined)
+      c.add(
+        "error",
+        ["Workspace"],
+        "Workspace belongs to Terraform-type templates; set Transform (e.g. Aliyun::OpenTofu-v1.8).",
+      );
+    return undefined;
+  }
+  const workspace = root.Workspace;
+  if (!isObject(workspace)) {
+    c.add(
+      "error",
+      workspace === undefined ? [] : ["Workspace"],
+      "A Terraform-type template needs a Workspace mapping file paths to file contents.",
+    );
+    return { files: 0 };
+  }
+  let files = 0;
+  for (const [file, content] of Object.entries(workspace)) {
+    const isText = typeof content === "string";
+    const isRelative = !file.startsWith("/") && !file.split("/").some((part) => part === ".." || part === "");
+    if (!isText)
+      c.add("error", ["Workspace", file], `Workspace file ${file} must be a string (the file's content).`);
+    if (!isRelative)
+      c.add("error", ["Workspace", file], `Workspace path ${file} must be relative, without "..".`);
+    if (isText && isRelative && (file.endsWith(".tf") || file.endsWith(".tf.json"))) files++;
+  }
+  if (files === 0) c.add("error", ["Workspace"], "Workspace has no .tf file.");
+  if (root.Resources !== undefined)
+    c.add(
+      "warning",
+      ["Resources"],
+      "Resources is ignored in a Terraform-type template; resources belong in the Workspace files.",
+    );
+  return { files };
 }
 
 function sectionMap(root: Record<string, Json>, key: string, c: Collector): Record<string, Json> | undefined {
@@ -415,6 +457,9 @@ function checkSub(arg: Json, at: (string | number)[], names: KnownNames, c: Coll
 
 /** One line per finding, for the model. */
 export function formatReport(report: ValidationReport): string {
+  if (report.findings.length === 0 && report.terraformFiles !== undefined) {
+    return `The Terraform-type template is valid (${report.terraformFiles} .tf files, ${report.parameterNames.length} parameters, ${report.outputNames.length} outputs).`;
+  }
   if (report.findings.length === 0) {
     return `The template is valid (${report.resourceCount} resources, ${report.parameterNames.length} parameters, ${report.outputNames.length} outputs).`;
   }

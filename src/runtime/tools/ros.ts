@@ -14,23 +14,23 @@ import type { AnyTool, Tool, ToolContext } from "./types.js";
 
 const MAX_TEMPLATE_BYTES = 512 * 1024;
 
-interface TemplateSource {
+export interface TemplateSource {
   path?: string;
   template_body?: string;
 }
 
-const templateSourceProperties = {
+export const templateSourceProperties = {
   path: { type: "string", minLength: 1, description: "Template file in the workspace (YAML or JSON)." },
   template_body: { type: "string", minLength: 1, description: "Template text, when there is no file." },
 } as const;
 
-const parametersProperty = {
+export const parametersProperty = {
   type: "object",
   description: "Template parameters, name to value.",
   additionalProperties: { type: ["string", "number", "boolean", "array", "object"] },
 } as const;
 
-async function loadTemplate(
+export async function loadTemplate(
   source: TemplateSource,
   ctx: ToolContext,
 ): Promise<{ body: string; label: string }> {
@@ -48,7 +48,7 @@ async function loadTemplate(
   return { body: buffer.toString("utf8"), label };
 }
 
-function requireCloud(ctx: ToolContext): CloudContext {
+export function requireCloud(ctx: ToolContext): CloudContext {
   if (!ctx.cloud) throw new ToolError("No Alibaba Cloud credentials are configured.");
   return ctx.cloud;
 }
@@ -62,7 +62,7 @@ function rosFailure(action: string, error: unknown): ToolError {
 }
 
 /** Runs ROS calls; a failure becomes the ROS error text for the model, unless the turn was cancelled. */
-async function guard<T>(action: string, ctx: ToolContext, job: () => Promise<T>): Promise<T> {
+export async function guard<T>(action: string, ctx: ToolContext, job: () => Promise<T>): Promise<T> {
   try {
     return await job();
   } catch (error) {
@@ -71,7 +71,7 @@ async function guard<T>(action: string, ctx: ToolContext, job: () => Promise<T>)
   }
 }
 
-function parameterList(parameters: Record<string, unknown> | undefined) {
+export function parameterList(parameters: Record<string, unknown> | undefined) {
   return Object.entries(parameters ?? {}).map(([key, value]) => ({
     ParameterKey: key,
     ParameterValue: typeof value === "string" ? value : JSON.stringify(value),
