@@ -391,7 +391,7 @@ describe("runtime: Alibaba Cloud ROS", () => {
     const s = await runtime.openSession({ contextId: "x", cwd });
     const events = await turn(s, "[STACK]");
     expect(String(ofType(events, "tool_result")[0].result)).to.match(
-      /^Unknown tool ros_stack\. Available tools: read_file, write_file, edit_file, list_files, glob, grep, ask_user_question, ros_validate_template, terraform_package_ros_template\.$/,
+      /^Unknown tool ros_stack\. Available tools: read_file, write_file, edit_file, list_files, glob, grep, ask_user_question, ros_validate_template, skill, terraform_package_ros_template\.$/,
     );
     // Per-turn credentials register them for that turn only.
     const withCreds = await turn(s, "[STACK]", {
