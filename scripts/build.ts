@@ -2,9 +2,12 @@
 // and generated/ to dist/ with tsc, then copies the files the compiled code
 // reads next to itself (the demo script, the i18n catalogs, the pipelines
 // and their prompts, the standalone validators), so bin/iac-code.mjs starts without compiling TypeScript.
+// Last, the browser console (console/): type-checked with its own tsconfig (DOM
+// types), bundled by esbuild with @ag-ui/client into dist/console (served at /console).
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
+import { build } from "esbuild";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DIST = path.join(ROOT, "dist");
@@ -33,3 +36,24 @@ function copyAssets(dir: string): void {
 }
 copyAssets(path.join(ROOT, "src"));
 cpSync(path.join(ROOT, "generated", "validators.cjs"), path.join(DIST, "generated", "validators.cjs"));
+
+const CONSOLE = path.join(ROOT, "console");
+const CONSOLE_OUT = path.join(DIST, "console");
+execFileSync(
+  process.execPath,
+  [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(CONSOLE, "tsconfig.json")],
+  { cwd: ROOT, stdio: "inherit" },
+);
+rmSync(CONSOLE_OUT, { recursive: true, force: true });
+await build({
+  entryPoints: { app: path.join(CONSOLE, "src", "main.ts") },
+  outdir: CONSOLE_OUT,
+  bundle: true,
+  format: "esm",
+  platform: "browser",
+  target: "es2022",
+  minify: true,
+  legalComments: "none",
+  logLevel: "warning",
+});
+for (const file of ["index.html", "app.css"]) cpSync(path.join(CONSOLE, file), path.join(CONSOLE_OUT, file));

@@ -97,10 +97,11 @@ export async function startAguiServer(
     managedA2a: managed && (() => managed.status()),
     processMetrics: deps.processMetrics,
   });
+  const roots = allowedRoots(settings.allowedCwds);
   const adapter = new AguiAdapter({
     client,
     store,
-    allowedRoots: allowedRoots(settings.allowedCwds),
+    allowedRoots: roots,
     interruptTtl: settings.interruptTtl,
     logger: deps.logger,
     metrics,
@@ -123,6 +124,9 @@ export async function startAguiServer(
     managedA2a: managed && (() => managed.status()),
     logger: deps.logger,
     corsOrigins: settings.corsOrigins,
+    console: settings.console
+      ? { authRequired: Boolean(settings.authToken), workspace: roots[0] ?? process.cwd() }
+      : undefined,
     metrics,
   });
   const handler = app.callback();
