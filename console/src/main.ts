@@ -157,7 +157,8 @@ function refreshControls(): void {
   const started = Boolean(current.record.title);
   // A thread stays bound to its workspace: the adapter refuses another one.
   workspace.readOnly = started;
-  sendButton.disabled = current.running;
+  // A thread waiting on interrupts takes answers (or Cancel), not a new message.
+  sendButton.disabled = current.running || current.pending.length > 0;
   cancelButton.disabled = !current.running && current.pending.length === 0;
 }
 

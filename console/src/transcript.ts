@@ -4,7 +4,7 @@
 import { h, keepAtEnd } from "./dom.js";
 import type { FilesView } from "./files-view.js";
 import { codeBlock } from "./highlight.js";
-import { t, tr, type MessageKey } from "./i18n.js";
+import { tr, type MessageKey } from "./i18n.js";
 
 /** An AG-UI event as the console reads it (fields by name; unknown ones ignored). */
 export type WireEvent = { type: string } & Record<string, unknown>;
@@ -172,10 +172,5 @@ export class Transcript {
     } catch {
       // Arguments that are not JSON carry no file.
     }
-  }
-
-  /** The text of the message `key` now (for answers recorded in the transcript). */
-  static text(key: MessageKey, vars?: Record<string, string>): string {
-    return t(key, vars);
   }
 }

@@ -33,6 +33,8 @@ export interface AguiServerDeps {
 export interface AguiServer {
   url: string;
   port: number;
+  /** Where the browser console is served (undefined when it is off). */
+  consoleUrl?: string;
   /** The A2A server's URL (a managed child respawned after a failed start may move to another port). */
   readonly a2aUrl: string;
   adapter: AguiAdapter;
@@ -161,8 +163,10 @@ export async function startAguiServer(
     idleTimer.unref();
   }
 
+  const url = `http://${host}:${port}/`;
   return {
-    url: `http://${host}:${port}/`,
+    url,
+    consoleUrl: settings.console ? `${url}console` : undefined,
     port,
     get a2aUrl() {
       return client.url;

@@ -57,6 +57,7 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
     page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 
   it("serves the page, its script and its stylesheet with their content types and a strict CSP", async () => {
+    await cli.waitForOutput(`Browser console: ${cli.url}console\n`);
     const html = await fetch(`${cli.url}console`);
     expect(html.status).to.equal(200);
     expect(html.headers.get("content-type")).to.equal("text/html; charset=utf-8");
@@ -201,6 +202,8 @@ describe("AG-UI console: --no-console", function () {
     for (const route of ["console", "console/app.js", "console/app.css"])
       expect((await fetch(`${cli.url}${route}`)).status, route).to.equal(404);
     expect((await fetch(`${cli.url}health`)).status).to.equal(200);
+    await cli.waitForOutput("AG-UI adapter listening");
+    expect(cli.stdout()).to.not.include("Browser console");
   });
 });
 
