@@ -4,7 +4,7 @@
 // stored by the page), a question answered with free text, Cancel during a run.
 // Also the `console` setting's resolution and the page of an unbuilt console.
 import { expect } from "chai";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -85,6 +85,26 @@ describe("AG-UI console: token, question, cancel (Chromium)", function () {
     expect(await lastAssistantText()).to.include("Region: Shanghai please.");
     expect(await card.locator(".answered").innerText()).to.equal("Answered: Shanghai please");
     await page.screenshot({ path: path.join(ARTIFACTS, "06-question.png"), fullPage: true });
+  });
+
+  it("offers only the decisions the permission allows; Deny leaves the file unwritten", async () => {
+    await page.getByRole("button", { name: "New thread" }).click();
+    await page.getByLabel("Message").fill("write it [[permission]]");
+    await page.getByRole("button", { name: "Send" }).click();
+    const card = page.locator(".interrupt.permission");
+    await card.getByText("Write vpc.yaml. Allow once?").waitFor();
+    expect(await card.getByRole("button", { name: "Allow once" }).isEnabled()).to.equal(true);
+    // This permission's schema offers allow_once and deny only.
+    expect(await card.getByRole("button", { name: "Always allow" }).isDisabled()).to.equal(true);
+    // Waiting on an answer: a new message is not what the thread takes.
+    expect(await page.getByRole("button", { name: "Send" }).isDisabled()).to.equal(true);
+    await card.getByRole("button", { name: "Deny" }).click();
+    await page.locator(".msg.assistant", { hasText: "Not written." }).waitFor();
+    expect(await card.locator(".answered").innerText()).to.equal("Answered: Deny");
+    expect(existsSync(path.join(h.dir, "vpc.yaml"))).to.equal(false);
+    expect(await page.locator('.tool[data-tool="write_file"] .tool-result').textContent()).to.include(
+      "Permission denied",
+    );
   });
 
   it("cancels a running execution through the cancel extension", async () => {
