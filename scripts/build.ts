@@ -5,9 +5,9 @@
 // Last, the browser console (console/): type-checked with its own tsconfig (DOM
 // types), bundled by esbuild with @ag-ui/client into dist/console (served at /console).
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { build } from "esbuild";
+import { bundleConsole } from "./lib/console-bundle.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DIST = path.join(ROOT, "dist");
@@ -37,23 +37,13 @@ function copyAssets(dir: string): void {
 copyAssets(path.join(ROOT, "src"));
 cpSync(path.join(ROOT, "generated", "validators.cjs"), path.join(DIST, "generated", "validators.cjs"));
 
-const CONSOLE = path.join(ROOT, "console");
-const CONSOLE_OUT = path.join(DIST, "console");
 execFileSync(
   process.execPath,
-  [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", path.join(CONSOLE, "tsconfig.json")],
+  [
+    path.join(ROOT, "node_modules", "typescript", "bin", "tsc"),
+    "-p",
+    path.join(ROOT, "console", "tsconfig.json"),
+  ],
   { cwd: ROOT, stdio: "inherit" },
 );
-rmSync(CONSOLE_OUT, { recursive: true, force: true });
-await build({
-  entryPoints: { app: path.join(CONSOLE, "src", "main.ts") },
-  outdir: CONSOLE_OUT,
-  bundle: true,
-  format: "esm",
-  platform: "browser",
-  target: "es2022",
-  minify: true,
-  legalComments: "none",
-  logLevel: "warning",
-});
-for (const file of ["index.html", "app.css"]) cpSync(path.join(CONSOLE, file), path.join(CONSOLE_OUT, file));
+await bundleConsole(ROOT);

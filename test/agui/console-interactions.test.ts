@@ -13,11 +13,13 @@ import Router from "@koa/router";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { resolveSettings } from "../../src/agui/config.js";
 import { addConsoleRoutes } from "../../src/agui/console-route.js";
+import { bundleConsole } from "../../scripts/lib/console-bundle.js";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./browser.js";
 import { startHarness, type Harness } from "./harness.js";
 
 const TOKEN = "console-secret-token-42";
-const ARTIFACTS = path.resolve(import.meta.dirname, "..", "..", "test-artifacts", "console");
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const ARTIFACTS = path.join(ROOT, "test-artifacts", "console");
 
 describe("AG-UI console: token, question, cancel (Chromium)", function () {
   this.timeout(120_000);
@@ -27,6 +29,8 @@ describe("AG-UI console: token, question, cancel (Chromium)", function () {
   let page: Page;
 
   before(async () => {
+    // The bundle of the current console sources (the adapter reads dist/console when it starts).
+    await bundleConsole(ROOT);
     h = await startHarness({ settings: { console: true, authToken: TOKEN } });
     profile = mkdtempSync(path.join(os.tmpdir(), "chromium-profile-"));
     browser = await chromium.launchPersistentContext(profile, {

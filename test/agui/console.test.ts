@@ -12,9 +12,11 @@ import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { CONSOLE_CSP } from "../../src/agui/console-route.js";
 import { cleanEnv, removeDir, startCli, tempDir, type CliChild } from "../e2e/helpers.js";
+import { bundleConsole } from "../../scripts/lib/console-bundle.js";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./browser.js";
 
-const ARTIFACTS = path.resolve(import.meta.dirname, "..", "..", "test-artifacts", "console");
+const ROOT = path.resolve(import.meta.dirname, "..", "..");
+const ARTIFACTS = path.join(ROOT, "test-artifacts", "console");
 
 describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
   this.timeout(240_000);
@@ -27,6 +29,8 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
   const violations: string[] = [];
 
   before(async () => {
+    // The bundle of the current console sources (the adapter reads dist/console when it starts).
+    await bundleConsole(ROOT);
     dir = tempDir("iac-console-");
     workspace = path.join(dir, "workspace");
     mkdirSync(workspace, { recursive: true });
