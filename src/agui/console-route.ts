@@ -66,8 +66,9 @@ export function addConsoleRoutes(router: Router, page: ConsolePage, dir = consol
     bundle
       .get("index.html")!
       .toString("utf8")
-      .replace("{{AUTH}}", page.authRequired ? "required" : "none")
-      .replace("{{WORKSPACE}}", escapeAttr(page.workspace));
+      // Replacer functions: a `$` in the workspace path is not a replacement pattern.
+      .replace("{{AUTH}}", () => (page.authRequired ? "required" : "none"))
+      .replace("{{WORKSPACE}}", () => escapeAttr(page.workspace));
 
   router.get("/console", (ctx) => {
     ctx.set(SECURITY_HEADERS);

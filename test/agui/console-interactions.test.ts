@@ -136,11 +136,22 @@ describe("AG-UI console: the console setting", () => {
     expect(() => resolveSettings({}, { IAC_CODE_AGUI_CONSOLE: "maybe" })).to.throw(/IAC_CODE_AGUI_CONSOLE/);
   });
 
-  it("answers 503 with how to build it when the console was not built", async () => {
+  it("answers 503 with how to build it when not built; the page's workspace is escaped", async () => {
     const empty = mkdtempSync(path.join(os.tmpdir(), "console-unbuilt-"));
+    await bundleConsole(ROOT);
     const router = new Router();
     addConsoleRoutes(router, { authRequired: false, workspace: "/tmp" }, empty);
+    const built = new Router();
+    // A workspace with markup and a replacement pattern in its name stays text in the attribute.
+    addConsoleRoutes(
+      built,
+      { authRequired: true, workspace: '/srv/a"<b>$&' },
+      path.join(ROOT, "dist", "console"),
+    );
     const app = new Koa().use(router.routes());
+    const builtApp = new Koa().use(built.routes());
+    const builtServer = builtApp.listen(0, "127.0.0.1");
+    await new Promise((resolve) => builtServer.once("listening", resolve));
     const server = app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     try {
@@ -149,8 +160,13 @@ describe("AG-UI console: the console setting", () => {
       expect(res.status).to.equal(503);
       expect(await res.text()).to.include("npm run build");
       expect((await fetch(`http://127.0.0.1:${port}/console/app.js`)).status).to.equal(404);
+      const builtPort = (builtServer.address() as AddressInfo).port;
+      const page = await (await fetch(`http://127.0.0.1:${builtPort}/console`)).text();
+      expect(page).to.include('<meta name="iac-code-workspace" content="/srv/a&quot;&lt;b&gt;$&amp;" />');
+      expect(page).to.include('<meta name="iac-code-auth" content="required" />');
     } finally {
       server.close();
+      builtServer.close();
       rmSync(empty, { recursive: true, force: true });
     }
   });
