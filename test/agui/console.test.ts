@@ -119,15 +119,17 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
     await page.getByLabel("Pipeline mode").check();
     await page.getByLabel("Message").fill("I need a website");
     await page.getByRole("button", { name: "Send" }).click();
-    // Two template writes ask permission, then the selection.
+    // Template writes ask permission (the first answered "Always allow"), then the selection.
+    let decision = "Always allow";
     for (;;) {
       const first = open(page).first();
       await first.waitFor();
       if ((await first.getAttribute("class"))!.includes("question")) break;
       const id = await first.getAttribute("data-interrupt-id");
       const card = page.locator(`.interrupt[data-interrupt-id="${id}"]`);
-      await card.getByRole("button", { name: "Allow once" }).click();
-      await card.locator(".answered").waitFor();
+      await card.getByRole("button", { name: decision }).click();
+      expect(await card.locator(".answered").innerText()).to.equal(`Answered: ${decision}`);
+      decision = "Allow once";
     }
     const cards = page.locator(".candidate");
     expect(await cards.count()).to.equal(2);
