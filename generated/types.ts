@@ -3757,6 +3757,10 @@ export interface AguiServerConfig {
    */
   "cors-origins"?: string[];
   /**
+   * Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.
+   */
+  console?: boolean;
+  /**
    * Debug logging.
    */
   debug?: boolean;

@@ -35305,7 +35305,7 @@ return errors === 0;
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate91;
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern52 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 const pattern53 = new RegExp("^https?://[^/?#]+/?$", "u");
 
@@ -35532,9 +35532,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.debug !== undefined){
-if(typeof data.debug !== "boolean"){
-const err16 = {instancePath:instancePath+"/debug",schemaPath:"#/properties/debug/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.console !== undefined){
+if(typeof data.console !== "boolean"){
+const err16 = {instancePath:instancePath+"/console",schemaPath:"#/properties/console/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -35544,9 +35544,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data["log-to-stdout"] !== undefined){
-if(typeof data["log-to-stdout"] !== "boolean"){
-const err17 = {instancePath:instancePath+"/log-to-stdout",schemaPath:"#/properties/log-to-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.debug !== undefined){
+if(typeof data.debug !== "boolean"){
+const err17 = {instancePath:instancePath+"/debug",schemaPath:"#/properties/debug/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35556,9 +35556,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data["log-stdout"] !== undefined){
-if(typeof data["log-stdout"] !== "boolean"){
-const err18 = {instancePath:instancePath+"/log-stdout",schemaPath:"#/properties/log-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data["log-to-stdout"] !== undefined){
+if(typeof data["log-to-stdout"] !== "boolean"){
+const err18 = {instancePath:instancePath+"/log-to-stdout",schemaPath:"#/properties/log-to-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35568,10 +35568,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data["log-format"] !== undefined){
-let data11 = data["log-format"];
-if(typeof data11 !== "string"){
-const err19 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["log-stdout"] !== undefined){
+if(typeof data["log-stdout"] !== "boolean"){
+const err19 = {instancePath:instancePath+"/log-stdout",schemaPath:"#/properties/log-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -35580,8 +35579,11 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!((data11 === "pretty") || (data11 === "json"))){
-const err20 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema162.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+}
+if(data["log-format"] !== undefined){
+let data12 = data["log-format"];
+if(typeof data12 !== "string"){
+const err20 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -35590,10 +35592,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data["state-dir"] !== undefined){
-if(typeof data["state-dir"] !== "string"){
-const err21 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((data12 === "pretty") || (data12 === "json"))){
+const err21 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema162.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35603,10 +35603,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data["thread-store"] !== undefined){
-let data13 = data["thread-store"];
-if(typeof data13 !== "string"){
-const err22 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["state-dir"] !== undefined){
+if(typeof data["state-dir"] !== "string"){
+const err22 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -35615,8 +35614,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((data13 === "file") || (data13 === "redis"))){
-const err23 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema162.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
+}
+if(data["thread-store"] !== undefined){
+let data14 = data["thread-store"];
+if(typeof data14 !== "string"){
+const err23 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -35625,12 +35627,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-if(data["redis-url"] !== undefined){
-let data14 = data["redis-url"];
-if(typeof data14 === "string"){
-if(!pattern44.test(data14)){
-const err24 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+if(!((data14 === "file") || (data14 === "redis"))){
+const err24 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema162.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35640,8 +35638,11 @@ vErrors.push(err24);
 errors++;
 }
 }
-else {
-const err25 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["redis-url"] !== undefined){
+let data15 = data["redis-url"];
+if(typeof data15 === "string"){
+if(!pattern44.test(data15)){
+const err25 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35651,11 +35652,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data["idle-shutdown"] !== undefined){
-let data15 = data["idle-shutdown"];
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 0 || isNaN(data15)){
-const err26 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err26 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35665,8 +35663,11 @@ vErrors.push(err26);
 errors++;
 }
 }
-else {
-const err27 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-shutdown"] !== undefined){
+let data16 = data["idle-shutdown"];
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err27 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -35676,10 +35677,8 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data["interrupt-ttl"] !== undefined){
-let data16 = data["interrupt-ttl"];
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err28 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err28 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -35688,9 +35687,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 1 || isNaN(data16)){
-const err29 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data["interrupt-ttl"] !== undefined){
+let data17 = data["interrupt-ttl"];
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err29 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -35699,17 +35700,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-}
-if(data["allowed-cwds"] !== undefined){
-let data17 = data["allowed-cwds"];
-if(Array.isArray(data17)){
-const len1 = data17.length;
-for(let i2=0; i2<len1; i2++){
-let data18 = data17[i2];
-if(typeof data18 === "string"){
-if(!pattern9.test(data18)){
-const err30 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 < 1 || isNaN(data17)){
+const err30 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -35719,8 +35712,16 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data["allowed-cwds"] !== undefined){
+let data18 = data["allowed-cwds"];
+if(Array.isArray(data18)){
+const len1 = data18.length;
+for(let i2=0; i2<len1; i2++){
+let data19 = data18[i2];
+if(typeof data19 === "string"){
+if(!pattern9.test(data19)){
+const err31 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -35730,9 +35731,8 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
 else {
-const err32 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err32 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -35742,11 +35742,9 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data19 = data["headers-timeout-seconds"];
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 < 0 || isNaN(data19)){
-const err33 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err33 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -35756,8 +35754,11 @@ vErrors.push(err33);
 errors++;
 }
 }
-else {
-const err34 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data20 = data["headers-timeout-seconds"];
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 < 0 || isNaN(data20)){
+const err34 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -35767,11 +35768,8 @@ vErrors.push(err34);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data20 = data["request-timeout-seconds"];
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err35 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err35 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -35781,8 +35779,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-else {
-const err36 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data21 = data["request-timeout-seconds"];
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err36 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -35792,11 +35793,8 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data21 = data["keep-alive-timeout-seconds"];
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
-const err37 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err37 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -35806,8 +35804,11 @@ vErrors.push(err37);
 errors++;
 }
 }
-else {
-const err38 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data22 = data["keep-alive-timeout-seconds"];
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err38 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -35817,11 +35818,8 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data22 = data["shutdown-timeout-seconds"];
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 <= 0 || isNaN(data22)){
-const err39 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err39 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -35831,8 +35829,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-else {
-const err40 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data23 = data["shutdown-timeout-seconds"];
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 <= 0 || isNaN(data23)){
+const err40 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -35842,14 +35843,25 @@ vErrors.push(err40);
 errors++;
 }
 }
-}
 else {
-const err41 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err41 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err41];
 }
 else {
 vErrors.push(err41);
+}
+errors++;
+}
+}
+}
+else {
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
 }
 errors++;
 }

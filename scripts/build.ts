@@ -2,9 +2,12 @@
 // and generated/ to dist/ with tsc, then copies the files the compiled code
 // reads next to itself (the demo script, the i18n catalogs, the pipelines
 // and their prompts, the standalone validators), so bin/iac-code.mjs starts without compiling TypeScript.
+// Last, the browser console (console/): type-checked with its own tsconfig (DOM
+// types), bundled by esbuild with @ag-ui/client into dist/console (served at /console).
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { bundleConsole } from "./lib/console-bundle.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const DIST = path.join(ROOT, "dist");
@@ -33,3 +36,14 @@ function copyAssets(dir: string): void {
 }
 copyAssets(path.join(ROOT, "src"));
 cpSync(path.join(ROOT, "generated", "validators.cjs"), path.join(DIST, "generated", "validators.cjs"));
+
+execFileSync(
+  process.execPath,
+  [
+    path.join(ROOT, "node_modules", "typescript", "bin", "tsc"),
+    "-p",
+    path.join(ROOT, "console", "tsconfig.json"),
+  ],
+  { cwd: ROOT, stdio: "inherit" },
+);
+await bundleConsole(ROOT);

@@ -39,6 +39,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The browser console (a single page)
+         * @description The console's HTML page, using this adapter's POST / and cancel extension from the browser; its script and stylesheet are GET /console/app.js and /console/app.css. Served when the `console` setting is on (default: on when the adapter listens on a loopback address; `--no-console` turns it off), with Content-Security-Policy `default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`. Public: it holds no secret (the page asks for the bearer token when one is configured). 503 when the console was not built.
+         */
+        get: operations["getConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/extensions/iac-code/v1/executions/{executionId}/cancel": {
         parameters: {
             query?: never;
@@ -1074,6 +1094,42 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["error-envelope"];
+                };
+            };
+        };
+    };
+    getConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The console is turned off. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The console was not built (`npm run build`). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
         };

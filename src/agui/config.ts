@@ -8,6 +8,7 @@ import { t } from "../i18n/index.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
 import { AGUI_SETTINGS } from "./settings.js";
 import { type LogFormat } from "../server/logger.js";
+import { isLoopbackHost } from "../server/exposure.js";
 import { configDir, expandPath } from "../server/paths.js";
 import { ConfigError, cliValues } from "../server/settings.js";
 import { loadConfigFile, mergeSettings } from "../server/settings-merge.js";
@@ -25,6 +26,8 @@ export interface AguiSettings {
   authToken?: string;
   /** Browser origins allowed by CORS (exact `scheme://host[:port]`); none by default. */
   corsOrigins?: string[];
+  /** Serve the browser console at GET /console (default: on when host is loopback). */
+  console?: boolean;
   stateDir: string;
   /** file: one JSON file per thread under stateDir; redis: shared by the adapter's replicas. */
   threadStore?: "file" | "redis";
@@ -105,14 +108,16 @@ export function resolveSettings(
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+  const host = config.host ?? "127.0.0.1";
   return {
-    host: config.host ?? "127.0.0.1",
+    host,
     port: config.port ?? 8000,
     a2aUrl,
     a2aToken: (command === "serve" ? undefined : config["a2a-token"]) || undefined,
     a2aConfig: config["a2a-config"] ? expandPath(config["a2a-config"], env) : undefined,
     authToken: config["auth-token"] || undefined,
     corsOrigins: [...new Set((config["cors-origins"] ?? []).map(normaliseOrigin))],
+    console: config.console ?? isLoopbackHost(host),
     stateDir: config["state-dir"] ? expandPath(config["state-dir"], env) : path.join(configDir(env), "agui"),
     threadStore,
     redisUrl: config["redis-url"],

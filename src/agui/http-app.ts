@@ -13,6 +13,7 @@ import type { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
 import type { RunRequest } from "./admission.js";
 import type { ManagedA2aStatus } from "./managed-a2a.js";
+import { addConsoleRoutes, type ConsolePage } from "./console-route.js";
 import { corsMiddleware } from "./cors.js";
 import { AguiError, MSG, type MessageKey } from "./errors.js";
 import { fieldError } from "./field-errors.js";
@@ -37,6 +38,8 @@ export interface HttpAppOptions {
   logger?: AdapterLogger;
   /** Browser origins allowed by CORS on POST / and the cancel extension (none: no CORS headers). */
   corsOrigins?: readonly string[];
+  /** GET /console (the browser console) with what its page needs to know; none: no route. */
+  console?: ConsolePage;
   /** Served on GET /metrics (behind the bearer token when one is configured). */
   metrics?: ServerMetrics;
 }
@@ -214,6 +217,8 @@ export function createAguiApp(options: HttpAppOptions): Koa {
     if (options.managedA2a) body.a2a = healthOfManaged(options.managedA2a());
     ctx.body = body;
   });
+
+  if (options.console) addConsoleRoutes(router, options.console);
 
   const metrics = options.metrics;
   if (metrics) {

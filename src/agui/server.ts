@@ -33,6 +33,8 @@ export interface AguiServerDeps {
 export interface AguiServer {
   url: string;
   port: number;
+  /** Where the browser console is served (undefined when it is off). */
+  consoleUrl?: string;
   /** The A2A server's URL (a managed child respawned after a failed start may move to another port). */
   readonly a2aUrl: string;
   adapter: AguiAdapter;
@@ -97,10 +99,11 @@ export async function startAguiServer(
     managedA2a: managed && (() => managed.status()),
     processMetrics: deps.processMetrics,
   });
+  const roots = allowedRoots(settings.allowedCwds);
   const adapter = new AguiAdapter({
     client,
     store,
-    allowedRoots: allowedRoots(settings.allowedCwds),
+    allowedRoots: roots,
     interruptTtl: settings.interruptTtl,
     logger: deps.logger,
     metrics,
@@ -123,6 +126,9 @@ export async function startAguiServer(
     managedA2a: managed && (() => managed.status()),
     logger: deps.logger,
     corsOrigins: settings.corsOrigins,
+    console: settings.console
+      ? { authRequired: Boolean(settings.authToken), workspace: roots[0] ?? process.cwd() }
+      : undefined,
     metrics,
   });
   const handler = app.callback();
@@ -157,8 +163,10 @@ export async function startAguiServer(
     idleTimer.unref();
   }
 
+  const url = `http://${host}:${port}/`;
   return {
-    url: `http://${host}:${port}/`,
+    url,
+    consoleUrl: settings.console ? `${url}console` : undefined,
     port,
     get a2aUrl() {
       return client.url;

@@ -52,6 +52,11 @@ export const AGUI_SETTINGS: SettingsTable = {
       help: "browser origin allowed to call the adapter, e.g. https://app.example.com (repeatable; default none)",
     },
     {
+      key: "console",
+      kind: "boolean",
+      help: "serve the browser console at /console (default: on when host is a loopback address)",
+    },
+    {
       key: "allowed-cwds",
       kind: "list",
       arg: "dirs",

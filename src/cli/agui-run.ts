@@ -34,6 +34,8 @@ export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout" | 
 export async function announce(server: AguiServer, logger: Logger): Promise<void> {
   const lang = cliLanguage();
   process.stdout.write(`${t(lang, "aguiAdapter.cliListening", { url: server.url })}\n`);
+  if (server.consoleUrl)
+    process.stdout.write(`${t(lang, "aguiAdapter.cliConsole", { url: server.consoleUrl })}\n`);
   // The managed A2A server answers only this adapter (its token): say so, once.
   if (server.managed)
     process.stdout.write(`${t(lang, "aguiAdapter.cliManagedA2a", { url: server.a2aUrl })}\n`);

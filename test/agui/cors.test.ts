@@ -11,19 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
 import { resolveSettings } from "../../src/agui/config.js";
+import { CHROMIUM, CHROMIUM_FLAGS } from "./browser.js";
 import { runInput, startHarness, type Harness } from "./harness.js";
-
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 /** A page server on a loopback port of its own: its origin is http://127.0.0.1:<port>. */
 async function pageServer(): Promise<{ origin: string; close(): Promise<void> }> {

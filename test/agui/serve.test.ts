@@ -88,6 +88,9 @@ describe("iac-code serve (adapter + managed A2A, demo script)", function () {
       ),
     ).to.have.length(1);
     expect(lines.filter((l) => l.startsWith("No model is configured"))).to.have.length(1);
+    expect(
+      lines.filter((l) => /^Browser console: http:\/\/127\.0\.0\.1:\d+\/console$/.test(l)),
+    ).to.have.length(1);
     expect(out).to.not.include("iac-code A2A server listening on");
     const logs = err.split("\n").filter((l) => l !== "");
     expect(logs.length).to.be.greaterThan(0);

@@ -1,0 +1,176 @@
+// The conversation: user messages, streamed assistant text, collapsible
+// reasoning, tool calls with their arguments and results, notes (errors,
+// cancellation). Fed the AG-UI events of every run, in order.
+import { h, keepAtEnd } from "./dom.js";
+import type { FilesView } from "./files-view.js";
+import { codeBlock } from "./highlight.js";
+import { tr, type MessageKey } from "./i18n.js";
+
+/** An AG-UI event as the console reads it (fields by name; unknown ones ignored). */
+export type WireEvent = { type: string } & Record<string, unknown>;
+
+interface ToolView {
+  name: string;
+  el: HTMLDetailsElement;
+  args: string;
+  status: HTMLElement;
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** Pretty JSON when `text` is JSON, else undefined. */
+function prettyJson(text: string): string | undefined {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return undefined;
+  }
+}
+
+export class Transcript {
+  readonly root: HTMLElement;
+  private readonly texts = new Map<string, HTMLElement>();
+  private readonly reasonings = new Map<string, HTMLElement>();
+  private readonly tools = new Map<string, ToolView>();
+
+  constructor(
+    private readonly files: FilesView,
+    private readonly onToolResult: (toolCallId: string, name: string, content: string) => void,
+  ) {
+    this.root = h("div", { class: "transcript" });
+  }
+
+  private add(el: HTMLElement): HTMLElement {
+    keepAtEnd(this.scroller(), () => this.root.appendChild(el));
+    return el;
+  }
+
+  private scroller(): HTMLElement {
+    return this.root.parentElement ?? this.root;
+  }
+
+  user(text: string): void {
+    this.add(
+      h(
+        "article",
+        { class: "msg user" },
+        tr("header", "you", undefined, { class: "who" }),
+        h("div", { class: "body" }, text),
+      ),
+    );
+  }
+
+  note(key: MessageKey, cls: string, vars?: Record<string, string>): HTMLElement {
+    return this.add(tr("p", key, vars, { class: `note ${cls}` }));
+  }
+
+  element(el: HTMLElement): void {
+    this.add(el);
+  }
+
+  apply(ev: WireEvent): void {
+    switch (ev.type) {
+      case "TEXT_MESSAGE_START": {
+        const body = h("div", { class: "body" });
+        this.add(
+          h(
+            "article",
+            { class: "msg assistant", "data-message-id": str(ev.messageId) },
+            tr("header", "assistant", undefined, { class: "who" }),
+            body,
+          ),
+        );
+        this.texts.set(str(ev.messageId), body);
+        break;
+      }
+      case "TEXT_MESSAGE_CONTENT": {
+        const body = this.texts.get(str(ev.messageId));
+        if (body) keepAtEnd(this.scroller(), () => body.append(str(ev.delta)));
+        break;
+      }
+      case "REASONING_MESSAGE_START": {
+        const body = h("div", { class: "body" });
+        this.add(h("details", { class: "reasoning" }, tr("summary", "reasoning"), body));
+        this.reasonings.set(str(ev.messageId), body);
+        break;
+      }
+      case "REASONING_MESSAGE_CONTENT":
+        this.reasonings.get(str(ev.messageId))?.append(str(ev.delta));
+        break;
+      case "TOOL_CALL_START": {
+        const name = str(ev.toolCallName) || "tool";
+        const status = tr("span", "toolRunning", undefined, { class: "tool-status" });
+        const el = h(
+          "details",
+          { class: "tool", "data-tool": name, "data-tool-call-id": str(ev.toolCallId) },
+          h(
+            "summary",
+            {},
+            tr("span", "tool", undefined, { class: "tool-label" }),
+            " ",
+            h("code", {}, name),
+            " ",
+            status,
+          ),
+        );
+        this.add(el);
+        this.tools.set(str(ev.toolCallId), { name, el, args: "", status });
+        break;
+      }
+      case "TOOL_CALL_ARGS": {
+        const tool = this.tools.get(str(ev.toolCallId));
+        if (tool) tool.args += str(ev.delta);
+        break;
+      }
+      case "TOOL_CALL_END": {
+        const tool = this.tools.get(str(ev.toolCallId));
+        if (!tool) break;
+        const pretty = prettyJson(tool.args);
+        tool.el.appendChild(
+          h(
+            "div",
+            { class: "tool-args" },
+            tr("h4", "arguments"),
+            codeBlock(pretty ?? tool.args, pretty ? "json" : "text"),
+          ),
+        );
+        this.proposeFile(str(ev.toolCallId), tool.args);
+        break;
+      }
+      case "TOOL_CALL_RESULT": {
+        const id = str(ev.toolCallId);
+        const content = str(ev.content);
+        const tool = this.tools.get(id);
+        const pretty = prettyJson(content);
+        if (tool) {
+          tool.el.appendChild(
+            h(
+              "div",
+              { class: "tool-result" },
+              tr("h4", "result"),
+              codeBlock(pretty ?? content, pretty ? "json" : "text"),
+            ),
+          );
+          tool.status.replaceWith(tr("span", "toolDone", undefined, { class: "tool-status" }));
+        }
+        this.files.toolFinished(id, !/\b(denied|error)\b/i.test(content.slice(0, 200)));
+        this.onToolResult(id, tool?.name ?? "", content);
+        break;
+      }
+      case "RUN_ERROR":
+        this.note("error", "error", { code: str(ev.code), message: str(ev.message) });
+        break;
+    }
+  }
+
+  /** write_file (or any tool whose arguments are a path and a text content) proposes a file. */
+  private proposeFile(toolCallId: string, args: string): void {
+    try {
+      const parsed = JSON.parse(args) as Record<string, unknown>;
+      if (typeof parsed.path === "string" && typeof parsed.content === "string")
+        this.files.propose(parsed.path, parsed.content, toolCallId);
+    } catch {
+      // Arguments that are not JSON carry no file.
+    }
+  }
+}
