@@ -14,6 +14,8 @@ import { bundledPipeline, bundledPipelineNames } from "./pipeline/loader.js";
 import type { ProviderFactoryOptions } from "./providers/factory.js";
 import { loadScriptFile, parseScript, type Script } from "./providers/script-format.js";
 import { resolveCloudCredentials } from "./cloud/credentials.js";
+import { loadMcpConfig } from "./mcp/config.js";
+import { McpManager } from "./mcp/manager.js";
 import type {
   AgentRuntime,
   AgentSession,
@@ -128,6 +130,8 @@ class Runtime implements AgentRuntime {
   }
 
   async close(): Promise<void> {
+    // MCP servers first: their child processes must not outlive the runtime.
+    await this.deps.mcp?.close();
     const sessions = await Promise.allSettled([...this.sessions.values()]);
     this.sessions.clear();
     await Promise.all(sessions.flatMap((s) => (s.status === "fulfilled" ? [s.value.close()] : [])));
@@ -156,6 +160,12 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
   const config = resolveRuntimeConfig(options);
   const pipelines = pipelineDefaults(options, env);
   const logger = options.logger ?? defaultLogger(env);
+  // A bad mcp.json stops the start (naming the field); a server that fails to start only warns, later.
+  const mcpConfig = loadMcpConfig({
+    configDir: config.configDir,
+    file: options.mcpConfig ?? env.IAC_CODE_MCP_CONFIG,
+    env,
+  });
   let script: Script | undefined;
   if (config.demo) script = loadDemoScript();
   else if (config.scriptFile) script = loadScriptFile(config.scriptFile);
@@ -191,13 +201,20 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },
     pipelines,
+    mcp: new McpManager(mcpConfig, logger, { connectTimeoutMs: options.mcpConnectTimeoutMs ?? 30_000 }),
     // A runtime no server hosts opens its own database (better-sqlite3 loaded on use).
     store:
       options.store ??
       (await import("./store/standalone-store.js")).openStandaloneStore(config.configDir, logger),
   };
   logger.info(
-    { provider: config.provider.key, model: config.model, demo: config.demo, source: config.providerSource },
+    {
+      provider: config.provider.key,
+      model: config.model,
+      demo: config.demo,
+      source: config.providerSource,
+      mcpServers: mcpConfig.servers.map((s) => s.name),
+    },
     "agent runtime ready",
   );
   return new Runtime(deps, config, options.store === undefined);

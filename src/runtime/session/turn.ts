@@ -10,6 +10,7 @@ import { credentialSecrets, resolveCloudCredentials } from "../cloud/credentials
 import { RosClient } from "../cloud/ros-client.js";
 import { buildSystemPrompt } from "../loop/system-prompt.js";
 import type { Provider, ToolDefinition } from "../providers/types.js";
+import { McpTurnView } from "../mcp/manager.js";
 import type { TurnOverrides } from "../seam.js";
 import { turnTools } from "../tools/registry.js";
 import type { AnyTool } from "../tools/types.js";
@@ -26,6 +27,8 @@ export interface Turn {
   cloud?: CloudContext;
   system: string;
   secrets: string[];
+  /** The MCP servers as this turn announces them (when mcp.json names any). */
+  mcp?: McpTurnView;
 }
 
 export function turnLanguage(overrides: TurnOverrides): Language {
@@ -54,7 +57,10 @@ export async function startTurn(
         maxPollMs: deps.cloud.maxPollMs,
       }
     : undefined;
-  const tools = turnTools(cloud !== undefined);
+  // MCP servers connect at the first turn and stay up; a failed one is tried again here, never fails the turn.
+  const mcp = deps.mcp?.configured ? deps.mcp : undefined;
+  await mcp?.ready();
+  const tools = [...turnTools(cloud !== undefined), ...(mcp?.tools() ?? [])];
   const model = overrides.model ?? deps.config.model;
   return {
     overrides,
@@ -67,6 +73,7 @@ export async function startTurn(
       inputSchema: tool.inputSchema,
     })),
     ...(cloud ? { cloud } : {}),
+    ...(mcp ? { mcp: new McpTurnView(mcp) } : {}),
     system: await buildSystemPrompt({
       cwd: workspace.cwd,
       provider: deps.config.provider.key,
@@ -74,8 +81,11 @@ export async function startTurn(
       regionId: credentials?.regionId,
       cloudTools: cloud !== undefined,
     }),
-    secrets: [overrides.apiKey ?? "", deps.config.apiKey ?? "", ...credentialSecrets(credentials)].filter(
-      Boolean,
-    ),
+    secrets: [
+      overrides.apiKey ?? "",
+      deps.config.apiKey ?? "",
+      ...credentialSecrets(credentials),
+      ...(mcp?.secrets ?? []),
+    ].filter(Boolean),
   };
 }
