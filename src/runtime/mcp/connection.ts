@@ -29,6 +29,7 @@ export interface McpIssue {
 }
 
 let issues = 0;
+let progressTokens = 0;
 
 export class McpConnection {
   private state: McpServerStatus["status"] = "pending";
@@ -42,6 +43,8 @@ export class McpConnection {
   /** The last problem; cleared when the server connects again. */
   issue: McpIssue | undefined;
   private readonly secrets: string[];
+  /** Progress listeners of running calls, by the progress token this client gave them. */
+  private readonly progress = new Map<string, (progress: Progress) => void>();
 
   constructor(
     readonly config: McpServerConfig,
@@ -82,6 +85,7 @@ export class McpConnection {
     try {
       transport = this.transport();
       await client.connect(transport, { timeout: this.options.connectTimeoutMs });
+      this.routeProgress(transport);
       const capabilities = client.getServerCapabilities() ?? {};
       const tools: McpToolSpec[] = [];
       if (capabilities.tools) {
@@ -138,6 +142,28 @@ export class McpConnection {
     return transport;
   }
 
+  /**
+   * Progress notifications are taken off the transport as they arrive. The
+   * SDK handles notifications a microtask later than responses, so the last
+   * progress of a call that ends in the same read would find its handler
+   * gone; read here, each one reaches the call before its result does.
+   */
+  private routeProgress(transport: Transport): void {
+    const inner = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      if ("method" in message && message.method === "notifications/progress" && !("id" in message)) {
+        const params = (message.params ?? {}) as Progress & { progressToken?: unknown };
+        const listener =
+          typeof params.progressToken === "string" ? this.progress.get(params.progressToken) : undefined;
+        if (listener && typeof params.progress === "number") {
+          listener(params);
+          return;
+        }
+      }
+      inner?.(message, extra);
+    };
+  }
+
   /** The connection went away (the process died, the HTTP session ended) outside close(). */
   private lost(client: Client): void {
     if (this.closing || this.client !== client) return;
@@ -181,12 +207,18 @@ export class McpConnection {
     signal: AbortSignal,
     onProgress: (progress: Progress) => void,
   ): Promise<CallToolResult> {
-    const result = await this.live().callTool({ name, arguments: args }, undefined, {
-      signal,
-      timeout: CALL_TIMEOUT_MS,
-      onprogress: onProgress,
-    });
-    return result as CallToolResult;
+    const client = this.live();
+    const progressToken = `iac-code-${++progressTokens}`;
+    this.progress.set(progressToken, onProgress);
+    try {
+      const result = await client.callTool({ name, arguments: args, _meta: { progressToken } }, undefined, {
+        signal,
+        timeout: CALL_TIMEOUT_MS,
+      });
+      return result as CallToolResult;
+    } finally {
+      this.progress.delete(progressToken);
+    }
   }
 
   async listResources(
