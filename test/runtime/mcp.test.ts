@@ -7,6 +7,7 @@
 import { expect } from "chai";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { schemaIndex, violations } from "../../src/contract/index.js";
 import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import type { AgentRuntime, AgentSession, RuntimeEvent } from "../../src/runtime/seam.js";
 import { startHttpMcpServer, type FixtureHttpServer } from "../fixtures/mcp/http-server.js";
@@ -234,6 +235,32 @@ describe("runtime: MCP servers", function () {
 
     const count = await turn(env.session, "[HTTP-COUNT]");
     expect(ofType(count, "tool_progress").map((p) => p.mcp?.progress)).to.deep.equal([1, 2]);
+  });
+
+  it("a pipeline run announces the servers with an mcp_status event after pipeline_started", async () => {
+    env = await setup({ mcpServers: { fix: stdioEntry(), broken: stdioEntry(["fail-start"]) } });
+    const stop = new AbortController();
+    const events = await turn(env.session, "plan a VPC", {
+      overrides: { runMode: "pipeline" },
+      signal: stop.signal,
+      // Only the run's start matters here: the steps are not scripted.
+      onEvent: (e) => {
+        if (e.type === "pipeline" && e.envelopes.some((x) => x.eventType === "mcp_status")) stop.abort();
+      },
+    });
+    const envelopes = ofType(events, "pipeline").flatMap((e) => e.envelopes);
+    expect(envelopes.slice(0, 2).map((e) => e.eventType)).to.deep.equal(["pipeline_started", "mcp_status"]);
+    const data = envelopes[1].data as {
+      kind: string;
+      mcpStatus: { servers: Array<{ name: string; status: string }> };
+    };
+    expect(data.kind).to.equal("mcp_status");
+    const validate = schemaIndex["a2a/pipeline-envelope"].validate;
+    expect(validate(envelopes[1]), JSON.stringify(violations(validate))).to.equal(true);
+    expect(data.mcpStatus.servers.map((s) => [s.name, s.status])).to.deep.equal([
+      ["fix", "connected"],
+      ["broken", "failed"],
+    ]);
   });
 
   describe("mcp.json errors name the field, never a value", () => {
