@@ -340,7 +340,7 @@ export const A2A_SETTINGS: SettingsTable = {
       arg: "file",
       env: "IAC_CODE_MCP_CONFIG",
       envReadByRuntime: true,
-      help: "MCP servers file, mcpServers format (stdio command/args/env or http url/headers); default <config-dir>/mcp.json when it exists",
+      help: "MCP servers file, mcpServers format (stdio command/args/env or http url/headers); default mcp.json in the config dir when it exists",
     },
     {
       key: "mode",
