@@ -130,11 +130,15 @@ class Runtime implements AgentRuntime {
   }
 
   async close(): Promise<void> {
-    // MCP servers first: their child processes must not outlive the runtime.
-    await this.deps.mcp?.close();
     const sessions = await Promise.allSettled([...this.sessions.values()]);
     this.sessions.clear();
-    await Promise.all(sessions.flatMap((s) => (s.status === "fulfilled" ? [s.value.close()] : [])));
+    try {
+      await Promise.all(sessions.flatMap((s) => (s.status === "fulfilled" ? [s.value.close()] : [])));
+    } finally {
+      // After the sessions (their turns are aborted first), and whatever happened there:
+      // MCP child processes must not outlive the runtime.
+      await this.deps.mcp?.close();
+    }
     if (this.ownsStore) await this.deps.store.close();
     else await this.deps.store.commit();
   }

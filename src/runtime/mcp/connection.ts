@@ -109,6 +109,8 @@ export class McpConnection {
       this.issue = undefined;
       // Set after the handshake: a failed start is reported once, as start_failed.
       client.onclose = () => this.lost(client);
+      client.onerror = (error) =>
+        this.logger.debug({ mcpServer: this.name, err: this.reason(error) }, "MCP client error");
       this.logger.info({ mcpServer: this.name, tools: tools.length }, "MCP server connected");
     } catch (error) {
       await client.close().catch(() => undefined);

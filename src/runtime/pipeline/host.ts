@@ -171,7 +171,8 @@ export class PipelineHost {
     const turn = await startTurn(deps, workspace, logger, overrides, signal);
     const demo = deps.config.demo && overrides.model === undefined && overrides.apiKey === undefined;
     if (turn.cloud || !demo) return turn;
-    const tools = turnTools(true);
+    // The MCP servers' tools stay (the turn listed them); the cloud tools join them.
+    const tools = [...turnTools(true), ...(turn.mcp ? (deps.mcp?.tools() ?? []) : [])];
     return {
       ...turn,
       cloud: simulatedCloud(new SimulatedRos()),
