@@ -15,7 +15,6 @@ import type { ProviderFactoryOptions } from "./providers/factory.js";
 import { loadScriptFile, parseScript, type Script } from "./providers/script-format.js";
 import { resolveCloudCredentials } from "./cloud/credentials.js";
 import { loadMcpConfig } from "./mcp/config.js";
-import { McpManager } from "./mcp/manager.js";
 import type {
   AgentRuntime,
   AgentSession,
@@ -205,7 +204,14 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
       maxPollMs: options.stackMaxWaitMs ?? 3_600_000,
     },
     pipelines,
-    mcp: new McpManager(mcpConfig, logger, { connectTimeoutMs: options.mcpConnectTimeoutMs ?? 30_000 }),
+    // The MCP SDK is loaded only when there are servers to talk to.
+    ...(mcpConfig.servers.length > 0
+      ? {
+          mcp: new (await import("./mcp/manager.js")).McpManager(mcpConfig, logger, {
+            connectTimeoutMs: options.mcpConnectTimeoutMs ?? 30_000,
+          }),
+        }
+      : {}),
     // A runtime no server hosts opens its own database (better-sqlite3 loaded on use).
     store:
       options.store ??

@@ -14,6 +14,7 @@ import { VERSION } from "../../version.js";
 import { errorMessage, redactSecrets } from "../errors.js";
 import type { McpServerStatus, McpWarning } from "../seam.js";
 import { mcpSecrets, type McpServerConfig } from "./config.js";
+import type { McpIssue } from "./turn-view.js";
 
 /** A call may run as long as its tool's time limit allows; the SDK's own 60 s default would cut it first. */
 const CALL_TIMEOUT_MS = 24 * 3600 * 1000;
@@ -21,12 +22,6 @@ const CALL_TIMEOUT_MS = 24 * 3600 * 1000;
 const REASON_CHARS = 300;
 
 export type McpWarningCode = "start_failed" | "disconnected" | "list_failed";
-
-/** A warning with an identity, so a turn announces each one once. */
-export interface McpIssue {
-  id: number;
-  warning: McpWarning;
-}
 
 let issues = 0;
 let progressTokens = 0;

@@ -2,16 +2,18 @@
 // shared by every session, kept across turns, tried again at the next turn
 // when they failed or died, closed with the runtime. A turn reads the tools
 // of the servers that are up, and a McpTurnView tells it what to announce:
-// each new warning once, and the status snapshot when it changed.
+// each new warning once, and the status snapshot when it changed. Loaded
+// (with the MCP SDK) only when mcp.json names servers.
 import path from "node:path";
 import type { Logger } from "pino";
-import type { McpStatus, RuntimeEvent } from "../seam.js";
+import type { McpStatus } from "../seam.js";
 import type { AnyTool } from "../tools/types.js";
 import { mcpSecrets, type McpConfig } from "./config.js";
 import { McpConnection } from "./connection.js";
+import type { McpIssue, McpSource } from "./turn-view.js";
 import { resourceTools, serverTool } from "./tools.js";
 
-export class McpManager {
+export class McpManager implements McpSource {
   private readonly connections: McpConnection[];
   private readonly resources: AnyTool[];
   /** Built tools by server, rebuilt when the server lists new ones (a reconnect). */
@@ -74,40 +76,12 @@ export class McpManager {
   }
 
   /** The current problems, with their identities. */
-  issues() {
+  issues(): McpIssue[] {
     return this.connections.flatMap((c) => (c.issue ? [c.issue] : []));
   }
 
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.connections.map((c) => c.close()));
-  }
-}
-
-/** What one turn has announced: each warning once, the snapshot when it changes. */
-export class McpTurnView {
-  private readonly announced = new Set<number>();
-  private lastStatus = "";
-
-  constructor(private readonly manager: McpManager) {}
-
-  get status(): McpStatus {
-    return this.manager.status();
-  }
-
-  events(): RuntimeEvent[] {
-    const out: RuntimeEvent[] = [];
-    for (const issue of this.manager.issues()) {
-      if (this.announced.has(issue.id)) continue;
-      this.announced.add(issue.id);
-      out.push({ type: "mcp_warning", warning: issue.warning });
-    }
-    const status = this.manager.status();
-    const json = JSON.stringify(status);
-    if (json !== this.lastStatus) {
-      this.lastStatus = json;
-      out.push({ type: "mcp_status", status });
-    }
-    return out;
   }
 }

@@ -6,7 +6,6 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { CallToolResult, Tool as McpToolSpec } from "@modelcontextprotocol/sdk/types.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { t } from "../../i18n/index.js";
-import { ToolError } from "../errors.js";
 import { readOnlyDescription } from "../tools/describe.js";
 import type { AnyTool, Tool, ToolResult } from "../tools/types.js";
 import { McpUnavailableError, type McpConnection } from "./connection.js";
@@ -33,14 +32,24 @@ function usableSchema(schema: McpToolSpec["inputSchema"]): Record<string, unknow
   }
 }
 
-/** The server's failure as the model reads it; an abort is passed on (the turn or the time limit ended it). */
-function callFailure(error: unknown, connection: McpConnection, signal: AbortSignal): Error {
-  if (signal.aborted) return error instanceof Error ? error : new Error(String(error));
-  if (error instanceof McpUnavailableError) return new ToolError(error.message);
-  if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number))
-    return new ToolError(`MCP server ${connection.name} disconnected during the call.`);
-  return new ToolError(`MCP server ${connection.name} failed: ${connection.reason(error)}`);
+/**
+ * The server's failure as an error result the model reads; an abort is thrown
+ * on (the turn or the time limit ended it). A result, not a ToolError: this
+ * module is loaded on demand, and a class test across that boundary is not
+ * reliable under every loader.
+ */
+function callFailure(error: unknown, connection: McpConnection, signal: AbortSignal): ToolResult {
+  if (signal.aborted) throw error;
+  return failed(
+    error instanceof McpUnavailableError
+      ? error.message
+      : error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)
+        ? `MCP server ${connection.name} disconnected during the call.`
+        : `MCP server ${connection.name} failed: ${connection.reason(error)}`,
+  );
 }
+
+const failed = (content: string): ToolResult => ({ content, isError: true, data: content });
 
 function resultText(result: CallToolResult): string {
   const parts = result.content.map((part) => {
@@ -99,7 +108,7 @@ export function serverTool(connection: McpConnection, spec: McpToolSpec): AnyToo
           ),
         );
       } catch (error) {
-        throw callFailure(error, connection, ctx.signal);
+        return callFailure(error, connection, ctx.signal);
       }
       const content = resultText(result);
       return {
@@ -123,14 +132,13 @@ interface ReadInput {
 
 /** list_mcp_resources and read_mcp_resource over the connected servers (reads only, by MCP's definition). */
 export function resourceTools(connections: () => McpConnection[]): AnyTool[] {
-  const find = (server: string): McpConnection => {
-    const found = connections().find((c) => c.name === server);
-    if (!found) {
-      const names = connections().map((c) => c.name);
-      throw new ToolError(`Unknown MCP server ${server}. Servers: ${names.join(", ") || "(none)"}.`);
-    }
-    return found;
-  };
+  const find = (server: string): McpConnection | undefined => connections().find((c) => c.name === server);
+  const unknown = (server: string): ToolResult =>
+    failed(
+      `Unknown MCP server ${server}. Servers: ${connections()
+        .map((c) => c.name)
+        .join(", ")}.`,
+    );
   const list: Tool<ListInput> = {
     name: "list_mcp_resources",
     description:
@@ -145,9 +153,9 @@ export function resourceTools(connections: () => McpConnection[]): AnyTool[] {
     supportsBlanketAllow: true,
     describe: (_input, lang) => readOnlyDescription("list_mcp_resources", lang),
     async run(input, ctx) {
-      const targets = input.server
-        ? [find(input.server)]
-        : connections().filter((c) => c.connected && c.resources);
+      const named = input.server === undefined ? undefined : find(input.server);
+      if (input.server !== undefined && !named) return unknown(input.server);
+      const targets = named ? [named] : connections().filter((c) => c.connected && c.resources);
       const out: Record<string, unknown>[] = [];
       for (const connection of targets) {
         try {
@@ -155,7 +163,7 @@ export function resourceTools(connections: () => McpConnection[]): AnyTool[] {
           for (const r of await connection.listResources(ctx.signal))
             out.push({ server: connection.name, ...r });
         } catch (error) {
-          throw callFailure(error, connection, ctx.signal);
+          return callFailure(error, connection, ctx.signal);
         }
       }
       return { content: JSON.stringify(out), data: out };
@@ -179,6 +187,7 @@ export function resourceTools(connections: () => McpConnection[]): AnyTool[] {
     describe: (input, lang) => readOnlyDescription("read_mcp_resource", lang, `MCP server ${input.server}`),
     async run(input, ctx) {
       const connection = find(input.server);
+      if (!connection) return unknown(input.server);
       try {
         const result = await connection.readResource(input.uri, ctx.signal);
         const parts = result.contents.map((c) =>
@@ -189,7 +198,7 @@ export function resourceTools(connections: () => McpConnection[]): AnyTool[] {
         const content = parts.join("\n");
         return { content, data: { server: connection.name, uri: input.uri, text: content } };
       } catch (error) {
-        throw callFailure(error, connection, ctx.signal);
+        return callFailure(error, connection, ctx.signal);
       }
     },
   };

@@ -10,7 +10,7 @@ import { credentialSecrets, resolveCloudCredentials } from "../cloud/credentials
 import { RosClient } from "../cloud/ros-client.js";
 import { buildSystemPrompt } from "../loop/system-prompt.js";
 import type { Provider, ToolDefinition } from "../providers/types.js";
-import { McpTurnView } from "../mcp/manager.js";
+import { McpTurnView } from "../mcp/turn-view.js";
 import type { TurnOverrides } from "../seam.js";
 import { turnTools } from "../tools/registry.js";
 import type { AnyTool } from "../tools/types.js";
