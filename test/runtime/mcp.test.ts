@@ -9,6 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { schemaIndex, violations } from "../../src/contract/index.js";
 import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
+import { mcpSecrets, parseMcpServers } from "../../src/runtime/mcp/config.js";
 import type { AgentRuntime, AgentSession, RuntimeEvent } from "../../src/runtime/seam.js";
 import { startHttpMcpServer, type FixtureHttpServer } from "../fixtures/mcp/http-server.js";
 import { README_TEXT } from "../fixtures/mcp/tool-server.js";
@@ -328,6 +329,36 @@ describe("runtime: MCP servers", function () {
         expect(failure?.message).not.to.include("12345678");
       });
     }
+
+    it("accepts the other hosts' shapes: type, disabled, ${VAR:-default}; lists every secret", () => {
+      const servers = parseMcpServers(
+        {
+          mcpServers: {
+            off: { command: "x", disabled: true },
+            local: { type: "stdio", command: "srv", args: ["--token=${TOK}"], env: { KEY: "${TOK}" } },
+            remote: {
+              type: "streamable-http",
+              url: "https://u:pass-word@mcp.example.com/mcp?key=${MISSING:-query-secret}",
+              headers: { Authorization: "Bearer ${TOK}" },
+            },
+          },
+        },
+        "mcp.json",
+        { TOK: "tok-value-123" },
+      );
+      expect(servers.map((s) => s.name)).to.deep.equal(["local", "remote"]);
+      expect(servers[0]).to.deep.include({ transport: "stdio", args: ["--token=tok-value-123"] });
+      expect(servers[1]).to.deep.include({
+        transport: "http",
+        headers: { Authorization: "Bearer tok-value-123" },
+      });
+      expect(mcpSecrets(servers)).to.have.members([
+        "tok-value-123",
+        "Bearer tok-value-123",
+        "pass-word",
+        "query-secret",
+      ]);
+    });
 
     it("invalid JSON names the file", async () => {
       const configDir = await tempDir();
