@@ -1800,7 +1800,7 @@ export interface InputRequest {
 export interface McpWarning {
   serverName: string;
   /**
-   * What went wrong: start_failed, disconnected, list_failed (the values this server sends; clients should accept others).
+   * What went wrong: start_failed (could not start, or could not list its tools), disconnected (the values this server sends; clients should accept others).
    */
   code: string;
   message: string;

@@ -21,7 +21,7 @@ const CALL_TIMEOUT_MS = 24 * 3600 * 1000;
 /** Longest reason kept in a warning. */
 const REASON_CHARS = 300;
 
-export type McpWarningCode = "start_failed" | "disconnected" | "list_failed";
+export type McpWarningCode = "start_failed" | "disconnected";
 
 let issues = 0;
 let progressTokens = 0;
@@ -76,9 +76,8 @@ export class McpConnection {
 
   private async connect(): Promise<void> {
     const client = new Client({ name: "iac-code", version: VERSION });
-    let transport: Transport | undefined;
     try {
-      transport = this.transport();
+      const transport = this.transport();
       await client.connect(transport, { timeout: this.options.connectTimeoutMs });
       this.routeProgress(transport);
       const capabilities = client.getServerCapabilities() ?? {};
