@@ -47,9 +47,20 @@ export type ToolEvent = {
   progress?: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * status progress of an MCP tool: the server, the server's own tool name and the notification's fields.
+   */
   mcp?: {
+    serverName: string;
+    toolName: string;
+    progress: number;
+    total?: number;
+    message?: string;
     [k: string]: unknown | undefined;
   };
+  /**
+   * The MCP progress notification's params as received.
+   */
   mcpProgress?: {
     [k: string]: unknown | undefined;
   };
@@ -82,6 +93,7 @@ export type PipelineEnvelope = {
   eventType:
     | "pipeline_started"
     | "pipeline_resumed"
+    | "mcp_status"
     | "step_started"
     | "step_completed"
     | "step_failed"
@@ -163,6 +175,7 @@ export type PipelineEnvelope1 = {
   eventType:
     | "pipeline_started"
     | "pipeline_resumed"
+    | "mcp_status"
     | "step_started"
     | "step_completed"
     | "step_failed"
@@ -765,23 +778,32 @@ export interface IacCodeEventMetadata {
       | "MODEL_REQUEST_REJECTED"
       | "RUNTIME_ERROR";
   };
-  mcpWarning?: {
-    serverName: string;
-    code: string;
-    message: string;
-    severity: "fatal" | "warning";
-    source?: string;
-    sourcePath?: string;
-    scope?: string;
-    [k: string]: unknown | undefined;
-  };
+  mcpWarning?: McpWarning;
+  /**
+   * Snapshot of the configured MCP servers: sent once per task, again when it changes (redacted: names, transports, states and counts only).
+   */
   mcpStatus?: {
     servers: {
+      /**
+       * The server's key in mcp.json.
+       */
+      name: string;
+      transport: "stdio" | "http";
+      /**
+       * pending: not connected yet; connected; failed: could not start; disconnected: the connection was lost (retried at the next turn).
+       */
+      status: "pending" | "connected" | "failed" | "disconnected";
+      /**
+       * Tools the server offers to the model.
+       */
+      toolCount?: number;
+      /**
+       * Whether the server offers resources.
+       */
+      resources?: boolean;
       [k: string]: unknown | undefined;
     }[];
-    warnings: {
-      [k: string]: unknown | undefined;
-    }[];
+    warnings: McpWarning[];
     [k: string]: unknown | undefined;
   };
   backupBlocked?: {
@@ -1787,6 +1809,25 @@ export interface InputRequest {
           }
         ];
   };
+}
+/**
+ * An MCP server that could not be used (bad entry, failed start, lost connection). The agent text of the same update is `MCP warning: <message>`. Never carries a command line, an env or header value, or a URL.
+ */
+export interface McpWarning {
+  serverName: string;
+  /**
+   * What went wrong: start_failed (could not start, or could not list its tools), disconnected (the values this server sends; clients should accept others).
+   */
+  code: string;
+  message: string;
+  /**
+   * fatal: the server's tools are unavailable; warning: partly usable.
+   */
+  severity: "fatal" | "warning";
+  source?: string;
+  sourcePath?: string;
+  scope?: string;
+  [k: string]: unknown | undefined;
 }
 /**
  * A top-level step attempt.
@@ -3707,6 +3748,10 @@ export interface A2AServerConfig {
    * Turn script replayed by the scripted provider (YAML or JSON file).
    */
   script?: string;
+  /**
+   * The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).
+   */
+  "mcp-config"?: string;
   /**
    * Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).
    */

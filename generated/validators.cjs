@@ -606,11 +606,12 @@ return errors === 0;
 validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_iac_code_event_metadata = validate22;
-const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"Why the turn failed: the task ends FAILED, its status message the localised text of the code (with the errorId). retryable: the same request may succeed later (continue on the contextId).","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"},"code":{"description":"What failed; the same code ends an AG-UI run as RUN_ERROR (schemas/errors/catalogue/agui.json).","enum":["MODEL_UNREACHABLE","MODEL_AUTHENTICATION_FAILED","MODEL_RATE_LIMITED","MODEL_UNAVAILABLE","MODEL_REQUEST_REJECTED","RUNTIME_ERROR"]}}},"mcpWarning":{"type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"type":"string"},"message":{"type":"string"},"severity":{"enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"mcpStatus":{"type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
+const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"Why the turn failed: the task ends FAILED, its status message the localised text of the code (with the errorId). retryable: the same request may succeed later (continue on the contextId).","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"},"code":{"description":"What failed; the same code ends an AG-UI run as RUN_ERROR (schemas/errors/catalogue/agui.json).","enum":["MODEL_UNREACHABLE","MODEL_AUTHENTICATION_FAILED","MODEL_RATE_LIMITED","MODEL_UNAVAILABLE","MODEL_REQUEST_REJECTED","RUNTIME_ERROR"]}}},"mcpWarning":{"$ref":"#/$defs/mcpWarning"},"mcpStatus":{"description":"Snapshot of the configured MCP servers: sent once per task, again when it changes (redacted: names, transports, states and counts only).","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object","required":["name","transport","status"],"properties":{"name":{"description":"The server's key in mcp.json.","type":"string","minLength":1},"transport":{"enum":["stdio","http"]},"status":{"description":"pending: not connected yet; connected; failed: could not start; disconnected: the connection was lost (retried at the next turn).","enum":["pending","connected","failed","disconnected"]},"toolCount":{"description":"Tools the server offers to the model.","type":"integer","minimum":0},"resources":{"description":"Whether the server offers resources.","type":"boolean"}}}},"warnings":{"type":"array","items":{"$ref":"#/$defs/mcpWarning"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"mcpWarning":{"title":"McpWarning","description":"An MCP server that could not be used (bad entry, failed start, lost connection). The agent text of the same update is `MCP warning: <message>`. Never carries a command line, an env or header value, or a URL.","type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"description":"What went wrong: start_failed (could not start, or could not list its tools), disconnected (the values this server sends; clients should accept others).","type":"string"},"message":{"type":"string"},"severity":{"description":"fatal: the server's tools are unavailable; warning: partly usable.","enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"description":"status progress of an MCP tool: the server, the server's own tool name and the notification's fields.","type":"object","required":["serverName","toolName","progress"],"properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"type":"number","minimum":0},"total":{"type":"number","minimum":0},"message":{"type":"string"}}},"mcpProgress":{"description":"The MCP progress notification's params as received.","type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
 const schema37 = {"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}};
 const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-request.json","title":"InputRequest","description":"metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","contextId","inputId","toolUseId","prompt","options","language","required","responseSchema"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.","enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"description":"The waiting task; the answer's message.taskId.","type":"string","minLength":1},"contextId":{"description":"The task's context; the answer's message.contextId.","type":"string","minLength":1},"inputId":{"description":"Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.","type":"string","minLength":1},"toolUseId":{"description":"The tool call that waits.","type":"string","minLength":1},"toolName":{"type":"string","minLength":1},"title":{"description":"Short description of the action.","type":"string","maxLength":500},"purpose":{"description":"Why the tool wants to act.","type":"string","maxLength":500},"effect":{"description":"What kind of change the tool would make.","enum":["read","cloud_change","local_execution","file_change","local_or_remote_change","unknown"]},"target":{"description":"What it acts on (file, stack, API...).","type":"string","maxLength":500},"isReadOnly":{"type":"boolean"},"prompt":{"description":"The question shown to the user, e.g. \"Write vpc.yaml. Allow once?\".","type":"string","minLength":1,"maxLength":1000},"safeSummary":{"description":"Redacted summary of the call (\"<tool>: <shape JSON>\" or a deployment summary).","type":"string","maxLength":1200},"options":{"description":"Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"label":{"type":"string","maxLength":500},"description":{"type":"string","maxLength":600},"candidateIndex":{"description":"Candidate selection: the candidate the option stands for.","type":"integer","minimum":0},"architectureDiagram":{"description":"rich-v1: compact Mermaid diagram of the candidate.","type":"string","maxLength":1600},"totalMonthlyCost":{"description":"rich-v1: the cost step's monthly total, unchanged.","type":"number","minimum":0},"currency":{"type":"string"},"costItems":{"description":"rich-v1: the cost step's items, unchanged.","type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number","minimum":0}}}}}}},"allowFreeText":{"description":"Whether a free-text answer is accepted (questions).","type":"boolean"},"freeTextPrompt":{"type":"string","maxLength":500},"language":{"description":"Language of the display strings.","enum":["en","zh","es","fr","de","ja","pt"]},"required":{"description":"The turn cannot continue without an answer.","const":true},"responseSchema":{"description":"JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).","type":"object"},"deploymentSummary":{"description":"Cost and resources of a cloud deployment being approved.","type":"object","additionalProperties":false,"properties":{"candidateName":{"type":"string"},"action":{"type":"string"},"region":{"type":"string"},"stackName":{"type":"string"},"template":{"type":"string"},"totalMonthlyCost":{"type":["string","number"]},"resources":{"type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":["string","number"]}}}}}}},"if":{"properties":{"kind":{"const":"permission"}}},"then":{"properties":{"toolName":true,"title":true,"purpose":true,"effect":true,"isReadOnly":true,"safeSummary":true},"required":["toolName","title","purpose","effect","isReadOnly","safeSummary"]}};
+const schema41 = {"title":"McpWarning","description":"An MCP server that could not be used (bad entry, failed start, lost connection). The agent text of the same update is `MCP warning: <message>`. Never carries a command line, an env or header value, or a URL.","type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"description":"What went wrong: start_failed (could not start, or could not list its tools), disconnected (the values this server sends; clients should accept others).","type":"string"},"message":{"type":"string"},"severity":{"description":"fatal: the server's tools are unavailable; warning: partly usable.","enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}};
 const func3 = Object.prototype.hasOwnProperty;
-const schema34 = {"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"type":"object"},"mcpProgress":{"type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]};
+const schema34 = {"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"description":"status progress of an MCP tool: the server, the server's own tool name and the notification's fields.","type":"object","required":["serverName","toolName","progress"],"properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"type":"number","minimum":0},"total":{"type":"number","minimum":0},"message":{"type":"string"}}},"mcpProgress":{"description":"The MCP progress notification's params as received.","type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]};
 const schema36 = {"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}};
 const schema35 = {"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]};
 const wrapper0 = {validate: validate24};
@@ -1265,8 +1266,9 @@ errors++;
 }
 if(data.mcp !== undefined){
 let data18 = data.mcp;
-if(!(data18 && typeof data18 == "object" && !Array.isArray(data18))){
-const err38 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.serverName === undefined){
+const err38 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1275,11 +1277,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data.mcpProgress !== undefined){
-let data19 = data.mcpProgress;
-if(!(data19 && typeof data19 == "object" && !Array.isArray(data19))){
-const err39 = {instancePath:instancePath+"/mcpProgress",schemaPath:"#/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18.toolName === undefined){
+const err39 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1288,10 +1287,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-}
-else {
-const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18.progress === undefined){
+const err40 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/required",keyword:"required",params:{missingProperty: "progress"},message:"must have required property '"+"progress"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1300,16 +1297,138 @@ vErrors.push(err40);
 }
 errors++;
 }
+if(data18.serverName !== undefined){
+if(typeof data18.serverName !== "string"){
+const err41 = {instancePath:instancePath+"/mcp/serverName",schemaPath:"#/properties/mcp/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data18.toolName !== undefined){
+if(typeof data18.toolName !== "string"){
+const err42 = {instancePath:instancePath+"/mcp/toolName",schemaPath:"#/properties/mcp/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data18.progress !== undefined){
+let data21 = data18.progress;
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err43 = {instancePath:instancePath+"/mcp/progress",schemaPath:"#/properties/mcp/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/mcp/progress",schemaPath:"#/properties/mcp/properties/progress/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data18.total !== undefined){
+let data22 = data18.total;
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err45 = {instancePath:instancePath+"/mcp/total",schemaPath:"#/properties/mcp/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/mcp/total",schemaPath:"#/properties/mcp/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data18.message !== undefined){
+if(typeof data18.message !== "string"){
+const err47 = {instancePath:instancePath+"/mcp/message",schemaPath:"#/properties/mcp/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/mcp",schemaPath:"#/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.mcpProgress !== undefined){
+let data24 = data.mcpProgress;
+if(!(data24 && typeof data24 == "object" && !Array.isArray(data24))){
+const err49 = {instancePath:instancePath+"/mcpProgress",schemaPath:"#/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
 validate23.errors = vErrors;
 return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema41 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
-const schema42 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
-const schema43 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
-const schema44 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
-const schema45 = {"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
+const schema44 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
+const schema45 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
+const schema46 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
+const schema47 = {"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}};
 const pattern8 = new RegExp("^evt-[0-9a-f]{24}$", "u");
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
@@ -1329,7 +1448,7 @@ let valid1 = true;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_started" !== data.eventType){
+if("mcp_status" !== data.eventType){
 const err0 = {};
 if(vErrors === null){
 vErrors = [err0];
@@ -1357,8 +1476,8 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
 let data1 = data.data;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.pipelineType === undefined){
-const err1 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "pipelineType"},message:"must have required property '"+"pipelineType"+"'"};
+if(data1.kind === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1367,8 +1486,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data1.totalSteps === undefined){
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(data1.mcpStatus === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "mcpStatus"},message:"must have required property '"+"mcpStatus"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1377,8 +1496,9 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data1.stepNames === undefined){
-const err3 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "stepNames"},message:"must have required property '"+"stepNames"+"'"};
+if(data1.kind !== undefined){
+if("mcp_status" !== data1.kind){
+const err3 = {instancePath:instancePath+"/data/kind",schemaPath:"#/allOf/0/then/properties/data/properties/kind/const",keyword:"const",params:{allowedValue: "mcp_status"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1388,13 +1508,107 @@ vErrors.push(err3);
 errors++;
 }
 }
-else {
-const err4 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1.mcpStatus !== undefined){
+let data3 = data1.mcpStatus;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.servers === undefined){
+const err4 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+if(data3.warnings === undefined){
+const err5 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data3.servers !== undefined){
+let data4 = data3.servers;
+if(Array.isArray(data4)){
+const len0 = data4.length;
+for(let i0=0; i0<len0; i0++){
+let data5 = data4[i0];
+if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
+const err6 = {instancePath:instancePath+"/data/mcpStatus/servers/" + i0,schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data/mcpStatus/servers",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data3.warnings !== undefined){
+let data6 = data3.warnings;
+if(Array.isArray(data6)){
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+const err8 = {instancePath:instancePath+"/data/mcpStatus/warnings/" + i1,schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/data/mcpStatus/warnings",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
 }
 errors++;
 }
@@ -1409,100 +1623,7 @@ props0.eventType = true;
 }
 }
 if(!valid1){
-const err5 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-const _errs9 = errors;
-let valid4 = true;
-const _errs10 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.eventType !== undefined){
-if("step_started" !== data.eventType){
-const err6 = {};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-var _valid1 = _errs10 === errors;
-errors = _errs9;
-if(vErrors !== null){
-if(_errs9){
-vErrors.length = _errs9;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid1){
-const _errs12 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.step === undefined){
-const err7 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data3 = data.data;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.index === undefined){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-if(data3.attempt === undefined){
-const err9 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if(data3.total === undefined){
-const err10 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-if(data3.name === undefined){
-const err11 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if(data3.stepType === undefined){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "stepType"},message:"must have required property '"+"stepType"+"'"};
+const err12 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1511,9 +1632,13 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-else {
-const err13 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const _errs20 = errors;
+let valid10 = true;
+const _errs21 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("pipeline_started" !== data.eventType){
+const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1524,22 +1649,80 @@ errors++;
 }
 }
 }
-var _valid1 = _errs12 === errors;
-valid4 = _valid1;
-if(valid4){
-var props1 = {};
-props1.data = true;
-props1.step = true;
-props1.eventType = true;
+var _valid1 = _errs21 === errors;
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
 }
 }
-if(!valid4){
-const err14 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(_valid1){
+const _errs23 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data9 = data.data;
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+if(data9.pipelineType === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "pipelineType"},message:"must have required property '"+"pipelineType"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
 else {
 vErrors.push(err14);
+}
+errors++;
+}
+if(data9.totalSteps === undefined){
+const err15 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data9.stepNames === undefined){
+const err16 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "stepNames"},message:"must have required property '"+"stepNames"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs23 === errors;
+valid10 = _valid1;
+if(valid10){
+var props1 = {};
+props1.data = true;
+props1.eventType = true;
+}
+}
+if(!valid10){
+const err18 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
 }
 errors++;
 }
@@ -1552,72 +1735,13 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
-const _errs16 = errors;
-let valid7 = true;
-const _errs17 = errors;
+const _errs27 = errors;
+let valid13 = true;
+const _errs28 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("step_completed" !== data.eventType){
-const err15 = {};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-}
-}
-var _valid2 = _errs17 === errors;
-errors = _errs16;
-if(vErrors !== null){
-if(_errs16){
-vErrors.length = _errs16;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
-const _errs19 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.step === undefined){
-const err16 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data5 = data.data;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.conclusionField === undefined){
-const err17 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusionField"},message:"must have required property '"+"conclusionField"+"'"};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-if(data5.conclusion === undefined){
-const err18 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusion"},message:"must have required property '"+"conclusion"+"'"};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if("step_started" !== data.eventType){
+const err19 = {};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1628,22 +1752,111 @@ errors++;
 }
 }
 }
-var _valid2 = _errs19 === errors;
-valid7 = _valid2;
-if(valid7){
+var _valid2 = _errs28 === errors;
+errors = _errs27;
+if(vErrors !== null){
+if(_errs27){
+vErrors.length = _errs27;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs30 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.step === undefined){
+const err20 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data11 = data.data;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+if(data11.index === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data11.attempt === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data11.total === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data11.name === undefined){
+const err24 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data11.stepType === undefined){
+const err25 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "stepType"},message:"must have required property '"+"stepType"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs30 === errors;
+valid13 = _valid2;
+if(valid13){
 var props2 = {};
 props2.data = true;
 props2.step = true;
 props2.eventType = true;
 }
 }
-if(!valid7){
-const err20 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid13){
+const err27 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err27];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err27);
 }
 errors++;
 }
@@ -1656,98 +1869,98 @@ props0 = props0 || {};
 Object.assign(props0, props2);
 }
 }
-const _errs23 = errors;
-let valid10 = true;
-const _errs24 = errors;
+const _errs34 = errors;
+let valid16 = true;
+const _errs35 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data6 = data.eventType;
-if(!(((data6 === "step_failed") || (data6 === "candidate_step_failed")) || (data6 === "candidate_failed"))){
-const err21 = {};
+if("step_completed" !== data.eventType){
+const err28 = {};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err28];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err28);
 }
 errors++;
 }
 }
 }
-var _valid3 = _errs24 === errors;
-errors = _errs23;
+var _valid3 = _errs35 === errors;
+errors = _errs34;
 if(vErrors !== null){
-if(_errs23){
-vErrors.length = _errs23;
+if(_errs34){
+vErrors.length = _errs34;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid3){
-const _errs26 = errors;
+const _errs37 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.step === undefined){
+const err29 = {instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data7 = data.data;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-if(data7.error === undefined){
-const err22 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+let data13 = data.data;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.conclusionField === undefined){
+const err30 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusionField"},message:"must have required property '"+"conclusionField"+"'"};
 if(vErrors === null){
-vErrors = [err22];
+vErrors = [err30];
 }
 else {
-vErrors.push(err22);
+vErrors.push(err30);
 }
 errors++;
 }
-if(data7.errorSummary === undefined){
-const err23 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "errorSummary"},message:"must have required property '"+"errorSummary"+"'"};
+if(data13.conclusion === undefined){
+const err31 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusion"},message:"must have required property '"+"conclusion"+"'"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err31];
 }
 else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(data7.errorDetails === undefined){
-const err24 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "errorDetails"},message:"must have required property '"+"errorDetails"+"'"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
+vErrors.push(err31);
 }
 errors++;
 }
 }
 else {
-const err25 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err32 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err25];
+vErrors = [err32];
 }
 else {
-vErrors.push(err25);
+vErrors.push(err32);
 }
 errors++;
 }
 }
 }
-var _valid3 = _errs26 === errors;
-valid10 = _valid3;
-if(valid10){
+var _valid3 = _errs37 === errors;
+valid16 = _valid3;
+if(valid16){
 var props3 = {};
 props3.data = true;
+props3.step = true;
 props3.eventType = true;
 }
 }
-if(!valid10){
-const err26 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid16){
+const err33 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err26];
+vErrors = [err33];
 }
 else {
-vErrors.push(err26);
+vErrors.push(err33);
 }
 errors++;
 }
@@ -1760,103 +1973,14 @@ props0 = props0 || {};
 Object.assign(props0, props3);
 }
 }
-const _errs30 = errors;
-let valid13 = true;
-const _errs31 = errors;
+const _errs41 = errors;
+let valid19 = true;
+const _errs42 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data8 = data.eventType;
-if(!((((((data8 === "candidate_started") || (data8 === "candidate_completed")) || (data8 === "candidate_failed")) || (data8 === "candidate_step_started")) || (data8 === "candidate_step_completed")) || (data8 === "candidate_step_failed"))){
-const err27 = {};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-}
-var _valid4 = _errs31 === errors;
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid4){
-const _errs33 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.candidate === undefined){
-const err28 = {instancePath,schemaPath:"#/allOf/4/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data9 = data.data;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.subPipelineId === undefined){
-const err29 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-if(data9.candidateIndex === undefined){
-const err30 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateIndex"},message:"must have required property '"+"candidateIndex"+"'"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if(data9.candidateName === undefined){
-const err31 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(data9.subPipelineName === undefined){
-const err32 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineName"},message:"must have required property '"+"subPipelineName"+"'"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-if(data9.totalSteps === undefined){
-const err33 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-else {
-const err34 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data14 = data.eventType;
+if(!(((data14 === "step_failed") || (data14 === "candidate_step_failed")) || (data14 === "candidate_failed"))){
+const err34 = {};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1867,22 +1991,80 @@ errors++;
 }
 }
 }
-var _valid4 = _errs33 === errors;
-valid13 = _valid4;
-if(valid13){
-var props4 = {};
-props4.data = true;
-props4.candidate = true;
-props4.eventType = true;
+var _valid4 = _errs42 === errors;
+errors = _errs41;
+if(vErrors !== null){
+if(_errs41){
+vErrors.length = _errs41;
+}
+else {
+vErrors = null;
 }
 }
-if(!valid13){
-const err35 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(_valid4){
+const _errs44 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data15 = data.data;
+if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+if(data15.error === undefined){
+const err35 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
+}
+errors++;
+}
+if(data15.errorSummary === undefined){
+const err36 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "errorSummary"},message:"must have required property '"+"errorSummary"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data15.errorDetails === undefined){
+const err37 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "errorDetails"},message:"must have required property '"+"errorDetails"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs44 === errors;
+valid19 = _valid4;
+if(valid19){
+var props4 = {};
+props4.data = true;
+props4.eventType = true;
+}
+}
+if(!valid19){
+const err39 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
 }
 errors++;
 }
@@ -1895,63 +2077,129 @@ props0 = props0 || {};
 Object.assign(props0, props4);
 }
 }
-const _errs37 = errors;
-let valid16 = true;
-const _errs38 = errors;
+const _errs48 = errors;
+let valid22 = true;
+const _errs49 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data10 = data.eventType;
-if(!(((data10 === "candidate_step_started") || (data10 === "candidate_step_completed")) || (data10 === "candidate_step_failed"))){
-const err36 = {};
+let data16 = data.eventType;
+if(!((((((data16 === "candidate_started") || (data16 === "candidate_completed")) || (data16 === "candidate_failed")) || (data16 === "candidate_step_started")) || (data16 === "candidate_step_completed")) || (data16 === "candidate_step_failed"))){
+const err40 = {};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err40];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err40);
 }
 errors++;
 }
 }
 }
-var _valid5 = _errs38 === errors;
-errors = _errs37;
+var _valid5 = _errs49 === errors;
+errors = _errs48;
 if(vErrors !== null){
-if(_errs37){
-vErrors.length = _errs37;
+if(_errs48){
+vErrors.length = _errs48;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid5){
-const _errs40 = errors;
+const _errs51 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.candidateStep === undefined){
-const err37 = {instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: "candidateStep"},message:"must have required property '"+"candidateStep"+"'"};
+if(data.candidate === undefined){
+const err41 = {instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err41];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err41);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data17 = data.data;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.subPipelineId === undefined){
+const err42 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data17.candidateIndex === undefined){
+const err43 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateIndex"},message:"must have required property '"+"candidateIndex"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data17.candidateName === undefined){
+const err44 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data17.subPipelineName === undefined){
+const err45 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineName"},message:"must have required property '"+"subPipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data17.totalSteps === undefined){
+const err46 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
 }
 errors++;
 }
 }
-var _valid5 = _errs40 === errors;
-valid16 = _valid5;
-if(valid16){
+else {
+const err47 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+var _valid5 = _errs51 === errors;
+valid22 = _valid5;
+if(valid22){
 var props5 = {};
-props5.candidateStep = true;
+props5.data = true;
+props5.candidate = true;
 props5.eventType = true;
 }
 }
-if(!valid16){
-const err38 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid22){
+const err48 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err38];
+vErrors = [err48];
 }
 else {
-vErrors.push(err38);
+vErrors.push(err48);
 }
 errors++;
 }
@@ -1964,99 +2212,63 @@ props0 = props0 || {};
 Object.assign(props0, props5);
 }
 }
-const _errs42 = errors;
-let valid18 = true;
-const _errs43 = errors;
+const _errs55 = errors;
+let valid25 = true;
+const _errs56 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data11 = data.eventType;
-if(!((data11 === "input_required") || (data11 === "input_received"))){
-const err39 = {};
+let data18 = data.eventType;
+if(!(((data18 === "candidate_step_started") || (data18 === "candidate_step_completed")) || (data18 === "candidate_step_failed"))){
+const err49 = {};
 if(vErrors === null){
-vErrors = [err39];
+vErrors = [err49];
 }
 else {
-vErrors.push(err39);
+vErrors.push(err49);
 }
 errors++;
 }
 }
 }
-var _valid6 = _errs43 === errors;
-errors = _errs42;
+var _valid6 = _errs56 === errors;
+errors = _errs55;
 if(vErrors !== null){
-if(_errs42){
-vErrors.length = _errs42;
+if(_errs55){
+vErrors.length = _errs55;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid6){
-const _errs45 = errors;
+const _errs58 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.input === undefined){
-const err40 = {instancePath,schemaPath:"#/allOf/6/then/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data.candidateStep === undefined){
+const err50 = {instancePath,schemaPath:"#/allOf/6/then/required",keyword:"required",params:{missingProperty: "candidateStep"},message:"must have required property '"+"candidateStep"+"'"};
 if(vErrors === null){
-vErrors = [err40];
+vErrors = [err50];
 }
 else {
-vErrors.push(err40);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data12 = data.data;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.kind === undefined){
-const err41 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-if(data12.inputId === undefined){
-const err42 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
+vErrors.push(err50);
 }
 errors++;
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-}
-var _valid6 = _errs45 === errors;
-valid18 = _valid6;
-if(valid18){
+var _valid6 = _errs58 === errors;
+valid25 = _valid6;
+if(valid25){
 var props6 = {};
-props6.data = true;
-props6.input = true;
+props6.candidateStep = true;
 props6.eventType = true;
 }
 }
-if(!valid18){
-const err44 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid25){
+const err51 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err51];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err51);
 }
 errors++;
 }
@@ -2069,88 +2281,99 @@ props0 = props0 || {};
 Object.assign(props0, props6);
 }
 }
-const _errs49 = errors;
-let valid21 = true;
-const _errs50 = errors;
+const _errs60 = errors;
+let valid27 = true;
+const _errs61 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data13 = data.eventType;
-if(!((data13 === "permission_requested") || (data13 === "permission_resolved"))){
-const err45 = {};
+let data19 = data.eventType;
+if(!((data19 === "input_required") || (data19 === "input_received"))){
+const err52 = {};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err52];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err52);
 }
 errors++;
 }
 }
 }
-var _valid7 = _errs50 === errors;
-errors = _errs49;
+var _valid7 = _errs61 === errors;
+errors = _errs60;
 if(vErrors !== null){
-if(_errs49){
-vErrors.length = _errs49;
+if(_errs60){
+vErrors.length = _errs60;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid7){
-const _errs52 = errors;
+const _errs63 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.input === undefined){
+const err53 = {instancePath,schemaPath:"#/allOf/7/then/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data14 = data.data;
-if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
-if(data14.toolUseId === undefined){
-const err46 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+let data20 = data.data;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.kind === undefined){
+const err54 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err54];
 }
 else {
-vErrors.push(err46);
+vErrors.push(err54);
 }
 errors++;
 }
-if(data14.inputId === undefined){
-const err47 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(data20.inputId === undefined){
+const err55 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
-vErrors = [err47];
+vErrors = [err55];
 }
 else {
-vErrors.push(err47);
-}
-errors++;
-}
-}
-else {
-const err48 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
+vErrors.push(err55);
 }
 errors++;
 }
 }
+else {
+const err56 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err56];
 }
-var _valid7 = _errs52 === errors;
-valid21 = _valid7;
-if(valid21){
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+var _valid7 = _errs63 === errors;
+valid27 = _valid7;
+if(valid27){
 var props7 = {};
 props7.data = true;
+props7.input = true;
 props7.eventType = true;
 }
 }
-if(!valid21){
-const err49 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid27){
+const err57 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err49];
+vErrors = [err57];
 }
 else {
-vErrors.push(err49);
+vErrors.push(err57);
 }
 errors++;
 }
@@ -2163,97 +2386,88 @@ props0 = props0 || {};
 Object.assign(props0, props7);
 }
 }
-const _errs56 = errors;
-let valid24 = true;
-const _errs57 = errors;
+const _errs67 = errors;
+let valid30 = true;
+const _errs68 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("rollback_completed" !== data.eventType){
-const err50 = {};
+let data21 = data.eventType;
+if(!((data21 === "permission_requested") || (data21 === "permission_resolved"))){
+const err58 = {};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err58];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err58);
 }
 errors++;
 }
 }
 }
-var _valid8 = _errs57 === errors;
-errors = _errs56;
+var _valid8 = _errs68 === errors;
+errors = _errs67;
 if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
+if(_errs67){
+vErrors.length = _errs67;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid8){
-const _errs59 = errors;
+const _errs70 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data16 = data.data;
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.toStep === undefined){
-const err51 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "toStep"},message:"must have required property '"+"toStep"+"'"};
+let data22 = data.data;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.toolUseId === undefined){
+const err59 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err51];
+vErrors = [err59];
 }
 else {
-vErrors.push(err51);
+vErrors.push(err59);
 }
 errors++;
 }
-if(data16.reason === undefined){
-const err52 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data22.inputId === undefined){
+const err60 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err60];
 }
 else {
-vErrors.push(err52);
-}
-errors++;
-}
-if(data16.staleFields === undefined){
-const err53 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
+vErrors.push(err60);
 }
 errors++;
 }
 }
 else {
-const err54 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err61 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err54];
+vErrors = [err61];
 }
 else {
-vErrors.push(err54);
+vErrors.push(err61);
 }
 errors++;
 }
 }
 }
-var _valid8 = _errs59 === errors;
-valid24 = _valid8;
-if(valid24){
+var _valid8 = _errs70 === errors;
+valid30 = _valid8;
+if(valid30){
 var props8 = {};
 props8.data = true;
 props8.eventType = true;
 }
 }
-if(!valid24){
-const err55 = {instancePath,schemaPath:"#/allOf/8/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid30){
+const err62 = {instancePath,schemaPath:"#/allOf/8/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err62];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err62);
 }
 errors++;
 }
@@ -2266,78 +2480,97 @@ props0 = props0 || {};
 Object.assign(props0, props8);
 }
 }
-const _errs63 = errors;
-let valid27 = true;
-const _errs64 = errors;
+const _errs74 = errors;
+let valid33 = true;
+const _errs75 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data17 = data.eventType;
-if(!((data17 === "text_delta") || (data17 === "thinking_delta"))){
-const err56 = {};
+if("rollback_completed" !== data.eventType){
+const err63 = {};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err63];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err63);
 }
 errors++;
 }
 }
 }
-var _valid9 = _errs64 === errors;
-errors = _errs63;
+var _valid9 = _errs75 === errors;
+errors = _errs74;
 if(vErrors !== null){
-if(_errs63){
-vErrors.length = _errs63;
+if(_errs74){
+vErrors.length = _errs74;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid9){
-const _errs66 = errors;
+const _errs77 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data18 = data.data;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.text === undefined){
-const err57 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+let data24 = data.data;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.toStep === undefined){
+const err64 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "toStep"},message:"must have required property '"+"toStep"+"'"};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err64];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err64);
+}
+errors++;
+}
+if(data24.reason === undefined){
+const err65 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data24.staleFields === undefined){
+const err66 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
 }
 errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err67 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err67];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err67);
 }
 errors++;
 }
 }
 }
-var _valid9 = _errs66 === errors;
-valid27 = _valid9;
-if(valid27){
+var _valid9 = _errs77 === errors;
+valid33 = _valid9;
+if(valid33){
 var props9 = {};
 props9.data = true;
 props9.eventType = true;
 }
 }
-if(!valid27){
-const err59 = {instancePath,schemaPath:"#/allOf/9/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid33){
+const err68 = {instancePath,schemaPath:"#/allOf/9/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err59];
+vErrors = [err68];
 }
 else {
-vErrors.push(err59);
+vErrors.push(err68);
 }
 errors++;
 }
@@ -2350,97 +2583,78 @@ props0 = props0 || {};
 Object.assign(props0, props9);
 }
 }
-const _errs70 = errors;
-let valid30 = true;
-const _errs71 = errors;
+const _errs81 = errors;
+let valid36 = true;
+const _errs82 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("tool_started" !== data.eventType){
-const err60 = {};
+let data25 = data.eventType;
+if(!((data25 === "text_delta") || (data25 === "thinking_delta"))){
+const err69 = {};
 if(vErrors === null){
-vErrors = [err60];
+vErrors = [err69];
 }
 else {
-vErrors.push(err60);
+vErrors.push(err69);
 }
 errors++;
 }
 }
 }
-var _valid10 = _errs71 === errors;
-errors = _errs70;
+var _valid10 = _errs82 === errors;
+errors = _errs81;
 if(vErrors !== null){
-if(_errs70){
-vErrors.length = _errs70;
+if(_errs81){
+vErrors.length = _errs81;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid10){
-const _errs73 = errors;
+const _errs84 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data20 = data.data;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.toolName === undefined){
-const err61 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+let data26 = data.data;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+if(data26.text === undefined){
+const err70 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
-vErrors = [err61];
+vErrors = [err70];
 }
 else {
-vErrors.push(err61);
-}
-errors++;
-}
-if(data20.toolUseId === undefined){
-const err62 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
-}
-errors++;
-}
-if(data20.input === undefined){
-const err63 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
+vErrors.push(err70);
 }
 errors++;
 }
 }
 else {
-const err64 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err71 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err71];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err71);
 }
 errors++;
 }
 }
 }
-var _valid10 = _errs73 === errors;
-valid30 = _valid10;
-if(valid30){
+var _valid10 = _errs84 === errors;
+valid36 = _valid10;
+if(valid36){
 var props10 = {};
 props10.data = true;
 props10.eventType = true;
 }
 }
-if(!valid30){
-const err65 = {instancePath,schemaPath:"#/allOf/10/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid36){
+const err72 = {instancePath,schemaPath:"#/allOf/10/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err72];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err72);
 }
 errors++;
 }
@@ -2453,97 +2667,97 @@ props0 = props0 || {};
 Object.assign(props0, props10);
 }
 }
-const _errs77 = errors;
-let valid33 = true;
-const _errs78 = errors;
+const _errs88 = errors;
+let valid39 = true;
+const _errs89 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("tool_result" !== data.eventType){
-const err66 = {};
+if("tool_started" !== data.eventType){
+const err73 = {};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err73];
 }
 else {
-vErrors.push(err66);
+vErrors.push(err73);
 }
 errors++;
 }
 }
 }
-var _valid11 = _errs78 === errors;
-errors = _errs77;
+var _valid11 = _errs89 === errors;
+errors = _errs88;
 if(vErrors !== null){
-if(_errs77){
-vErrors.length = _errs77;
+if(_errs88){
+vErrors.length = _errs88;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid11){
-const _errs80 = errors;
+const _errs91 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data22 = data.data;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(data22.toolName === undefined){
-const err67 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+let data28 = data.data;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.toolName === undefined){
+const err74 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err74];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err74);
 }
 errors++;
 }
-if(data22.toolUseId === undefined){
-const err68 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data28.toolUseId === undefined){
+const err75 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err75];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err75);
 }
 errors++;
 }
-if(data22.isError === undefined){
-const err69 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
+if(data28.input === undefined){
+const err76 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err76];
 }
 else {
-vErrors.push(err69);
-}
-errors++;
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
+vErrors.push(err76);
 }
 errors++;
 }
 }
+else {
+const err77 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
 }
-var _valid11 = _errs80 === errors;
-valid33 = _valid11;
-if(valid33){
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+}
+var _valid11 = _errs91 === errors;
+valid39 = _valid11;
+if(valid39){
 var props11 = {};
 props11.data = true;
 props11.eventType = true;
 }
 }
-if(!valid33){
-const err71 = {instancePath,schemaPath:"#/allOf/11/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid39){
+const err78 = {instancePath,schemaPath:"#/allOf/11/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err78];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err78);
 }
 errors++;
 }
@@ -2556,87 +2770,97 @@ props0 = props0 || {};
 Object.assign(props0, props11);
 }
 }
-const _errs84 = errors;
-let valid36 = true;
-const _errs85 = errors;
+const _errs95 = errors;
+let valid42 = true;
+const _errs96 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("stack_progress" !== data.eventType){
-const err72 = {};
+if("tool_result" !== data.eventType){
+const err79 = {};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err79];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err79);
 }
 errors++;
 }
 }
 }
-var _valid12 = _errs85 === errors;
-errors = _errs84;
+var _valid12 = _errs96 === errors;
+errors = _errs95;
 if(vErrors !== null){
-if(_errs84){
-vErrors.length = _errs84;
+if(_errs95){
+vErrors.length = _errs95;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid12){
-const _errs87 = errors;
+const _errs98 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data24 = data.data;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.stackId === undefined){
-const err73 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+let data30 = data.data;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.toolName === undefined){
+const err80 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err80];
 }
 else {
-vErrors.push(err73);
+vErrors.push(err80);
 }
 errors++;
 }
-if(data24.status === undefined){
-const err74 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data30.toolUseId === undefined){
+const err81 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err74];
+vErrors = [err81];
 }
 else {
-vErrors.push(err74);
+vErrors.push(err81);
+}
+errors++;
+}
+if(data30.isError === undefined){
+const err82 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
 }
 errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err83 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err75];
+vErrors = [err83];
 }
 else {
-vErrors.push(err75);
+vErrors.push(err83);
 }
 errors++;
 }
 }
 }
-var _valid12 = _errs87 === errors;
-valid36 = _valid12;
-if(valid36){
+var _valid12 = _errs98 === errors;
+valid42 = _valid12;
+if(valid42){
 var props12 = {};
 props12.data = true;
 props12.eventType = true;
 }
 }
-if(!valid36){
-const err76 = {instancePath,schemaPath:"#/allOf/12/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid42){
+const err84 = {instancePath,schemaPath:"#/allOf/12/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err76];
+vErrors = [err84];
 }
 else {
-vErrors.push(err76);
+vErrors.push(err84);
 }
 errors++;
 }
@@ -2649,97 +2873,87 @@ props0 = props0 || {};
 Object.assign(props0, props12);
 }
 }
-const _errs91 = errors;
-let valid39 = true;
-const _errs92 = errors;
+const _errs102 = errors;
+let valid45 = true;
+const _errs103 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("stack_current_changed" !== data.eventType){
-const err77 = {};
+if("stack_progress" !== data.eventType){
+const err85 = {};
 if(vErrors === null){
-vErrors = [err77];
+vErrors = [err85];
 }
 else {
-vErrors.push(err77);
+vErrors.push(err85);
 }
 errors++;
 }
 }
 }
-var _valid13 = _errs92 === errors;
-errors = _errs91;
+var _valid13 = _errs103 === errors;
+errors = _errs102;
 if(vErrors !== null){
-if(_errs91){
-vErrors.length = _errs91;
+if(_errs102){
+vErrors.length = _errs102;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid13){
-const _errs94 = errors;
+const _errs105 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data26 = data.data;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.stackId === undefined){
-const err78 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+let data32 = data.data;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(data32.stackId === undefined){
+const err86 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
 if(vErrors === null){
-vErrors = [err78];
+vErrors = [err86];
 }
 else {
-vErrors.push(err78);
+vErrors.push(err86);
 }
 errors++;
 }
-if(data26.stackStatus === undefined){
-const err79 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
+if(data32.status === undefined){
+const err87 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
-vErrors = [err79];
+vErrors = [err87];
 }
 else {
-vErrors.push(err79);
-}
-errors++;
-}
-if(data26.isSuccess === undefined){
-const err80 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "isSuccess"},message:"must have required property '"+"isSuccess"+"'"};
-if(vErrors === null){
-vErrors = [err80];
-}
-else {
-vErrors.push(err80);
+vErrors.push(err87);
 }
 errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err88 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err88];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err88);
 }
 errors++;
 }
 }
 }
-var _valid13 = _errs94 === errors;
-valid39 = _valid13;
-if(valid39){
+var _valid13 = _errs105 === errors;
+valid45 = _valid13;
+if(valid45){
 var props13 = {};
 props13.data = true;
 props13.eventType = true;
 }
 }
-if(!valid39){
-const err82 = {instancePath,schemaPath:"#/allOf/13/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid45){
+const err89 = {instancePath,schemaPath:"#/allOf/13/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err82];
+vErrors = [err89];
 }
 else {
-vErrors.push(err82);
+vErrors.push(err89);
 }
 errors++;
 }
@@ -2752,98 +2966,97 @@ props0 = props0 || {};
 Object.assign(props0, props13);
 }
 }
-const _errs98 = errors;
-let valid42 = true;
-const _errs99 = errors;
+const _errs109 = errors;
+let valid48 = true;
+const _errs110 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data27 = data.eventType;
-if(!((((data27 === "cleanup_started") || (data27 === "cleanup_progress")) || (data27 === "cleanup_completed")) || (data27 === "cleanup_failed"))){
-const err83 = {};
+if("stack_current_changed" !== data.eventType){
+const err90 = {};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err90];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err90);
 }
 errors++;
 }
 }
 }
-var _valid14 = _errs99 === errors;
-errors = _errs98;
+var _valid14 = _errs110 === errors;
+errors = _errs109;
 if(vErrors !== null){
-if(_errs98){
-vErrors.length = _errs98;
+if(_errs109){
+vErrors.length = _errs109;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid14){
-const _errs101 = errors;
+const _errs112 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data28 = data.data;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.resourceId === undefined){
-const err84 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
+let data34 = data.data;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.stackId === undefined){
+const err91 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err91];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err91);
 }
 errors++;
 }
-if(data28.cleanupStatus === undefined){
-const err85 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(data34.stackStatus === undefined){
+const err92 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err92];
 }
 else {
-vErrors.push(err85);
+vErrors.push(err92);
 }
 errors++;
 }
-if(data28.sourceStepId === undefined){
-const err86 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "sourceStepId"},message:"must have required property '"+"sourceStepId"+"'"};
+if(data34.isSuccess === undefined){
+const err93 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "isSuccess"},message:"must have required property '"+"isSuccess"+"'"};
 if(vErrors === null){
-vErrors = [err86];
+vErrors = [err93];
 }
 else {
-vErrors.push(err86);
-}
-errors++;
-}
-}
-else {
-const err87 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err87];
-}
-else {
-vErrors.push(err87);
+vErrors.push(err93);
 }
 errors++;
 }
 }
+else {
+const err94 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err94];
 }
-var _valid14 = _errs101 === errors;
-valid42 = _valid14;
-if(valid42){
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+var _valid14 = _errs112 === errors;
+valid48 = _valid14;
+if(valid48){
 var props14 = {};
 props14.data = true;
 props14.eventType = true;
 }
 }
-if(!valid42){
-const err88 = {instancePath,schemaPath:"#/allOf/14/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid48){
+const err95 = {instancePath,schemaPath:"#/allOf/14/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err88];
+vErrors = [err95];
 }
 else {
-vErrors.push(err88);
+vErrors.push(err95);
 }
 errors++;
 }
@@ -2856,88 +3069,98 @@ props0 = props0 || {};
 Object.assign(props0, props14);
 }
 }
-const _errs105 = errors;
-let valid45 = true;
-const _errs106 = errors;
+const _errs116 = errors;
+let valid51 = true;
+const _errs117 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("artifact_created" !== data.eventType){
-const err89 = {};
+let data35 = data.eventType;
+if(!((((data35 === "cleanup_started") || (data35 === "cleanup_progress")) || (data35 === "cleanup_completed")) || (data35 === "cleanup_failed"))){
+const err96 = {};
 if(vErrors === null){
-vErrors = [err89];
+vErrors = [err96];
 }
 else {
-vErrors.push(err89);
+vErrors.push(err96);
 }
 errors++;
 }
 }
 }
-var _valid15 = _errs106 === errors;
-errors = _errs105;
+var _valid15 = _errs117 === errors;
+errors = _errs116;
 if(vErrors !== null){
-if(_errs105){
-vErrors.length = _errs105;
+if(_errs116){
+vErrors.length = _errs116;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid15){
-const _errs108 = errors;
+const _errs119 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.artifact === undefined){
-const err90 = {instancePath,schemaPath:"#/allOf/15/then/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
 if(data.data !== undefined){
-let data30 = data.data;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.source === undefined){
-const err91 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+let data36 = data.data;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.resourceId === undefined){
+const err97 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err97];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err97);
+}
+errors++;
+}
+if(data36.cleanupStatus === undefined){
+const err98 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+if(data36.sourceStepId === undefined){
+const err99 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "sourceStepId"},message:"must have required property '"+"sourceStepId"+"'"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
 }
 errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err100 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err92];
+vErrors = [err100];
 }
 else {
-vErrors.push(err92);
+vErrors.push(err100);
 }
 errors++;
 }
 }
 }
-var _valid15 = _errs108 === errors;
-valid45 = _valid15;
-if(valid45){
+var _valid15 = _errs119 === errors;
+valid51 = _valid15;
+if(valid51){
 var props15 = {};
 props15.data = true;
-props15.artifact = true;
 props15.eventType = true;
 }
 }
-if(!valid45){
-const err93 = {instancePath,schemaPath:"#/allOf/15/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid51){
+const err101 = {instancePath,schemaPath:"#/allOf/15/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err93];
+vErrors = [err101];
 }
 else {
-vErrors.push(err93);
+vErrors.push(err101);
 }
 errors++;
 }
@@ -2950,77 +3173,88 @@ props0 = props0 || {};
 Object.assign(props0, props15);
 }
 }
-const _errs112 = errors;
-let valid48 = true;
-const _errs113 = errors;
+const _errs123 = errors;
+let valid54 = true;
+const _errs124 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_completed" !== data.eventType){
-const err94 = {};
+if("artifact_created" !== data.eventType){
+const err102 = {};
 if(vErrors === null){
-vErrors = [err94];
+vErrors = [err102];
 }
 else {
-vErrors.push(err94);
+vErrors.push(err102);
 }
 errors++;
 }
 }
 }
-var _valid16 = _errs113 === errors;
-errors = _errs112;
+var _valid16 = _errs124 === errors;
+errors = _errs123;
 if(vErrors !== null){
-if(_errs112){
-vErrors.length = _errs112;
+if(_errs123){
+vErrors.length = _errs123;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid16){
-const _errs115 = errors;
+const _errs126 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.artifact === undefined){
+const err103 = {instancePath,schemaPath:"#/allOf/16/then/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data32 = data.data;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.totalSteps === undefined){
-const err95 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+let data38 = data.data;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.source === undefined){
+const err104 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
-vErrors = [err95];
+vErrors = [err104];
 }
 else {
-vErrors.push(err95);
+vErrors.push(err104);
 }
 errors++;
 }
 }
 else {
-const err96 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err105 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err96];
+vErrors = [err105];
 }
 else {
-vErrors.push(err96);
+vErrors.push(err105);
 }
 errors++;
 }
 }
 }
-var _valid16 = _errs115 === errors;
-valid48 = _valid16;
-if(valid48){
+var _valid16 = _errs126 === errors;
+valid54 = _valid16;
+if(valid54){
 var props16 = {};
 props16.data = true;
+props16.artifact = true;
 props16.eventType = true;
 }
 }
-if(!valid48){
-const err97 = {instancePath,schemaPath:"#/allOf/16/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid54){
+const err106 = {instancePath,schemaPath:"#/allOf/16/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err97];
+vErrors = [err106];
 }
 else {
-vErrors.push(err97);
+vErrors.push(err106);
 }
 errors++;
 }
@@ -3033,107 +3267,77 @@ props0 = props0 || {};
 Object.assign(props0, props16);
 }
 }
-const _errs119 = errors;
-let valid51 = true;
-const _errs120 = errors;
+const _errs130 = errors;
+let valid57 = true;
+const _errs131 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_handoff_ready" !== data.eventType){
-const err98 = {};
+if("pipeline_completed" !== data.eventType){
+const err107 = {};
 if(vErrors === null){
-vErrors = [err98];
+vErrors = [err107];
 }
 else {
-vErrors.push(err98);
+vErrors.push(err107);
 }
 errors++;
 }
 }
 }
-var _valid17 = _errs120 === errors;
-errors = _errs119;
+var _valid17 = _errs131 === errors;
+errors = _errs130;
 if(vErrors !== null){
-if(_errs119){
-vErrors.length = _errs119;
+if(_errs130){
+vErrors.length = _errs130;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid17){
-const _errs122 = errors;
+const _errs133 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data34 = data.data;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.action === undefined){
-const err99 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+let data40 = data.data;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.totalSteps === undefined){
+const err108 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
 if(vErrors === null){
-vErrors = [err99];
+vErrors = [err108];
 }
 else {
-vErrors.push(err99);
-}
-errors++;
-}
-if(data34.targetMode === undefined){
-const err100 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
-if(vErrors === null){
-vErrors = [err100];
-}
-else {
-vErrors.push(err100);
-}
-errors++;
-}
-if(data34.outcome === undefined){
-const err101 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
-if(vErrors === null){
-vErrors = [err101];
-}
-else {
-vErrors.push(err101);
-}
-errors++;
-}
-if(data34.summary === undefined){
-const err102 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
+vErrors.push(err108);
 }
 errors++;
 }
 }
 else {
-const err103 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err109 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err109];
 }
 else {
-vErrors.push(err103);
+vErrors.push(err109);
 }
 errors++;
 }
 }
 }
-var _valid17 = _errs122 === errors;
-valid51 = _valid17;
-if(valid51){
+var _valid17 = _errs133 === errors;
+valid57 = _valid17;
+if(valid57){
 var props17 = {};
 props17.data = true;
 props17.eventType = true;
 }
 }
-if(!valid51){
-const err104 = {instancePath,schemaPath:"#/allOf/17/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid57){
+const err110 = {instancePath,schemaPath:"#/allOf/17/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err104];
+vErrors = [err110];
 }
 else {
-vErrors.push(err104);
+vErrors.push(err110);
 }
 errors++;
 }
@@ -3146,66 +3350,107 @@ props0 = props0 || {};
 Object.assign(props0, props17);
 }
 }
-const _errs126 = errors;
-let valid54 = true;
-const _errs127 = errors;
+const _errs137 = errors;
+let valid60 = true;
+const _errs138 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data35 = data.eventType;
-if(!(((data35 === "pipeline_completed") || (data35 === "pipeline_handoff_ready")) || (data35 === "pipeline_canceled"))){
-const err105 = {};
+if("pipeline_handoff_ready" !== data.eventType){
+const err111 = {};
 if(vErrors === null){
-vErrors = [err105];
+vErrors = [err111];
 }
 else {
-vErrors.push(err105);
+vErrors.push(err111);
 }
 errors++;
 }
 }
 }
-var _valid18 = _errs127 === errors;
-errors = _errs126;
+var _valid18 = _errs138 === errors;
+errors = _errs137;
 if(vErrors !== null){
-if(_errs126){
-vErrors.length = _errs126;
+if(_errs137){
+vErrors.length = _errs137;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid18){
-const _errs129 = errors;
+const _errs140 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status !== undefined){
-let data36 = data.status;
-if(!(((data36 === "completed") || (data36 === "failed")) || (data36 === "canceled"))){
-const err106 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/18/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.allOf[18].then.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.data !== undefined){
+let data42 = data.data;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.action === undefined){
+const err112 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
-vErrors = [err106];
+vErrors = [err112];
 }
 else {
-vErrors.push(err106);
+vErrors.push(err112);
+}
+errors++;
+}
+if(data42.targetMode === undefined){
+const err113 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+if(data42.outcome === undefined){
+const err114 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+if(data42.summary === undefined){
+const err115 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
 }
 errors++;
 }
 }
 }
-var _valid18 = _errs129 === errors;
-valid54 = _valid18;
-if(valid54){
+var _valid18 = _errs140 === errors;
+valid60 = _valid18;
+if(valid60){
 var props18 = {};
-props18.status = true;
+props18.data = true;
 props18.eventType = true;
 }
 }
-if(!valid54){
-const err107 = {instancePath,schemaPath:"#/allOf/18/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid60){
+const err117 = {instancePath,schemaPath:"#/allOf/18/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err107];
+vErrors = [err117];
 }
 else {
-vErrors.push(err107);
+vErrors.push(err117);
 }
 errors++;
 }
@@ -3218,64 +3463,66 @@ props0 = props0 || {};
 Object.assign(props0, props18);
 }
 }
-const _errs132 = errors;
-let valid57 = true;
-const _errs133 = errors;
+const _errs144 = errors;
+let valid63 = true;
+const _errs145 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("input_required" !== data.eventType){
-const err108 = {};
+let data43 = data.eventType;
+if(!(((data43 === "pipeline_completed") || (data43 === "pipeline_handoff_ready")) || (data43 === "pipeline_canceled"))){
+const err118 = {};
 if(vErrors === null){
-vErrors = [err108];
+vErrors = [err118];
 }
 else {
-vErrors.push(err108);
+vErrors.push(err118);
 }
 errors++;
 }
 }
 }
-var _valid19 = _errs133 === errors;
-errors = _errs132;
+var _valid19 = _errs145 === errors;
+errors = _errs144;
 if(vErrors !== null){
-if(_errs132){
-vErrors.length = _errs132;
+if(_errs144){
+vErrors.length = _errs144;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid19){
-const _errs135 = errors;
+const _errs147 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status !== undefined){
-if("input_required" !== data.status){
-const err109 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/19/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
+let data44 = data.status;
+if(!(((data44 === "completed") || (data44 === "failed")) || (data44 === "canceled"))){
+const err119 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/19/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.allOf[19].then.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err109];
+vErrors = [err119];
 }
 else {
-vErrors.push(err109);
+vErrors.push(err119);
 }
 errors++;
 }
 }
 }
-var _valid19 = _errs135 === errors;
-valid57 = _valid19;
-if(valid57){
+var _valid19 = _errs147 === errors;
+valid63 = _valid19;
+if(valid63){
 var props19 = {};
 props19.status = true;
 props19.eventType = true;
 }
 }
-if(!valid57){
-const err110 = {instancePath,schemaPath:"#/allOf/19/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid63){
+const err120 = {instancePath,schemaPath:"#/allOf/19/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err110];
+vErrors = [err120];
 }
 else {
-vErrors.push(err110);
+vErrors.push(err120);
 }
 errors++;
 }
@@ -3288,77 +3535,64 @@ props0 = props0 || {};
 Object.assign(props0, props19);
 }
 }
-const _errs138 = errors;
-let valid60 = true;
-const _errs139 = errors;
+const _errs150 = errors;
+let valid66 = true;
+const _errs151 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("interrupt_received" !== data.eventType){
-const err111 = {};
+if("input_required" !== data.eventType){
+const err121 = {};
 if(vErrors === null){
-vErrors = [err111];
+vErrors = [err121];
 }
 else {
-vErrors.push(err111);
+vErrors.push(err121);
 }
 errors++;
 }
 }
 }
-var _valid20 = _errs139 === errors;
-errors = _errs138;
+var _valid20 = _errs151 === errors;
+errors = _errs150;
 if(vErrors !== null){
-if(_errs138){
-vErrors.length = _errs138;
+if(_errs150){
+vErrors.length = _errs150;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid20){
-const _errs141 = errors;
+const _errs153 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data40 = data.data;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.messageLength === undefined){
-const err112 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
+if(data.status !== undefined){
+if("input_required" !== data.status){
+const err122 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/20/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err112];
+vErrors = [err122];
 }
 else {
-vErrors.push(err112);
-}
-errors++;
-}
-}
-else {
-const err113 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err113];
-}
-else {
-vErrors.push(err113);
+vErrors.push(err122);
 }
 errors++;
 }
 }
 }
-var _valid20 = _errs141 === errors;
-valid60 = _valid20;
-if(valid60){
+var _valid20 = _errs153 === errors;
+valid66 = _valid20;
+if(valid66){
 var props20 = {};
-props20.data = true;
+props20.status = true;
 props20.eventType = true;
 }
 }
-if(!valid60){
-const err114 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid66){
+const err123 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err114];
+vErrors = [err123];
 }
 else {
-vErrors.push(err114);
+vErrors.push(err123);
 }
 errors++;
 }
@@ -3371,107 +3605,77 @@ props0 = props0 || {};
 Object.assign(props0, props20);
 }
 }
-const _errs145 = errors;
-let valid63 = true;
-const _errs146 = errors;
+const _errs156 = errors;
+let valid69 = true;
+const _errs157 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("interrupt_classified" !== data.eventType){
-const err115 = {};
+if("interrupt_received" !== data.eventType){
+const err124 = {};
 if(vErrors === null){
-vErrors = [err115];
+vErrors = [err124];
 }
 else {
-vErrors.push(err115);
+vErrors.push(err124);
 }
 errors++;
 }
 }
 }
-var _valid21 = _errs146 === errors;
-errors = _errs145;
+var _valid21 = _errs157 === errors;
+errors = _errs156;
 if(vErrors !== null){
-if(_errs145){
-vErrors.length = _errs145;
+if(_errs156){
+vErrors.length = _errs156;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid21){
-const _errs148 = errors;
+const _errs159 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data42 = data.data;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-if(data42.action === undefined){
-const err116 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+let data48 = data.data;
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(data48.messageLength === undefined){
+const err125 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err125];
 }
 else {
-vErrors.push(err116);
-}
-errors++;
-}
-if(data42.targetStepId === undefined){
-const err117 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
-if(vErrors === null){
-vErrors = [err117];
-}
-else {
-vErrors.push(err117);
-}
-errors++;
-}
-if(data42.reason === undefined){
-const err118 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
-if(vErrors === null){
-vErrors = [err118];
-}
-else {
-vErrors.push(err118);
-}
-errors++;
-}
-if(data42.paused === undefined){
-const err119 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
-if(vErrors === null){
-vErrors = [err119];
-}
-else {
-vErrors.push(err119);
+vErrors.push(err125);
 }
 errors++;
 }
 }
 else {
-const err120 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err126 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err120];
+vErrors = [err126];
 }
 else {
-vErrors.push(err120);
+vErrors.push(err126);
 }
 errors++;
 }
 }
 }
-var _valid21 = _errs148 === errors;
-valid63 = _valid21;
-if(valid63){
+var _valid21 = _errs159 === errors;
+valid69 = _valid21;
+if(valid69){
 var props21 = {};
 props21.data = true;
 props21.eventType = true;
 }
 }
-if(!valid63){
-const err121 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid69){
+const err127 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err121];
+vErrors = [err127];
 }
 else {
-vErrors.push(err121);
+vErrors.push(err127);
 }
 errors++;
 }
@@ -3484,69 +3688,13 @@ props0 = props0 || {};
 Object.assign(props0, props21);
 }
 }
+const _errs163 = errors;
+let valid72 = true;
+const _errs164 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.schemaVersion === undefined){
-const err122 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
-if(vErrors === null){
-vErrors = [err122];
-}
-else {
-vErrors.push(err122);
-}
-errors++;
-}
-if(data.extensionUri === undefined){
-const err123 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
-}
-errors++;
-}
-if(data.eventId === undefined){
-const err124 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
-if(vErrors === null){
-vErrors = [err124];
-}
-else {
-vErrors.push(err124);
-}
-errors++;
-}
-if(data.sequence === undefined){
-const err125 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-if(data.createdAt === undefined){
-const err126 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
-if(vErrors === null){
-vErrors = [err126];
-}
-else {
-vErrors.push(err126);
-}
-errors++;
-}
-if(data.eventType === undefined){
-const err127 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
-if(vErrors === null){
-vErrors = [err127];
-}
-else {
-vErrors.push(err127);
-}
-errors++;
-}
-if(data.scope === undefined){
-const err128 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(data.eventType !== undefined){
+if("interrupt_classified" !== data.eventType){
+const err128 = {};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -3555,8 +3703,26 @@ vErrors.push(err128);
 }
 errors++;
 }
-if(data.pipelineRunId === undefined){
-const err129 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
+}
+}
+var _valid22 = _errs164 === errors;
+errors = _errs163;
+if(vErrors !== null){
+if(_errs163){
+vErrors.length = _errs163;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid22){
+const _errs166 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data50 = data.data;
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+if(data50.action === undefined){
+const err129 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -3565,8 +3731,8 @@ vErrors.push(err129);
 }
 errors++;
 }
-if(data.taskId === undefined){
-const err130 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(data50.targetStepId === undefined){
+const err130 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -3575,8 +3741,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(data.contextId === undefined){
-const err131 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(data50.reason === undefined){
+const err131 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -3585,8 +3751,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-if(data.pipelineName === undefined){
-const err132 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+if(data50.paused === undefined){
+const err132 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -3595,8 +3761,9 @@ vErrors.push(err132);
 }
 errors++;
 }
-if(data.iacCodeSessionId === undefined){
-const err133 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+}
+else {
+const err133 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -3605,8 +3772,18 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(data.status === undefined){
-const err134 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+}
+var _valid22 = _errs166 === errors;
+valid72 = _valid22;
+if(valid72){
+var props22 = {};
+props22.data = true;
+props22.eventType = true;
+}
+}
+if(!valid72){
+const err134 = {instancePath,schemaPath:"#/allOf/22/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -3615,8 +3792,18 @@ vErrors.push(err134);
 }
 errors++;
 }
-if(data.data === undefined){
-const err135 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(props0 !== true && props22 !== undefined){
+if(props22 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props22);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err135 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -3625,9 +3812,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func3.call(schema41.properties, key0))){
-const err136 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.extensionUri === undefined){
+const err136 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -3636,10 +3822,8 @@ vErrors.push(err136);
 }
 errors++;
 }
-}
-if(data.schemaVersion !== undefined){
-if("1.0" !== data.schemaVersion){
-const err137 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(data.eventId === undefined){
+const err137 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -3648,10 +3832,8 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-if(data.extensionUri !== undefined){
-if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
-const err138 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(data.sequence === undefined){
+const err138 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -3660,12 +3842,8 @@ vErrors.push(err138);
 }
 errors++;
 }
-}
-if(data.eventId !== undefined){
-let data45 = data.eventId;
-if(typeof data45 === "string"){
-if(!pattern8.test(data45)){
-const err139 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
+if(data.createdAt === undefined){
+const err139 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -3674,9 +3852,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-}
-else {
-const err140 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.eventType === undefined){
+const err140 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -3685,11 +3862,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-if(data.sequence !== undefined){
-let data46 = data.sequence;
-if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
-const err141 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.scope === undefined){
+const err141 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -3698,9 +3872,8 @@ vErrors.push(err141);
 }
 errors++;
 }
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 > 9007199254740991 || isNaN(data46)){
-const err142 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data.pipelineRunId === undefined){
+const err142 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -3709,8 +3882,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(data46 < 1 || isNaN(data46)){
-const err143 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data.taskId === undefined){
+const err143 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -3719,13 +3892,8 @@ vErrors.push(err143);
 }
 errors++;
 }
-}
-}
-if(data.createdAt !== undefined){
-let data47 = data.createdAt;
-if(typeof data47 === "string"){
-if(!(formats0.validate(data47))){
-const err144 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.contextId === undefined){
+const err144 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -3734,9 +3902,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
-else {
-const err145 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.pipelineName === undefined){
+const err145 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -3745,11 +3912,8 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-if(data.eventType !== undefined){
-let data48 = data.eventType;
-if(!((((((((((((((((((((((((((((((((((((data48 === "pipeline_started") || (data48 === "pipeline_resumed")) || (data48 === "step_started")) || (data48 === "step_completed")) || (data48 === "step_failed")) || (data48 === "candidate_started")) || (data48 === "candidate_step_started")) || (data48 === "candidate_step_completed")) || (data48 === "candidate_step_failed")) || (data48 === "candidate_completed")) || (data48 === "candidate_failed")) || (data48 === "candidate_selected")) || (data48 === "rollback_completed")) || (data48 === "interrupt_received")) || (data48 === "interrupt_classified")) || (data48 === "input_required")) || (data48 === "input_received")) || (data48 === "permission_requested")) || (data48 === "permission_resolved")) || (data48 === "message_started")) || (data48 === "text_delta")) || (data48 === "thinking_delta")) || (data48 === "tool_started")) || (data48 === "tool_result")) || (data48 === "tool_progress")) || (data48 === "stack_progress")) || (data48 === "stack_current_changed")) || (data48 === "usage")) || (data48 === "artifact_created")) || (data48 === "cleanup_started")) || (data48 === "cleanup_progress")) || (data48 === "cleanup_completed")) || (data48 === "cleanup_failed")) || (data48 === "pipeline_completed")) || (data48 === "pipeline_canceled")) || (data48 === "pipeline_handoff_ready"))){
-const err146 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema41.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(data.iacCodeSessionId === undefined){
+const err146 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -3758,11 +3922,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-if(data.scope !== undefined){
-let data49 = data.scope;
-if(!(((((((data49 === "pipeline") || (data49 === "step")) || (data49 === "candidate")) || (data49 === "candidate_step")) || (data49 === "interrupt")) || (data49 === "stack")) || (data49 === "cleanup"))){
-const err147 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema41.properties.scope.enum},message:"must be equal to one of the allowed values"};
+if(data.status === undefined){
+const err147 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -3771,12 +3932,8 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-if(data.pipelineRunId !== undefined){
-let data50 = data.pipelineRunId;
-if(typeof data50 === "string"){
-if(func1(data50) < 1){
-const err148 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.data === undefined){
+const err148 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -3785,9 +3942,9 @@ vErrors.push(err148);
 }
 errors++;
 }
-}
-else {
-const err149 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!(func3.call(schema43.properties, key0))){
+const err149 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -3797,9 +3954,9 @@ vErrors.push(err149);
 errors++;
 }
 }
-if(data.taskId !== undefined){
-if(typeof data.taskId !== "string"){
-const err150 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err150 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -3809,11 +3966,9 @@ vErrors.push(err150);
 errors++;
 }
 }
-if(data.contextId !== undefined){
-let data52 = data.contextId;
-if(typeof data52 === "string"){
-if(func1(data52) < 1){
-const err151 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
+const err151 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -3823,8 +3978,11 @@ vErrors.push(err151);
 errors++;
 }
 }
-else {
-const err152 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.eventId !== undefined){
+let data53 = data.eventId;
+if(typeof data53 === "string"){
+if(!pattern8.test(data53)){
+const err152 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -3834,11 +3992,8 @@ vErrors.push(err152);
 errors++;
 }
 }
-if(data.pipelineName !== undefined){
-let data53 = data.pipelineName;
-if(typeof data53 === "string"){
-if(func1(data53) < 1){
-const err153 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err153 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -3848,8 +4003,10 @@ vErrors.push(err153);
 errors++;
 }
 }
-else {
-const err154 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.sequence !== undefined){
+let data54 = data.sequence;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err154 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -3858,12 +4015,9 @@ vErrors.push(err154);
 }
 errors++;
 }
-}
-if(data.iacCodeSessionId !== undefined){
-let data54 = data.iacCodeSessionId;
-if(typeof data54 === "string"){
-if(func1(data54) < 1){
-const err155 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 > 9007199254740991 || isNaN(data54)){
+const err155 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -3872,9 +4026,8 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-else {
-const err156 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data54 < 1 || isNaN(data54)){
+const err156 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -3884,10 +4037,12 @@ vErrors.push(err156);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data55 = data.status;
-if(!(((((data55 === "working") || (data55 === "input_required")) || (data55 === "completed")) || (data55 === "failed")) || (data55 === "canceled"))){
-const err157 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema41.properties.status.enum},message:"must be equal to one of the allowed values"};
+}
+if(data.createdAt !== undefined){
+let data55 = data.createdAt;
+if(typeof data55 === "string"){
+if(!(formats0.validate(data55))){
+const err157 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -3897,10 +4052,8 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data.data !== undefined){
-let data56 = data.data;
-if(!(data56 && typeof data56 == "object" && !Array.isArray(data56))){
-const err158 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+else {
+const err158 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -3910,11 +4063,10 @@ vErrors.push(err158);
 errors++;
 }
 }
-if(data.step !== undefined){
-let data57 = data.step;
-if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
-if(data57.id === undefined){
-const err159 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.eventType !== undefined){
+let data56 = data.eventType;
+if(!(((((((((((((((((((((((((((((((((((((data56 === "pipeline_started") || (data56 === "pipeline_resumed")) || (data56 === "mcp_status")) || (data56 === "step_started")) || (data56 === "step_completed")) || (data56 === "step_failed")) || (data56 === "candidate_started")) || (data56 === "candidate_step_started")) || (data56 === "candidate_step_completed")) || (data56 === "candidate_step_failed")) || (data56 === "candidate_completed")) || (data56 === "candidate_failed")) || (data56 === "candidate_selected")) || (data56 === "rollback_completed")) || (data56 === "interrupt_received")) || (data56 === "interrupt_classified")) || (data56 === "input_required")) || (data56 === "input_received")) || (data56 === "permission_requested")) || (data56 === "permission_resolved")) || (data56 === "message_started")) || (data56 === "text_delta")) || (data56 === "thinking_delta")) || (data56 === "tool_started")) || (data56 === "tool_result")) || (data56 === "tool_progress")) || (data56 === "stack_progress")) || (data56 === "stack_current_changed")) || (data56 === "usage")) || (data56 === "artifact_created")) || (data56 === "cleanup_started")) || (data56 === "cleanup_progress")) || (data56 === "cleanup_completed")) || (data56 === "cleanup_failed")) || (data56 === "pipeline_completed")) || (data56 === "pipeline_canceled")) || (data56 === "pipeline_handoff_ready"))){
+const err159 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -3923,8 +4075,11 @@ vErrors.push(err159);
 }
 errors++;
 }
-if(data57.runId === undefined){
-const err160 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+if(data.scope !== undefined){
+let data57 = data.scope;
+if(!(((((((data57 === "pipeline") || (data57 === "step")) || (data57 === "candidate")) || (data57 === "candidate_step")) || (data57 === "interrupt")) || (data57 === "stack")) || (data57 === "cleanup"))){
+const err160 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.properties.scope.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -3933,8 +4088,12 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(data57.attempt === undefined){
-const err161 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+if(data.pipelineRunId !== undefined){
+let data58 = data.pipelineRunId;
+if(typeof data58 === "string"){
+if(func1(data58) < 1){
+const err161 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -3943,9 +4102,9 @@ vErrors.push(err161);
 }
 errors++;
 }
-if(data57.id !== undefined){
-if(typeof data57.id !== "string"){
-const err162 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err162 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -3955,9 +4114,9 @@ vErrors.push(err162);
 errors++;
 }
 }
-if(data57.runId !== undefined){
-if(typeof data57.runId !== "string"){
-const err163 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err163 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -3967,10 +4126,11 @@ vErrors.push(err163);
 errors++;
 }
 }
-if(data57.attempt !== undefined){
-let data60 = data57.attempt;
-if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
-const err164 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.contextId !== undefined){
+let data60 = data.contextId;
+if(typeof data60 === "string"){
+if(func1(data60) < 1){
+const err164 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -3979,9 +4139,9 @@ vErrors.push(err164);
 }
 errors++;
 }
-if((typeof data60 == "number") && (isFinite(data60))){
-if(data60 < 1 || isNaN(data60)){
-const err165 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err165 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -3991,11 +4151,11 @@ vErrors.push(err165);
 errors++;
 }
 }
-}
-if(data57.index !== undefined){
-let data61 = data57.index;
-if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
-const err166 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.pipelineName !== undefined){
+let data61 = data.pipelineName;
+if(typeof data61 === "string"){
+if(func1(data61) < 1){
+const err166 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -4004,9 +4164,9 @@ vErrors.push(err166);
 }
 errors++;
 }
-if((typeof data61 == "number") && (isFinite(data61))){
-if(data61 < 0 || isNaN(data61)){
-const err167 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err167 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -4016,11 +4176,11 @@ vErrors.push(err167);
 errors++;
 }
 }
-}
-if(data57.total !== undefined){
-let data62 = data57.total;
-if(!(((typeof data62 == "number") && (!(data62 % 1) && !isNaN(data62))) && (isFinite(data62)))){
-const err168 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.iacCodeSessionId !== undefined){
+let data62 = data.iacCodeSessionId;
+if(typeof data62 === "string"){
+if(func1(data62) < 1){
+const err168 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -4029,9 +4189,9 @@ vErrors.push(err168);
 }
 errors++;
 }
-if((typeof data62 == "number") && (isFinite(data62))){
-if(data62 < 1 || isNaN(data62)){
-const err169 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err169 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -4041,11 +4201,10 @@ vErrors.push(err169);
 errors++;
 }
 }
-}
-if(data57.type !== undefined){
-let data63 = data57.type;
-if(!((data63 === "agent") || (data63 === "parallel_sub_pipeline"))){
-const err170 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data.status !== undefined){
+let data63 = data.status;
+if(!(((((data63 === "working") || (data63 === "input_required")) || (data63 === "completed")) || (data63 === "failed")) || (data63 === "canceled"))){
+const err170 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -4055,9 +4214,10 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data57.uiMode !== undefined){
-if(typeof data57.uiMode !== "string"){
-const err171 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.data !== undefined){
+let data64 = data.data;
+if(!(data64 && typeof data64 == "object" && !Array.isArray(data64))){
+const err171 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -4067,9 +4227,11 @@ vErrors.push(err171);
 errors++;
 }
 }
-}
-else {
-const err172 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.step !== undefined){
+let data65 = data.step;
+if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
+if(data65.id === undefined){
+const err172 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -4078,12 +4240,8 @@ vErrors.push(err172);
 }
 errors++;
 }
-}
-if(data.candidate !== undefined){
-let data65 = data.candidate;
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-if(data65.id === undefined){
-const err173 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data65.runId === undefined){
+const err173 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -4092,8 +4250,8 @@ vErrors.push(err173);
 }
 errors++;
 }
-if(data65.subPipelineId === undefined){
-const err174 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+if(data65.attempt === undefined){
+const err174 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -4102,8 +4260,9 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(data65.index === undefined){
-const err175 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(data65.id !== undefined){
+if(typeof data65.id !== "string"){
+const err175 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -4112,8 +4271,10 @@ vErrors.push(err175);
 }
 errors++;
 }
-if(data65.attempt === undefined){
-const err176 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+if(data65.runId !== undefined){
+if(typeof data65.runId !== "string"){
+const err176 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -4122,8 +4283,11 @@ vErrors.push(err176);
 }
 errors++;
 }
-if(data65.name === undefined){
-const err177 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data65.attempt !== undefined){
+let data68 = data65.attempt;
+if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
+const err177 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -4132,8 +4296,9 @@ vErrors.push(err177);
 }
 errors++;
 }
-if(data65.runId === undefined){
-const err178 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if((typeof data68 == "number") && (isFinite(data68))){
+if(data68 < 1 || isNaN(data68)){
+const err178 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -4142,9 +4307,12 @@ vErrors.push(err178);
 }
 errors++;
 }
-if(data65.id !== undefined){
-if(typeof data65.id !== "string"){
-const err179 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+if(data65.index !== undefined){
+let data69 = data65.index;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const err179 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -4153,10 +4321,9 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-if(data65.subPipelineId !== undefined){
-if(typeof data65.subPipelineId !== "string"){
-const err180 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 < 0 || isNaN(data69)){
+const err180 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -4166,10 +4333,11 @@ vErrors.push(err180);
 errors++;
 }
 }
-if(data65.index !== undefined){
-let data68 = data65.index;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
-const err181 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data65.total !== undefined){
+let data70 = data65.total;
+if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
+const err181 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -4178,9 +4346,9 @@ vErrors.push(err181);
 }
 errors++;
 }
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 < 0 || isNaN(data68)){
-const err182 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 < 1 || isNaN(data70)){
+const err182 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -4191,10 +4359,10 @@ errors++;
 }
 }
 }
-if(data65.attempt !== undefined){
-let data69 = data65.attempt;
-if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
-const err183 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data65.type !== undefined){
+let data71 = data65.type;
+if(!((data71 === "agent") || (data71 === "parallel_sub_pipeline"))){
+const err183 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema44.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -4203,9 +4371,10 @@ vErrors.push(err183);
 }
 errors++;
 }
-if((typeof data69 == "number") && (isFinite(data69))){
-if(data69 < 1 || isNaN(data69)){
-const err184 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data65.uiMode !== undefined){
+if(typeof data65.uiMode !== "string"){
+const err184 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -4216,9 +4385,8 @@ errors++;
 }
 }
 }
-if(data65.name !== undefined){
-if(typeof data65.name !== "string"){
-const err185 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err185 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -4228,9 +4396,11 @@ vErrors.push(err185);
 errors++;
 }
 }
-if(data65.pipelineName !== undefined){
-if(typeof data65.pipelineName !== "string"){
-const err186 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.candidate !== undefined){
+let data73 = data.candidate;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.id === undefined){
+const err186 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -4239,11 +4409,8 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-if(data65.totalSteps !== undefined){
-let data72 = data65.totalSteps;
-if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
-const err187 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data73.subPipelineId === undefined){
+const err187 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -4252,10 +4419,8 @@ vErrors.push(err187);
 }
 errors++;
 }
-}
-if(data65.runId !== undefined){
-if(typeof data65.runId !== "string"){
-const err188 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data73.index === undefined){
+const err188 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -4264,14 +4429,8 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-if(data65.steps !== undefined){
-let data74 = data65.steps;
-if(Array.isArray(data74)){
-const len0 = data74.length;
-for(let i0=0; i0<len0; i0++){
-if(typeof data74[i0] !== "string"){
-const err189 = {instancePath:instancePath+"/candidate/steps/" + i0,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data73.attempt === undefined){
+const err189 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -4280,10 +4439,8 @@ vErrors.push(err189);
 }
 errors++;
 }
-}
-}
-else {
-const err190 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data73.name === undefined){
+const err190 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -4292,10 +4449,8 @@ vErrors.push(err190);
 }
 errors++;
 }
-}
-}
-else {
-const err191 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data73.runId === undefined){
+const err191 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -4304,12 +4459,9 @@ vErrors.push(err191);
 }
 errors++;
 }
-}
-if(data.candidateStep !== undefined){
-let data76 = data.candidateStep;
-if(data76 && typeof data76 == "object" && !Array.isArray(data76)){
-if(data76.id === undefined){
-const err192 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data73.id !== undefined){
+if(typeof data73.id !== "string"){
+const err192 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -4318,8 +4470,10 @@ vErrors.push(err192);
 }
 errors++;
 }
-if(data76.attempt === undefined){
-const err193 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+if(data73.subPipelineId !== undefined){
+if(typeof data73.subPipelineId !== "string"){
+const err193 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -4328,8 +4482,11 @@ vErrors.push(err193);
 }
 errors++;
 }
-if(data76.runId === undefined){
-const err194 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+if(data73.index !== undefined){
+let data76 = data73.index;
+if(!(((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76))) && (isFinite(data76)))){
+const err194 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -4338,9 +4495,9 @@ vErrors.push(err194);
 }
 errors++;
 }
-if(data76.id !== undefined){
-if(typeof data76.id !== "string"){
-const err195 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data76 == "number") && (isFinite(data76))){
+if(data76 < 0 || isNaN(data76)){
+const err195 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -4350,10 +4507,11 @@ vErrors.push(err195);
 errors++;
 }
 }
-if(data76.attempt !== undefined){
-let data78 = data76.attempt;
-if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
-const err196 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data73.attempt !== undefined){
+let data77 = data73.attempt;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err196 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -4362,9 +4520,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-if((typeof data78 == "number") && (isFinite(data78))){
-if(data78 < 1 || isNaN(data78)){
-const err197 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 < 1 || isNaN(data77)){
+const err197 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -4375,10 +4533,9 @@ errors++;
 }
 }
 }
-if(data76.index !== undefined){
-let data79 = data76.index;
-if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
-const err198 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data73.name !== undefined){
+if(typeof data73.name !== "string"){
+const err198 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -4387,9 +4544,10 @@ vErrors.push(err198);
 }
 errors++;
 }
-if((typeof data79 == "number") && (isFinite(data79))){
-if(data79 < 0 || isNaN(data79)){
-const err199 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data73.pipelineName !== undefined){
+if(typeof data73.pipelineName !== "string"){
+const err199 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -4399,11 +4557,10 @@ vErrors.push(err199);
 errors++;
 }
 }
-}
-if(data76.total !== undefined){
-let data80 = data76.total;
+if(data73.totalSteps !== undefined){
+let data80 = data73.totalSteps;
 if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-const err200 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err200 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -4412,9 +4569,10 @@ vErrors.push(err200);
 }
 errors++;
 }
-if((typeof data80 == "number") && (isFinite(data80))){
-if(data80 < 1 || isNaN(data80)){
-const err201 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data73.runId !== undefined){
+if(typeof data73.runId !== "string"){
+const err201 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -4424,10 +4582,13 @@ vErrors.push(err201);
 errors++;
 }
 }
-}
-if(data76.runId !== undefined){
-if(typeof data76.runId !== "string"){
-const err202 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data73.steps !== undefined){
+let data82 = data73.steps;
+if(Array.isArray(data82)){
+const len2 = data82.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data82[i2] !== "string"){
+const err202 = {instancePath:instancePath+"/candidate/steps/" + i2,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -4439,7 +4600,7 @@ errors++;
 }
 }
 else {
-const err203 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err203 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -4449,11 +4610,9 @@ vErrors.push(err203);
 errors++;
 }
 }
-if(data.input !== undefined){
-let data82 = data.input;
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
-if(data82.kind === undefined){
-const err204 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+}
+else {
+const err204 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -4462,8 +4621,12 @@ vErrors.push(err204);
 }
 errors++;
 }
-if(data82.inputId === undefined){
-const err205 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+}
+if(data.candidateStep !== undefined){
+let data84 = data.candidateStep;
+if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
+if(data84.id === undefined){
+const err205 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -4472,8 +4635,8 @@ vErrors.push(err205);
 }
 errors++;
 }
-if(data82.toolUseId === undefined){
-const err206 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data84.attempt === undefined){
+const err206 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -4482,9 +4645,8 @@ vErrors.push(err206);
 }
 errors++;
 }
-for(const key1 in data82){
-if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
-const err207 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data84.runId === undefined){
+const err207 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -4493,11 +4655,9 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-if(data82.kind !== undefined){
-let data83 = data82.kind;
-if(!((((data83 === "permission") || (data83 === "ask_user_question")) || (data83 === "candidate_selection")) || (data83 === "pipeline_pause_confirmation"))){
-const err208 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema41.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(data84.id !== undefined){
+if(typeof data84.id !== "string"){
+const err208 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -4507,11 +4667,10 @@ vErrors.push(err208);
 errors++;
 }
 }
-if(data82.inputId !== undefined){
-let data84 = data82.inputId;
-if(typeof data84 === "string"){
-if(func1(data84) < 1){
-const err209 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data84.attempt !== undefined){
+let data86 = data84.attempt;
+if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
+const err209 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -4520,9 +4679,9 @@ vErrors.push(err209);
 }
 errors++;
 }
-}
-else {
-const err210 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data86 == "number") && (isFinite(data86))){
+if(data86 < 1 || isNaN(data86)){
+const err210 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -4532,11 +4691,11 @@ vErrors.push(err210);
 errors++;
 }
 }
-if(data82.toolUseId !== undefined){
-let data85 = data82.toolUseId;
-if(typeof data85 === "string"){
-if(func1(data85) < 1){
-const err211 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data84.index !== undefined){
+let data87 = data84.index;
+if(!(((typeof data87 == "number") && (!(data87 % 1) && !isNaN(data87))) && (isFinite(data87)))){
+const err211 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -4545,9 +4704,9 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-else {
-const err212 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data87 == "number") && (isFinite(data87))){
+if(data87 < 0 || isNaN(data87)){
+const err212 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -4558,8 +4717,10 @@ errors++;
 }
 }
 }
-else {
-const err213 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data84.total !== undefined){
+let data88 = data84.total;
+if(!(((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88))) && (isFinite(data88)))){
+const err213 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -4568,12 +4729,9 @@ vErrors.push(err213);
 }
 errors++;
 }
-}
-if(data.artifact !== undefined){
-let data86 = data.artifact;
-if(data86 && typeof data86 == "object" && !Array.isArray(data86)){
-if(data86.filename === undefined){
-const err214 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if((typeof data88 == "number") && (isFinite(data88))){
+if(data88 < 1 || isNaN(data88)){
+const err214 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -4582,8 +4740,11 @@ vErrors.push(err214);
 }
 errors++;
 }
-if(data86.mediaType === undefined){
-const err215 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+}
+}
+if(data84.runId !== undefined){
+if(typeof data84.runId !== "string"){
+const err215 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -4592,8 +4753,10 @@ vErrors.push(err215);
 }
 errors++;
 }
-if(data86.content === undefined){
-const err216 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+}
+else {
+const err216 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -4602,9 +4765,12 @@ vErrors.push(err216);
 }
 errors++;
 }
-for(const key2 in data86){
-if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
-const err217 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.input !== undefined){
+let data90 = data.input;
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+if(data90.kind === undefined){
+const err217 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -4613,12 +4779,8 @@ vErrors.push(err217);
 }
 errors++;
 }
-}
-if(data86.filename !== undefined){
-let data87 = data86.filename;
-if(typeof data87 === "string"){
-if(func1(data87) < 1){
-const err218 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data90.inputId === undefined){
+const err218 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -4627,9 +4789,8 @@ vErrors.push(err218);
 }
 errors++;
 }
-}
-else {
-const err219 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data90.toolUseId === undefined){
+const err219 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -4638,12 +4799,9 @@ vErrors.push(err219);
 }
 errors++;
 }
-}
-if(data86.mediaType !== undefined){
-let data88 = data86.mediaType;
-if(typeof data88 === "string"){
-if(func1(data88) < 1){
-const err220 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key1 in data90){
+if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
+const err220 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -4653,8 +4811,10 @@ vErrors.push(err220);
 errors++;
 }
 }
-else {
-const err221 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data90.kind !== undefined){
+let data91 = data90.kind;
+if(!((((data91 === "permission") || (data91 === "ask_user_question")) || (data91 === "candidate_selection")) || (data91 === "pipeline_pause_confirmation"))){
+const err221 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema43.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -4664,11 +4824,11 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data86.content !== undefined){
-let data89 = data86.content;
-if(typeof data89 === "string"){
-if(func1(data89) > 65536){
-const err222 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(data90.inputId !== undefined){
+let data92 = data90.inputId;
+if(typeof data92 === "string"){
+if(func1(data92) < 1){
+const err222 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -4679,7 +4839,7 @@ errors++;
 }
 }
 else {
-const err223 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err223 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -4689,9 +4849,11 @@ vErrors.push(err223);
 errors++;
 }
 }
-if(data86.truncated !== undefined){
-if(true !== data86.truncated){
-const err224 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data90.toolUseId !== undefined){
+let data93 = data90.toolUseId;
+if(typeof data93 === "string"){
+if(func1(data93) < 1){
+const err224 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -4701,9 +4863,8 @@ vErrors.push(err224);
 errors++;
 }
 }
-if(data86.role !== undefined){
-if(typeof data86.role !== "string"){
-const err225 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err225 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -4713,9 +4874,9 @@ vErrors.push(err225);
 errors++;
 }
 }
-if(data86.supersedesKey !== undefined){
-if(typeof data86.supersedesKey !== "string"){
-const err226 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err226 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -4725,9 +4886,11 @@ vErrors.push(err226);
 errors++;
 }
 }
-}
-else {
-const err227 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.artifact !== undefined){
+let data94 = data.artifact;
+if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
+if(data94.filename === undefined){
+const err227 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -4736,10 +4899,8 @@ vErrors.push(err227);
 }
 errors++;
 }
-}
-}
-else {
-const err228 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data94.mediaType === undefined){
+const err228 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -4748,12 +4909,168 @@ vErrors.push(err228);
 }
 errors++;
 }
+if(data94.content === undefined){
+const err229 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(vErrors === null){
+vErrors = [err229];
+}
+else {
+vErrors.push(err229);
+}
+errors++;
+}
+for(const key2 in data94){
+if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
+const err230 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err230];
+}
+else {
+vErrors.push(err230);
+}
+errors++;
+}
+}
+if(data94.filename !== undefined){
+let data95 = data94.filename;
+if(typeof data95 === "string"){
+if(func1(data95) < 1){
+const err231 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err231];
+}
+else {
+vErrors.push(err231);
+}
+errors++;
+}
+}
+else {
+const err232 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err232];
+}
+else {
+vErrors.push(err232);
+}
+errors++;
+}
+}
+if(data94.mediaType !== undefined){
+let data96 = data94.mediaType;
+if(typeof data96 === "string"){
+if(func1(data96) < 1){
+const err233 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+else {
+const err234 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+}
+if(data94.content !== undefined){
+let data97 = data94.content;
+if(typeof data97 === "string"){
+if(func1(data97) > 65536){
+const err235 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err235];
+}
+else {
+vErrors.push(err235);
+}
+errors++;
+}
+}
+else {
+const err236 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+}
+}
+if(data94.truncated !== undefined){
+if(true !== data94.truncated){
+const err237 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+}
+if(data94.role !== undefined){
+if(typeof data94.role !== "string"){
+const err238 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err238];
+}
+else {
+vErrors.push(err238);
+}
+errors++;
+}
+}
+if(data94.supersedesKey !== undefined){
+if(typeof data94.supersedesKey !== "string"){
+const err239 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
+}
+errors++;
+}
+}
+}
+else {
+const err240 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+}
+}
+else {
+const err241 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
 validate29.errors = vErrors;
 return errors === 0;
 }
 validate29.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema46 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-batch.json","title":"PipelineBatch","description":"metadata.iac_code.pipelineBatch: envelopes published together in one status update (e.g. pipeline_completed with pipeline_handoff_ready, step_completed with its artifacts), in sequence order. The update's state follows the last envelope.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","events"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"events":{"type":"array","minItems":2,"maxItems":1024,"items":{"$ref":"pipeline-envelope.json"}}}};
+const schema48 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-batch.json","title":"PipelineBatch","description":"metadata.iac_code.pipelineBatch: envelopes published together in one status update (e.g. pipeline_completed with pipeline_handoff_ready, step_completed with its artifacts), in sequence order. The update's state follows the last envelope.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","events"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"events":{"type":"array","minItems":2,"maxItems":1024,"items":{"$ref":"pipeline-envelope.json"}}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-batch.json" */;
@@ -8029,7 +8346,7 @@ if(data.mcpWarning !== undefined){
 let data124 = data.mcpWarning;
 if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
 if(data124.serverName === undefined){
-const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -8039,7 +8356,7 @@ vErrors.push(err254);
 errors++;
 }
 if(data124.code === undefined){
-const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -8049,7 +8366,7 @@ vErrors.push(err255);
 errors++;
 }
 if(data124.message === undefined){
-const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -8059,7 +8376,7 @@ vErrors.push(err256);
 errors++;
 }
 if(data124.severity === undefined){
-const err257 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+const err257 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -8070,7 +8387,7 @@ errors++;
 }
 if(data124.serverName !== undefined){
 if(typeof data124.serverName !== "string"){
-const err258 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/properties/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err258 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/$defs/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -8082,7 +8399,7 @@ errors++;
 }
 if(data124.code !== undefined){
 if(typeof data124.code !== "string"){
-const err259 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/properties/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err259 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/$defs/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -8094,7 +8411,7 @@ errors++;
 }
 if(data124.message !== undefined){
 if(typeof data124.message !== "string"){
-const err260 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/properties/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err260 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/$defs/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -8107,7 +8424,7 @@ errors++;
 if(data124.severity !== undefined){
 let data128 = data124.severity;
 if(!((data128 === "fatal") || (data128 === "warning"))){
-const err261 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/properties/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpWarning.properties.severity.enum},message:"must be equal to one of the allowed values"};
+const err261 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/$defs/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema41.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -8119,7 +8436,7 @@ errors++;
 }
 if(data124.source !== undefined){
 if(typeof data124.source !== "string"){
-const err262 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/properties/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err262 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/$defs/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -8131,7 +8448,7 @@ errors++;
 }
 if(data124.sourcePath !== undefined){
 if(typeof data124.sourcePath !== "string"){
-const err263 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/properties/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err263 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/$defs/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -8143,7 +8460,7 @@ errors++;
 }
 if(data124.scope !== undefined){
 if(typeof data124.scope !== "string"){
-const err264 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/properties/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err264 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/$defs/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -8155,7 +8472,7 @@ errors++;
 }
 }
 else {
-const err265 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/properties/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err265 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -8194,8 +8511,9 @@ if(Array.isArray(data133)){
 const len7 = data133.length;
 for(let i7=0; i7<len7; i7++){
 let data134 = data133[i7];
-if(!(data134 && typeof data134 == "object" && !Array.isArray(data134))){
-const err268 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
+if(data134.name === undefined){
+const err268 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -8204,10 +8522,8 @@ vErrors.push(err268);
 }
 errors++;
 }
-}
-}
-else {
-const err269 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data134.transport === undefined){
+const err269 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "transport"},message:"must have required property '"+"transport"+"'"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -8216,15 +8532,8 @@ vErrors.push(err269);
 }
 errors++;
 }
-}
-if(data132.warnings !== undefined){
-let data135 = data132.warnings;
-if(Array.isArray(data135)){
-const len8 = data135.length;
-for(let i8=0; i8<len8; i8++){
-let data136 = data135[i8];
-if(!(data136 && typeof data136 == "object" && !Array.isArray(data136))){
-const err270 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data134.status === undefined){
+const err270 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -8233,10 +8542,11 @@ vErrors.push(err270);
 }
 errors++;
 }
-}
-}
-else {
-const err271 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data134.name !== undefined){
+let data135 = data134.name;
+if(typeof data135 === "string"){
+if(func1(data135) < 1){
+const err271 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/name",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -8246,9 +8556,8 @@ vErrors.push(err271);
 errors++;
 }
 }
-}
 else {
-const err272 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err272 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/name",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -8258,11 +8567,10 @@ vErrors.push(err272);
 errors++;
 }
 }
-if(data.backupBlocked !== undefined){
-let data137 = data.backupBlocked;
-if(data137 && typeof data137 == "object" && !Array.isArray(data137)){
-if(data137.reason === undefined){
-const err273 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data134.transport !== undefined){
+let data136 = data134.transport;
+if(!((data136 === "stdio") || (data136 === "http"))){
+const err273 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/transport",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/transport/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpStatus.properties.servers.items.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -8271,8 +8579,11 @@ vErrors.push(err273);
 }
 errors++;
 }
-if(data137.blockedTerminalState === undefined){
-const err274 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+}
+if(data134.status !== undefined){
+let data137 = data134.status;
+if(!((((data137 === "pending") || (data137 === "connected")) || (data137 === "failed")) || (data137 === "disconnected"))){
+const err274 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/status",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpStatus.properties.servers.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -8281,8 +8592,11 @@ vErrors.push(err274);
 }
 errors++;
 }
-if(data137.error === undefined){
-const err275 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+}
+if(data134.toolCount !== undefined){
+let data138 = data134.toolCount;
+if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
+const err275 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/toolCount",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/toolCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -8291,8 +8605,9 @@ vErrors.push(err275);
 }
 errors++;
 }
-if(data137.recoverable === undefined){
-const err276 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+if((typeof data138 == "number") && (isFinite(data138))){
+if(data138 < 0 || isNaN(data138)){
+const err276 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/toolCount",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/toolCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -8301,9 +8616,11 @@ vErrors.push(err276);
 }
 errors++;
 }
-for(const key17 in data137){
-if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
-const err277 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+}
+}
+if(data134.resources !== undefined){
+if(typeof data134.resources !== "boolean"){
+const err277 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/resources",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/resources/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -8313,9 +8630,9 @@ vErrors.push(err277);
 errors++;
 }
 }
-if(data137.reason !== undefined){
-if(typeof data137.reason !== "string"){
-const err278 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err278 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -8325,9 +8642,9 @@ vErrors.push(err278);
 errors++;
 }
 }
-if(data137.blockedTerminalState !== undefined){
-if(typeof data137.blockedTerminalState !== "string"){
-const err279 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err279 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -8337,9 +8654,15 @@ vErrors.push(err279);
 errors++;
 }
 }
-if(data137.error !== undefined){
-if(typeof data137.error !== "string"){
-const err280 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data132.warnings !== undefined){
+let data140 = data132.warnings;
+if(Array.isArray(data140)){
+const len8 = data140.length;
+for(let i8=0; i8<len8; i8++){
+let data141 = data140[i8];
+if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
+if(data141.serverName === undefined){
+const err280 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -8348,10 +8671,8 @@ vErrors.push(err280);
 }
 errors++;
 }
-}
-if(data137.recoverable !== undefined){
-if(true !== data137.recoverable){
-const err281 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data141.code === undefined){
+const err281 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -8360,10 +8681,8 @@ vErrors.push(err281);
 }
 errors++;
 }
-}
-}
-else {
-const err282 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data141.message === undefined){
+const err282 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -8372,12 +8691,8 @@ vErrors.push(err282);
 }
 errors++;
 }
-}
-if(data.cleanupOnly !== undefined){
-let data142 = data.cleanupOnly;
-if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
-if(data142.requested === undefined){
-const err283 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+if(data141.severity === undefined){
+const err283 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -8386,8 +8701,9 @@ vErrors.push(err283);
 }
 errors++;
 }
-if(data142.status === undefined){
-const err284 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data141.serverName !== undefined){
+if(typeof data141.serverName !== "string"){
+const err284 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/serverName",schemaPath:"#/$defs/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -8396,9 +8712,10 @@ vErrors.push(err284);
 }
 errors++;
 }
-for(const key18 in data142){
-if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
-const err285 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+}
+if(data141.code !== undefined){
+if(typeof data141.code !== "string"){
+const err285 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/code",schemaPath:"#/$defs/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -8408,9 +8725,9 @@ vErrors.push(err285);
 errors++;
 }
 }
-if(data142.requested !== undefined){
-if(true !== data142.requested){
-const err286 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data141.message !== undefined){
+if(typeof data141.message !== "string"){
+const err286 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/message",schemaPath:"#/$defs/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -8420,10 +8737,10 @@ vErrors.push(err286);
 errors++;
 }
 }
-if(data142.status !== undefined){
-let data144 = data142.status;
-if(!((((data144 === "completed") || (data144 === "failed")) || (data144 === "pending")) || (data144 === "unavailable"))){
-const err287 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data141.severity !== undefined){
+let data145 = data141.severity;
+if(!((data145 === "fatal") || (data145 === "warning"))){
+const err287 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/severity",schemaPath:"#/$defs/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema41.properties.severity.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -8433,10 +8750,9 @@ vErrors.push(err287);
 errors++;
 }
 }
-if(data142.resourceCount !== undefined){
-let data145 = data142.resourceCount;
-if(!(((typeof data145 == "number") && (!(data145 % 1) && !isNaN(data145))) && (isFinite(data145)))){
-const err288 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data141.source !== undefined){
+if(typeof data141.source !== "string"){
+const err288 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/source",schemaPath:"#/$defs/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -8445,9 +8761,10 @@ vErrors.push(err288);
 }
 errors++;
 }
-if((typeof data145 == "number") && (isFinite(data145))){
-if(data145 < 0 || isNaN(data145)){
-const err289 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data141.sourcePath !== undefined){
+if(typeof data141.sourcePath !== "string"){
+const err289 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/sourcePath",schemaPath:"#/$defs/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -8457,12 +8774,9 @@ vErrors.push(err289);
 errors++;
 }
 }
-}
-if(data142.resources !== undefined){
-let data146 = data142.resources;
-if(Array.isArray(data146)){
-if(data146.length > 24){
-const err290 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+if(data141.scope !== undefined){
+if(typeof data141.scope !== "string"){
+const err290 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/scope",schemaPath:"#/$defs/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -8471,11 +8785,10 @@ vErrors.push(err290);
 }
 errors++;
 }
-const len9 = data146.length;
-for(let i9=0; i9<len9; i9++){
-let data147 = data146[i9];
-if(!(data147 && typeof data147 == "object" && !Array.isArray(data147))){
-const err291 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+else {
+const err291 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -8487,7 +8800,7 @@ errors++;
 }
 }
 else {
-const err292 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err292 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -8499,12 +8812,263 @@ errors++;
 }
 }
 else {
-const err293 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err293 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err293];
 }
 else {
 vErrors.push(err293);
+}
+errors++;
+}
+}
+if(data.backupBlocked !== undefined){
+let data149 = data.backupBlocked;
+if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
+if(data149.reason === undefined){
+const err294 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+if(data149.blockedTerminalState === undefined){
+const err295 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+if(data149.error === undefined){
+const err296 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+if(data149.recoverable === undefined){
+const err297 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+for(const key17 in data149){
+if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
+const err298 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+}
+if(data149.reason !== undefined){
+if(typeof data149.reason !== "string"){
+const err299 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+if(data149.blockedTerminalState !== undefined){
+if(typeof data149.blockedTerminalState !== "string"){
+const err300 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+}
+if(data149.error !== undefined){
+if(typeof data149.error !== "string"){
+const err301 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+}
+if(data149.recoverable !== undefined){
+if(true !== data149.recoverable){
+const err302 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+}
+}
+else {
+const err303 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+}
+if(data.cleanupOnly !== undefined){
+let data154 = data.cleanupOnly;
+if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
+if(data154.requested === undefined){
+const err304 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+if(data154.status === undefined){
+const err305 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+for(const key18 in data154){
+if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
+const err306 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+}
+}
+if(data154.requested !== undefined){
+if(true !== data154.requested){
+const err307 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+}
+if(data154.status !== undefined){
+let data156 = data154.status;
+if(!((((data156 === "completed") || (data156 === "failed")) || (data156 === "pending")) || (data156 === "unavailable"))){
+const err308 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+}
+if(data154.resourceCount !== undefined){
+let data157 = data154.resourceCount;
+if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
+const err309 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+if((typeof data157 == "number") && (isFinite(data157))){
+if(data157 < 0 || isNaN(data157)){
+const err310 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+}
+}
+if(data154.resources !== undefined){
+let data158 = data154.resources;
+if(Array.isArray(data158)){
+if(data158.length > 24){
+const err311 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+const len9 = data158.length;
+for(let i9=0; i9<len9; i9++){
+let data159 = data158[i9];
+if(!(data159 && typeof data159 == "object" && !Array.isArray(data159))){
+const err312 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+}
+}
+else {
+const err313 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+}
+else {
+const err314 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
 }
 errors++;
 }
@@ -8523,12 +9087,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err294 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err315 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err294];
+vErrors = [err315];
 }
 else {
-vErrors.push(err294);
+vErrors.push(err315);
 }
 errors++;
 }
@@ -8538,11 +9102,11 @@ return errors === 0;
 validate22.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_iac_code_request_metadata = validate34;
-const schema47 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json","title":"IacCodeRequestMetadata","description":"message.metadata.iac_code: per-message options an A2A client may send (a2a-iaccode §6.3). Every value applies to this turn only, except cwd and channel, which are bound to the context. A2A input is lenient: unknown keys are allowed and ignored, null means absent, and the documented aliases (snake_case and camelCase; thinking keys nested or flat) are accepted.","type":"object","properties":{"cwd":{"description":"Absolute path of an existing workspace directory inside an allowed root; fixed for the context. Default: the server's working directory.","$ref":"#/$defs/absolutePath"},"iac_code_model":{"description":"LLM model for this turn.","$ref":"#/$defs/optionalText"},"iac_code_api_key":{"description":"Provider API key for this turn (slot chosen from the effective model's provider); never reused by later turns.","$ref":"#/$defs/optionalText"},"thinking":{"description":"Reasoning policy for this turn.","type":["object","null"],"properties":{"enabled":{"$ref":"#/$defs/booleanLike"},"effort":{"$ref":"#/$defs/optionalText"},"budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinking_enabled":{"$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"$ref":"#/$defs/booleanLike"},"thinking_effort":{"$ref":"#/$defs/optionalText"},"thinkingEffort":{"$ref":"#/$defs/optionalText"},"thinking_budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"$ref":"#/$defs/positiveIntegerLike"}}},"thinking_enabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinking_effort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinkingEffort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinking_budget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"alibaba_cloud_access_key_id":{"description":"AccessKey ID for this task; used only together with the secret.","$ref":"#/$defs/optionalText"},"alibaba_cloud_access_key_secret":{"description":"AccessKey secret for this task.","$ref":"#/$defs/optionalText"},"alibaba_cloud_security_token":{"description":"STS token; switches to STS credentials.","$ref":"#/$defs/optionalText"},"alibaba_cloud_region_id":{"description":"Default region for this task (default cn-hangzhou).","$ref":"#/$defs/optionalText"},"user_id":{"description":"Telemetry user for this turn.","$ref":"#/$defs/optionalText"},"channel":{"description":"Telemetry channel, bound to the context (updatable).","type":["string","null"],"maxLength":128},"preferredLanguage":{"description":"Language of user-visible text for this turn: en, zh, es, fr, de, ja or pt; region suffixes (zh-CN, pt_BR) are stripped, other languages fall back.","$ref":"#/$defs/optionalText"},"preferred_language":{"description":"Alias of preferredLanguage.","$ref":"#/$defs/optionalText"},"candidatePresentation":{"description":"Pipeline candidate presentation: rich-v1 (case-insensitive) or rich asks for structured rich payloads; anything else means standard.","$ref":"#/$defs/optionalText"},"candidate_presentation":{"description":"Alias of candidatePresentation.","$ref":"#/$defs/optionalText"},"cleanupOnly":{"description":"true: the turn only drains pending rollback cleanup after a pipeline-to-normal handoff.","type":["boolean","null"]},"run_mode":{"description":"Run mode of this turn; the server's configured mode when absent.","enum":["normal","pipeline",null]},"runMode":{"description":"Alias of run_mode.","enum":["normal","pipeline",null]},"pipeline_name":{"description":"Pipeline to run in pipeline mode, e.g. selling.","$ref":"#/$defs/optionalText"},"pipelineName":{"description":"Alias of pipeline_name.","$ref":"#/$defs/optionalText"},"rosInvocationId":{"description":"Caller identity of the current execution (forwarded by the AG-UI adapter).","type":["string","null"],"maxLength":256}},"$defs":{"optionalText":{"type":["string","null"]},"absolutePath":{"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"booleanLike":{"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]},"positiveIntegerLike":{"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]}}};
-const schema48 = {"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"};
-const schema49 = {"type":["string","null"]};
-const schema51 = {"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]};
-const schema53 = {"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]};
+const schema49 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json","title":"IacCodeRequestMetadata","description":"message.metadata.iac_code: per-message options an A2A client may send (a2a-iaccode §6.3). Every value applies to this turn only, except cwd and channel, which are bound to the context. A2A input is lenient: unknown keys are allowed and ignored, null means absent, and the documented aliases (snake_case and camelCase; thinking keys nested or flat) are accepted.","type":"object","properties":{"cwd":{"description":"Absolute path of an existing workspace directory inside an allowed root; fixed for the context. Default: the server's working directory.","$ref":"#/$defs/absolutePath"},"iac_code_model":{"description":"LLM model for this turn.","$ref":"#/$defs/optionalText"},"iac_code_api_key":{"description":"Provider API key for this turn (slot chosen from the effective model's provider); never reused by later turns.","$ref":"#/$defs/optionalText"},"thinking":{"description":"Reasoning policy for this turn.","type":["object","null"],"properties":{"enabled":{"$ref":"#/$defs/booleanLike"},"effort":{"$ref":"#/$defs/optionalText"},"budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinking_enabled":{"$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"$ref":"#/$defs/booleanLike"},"thinking_effort":{"$ref":"#/$defs/optionalText"},"thinkingEffort":{"$ref":"#/$defs/optionalText"},"thinking_budget":{"$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"$ref":"#/$defs/positiveIntegerLike"}}},"thinking_enabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinkingEnabled":{"description":"Flat alias of thinking.enabled.","$ref":"#/$defs/booleanLike"},"thinking_effort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinkingEffort":{"description":"Flat alias of thinking.effort.","$ref":"#/$defs/optionalText"},"thinking_budget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"thinkingBudget":{"description":"Flat alias of thinking.budget.","$ref":"#/$defs/positiveIntegerLike"},"alibaba_cloud_access_key_id":{"description":"AccessKey ID for this task; used only together with the secret.","$ref":"#/$defs/optionalText"},"alibaba_cloud_access_key_secret":{"description":"AccessKey secret for this task.","$ref":"#/$defs/optionalText"},"alibaba_cloud_security_token":{"description":"STS token; switches to STS credentials.","$ref":"#/$defs/optionalText"},"alibaba_cloud_region_id":{"description":"Default region for this task (default cn-hangzhou).","$ref":"#/$defs/optionalText"},"user_id":{"description":"Telemetry user for this turn.","$ref":"#/$defs/optionalText"},"channel":{"description":"Telemetry channel, bound to the context (updatable).","type":["string","null"],"maxLength":128},"preferredLanguage":{"description":"Language of user-visible text for this turn: en, zh, es, fr, de, ja or pt; region suffixes (zh-CN, pt_BR) are stripped, other languages fall back.","$ref":"#/$defs/optionalText"},"preferred_language":{"description":"Alias of preferredLanguage.","$ref":"#/$defs/optionalText"},"candidatePresentation":{"description":"Pipeline candidate presentation: rich-v1 (case-insensitive) or rich asks for structured rich payloads; anything else means standard.","$ref":"#/$defs/optionalText"},"candidate_presentation":{"description":"Alias of candidatePresentation.","$ref":"#/$defs/optionalText"},"cleanupOnly":{"description":"true: the turn only drains pending rollback cleanup after a pipeline-to-normal handoff.","type":["boolean","null"]},"run_mode":{"description":"Run mode of this turn; the server's configured mode when absent.","enum":["normal","pipeline",null]},"runMode":{"description":"Alias of run_mode.","enum":["normal","pipeline",null]},"pipeline_name":{"description":"Pipeline to run in pipeline mode, e.g. selling.","$ref":"#/$defs/optionalText"},"pipelineName":{"description":"Alias of pipeline_name.","$ref":"#/$defs/optionalText"},"rosInvocationId":{"description":"Caller identity of the current execution (forwarded by the AG-UI adapter).","type":["string","null"],"maxLength":256}},"$defs":{"optionalText":{"type":["string","null"]},"absolutePath":{"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"booleanLike":{"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]},"positiveIntegerLike":{"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]}}};
+const schema50 = {"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"};
+const schema51 = {"type":["string","null"]};
+const schema53 = {"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]};
+const schema55 = {"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]};
 const pattern9 = new RegExp("^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)", "u");
 const pattern10 = new RegExp("^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$", "u");
 const pattern11 = new RegExp("^\\s*0*[1-9][0-9]*\\s*$", "u");
@@ -8597,7 +9161,7 @@ errors++;
 if(data.iac_code_model !== undefined){
 let data1 = data.iac_code_model;
 if((typeof data1 !== "string") && (data1 !== null)){
-const err3 = {instancePath:instancePath+"/iac_code_model",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/iac_code_model",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8610,7 +9174,7 @@ errors++;
 if(data.iac_code_api_key !== undefined){
 let data2 = data.iac_code_api_key;
 if((typeof data2 !== "string") && (data2 !== null)){
-const err4 = {instancePath:instancePath+"/iac_code_api_key",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err4 = {instancePath:instancePath+"/iac_code_api_key",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8623,7 +9187,7 @@ errors++;
 if(data.thinking !== undefined){
 let data3 = data.thinking;
 if((!(data3 && typeof data3 == "object" && !Array.isArray(data3))) && (data3 !== null)){
-const err5 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema47.properties.thinking.type},message:"must be object,null"};
+const err5 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema49.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8639,7 +9203,7 @@ const _errs14 = errors;
 let valid6 = false;
 const _errs15 = errors;
 if((typeof data4 !== "boolean") && (data4 !== null)){
-const err6 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
+const err6 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8700,7 +9264,7 @@ vErrors = null;
 if(data3.effort !== undefined){
 let data5 = data3.effort;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err10 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err10 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8716,7 +9280,7 @@ const _errs24 = errors;
 let valid9 = false;
 const _errs25 = errors;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-const err11 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
+const err11 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema55.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8792,7 +9356,7 @@ const _errs31 = errors;
 let valid11 = false;
 const _errs32 = errors;
 if((typeof data7 !== "boolean") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/thinking/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
+const err16 = {instancePath:instancePath+"/thinking/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8856,7 +9420,7 @@ const _errs38 = errors;
 let valid13 = false;
 const _errs39 = errors;
 if((typeof data8 !== "boolean") && (data8 !== null)){
-const err20 = {instancePath:instancePath+"/thinking/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
+const err20 = {instancePath:instancePath+"/thinking/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8917,7 +9481,7 @@ vErrors = null;
 if(data3.thinking_effort !== undefined){
 let data9 = data3.thinking_effort;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err24 = {instancePath:instancePath+"/thinking/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/thinking/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8930,7 +9494,7 @@ errors++;
 if(data3.thinkingEffort !== undefined){
 let data10 = data3.thinkingEffort;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err25 = {instancePath:instancePath+"/thinking/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err25 = {instancePath:instancePath+"/thinking/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8946,7 +9510,7 @@ const _errs51 = errors;
 let valid17 = false;
 const _errs52 = errors;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err26 = {instancePath:instancePath+"/thinking/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
+const err26 = {instancePath:instancePath+"/thinking/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema55.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9022,7 +9586,7 @@ const _errs58 = errors;
 let valid19 = false;
 const _errs59 = errors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err31 = {instancePath:instancePath+"/thinking/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
+const err31 = {instancePath:instancePath+"/thinking/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema55.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9100,7 +9664,7 @@ const _errs65 = errors;
 let valid21 = false;
 const _errs66 = errors;
 if((typeof data13 !== "boolean") && (data13 !== null)){
-const err36 = {instancePath:instancePath+"/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
+const err36 = {instancePath:instancePath+"/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9164,7 +9728,7 @@ const _errs72 = errors;
 let valid23 = false;
 const _errs73 = errors;
 if((typeof data14 !== "boolean") && (data14 !== null)){
-const err40 = {instancePath:instancePath+"/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema51.anyOf[0].type},message:"must be boolean,null"};
+const err40 = {instancePath:instancePath+"/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9225,7 +9789,7 @@ vErrors = null;
 if(data.thinking_effort !== undefined){
 let data15 = data.thinking_effort;
 if((typeof data15 !== "string") && (data15 !== null)){
-const err44 = {instancePath:instancePath+"/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/thinking_effort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9238,7 +9802,7 @@ errors++;
 if(data.thinkingEffort !== undefined){
 let data16 = data.thinkingEffort;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err45 = {instancePath:instancePath+"/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/thinkingEffort",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9254,7 +9818,7 @@ const _errs85 = errors;
 let valid27 = false;
 const _errs86 = errors;
 if((!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))) && (data17 !== null)){
-const err46 = {instancePath:instancePath+"/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
+const err46 = {instancePath:instancePath+"/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema55.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9330,7 +9894,7 @@ const _errs92 = errors;
 let valid29 = false;
 const _errs93 = errors;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (data18 !== null)){
-const err51 = {instancePath:instancePath+"/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema53.anyOf[0].type},message:"must be integer,null"};
+const err51 = {instancePath:instancePath+"/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/0/type",keyword:"type",params:{type: schema55.anyOf[0].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9403,7 +9967,7 @@ vErrors = null;
 if(data.alibaba_cloud_access_key_id !== undefined){
 let data19 = data.alibaba_cloud_access_key_id;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err56 = {instancePath:instancePath+"/alibaba_cloud_access_key_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err56 = {instancePath:instancePath+"/alibaba_cloud_access_key_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9416,7 +9980,7 @@ errors++;
 if(data.alibaba_cloud_access_key_secret !== undefined){
 let data20 = data.alibaba_cloud_access_key_secret;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err57 = {instancePath:instancePath+"/alibaba_cloud_access_key_secret",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err57 = {instancePath:instancePath+"/alibaba_cloud_access_key_secret",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9429,7 +9993,7 @@ errors++;
 if(data.alibaba_cloud_security_token !== undefined){
 let data21 = data.alibaba_cloud_security_token;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err58 = {instancePath:instancePath+"/alibaba_cloud_security_token",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err58 = {instancePath:instancePath+"/alibaba_cloud_security_token",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9442,7 +10006,7 @@ errors++;
 if(data.alibaba_cloud_region_id !== undefined){
 let data22 = data.alibaba_cloud_region_id;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err59 = {instancePath:instancePath+"/alibaba_cloud_region_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err59 = {instancePath:instancePath+"/alibaba_cloud_region_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -9455,7 +10019,7 @@ errors++;
 if(data.user_id !== undefined){
 let data23 = data.user_id;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err60 = {instancePath:instancePath+"/user_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err60 = {instancePath:instancePath+"/user_id",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -9468,7 +10032,7 @@ errors++;
 if(data.channel !== undefined){
 let data24 = data.channel;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err61 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema47.properties.channel.type},message:"must be string,null"};
+const err61 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema49.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -9493,7 +10057,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data25 = data.preferredLanguage;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err63 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err63 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -9506,7 +10070,7 @@ errors++;
 if(data.preferred_language !== undefined){
 let data26 = data.preferred_language;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err64 = {instancePath:instancePath+"/preferred_language",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err64 = {instancePath:instancePath+"/preferred_language",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -9519,7 +10083,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data27 = data.candidatePresentation;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err65 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err65 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -9532,7 +10096,7 @@ errors++;
 if(data.candidate_presentation !== undefined){
 let data28 = data.candidate_presentation;
 if((typeof data28 !== "string") && (data28 !== null)){
-const err66 = {instancePath:instancePath+"/candidate_presentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err66 = {instancePath:instancePath+"/candidate_presentation",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -9545,7 +10109,7 @@ errors++;
 if(data.cleanupOnly !== undefined){
 let data29 = data.cleanupOnly;
 if((typeof data29 !== "boolean") && (data29 !== null)){
-const err67 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: schema47.properties.cleanupOnly.type},message:"must be boolean,null"};
+const err67 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: schema49.properties.cleanupOnly.type},message:"must be boolean,null"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -9558,7 +10122,7 @@ errors++;
 if(data.run_mode !== undefined){
 let data30 = data.run_mode;
 if(!(((data30 === "normal") || (data30 === "pipeline")) || (data30 === null))){
-const err68 = {instancePath:instancePath+"/run_mode",schemaPath:"#/properties/run_mode/enum",keyword:"enum",params:{allowedValues: schema47.properties.run_mode.enum},message:"must be equal to one of the allowed values"};
+const err68 = {instancePath:instancePath+"/run_mode",schemaPath:"#/properties/run_mode/enum",keyword:"enum",params:{allowedValues: schema49.properties.run_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -9571,7 +10135,7 @@ errors++;
 if(data.runMode !== undefined){
 let data31 = data.runMode;
 if(!(((data31 === "normal") || (data31 === "pipeline")) || (data31 === null))){
-const err69 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema47.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err69 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema49.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -9584,7 +10148,7 @@ errors++;
 if(data.pipeline_name !== undefined){
 let data32 = data.pipeline_name;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err70 = {instancePath:instancePath+"/pipeline_name",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err70 = {instancePath:instancePath+"/pipeline_name",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -9597,7 +10161,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data33 = data.pipelineName;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err71 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema49.type},message:"must be string,null"};
+const err71 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/$defs/optionalText/type",keyword:"type",params:{type: schema51.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -9610,7 +10174,7 @@ errors++;
 if(data.rosInvocationId !== undefined){
 let data34 = data.rosInvocationId;
 if((typeof data34 !== "string") && (data34 !== null)){
-const err72 = {instancePath:instancePath+"/rosInvocationId",schemaPath:"#/properties/rosInvocationId/type",keyword:"type",params:{type: schema47.properties.rosInvocationId.type},message:"must be string,null"};
+const err72 = {instancePath:instancePath+"/rosInvocationId",schemaPath:"#/properties/rosInvocationId/type",keyword:"type",params:{type: schema49.properties.rosInvocationId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -9649,9 +10213,9 @@ return errors === 0;
 validate34.evaluated = {"props":{"cwd":true,"iac_code_model":true,"iac_code_api_key":true,"thinking":true,"thinking_enabled":true,"thinkingEnabled":true,"thinking_effort":true,"thinkingEffort":true,"thinking_budget":true,"thinkingBudget":true,"alibaba_cloud_access_key_id":true,"alibaba_cloud_access_key_secret":true,"alibaba_cloud_security_token":true,"alibaba_cloud_region_id":true,"user_id":true,"channel":true,"preferredLanguage":true,"preferred_language":true,"candidatePresentation":true,"candidate_presentation":true,"cleanupOnly":true,"run_mode":true,"runMode":true,"pipeline_name":true,"pipelineName":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_input_answer = validate35;
-const schema77 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-answer.json","title":"InputAnswer","description":"The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.","oneOf":[{"$ref":"#/$defs/permissionAnswer"},{"$ref":"#/$defs/questionAnswer"}],"$defs":{"permissionAnswer":{"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}},"questionAnswer":{"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}}}};
-const schema78 = {"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}};
-const schema79 = {"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}};
+const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-answer.json","title":"InputAnswer","description":"The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.","oneOf":[{"$ref":"#/$defs/permissionAnswer"},{"$ref":"#/$defs/questionAnswer"}],"$defs":{"permissionAnswer":{"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}},"questionAnswer":{"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}}}};
+const schema80 = {"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}};
+const schema81 = {"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/input-answer.json" */;
@@ -9843,7 +10407,7 @@ errors++;
 if(data.decision !== undefined){
 let data5 = data.decision;
 if(!(((data5 === "allow_once") || (data5 === "allow_always")) || (data5 === "deny"))){
-const err15 = {instancePath:instancePath+"/decision",schemaPath:"#/$defs/permissionAnswer/properties/decision/enum",keyword:"enum",params:{allowedValues: schema78.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/decision",schemaPath:"#/$defs/permissionAnswer/properties/decision/enum",keyword:"enum",params:{allowedValues: schema80.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10012,7 +10576,7 @@ errors++;
 if(data.kind !== undefined){
 let data7 = data.kind;
 if(!(((data7 === "ask_user_question") || (data7 === "candidate_selection")) || (data7 === "pipeline_pause_confirmation"))){
-const err27 = {instancePath:instancePath+"/kind",schemaPath:"#/$defs/questionAnswer/properties/kind/enum",keyword:"enum",params:{allowedValues: schema79.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err27 = {instancePath:instancePath+"/kind",schemaPath:"#/$defs/questionAnswer/properties/kind/enum",keyword:"enum",params:{allowedValues: schema81.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11408,7 +11972,7 @@ return errors === 0;
 validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_jsonrpc_error_response = validate36;
-const schema80 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json","title":"JsonRpcErrorResponse","description":"A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.","type":"object","additionalProperties":false,"required":["jsonrpc","id","error"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id; null when it could not be read.","type":["string","integer","null"]},"error":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"-32700..-32600 standard JSON-RPC errors, -32001..-32009 A2A errors (see the A2A error catalogue).","type":"integer"},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"data":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
+const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json","title":"JsonRpcErrorResponse","description":"A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.","type":"object","additionalProperties":false,"required":["jsonrpc","id","error"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id; null when it could not be read.","type":["string","integer","null"]},"error":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"-32700..-32600 standard JSON-RPC errors, -32001..-32009 A2A errors (see the A2A error catalogue).","type":"integer"},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"data":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json" */;
@@ -11479,7 +12043,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema80.properties.id.type},message:"must be string,integer,null"};
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema82.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11984,7 +12548,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_jsonrpc_request = validate37;
-const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-request.json","title":"JsonRpcRequest","description":"A JSON-RPC 2.0 request to the A2A endpoint (POST /). params is the ProtoJSON of the method's request message (a2a/protojson/*); the server parses it leniently (camelCase or proto snake_case names, unknown fields ignored), so it is only required to be an object here. Batches (arrays) are rejected with -32600.","type":"object","additionalProperties":false,"required":["jsonrpc","method"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"Echoed unchanged (same JSON type) in every response, including each SSE event. Absent means a notification.","type":["string","integer","null"]},"method":{"description":"A2A 1.0 method name.","type":"string","minLength":1,"examples":["SendMessage","SendStreamingMessage","GetTask","ListTasks","CancelTask","SubscribeToTask","CreateTaskPushNotificationConfig","GetTaskPushNotificationConfig","ListTaskPushNotificationConfigs","DeleteTaskPushNotificationConfig","GetExtendedAgentCard"]},"params":{"description":"ProtoJSON of the request message; may be omitted for GetExtendedAgentCard.","type":"object"}}};
+const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-request.json","title":"JsonRpcRequest","description":"A JSON-RPC 2.0 request to the A2A endpoint (POST /). params is the ProtoJSON of the method's request message (a2a/protojson/*); the server parses it leniently (camelCase or proto snake_case names, unknown fields ignored), so it is only required to be an object here. Batches (arrays) are rejected with -32600.","type":"object","additionalProperties":false,"required":["jsonrpc","method"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"Echoed unchanged (same JSON type) in every response, including each SSE event. Absent means a notification.","type":["string","integer","null"]},"method":{"description":"A2A 1.0 method name.","type":"string","minLength":1,"examples":["SendMessage","SendStreamingMessage","GetTask","ListTasks","CancelTask","SubscribeToTask","CreateTaskPushNotificationConfig","GetTaskPushNotificationConfig","ListTaskPushNotificationConfigs","DeleteTaskPushNotificationConfig","GetExtendedAgentCard"]},"params":{"description":"ProtoJSON of the request message; may be omitted for GetExtendedAgentCard.","type":"object"}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-request.json" */;
@@ -12045,7 +12609,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema82.properties.id.type},message:"must be string,integer,null"};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema84.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12110,7 +12674,7 @@ return errors === 0;
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_jsonrpc_success_response = validate38;
-const schema83 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json","title":"JsonRpcSuccessResponse","description":"A JSON-RPC 2.0 success response from the A2A endpoint, also the data of each SSE event of SendStreamingMessage and SubscribeToTask. result is the ProtoJSON of the method's response message: SendMessageResponse ({task} or {message}), StreamResponse (streaming), Task (GetTask, CancelTask), ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse, AgentCard, or {} (DeleteTaskPushNotificationConfig).","type":"object","additionalProperties":false,"required":["jsonrpc","id","result"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id.","type":["string","integer","null"]},"result":{"type":"object"}}};
+const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json","title":"JsonRpcSuccessResponse","description":"A JSON-RPC 2.0 success response from the A2A endpoint, also the data of each SSE event of SendStreamingMessage and SubscribeToTask. result is the ProtoJSON of the method's response message: SendMessageResponse ({task} or {message}), StreamResponse (streaming), Task (GetTask, CancelTask), ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse, AgentCard, or {} (DeleteTaskPushNotificationConfig).","type":"object","additionalProperties":false,"required":["jsonrpc","id","result"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id.","type":["string","integer","null"]},"result":{"type":"object"}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json" */;
@@ -12181,7 +12745,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema83.properties.id.type},message:"must be string,integer,null"};
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema85.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12225,7 +12789,7 @@ exports.v_a2a_pipeline_batch = validate31;
 exports.v_a2a_pipeline_envelope = validate29;
 
 exports.v_a2a_pipeline_snapshot = validate39;
-const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-snapshot.json","title":"PipelineSnapshot","description":"The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","pipelineName","contextId","taskId","iacCodeSessionId","runNumber","firstSequence","lastSequence","status","currentStepId","steps","candidates","pendingInput","cleanup","staleFields","outcome","handoff","updatedAt"],"properties":{"schemaVersion":{"const":"1.0"},"pipelineRunId":{"type":"string"},"pipelineName":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"iacCodeSessionId":{"type":"string"},"runNumber":{"type":"integer","minimum":1},"firstSequence":{"type":"integer","minimum":1},"lastSequence":{"type":"integer","minimum":1},"status":{"enum":["running","waiting_input","completed","early_exit","failed","canceled"]},"currentStepId":{"type":["string","null"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","status","attempt"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed","stale","waiting_input"]}}}},"candidates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","name","status","steps"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"name":{"type":"string"},"status":{"enum":["running","completed","failed"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","status","attempt"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed"]}}}}}}},"pendingInput":{"description":"The input the run waits for (the data of its input_required or permission_requested event), or null.","type":["object","null"]},"cleanup":{"type":"object","additionalProperties":false,"required":["resources"],"properties":{"resources":{"type":"array","items":{"type":"object","required":["resourceId","cleanupStatus"],"properties":{"resourceId":{"type":"string"},"cleanupStatus":{"enum":["observed","pending","started","in_progress","completed","failed","skipped"]}}}}}},"staleFields":{"type":"array","items":{"type":"string"}},"outcome":{"enum":[null,"completed","early_exit","failed","canceled"]},"handoff":{"type":["object","null"]},"updatedAt":{"type":"string","format":"date-time"}}};
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-snapshot.json","title":"PipelineSnapshot","description":"The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","pipelineName","contextId","taskId","iacCodeSessionId","runNumber","firstSequence","lastSequence","status","currentStepId","steps","candidates","pendingInput","cleanup","staleFields","outcome","handoff","updatedAt"],"properties":{"schemaVersion":{"const":"1.0"},"pipelineRunId":{"type":"string"},"pipelineName":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"iacCodeSessionId":{"type":"string"},"runNumber":{"type":"integer","minimum":1},"firstSequence":{"type":"integer","minimum":1},"lastSequence":{"type":"integer","minimum":1},"status":{"enum":["running","waiting_input","completed","early_exit","failed","canceled"]},"currentStepId":{"type":["string","null"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","status","attempt"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed","stale","waiting_input"]}}}},"candidates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","name","status","steps"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"name":{"type":"string"},"status":{"enum":["running","completed","failed"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","status","attempt"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed"]}}}}}}},"pendingInput":{"description":"The input the run waits for (the data of its input_required or permission_requested event), or null.","type":["object","null"]},"cleanup":{"type":"object","additionalProperties":false,"required":["resources"],"properties":{"resources":{"type":"array","items":{"type":"object","required":["resourceId","cleanupStatus"],"properties":{"resourceId":{"type":"string"},"cleanupStatus":{"enum":["observed","pending","started","in_progress","completed","failed","skipped"]}}}}}},"staleFields":{"type":"array","items":{"type":"string"}},"outcome":{"enum":[null,"completed","early_exit","failed","canceled"]},"handoff":{"type":["object","null"]},"updatedAt":{"type":"string","format":"date-time"}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-snapshot.json" */;
@@ -12430,7 +12994,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema84.properties, key0))){
+if(!(func3.call(schema86.properties, key0))){
 const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -12591,7 +13155,7 @@ errors++;
 if(data.status !== undefined){
 let data9 = data.status;
 if(!((((((data9 === "running") || (data9 === "waiting_input")) || (data9 === "completed")) || (data9 === "early_exit")) || (data9 === "failed")) || (data9 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12604,7 +13168,7 @@ errors++;
 if(data.currentStepId !== undefined){
 let data10 = data.currentStepId;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/currentStepId",schemaPath:"#/properties/currentStepId/type",keyword:"type",params:{type: schema84.properties.currentStepId.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/currentStepId",schemaPath:"#/properties/currentStepId/type",keyword:"type",params:{type: schema86.properties.currentStepId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12738,7 +13302,7 @@ errors++;
 if(data12.status !== undefined){
 let data16 = data12.status;
 if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "completed")) || (data16 === "failed")) || (data16 === "stale")) || (data16 === "waiting_input"))){
-const err44 = {instancePath:instancePath+"/steps/" + i0+"/status",schemaPath:"#/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/steps/" + i0+"/status",schemaPath:"#/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12893,7 +13457,7 @@ errors++;
 if(data18.status !== undefined){
 let data22 = data18.status;
 if(!(((data22 === "running") || (data22 === "completed")) || (data22 === "failed"))){
-const err57 = {instancePath:instancePath+"/candidates/" + i1+"/status",schemaPath:"#/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/candidates/" + i1+"/status",schemaPath:"#/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -12992,7 +13556,7 @@ errors++;
 if(data24.status !== undefined){
 let data27 = data24.status;
 if(!((((data27 === "pending") || (data27 === "running")) || (data27 === "completed")) || (data27 === "failed"))){
-const err65 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err65 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13053,7 +13617,7 @@ errors++;
 if(data.pendingInput !== undefined){
 let data28 = data.pendingInput;
 if((!(data28 && typeof data28 == "object" && !Array.isArray(data28))) && (data28 !== null)){
-const err70 = {instancePath:instancePath+"/pendingInput",schemaPath:"#/properties/pendingInput/type",keyword:"type",params:{type: schema84.properties.pendingInput.type},message:"must be object,null"};
+const err70 = {instancePath:instancePath+"/pendingInput",schemaPath:"#/properties/pendingInput/type",keyword:"type",params:{type: schema86.properties.pendingInput.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -13130,7 +13694,7 @@ errors++;
 if(data31.cleanupStatus !== undefined){
 let data33 = data31.cleanupStatus;
 if(!(((((((data33 === "observed") || (data33 === "pending")) || (data33 === "started")) || (data33 === "in_progress")) || (data33 === "completed")) || (data33 === "failed")) || (data33 === "skipped"))){
-const err76 = {instancePath:instancePath+"/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"#/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema84.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
+const err76 = {instancePath:instancePath+"/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"#/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema86.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -13207,7 +13771,7 @@ errors++;
 if(data.outcome !== undefined){
 let data36 = data.outcome;
 if(!(((((data36 === null) || (data36 === "completed")) || (data36 === "early_exit")) || (data36 === "failed")) || (data36 === "canceled"))){
-const err82 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema84.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err82 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema86.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -13220,7 +13784,7 @@ errors++;
 if(data.handoff !== undefined){
 let data37 = data.handoff;
 if((!(data37 && typeof data37 == "object" && !Array.isArray(data37))) && (data37 !== null)){
-const err83 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/type",keyword:"type",params:{type: schema84.properties.handoff.type},message:"must be object,null"};
+const err83 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/type",keyword:"type",params:{type: schema86.properties.handoff.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -13272,7 +13836,7 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_pipeline_state = validate40;
-const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-state.json","title":"PipelineStateResponse","description":"GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.","type":"object","additionalProperties":false,"required":["snapshot","events"],"properties":{"snapshot":{"$ref":"pipeline-snapshot.json"},"events":{"type":"array","items":{"$ref":"pipeline-envelope.json"}}}};
+const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-state.json","title":"PipelineStateResponse","description":"GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.","type":"object","additionalProperties":false,"required":["snapshot","events"],"properties":{"snapshot":{"$ref":"pipeline-snapshot.json"},"events":{"type":"array","items":{"$ref":"pipeline-envelope.json"}}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-state.json" */;
@@ -13512,7 +14076,7 @@ vErrors.push(err21);
 errors++;
 }
 for(const key1 in data0){
-if(!(func3.call(schema84.properties, key1))){
+if(!(func3.call(schema86.properties, key1))){
 const err22 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err22];
@@ -13673,7 +14237,7 @@ errors++;
 if(data0.status !== undefined){
 let data10 = data0.status;
 if(!((((((data10 === "running") || (data10 === "waiting_input")) || (data10 === "completed")) || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
-const err35 = {instancePath:instancePath+"/snapshot/status",schemaPath:"pipeline-snapshot.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err35 = {instancePath:instancePath+"/snapshot/status",schemaPath:"pipeline-snapshot.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -13686,7 +14250,7 @@ errors++;
 if(data0.currentStepId !== undefined){
 let data11 = data0.currentStepId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/snapshot/currentStepId",schemaPath:"pipeline-snapshot.json/properties/currentStepId/type",keyword:"type",params:{type: schema84.properties.currentStepId.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/snapshot/currentStepId",schemaPath:"pipeline-snapshot.json/properties/currentStepId/type",keyword:"type",params:{type: schema86.properties.currentStepId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -13820,7 +14384,7 @@ errors++;
 if(data13.status !== undefined){
 let data17 = data13.status;
 if(!((((((data17 === "pending") || (data17 === "running")) || (data17 === "completed")) || (data17 === "failed")) || (data17 === "stale")) || (data17 === "waiting_input"))){
-const err47 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/status",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/status",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -13975,7 +14539,7 @@ errors++;
 if(data19.status !== undefined){
 let data23 = data19.status;
 if(!(((data23 === "running") || (data23 === "completed")) || (data23 === "failed"))){
-const err60 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -14074,7 +14638,7 @@ errors++;
 if(data25.status !== undefined){
 let data28 = data25.status;
 if(!((((data28 === "pending") || (data28 === "running")) || (data28 === "completed")) || (data28 === "failed"))){
-const err68 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err68 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -14135,7 +14699,7 @@ errors++;
 if(data0.pendingInput !== undefined){
 let data29 = data0.pendingInput;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err73 = {instancePath:instancePath+"/snapshot/pendingInput",schemaPath:"pipeline-snapshot.json/properties/pendingInput/type",keyword:"type",params:{type: schema84.properties.pendingInput.type},message:"must be object,null"};
+const err73 = {instancePath:instancePath+"/snapshot/pendingInput",schemaPath:"pipeline-snapshot.json/properties/pendingInput/type",keyword:"type",params:{type: schema86.properties.pendingInput.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -14212,7 +14776,7 @@ errors++;
 if(data32.cleanupStatus !== undefined){
 let data34 = data32.cleanupStatus;
 if(!(((((((data34 === "observed") || (data34 === "pending")) || (data34 === "started")) || (data34 === "in_progress")) || (data34 === "completed")) || (data34 === "failed")) || (data34 === "skipped"))){
-const err79 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema84.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
+const err79 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema86.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -14289,7 +14853,7 @@ errors++;
 if(data0.outcome !== undefined){
 let data37 = data0.outcome;
 if(!(((((data37 === null) || (data37 === "completed")) || (data37 === "early_exit")) || (data37 === "failed")) || (data37 === "canceled"))){
-const err85 = {instancePath:instancePath+"/snapshot/outcome",schemaPath:"pipeline-snapshot.json/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema84.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err85 = {instancePath:instancePath+"/snapshot/outcome",schemaPath:"pipeline-snapshot.json/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema86.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -14302,7 +14866,7 @@ errors++;
 if(data0.handoff !== undefined){
 let data38 = data0.handoff;
 if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
-const err86 = {instancePath:instancePath+"/snapshot/handoff",schemaPath:"pipeline-snapshot.json/properties/handoff/type",keyword:"type",params:{type: schema84.properties.handoff.type},message:"must be object,null"};
+const err86 = {instancePath:instancePath+"/snapshot/handoff",schemaPath:"pipeline-snapshot.json/properties/handoff/type",keyword:"type",params:{type: schema86.properties.handoff.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -14388,7 +14952,7 @@ return errors === 0;
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_readiness = validate42;
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/readiness.json","title":"A2AReadiness","description":"Body of GET /iac-code/readiness on the A2A server: whether a real model and Alibaba Cloud credentials are configured, and what is missing when not. Names of settings only, never their values (no secret).","type":"object","additionalProperties":false,"required":["schemaVersion","llm","cloud"],"properties":{"schemaVersion":{"const":1},"llm":{"description":"The model the turns use.","type":"object","additionalProperties":false,"required":["ready","demo","provider","model","missing"],"properties":{"ready":{"description":"true when a real model is configured with what it needs (a key where the provider requires one); false in demo mode.","type":"boolean"},"demo":{"description":"true when nothing is configured and the bundled demo script answers.","type":"boolean"},"provider":{"description":"Provider key (demo in demo mode).","type":"string","minLength":1},"model":{"type":"string","minLength":1},"source":{"description":"Where the provider choice came from: options, env, settings, base_url, model, default or demo.","type":"string"},"missing":{"description":"What to set for the model to be ready (setting or variable names).","type":"array","items":{"type":"string","minLength":1}}}},"cloud":{"description":"Alibaba Cloud credentials of the server (a request may still bring its own).","type":"object","additionalProperties":false,"required":["ready","provider","missing"],"properties":{"ready":{"description":"true when a credential resolves: the cloud tools are registered.","type":"boolean"},"provider":{"const":"aliyun"},"source":{"description":"Where the credential came from.","enum":["env","config_file","aliyun_cli"]},"regionId":{"type":"string","minLength":1},"missing":{"description":"What to set for credentials to resolve (variable or file names).","type":"array","items":{"type":"string","minLength":1}}}}}};
+const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/readiness.json","title":"A2AReadiness","description":"Body of GET /iac-code/readiness on the A2A server: whether a real model and Alibaba Cloud credentials are configured, and what is missing when not. Names of settings only, never their values (no secret).","type":"object","additionalProperties":false,"required":["schemaVersion","llm","cloud"],"properties":{"schemaVersion":{"const":1},"llm":{"description":"The model the turns use.","type":"object","additionalProperties":false,"required":["ready","demo","provider","model","missing"],"properties":{"ready":{"description":"true when a real model is configured with what it needs (a key where the provider requires one); false in demo mode.","type":"boolean"},"demo":{"description":"true when nothing is configured and the bundled demo script answers.","type":"boolean"},"provider":{"description":"Provider key (demo in demo mode).","type":"string","minLength":1},"model":{"type":"string","minLength":1},"source":{"description":"Where the provider choice came from: options, env, settings, base_url, model, default or demo.","type":"string"},"missing":{"description":"What to set for the model to be ready (setting or variable names).","type":"array","items":{"type":"string","minLength":1}}}},"cloud":{"description":"Alibaba Cloud credentials of the server (a request may still bring its own).","type":"object","additionalProperties":false,"required":["ready","provider","missing"],"properties":{"ready":{"description":"true when a credential resolves: the cloud tools are registered.","type":"boolean"},"provider":{"const":"aliyun"},"source":{"description":"Where the credential came from.","enum":["env","config_file","aliyun_cli"]},"regionId":{"type":"string","minLength":1},"missing":{"description":"What to set for credentials to resolve (variable or file names).","type":"array","items":{"type":"string","minLength":1}}}}}};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/readiness.json" */;
@@ -14732,7 +15296,7 @@ errors++;
 if(data9.source !== undefined){
 let data12 = data9.source;
 if(!(((data12 === "env") || (data12 === "config_file")) || (data12 === "aliyun_cli"))){
-const err28 = {instancePath:instancePath+"/cloud/source",schemaPath:"#/properties/cloud/properties/source/enum",keyword:"enum",params:{allowedValues: schema87.properties.cloud.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/cloud/source",schemaPath:"#/properties/cloud/properties/source/enum",keyword:"enum",params:{allowedValues: schema89.properties.cloud.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -14837,7 +15401,7 @@ return errors === 0;
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_rest_error = validate43;
-const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/rest-error.json","title":"RestError","description":"Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {\"error\":\"Unauthorized\"}.)","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","status","message"],"properties":{"code":{"description":"The HTTP status of the response.","type":"integer","minimum":400,"maximum":599},"status":{"description":"google.rpc.Code name.","enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"details":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
+const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/rest-error.json","title":"RestError","description":"Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {\"error\":\"Unauthorized\"}.)","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","status","message"],"properties":{"code":{"description":"The HTTP status of the response.","type":"integer","minimum":400,"maximum":599},"status":{"description":"google.rpc.Code name.","enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"details":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/rest-error.json" */;
@@ -14956,7 +15520,7 @@ errors++;
 if(data0.status !== undefined){
 let data2 = data0.status;
 if(!((((((((((((((((data2 === "CANCELLED") || (data2 === "UNKNOWN")) || (data2 === "INVALID_ARGUMENT")) || (data2 === "DEADLINE_EXCEEDED")) || (data2 === "NOT_FOUND")) || (data2 === "ALREADY_EXISTS")) || (data2 === "PERMISSION_DENIED")) || (data2 === "RESOURCE_EXHAUSTED")) || (data2 === "FAILED_PRECONDITION")) || (data2 === "ABORTED")) || (data2 === "OUT_OF_RANGE")) || (data2 === "UNIMPLEMENTED")) || (data2 === "INTERNAL")) || (data2 === "UNAVAILABLE")) || (data2 === "DATA_LOSS")) || (data2 === "UNAUTHENTICATED"))){
-const err9 = {instancePath:instancePath+"/error/status",schemaPath:"#/properties/error/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.error.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/error/status",schemaPath:"#/properties/error/properties/status/enum",keyword:"enum",params:{allowedValues: schema90.properties.error.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15413,7 +15977,7 @@ return errors === 0;
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_thinking_exposure_params = validate44;
-const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/thinking-exposure-params.json","title":"ThinkingExposureParams","description":"params of the agent-card extension urn:iac-code:a2a:thinking-exposure:v1: which thinking signals this server emits in metadata.iac_code. The extension is advertised only when the set is non-empty.","type":"object","additionalProperties":false,"required":["enabledTypes"],"properties":{"enabledTypes":{"description":"Enabled signal types, in the order raw_thinking, tool_trace.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["raw_thinking","tool_trace"]}}}};
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/thinking-exposure-params.json","title":"ThinkingExposureParams","description":"params of the agent-card extension urn:iac-code:a2a:thinking-exposure:v1: which thinking signals this server emits in metadata.iac_code. The extension is advertised only when the set is non-empty.","type":"object","additionalProperties":false,"required":["enabledTypes"],"properties":{"enabledTypes":{"description":"Enabled signal types, in the order raw_thinking, tool_trace.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["raw_thinking","tool_trace"]}}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/thinking-exposure-params.json" */;
@@ -15476,7 +16040,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((data1 === "raw_thinking") || (data1 === "tool_trace"))){
-const err4 = {instancePath:instancePath+"/enabledTypes/" + i0,schemaPath:"#/properties/enabledTypes/items/enum",keyword:"enum",params:{allowedValues: schema90.properties.enabledTypes.items.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/enabledTypes/" + i0,schemaPath:"#/properties/enabledTypes/items/enum",keyword:"enum",params:{allowedValues: schema92.properties.enabledTypes.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -15539,7 +16103,7 @@ return errors === 0;
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_cancel_request = validate45;
-const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-request.json","title":"CancelRequest","description":"Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.","type":"object","required":["threadId","rosInvocationId"],"properties":{"threadId":{"description":"The AG-UI thread of the execution.","type":"string","minLength":1},"rosInvocationId":{"description":"The rosInvocationId of the execution's current run.","type":"string","minLength":1}}};
+const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-request.json","title":"CancelRequest","description":"Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.","type":"object","required":["threadId","rosInvocationId"],"properties":{"threadId":{"description":"The AG-UI thread of the execution.","type":"string","minLength":1},"rosInvocationId":{"description":"The rosInvocationId of the execution's current run.","type":"string","minLength":1}}};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/cancel-request.json" */;
@@ -15640,7 +16204,7 @@ return errors === 0;
 validate45.evaluated = {"props":{"threadId":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_cancel_response = validate46;
-const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-response.json","title":"CancelResponse","description":"200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).","type":"object","additionalProperties":false,"required":["executionId","status"],"properties":{"executionId":{"description":"The execution from the request path.","type":"string","minLength":1},"status":{"enum":["cancelled","already_terminal"]}}};
+const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-response.json","title":"CancelResponse","description":"200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).","type":"object","additionalProperties":false,"required":["executionId","status"],"properties":{"executionId":{"description":"The execution from the request path.","type":"string","minLength":1},"status":{"enum":["cancelled","already_terminal"]}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/cancel-response.json" */;
@@ -15714,7 +16278,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "cancelled") || (data1 === "already_terminal"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema92.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema94.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -15741,7 +16305,7 @@ return errors === 0;
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_content_part = validate47;
-const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
+const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
 const pattern24 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -15969,7 +16533,7 @@ errors++;
 if(data5.mimeType !== undefined){
 let data8 = data5.mimeType;
 if(!((((data8 === "image/png") || (data8 === "image/jpeg")) || (data8 === "image/gif")) || (data8 === "image/webp"))){
-const err17 = {instancePath:instancePath+"/source/mimeType",schemaPath:"#/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema93.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/source/mimeType",schemaPath:"#/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema95.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16087,7 +16651,7 @@ return errors === 0;
 validate47.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.v_agui_custom_artifact = validate48;
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"sourcePath":{"description":"Absolute path of the workspace file the artifact was copied from, when a tool stored a file.","type":"string","minLength":1},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
+const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"sourcePath":{"description":"Absolute path of the workspace file the artifact was copied from, when a tool stored a file.","type":"string","minLength":1},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
 const formats6 = require("ajv-formats/dist/formats").fullFormats.uri;
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -16183,7 +16747,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema94.properties, key0))){
+if(!(func3.call(schema96.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -16530,7 +17094,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_custom_pipeline = validate49;
-const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/pipeline.json" */;
@@ -16626,7 +17190,7 @@ errors++;
 if(data.eventType !== undefined){
 let data3 = data.eventType;
 if(!((((((((((((((((((((((((((((((((((data3 === "pipeline_started") || (data3 === "pipeline_resumed")) || (data3 === "pipeline_completed")) || (data3 === "pipeline_error")) || (data3 === "pipeline_warning")) || (data3 === "backup_blocked")) || (data3 === "candidate_started")) || (data3 === "candidate_completed")) || (data3 === "candidate_failed")) || (data3 === "candidate_interrupted")) || (data3 === "candidate_restart_requested")) || (data3 === "candidate_selected")) || (data3 === "candidate_detail_shown")) || (data3 === "candidate_step_failed")) || (data3 === "sub_pipeline_started")) || (data3 === "sub_pipeline_completed")) || (data3 === "sub_step_failed")) || (data3 === "step_failed")) || (data3 === "stack_progress")) || (data3 === "stack_instances_progress")) || (data3 === "stack_current_changed")) || (data3 === "cleanup_started")) || (data3 === "cleanup_progress")) || (data3 === "cleanup_completed")) || (data3 === "cleanup_failed")) || (data3 === "rollback_triggered")) || (data3 === "rollback_completed")) || (data3 === "context_compaction_started")) || (data3 === "context_compacted")) || (data3 === "context_compaction_failed")) || (data3 === "fields_marked_stale")) || (data3 === "diagram_shown")) || (data3 === "mcp_status")) || (data3 === "tool_progress"))){
-const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema95.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema97.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -16939,7 +17503,7 @@ return errors === 0;
 validate49.evaluated = {"props":{"schemaVersion":true,"extensionUri":true,"eventId":true,"eventType":true,"sequence":true,"createdAt":true,"scope":true,"pipelineRunId":true,"pipelineName":true,"taskId":true,"contextId":true,"status":true,"iacCodeSessionId":true,"data":true,"step":true,"candidateStep":true,"candidate":true,"visibility":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_custom_session = validate50;
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
+const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
 const formats10 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern27 = new RegExp("^agui-[0-9a-f]{40}$", "u");
 
@@ -17241,7 +17805,7 @@ return errors === 0;
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_custom_tool_progress = validate51;
-const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/tool-progress.json" */;
@@ -17525,25 +18089,25 @@ return errors === 0;
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_event = validate52;
-const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
-const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
-const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
-const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
-const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
-const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
-const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
-const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
+const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
+const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
+const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
+const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
+const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
+const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
 const pattern28 = new RegExp("^pipeline:.+$", "u");
-const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/custom.json" */;
@@ -18003,7 +18567,7 @@ vErrors.push(err34);
 errors++;
 }
 for(const key1 in data11){
-if(!(func3.call(schema94.properties, key1))){
+if(!(func3.call(schema96.properties, key1))){
 const err35 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
@@ -18814,7 +19378,7 @@ errors++;
 if(data40.eventType !== undefined){
 let data44 = data40.eventType;
 if(!((((((((((((((((((((((((((((((((((data44 === "pipeline_started") || (data44 === "pipeline_resumed")) || (data44 === "pipeline_completed")) || (data44 === "pipeline_error")) || (data44 === "pipeline_warning")) || (data44 === "backup_blocked")) || (data44 === "candidate_started")) || (data44 === "candidate_completed")) || (data44 === "candidate_failed")) || (data44 === "candidate_interrupted")) || (data44 === "candidate_restart_requested")) || (data44 === "candidate_selected")) || (data44 === "candidate_detail_shown")) || (data44 === "candidate_step_failed")) || (data44 === "sub_pipeline_started")) || (data44 === "sub_pipeline_completed")) || (data44 === "sub_step_failed")) || (data44 === "step_failed")) || (data44 === "stack_progress")) || (data44 === "stack_instances_progress")) || (data44 === "stack_current_changed")) || (data44 === "cleanup_started")) || (data44 === "cleanup_progress")) || (data44 === "cleanup_completed")) || (data44 === "cleanup_failed")) || (data44 === "rollback_triggered")) || (data44 === "rollback_completed")) || (data44 === "context_compaction_started")) || (data44 === "context_compacted")) || (data44 === "context_compaction_failed")) || (data44 === "fields_marked_stale")) || (data44 === "diagram_shown")) || (data44 === "mcp_status")) || (data44 === "tool_progress"))){
-const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema95.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema97.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -19649,7 +20213,7 @@ vErrors.push(err164);
 errors++;
 }
 for(const key5 in data68){
-if(!(func3.call(schema94.properties, key5))){
+if(!(func3.call(schema96.properties, key5))){
 const err165 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err165];
@@ -20354,7 +20918,7 @@ errors++;
 if(data68.eventType !== undefined){
 let data105 = data68.eventType;
 if(!((((((((((((((((((((((((((((((((((data105 === "pipeline_started") || (data105 === "pipeline_resumed")) || (data105 === "pipeline_completed")) || (data105 === "pipeline_error")) || (data105 === "pipeline_warning")) || (data105 === "backup_blocked")) || (data105 === "candidate_started")) || (data105 === "candidate_completed")) || (data105 === "candidate_failed")) || (data105 === "candidate_interrupted")) || (data105 === "candidate_restart_requested")) || (data105 === "candidate_selected")) || (data105 === "candidate_detail_shown")) || (data105 === "candidate_step_failed")) || (data105 === "sub_pipeline_started")) || (data105 === "sub_pipeline_completed")) || (data105 === "sub_step_failed")) || (data105 === "step_failed")) || (data105 === "stack_progress")) || (data105 === "stack_instances_progress")) || (data105 === "stack_current_changed")) || (data105 === "cleanup_started")) || (data105 === "cleanup_progress")) || (data105 === "cleanup_completed")) || (data105 === "cleanup_failed")) || (data105 === "rollback_triggered")) || (data105 === "rollback_completed")) || (data105 === "context_compaction_started")) || (data105 === "context_compacted")) || (data105 === "context_compaction_failed")) || (data105 === "fields_marked_stale")) || (data105 === "diagram_shown")) || (data105 === "mcp_status")) || (data105 === "tool_progress"))){
-const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema95.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema97.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -20737,9 +21301,9 @@ return errors === 0;
 }
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema124 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
-const schema125 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
-const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-finished.json" */;
@@ -21133,7 +21697,7 @@ errors++;
 if(data8.reason !== undefined){
 let data10 = data8.reason;
 if(!((data10 === "tool_call") || (data10 === "input_required"))){
-const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema125.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema127.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -22069,7 +22633,7 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-error.json" */;
@@ -28227,7 +28791,7 @@ return errors === 0;
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_health = validate75;
-const schema145 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
@@ -28437,7 +29001,7 @@ errors++;
 if(data5.state !== undefined){
 let data6 = data5.state;
 if(!((((data6 === "starting") || (data6 === "up")) || (data6 === "down")) || (data6 === "stopped"))){
-const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema145.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema147.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -28580,7 +29144,7 @@ errors++;
 if(data10.code !== undefined){
 let data11 = data10.code;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema145.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema147.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -28593,7 +29157,7 @@ errors++;
 if(data10.signal !== undefined){
 let data12 = data10.signal;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema145.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema147.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -28805,7 +29369,7 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_iac_code_props = validate76;
-const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
+const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/iac-code-props.json" */;
@@ -28850,7 +29414,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema146.properties, key0))){
+if(!(func3.call(schema148.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -28946,7 +29510,7 @@ errors++;
 if(data.model !== undefined){
 let data3 = data.model;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema146.properties.model.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema148.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -28959,7 +29523,7 @@ errors++;
 if(data.llmApiKey !== undefined){
 let data4 = data.llmApiKey;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema146.properties.llmApiKey.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema148.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -28972,7 +29536,7 @@ errors++;
 if(data.thinking !== undefined){
 let data5 = data.thinking;
 if((!(data5 && typeof data5 == "object" && !Array.isArray(data5))) && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema146.properties.thinking.type},message:"must be object,null"};
+const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema148.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29009,7 +29573,7 @@ errors++;
 if(data5.effort !== undefined){
 let data7 = data5.effort;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema146.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema148.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29022,7 +29586,7 @@ errors++;
 if(data5.budget !== undefined){
 let data8 = data5.budget;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema146.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema148.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29049,7 +29613,7 @@ errors++;
 if(data.userId !== undefined){
 let data9 = data.userId;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema146.properties.userId.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema148.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29062,7 +29626,7 @@ errors++;
 if(data.channel !== undefined){
 let data10 = data.channel;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema146.properties.channel.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema148.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -29075,7 +29639,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data11 = data.preferredLanguage;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema146.properties.preferredLanguage.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema148.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29088,7 +29652,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data12 = data.candidatePresentation;
 if(!(((data12 === "standard") || (data12 === "rich")) || (data12 === null))){
-const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema146.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema148.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -29101,7 +29665,7 @@ errors++;
 if(data.runMode !== undefined){
 let data13 = data.runMode;
 if(!(((data13 === "normal") || (data13 === "pipeline")) || (data13 === null))){
-const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema146.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema148.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29114,7 +29678,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data14 = data.pipelineName;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema146.properties.pipelineName.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema148.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -29139,7 +29703,7 @@ errors++;
 if(data.alibabaCloud !== undefined){
 let data16 = data.alibabaCloud;
 if((!(data16 && typeof data16 == "object" && !Array.isArray(data16))) && (data16 !== null)){
-const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.type},message:"must be object,null"};
+const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29164,7 +29728,7 @@ errors++;
 if(data16.accessKeyId !== undefined){
 let data17 = data16.accessKeyId;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29177,7 +29741,7 @@ errors++;
 if(data16.accessKeySecret !== undefined){
 let data18 = data16.accessKeySecret;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -29190,7 +29754,7 @@ errors++;
 if(data16.securityToken !== undefined){
 let data19 = data16.securityToken;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29203,7 +29767,7 @@ errors++;
 if(data16.regionId !== undefined){
 let data20 = data16.regionId;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -29345,7 +29909,7 @@ errors++;
 if(data.reason !== undefined){
 let data1 = data.reason;
 if(!((data1 === "tool_call") || (data1 === "input_required"))){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema125.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema127.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -29908,7 +30472,7 @@ return errors === 0;
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_message = validate78;
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/message.json" */;
@@ -30188,7 +30752,7 @@ errors++;
 if(data8.mimeType !== undefined){
 let data11 = data8.mimeType;
 if(!((((data11 === "image/png") || (data11 === "image/jpeg")) || (data11 === "image/gif")) || (data11 === "image/webp"))){
-const err20 = {instancePath:instancePath+"/content/" + i0+"/source/mimeType",schemaPath:"content-part.json/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema93.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/content/" + i0+"/source/mimeType",schemaPath:"content-part.json/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema95.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30391,7 +30955,7 @@ errors++;
 if(data.role !== undefined){
 let data16 = data.role;
 if(!((data16 === "developer") || (data16 === "system"))){
-const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema148.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema150.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -31028,7 +31592,7 @@ errors++;
 if(data.role !== undefined){
 let data39 = data.role;
 if(!(((((((data39 === "developer") || (data39 === "system")) || (data39 === "assistant")) || (data39 === "user")) || (data39 === "tool")) || (data39 === "activity")) || (data39 === "reasoning"))){
-const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema148.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema150.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -31056,7 +31620,7 @@ return errors === 0;
 validate78.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.v_agui_resume_entry = validate79;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/resume-entry.json" */;
@@ -31118,7 +31682,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "resolved") || (data1 === "cancelled"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema150.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema152.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -31194,7 +31758,7 @@ return errors === 0;
 validate79.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_run_agent_input = validate80;
-const schema151 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/run-agent-input.json" */;
@@ -31533,7 +32097,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key1 in data12){
-if(!(func3.call(schema146.properties, key1))){
+if(!(func3.call(schema148.properties, key1))){
 const err27 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
@@ -31629,7 +32193,7 @@ errors++;
 if(data12.model !== undefined){
 let data16 = data12.model;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema146.properties.model.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema148.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -31642,7 +32206,7 @@ errors++;
 if(data12.llmApiKey !== undefined){
 let data17 = data12.llmApiKey;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema146.properties.llmApiKey.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema148.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -31655,7 +32219,7 @@ errors++;
 if(data12.thinking !== undefined){
 let data18 = data12.thinking;
 if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema146.properties.thinking.type},message:"must be object,null"};
+const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema148.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -31692,7 +32256,7 @@ errors++;
 if(data18.effort !== undefined){
 let data20 = data18.effort;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema146.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema148.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -31705,7 +32269,7 @@ errors++;
 if(data18.budget !== undefined){
 let data21 = data18.budget;
 if((!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))) && (data21 !== null)){
-const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema146.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema148.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -31732,7 +32296,7 @@ errors++;
 if(data12.userId !== undefined){
 let data22 = data12.userId;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema146.properties.userId.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema148.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -31745,7 +32309,7 @@ errors++;
 if(data12.channel !== undefined){
 let data23 = data12.channel;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema146.properties.channel.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema148.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -31758,7 +32322,7 @@ errors++;
 if(data12.preferredLanguage !== undefined){
 let data24 = data12.preferredLanguage;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema146.properties.preferredLanguage.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema148.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -31771,7 +32335,7 @@ errors++;
 if(data12.candidatePresentation !== undefined){
 let data25 = data12.candidatePresentation;
 if(!(((data25 === "standard") || (data25 === "rich")) || (data25 === null))){
-const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema146.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema148.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -31784,7 +32348,7 @@ errors++;
 if(data12.runMode !== undefined){
 let data26 = data12.runMode;
 if(!(((data26 === "normal") || (data26 === "pipeline")) || (data26 === null))){
-const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema146.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema148.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -31797,7 +32361,7 @@ errors++;
 if(data12.pipelineName !== undefined){
 let data27 = data12.pipelineName;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema146.properties.pipelineName.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema148.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -31822,7 +32386,7 @@ errors++;
 if(data12.alibabaCloud !== undefined){
 let data29 = data12.alibabaCloud;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.type},message:"must be object,null"};
+const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -31847,7 +32411,7 @@ errors++;
 if(data29.accessKeyId !== undefined){
 let data30 = data29.accessKeyId;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -31860,7 +32424,7 @@ errors++;
 if(data29.accessKeySecret !== undefined){
 let data31 = data29.accessKeySecret;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -31873,7 +32437,7 @@ errors++;
 if(data29.securityToken !== undefined){
 let data32 = data29.securityToken;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -31886,7 +32450,7 @@ errors++;
 if(data29.regionId !== undefined){
 let data33 = data29.regionId;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema146.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -31977,7 +32541,7 @@ errors++;
 if(data35.status !== undefined){
 let data37 = data35.status;
 if(!((data37 === "resolved") || (data37 === "cancelled"))){
-const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema150.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema152.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -32379,7 +32943,7 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_audit_permission_audit_line = validate83;
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
+const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
 const pattern40 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -32455,7 +33019,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema155.properties, key0))){
+if(!(func3.call(schema157.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -32656,7 +33220,7 @@ errors++;
 if(data.decision !== undefined){
 let data8 = data.decision;
 if(!((((data8 === "allow_once") || (data8 === "allow_always")) || (data8 === "deny")) || (data8 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema155.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema157.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -32745,10 +33309,10 @@ return errors === 0;
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_client = validate84;
-const schema156 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
-const schema157 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
-const schema158 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
-const schema159 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
+const schema159 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
+const schema160 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
+const schema161 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33201,7 +33765,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema156.properties, key0))){
+if(!(func3.call(schema158.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -33227,7 +33791,7 @@ errors++;
 if(data.binding !== undefined){
 let data1 = data.binding;
 if(!(((data1 === "jsonrpc") || (data1 === "rest")) || (data1 === "grpc"))){
-const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema156.properties.binding.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema158.properties.binding.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -33618,7 +34182,7 @@ errors++;
 if(data.output !== undefined){
 let data29 = data.output;
 if(!(((data29 === "text") || (data29 === "table")) || (data29 === "json"))){
-const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema156.properties.output.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema158.properties.output.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -33705,7 +34269,7 @@ return errors === 0;
 validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate90;
-const schema161 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
 const pattern42 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
 const pattern43 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
 const pattern44 = new RegExp("^rediss?://", "u");
@@ -33727,7 +34291,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema161.properties, key0))){
+if(!(func3.call(schema163.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -33811,7 +34375,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((((data2 === "http") || (data2 === "stdio")) || (data2 === "unix")) || (data2 === "websocket")) || (data2 === "grpc")) || (data2 === "grpc-jsonrpc")) || (data2 === "redis-streams")) || (data2 === "jsonrpc")) || (data2 === "json-rpc")) || (data2 === "http+jsonrpc")) || (data2 === "http-jsonrpc")) || (data2 === "https")) || (data2 === "grpcs")) || (data2 === "grpc+jsonrpc")) || (data2 === "ws")) || (data2 === "wss")) || (data2 === "redis")) || (data2 === "redis-stream"))){
-const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema161.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema163.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -33858,7 +34422,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data5 === "pretty") || (data5 === "json"))){
-const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema161.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema163.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -33913,7 +34477,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((data7 === "tool-trace") || (data7 === "raw-thinking")) || (data7 === "tool_trace")) || (data7 === "raw_thinking")) || (data7 === "all")) || (data7 === "none"))){
-const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema161.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema163.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34143,7 +34707,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data18 === "local-file") || (data18 === "redis-streams"))){
-const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema161.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema163.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34752,7 +35316,7 @@ vErrors.push(err80);
 errors++;
 }
 if(!((data43 === "sqlite") || (data43 === "redis"))){
-const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema161.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema163.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -35023,7 +35587,7 @@ vErrors.push(err100);
 errors++;
 }
 if(!((data54 === "normal") || (data54 === "pipeline"))){
-const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema161.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema163.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -35158,11 +35722,11 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data60 = data["headers-timeout-seconds"];
-if((typeof data60 == "number") && (isFinite(data60))){
-if(data60 < 0 || isNaN(data60)){
-const err112 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data["mcp-config"] !== undefined){
+let data60 = data["mcp-config"];
+if(typeof data60 === "string"){
+if(func1(data60) < 1){
+const err112 = {instancePath:instancePath+"/mcp-config",schemaPath:"#/properties/mcp-config/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -35173,7 +35737,7 @@ errors++;
 }
 }
 else {
-const err113 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err113 = {instancePath:instancePath+"/mcp-config",schemaPath:"#/properties/mcp-config/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -35183,11 +35747,11 @@ vErrors.push(err113);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data61 = data["request-timeout-seconds"];
+if(data["headers-timeout-seconds"] !== undefined){
+let data61 = data["headers-timeout-seconds"];
 if((typeof data61 == "number") && (isFinite(data61))){
 if(data61 < 0 || isNaN(data61)){
-const err114 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err114 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -35198,7 +35762,7 @@ errors++;
 }
 }
 else {
-const err115 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err115 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -35208,11 +35772,11 @@ vErrors.push(err115);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data62 = data["keep-alive-timeout-seconds"];
+if(data["request-timeout-seconds"] !== undefined){
+let data62 = data["request-timeout-seconds"];
 if((typeof data62 == "number") && (isFinite(data62))){
 if(data62 < 0 || isNaN(data62)){
-const err116 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err116 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -35223,7 +35787,7 @@ errors++;
 }
 }
 else {
-const err117 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err117 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -35233,11 +35797,11 @@ vErrors.push(err117);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data63 = data["shutdown-timeout-seconds"];
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data63 = data["keep-alive-timeout-seconds"];
 if((typeof data63 == "number") && (isFinite(data63))){
-if(data63 <= 0 || isNaN(data63)){
-const err118 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(data63 < 0 || isNaN(data63)){
+const err118 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -35248,7 +35812,7 @@ errors++;
 }
 }
 else {
-const err119 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err119 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -35258,12 +35822,11 @@ vErrors.push(err119);
 errors++;
 }
 }
-if(data["tls-cert"] !== undefined){
-if(data["tls-key"] === undefined){
-const err120 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
-    missingProperty: "tls-key",
-    depsCount: 1,
-    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data64 = data["shutdown-timeout-seconds"];
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 <= 0 || isNaN(data64)){
+const err120 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -35273,12 +35836,8 @@ vErrors.push(err120);
 errors++;
 }
 }
-if(data["tls-key"] !== undefined){
-if(data["tls-cert"] === undefined){
-const err121 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
-    missingProperty: "tls-cert",
-    depsCount: 1,
-    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
+else {
+const err121 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -35288,14 +35847,44 @@ vErrors.push(err121);
 errors++;
 }
 }
-}
-else {
-const err122 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data["tls-cert"] !== undefined){
+if(data["tls-key"] === undefined){
+const err122 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-cert",
+    missingProperty: "tls-key",
+    depsCount: 1,
+    deps: "tls-key"},message:"must have property tls-key when property tls-cert is present"};
 if(vErrors === null){
 vErrors = [err122];
 }
 else {
 vErrors.push(err122);
+}
+errors++;
+}
+}
+if(data["tls-key"] !== undefined){
+if(data["tls-cert"] === undefined){
+const err123 = {instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "tls-key",
+    missingProperty: "tls-cert",
+    depsCount: 1,
+    deps: "tls-cert"},message:"must have property tls-cert when property tls-key is present"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+}
+else {
+const err124 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
 }
 errors++;
 }
@@ -35305,7 +35894,7 @@ return errors === 0;
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate91;
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern52 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 const pattern53 = new RegExp("^https?://[^/?#]+/?$", "u");
 
@@ -35322,7 +35911,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema162.properties, key0))){
+if(!(func3.call(schema164.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -35593,7 +36182,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((data12 === "pretty") || (data12 === "json"))){
-const err21 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema162.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema164.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35628,7 +36217,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((data14 === "file") || (data14 === "redis"))){
-const err24 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema162.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema164.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35871,7 +36460,7 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_a2a_error_catalogue = validate92;
-const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
 const pattern56 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -35981,7 +36570,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data0){
-if(!(func3.call(schema163.items.properties, key0))){
+if(!(func3.call(schema165.items.properties, key0))){
 const err9 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -36020,7 +36609,7 @@ errors++;
 if(data0.kind !== undefined){
 let data2 = data0.kind;
 if(!(((data2 === "a2a") || (data2 === "jsonrpc")) || (data2 === "transport"))){
-const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema163.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -36058,7 +36647,7 @@ errors++;
 if(data0.jsonrpcCode !== undefined){
 let data4 = data0.jsonrpcCode;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema163.items.properties.jsonrpcCode.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema165.items.properties.jsonrpcCode.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -36128,7 +36717,7 @@ errors++;
 if(data0.grpcStatus !== undefined){
 let data6 = data0.grpcStatus;
 if(!((((((((((((((((data6 === "CANCELLED") || (data6 === "UNKNOWN")) || (data6 === "INVALID_ARGUMENT")) || (data6 === "DEADLINE_EXCEEDED")) || (data6 === "NOT_FOUND")) || (data6 === "ALREADY_EXISTS")) || (data6 === "PERMISSION_DENIED")) || (data6 === "RESOURCE_EXHAUSTED")) || (data6 === "FAILED_PRECONDITION")) || (data6 === "ABORTED")) || (data6 === "OUT_OF_RANGE")) || (data6 === "UNIMPLEMENTED")) || (data6 === "INTERNAL")) || (data6 === "UNAVAILABLE")) || (data6 === "DATA_LOSS")) || (data6 === "UNAUTHENTICATED"))){
-const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema163.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema165.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -36240,7 +36829,7 @@ return errors === 0;
 validate92.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_agui_error_catalogue = validate93;
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
 const pattern59 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
@@ -36409,7 +36998,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 let data4 = data3[i1];
 if(!((data4 === "http") || (data4 === "sse"))){
-const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema164.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema166.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -36580,7 +37169,7 @@ return errors === 0;
 validate93.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_error_envelope = validate94;
-const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
+const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/error-envelope.json" */;
@@ -36730,17 +37319,17 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_pipeline_definition = validate95;
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
-const schema167 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema169 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
 const pattern61 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const schema169 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
+const schema171 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
 const pattern63 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
-const schema170 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
-const schema176 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
-const schema178 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
+const schema172 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema178 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
+const schema180 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
 const pattern67 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
-const schema174 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
-const schema175 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
+const schema176 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
+const schema177 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -36798,7 +37387,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "tool_called") || (data0 === "tool_succeeded"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema174.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema176.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -37171,7 +37760,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema170.properties, key0))){
+if(!(func3.call(schema172.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -37222,7 +37811,7 @@ errors++;
 if(data.type !== undefined){
 let data4 = data.type;
 if(!((data4 === "agent") || (data4 === "parallel_sub_pipeline"))){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema170.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema172.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -37285,7 +37874,7 @@ errors++;
 if(data.forward !== undefined){
 let data7 = data.forward;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema170.properties.forward.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema172.properties.forward.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -37525,7 +38114,7 @@ if(Array.isArray(data17)){
 const len3 = data17.length;
 for(let i4=0; i4<len3; i4++){
 if(!(data17[i4] === "ros_deploy")){
-const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema170.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema172.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -37795,7 +38384,7 @@ errors++;
 }
 if(data.ui_mode !== undefined){
 if(!(data.ui_mode === "candidate_selection")){
-const err54 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema170.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+const err54 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema172.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -37820,7 +38409,7 @@ errors++;
 if(data.interrupt_judge_failure !== undefined){
 let data30 = data.interrupt_judge_failure;
 if(!(((data30 === "continue") || (data30 === "pause")) || (data30 === "hard_interrupt"))){
-const err56 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema170.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+const err56 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema172.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -38611,7 +39200,7 @@ const len1 = data9.length;
 for(let i2=0; i2<len1; i2++){
 let data10 = data9[i2];
 if(!((((data10 === "completed") || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
-const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema166.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema168.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -38839,12 +39428,12 @@ return errors === 0;
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_AgentCard = validate104;
-const schema181 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
-const schema182 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
-const schema183 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
-const schema201 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
-const schema184 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
-const schema185 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+const schema183 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
+const schema184 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
+const schema185 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
+const schema203 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
+const schema186 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
+const schema187 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39013,18 +39602,18 @@ return errors === 0;
 }
 validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema186 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
-const schema187 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
-const schema188 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
-const schema196 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
-const schema197 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
-const schema189 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
-const schema190 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
-const schema191 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
-const schema192 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
-const schema193 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema194 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema195 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
+const schema188 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
+const schema189 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
+const schema190 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema198 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
+const schema199 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
+const schema191 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
+const schema192 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
+const schema193 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
+const schema194 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
+const schema195 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema196 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema197 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40393,8 +40982,8 @@ return errors === 0;
 }
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema198 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
-const schema199 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+const schema200 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
+const schema201 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40505,7 +41094,7 @@ return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema200 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
+const schema202 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40849,7 +41438,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema181.properties, key0))){
+if(!(func3.call(schema183.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -41356,8 +41945,8 @@ return errors === 0;
 validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_Artifact = validate118;
-const schema202 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
-const schema203 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
+const schema204 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
+const schema205 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41748,7 +42337,7 @@ return errors === 0;
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_CancelTaskRequest = validate119;
-const schema204 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
+const schema206 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41837,7 +42426,7 @@ return errors === 0;
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate120;
-const schema205 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+const schema207 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41935,7 +42524,7 @@ return errors === 0;
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate121;
-const schema206 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
+const schema208 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41989,7 +42578,7 @@ return errors === 0;
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate122;
-const schema207 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+const schema209 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42087,7 +42676,7 @@ return errors === 0;
 validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetTaskRequest = validate123;
-const schema208 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+const schema210 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42198,7 +42787,7 @@ return errors === 0;
 validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate124;
-const schema209 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
+const schema211 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42321,9 +42910,9 @@ return errors === 0;
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate125;
-const schema210 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
-const schema211 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
-const schema212 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema212 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
+const schema213 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
+const schema214 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42570,8 +43159,8 @@ return errors === 0;
 validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTasksRequest = validate128;
-const schema213 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
-const schema214 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
+const schema215 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
+const schema216 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42633,7 +43222,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data2 === "TASK_STATE_SUBMITTED") || (data2 === "TASK_STATE_WORKING")) || (data2 === "TASK_STATE_COMPLETED")) || (data2 === "TASK_STATE_FAILED")) || (data2 === "TASK_STATE_CANCELED")) || (data2 === "TASK_STATE_INPUT_REQUIRED")) || (data2 === "TASK_STATE_REJECTED")) || (data2 === "TASK_STATE_AUTH_REQUIRED"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema214.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema216.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -42779,11 +43368,11 @@ return errors === 0;
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTasksResponse = validate129;
-const schema215 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
-const schema216 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
-const schema217 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
-const schema219 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
-const schema220 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
+const schema217 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
+const schema218 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
+const schema219 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
+const schema221 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
+const schema222 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42887,7 +43476,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema220.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema222.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -43281,7 +43870,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data0 === "TASK_STATE_SUBMITTED") || (data0 === "TASK_STATE_WORKING")) || (data0 === "TASK_STATE_COMPLETED")) || (data0 === "TASK_STATE_FAILED")) || (data0 === "TASK_STATE_CANCELED")) || (data0 === "TASK_STATE_INPUT_REQUIRED")) || (data0 === "TASK_STATE_REJECTED")) || (data0 === "TASK_STATE_AUTH_REQUIRED"))){
-const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema214.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema216.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -43773,7 +44362,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema220.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema222.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -44371,8 +44960,8 @@ return errors === 0;
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SendMessageRequest = validate140;
-const schema226 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
-const schema227 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
+const schema228 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
+const schema229 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44582,7 +45171,7 @@ return errors === 0;
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SendMessageResponse = validate145;
-const schema228 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
+const schema230 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44664,8 +45253,8 @@ return errors === 0;
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_StreamResponse = validate148;
-const schema229 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
-const schema230 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
+const schema231 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
+const schema232 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -44779,7 +45368,7 @@ return errors === 0;
 }
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema231 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
+const schema233 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45118,7 +45707,7 @@ return errors === 0;
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SubscribeToTaskRequest = validate157;
-const schema232 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
+const schema234 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

@@ -51,6 +51,7 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
       model: settings.model,
       baseUrl: settings.baseUrl,
       scriptFile: settings.script,
+      mcpConfig: settings.mcpConfig,
       mode: settings.mode,
       pipelineName: settings.pipelineName,
       autoApprovePermissions: settings.autoApprovePermissions,

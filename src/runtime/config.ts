@@ -76,6 +76,10 @@ export interface RuntimeOptions {
   mode?: string;
   /** Pipeline of such requests [env IAC_CODE_PIPELINE_NAME, else selling]. */
   pipelineName?: string;
+  /** The MCP servers file [env IAC_CODE_MCP_CONFIG, else <config-dir>/mcp.json when it exists]. */
+  mcpConfig?: string;
+  /** How long an MCP server may take to start and list its tools [30 000]. */
+  mcpConnectTimeoutMs?: number;
 }
 
 export interface ResolvedRuntimeConfig {

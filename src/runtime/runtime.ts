@@ -15,6 +15,7 @@ import type { ProviderFactoryOptions } from "./providers/factory.js";
 import { loadScriptFile, parseScript, type Script } from "./providers/script-format.js";
 import { checkEndpointOverrides } from "./cloud/aliyun-products.js";
 import { resolveCloudCredentials } from "./cloud/credentials.js";
+import { loadMcpConfig } from "./mcp/config.js";
 import type {
   AgentRuntime,
   AgentSession,
@@ -131,7 +132,13 @@ class Runtime implements AgentRuntime {
   async close(): Promise<void> {
     const sessions = await Promise.allSettled([...this.sessions.values()]);
     this.sessions.clear();
-    await Promise.all(sessions.flatMap((s) => (s.status === "fulfilled" ? [s.value.close()] : [])));
+    try {
+      await Promise.all(sessions.flatMap((s) => (s.status === "fulfilled" ? [s.value.close()] : [])));
+    } finally {
+      // After the sessions (their turns are aborted first), and whatever happened there:
+      // MCP child processes must not outlive the runtime.
+      await this.deps.mcp?.close();
+    }
     if (this.ownsStore) await this.deps.store.close();
     else await this.deps.store.commit();
   }
@@ -157,6 +164,12 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
   const config = resolveRuntimeConfig(options);
   const pipelines = pipelineDefaults(options, env);
   const logger = options.logger ?? defaultLogger(env);
+  // A bad mcp.json stops the start (naming the field); a server that fails to start only warns, later.
+  const mcpConfig = loadMcpConfig({
+    configDir: config.configDir,
+    file: options.mcpConfig ?? env.IAC_CODE_MCP_CONFIG,
+    env,
+  });
   let script: Script | undefined;
   if (config.demo) script = loadDemoScript();
   else if (config.scriptFile) script = loadScriptFile(config.scriptFile);
@@ -194,13 +207,27 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
     },
     pipelines,
     safeMode: options.safeMode === true,
+    // The MCP SDK is loaded only when there are servers to talk to (never in safe mode).
+    ...(mcpConfig.servers.length > 0 && options.safeMode !== true
+      ? {
+          mcp: new (await import("./mcp/manager.js")).McpManager(mcpConfig, logger, {
+            connectTimeoutMs: options.mcpConnectTimeoutMs ?? 30_000,
+          }),
+        }
+      : {}),
     // A runtime no server hosts opens its own database (better-sqlite3 loaded on use).
     store:
       options.store ??
       (await import("./store/standalone-store.js")).openStandaloneStore(config.configDir, logger),
   };
   logger.info(
-    { provider: config.provider.key, model: config.model, demo: config.demo, source: config.providerSource },
+    {
+      provider: config.provider.key,
+      model: config.model,
+      demo: config.demo,
+      source: config.providerSource,
+      mcpServers: mcpConfig.servers.map((s) => s.name),
+    },
     "agent runtime ready",
   );
   return new Runtime(deps, config, options.store === undefined);

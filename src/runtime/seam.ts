@@ -5,6 +5,22 @@
 // usage, artifacts, errors) arrives as RuntimeEvents.
 import type { A2AReadiness, IacCodeEventMetadata } from "../contract/index.js";
 
+/** An MCP server that could not be used (metadata.iac_code.mcpWarning). */
+export type McpWarning = NonNullable<IacCodeEventMetadata["mcpWarning"]>;
+/** The configured MCP servers' snapshot (metadata.iac_code.mcpStatus). */
+export type McpStatus = NonNullable<IacCodeEventMetadata["mcpStatus"]>;
+export type McpServerStatus = McpStatus["servers"][number];
+
+/** An MCP progress notification of a running MCP tool. */
+export interface McpToolProgress {
+  serverName: string;
+  /** The tool's name on its server (not mcp__...). */
+  toolName: string;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 /** Per-turn overrides from A2A metadata.iac_code / AG-UI forwardedProps. Never persisted. */
 export interface TurnOverrides {
   model?: string;
@@ -176,8 +192,21 @@ export type RuntimeEvent =
       isError: boolean;
       artifact?: ArtifactPayload;
     }
-  /** Intermediate progress (stack polling, long operations). */
-  | { type: "tool_progress"; toolUseId: string; name: string; progress: Record<string, unknown> }
+  /**
+   * Intermediate progress (stack polling, long operations). mcp: an MCP
+   * progress notification, whose params as received are `progress`.
+   */
+  | {
+      type: "tool_progress";
+      toolUseId: string;
+      name: string;
+      progress: Record<string, unknown>;
+      mcp?: McpToolProgress;
+    }
+  /** An MCP server could not be used; the turn goes on without its tools. */
+  | { type: "mcp_warning"; warning: McpWarning }
+  /** The MCP servers' snapshot: once per turn, again when it changes. */
+  | { type: "mcp_status"; status: McpStatus }
   /** A permission decided without asking (read-only, rule, mode or auto-approve). */
   | {
       type: "permission_decided";

@@ -347,6 +347,14 @@ export const A2A_SETTINGS: SettingsTable = {
       help: "script replayed by the scripted provider (implies --provider scripted)",
     },
     {
+      key: "mcp-config",
+      kind: "string",
+      arg: "file",
+      env: "IAC_CODE_MCP_CONFIG",
+      envReadByRuntime: true,
+      help: "MCP servers file, mcpServers format (stdio command/args/env or http url/headers); default mcp.json in the config dir when it exists",
+    },
+    {
       key: "mode",
       kind: "string",
       arg: "mode",

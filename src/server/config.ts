@@ -70,6 +70,8 @@ export interface A2aServerSettings extends TransportSettings {
   model?: string;
   baseUrl?: string;
   script?: string;
+  /** The MCP servers file (default: IAC_CODE_MCP_CONFIG, else <config-dir>/mcp.json). */
+  mcpConfig?: string;
   /** Run mode of requests that choose none (default: IAC_CODE_MODE, else normal) and their pipeline. */
   mode?: "normal" | "pipeline";
   pipelineName?: string;
@@ -218,6 +220,7 @@ export function resolveSettings(
     model: config.model,
     baseUrl: config["base-url"],
     script: config.script,
+    mcpConfig: config["mcp-config"],
     mode: config.mode,
     pipelineName: config["pipeline-name"],
     signingSecret: nonEmpty(config["signing-secret"]),

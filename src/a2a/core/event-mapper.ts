@@ -93,6 +93,17 @@ export function metadataFor(
       return { tool };
     }
     case "tool_progress":
+      if (exposure.toolTrace && event.mcp) {
+        return {
+          tool: {
+            status: "progress",
+            toolUseId: event.toolUseId,
+            name: event.name,
+            mcp: { ...event.mcp },
+            mcpProgress: boundJson(event.progress),
+          },
+        };
+      }
       return exposure.toolTrace
         ? {
             tool: {
@@ -110,6 +121,10 @@ export function metadataFor(
             permission: { autoApproved: event.allowed, toolName: event.toolName, toolUseId: event.toolUseId },
           }
         : undefined;
+    case "mcp_warning":
+      return { mcpWarning: event.warning as unknown as JsonObject };
+    case "mcp_status":
+      return { mcpStatus: event.status as unknown as JsonObject };
     case "thinking_delta":
       return exposure.rawThinking && event.text !== ""
         ? { thinking: { type: "raw_thinking", text: truncateString(event.text) } }

@@ -400,6 +400,13 @@ export class TurnExecution {
         this.fail(code, errorId, event.kind === "retryable", text);
         return;
       }
+      case "mcp_warning":
+        // a2a-iaccode.md §6.7: the warning is also agent text, so that a plain client shows it.
+        this.status(pb.TaskState.WORKING, {
+          text: `MCP warning: ${event.warning.message}`,
+          metadata: metadataFor(event, this.deps.exposure),
+        });
+        return;
       default: {
         const metadata = metadataFor(event, this.deps.exposure);
         if (metadata) this.status(pb.TaskState.WORKING, { metadata });

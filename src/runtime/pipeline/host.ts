@@ -168,10 +168,11 @@ export class PipelineHost {
   /** The turn's tools and cloud: demo mode runs pipelines against the simulated ROS endpoint. */
   private async baseTurn(overrides: TurnOverrides, signal: AbortSignal): Promise<Turn> {
     const { deps, workspace, logger } = this.session;
-    const turn = await startTurn(deps, workspace, logger, overrides, signal);
+    const turn = await startTurn(deps, workspace, logger, overrides, signal, "pipeline");
     const demo = deps.config.demo && overrides.model === undefined && overrides.apiKey === undefined;
     if (turn.cloud || !demo) return turn;
-    const tools = turnTools(true, turn.skills);
+    // The MCP servers' tools stay (the turn listed them); the cloud tools join them.
+    const tools = [...turnTools(true, turn.skills), ...(turn.mcp ? (deps.mcp?.tools() ?? []) : [])];
     return {
       ...turn,
       cloud: simulatedCloud(new SimulatedRos()),

@@ -92,6 +92,14 @@ export class PipelineRunner {
           data: { reason: entry.kind === "resume" ? "restart" : "message" },
         });
       }
+      const mcp = run.step.baseTurn.mcp;
+      if (mcp) {
+        yield await this.emitter.event({
+          eventType: "mcp_status",
+          scope: "pipeline",
+          data: { kind: "mcp_status", mcpStatus: mcp.status },
+        });
+      }
       yield* this.steps(entry.kind === "continue" ? entry.text : undefined);
     } finally {
       if (this.signal.aborted && !run.step.session.lifetime.aborted && !run.meta.handedOff)

@@ -261,7 +261,21 @@ class StepRun {
         return;
       case "tool_progress": {
         const p = ev.progress;
-        if (typeof p.stackId === "string") {
+        if (ev.mcp) {
+          const { serverName, toolName, progress, total, message } = ev.mcp;
+          yield await emitter.event(
+            this.spec("tool_progress", {
+              toolName: ev.name,
+              toolUseId: ev.toolUseId,
+              serverName,
+              mcpToolName: toolName,
+              mcpProgress: p,
+              progress,
+              ...(total !== undefined ? { total } : {}),
+              ...(message !== undefined ? { message } : {}),
+            }),
+          );
+        } else if (typeof p.stackId === "string") {
           yield await emitter.event(
             this.spec("stack_progress", {
               toolUseId: ev.toolUseId,

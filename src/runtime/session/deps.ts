@@ -2,6 +2,7 @@
 // factory settings, limits and cloud settings.
 import type { Logger } from "pino";
 import type { ResolvedRuntimeConfig } from "../config.js";
+import type { McpManager } from "../mcp/manager.js";
 import type { ProviderFactoryOptions } from "../providers/factory.js";
 import type { RuntimeStore } from "../store/runtime-store.js";
 
@@ -38,4 +39,6 @@ export interface SessionDeps {
   safeMode: boolean;
   /** Where sessions and pipelines persist: the server's state store, or the runtime's own database. */
   store: RuntimeStore;
+  /** The MCP servers of mcp.json (shared by every session; absent in tests that build deps by hand). */
+  mcp?: McpManager;
 }

@@ -78,8 +78,14 @@ async function execute(
     signal,
     toolUseId: call.use.id,
     language: turn.lang,
-    progress: (progress) =>
-      channel.push({ type: "tool_progress", toolUseId: call.use.id, name: tool.name, progress }),
+    progress: (progress, mcp) =>
+      channel.push({
+        type: "tool_progress",
+        toolUseId: call.use.id,
+        name: tool.name,
+        progress,
+        ...(mcp ? { mcp } : {}),
+      }),
     askUser: (request) => rounds.ask(round, request, turn.signal, (event) => channel.push(event)),
     ...(turn.cloud ? { cloud: turn.cloud } : {}),
   };

@@ -17,6 +17,8 @@ export async function* runAgentLoop(session: SessionContext, turn: Turn): AsyncG
   const { deps, conversation, logger } = session;
   for (let round = 0; ; round++) {
     if (turn.signal.aborted) return;
+    // MCP warnings and the servers' snapshot: at the start, and after a round in which a server died.
+    if (turn.mcp) yield* turn.mcp.events();
     if (round >= deps.limits.maxTurns) {
       yield { type: "message_end", messageId: newMessageId(), stopReason: "max_turns", text: "" };
       return;

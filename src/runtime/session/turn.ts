@@ -12,6 +12,7 @@ import { RosClient } from "../cloud/ros-client.js";
 import { buildSystemPrompt } from "../loop/system-prompt.js";
 import type { Provider, ToolDefinition } from "../providers/types.js";
 import { discoverSkills, type SkillCatalog } from "../skills/discovery.js";
+import { McpTurnView } from "../mcp/turn-view.js";
 import type { TurnOverrides } from "../seam.js";
 import { turnTools } from "../tools/registry.js";
 import type { AnyTool } from "../tools/types.js";
@@ -30,6 +31,8 @@ export interface Turn {
   skills: SkillCatalog;
   system: string;
   secrets: string[];
+  /** The MCP servers as this turn announces them (when mcp.json names any). */
+  mcp?: McpTurnView;
 }
 
 export function turnLanguage(overrides: TurnOverrides): Language {
@@ -42,6 +45,8 @@ export async function startTurn(
   logger: Logger,
   overrides: TurnOverrides,
   signal: AbortSignal,
+  /** Safe mode's allow-list applies to normal turns; a pipeline's steps keep their tools (DECISIONS). */
+  kind: "normal" | "pipeline" = "normal",
 ): Promise<Turn> {
   const credentials = resolveCloudCredentials({
     override: overrides.alibabaCloud,
@@ -60,7 +65,13 @@ export async function startTurn(
       }
     : undefined;
   const skills = discoverSkills({ configDir: deps.config.configDir, cwd: workspace.cwd, logger });
-  const tools = turnTools(cloud !== undefined, skills, { safeMode: deps.safeMode });
+  // MCP servers connect at the first turn and stay up; a failed one is tried again here, never fails the turn.
+  const mcp = deps.mcp?.configured ? deps.mcp : undefined;
+  await mcp?.ready();
+  const tools = [
+    ...turnTools(cloud !== undefined, skills, { safeMode: deps.safeMode && kind === "normal" }),
+    ...(mcp?.tools() ?? []),
+  ];
   const model = overrides.model ?? deps.config.model;
   return {
     overrides,
@@ -74,6 +85,7 @@ export async function startTurn(
     })),
     ...(cloud ? { cloud } : {}),
     skills,
+    ...(mcp ? { mcp: new McpTurnView(mcp) } : {}),
     system: await buildSystemPrompt({
       cwd: workspace.cwd,
       provider: deps.config.provider.key,
@@ -82,8 +94,11 @@ export async function startTurn(
       cloudTools: cloud !== undefined,
       skills: [...skills.keys()],
     }),
-    secrets: [overrides.apiKey ?? "", deps.config.apiKey ?? "", ...credentialSecrets(credentials)].filter(
-      Boolean,
-    ),
+    secrets: [
+      overrides.apiKey ?? "",
+      deps.config.apiKey ?? "",
+      ...credentialSecrets(credentials),
+      ...(mcp?.secrets ?? []),
+    ].filter(Boolean),
   };
 }

@@ -2,7 +2,7 @@
 // permissions (read-only per input, concurrency, blanket allow), how it is
 // described in a permission request, and how it runs.
 import type { Language } from "../../i18n/index.js";
-import type { ArtifactPayload, InputAnswer, InputRequest } from "../seam.js";
+import type { ArtifactPayload, InputAnswer, InputRequest, McpToolProgress } from "../seam.js";
 import type { CloudContext } from "../cloud/context.js";
 import type { Workspace } from "./workspace.js";
 
@@ -29,8 +29,8 @@ export interface ToolContext {
   signal: AbortSignal;
   toolUseId: string;
   language: Language;
-  /** Publishes intermediate progress (stack polling and the like). */
-  progress(progress: Record<string, unknown>): void;
+  /** Publishes intermediate progress (stack polling and the like; mcp: an MCP tool's notification). */
+  progress(progress: Record<string, unknown>, mcp?: McpToolProgress): void;
   /** Suspends the tool until the user answers (ask_user_question). */
   askUser(request: InputRequest): Promise<InputAnswer>;
   cloud?: CloudContext;
