@@ -2,10 +2,12 @@
 // each call: one counter bump per request (method, binding, outcome: ok or the
 // error's ErrorInfo reason), and for streams the open-stream gauge and the time
 // to the first event after the task snapshot. The core itself stays unaware.
+import type { Message } from "@bufbuild/protobuf";
 import type { pb } from "../contract/index.js";
 import type { ServerMetrics } from "../server/metrics.js";
 import type { CallContext } from "./core/call-context.js";
 import { A2AError } from "./core/errors.js";
+import { A2A_METHODS, callStream, callUnary, overrideMethod, type A2AMethod } from "./core/methods.js";
 import type { A2AService } from "./core/service.js";
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -17,14 +19,14 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
   const count = (method: string, ctx: CallContext, outcome: string): void =>
     metrics.requests.inc({ method, binding: ctx.binding, outcome });
 
-  function unary<Req, Res>(method: string, call: (req: Req, ctx: CallContext) => Promise<Res>) {
-    return async (req: Req, ctx: CallContext): Promise<Res> => {
+  function unary(method: A2AMethod) {
+    return async (req: Message, ctx: CallContext): Promise<unknown> => {
       try {
-        const result = await call(req, ctx);
-        count(method, ctx, "ok");
+        const result = await callUnary(service, method, req, ctx);
+        count(method.name, ctx, "ok");
         return result;
       } catch (error) {
-        count(method, ctx, outcomeOf(error));
+        count(method.name, ctx, outcomeOf(error));
         throw error;
       }
     };
@@ -50,31 +52,24 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
     }
   }
 
-  function streaming<Req>(method: string, call: (req: Req, ctx: CallContext) => Promise<Stream>) {
-    return async (req: Req, ctx: CallContext): Promise<Stream> => {
+  function streaming(method: A2AMethod) {
+    return async (req: Message, ctx: CallContext): Promise<Stream> => {
       const started = performance.now();
       let stream: Stream;
       try {
-        stream = await call(req, ctx);
+        stream = await callStream(service, method, req, ctx);
       } catch (error) {
-        count(method, ctx, outcomeOf(error));
+        count(method.name, ctx, outcomeOf(error));
         throw error;
       }
-      count(method, ctx, "ok");
+      count(method.name, ctx, "ok");
       return follow(stream, ctx, started);
     };
   }
 
-  // The bindings call only these methods (and pushConfigUnavailable, which just throws).
+  // Every method of the service table, so none goes unmetered.
   const metered = Object.create(service) as A2AService;
-  metered.sendMessage = unary("SendMessage", (r, c) => service.sendMessage(r, c));
-  metered.getTask = unary("GetTask", (r, c) => service.getTask(r, c));
-  metered.listTasks = unary("ListTasks", (r, c) => service.listTasks(r, c));
-  metered.cancelTask = unary("CancelTask", (r, c) => service.cancelTask(r, c));
-  metered.getExtendedAgentCard = unary("GetExtendedAgentCard", (r, c) => service.getExtendedAgentCard(r, c));
-  metered.sendStreamingMessage = streaming("SendStreamingMessage", (r, c) =>
-    service.sendStreamingMessage(r, c),
-  );
-  metered.subscribeToTask = streaming("SubscribeToTask", (r, c) => service.subscribeToTask(r, c));
+  for (const method of A2A_METHODS)
+    overrideMethod(metered, method, method.streaming ? streaming(method) : unary(method));
   return metered;
 }
