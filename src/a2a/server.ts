@@ -180,6 +180,7 @@ async function startWithState(
   const metrics = new ServerMetrics({
     server: "a2a",
     interruptsWaiting: () => waiting,
+    ...(push ? { pushQueueDepth: () => state.pushJobs.depth() } : {}),
     processMetrics: deps.processMetrics,
   });
   const service = new A2AService({
@@ -199,7 +200,7 @@ async function startWithState(
     turnObserver: {
       ended(turn) {
         metrics.turnSeconds.observe({ outcome: turn.code ?? turn.outcome }, turn.durationMs / 1000);
-        metrics.countTokens(turn.inputTokens, turn.outputTokens);
+        metrics.countTokens(turn.usage);
       },
       waiting(delta) {
         waiting += delta;

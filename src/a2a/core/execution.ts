@@ -29,6 +29,7 @@ import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer
 import { sanitizeClientText } from "./sanitize.js";
 import { now, TextChunks } from "./text-chunks.js";
 import type { TaskRecord } from "./task-record.js";
+import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
 
 /** One turn as the log line and the metrics see it. */
 export interface TurnSummary {
@@ -41,6 +42,8 @@ export interface TurnSummary {
   durationMs: number;
   inputTokens: number;
   outputTokens: number;
+  /** The same tokens by provider and model (one entry per model the turn called). */
+  usage: ModelTokens[];
 }
 
 /** Told when a turn ends and when a live turn starts or stops waiting for an answer. */
@@ -72,6 +75,7 @@ export class TurnExecution {
   private waitingFor?: InputRequest;
   private startedAt = performance.now();
   private readonly tokens = { input: 0, output: 0 };
+  private readonly tokensByModel = new Map<string, ModelTokens>();
   private readonly announced = new Set<string>();
   private canceling = false;
   private seq = 0;
@@ -295,10 +299,12 @@ export class TurnExecution {
       durationMs: Math.round(performance.now() - this.startedAt),
       inputTokens: this.tokens.input,
       outputTokens: this.tokens.output,
+      usage: [...this.tokensByModel.values()],
     };
     const code = this.failure?.error.code;
     if (summary.outcome === "failed" && typeof code === "string") summary.code = code;
-    this.deps.logger.info(summary, "turn ended");
+    const { usage: _byModel, ...line } = summary; // the log line keeps its totals
+    this.deps.logger.info(line, "turn ended");
     this.deps.observer?.ended(summary);
   }
 
@@ -335,6 +341,7 @@ export class TurnExecution {
         if (event.stopReason !== "tool_use" && event.text.trim() !== "") this.finalText = event.text;
         this.tokens.input += event.usage?.inputTokens ?? 0;
         this.tokens.output += event.usage?.outputTokens ?? 0;
+        if (event.usage) addModelTokens(this.tokensByModel, event.usage);
         const metadata = metadataFor(event, this.deps.exposure);
         if (metadata) this.status(pb.TaskState.WORKING, { metadata });
         return;
