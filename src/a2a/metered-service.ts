@@ -3,16 +3,37 @@
 // error's ErrorInfo reason), and for streams the open-stream gauge and the time
 // to the first event after the task snapshot. The core itself stays unaware.
 import type { Message } from "@bufbuild/protobuf";
-import type { pb } from "../contract/index.js";
+import { pb } from "../contract/index.js";
 import type { ServerMetrics } from "../server/metrics.js";
 import type { CallContext } from "./core/call-context.js";
 import { A2AError } from "./core/errors.js";
+import { failSpan, SpanKind, startSpan, withSpan, type Span } from "../server/tracing/index.js";
 import { A2A_METHODS, callStream, callUnary, overrideMethod, type A2AMethod } from "./core/methods.js";
 import type { A2AService } from "./core/service.js";
 
 type Stream = AsyncIterable<pb.StreamResponse>;
 
 const outcomeOf = (error: unknown): string => (error instanceof A2AError ? error.spec.reason : "INTERNAL");
+
+const pbService = pb.A2AService.typeName;
+
+/** The span of one A2A call (undefined while tracing is off). */
+function methodSpan(method: A2AMethod, ctx: CallContext): Span | undefined {
+  return startSpan("iac-code.a2a", `A2A ${method.name}`, {
+    kind: SpanKind.INTERNAL,
+    attributes: {
+      "rpc.system": "a2a",
+      "rpc.service": pbService,
+      "rpc.method": method.name,
+      "iac_code.a2a.binding": ctx.binding,
+    },
+  });
+}
+
+/** Marks a failed call: the A2A reason (a catalogue code), never the message. */
+function endFailed(span: Span | undefined, error: unknown): void {
+  failSpan(span, error, outcomeOf(error));
+}
 
 /** A view of `service` whose API methods are metered; everything else is the service's own. */
 export function meteredService(service: A2AService, metrics: ServerMetrics): A2AService {
@@ -21,13 +42,17 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
 
   function unary(method: A2AMethod) {
     return async (req: Message, ctx: CallContext): Promise<unknown> => {
+      const span = methodSpan(method, ctx);
       try {
-        const result = await callUnary(service, method, req, ctx);
+        const result = await withSpan(span, () => callUnary(service, method, req, ctx));
         count(method.name, ctx, "ok");
         return result;
       } catch (error) {
         count(method.name, ctx, outcomeOf(error));
+        endFailed(span, error);
         throw error;
+      } finally {
+        span?.end();
       }
     };
   }
@@ -36,6 +61,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
     stream: Stream,
     ctx: CallContext,
     started: number,
+    span: Span | undefined,
   ): AsyncGenerator<pb.StreamResponse> {
     const { binding } = ctx;
     metrics.openStreams.inc({ binding });
@@ -47,23 +73,32 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
           metrics.firstEventSeconds.observe({ binding }, (performance.now() - started) / 1000);
         yield event;
       }
+    } catch (error) {
+      endFailed(span, error);
+      throw error;
     } finally {
       metrics.openStreams.dec({ binding });
+      span?.setAttribute("iac_code.a2a.stream_events", events);
+      span?.end();
     }
   }
 
   function streaming(method: A2AMethod) {
     return async (req: Message, ctx: CallContext): Promise<Stream> => {
       const started = performance.now();
+      // The span lasts as long as the stream; the turn it starts is its child.
+      const span = methodSpan(method, ctx);
       let stream: Stream;
       try {
-        stream = await callStream(service, method, req, ctx);
+        stream = await withSpan(span, () => callStream(service, method, req, ctx));
       } catch (error) {
         count(method.name, ctx, outcomeOf(error));
+        endFailed(span, error);
+        span?.end();
         throw error;
       }
       count(method.name, ctx, "ok");
-      return follow(stream, ctx, started);
+      return follow(stream, ctx, started, span);
     };
   }
 

@@ -4,6 +4,7 @@
 // execution), and a client disconnect, which cancels the task unless the run
 // is paused on an interrupt or waiting for its answers to be accepted.
 import { randomUUID } from "node:crypto";
+import { failSpan, startSpan, withSpan } from "../server/tracing/index.js";
 import { t } from "../i18n/index.js";
 import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
 import { addModelTokens, type ModelTokens } from "../server/model-tokens.js";
@@ -45,6 +46,28 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
     lastState: undefined,
   };
   sink.onDisconnect(() => void onDisconnect(ctx));
+  // The run's span, child of the HTTP request's: its A2A calls carry it upstream (traceparent).
+  const span = startSpan("iac-code.agui", admission.isResume ? "agui resume" : "agui run", {
+    attributes: {
+      "iac_code.agui.thread_id": request.threadId,
+      "iac_code.agui.run_id": request.runId,
+      "iac_code.context_id": admission.doc.contextId,
+    },
+  });
+  try {
+    await withSpan(span, () => runWatched(core, ctx, watched));
+  } finally {
+    if (span) {
+      span.setAttribute("iac_code.agui.outcome", watched.outcome);
+      if (watched.ended !== "finished") failSpan(span, new Error(), watched.outcome);
+      span.end();
+    }
+  }
+}
+
+async function runWatched(core: AdapterCore, ctx: RunContext, watched: EventSink & Watched): Promise<void> {
+  const { admission, run, tr } = ctx;
+  const { request } = admission;
   core.metrics?.openStreams.inc({ binding: "agui" });
   core.metrics?.runsStarted.inc({ kind: admission.isResume ? "resume" : "run" });
   for (const ev of tr.start(request.parentRunId)) watched.send(ev);

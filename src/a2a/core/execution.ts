@@ -30,6 +30,7 @@ import { sanitizeClientText } from "./sanitize.js";
 import { now, TextChunks } from "./text-chunks.js";
 import type { TaskRecord } from "./task-record.js";
 import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
+import { failSpan, startSpan, withSpan, type Span } from "../../server/tracing/index.js";
 
 /** One turn as the log line and the metrics see it. */
 export interface TurnSummary {
@@ -141,8 +142,18 @@ export class TurnExecution {
     resume?: ParsedAnswer,
   ): void {
     this.startedAt = performance.now();
-    this.done = this.run(open, events, resume);
+    // The turn's span: child of the A2A call that started it; the runtime's model and tool spans are its children.
+    this.span = startSpan("iac-code.a2a", "turn", {
+      attributes: {
+        "iac_code.task_id": this.taskId,
+        "iac_code.context_id": this.contextId,
+        ...(resume ? { "iac_code.turn.resumed": true } : {}),
+      },
+    });
+    this.done = withSpan(this.span, () => this.run(open, events, resume));
   }
+
+  private span?: Span;
 
   /** Resolves a pending input of the live turn (the answer came on the same task). */
   answer(parsed: ParsedAnswer, message: pb.Message, session: AgentSession): void {
@@ -303,6 +314,15 @@ export class TurnExecution {
     };
     const code = this.failure?.error.code;
     if (summary.outcome === "failed" && typeof code === "string") summary.code = code;
+    if (this.span) {
+      this.span.setAttributes({
+        "iac_code.turn.outcome": summary.outcome,
+        "gen_ai.usage.input_tokens": summary.inputTokens,
+        "gen_ai.usage.output_tokens": summary.outputTokens,
+      });
+      if (summary.outcome === "failed") failSpan(this.span, new Error(), summary.code ?? "failed");
+      this.span.end();
+    }
     const { usage: _byModel, ...line } = summary; // the log line keeps its totals
     this.deps.logger.info(line, "turn ended");
     this.deps.observer?.ended(summary);

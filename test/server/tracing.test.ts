@@ -1,0 +1,245 @@
+// Issue 24: OpenTelemetry traces. One AG-UI run with a permission round trip
+// (interrupt, then resume with allow_once) through the AG-UI adapter and the
+// A2A server in front of the real runtime (scripted provider) yields one
+// trace: the caller's traceparent is accepted by the adapter, the adapter's
+// A2A calls carry it to the A2A server, and every span (HTTP request, A2A
+// method, turn, model call, tool call, store commit) has the caller's trace
+// id. Spans are exported by OTLP/HTTP to an in-process receiver, once in
+// http/json and once in http/protobuf; without an endpoint nothing is traced.
+import { expect } from "chai";
+import path from "node:path";
+import { mkdirSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { startAguiServer } from "../../src/agui/server.js";
+import { stopTracing, tracingOn } from "../../src/server/tracing/index.js";
+import { tracingSettings } from "../../src/server/tracing/settings.js";
+import { post as aguiPost } from "../agui/harness.js";
+import { removeDir, startE2eServer } from "../e2e/helpers.js";
+import { OtlpReceiver, type ReceivedSpan } from "../fixtures/otlp-receiver.js";
+
+const TOKEN = "tracing-a2a-token";
+const USER_TEXT = "[WRITE] create a VPC template with the secret word zebra-4821";
+const SPAN_KIND_SERVER = 2;
+const SPAN_KIND_CLIENT = 3;
+
+interface Traced {
+  spans: ReceivedSpan[];
+  traceId: string;
+  callerSpanIds: string[];
+  contentTypes: string[];
+}
+
+/** The scenario: run (interrupt) then resume (allow_once), both sent with the caller's traceparent. */
+async function permissionRoundTrip(protocol: "http/json" | "http/protobuf"): Promise<Traced> {
+  const receiver = new OtlpReceiver();
+  const endpoint = await receiver.listen();
+  const a2a = await startE2eServer({ script: "e2e-agui.yaml", file: { token: TOKEN } });
+  const workspace = path.join(a2a.dir, "workspace-trace");
+  mkdirSync(workspace, { recursive: true });
+  const traceId = randomBytes(16).toString("hex");
+  const callerSpanIds = [randomBytes(8).toString("hex"), randomBytes(8).toString("hex")];
+  try {
+    const agui = await startAguiServer(
+      {
+        host: "127.0.0.1",
+        port: 0,
+        a2aUrl: a2a.url,
+        a2aToken: TOKEN,
+        stateDir: path.join(a2a.dir, "agui-state"),
+        idleShutdown: 0,
+        interruptTtl: 540,
+        allowedCwds: [a2a.dir],
+        debug: false,
+        logStdout: false,
+      },
+      // The adapter reads the standard variables; the A2A server in this process shares its exporter.
+      {
+        env: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+          OTEL_SERVICE_NAME: "iac-code-test",
+        },
+      },
+    );
+    try {
+      expect(tracingOn()).to.equal(true);
+      const body = (runId: string, resume?: unknown[]) => ({
+        threadId: `trace-${protocol}`,
+        runId,
+        state: {},
+        messages: resume ? [] : [{ id: "u1", role: "user", content: USER_TEXT }],
+        tools: [],
+        context: [],
+        forwardedProps: { iacCode: { schemaVersion: 1, rosInvocationId: `inv-${protocol}`, cwd: workspace } },
+        ...(resume ? { resume } : {}),
+      });
+      const traceparent = (spanId: string) => ({ traceparent: `00-${traceId}-${spanId}-01` });
+      const first = await aguiPost(agui.url, body("run-1"), traceparent(callerSpanIds[0]));
+      const outcome = first.events.at(-1)!.outcome as { type: string; interrupts: Array<{ id: string }> };
+      expect(outcome.type).to.equal("interrupt");
+      const second = await aguiPost(
+        agui.url,
+        body("run-2", [
+          { interruptId: outcome.interrupts[0].id, status: "resolved", payload: { decision: "allow_once" } },
+        ]),
+        traceparent(callerSpanIds[1]),
+      );
+      expect(second.events.at(-1)).to.deep.include({ type: "RUN_FINISHED" });
+    } finally {
+      await agui.close(); // flushes
+    }
+  } finally {
+    await a2a.close(); // flushes the turn and store spans
+    await stopTracing();
+    removeDir(a2a.dir);
+    await receiver.close();
+  }
+  return { spans: receiver.spans, traceId, callerSpanIds, contentTypes: receiver.contentTypes };
+}
+
+describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", function () {
+  this.timeout(60_000);
+
+  it("reads only the standard variables: off without an endpoint, a bad protocol named", () => {
+    expect(tracingSettings({})).to.equal(undefined);
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" })).to.equal(undefined);
+    expect(
+      tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/", OTEL_SDK_DISABLED: "true" }),
+    ).to.equal(undefined);
+    expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).to.deep.equal({
+      url: "http://collector:4318/v1/traces",
+      protocol: "http/protobuf",
+      serviceName: "iac-code",
+      captureMessageContent: false,
+    });
+    expect(
+      tracingSettings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://traces.example.com/custom",
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_SERVICE_NAME: "iac-prod",
+      }),
+    ).to.include({
+      url: "https://traces.example.com/custom",
+      protocol: "http/json",
+      serviceName: "iac-prod",
+    });
+    expect(() =>
+      tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }),
+    ).to.throw(/OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported/);
+    expect(() => tracingSettings({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "collector:4318" })).to.throw(
+      /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: must be an http/,
+    );
+    expect(tracingOn()).to.equal(false);
+  });
+
+  it("http/json: one trace spans both servers, parent links across the hop, GenAI attributes, no prompt text", async () => {
+    const { spans, traceId, callerSpanIds, contentTypes } = await permissionRoundTrip("http/json");
+    expect(contentTypes.every((type) => type.startsWith("application/json"))).to.equal(true);
+    const traced = spans.filter((s) => s.traceId === traceId);
+    // Every span of both runs is in the caller's trace; outside it only the adapter's health
+    // probes of the A2A server and the commits of the servers' shutdown, each a root.
+    for (const other of spans.filter((s) => s.traceId !== traceId)) {
+      expect(other.parentSpanId, other.name).to.equal("");
+      expect(
+        other.name === "store commit" || (other.name === "GET" && other.attributes["url.path"] === "/health"),
+        other.name,
+      ).to.equal(true);
+    }
+    expect(new Set(traced.map((s) => s.scope))).to.deep.equal(
+      new Set(["iac-code.agui", "iac-code.a2a", "iac-code.runtime"]),
+    );
+    expect(new Set(traced.map((s) => s.service))).to.deep.equal(new Set(["iac-code-test"]));
+    const byId = new Map(traced.map((s) => [s.spanId, s]));
+    const parentOf = (span: ReceivedSpan) => byId.get(span.parentSpanId);
+
+    // The adapter's request spans are children of the caller's spans.
+    const aguiRequests = traced.filter((s) => s.scope === "iac-code.agui" && s.kind === SPAN_KIND_SERVER);
+    expect(aguiRequests.map((s) => s.parentSpanId).sort()).to.deep.equal([...callerSpanIds].sort());
+
+    // Across the hop: the A2A server's request span is a child of the adapter's client span, itself under the run.
+    const a2aStreams = traced.filter(
+      (s) => s.name === "A2A SendStreamingMessage" && s.scope === "iac-code.a2a",
+    );
+    expect(a2aStreams).to.have.length(2);
+    for (const method of a2aStreams) {
+      expect(method.attributes).to.include({
+        "rpc.method": "SendStreamingMessage",
+        "iac_code.a2a.binding": "jsonrpc",
+      });
+      const request = parentOf(method)!;
+      expect(request).to.include({ scope: "iac-code.a2a", kind: SPAN_KIND_SERVER });
+      const client = parentOf(request)!;
+      expect(client).to.include({
+        scope: "iac-code.agui",
+        kind: SPAN_KIND_CLIENT,
+        name: "A2A SendStreamingMessage",
+      });
+      const run = parentOf(client)!;
+      expect(run.name).to.match(/^agui (run|resume)$/);
+      expect(aguiRequests).to.include(parentOf(run));
+    }
+
+    // One turn: the permission answer resumes the turn the first run started (under its call);
+    // the model calls and the tool call are its children, the one after the answer too.
+    const turns = traced.filter((s) => s.name === "turn");
+    expect(turns).to.have.length(1);
+    expect(a2aStreams).to.include(parentOf(turns[0]));
+    expect(turns[0].attributes).to.include({
+      "iac_code.turn.outcome": "completed",
+      "gen_ai.usage.input_tokens": 80,
+    });
+    const chats = traced.filter((s) => s.attributes["gen_ai.operation.name"] === "chat");
+    expect(chats.length).to.be.at.least(2);
+    for (const chat of chats) {
+      expect(turns).to.include(parentOf(chat));
+      expect(chat.attributes).to.include({
+        "gen_ai.request.model": "e2e-agui-scripted",
+        "gen_ai.provider.name": "scripted",
+        "gen_ai.system": "scripted",
+        "gen_ai.usage.input_tokens": 40,
+        "gen_ai.usage.output_tokens": 8,
+      });
+    }
+    const tools = traced.filter((s) => s.name === "execute_tool write_file");
+    expect(tools).to.have.length(1);
+    expect(turns).to.include(parentOf(tools[0]));
+    expect(tools[0].attributes).to.include({
+      "gen_ai.tool.name": "write_file",
+      "iac_code.permission.allowed": true,
+      "iac_code.permission.decision": "user:allow_once",
+      "iac_code.tool.outcome": "ok",
+    });
+    // The commits of the streamed events are children of spans of the same trace.
+    const commits = traced.filter((s) => s.name === "store commit");
+    expect(commits.length).to.be.at.least(2);
+    expect(commits[0].attributes).to.include({ "db.system.name": "sqlite" });
+    for (const commit of commits) expect(parentOf(commit)?.scope).to.equal("iac-code.a2a");
+
+    // No prompt text or token anywhere without the opt-in.
+    const values = JSON.stringify(traced.map((s) => s.attributes));
+    expect(values).not.to.include("zebra-4821");
+    expect(values).not.to.include(TOKEN);
+    expect(values).not.to.include("gen_ai.input.messages");
+    expect(tracingOn()).to.equal(false);
+  });
+
+  it("http/protobuf: the same trace, decoded from protobuf", async () => {
+    const { spans, traceId, callerSpanIds, contentTypes } = await permissionRoundTrip("http/protobuf");
+    expect(contentTypes.every((type) => type.startsWith("application/x-protobuf"))).to.equal(true);
+    expect(spans.length).to.be.greaterThan(0);
+    expect(
+      spans.filter((s) => s.name.startsWith("execute_tool")).every((s) => s.traceId === traceId),
+    ).to.equal(true);
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const hop = spans.filter(
+      (s) => s.scope === "iac-code.a2a" && s.kind === SPAN_KIND_SERVER && s.traceId === traceId,
+    );
+    expect(hop.length).to.be.at.least(2);
+    for (const request of hop) expect(byId.get(request.parentSpanId)).to.include({ scope: "iac-code.agui" });
+    const aguiRequests = spans.filter((s) => s.scope === "iac-code.agui" && s.kind === SPAN_KIND_SERVER);
+    expect(aguiRequests.map((s) => s.parentSpanId).sort()).to.deep.equal([...callerSpanIds].sort());
+    const tool = spans.find((s) => s.name === "execute_tool write_file");
+    expect(tool?.attributes["iac_code.permission.decision"]).to.equal("user:allow_once");
+  });
+});
