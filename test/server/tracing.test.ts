@@ -16,6 +16,10 @@ import { tracingSettings } from "../../src/server/tracing/settings.js";
 import { post as aguiPost } from "../agui/harness.js";
 import { removeDir, startE2eServer } from "../e2e/helpers.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fixtures/otlp-receiver.js";
+import { startPushReceiver } from "../fixtures/push-receiver.js";
+import { sendWithHooks, startPushServer } from "../a2a-push/harness.js";
+import { startTracing } from "../../src/server/tracing/index.js";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 
 const TOKEN = "tracing-a2a-token";
 const USER_TEXT = "[WRITE] create a VPC template with the secret word zebra-4821";
@@ -241,5 +245,55 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
     expect(aguiRequests.map((s) => s.parentSpanId).sort()).to.deep.equal([...callerSpanIds].sort());
     const tool = spans.find((s) => s.name === "execute_tool write_file");
     expect(tool?.attributes["iac_code.permission.decision"]).to.equal("user:allow_once");
+  });
+
+  it("a push delivery is a span of its own, named by task and attempt, without the callback's secrets", async () => {
+    const otlp = new OtlpReceiver();
+    const endpoint = await otlp.listen();
+    const receiver = await startPushReceiver();
+    await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    const h = await startPushServer();
+    let taskId = "";
+    try {
+      ({ taskId } = await sendWithHooks(h, "hello", [
+        {
+          url: receiver.url,
+          token: "push-token-5e1d",
+          authentication: { scheme: "Bearer", credentials: "cb-9f2a" },
+        },
+      ]));
+      await receiver.waitFor((r) => r.some((e) => e.state === "TASK_STATE_INPUT_REQUIRED"));
+    } finally {
+      await h.close();
+      await stopTracing();
+      await receiver.close();
+      await otlp.close();
+    }
+    const deliveries = otlp.spans.filter((s) => s.name === "push delivery");
+    expect(deliveries.length).to.be.at.least(1);
+    expect(deliveries[0]).to.include({ kind: SPAN_KIND_CLIENT, parentSpanId: "" });
+    expect(deliveries[0].attributes).to.include({ "iac_code.push.attempt": 1 });
+    expect(deliveries.every((d) => d.attributes["iac_code.task_id"] === taskId)).to.equal(true);
+    const values = JSON.stringify(otlp.spans.map((sp) => sp.attributes));
+    expect(values).not.to.include("push-token-5e1d");
+    expect(values).not.to.include("cb-9f2a");
+  });
+
+  it("the SDK and exporters are imported by src/server/tracing/sdk.ts alone, which is imported dynamically", () => {
+    const root = path.resolve(import.meta.dirname, "..", "..", "src");
+    const files = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => {
+        const full = path.join(dir, name);
+        return statSync(full).isDirectory() ? files(full) : full.endsWith(".ts") ? [full] : [];
+      });
+    const sdkImport = /from\s+"@opentelemetry\/(?!api")[^"]+"|import\("@opentelemetry\/(?!api")/;
+    const importers = files(root).filter((file) => sdkImport.test(readFileSync(file, "utf8")));
+    expect(importers.map((file) => path.relative(root, file))).to.deep.equal([
+      path.join("server", "tracing", "sdk.ts"),
+    ]);
+    const index = readFileSync(path.join(root, "server", "tracing", "index.ts"), "utf8");
+    expect(index).to.include('await import("./sdk.js")');
+    // A type-only import is erased at compile time; a value import would load the SDK with the module.
+    expect(index).not.to.match(/^import (?!type )[^;]*from\s+"\.\/sdk\.js"/m);
   });
 });
