@@ -17,6 +17,10 @@ import { post as aguiPost } from "../agui/harness.js";
 import { removeDir, startE2eServer } from "../e2e/helpers.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fixtures/otlp-receiver.js";
 import { startPushReceiver } from "../fixtures/push-receiver.js";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { pb } from "../../src/contract/index.js";
+import { cleanup, startTestServer } from "../a2a/helpers.js";
 import { sendWithHooks, startPushServer } from "../a2a-push/harness.js";
 import { startTracing } from "../../src/server/tracing/index.js";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -295,5 +299,52 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
     expect(index).to.include('await import("./sdk.js")');
     // A type-only import is erased at compile time; a value import would load the SDK with the module.
     expect(index).not.to.match(/^import (?!type )[^;]*from\s+"\.\/sdk\.js"/m);
+  });
+
+  it("a caller's traceparent is accepted on JSON-RPC, REST and gRPC alike", async () => {
+    const otlp = new OtlpReceiver();
+    const endpoint = await otlp.listen();
+    await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    const s = await startTestServer({ file: { token: TOKEN } });
+    const traceId = randomBytes(16).toString("hex");
+    const sent: Record<string, string> = {};
+    const traceparent = (binding: string) => {
+      sent[binding] = randomBytes(8).toString("hex");
+      return `00-${traceId}-${sent[binding]}-01`;
+    };
+    const headers = { Authorization: `Bearer ${TOKEN}`, "A2A-Version": "1.0" };
+    try {
+      await s.rpc("ListTasks", {}, { ...headers, traceparent: traceparent("jsonrpc") });
+      await fetch(`${s.server.restUrl}/tasks`, { headers: { ...headers, traceparent: traceparent("rest") } });
+      const grpc = createClient(
+        pb.A2AService,
+        createGrpcTransport({ baseUrl: `http://${s.server.grpcTarget}` }),
+      );
+      await grpc.listTasks(
+        {},
+        {
+          headers: {
+            authorization: headers.Authorization,
+            "a2a-version": "1.0",
+            traceparent: traceparent("grpc"),
+          },
+        },
+      );
+    } finally {
+      await s.close();
+      await stopTracing();
+      cleanup(s.dir);
+      await otlp.close();
+    }
+    const byId = new Map(otlp.spans.map((span) => [span.spanId, span]));
+    for (const binding of ["jsonrpc", "rest", "grpc"]) {
+      const method = otlp.spans.find(
+        (span) => span.name === "A2A ListTasks" && span.attributes["iac_code.a2a.binding"] === binding,
+      );
+      expect(method, binding).to.not.equal(undefined);
+      expect(method!.traceId, binding).to.equal(traceId);
+      const request = byId.get(method!.parentSpanId)!;
+      expect(request, binding).to.include({ kind: SPAN_KIND_SERVER, parentSpanId: sent[binding] });
+    }
   });
 });

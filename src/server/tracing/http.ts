@@ -1,16 +1,10 @@
 // The HTTP server span of every request a server answers (HTTP/1.1 and HTTP/2,
 // so JSON-RPC, REST and gRPC alike), child of the caller's W3C `traceparent`
 // when it sends one. The path goes on the span without its query string.
+import type { EventEmitter } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
-import {
-  SpanKind,
-  SpanStatusCode,
-  startSpan,
-  tracingOn,
-  withSpan,
-  extractContext,
-  type Scope,
-} from "./index.js";
+import { context, trace } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, startSpan, tracingOn, extractContext, type Scope } from "./index.js";
 
 interface Request {
   method?: string;
@@ -52,6 +46,11 @@ export function tracedHttp<Req extends Request, Res extends Response>(
       if (res.statusCode >= 500) span?.setStatus({ code: SpanStatusCode.ERROR });
       span?.end();
     });
-    withSpan(span, () => handler(req, res));
+    if (!span) return handler(req, res);
+    // The request's and response's listeners (a body read on "data"/"end") run in the span too.
+    const active = trace.setSpan(context.active(), span);
+    context.bind(active, req as unknown as EventEmitter);
+    context.bind(active, res as unknown as EventEmitter);
+    context.with(active, () => handler(req, res));
   };
 }
