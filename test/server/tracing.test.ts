@@ -21,6 +21,9 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { pb } from "../../src/contract/index.js";
 import { cleanup, startTestServer } from "../a2a/helpers.js";
+import { removeTempDirs, turn, type AnswerBody } from "../runtime/helpers.js";
+import type { InputRequest } from "../../src/runtime/seam.js";
+import { pipelineWorld } from "../pipeline/helpers.js";
 import { sendWithHooks, startPushServer } from "../a2a-push/harness.js";
 import { startTracing } from "../../src/server/tracing/index.js";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -346,5 +349,47 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
       const request = byId.get(method!.parentSpanId)!;
       expect(request, binding).to.include({ kind: SPAN_KIND_SERVER, parentSpanId: sent[binding] });
     }
+  });
+
+  it("a pipeline turn: one span per step, the step's model and tool calls its children", async () => {
+    const otlp = new OtlpReceiver();
+    const endpoint = await otlp.listen();
+    await startTracing({
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+    });
+    const world = await pipelineWorld();
+    try {
+      const answer = (request: InputRequest): AnswerBody | undefined => {
+        if (request.kind === "permission") return { kind: "permission", decision: "allow_once" };
+        if (request.kind === "candidate_selection") return { kind: "candidate_selection", selectedId: "1" };
+        if (request.kind === "ask_user_question") return { kind: "ask_user_question", selectedId: "web" };
+        return undefined;
+      };
+      await turn(world.session, "Deploy a small web app", { overrides: { runMode: "pipeline" }, answer });
+    } finally {
+      await world.close();
+      await stopTracing();
+      await removeTempDirs();
+      await otlp.close();
+    }
+    const steps = otlp.spans.filter((span) => span.name.startsWith("pipeline step "));
+    const ids = new Set(steps.map((span) => span.attributes["iac_code.pipeline.step"]));
+    for (const step of ["intent_parsing", "architecture_planning", "deploying"])
+      expect(ids.has(step), step).to.equal(true);
+    const intent = steps.find((span) => span.attributes["iac_code.pipeline.step"] === "intent_parsing")!;
+    expect(intent.attributes).to.include({
+      "iac_code.pipeline.name": "selling",
+      "iac_code.pipeline.outcome": "conclusion",
+    });
+    const stepIds = new Set(steps.map((span) => span.spanId));
+    const chatsInSteps = otlp.spans.filter(
+      (span) => span.name.startsWith("chat ") && stepIds.has(span.parentSpanId),
+    );
+    expect(chatsInSteps.length).to.be.at.least(steps.length);
+    const toolsInSteps = otlp.spans.filter(
+      (span) => span.name === "execute_tool complete_step" && stepIds.has(span.parentSpanId),
+    );
+    expect(toolsInSteps.length).to.be.at.least(1);
   });
 });
