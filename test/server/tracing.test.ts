@@ -20,7 +20,7 @@ import { startPushReceiver } from "../fixtures/push-receiver.js";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { pb } from "../../src/contract/index.js";
-import { cleanup, startTestServer } from "../a2a/helpers.js";
+import { cleanup, rpc, startTestServer, userMessage } from "../a2a/helpers.js";
 import { removeTempDirs, turn, type AnswerBody } from "../runtime/helpers.js";
 import type { InputRequest } from "../../src/runtime/seam.js";
 import { pipelineWorld } from "../pipeline/helpers.js";
@@ -391,5 +391,39 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
       (span) => span.name === "execute_tool complete_step" && stepIds.has(span.parentSpanId),
     );
     expect(toolsInSteps.length).to.be.at.least(1);
+  });
+
+  it("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts the prompt and the reply on the model call", async () => {
+    const otlp = new OtlpReceiver();
+    const endpoint = await otlp.listen();
+    await startTracing({
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/v1/traces`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
+    });
+    const a2a = await startE2eServer({ script: "metrics.yaml", file: { token: TOKEN } });
+    try {
+      const sent = await rpc(
+        a2a.url,
+        "SendMessage",
+        { message: userMessage("[USAGE] opt-in phrase 7731") },
+        {
+          Authorization: `Bearer ${TOKEN}`,
+        },
+      );
+      expect(sent.body.error).to.equal(undefined);
+    } finally {
+      await a2a.close();
+      await stopTracing();
+      removeDir(a2a.dir);
+      await otlp.close();
+    }
+    const chat = otlp.spans.find((span) => span.attributes["gen_ai.operation.name"] === "chat")!;
+    expect(String(chat.attributes["gen_ai.input.messages"])).to.include("opt-in phrase 7731");
+    expect(String(chat.attributes["gen_ai.output.messages"])).to.include("Counted.");
+    expect(chat.attributes).to.include({
+      "gen_ai.request.model": "metrics-scripted",
+      "gen_ai.usage.input_tokens": 42,
+    });
   });
 });
