@@ -2,30 +2,57 @@
 // each call: one counter bump per request (method, binding, outcome: ok or the
 // error's ErrorInfo reason), and for streams the open-stream gauge and the time
 // to the first event after the task snapshot. The core itself stays unaware.
-import type { pb } from "../contract/index.js";
+import type { Message } from "@bufbuild/protobuf";
+import { pb } from "../contract/index.js";
 import type { ServerMetrics } from "../server/metrics.js";
 import type { CallContext } from "./core/call-context.js";
 import { A2AError } from "./core/errors.js";
+import { failSpan, SpanKind, startSpan, withSpan, type Span } from "../server/tracing/index.js";
+import { A2A_METHODS, callStream, callUnary, overrideMethod, type A2AMethod } from "./core/methods.js";
 import type { A2AService } from "./core/service.js";
 
 type Stream = AsyncIterable<pb.StreamResponse>;
 
 const outcomeOf = (error: unknown): string => (error instanceof A2AError ? error.spec.reason : "INTERNAL");
 
+const pbService = pb.A2AService.typeName;
+
+/** The span of one A2A call (undefined while tracing is off). */
+function methodSpan(method: A2AMethod, ctx: CallContext): Span | undefined {
+  return startSpan("iac-code.a2a", `A2A ${method.name}`, {
+    kind: SpanKind.INTERNAL,
+    attributes: {
+      "rpc.system": "a2a",
+      "rpc.service": pbService,
+      "rpc.method": method.name,
+      "iac_code.a2a.binding": ctx.binding,
+    },
+  });
+}
+
+/** Marks a failed call: the A2A reason (a catalogue code), never the message. */
+function endFailed(span: Span | undefined, error: unknown): void {
+  failSpan(span, error, outcomeOf(error));
+}
+
 /** A view of `service` whose API methods are metered; everything else is the service's own. */
 export function meteredService(service: A2AService, metrics: ServerMetrics): A2AService {
   const count = (method: string, ctx: CallContext, outcome: string): void =>
     metrics.requests.inc({ method, binding: ctx.binding, outcome });
 
-  function unary<Req, Res>(method: string, call: (req: Req, ctx: CallContext) => Promise<Res>) {
-    return async (req: Req, ctx: CallContext): Promise<Res> => {
+  function unary(method: A2AMethod) {
+    return async (req: Message, ctx: CallContext): Promise<unknown> => {
+      const span = methodSpan(method, ctx);
       try {
-        const result = await call(req, ctx);
-        count(method, ctx, "ok");
+        const result = await withSpan(span, () => callUnary(service, method, req, ctx));
+        count(method.name, ctx, "ok");
         return result;
       } catch (error) {
-        count(method, ctx, outcomeOf(error));
+        count(method.name, ctx, outcomeOf(error));
+        endFailed(span, error);
         throw error;
+      } finally {
+        span?.end();
       }
     };
   }
@@ -34,6 +61,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
     stream: Stream,
     ctx: CallContext,
     started: number,
+    span: Span | undefined,
   ): AsyncGenerator<pb.StreamResponse> {
     const { binding } = ctx;
     metrics.openStreams.inc({ binding });
@@ -45,36 +73,38 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
           metrics.firstEventSeconds.observe({ binding }, (performance.now() - started) / 1000);
         yield event;
       }
+    } catch (error) {
+      endFailed(span, error);
+      throw error;
     } finally {
       metrics.openStreams.dec({ binding });
+      span?.setAttribute("iac_code.a2a.stream_events", events);
+      span?.end();
     }
   }
 
-  function streaming<Req>(method: string, call: (req: Req, ctx: CallContext) => Promise<Stream>) {
-    return async (req: Req, ctx: CallContext): Promise<Stream> => {
+  function streaming(method: A2AMethod) {
+    return async (req: Message, ctx: CallContext): Promise<Stream> => {
       const started = performance.now();
+      // The span lasts as long as the stream; the turn it starts is its child.
+      const span = methodSpan(method, ctx);
       let stream: Stream;
       try {
-        stream = await call(req, ctx);
+        stream = await withSpan(span, () => callStream(service, method, req, ctx));
       } catch (error) {
-        count(method, ctx, outcomeOf(error));
+        count(method.name, ctx, outcomeOf(error));
+        endFailed(span, error);
+        span?.end();
         throw error;
       }
-      count(method, ctx, "ok");
-      return follow(stream, ctx, started);
+      count(method.name, ctx, "ok");
+      return follow(stream, ctx, started, span);
     };
   }
 
-  // The bindings call only these methods (and pushConfigUnavailable, which just throws).
+  // Every method of the service table, so none goes unmetered.
   const metered = Object.create(service) as A2AService;
-  metered.sendMessage = unary("SendMessage", (r, c) => service.sendMessage(r, c));
-  metered.getTask = unary("GetTask", (r, c) => service.getTask(r, c));
-  metered.listTasks = unary("ListTasks", (r, c) => service.listTasks(r, c));
-  metered.cancelTask = unary("CancelTask", (r, c) => service.cancelTask(r, c));
-  metered.getExtendedAgentCard = unary("GetExtendedAgentCard", (r, c) => service.getExtendedAgentCard(r, c));
-  metered.sendStreamingMessage = streaming("SendStreamingMessage", (r, c) =>
-    service.sendStreamingMessage(r, c),
-  );
-  metered.subscribeToTask = streaming("SubscribeToTask", (r, c) => service.subscribeToTask(r, c));
+  for (const method of A2A_METHODS)
+    overrideMethod(metered, method, method.streaming ? streaming(method) : unary(method));
   return metered;
 }

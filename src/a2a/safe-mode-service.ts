@@ -2,25 +2,12 @@
 // every answer, streamed event and error message path-projected on its way out
 // (core/path-projection.ts), so JSON-RPC, REST, gRPC and the custom transports
 // all send the projected form. The core and its stores keep the real paths.
+import type { Message } from "@bufbuild/protobuf";
 import type { CallContext } from "./core/call-context.js";
 import { A2AError } from "./core/errors.js";
+import { A2A_METHODS, callStream, callUnary, overrideMethod } from "./core/methods.js";
 import type { PathProjector } from "./core/path-projection.js";
 import type { A2AService } from "./core/service.js";
-
-/** The API methods the bindings call; the card is not projected (it names no server path). */
-const UNARY = [
-  "sendMessage",
-  "getTask",
-  "listTasks",
-  "cancelTask",
-  "createTaskPushNotificationConfig",
-  "getTaskPushNotificationConfig",
-  "listTaskPushNotificationConfigs",
-  "deleteTaskPushNotificationConfig",
-] as const;
-const STREAMING = ["sendStreamingMessage", "subscribeToTask"] as const;
-
-type Call = (request: unknown, ctx: CallContext) => Promise<unknown>;
 
 export function projectedService(service: A2AService, projector: PathProjector): A2AService {
   const projectError = (error: unknown): unknown =>
@@ -36,21 +23,20 @@ export function projectedService(service: A2AService, projector: PathProjector):
     }
   }
 
-  const projected = Object.create(service) as Record<string, Call>;
-  const methods = service as unknown as Record<string, Call>;
-  for (const name of UNARY) {
-    projected[name] = (request, ctx) =>
-      methods[name].call(service, request, ctx).then(
-        (result) => projector.project(result),
-        (error: unknown) => Promise.reject(projectError(error)),
-      );
+  const projected = Object.create(service) as A2AService;
+  for (const method of A2A_METHODS) {
+    // The card names no server path (and is served unprojected on HTTP too).
+    if (method.name === "GetExtendedAgentCard") continue;
+    overrideMethod(projected, method, (request: Message, ctx: CallContext) =>
+      method.streaming
+        ? callStream(service, method, request, ctx).then(projectEvents, (error: unknown) =>
+            Promise.reject(projectError(error)),
+          )
+        : callUnary(service, method, request, ctx).then(
+            (result) => projector.project(result),
+            (error: unknown) => Promise.reject(projectError(error)),
+          ),
+    );
   }
-  for (const name of STREAMING) {
-    projected[name] = (request, ctx) =>
-      methods[name].call(service, request, ctx).then(
-        (stream) => projectEvents(stream as AsyncIterable<unknown>),
-        (error: unknown) => Promise.reject(projectError(error)),
-      );
-  }
-  return projected as unknown as A2AService;
+  return projected;
 }

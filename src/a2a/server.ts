@@ -13,6 +13,8 @@ import type { Logger } from "pino";
 import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
+import { flushTracing, startTracing } from "../server/tracing/index.js";
+import { tracedHttp } from "../server/tracing/http.js";
 import { ServerMetrics } from "../server/metrics.js";
 import { redactRedisUrl } from "../server/redis-url.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
@@ -116,6 +118,8 @@ export async function startA2aServer(
   deps: A2aServerDeps,
 ): Promise<RunningA2aServer> {
   const logger = deps.logger ?? createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
+  // OTLP traces when the standard OTEL_* variables name an endpoint (the SDK is loaded only then).
+  await startTracing(deps.env ?? process.env);
   // Each store's module (ioredis, better-sqlite3) is loaded only when the settings choose it.
   const redis =
     settings.store === "redis" ? (deps.redis ?? (await openRedisStore(settings, logger))) : undefined;
@@ -212,6 +216,7 @@ async function startWithState(
   const metrics = new ServerMetrics({
     server: "a2a",
     interruptsWaiting: () => waiting,
+    ...(push ? { pushQueueDepth: () => state.pushJobs.depth() } : {}),
     processMetrics: deps.processMetrics,
   });
   const service = new A2AService({
@@ -231,7 +236,7 @@ async function startWithState(
     turnObserver: {
       ended(turn) {
         metrics.turnSeconds.observe({ outcome: turn.code ?? turn.outcome }, turn.durationMs / 1000);
-        metrics.countTokens(turn.inputTokens, turn.outputTokens);
+        metrics.countTokens(turn.usage);
       },
       waiting(delta) {
         waiting += delta;
@@ -315,6 +320,7 @@ async function startWithState(
         await service.close();
         await listenersClosed;
         await closeState();
+        await flushTracing();
         logger.info("A2A server stopped");
       })();
       return closing;
@@ -394,7 +400,7 @@ async function listenHttp(
     res.setHeader("Content-Type", "application/json");
     res.end(JSON.stringify({ error: "Not found: this listener only serves the A2A gRPC binding." }));
   };
-  const grpc = createA2aGrpcHandler({ core: service, auth, logger });
+  const grpc = tracedHttp("iac-code.a2a", createA2aGrpcHandler({ core: service, auth, logger }));
   const tls =
     settings.tlsCert && settings.tlsKey
       ? { cert: readFileSync(settings.tlsCert), key: readFileSync(settings.tlsKey) }
@@ -404,7 +410,7 @@ async function listenHttp(
     httpServed &&
     ((settings.grpcPort !== undefined && (settings.grpcPort === 0 || settings.grpcPort !== settings.port)) ||
       grpcHost !== settings.host);
-  const http = httpServed ? koaHandler : notServed;
+  const http = tracedHttp("iac-code.a2a", httpServed ? koaHandler : notServed);
   const listener = await listenOnePort({
     host: httpServed ? settings.host : grpcHost,
     port: httpServed ? settings.port : (settings.grpcPort ?? settings.port),

@@ -4,6 +4,7 @@
 // errors become A2aRpcError. With a managed upstream (a supervised child) the
 // URL is read per request, and nothing is sent while the child is not up.
 import { randomUUID } from "node:crypto";
+import { failSpan, injectContext, SpanKind, startSpan, withSpan } from "../server/tracing/index.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import { configError } from "./config.js";
 
@@ -127,16 +128,43 @@ export class A2aClient {
       "A2A-Version": "1.0",
     };
     if (this.token) h.Authorization = `Bearer ${this.token}`;
+    // W3C traceparent of the active span (the run's, or the call's client span).
+    injectContext(h);
     return h;
   }
 
   private async post(method: string, params: JsonObject, signal?: AbortSignal): Promise<Response> {
     const url = this.target();
+    // The client span of the call; its traceparent makes the A2A server's spans its children.
+    const span = startSpan("iac-code.agui", `A2A ${method}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { "rpc.system": "a2a", "rpc.method": method, "server.address": new URL(url).hostname },
+    });
+    const headers = withSpan(span, () => this.headers());
+    try {
+      const res = await this.send(url, method, params, headers, signal);
+      span?.setAttribute("http.response.status_code", res.status);
+      return res;
+    } catch (error) {
+      failSpan(span, error);
+      throw error;
+    } finally {
+      span?.end();
+    }
+  }
+
+  private async send(
+    url: string,
+    method: string,
+    params: JsonObject,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     let res: Response;
     try {
       res = await fetch(url, {
         method: "POST",
-        headers: this.headers(),
+        headers,
         body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
         signal,
       });

@@ -4,8 +4,10 @@
 // execution), and a client disconnect, which cancels the task unless the run
 // is paused on an interrupt or waiting for its answers to be accepted.
 import { randomUUID } from "node:crypto";
+import { failSpan, startSpan, withSpan } from "../server/tracing/index.js";
 import { t } from "../i18n/index.js";
 import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
+import { addModelTokens, type ModelTokens } from "../server/model-tokens.js";
 import type { AdapterCore } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
 import { AguiError, MSG, type MessageKey, type MessageParams } from "./errors.js";
@@ -44,7 +46,30 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
     lastState: undefined,
   };
   sink.onDisconnect(() => void onDisconnect(ctx));
+  // The run's span, child of the HTTP request's: its A2A calls carry it upstream (traceparent).
+  const span = startSpan("iac-code.agui", admission.isResume ? "agui resume" : "agui run", {
+    attributes: {
+      "iac_code.agui.thread_id": request.threadId,
+      "iac_code.agui.run_id": request.runId,
+      "iac_code.context_id": admission.doc.contextId,
+    },
+  });
+  try {
+    await withSpan(span, () => runWatched(core, ctx, watched));
+  } finally {
+    if (span) {
+      span.setAttribute("iac_code.agui.outcome", watched.outcome);
+      if (watched.ended !== "finished") failSpan(span, new Error(), watched.outcome);
+      span.end();
+    }
+  }
+}
+
+async function runWatched(core: AdapterCore, ctx: RunContext, watched: EventSink & Watched): Promise<void> {
+  const { admission, run, tr } = ctx;
+  const { request } = admission;
   core.metrics?.openStreams.inc({ binding: "agui" });
+  core.metrics?.runsStarted.inc({ kind: admission.isResume ? "resume" : "run" });
   for (const ev of tr.start(request.parentRunId)) watched.send(ev);
   try {
     if (admission.isResume) await resume(ctx);
@@ -62,10 +87,11 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
 }
 
 /** A sink that notes how the run ended and when its first event after RUN_STARTED went out. */
-function watch(core: AdapterCore, sink: EventSink): EventSink & { outcome: string; startedAt: number } {
+function watch(core: AdapterCore, sink: EventSink): EventSink & Watched {
   let events = 0;
   const watched = {
     outcome: "disconnected",
+    ended: undefined as Watched["ended"],
     startedAt: performance.now(),
     get disconnected() {
       return sink.disconnected;
@@ -77,16 +103,28 @@ function watch(core: AdapterCore, sink: EventSink): EventSink & { outcome: strin
           { binding: "agui" },
           (performance.now() - watched.startedAt) / 1000,
         );
-      if (ev.type === "RUN_FINISHED") watched.outcome = ev.outcome?.type ?? "success";
-      else if (ev.type === "RUN_ERROR") watched.outcome = ev.code ?? "RUN_ERROR";
+      if (ev.type === "RUN_FINISHED") {
+        watched.outcome = ev.outcome?.type ?? "success";
+        watched.ended = "finished";
+      } else if (ev.type === "RUN_ERROR") {
+        watched.outcome = ev.code ?? "RUN_ERROR";
+        watched.ended = "errored";
+      }
       sink.send(ev);
     },
   };
   return watched;
 }
 
+interface Watched {
+  /** success or interrupt (RUN_FINISHED), the RUN_ERROR code, or disconnected (neither was sent). */
+  outcome: string;
+  ended: "finished" | "errored" | undefined;
+  startedAt: number;
+}
+
 /** One info line per run (thread, run, outcome, duration, tokens) and the run metrics. */
-function summarize(ctx: RunContext, watched: { outcome: string; startedAt: number }): void {
+function summarize(ctx: RunContext, watched: Watched): void {
   const { request, isResume } = ctx.admission;
   const usage = ctx.tr.usageList() ?? [];
   const inputTokens = usage.reduce((n, u) => n + (u.inputTokens ?? 0), 0);
@@ -109,7 +147,12 @@ function summarize(ctx: RunContext, watched: { outcome: string; startedAt: numbe
   if (!metrics) return;
   metrics.requests.inc({ method: isResume ? "resume" : "run", binding: "agui", outcome: watched.outcome });
   metrics.turnSeconds.observe({ outcome: watched.outcome }, durationMs / 1000);
-  metrics.countTokens(inputTokens, outputTokens);
+  // A run that sent neither end event counts as errored (disconnected): started = finished + errored + running.
+  if (watched.ended === "finished") metrics.runsFinished.inc({ outcome: watched.outcome });
+  else metrics.runsErrored.inc({ code: watched.outcome });
+  const byModel = new Map<string, ModelTokens>();
+  for (const entry of usage) addModelTokens(byModel, entry);
+  metrics.countTokens([...byModel.values()]);
 }
 
 async function newRun(ctx: RunContext): Promise<void> {

@@ -7,6 +7,8 @@ import type { Redis } from "ioredis";
 import path from "node:path";
 import { listenHttp } from "../server/listener.js";
 import { ServerMetrics } from "../server/metrics.js";
+import { flushTracing, startTracing } from "../server/tracing/index.js";
+import { tracedHttp } from "../server/tracing/http.js";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
 import { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
@@ -28,6 +30,8 @@ export interface AguiServerDeps {
   store?: ThreadStore;
   /** Process metrics (CPU, memory, event loop) on /metrics too (the CLI turns them on). */
   processMetrics?: boolean;
+  /** Where the OTEL_* trace settings are read (default: process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface AguiServer {
@@ -58,13 +62,15 @@ export async function startAguiServer(
   deps: AguiServerDeps = {},
 ): Promise<AguiServer> {
   const configuredUrl = settings.a2aUrl ? normalizeA2aUrl(settings.a2aUrl) : undefined;
+  // OTLP traces when the standard OTEL_* variables name an endpoint (the SDK is loaded only then).
+  await startTracing(deps.env ?? process.env);
   // Bind first: a port in use fails before the managed child starts or anything is announced.
   // Until the adapter is ready the listener answers 503.
   let handle: http.RequestListener = (_req, res) => {
     res.writeHead(503, { "Retry-After": "1" }).end();
   };
   const listener = await listenHttp(
-    (req, res) => handle(req, res),
+    tracedHttp("iac-code.agui", (req: http.IncomingMessage, res: http.ServerResponse) => handle(req, res)),
     settings.host,
     settings.port,
     settings.timeouts,
@@ -147,6 +153,7 @@ export async function startAguiServer(
       await listener.close();
       await managed?.stop();
       await redis?.quit().catch(() => redis.disconnect());
+      await flushTracing();
     })();
     return closing;
   };

@@ -4,6 +4,7 @@
 // gracefully: no new connections, running turns cancelled, stores flushed;
 // within the shutdown timeout, else it exits anyway after flushing the stores.
 import { openRedisStore, openStateStore, startA2aServer, type RunningA2aServer } from "../a2a/server.js";
+import { stopTracing } from "../server/tracing/index.js";
 import type { StateStore } from "../a2a/stores/state.js";
 import { createAgentRuntime } from "../runtime/index.js";
 import type { AgentRuntime } from "../runtime/seam.js";
@@ -103,7 +104,9 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
       server
         .close()
         .then(() => runtime.close())
-        .then(closeState),
+        .then(closeState)
+        // The spans of the shutdown itself (the last commits) go out too.
+        .then(stopTracing),
     keep: () => server.flushStores(),
     timeoutMs: settings.timeouts.shutdownMs,
     watchParent: true,

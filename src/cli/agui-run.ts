@@ -2,6 +2,7 @@
 // configured loopback URL or a managed child on a random port (`iac-code agui`
 // and `iac-code serve`).
 import { pino, type Logger } from "pino";
+import { stopTracing } from "../server/tracing/index.js";
 import { ConfigError, resolveSettings, type AguiSettings } from "../agui/config.js";
 import { startAguiServer, type AguiServer } from "../agui/server.js";
 import { t, parseAcceptLanguage, DEFAULT_LANGUAGE } from "../i18n/index.js";
@@ -89,7 +90,7 @@ export async function runAdapter(settings: AguiSettings): Promise<void> {
   // Before the announcement (it probes /health): a signal from then on stops gracefully.
   handleStopSignals({
     logger,
-    graceful: () => server.close(),
+    graceful: () => server.close().then(stopTracing),
     timeoutMs: (settings.timeouts ?? DEFAULT_TIMEOUTS).shutdownMs,
   });
   await announce(server, logger);

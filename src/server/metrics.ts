@@ -4,6 +4,7 @@
 // names, bindings, outcome codes of the error catalogues), never ids, so the
 // number of series stays bounded; the hot path only bumps counters.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { ModelTokens } from "./model-tokens.js";
 
 /** Seconds: from 10 ms to 10 min (turns run from a scripted instant to long tool chains). */
 const TURN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -17,6 +18,8 @@ export interface MetricsOptions {
   interruptsWaiting?: () => number;
   /** The AG-UI adapter's managed A2A child (state and respawns), read at scrape time; none: no series. */
   managedA2a?: () => { state: string; restarts: number };
+  /** Push jobs waiting for delivery, read at scrape time; none: no series (push off, or the AG-UI server). */
+  pushQueueDepth?: () => Promise<number>;
   /** Process metrics (CPU, memory, event loop); off in tests that build many servers. */
   processMetrics?: boolean;
 }
@@ -27,7 +30,10 @@ export class ServerMetrics {
   readonly turnSeconds: Histogram<"outcome">;
   readonly firstEventSeconds: Histogram<"binding">;
   readonly openStreams: Gauge<"binding">;
-  readonly tokens: Counter<"kind">;
+  readonly tokens: Counter<"kind" | "provider" | "model">;
+  readonly runsStarted: Counter<"kind">;
+  readonly runsFinished: Counter<"outcome">;
+  readonly runsErrored: Counter<"code">;
 
   constructor(options: MetricsOptions) {
     this.registry.setDefaultLabels({ server: options.server });
@@ -60,10 +66,39 @@ export class ServerMetrics {
     });
     this.tokens = new Counter({
       name: "iac_code_tokens_total",
-      help: "Model tokens used by finished turns, by kind (input, output).",
+      help: "Model tokens used by finished turns (A2A) or runs (AG-UI), by kind (input, output), provider and model.",
+      labelNames: ["kind", "provider", "model"],
+      registers,
+    });
+    this.runsStarted = new Counter({
+      name: "iac_code_agui_runs_started_total",
+      help: "AG-UI runs started (RUN_STARTED sent), by kind (run, resume).",
       labelNames: ["kind"],
       registers,
     });
+    this.runsFinished = new Counter({
+      name: "iac_code_agui_runs_finished_total",
+      help: "AG-UI runs ended with RUN_FINISHED, by outcome (success, interrupt).",
+      labelNames: ["outcome"],
+      registers,
+    });
+    this.runsErrored = new Counter({
+      name: "iac_code_agui_runs_errored_total",
+      help: "AG-UI runs ended with RUN_ERROR, by its code.",
+      labelNames: ["code"],
+      registers,
+    });
+    const depth = options.pushQueueDepth;
+    if (depth) {
+      new Gauge({
+        name: "iac_code_push_queue_depth",
+        help: "Push notification jobs staged for delivery and not yet delivered or dead (retries included).",
+        registers,
+        async collect() {
+          this.set(await depth());
+        },
+      });
+    }
     const waiting = options.interruptsWaiting;
     new Gauge({
       name: "iac_code_interrupts_waiting",
@@ -97,10 +132,13 @@ export class ServerMetrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Tokens of a finished turn. */
-  countTokens(input: number, output: number): void {
-    if (input > 0) this.tokens.inc({ kind: "input" }, input);
-    if (output > 0) this.tokens.inc({ kind: "output" }, output);
+  /** Tokens of a finished turn or run, by provider and model ("unknown" when the runtime named none). */
+  countTokens(usage: readonly ModelTokens[]): void {
+    for (const { provider, model, inputTokens, outputTokens } of usage) {
+      const labels = { provider: provider || "unknown", model: model || "unknown" };
+      if (inputTokens > 0) this.tokens.inc({ kind: "input", ...labels }, inputTokens);
+      if (outputTokens > 0) this.tokens.inc({ kind: "output", ...labels }, outputTokens);
+    }
   }
 
   /** The text exposition and its content type. */

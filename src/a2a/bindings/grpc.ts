@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import type { Authenticator } from "../core/auth.js";
 import type { CallContext } from "../core/call-context.js";
+import { A2A_METHODS, callStream, callUnary } from "../core/methods.js";
 import type { A2AService as A2ACore } from "../core/service.js";
 import { checkDecodedRequest } from "../core/decoded-request.js";
 import { checkVersion, parseExtensions } from "../core/service-params.js";
@@ -103,35 +104,16 @@ export function a2aGrpcService(options: GrpcBindingOptions): A2AGrpcImpl {
     }
   }
 
-  return {
-    sendMessage: (request, hc) => unary("SendMessage", hc, request, (ctx) => core.sendMessage(request, ctx)),
-    sendStreamingMessage: (request, hc) =>
-      streamed("SendStreamingMessage", hc, request, (ctx) => core.sendStreamingMessage(request, ctx)),
-    getTask: (request, hc) => unary("GetTask", hc, request, (ctx) => core.getTask(request, ctx)),
-    listTasks: (request, hc) => unary("ListTasks", hc, request, (ctx) => core.listTasks(request, ctx)),
-    cancelTask: (request, hc) => unary("CancelTask", hc, request, (ctx) => core.cancelTask(request, ctx)),
-    subscribeToTask: (request, hc) =>
-      streamed("SubscribeToTask", hc, request, (ctx) => core.subscribeToTask(request, ctx)),
-    createTaskPushNotificationConfig: (request, hc) =>
-      unary("CreateTaskPushNotificationConfig", hc, request, (ctx) =>
-        core.createTaskPushNotificationConfig(request, ctx),
-      ),
-    getTaskPushNotificationConfig: (request, hc) =>
-      unary("GetTaskPushNotificationConfig", hc, request, (ctx) =>
-        core.getTaskPushNotificationConfig(request, ctx),
-      ),
-    listTaskPushNotificationConfigs: (request, hc) =>
-      unary("ListTaskPushNotificationConfigs", hc, request, (ctx) =>
-        core.listTaskPushNotificationConfigs(request, ctx),
-      ),
-    deleteTaskPushNotificationConfig: (request, hc) =>
-      unary("DeleteTaskPushNotificationConfig", hc, request, async (ctx) => {
-        await core.deleteTaskPushNotificationConfig(request, ctx);
-        return {};
-      }),
-    getExtendedAgentCard: (request, hc) =>
-      unary("GetExtendedAgentCard", hc, request, (ctx) => core.getExtendedAgentCard(request, ctx)),
-  };
+  // One implementation per method of the table; the descriptor typed each one, so the shapes match.
+  const impl: Record<string, unknown> = {};
+  for (const method of A2A_METHODS) {
+    impl[method.localName] = method.streaming
+      ? (request: Message, hc: GrpcCall) =>
+          streamed(method.name, hc, request, (ctx) => callStream(core, method, request, ctx))
+      : (request: Message, hc: GrpcCall) =>
+          unary(method.name, hc, request, (ctx) => callUnary(core, method, request, ctx));
+  }
+  return impl as A2AGrpcImpl;
 }
 
 /**

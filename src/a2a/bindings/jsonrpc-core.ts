@@ -4,113 +4,21 @@
 // transport (src/a2a/transports/) hand it a parsed request and frame what it
 // returns: one response, or a stream whose first event was already pulled.
 import { randomUUID } from "node:crypto";
-import type { DescMessage, JsonValue, MessageShape } from "@bufbuild/protobuf";
+import type { Message } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
-import { pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
-import { encodeFast as encodeProtoJson, encodeStreamResponse } from "../core/fast-json.js";
+import { type pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
+import { encodeStreamResponse } from "../core/fast-json.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
 import { checkDecodedRequest } from "../core/decoded-request.js";
+import { a2aMethod, callStream, callUnary } from "../core/methods.js";
 import type { A2AService } from "../core/service.js";
+import { encodeResult, PARAMS_OPTIONAL } from "./method-json.js";
 import { checkVersion } from "../core/service-params.js";
 import { invalidParamsOf } from "./wire-errors.js";
 import type { JsonBody } from "../../server/json-body.js";
 
 export type JsonRpcId = string | number | null;
-
-interface Method<Req extends DescMessage> {
-  request: Req;
-  /** params may be omitted (GetExtendedAgentCard, ListTasks). */
-  paramsOptional?: boolean;
-  unary?: (service: A2AService, req: MessageShape<Req>, ctx: CallContext) => Promise<JsonValue>;
-  stream?: (
-    service: A2AService,
-    req: MessageShape<Req>,
-    ctx: CallContext,
-  ) => Promise<AsyncIterable<pb.StreamResponse>>;
-}
-
-function method<Req extends DescMessage>(m: Method<Req>): Method<DescMessage> {
-  return m;
-}
-
-/** ListTasksResponse fields the spec wants even when empty. */
-function encodeListTasks(response: pb.ListTasksResponse): JsonValue {
-  const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as Record<string, JsonValue>;
-  return {
-    tasks: json.tasks ?? [],
-    nextPageToken: response.nextPageToken,
-    pageSize: response.pageSize,
-    totalSize: response.totalSize,
-  };
-}
-
-/** The configs list is there even when empty. */
-export function encodeListPushConfigs(response: pb.ListTaskPushNotificationConfigsResponse): JsonValue {
-  const json = encodeProtoJson(pb.ListTaskPushNotificationConfigsResponseSchema, response) as Record<
-    string,
-    JsonValue
-  >;
-  return { ...json, configs: json.configs ?? [] };
-}
-
-const METHODS: Record<string, Method<DescMessage>> = {
-  SendMessage: method({
-    request: pb.SendMessageRequestSchema,
-    unary: async (s, req, ctx) =>
-      encodeProtoJson(pb.SendMessageResponseSchema, await s.sendMessage(req, ctx)),
-  }),
-  SendStreamingMessage: method({
-    request: pb.SendMessageRequestSchema,
-    stream: (s, req, ctx) => s.sendStreamingMessage(req, ctx),
-  }),
-  GetTask: method({
-    request: pb.GetTaskRequestSchema,
-    unary: async (s, req, ctx) => encodeProtoJson(pb.TaskSchema, await s.getTask(req, ctx)),
-  }),
-  ListTasks: method({
-    request: pb.ListTasksRequestSchema,
-    paramsOptional: true,
-    unary: async (s, req, ctx) => encodeListTasks(await s.listTasks(req, ctx)),
-  }),
-  CancelTask: method({
-    request: pb.CancelTaskRequestSchema,
-    unary: async (s, req, ctx) => encodeProtoJson(pb.TaskSchema, await s.cancelTask(req, ctx)),
-  }),
-  SubscribeToTask: method({
-    request: pb.SubscribeToTaskRequestSchema,
-    stream: (s, req, ctx) => s.subscribeToTask(req, ctx),
-  }),
-  GetExtendedAgentCard: method({
-    request: pb.GetExtendedAgentCardRequestSchema,
-    paramsOptional: true,
-    unary: async (s, req, ctx) => encodeProtoJson(pb.AgentCardSchema, await s.getExtendedAgentCard(req, ctx)),
-  }),
-  CreateTaskPushNotificationConfig: method({
-    request: pb.TaskPushNotificationConfigSchema,
-    unary: async (s, req, ctx) =>
-      encodeProtoJson(
-        pb.TaskPushNotificationConfigSchema,
-        await s.createTaskPushNotificationConfig(req, ctx),
-      ),
-  }),
-  GetTaskPushNotificationConfig: method({
-    request: pb.GetTaskPushNotificationConfigRequestSchema,
-    unary: async (s, req, ctx) =>
-      encodeProtoJson(pb.TaskPushNotificationConfigSchema, await s.getTaskPushNotificationConfig(req, ctx)),
-  }),
-  ListTaskPushNotificationConfigs: method({
-    request: pb.ListTaskPushNotificationConfigsRequestSchema,
-    unary: async (s, req, ctx) => encodeListPushConfigs(await s.listTaskPushNotificationConfigs(req, ctx)),
-  }),
-  DeleteTaskPushNotificationConfig: method({
-    request: pb.DeleteTaskPushNotificationConfigRequestSchema,
-    unary: async (s, req, ctx) => {
-      await s.deleteTaskPushNotificationConfig(req, ctx);
-      return {};
-    },
-  }),
-};
 
 /** Who calls, as the transport established it, and the request's abort signal. */
 export interface JsonRpcCaller extends CallContext {
@@ -241,23 +149,23 @@ export class JsonRpcCore {
     if (typeof body.method !== "string" || body.method === "")
       return fail(id, new A2AError("InvalidRequestError", "Method is required"));
     const name = body.method;
-    const spec = Object.hasOwn(METHODS, name) ? METHODS[name] : undefined;
+    const spec = a2aMethod(name);
     if (!spec) return fail(id, new A2AError("MethodNotFoundError", "Method not found", { method: name }));
-    const streaming = spec.stream !== undefined;
+    const streaming = spec.streaming;
     if (streaming && options.unaryOnly)
       return fail(
         id,
         new A2AError("InvalidRequestError", `Invalid request: ${name} is a streaming method; call Stream`),
       );
 
-    let request: MessageShape<DescMessage>;
+    let request: Message;
     try {
       checkVersion(caller.version);
-      const params = body.params ?? (spec.paramsOptional ? {} : undefined);
+      const params = body.params ?? (PARAMS_OPTIONAL.has(spec.name) ? {} : undefined);
       if (params === undefined || params === null || typeof params !== "object" || Array.isArray(params)) {
         throw new A2AError("InvalidParamsError", "Invalid params: 'params' must be an object");
       }
-      request = decodeProtoJson(spec.request, params, { strictEnums: true });
+      request = decodeProtoJson(spec.input, params, { strictEnums: true });
       checkDecodedRequest(request);
     } catch (error) {
       const a2a = error instanceof ProtoJsonError ? invalidParamsOf(error) : this.toA2AError(error, name);
@@ -265,9 +173,9 @@ export class JsonRpcCore {
     }
 
     const ctx: CallContext = caller;
-    if (spec.unary) {
+    if (!streaming) {
       try {
-        const result = await spec.unary(this.service, request, ctx);
+        const result = encodeResult(spec, await callUnary(this.service, spec, request, ctx));
         return { kind: "response", id, body: JSON.stringify({ jsonrpc: "2.0", id, result }), streaming };
       } catch (error) {
         return fail(id, this.toA2AError(error, name));
@@ -277,7 +185,7 @@ export class JsonRpcCore {
     let rest: AsyncIterator<pb.StreamResponse>;
     let first: IteratorResult<pb.StreamResponse>;
     try {
-      rest = (await spec.stream!(this.service, request, ctx))[Symbol.asyncIterator]();
+      rest = (await callStream(this.service, spec, request, ctx))[Symbol.asyncIterator]();
       first = await rest.next();
     } catch (error) {
       return fail(id, this.toA2AError(error, name), streaming);

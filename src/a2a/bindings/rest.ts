@@ -7,17 +7,18 @@
 import type { DescMessage, JsonObject, JsonValue, MessageShape } from "@bufbuild/protobuf";
 import { Router, type RouterContext } from "@koa/router";
 import type { Logger } from "pino";
-import { decodeProtoJson, encodeProtoJson, pb } from "../../contract/index.js";
+import { decodeProtoJson, type pb } from "../../contract/index.js";
 import { encodeStreamResponse } from "../core/fast-json.js";
 import type { Authenticator } from "../core/auth.js";
 import { CONNECTION_CLOSED, type CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
 import { checkDecodedRequest } from "../core/decoded-request.js";
+import { A2A_METHODS, a2aMethodNamed, callStream, callUnary, type A2AMethodName } from "../core/methods.js";
 import type { A2AService as A2ACore } from "../core/service.js";
 import { checkVersion } from "../core/service-params.js";
 import { requireAuth, type A2aState } from "../http-app.js";
 import { readJsonBody } from "./http-body.js";
-import { encodeListPushConfigs } from "./jsonrpc-core.js";
+import { encodeResult } from "./method-json.js";
 import { queryToProtoJson } from "./rest-query.js";
 import { writeSse } from "./sse.js";
 import { asA2AError, restErrorOf } from "./wire-errors.js";
@@ -65,16 +66,80 @@ function pathParam(koa: Ctx, name: string): string {
   return (koa.params as Record<string, string | undefined>)[name] ?? "";
 }
 
-/** ListTasksResponse always carries its four fields, even when empty (spec §2.1). */
-function listTasksJson(response: pb.ListTasksResponse): JsonValue {
-  const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as JsonObject;
-  return {
-    tasks: json.tasks ?? [],
-    nextPageToken: response.nextPageToken,
-    pageSize: response.pageSize,
-    totalSize: response.totalSize,
-  };
+type Verb = "get" | "post" | "delete";
+
+/** Where a method's route is and where its request message comes from. */
+interface RestRoute {
+  verbs: Verb[];
+  path: string;
+  /** The JSON body (or `{}`), or the query string. */
+  from: "body" | "query";
+  /** Request fields read from path parameters: [field, parameter]. */
+  pathFields?: Array<[string, string]>;
+  /** The success status (200 unless named). */
+  status?: number;
 }
+
+const ID: Array<[string, string]> = [["id", "id"]];
+const TASK_ID: Array<[string, string]> = [["taskId", "taskId"]];
+const CONFIG_ID: Array<[string, string]> = [...TASK_ID, ["id", "id"]];
+
+/** The proto's google.api.http rules, one per method of the table (the type makes it total). */
+const ROUTES: Record<A2AMethodName, RestRoute> = {
+  SendMessage: { verbs: ["post"], path: "/message\\:send", from: "body" },
+  SendStreamingMessage: { verbs: ["post"], path: "/message\\:stream", from: "body" },
+  CancelTask: { verbs: ["post"], path: "/tasks/:id\\:cancel", from: "body", pathFields: ID },
+  // The proto says GET, the spec text and the SDK client say POST: both are served.
+  SubscribeToTask: { verbs: ["get", "post"], path: "/tasks/:id\\:subscribe", from: "query", pathFields: ID },
+  ListTasks: { verbs: ["get"], path: "/tasks", from: "query" },
+  CreateTaskPushNotificationConfig: {
+    verbs: ["post"],
+    path: "/tasks/:taskId/pushNotificationConfigs",
+    from: "body",
+    pathFields: TASK_ID,
+    status: 201,
+  },
+  ListTaskPushNotificationConfigs: {
+    verbs: ["get"],
+    path: "/tasks/:taskId/pushNotificationConfigs",
+    from: "query",
+    pathFields: TASK_ID,
+  },
+  GetTaskPushNotificationConfig: {
+    verbs: ["get"],
+    path: "/tasks/:taskId/pushNotificationConfigs/:id",
+    from: "query",
+    pathFields: CONFIG_ID,
+  },
+  DeleteTaskPushNotificationConfig: {
+    verbs: ["delete"],
+    path: "/tasks/:taskId/pushNotificationConfigs/:id",
+    from: "query",
+    pathFields: CONFIG_ID,
+  },
+  GetTask: { verbs: ["get"], path: "/tasks/:id", from: "query", pathFields: ID },
+  GetExtendedAgentCard: { verbs: ["get"], path: "/extendedAgentCard", from: "query" },
+};
+
+/**
+ * Registration order: custom verbs first (GET /tasks/{id}:subscribe must not be
+ * read as GetTask), the catch-all /tasks/:id last.
+ */
+const ROUTE_ORDER: A2AMethodName[] = [
+  "SendMessage",
+  "SendStreamingMessage",
+  "CancelTask",
+  "SubscribeToTask",
+  "ListTasks",
+  "CreateTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "GetTaskPushNotificationConfig",
+  "DeleteTaskPushNotificationConfig",
+  "GetTask",
+  "GetExtendedAgentCard",
+];
+for (const method of A2A_METHODS)
+  if (!ROUTE_ORDER.includes(method.name)) throw new Error(`REST: no route order for ${method.name}`);
 
 export function createRestRouter(options: RestBindingOptions): Router<A2aState> {
   const { core, logger } = options;
@@ -154,88 +219,31 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
       }
     };
 
-  type Method = "get" | "post" | "delete";
-  const routes: Array<{ methods: Method[]; path: string; handler: ReturnType<typeof handle> }> = [];
-  const route = (methods: Method[], path: string, where: string, answer: Answer): void => {
-    routes.push({ methods, path, handler: handle(where, answer) });
-  };
-
-  // Custom verbs first: GET /tasks/{id}:subscribe must not be read as GetTask.
-  route(["post"], "/message\\:send", "SendMessage", async (call) => {
-    const request = await call.bodyRequest(pb.SendMessageRequestSchema);
-    call.json(encodeProtoJson(pb.SendMessageResponseSchema, await core.sendMessage(request, call.ctx)));
-  });
-  route(["post"], "/message\\:stream", "SendStreamingMessage", async (call) => {
-    const request = await call.bodyRequest(pb.SendMessageRequestSchema);
-    await call.stream(await core.sendStreamingMessage(request, call.ctx));
-  });
-  route(["post"], "/tasks/:id\\:cancel", "CancelTask", async (call) => {
-    const request = await call.bodyRequest(pb.CancelTaskRequestSchema, { id: pathParam(call.koa, "id") });
-    call.json(encodeProtoJson(pb.TaskSchema, await core.cancelTask(request, call.ctx)));
-  });
-  // The proto says GET, the spec text and the SDK client say POST: both are served.
-  route(["get", "post"], "/tasks/:id\\:subscribe", "SubscribeToTask", async (call) => {
-    const request = call.queryRequest(pb.SubscribeToTaskRequestSchema, { id: pathParam(call.koa, "id") });
-    await call.stream(await core.subscribeToTask(request, call.ctx));
-  });
-  route(["get"], "/tasks", "ListTasks", async (call) => {
-    const request = call.queryRequest(pb.ListTasksRequestSchema);
-    call.json(listTasksJson(await core.listTasks(request, call.ctx)));
-  });
-  const pushPath = (call: RestCall): JsonObject => ({ taskId: pathParam(call.koa, "taskId") });
-  const configPath = (call: RestCall): JsonObject => ({ ...pushPath(call), id: pathParam(call.koa, "id") });
-  route(
-    ["post"],
-    "/tasks/:taskId/pushNotificationConfigs",
-    "CreateTaskPushNotificationConfig",
-    async (call) => {
-      const request = await call.bodyRequest(pb.TaskPushNotificationConfigSchema, pushPath(call));
-      const created = await core.createTaskPushNotificationConfig(request, call.ctx);
-      call.json(encodeProtoJson(pb.TaskPushNotificationConfigSchema, created), 201);
-    },
-  );
-  route(
-    ["get"],
-    "/tasks/:taskId/pushNotificationConfigs",
-    "ListTaskPushNotificationConfigs",
-    async (call) => {
-      const request = call.queryRequest(pb.ListTaskPushNotificationConfigsRequestSchema, pushPath(call));
-      call.json(encodeListPushConfigs(await core.listTaskPushNotificationConfigs(request, call.ctx)));
-    },
-  );
-  route(
-    ["get"],
-    "/tasks/:taskId/pushNotificationConfigs/:id",
-    "GetTaskPushNotificationConfig",
-    async (call) => {
-      const request = call.queryRequest(pb.GetTaskPushNotificationConfigRequestSchema, configPath(call));
-      const config = await core.getTaskPushNotificationConfig(request, call.ctx);
-      call.json(encodeProtoJson(pb.TaskPushNotificationConfigSchema, config));
-    },
-  );
-  route(
-    ["delete"],
-    "/tasks/:taskId/pushNotificationConfigs/:id",
-    "DeleteTaskPushNotificationConfig",
-    async (call) => {
-      const request = call.queryRequest(pb.DeleteTaskPushNotificationConfigRequestSchema, configPath(call));
-      await core.deleteTaskPushNotificationConfig(request, call.ctx);
-      call.json({});
-    },
-  );
-  route(["get"], "/tasks/:id", "GetTask", async (call) => {
-    const request = call.queryRequest(pb.GetTaskRequestSchema, { id: pathParam(call.koa, "id") });
-    call.json(encodeProtoJson(pb.TaskSchema, await core.getTask(request, call.ctx)));
-  });
-  route(["get"], "/extendedAgentCard", "GetExtendedAgentCard", async (call) => {
-    const request = call.queryRequest(pb.GetExtendedAgentCardRequestSchema);
-    call.json(encodeProtoJson(pb.AgentCardSchema, await core.getExtendedAgentCard(request, call.ctx)));
+  // One route per method of the table, in the order ROUTE_ORDER gives.
+  const routes = ROUTE_ORDER.map((name) => {
+    const method = a2aMethodNamed(name);
+    const spec = ROUTES[name];
+    return {
+      verbs: spec.verbs,
+      path: spec.path,
+      handler: handle(name, async (call) => {
+        const fromPath = Object.fromEntries(
+          (spec.pathFields ?? []).map(([field, param]) => [field, pathParam(call.koa, param)]),
+        );
+        const request =
+          spec.from === "body"
+            ? await call.bodyRequest(method.input, fromPath)
+            : call.queryRequest(method.input, fromPath);
+        if (method.streaming) await call.stream(await callStream(core, method, request, call.ctx));
+        else call.json(encodeResult(method, await callUnary(core, method, request, call.ctx)), spec.status);
+      }),
+    };
   });
 
   // Every bare route before any /{tenant} twin, so /tasks/tasks is GetTask, not a tenant's ListTasks.
   for (const prefix of ["", "/:tenant"]) {
-    for (const { methods, path, handler } of routes) {
-      for (const method of methods) router[method](`${prefix}${path}`, auth, handler);
+    for (const { verbs, path, handler } of routes) {
+      for (const verb of verbs) router[verb](`${prefix}${path}`, auth, handler);
     }
   }
   return router;

@@ -29,6 +29,8 @@ import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer
 import { sanitizeClientText } from "./sanitize.js";
 import { now, TextChunks } from "./text-chunks.js";
 import type { TaskRecord } from "./task-record.js";
+import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
+import { failSpan, startSpan, withSpan, type Span } from "../../server/tracing/index.js";
 
 /** One turn as the log line and the metrics see it. */
 export interface TurnSummary {
@@ -41,6 +43,8 @@ export interface TurnSummary {
   durationMs: number;
   inputTokens: number;
   outputTokens: number;
+  /** The same tokens by provider and model (one entry per model the turn called). */
+  usage: ModelTokens[];
 }
 
 /** Told when a turn ends and when a live turn starts or stops waiting for an answer. */
@@ -72,6 +76,7 @@ export class TurnExecution {
   private waitingFor?: InputRequest;
   private startedAt = performance.now();
   private readonly tokens = { input: 0, output: 0 };
+  private readonly tokensByModel = new Map<string, ModelTokens>();
   private readonly announced = new Set<string>();
   private canceling = false;
   private seq = 0;
@@ -137,8 +142,18 @@ export class TurnExecution {
     resume?: ParsedAnswer,
   ): void {
     this.startedAt = performance.now();
-    this.done = this.run(open, events, resume);
+    // The turn's span: child of the A2A call that started it; the runtime's model and tool spans are its children.
+    this.span = startSpan("iac-code.a2a", "turn", {
+      attributes: {
+        "iac_code.task_id": this.taskId,
+        "iac_code.context_id": this.contextId,
+        ...(resume ? { "iac_code.turn.resumed": true } : {}),
+      },
+    });
+    this.done = withSpan(this.span, () => this.run(open, events, resume));
   }
+
+  private span?: Span;
 
   /** Resolves a pending input of the live turn (the answer came on the same task). */
   answer(parsed: ParsedAnswer, message: pb.Message, session: AgentSession): void {
@@ -295,10 +310,21 @@ export class TurnExecution {
       durationMs: Math.round(performance.now() - this.startedAt),
       inputTokens: this.tokens.input,
       outputTokens: this.tokens.output,
+      usage: [...this.tokensByModel.values()],
     };
     const code = this.failure?.error.code;
     if (summary.outcome === "failed" && typeof code === "string") summary.code = code;
-    this.deps.logger.info(summary, "turn ended");
+    if (this.span) {
+      this.span.setAttributes({
+        "iac_code.turn.outcome": summary.outcome,
+        "gen_ai.usage.input_tokens": summary.inputTokens,
+        "gen_ai.usage.output_tokens": summary.outputTokens,
+      });
+      if (summary.outcome === "failed") failSpan(this.span, new Error(), summary.code ?? "failed");
+      this.span.end();
+    }
+    const { usage: _byModel, ...line } = summary; // the log line keeps its totals
+    this.deps.logger.info(line, "turn ended");
     this.deps.observer?.ended(summary);
   }
 
@@ -335,6 +361,7 @@ export class TurnExecution {
         if (event.stopReason !== "tool_use" && event.text.trim() !== "") this.finalText = event.text;
         this.tokens.input += event.usage?.inputTokens ?? 0;
         this.tokens.output += event.usage?.outputTokens ?? 0;
+        if (event.usage) addModelTokens(this.tokensByModel, event.usage);
         const metadata = metadataFor(event, this.deps.exposure);
         if (metadata) this.status(pb.TaskState.WORKING, { metadata });
         return;

@@ -6,6 +6,7 @@
 // the delivery timeout. Any 2xx is success; a failure is a DeliveryError that
 // says whether a retry may help and carries no secret.
 import http from "node:http";
+import { inSpan, SpanKind } from "../../server/tracing/index.js";
 import https from "node:https";
 import { isIP } from "node:net";
 import type { PushJob } from "../stores/state.js";
@@ -56,7 +57,27 @@ function secretsOf(job: PushJob, keyring: Keyring): PushSecrets {
   }
 }
 
-export async function deliver(job: PushJob, deps: DeliveryDeps): Promise<void> {
+export function deliver(job: PushJob, deps: DeliveryDeps): Promise<void> {
+  // A root span per attempt (the worker runs outside any request): task, attempt, and the outcome.
+  return inSpan(
+    "iac-code.a2a",
+    "push delivery",
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { "iac_code.task_id": job.taskId, "iac_code.push.attempt": job.attempt + 1 },
+    },
+    async (span) => {
+      try {
+        await deliverOnce(job, deps);
+      } catch (error) {
+        if (error instanceof DeliveryError) span?.setAttribute("iac_code.push.transient", error.transient);
+        throw error;
+      }
+    },
+  );
+}
+
+async function deliverOnce(job: PushJob, deps: DeliveryDeps): Promise<void> {
   let address: string;
   let target: ReturnType<typeof checkCallbackUrl>;
   try {

@@ -215,6 +215,7 @@ export class RedisPush {
       dead: async (job) => void (await SETTLE.run(this.redis, [], [P, job.jobId, JSON.stringify(job)])),
       deadLetters: async () =>
         (await this.redis.lrange(`${P}outbox:dead`, 0, -1)).map((raw) => JSON.parse(raw) as PushJob),
+      depth: () => this.redis.zcard(`${P}outbox:due`),
     };
   }
 }

@@ -10,6 +10,7 @@
 // logged). Durability is Redis's: with AOF (appendfsync everysec) an
 // acknowledged commit survives a Redis restart, and docs/deploy.md asks for it.
 import type { Redis } from "ioredis";
+import { inSpan } from "../../server/tracing/index.js";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
 import { RedisRuntimeStore, type StagedRuntimeOps } from "../../runtime/store/redis-runtime-store.js";
@@ -141,10 +142,16 @@ export class RedisStateStore implements StateStore {
   /** Resolves once what is staged now is applied in Redis (and once a commit in flight is). */
   commit(): Promise<void> {
     if (!this.hasStaged()) return this.inFlight;
-    return new Promise<void>((resolve, reject) => {
-      this.waiters.push({ resolve, reject });
-      this.schedule();
-    });
+    return inSpan(
+      "iac-code.a2a",
+      "store commit",
+      { attributes: { "db.system.name": "redis" } },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          this.waiters.push({ resolve, reject });
+          this.schedule();
+        }),
+    );
   }
 
   async close(): Promise<void> {

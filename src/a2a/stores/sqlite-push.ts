@@ -185,6 +185,7 @@ export class SqlitePush implements StagedWriter {
       ack.run(job.jobId);
     });
     const deadRows = this.db.prepare<[], JobRow>("SELECT * FROM push_dead ORDER BY seq");
+    const depth = this.db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM push_jobs");
     return {
       enqueue: (taskId, event) => {
         this.stagedEvents.push({ taskId, event });
@@ -200,6 +201,7 @@ export class SqlitePush implements StagedWriter {
       retry: (job) => settled(() => void retry.run(job.attempt, job.nextAttemptAt, job.lastError, job.jobId)),
       dead: (job) => settled(() => dead(job)),
       deadLetters: () => settled(() => deadRows.all().map(jobOf)),
+      depth: () => settled(() => depth.get()?.n ?? 0),
     };
   }
 }

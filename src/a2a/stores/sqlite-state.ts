@@ -8,6 +8,7 @@
 // commit survives the process being killed; sync-every-commit
 // (synchronous=FULL) also survives a power loss.
 import { mkdirSync } from "node:fs";
+import { inSpan } from "../../server/tracing/index.js";
 import path from "node:path";
 import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
@@ -184,7 +185,9 @@ export class SqliteStateStore implements StateStore, StagedWriter {
    * the same turn share one transaction.
    */
   commit(): Promise<void> {
-    return this.group.commit();
+    return inSpan("iac-code.a2a", "store commit", { attributes: { "db.system.name": "sqlite" } }, () =>
+      this.group.commit(),
+    );
   }
 
   /** What a commit survives, as SQLite applies it: FULL syncs the WAL at each commit. */

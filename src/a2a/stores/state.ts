@@ -155,6 +155,8 @@ export interface PushOutbox {
   /** Moved to the dead letters. */
   dead(job: PushJob): Promise<void>;
   deadLetters(): Promise<PushJob[]>;
+  /** Jobs not yet delivered nor dead (due, leased or waiting for a retry): the metrics' queue depth. */
+  depth(): Promise<number>;
 }
 
 export interface StateStore {

@@ -8,6 +8,7 @@
 // does is published as pipeline envelopes with the step's coordinates.
 // A restarted process continues the same attempt from its transcript.
 import { newMessageId } from "../ids.js";
+import { failSpan, startSpan, withSpanSteps } from "../../server/tracing/index.js";
 import { callModel } from "../loop/model-call.js";
 import { bundledSkills } from "../skills/discovery.js";
 import { messageText, type Message } from "../messages.js";
@@ -453,12 +454,29 @@ export async function* runAgentStep(
   a: StepAttempt,
   signal: AbortSignal,
 ): AsyncGenerator<RuntimeEvent, StepOutcome> {
+  // The step's span: its model and tool calls are its children.
+  const span = startSpan("iac-code.runtime", `pipeline step ${a.step.id}`, {
+    attributes: {
+      "iac_code.pipeline.name": env.pipelineName,
+      "iac_code.pipeline.step": a.step.id,
+      "iac_code.pipeline.attempt": a.attempt,
+      ...(a.candidateIndex !== undefined ? { "iac_code.pipeline.candidate": a.candidateIndex } : {}),
+    },
+  });
+  let outcome: StepOutcome | undefined;
   try {
-    return yield* runAttempt(env, a, signal);
+    outcome = yield* withSpanSteps(span, runAttempt(env, a, signal));
+    return outcome;
   } catch (error) {
     if (env.session.lifetime.aborted) throw new SessionClosedError();
-    if (signal.aborted) return { kind: "cancelled" };
+    if (signal.aborted) return (outcome = { kind: "cancelled" });
     throw error;
+  } finally {
+    if (span) {
+      span.setAttribute("iac_code.pipeline.outcome", outcome?.kind ?? "closed");
+      if (outcome?.kind === "failed") failSpan(span, new Error(), outcome.errorType);
+      span.end();
+    }
   }
 }
 

@@ -4,6 +4,8 @@
 // can fail. A batch of concurrency-safe calls runs in parallel, their events
 // merged through one Channel in the order they happen.
 import { errorMessage, redactSecrets, ToolError } from "../errors.js";
+import { withSpan } from "../../server/tracing/index.js";
+import { endToolCallSpan, toolCallSpan } from "./tool-span.js";
 import { newErrorId } from "../ids.js";
 import { Channel } from "../loop/channel.js";
 import type { Message, ToolResultBlock } from "../messages.js";
@@ -36,7 +38,13 @@ export async function* runBatch(
   const channel = new Channel<RuntimeEvent>();
   const all = Promise.all(
     batch.map(async (call) => {
-      const executed = await execute(session, turn, round, call, channel);
+      const span = toolCallSpan(call);
+      let executed: Executed | undefined;
+      try {
+        executed = await withSpan(span, () => execute(session, turn, round, call, channel));
+      } finally {
+        endToolCallSpan(span, !executed ? "cancelled" : executed.block.isError ? "error" : "ok");
+      }
       if (!executed) return;
       await session.conversation.recordResult(assistant, executed.block);
       channel.push({

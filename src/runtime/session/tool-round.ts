@@ -4,6 +4,7 @@
 // turn is cancelled, every call left without a result gets one saying so;
 // when the session closes instead, the round stays as a restart will find it.
 import { toolUses, type Message } from "../messages.js";
+import { endToolCallSpan, toolCallSpan } from "./tool-span.js";
 import type { RuntimeEvent } from "../seam.js";
 import type { SessionContext } from "./session-context.js";
 import { prepareCall, runnable, type PreparedCall, type RunnableCall } from "./tool-call.js";
@@ -87,6 +88,7 @@ async function* refuse(
   assistant: Message,
   call: PreparedCall,
 ): AsyncGenerator<RuntimeEvent> {
+  endToolCallSpan(toolCallSpan(call), "refused");
   const content = call.error ?? (call.reason === "cancelled" ? DENIED_AS_CANCELLED : "Permission denied.");
   await session.conversation.recordResult(assistant, {
     type: "tool_result",
