@@ -74,6 +74,37 @@ describe("pipeline: demo mode with the simulated ROS endpoint", function () {
     );
   });
 
+  it("in safe mode a pipeline keeps its step tools (writes asked as usual) and completes", async () => {
+    const dir = await tempDir("iac-pipeline-safe-");
+    const safe = await createAgentRuntime({
+      configDir: path.join(dir, "config"),
+      env: { HOME: dir },
+      homeDir: dir,
+      logger: silentLogger(),
+      safeMode: true,
+    });
+    try {
+      const session = await safe.openSession({ contextId: "safe-ctx", cwd });
+      const asked: string[] = [];
+      const events = await turn(session, "I need a website", {
+        overrides: { runMode: "pipeline" },
+        answer: (request) => {
+          asked.push(request.kind === "permission" ? `${request.kind}:${request.toolName}` : request.kind);
+          return request.kind === "permission"
+            ? { kind: "permission", decision: "allow_once" }
+            : { kind: "candidate_selection", selectedId: "1" };
+        },
+      });
+      expect(asked).to.include("permission:write_file");
+      expect(storyOf(envelopes(events)).slice(-2)).to.deep.equal([
+        "pipeline_completed",
+        "pipeline_handoff_ready",
+      ]);
+    } finally {
+      await safe.close();
+    }
+  });
+
   it("a normal request still gets the plain demo (no pipeline, no cloud)", async () => {
     const session = await runtime.openSession({ contextId: "demo-normal", cwd });
     const events = await turn(session, "Create a VPC template", {

@@ -90,6 +90,14 @@ describe("runtime: MCP servers", function () {
     expect(ofType(events, "mcp_warning")).to.have.length(0);
   });
 
+  it("safe mode starts no MCP server: no status, its tools are unknown to the model", async () => {
+    env = await setup({ mcpServers: { fix: stdioEntry() } }, { safeMode: true });
+    const events = await turn(env.session, "[ECHO]");
+    expect(ofType(events, "mcp_status")).to.have.length(0);
+    expect(resultOf(events)).to.include({ name: "mcp__fix__echo", isError: true });
+    expect(String(resultOf(events).result)).to.include("Unknown tool mcp__fix__echo");
+  });
+
   it("asks permission for a tool without readOnlyHint, and runs it once allowed", async () => {
     env = await setup({ mcpServers: { fix: stdioEntry() } });
     const events = await turn(env.session, "[NOTE]", { answer: allowOnce });
