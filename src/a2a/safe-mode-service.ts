@@ -27,16 +27,15 @@ export function projectedService(service: A2AService, projector: PathProjector):
   for (const method of A2A_METHODS) {
     // The card names no server path (and is served unprojected on HTTP too).
     if (method.name === "GetExtendedAgentCard") continue;
-    overrideMethod(projected, method, (request: Message, ctx: CallContext) =>
-      method.streaming
-        ? callStream(service, method, request, ctx).then(projectEvents, (error: unknown) =>
-            Promise.reject(projectError(error)),
-          )
-        : callUnary(service, method, request, ctx).then(
-            (result) => projector.project(result),
-            (error: unknown) => Promise.reject(projectError(error)),
-          ),
-    );
+    overrideMethod(projected, method, async (request: Message, ctx: CallContext) => {
+      try {
+        return method.streaming
+          ? projectEvents(await callStream(service, method, request, ctx))
+          : projector.project(await callUnary(service, method, request, ctx));
+      } catch (error) {
+        throw projectError(error);
+      }
+    });
   }
   return projected;
 }

@@ -125,7 +125,9 @@ export async function startA2aServer(
     settings.store === "redis" ? (deps.redis ?? (await openRedisStore(settings, logger))) : undefined;
   const state: StateStore = deps.state ?? (await openStateStore(settings, redis, logger));
   const env = deps.env ?? process.env;
-  const projector = settings.safeMode ? safeModeProjector(settings, deps.cwd ?? process.cwd(), env) : undefined;
+  const projector = settings.safeMode
+    ? safeModeProjector(settings, deps.cwd ?? process.cwd(), env)
+    : undefined;
   let push: Push | undefined;
   const closeState = async () => {
     await push?.stop();
@@ -157,7 +159,14 @@ export async function startA2aServer(
  * artifact dirs and the install dir; each context's workspace and the allowed roots join.
  */
 function safeModeProjector(settings: A2aServerSettings, cwd: string, env: NodeJS.ProcessEnv): PathProjector {
-  const roots = [cwd, os.tmpdir(), configDir(env), settings.persistenceDir, settings.artifactDir, PACKAGE_ROOT];
+  const roots = [
+    cwd,
+    os.tmpdir(),
+    configDir(env),
+    settings.persistenceDir,
+    settings.artifactDir,
+    PACKAGE_ROOT,
+  ];
   // Both spellings: a symlinked temp dir (macOS /var → /private/var) appears either way.
   return new PathProjector([...roots, ...existingRoots(roots)]);
 }

@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- tests read free-form A2A JSON replies through `any` (AnyJson) */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access -- tests read free-form A2A JSON replies through `any` (AnyJson) */
 // Safe mode (IAC_CODE_A2A_SAFE_MODE) and IAC_CODE_A2A_TRUST_REQUEST_CWD on the
 // A2A server with the real runtime: server paths become [PATH] on the streamed
 // events, JSON-RPC, REST and gRPC answers and error texts (other paths and

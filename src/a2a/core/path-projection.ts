@@ -67,12 +67,13 @@ export class PathProjector {
     // Bytes and other typed arrays carry no text to project; the depth bound guards the stack.
     if (value === null || typeof value !== "object" || ArrayBuffer.isView(value) || depth > 200) return value;
     if (Array.isArray(value)) {
+      const list = value as unknown[];
       let copy: unknown[] | undefined;
-      value.forEach((item, i) => {
+      list.forEach((item, i) => {
         const projected = this.walk(item, depth + 1);
-        if (projected !== item) (copy ??= [...value])[i] = projected;
+        if (projected !== item) (copy ??= [...list])[i] = projected;
       });
-      return copy ?? value;
+      return copy ?? list;
     }
     const source = value as Record<string, unknown>;
     let changed = false;
