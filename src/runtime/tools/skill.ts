@@ -47,7 +47,19 @@ export function skillContent(skill: Skill): string {
   return `Skill "${skill.name}" (${skill.source}). ${tools}\n\n${skill.body}`;
 }
 
+/** One tool per catalog: discovery hands out the same catalog while nothing changed (a second at most). */
+const toolsByCatalog = new WeakMap<SkillCatalog, Tool<SkillInput>>();
+
 export function skillTool(skills: SkillCatalog): Tool<SkillInput> {
+  let tool = toolsByCatalog.get(skills);
+  if (!tool) {
+    tool = buildSkillTool(skills);
+    toolsByCatalog.set(skills, tool);
+  }
+  return tool;
+}
+
+function buildSkillTool(skills: SkillCatalog): Tool<SkillInput> {
   return {
     name: SKILL_TOOL,
     description: description(skills),
