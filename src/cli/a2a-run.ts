@@ -88,15 +88,6 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     "--token (IACCODE_A2A_HTTP_TOKEN), --api-key or Basic auth",
   );
   if (warning) logger.warn(warning);
-  // One banner, on stdout (stderr carries only log lines), but on stderr with stdio (stdout carries
-  // the frames); a managed child leaves it to its adapter.
-  if (process.env.IAC_CODE_MANAGED_A2A !== "1") {
-    const banner = settings.transport === "stdio" ? process.stderr : process.stdout;
-    banner.write(
-      `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
-    );
-    if (info.hint) banner.write(`${info.hint}\n`);
-  }
   const stop = handleStopSignals({
     logger,
     // The runtime's sessions commit into the state store: it closes after them.
@@ -111,6 +102,16 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     timeoutMs: settings.timeouts.shutdownMs,
     watchParent: true,
   });
+  // The banner comes once the stop signals are handled: whoever reads it may send SIGTERM at once.
+  // One banner, on stdout (stderr carries only log lines), but on stderr with stdio (stdout carries
+  // the frames); a managed child leaves it to its adapter.
+  if (process.env.IAC_CODE_MANAGED_A2A !== "1") {
+    const banner = settings.transport === "stdio" ? process.stderr : process.stdout;
+    banner.write(
+      `iac-code A2A server listening on ${server.url} (${bindings}; model ${info.provider}/${info.model}${info.demo ? ", demo" : ""})\n`,
+    );
+    if (info.hint) banner.write(`${info.hint}\n`);
+  }
   // stdio: the parent closed our stdin and has its answers.
   void server.inputEnded?.then(() => stop("stdin closed"));
   return server;

@@ -11,7 +11,7 @@ import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import type { WireEvent as AguiEvent } from "../agui/helpers.js";
 import { agentRun } from "../agui/harness.js";
 import { types } from "../agui/helpers.js";
-import { auditLines, removeDir, startE2eServer, type E2eServer } from "./helpers.js";
+import { auditLines, removeDir, startE2eServer, type E2eServer, adapterSettings } from "./helpers.js";
 
 const TOKEN = "e2e-a2a-bearer-token";
 
@@ -47,18 +47,7 @@ describe("e2e: AG-UI adapter + A2A server + real runtime (HttpAgent)", function 
       script: "e2e-agui.yaml",
       file: { token: TOKEN, "thinking-exposure": ["tool-trace", "raw-thinking"] },
     });
-    agui = await startAguiServer({
-      host: "127.0.0.1",
-      port: 0,
-      a2aUrl: a2a.url,
-      a2aToken: TOKEN,
-      stateDir: path.join(a2a.dir, "agui-state"),
-      idleShutdown: 0,
-      interruptTtl: 540,
-      allowedCwds: [a2a.dir],
-      debug: false,
-      logStdout: false,
-    });
+    agui = await startAguiServer(adapterSettings(a2a, TOKEN));
   });
   after(async () => {
     await agui?.close();

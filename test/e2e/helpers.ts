@@ -18,6 +18,7 @@ import { resolveSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { openStream, resultOf, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import type { AuditLine } from "../../src/runtime/permissions/audit.js";
+import type { AguiSettings } from "../../src/agui/config.js";
 import { SESSION_PREFIX } from "../../src/runtime/store/redis-runtime-store.js";
 
 export type { AuditLine };
@@ -108,6 +109,22 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
       await runtime.close();
       await state.close();
     },
+  };
+}
+
+/** An AG-UI adapter's settings in front of a test A2A server (its token; thread state in its dir). */
+export function adapterSettings(a2a: { url: string; dir: string }, token: string): AguiSettings {
+  return {
+    host: "127.0.0.1",
+    port: 0,
+    a2aUrl: a2a.url,
+    a2aToken: token,
+    stateDir: path.join(a2a.dir, "agui-state"),
+    idleShutdown: 0,
+    interruptTtl: 540,
+    allowedCwds: [a2a.dir],
+    debug: false,
+    logStdout: false,
   };
 }
 

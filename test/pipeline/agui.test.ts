@@ -10,6 +10,7 @@ import { expect } from "chai";
 import path from "node:path";
 import { mkdirSync } from "node:fs";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
+import { adapterSettings } from "../e2e/helpers.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import { agentRun, post } from "../agui/harness.js";
 import type { WireEvent } from "../agui/helpers.js";
@@ -48,18 +49,7 @@ describe("pipeline over AG-UI (@ag-ui/client HttpAgent)", function () {
 
   before(async () => {
     a2a = await startPipelineA2a({ file: { token: "pipeline-token", "thinking-exposure": ["tool-trace"] } });
-    agui = await startAguiServer({
-      host: "127.0.0.1",
-      port: 0,
-      a2aUrl: a2a.url,
-      a2aToken: "pipeline-token",
-      stateDir: path.join(a2a.dir, "agui-state"),
-      idleShutdown: 0,
-      interruptTtl: 540,
-      allowedCwds: [a2a.dir],
-      debug: false,
-      logStdout: false,
-    });
+    agui = await startAguiServer(adapterSettings(a2a, "pipeline-token"));
   });
   after(async () => {
     await agui?.close();

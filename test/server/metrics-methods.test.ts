@@ -8,7 +8,6 @@
 import { expect } from "chai";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { pb } from "../../src/contract/index.js";
@@ -16,7 +15,7 @@ import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import { post as aguiPost } from "../agui/harness.js";
 import { rpc, userMessage } from "../a2a/helpers.js";
 import { metricValue } from "../fixtures/prometheus.js";
-import { removeDir, startE2eServer, type E2eServer } from "../e2e/helpers.js";
+import { removeDir, startE2eServer, type E2eServer, adapterSettings } from "../e2e/helpers.js";
 
 const TOKEN = "metrics-methods-token";
 const AUTH = { Authorization: `Bearer ${TOKEN}` };
@@ -69,18 +68,7 @@ describe("GET /metrics: every A2A method on every binding, tokens by model, AG-U
       script: "metrics.yaml",
       file: { token: TOKEN, "push-notifications": true, "push-allow-private-hosts": ["127.0.0.1"] },
     });
-    agui = await startAguiServer({
-      host: "127.0.0.1",
-      port: 0,
-      a2aUrl: a2a.url,
-      a2aToken: TOKEN,
-      stateDir: path.join(a2a.dir, "agui-state"),
-      idleShutdown: 0,
-      interruptTtl: 540,
-      allowedCwds: [a2a.dir],
-      debug: false,
-      logStdout: false,
-    });
+    agui = await startAguiServer(adapterSettings(a2a, TOKEN));
     grpc = createClient(
       pb.A2AService,
       createGrpcTransport({

@@ -14,7 +14,7 @@ import { startAguiServer } from "../../src/agui/server.js";
 import { stopTracing, tracingOn } from "../../src/server/tracing/index.js";
 import { tracingSettings } from "../../src/server/tracing/settings.js";
 import { post as aguiPost } from "../agui/harness.js";
-import { removeDir, startE2eServer } from "../e2e/helpers.js";
+import { removeDir, startE2eServer, adapterSettings } from "../e2e/helpers.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fixtures/otlp-receiver.js";
 import { startPushReceiver } from "../fixtures/push-receiver.js";
 import { createClient } from "@connectrpc/connect";
@@ -51,18 +51,7 @@ async function permissionRoundTrip(protocol: "http/json" | "http/protobuf"): Pro
   const callerSpanIds = [randomBytes(8).toString("hex"), randomBytes(8).toString("hex")];
   try {
     const agui = await startAguiServer(
-      {
-        host: "127.0.0.1",
-        port: 0,
-        a2aUrl: a2a.url,
-        a2aToken: TOKEN,
-        stateDir: path.join(a2a.dir, "agui-state"),
-        idleShutdown: 0,
-        interruptTtl: 540,
-        allowedCwds: [a2a.dir],
-        debug: false,
-        logStdout: false,
-      },
+      adapterSettings(a2a, TOKEN),
       // The adapter reads the standard variables; the A2A server in this process shares its exporter.
       {
         env: {
