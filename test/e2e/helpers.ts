@@ -112,13 +112,13 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
   };
 }
 
-/** An AG-UI adapter's settings in front of a test A2A server (its token; thread state in its dir). */
-export function adapterSettings(a2a: { url: string; dir: string }, token: string): AguiSettings {
+/** An AG-UI adapter's settings in front of a test A2A server (its token if any; thread state in its dir). */
+export function adapterSettings(a2a: { url: string; dir: string }, token?: string): AguiSettings {
   return {
     host: "127.0.0.1",
     port: 0,
     a2aUrl: a2a.url,
-    a2aToken: token,
+    ...(token === undefined ? {} : { a2aToken: token }),
     stateDir: path.join(a2a.dir, "agui-state"),
     idleShutdown: 0,
     interruptTtl: 540,

@@ -22,6 +22,7 @@ import {
   textOf,
   toolTrace,
   type E2eServer,
+  adapterSettings,
 } from "./helpers.js";
 import { stateOf } from "../a2a/helpers.js";
 
@@ -76,17 +77,7 @@ describe("e2e: MCP servers through A2A and AG-UI", function () {
       }),
     );
     a2a = await startE2eServer({ script: SCRIPT, dir, file: { "thinking-exposure": ["tool-trace"] } });
-    agui = await startAguiServer({
-      host: "127.0.0.1",
-      port: 0,
-      a2aUrl: a2a.url,
-      stateDir: path.join(dir, "agui-state"),
-      idleShutdown: 0,
-      interruptTtl: 540,
-      allowedCwds: [dir],
-      debug: false,
-      logStdout: false,
-    });
+    agui = await startAguiServer(adapterSettings(a2a));
   });
   after(async () => {
     await agui?.close();

@@ -11,6 +11,7 @@ import { expect } from "chai";
 import path from "node:path";
 import { mkdir } from "node:fs/promises";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
+import { adapterSettings } from "../e2e/helpers.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/translate.js";
 import { createAgentRuntime } from "../../src/runtime/index.js";
@@ -70,18 +71,7 @@ describe("pipeline over AG-UI: every journal event reaches the client exactly on
       cwd: dir,
       env: { IACCODE_A2A_ALLOWED_CWDS: dir },
     });
-    agui = await startAguiServer({
-      host: "127.0.0.1",
-      port: 0,
-      a2aUrl: a2a.url,
-      a2aToken: TOKEN,
-      stateDir: path.join(dir, "agui-state"),
-      idleShutdown: 0,
-      interruptTtl: 540,
-      allowedCwds: [dir],
-      debug: false,
-      logStdout: false,
-    });
+    agui = await startAguiServer(adapterSettings({ url: a2a.url, dir }, TOKEN));
   });
   after(async () => {
     await agui?.close();

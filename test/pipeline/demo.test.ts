@@ -10,6 +10,22 @@ import type { AgentRuntime } from "../../src/runtime/seam.js";
 import { ofType, removeTempDirs, silentLogger, tempDir, turn } from "../runtime/helpers.js";
 import { envelopes, storyOf } from "./helpers.js";
 
+/** "I need a website" as a pipeline, every permission allowed once and candidate 1 chosen. */
+async function websitePipeline(runtime: AgentRuntime, contextId: string, cwd: string) {
+  const session = await runtime.openSession({ contextId, cwd });
+  const asked: string[] = [];
+  const events = await turn(session, "I need a website", {
+    overrides: { runMode: "pipeline" },
+    answer: (request) => {
+      asked.push(request.kind === "permission" ? `${request.kind}:${request.toolName}` : request.kind);
+      return request.kind === "permission"
+        ? { kind: "permission", decision: "allow_once" }
+        : { kind: "candidate_selection", selectedId: "1" };
+    },
+  });
+  return { asked, events };
+}
+
 describe("pipeline: demo mode with the simulated ROS endpoint", function () {
   this.timeout(30_000);
   let runtime: AgentRuntime;
@@ -32,17 +48,7 @@ describe("pipeline: demo mode with the simulated ROS endpoint", function () {
 
   it("runs the selling pipeline to the selection, then deploys the choice to the simulated endpoint", async () => {
     expect(runtime.info()).to.include({ demo: true });
-    const session = await runtime.openSession({ contextId: "demo-ctx", cwd });
-    const asked: string[] = [];
-    const events = await turn(session, "I need a website", {
-      overrides: { runMode: "pipeline" },
-      answer: (request) => {
-        asked.push(request.kind === "permission" ? `${request.kind}:${request.toolName}` : request.kind);
-        return request.kind === "permission"
-          ? { kind: "permission", decision: "allow_once" }
-          : { kind: "candidate_selection", selectedId: "1" };
-      },
-    });
+    const { asked, events } = await websitePipeline(runtime, "demo-ctx", cwd);
     expect(ofType(events, "error")).to.deep.equal([]);
     expect(asked).to.deep.equal([
       "permission:write_file",
@@ -84,17 +90,7 @@ describe("pipeline: demo mode with the simulated ROS endpoint", function () {
       safeMode: true,
     });
     try {
-      const session = await safe.openSession({ contextId: "safe-ctx", cwd });
-      const asked: string[] = [];
-      const events = await turn(session, "I need a website", {
-        overrides: { runMode: "pipeline" },
-        answer: (request) => {
-          asked.push(request.kind === "permission" ? `${request.kind}:${request.toolName}` : request.kind);
-          return request.kind === "permission"
-            ? { kind: "permission", decision: "allow_once" }
-            : { kind: "candidate_selection", selectedId: "1" };
-        },
-      });
+      const { asked, events } = await websitePipeline(safe, "safe-ctx", cwd);
       expect(asked).to.include("permission:write_file");
       expect(storyOf(envelopes(events)).slice(-2)).to.deep.equal([
         "pipeline_completed",
