@@ -8,6 +8,8 @@
 //   runtime "trivial": the same start with the TrivialRuntime preloaded in place
 //                      of the agent runtime (cli-trivial-runtime.ts): the A/B.
 //   redisUrl:          --store redis --redis-url <url> (sessions shared through Redis too).
+//   bin:               another checkout's bin/iac-code.mjs (an A/B of two builds).
+//   BENCH_NODE_FLAGS:  extra node flags for the server (e.g. --log-deopt --logfile=<file>).
 //   cpuProfileDir:     node --cpu-prof: a V8 CPU profile written there when it stops
 //                      (Node 20 refuses --cpu-prof in NODE_OPTIONS: it goes on node's command line).
 import { spawn } from "node:child_process";
@@ -28,6 +30,8 @@ export interface CliPeerOptions {
   runtime?: "agent" | "trivial";
   redisUrl?: string;
   cpuProfileDir?: string;
+  /** Another checkout's bin/iac-code.mjs (an A/B of two builds); this one's by default. */
+  bin?: string;
 }
 
 /** The environment of a user's shell that configured only the scripted model. */
@@ -54,8 +58,9 @@ export async function startCliPeer(options: CliPeerOptions): Promise<Peer> {
   const profiler = options.cpuProfileDir ? ["--cpu-prof", `--cpu-prof-dir=${options.cpuProfileDir}`] : [];
   const args = [
     ...profiler,
+    ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(" ") : []),
     ...preload,
-    BIN,
+    options.bin ?? BIN,
     "a2a",
     "--port",
     "0",
@@ -76,10 +81,12 @@ export async function startCliPeer(options: CliPeerOptions): Promise<Peer> {
     let out = "";
     const onData = (chunk: Buffer) => {
       out += chunk.toString("utf8");
-      if (!out.includes("\n")) return;
+      // The banner line (V8 flags such as --trace-deopt may print lines of their own first).
+      const line = /^iac-code A2A server .*$/m.exec(out);
+      if (!line) return;
       child.stdout!.off("data", onData);
       child.stdout!.resume();
-      resolve(out);
+      resolve(line[0]);
     };
     child.stdout!.on("data", onData);
     child.once("exit", (code) =>

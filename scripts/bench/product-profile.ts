@@ -16,7 +16,7 @@
 // (strace -f -c attached to the running server, every thread).
 //
 //   npx tsx scripts/bench/product-profile.ts [--requests 3000] [--streams 200] [--chunks 50]
-//     [--concurrency 16] [--state-dir <dir>] [--compare-dir /dev/shm] [--rounds 5] [--redis] [--syscalls 500] [--no-profile]
+//     [--concurrency 16] [--warm 5000] [--state-dir <dir>] [--compare-dir /dev/shm] [--rounds 5] [--redis] [--syscalls 500] [--no-profile]
 //     [--top 15] [--keep <prefix>] (keeps <prefix>-agent.cpuprofile and <prefix>-trivial.cpuprofile)
 import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -36,6 +36,8 @@ const CHUNKS = option("chunks", 50);
 const CONCURRENCY = option("concurrency", 16);
 const ROUNDS = option("rounds", 5);
 const TOP = option("top", 15);
+/** Unary requests before measuring (and a 25th as many streams): V8 has compiled the path by then (a2a-vs-sdk.ts). */
+const WARM = option("warm", 5000);
 const STATE_BASE = textOption("state-dir") ?? os.tmpdir();
 const COMPARE_DIR = textOption("compare-dir");
 const KEEP = textOption("keep");
@@ -53,8 +55,8 @@ const loadAverage = () =>
 const nowUs = () => Number(process.hrtime.bigint() / 1000n);
 
 async function warm(driver: Driver): Promise<void> {
-  await pool(200, CONCURRENCY, () => driver.unary());
-  await pool(20, CONCURRENCY, () => driver.stream());
+  await pool(WARM, CONCURRENCY, () => driver.unary());
+  await pool(Math.ceil(WARM / 25), CONCURRENCY, () => driver.stream());
 }
 
 /** A/B of where the server's files live (fsync and file system costs), no profiler. */

@@ -8,8 +8,21 @@ export function isSafeId(value: string): boolean {
   return SAFE_ID.test(value) && value !== "." && value !== "..";
 }
 
+/**
+ * A version 7 UUID: the time in ms, then 74 random bits. Ids made in the
+ * same moments sort together, so the rows of a state store keyed by them
+ * (tasks, contexts, sessions) land on the same few B-tree pages instead of a
+ * random page each: a commit writes (and syncs) fewer pages.
+ */
+export function newTimeOrderedId(): string {
+  // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: keep randomUUID's random digits after its version digit.
+  const u = randomUUID();
+  const time = Date.now().toString(16).padStart(12, "0");
+  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${u.slice(15)}`;
+}
+
 export function newSessionId(): string {
-  return randomUUID();
+  return newTimeOrderedId();
 }
 
 /**

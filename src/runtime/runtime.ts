@@ -55,24 +55,25 @@ class Runtime implements AgentRuntime {
     const cached = this.sessions.get(sessionId);
     if (cached) {
       const session = await cached;
-      if (!session.isClosed) {
-        if (session.cwd !== path.resolve(options.cwd)) {
-          throw new Error("The session belongs to a different workspace.");
-        }
-        return session;
+      if (session.cwd !== path.resolve(options.cwd)) {
+        throw new Error("The session belongs to a different workspace.");
       }
-      // Closed (e.g. an idle context was evicted): restore it from the store.
-      if (this.sessions.get(sessionId) === cached) this.sessions.delete(sessionId);
-      return this.openSession(options);
+      return session;
     }
+    // A closed session (an idle context evicted) leaves the cache: memory holds open sessions only,
+    // and the next turn restores it from the store.
+    const forget = () => {
+      if (this.sessions.get(sessionId) === opening) this.sessions.delete(sessionId);
+    };
     const opening = RuntimeSession.open(this.deps, {
       sessionId,
       contextId: options.contextId,
       cwd: options.cwd,
       fresh,
+      onClose: forget,
     });
     this.sessions.set(sessionId, opening);
-    opening.catch(() => this.sessions.delete(sessionId));
+    opening.catch(forget);
     return opening;
   }
 

@@ -62,16 +62,35 @@ function realpathLoose(p: string): string {
   return path.join(realpathSync(existing), ...rest);
 }
 
+/** Workspaces accepted lately (a server checks the same few for every request), trusted for a second. */
+const accepted = new Map<string, { roots: readonly string[]; path: string; at: number }>();
+const RECHECK_MS = 1000;
+const MAX_ACCEPTED = 256;
+
 /**
  * The workspace rule of both protocols: an absolute path whose real path lies
  * inside an allowed root and is an existing directory; nothing is created.
  * Containment is checked before existence, so a refusal says nothing about
- * paths outside the roots. Returns the real path.
+ * paths outside the roots. Returns the real path. An accepted path is
+ * accepted again without system calls for a second (a removed or replaced
+ * directory is seen after that; the runtime's file tools check every path).
  */
 export function checkWorkspace(requested: unknown, roots: readonly string[]): WorkspaceCheck {
   if (typeof requested !== "string" || requested.trim() === "" || !path.isAbsolute(requested)) {
     return { ok: false, reason: "notAbsolute" };
   }
+  const known = accepted.get(requested);
+  if (known && known.roots === roots && Date.now() - known.at < RECHECK_MS)
+    return { ok: true, path: known.path };
+  const checked = checkOnDisk(requested, roots);
+  if (checked.ok) {
+    if (accepted.size >= MAX_ACCEPTED) accepted.clear();
+    accepted.set(requested, { roots, path: checked.path, at: Date.now() });
+  }
+  return checked;
+}
+
+function checkOnDisk(requested: string, roots: readonly string[]): WorkspaceCheck {
   let real: string;
   try {
     real = realpathLoose(path.normalize(requested));

@@ -6,6 +6,8 @@ import { readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import type { RuntimeEvent } from "../../src/runtime/seam.js";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import {
   allowAlways,
   allowOnce,
@@ -25,6 +27,12 @@ import {
 } from "./helpers.js";
 
 type Env = ToolSession;
+
+/** V8's full collection, without starting node with --expose-gc. */
+function gcFunction(): () => void {
+  setFlagsFromString("--expose-gc");
+  return runInNewContext("gc") as () => void;
+}
 
 async function setup(options: Partial<RuntimeOptions> = {}): Promise<Env> {
   return openToolSession(await tempDir(), await tempDir("iac-ws-"), { runtime: options });
@@ -420,6 +428,42 @@ describe("runtime: turns through AgentSession", () => {
     const rest: RuntimeEvent[] = [];
     for (let r = await first.next(); !r.done; r = await first.next()) rest.push(r.value);
     expect(rest.at(-1)).to.include({ type: "message_end", stopReason: "cancelled" });
+  });
+
+  it("lets a closed session go: the next open restores it from the store, the closed one refuses turns", async () => {
+    env = await setup();
+    await turn(env.session, "hello");
+    const closed = env.session;
+    await closed.close();
+    const reopened = await env.runtime.openSession({
+      contextId: "ctx-1",
+      cwd: env.cwd,
+      sessionId: closed.sessionId,
+    });
+    expect(reopened).to.not.equal(closed);
+    const conversation = (reopened as unknown as { conversation(): Array<{ role: string }> }).conversation();
+    expect(conversation.map((m) => m.role)).to.deep.equal(["user", "assistant"]);
+    // Opened again while open: the same session.
+    expect(
+      await env.runtime.openSession({ contextId: "ctx-1", cwd: env.cwd, sessionId: closed.sessionId }),
+    ).to.equal(reopened);
+    const refused = await turn(closed, "hello again");
+    expect(ofType(refused, "error")[0]).to.include({ kind: "fatal" });
+  });
+
+  it("keeps no closed session in memory (an evicted context's session can be collected)", async () => {
+    env = await setup();
+    const collect = gcFunction();
+    // The session is referenced only inside this call.
+    const ref = await (async () => {
+      const session = await env.runtime.openSession({ contextId: "ctx-2", cwd: env.cwd });
+      await turn(session, "hello");
+      await session.close();
+      return new WeakRef(session);
+    })();
+    await new Promise((resolve) => setImmediate(resolve));
+    collect();
+    expect(ref.deref()).to.equal(undefined);
   });
 
   it("confines reads: symlinks leaving the workspace are rejected", async () => {

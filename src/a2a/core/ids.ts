@@ -1,5 +1,5 @@
 // A2A task and context ids: non-empty, at most 128 characters of [A-Za-z0-9_.:-].
-import { randomUUID } from "node:crypto";
+import { newTimeOrderedId } from "../../runtime/ids.js";
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -7,6 +7,7 @@ export function isValidA2aId(id: string): boolean {
   return ID_PATTERN.test(id);
 }
 
+/** Time-ordered (UUID v7): the state store's rows of one moment share pages (runtime/ids.ts). */
 export function newId(): string {
-  return randomUUID();
+  return newTimeOrderedId();
 }

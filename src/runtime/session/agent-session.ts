@@ -44,6 +44,9 @@ export class RuntimeSession implements AgentSession {
   private readonly parts: SessionContext;
   /** The pipeline side: runs that own the context, their waits, cleanup-only turns. */
   private pipeline!: PipelineHost;
+  private onClose?: () => void;
+  /** The running turn's abort, which close() pulls too. */
+  private turnAbort?: AbortController;
 
   private constructor(
     deps: SessionDeps,
@@ -71,10 +74,6 @@ export class RuntimeSession implements AgentSession {
     return this.parts.workspace.cwd;
   }
 
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   private get logger(): Logger {
     return this.parts.logger;
   }
@@ -85,6 +84,15 @@ export class RuntimeSession implements AgentSession {
    * holds nothing of it (nothing is read).
    */
   static async open(
+    deps: SessionDeps,
+    args: { sessionId: string; contextId: string; cwd: string; fresh?: boolean; onClose?: () => void },
+  ): Promise<RuntimeSession> {
+    const session = await RuntimeSession.restore(deps, args);
+    session.onClose = args.onClose;
+    return session;
+  }
+
+  private static async restore(
     deps: SessionDeps,
     args: { sessionId: string; contextId: string; cwd: string; fresh?: boolean },
   ): Promise<RuntimeSession> {
@@ -180,8 +188,10 @@ export class RuntimeSession implements AgentSession {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.onClose?.();
     // A reason of our own: abort() without one builds a DOMException (with its stack) every time.
     this.lifetime.abort(SESSION_CLOSED);
+    this.turnAbort?.abort(SESSION_CLOSED);
     await this.parts.store.flush();
   }
 
@@ -208,11 +218,20 @@ export class RuntimeSession implements AgentSession {
       return;
     }
     this.busy = true;
+    // The caller's signal or the session's close aborts the turn (a listener, not AbortSignal.any:
+    // its dependent signals stay registered on the session's lifetime until the session closes).
+    const turnAbort = new AbortController();
+    const onAbort = () => turnAbort.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    this.turnAbort = turnAbort;
     try {
-      yield* body(AbortSignal.any([signal, this.lifetime.signal]));
+      yield* body(turnAbort.signal);
     } catch (error) {
       yield turnErrorEvent(this.logger, lang, error, []);
     } finally {
+      signal.removeEventListener("abort", onAbort);
+      this.turnAbort = undefined;
       // What the turn wrote is durable before the next one starts; a store that cannot commit
       // now keeps it staged (the turn already failed on it, or fails its next write).
       await this.parts.store.flush().catch((error: unknown) => {
