@@ -226,6 +226,7 @@ async function startWithState(
     server: "a2a",
     interruptsWaiting: () => waiting,
     ...(push ? { pushQueueDepth: () => state.pushJobs.depth() } : {}),
+    stateCommits: () => state.commits,
     processMetrics: deps.processMetrics,
   });
   const service = new A2AService({

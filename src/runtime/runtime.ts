@@ -220,6 +220,7 @@ export async function createAgentRuntime(options: RuntimeOptions = {}): Promise<
     store:
       options.store ??
       (await import("./store/standalone-store.js")).openStandaloneStore(config.configDir, logger),
+    hostCommitsTurns: options.store !== undefined,
   };
   logger.info(
     {

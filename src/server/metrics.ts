@@ -20,6 +20,8 @@ export interface MetricsOptions {
   managedA2a?: () => { state: string; restarts: number };
   /** Push jobs waiting for delivery, read at scrape time; none: no series (push off, or the AG-UI server). */
   pushQueueDepth?: () => Promise<number>;
+  /** State store transactions written so far, read at scrape time; none: no series (the AG-UI server). */
+  stateCommits?: () => number;
   /** Process metrics (CPU, memory, event loop); off in tests that build many servers. */
   processMetrics?: boolean;
 }
@@ -96,6 +98,19 @@ export class ServerMetrics {
         registers,
         async collect() {
           this.set(await depth());
+        },
+      });
+    }
+    const commits = options.stateCommits;
+    if (commits) {
+      new Counter({
+        name: "iac_code_state_commits_total",
+        help: "State store transactions (group commits: each holds what the requests of one event-loop turn staged).",
+        registers,
+        collect() {
+          // The store keeps the count; the counter mirrors it.
+          this.reset();
+          this.inc(commits());
         },
       });
     }

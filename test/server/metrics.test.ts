@@ -1,7 +1,7 @@
 // Issue 11: GET /metrics on both servers, in Prometheus text format. Real runs
 // through the AG-UI adapter and the A2A server behind it move the numbers:
 // requests by method/binding/outcome, turn and first-event histograms, open
-// streams, tokens, interrupts waiting. /metrics follows each server's auth.
+// streams, tokens, interrupts waiting, state commits. /metrics follows each server's auth.
 import { expect } from "chai";
 import { post, runInput, startHarness, type Harness } from "../agui/harness.js";
 import { metricValue as value } from "../fixtures/prometheus.js";
@@ -62,6 +62,9 @@ describe("GET /metrics (Prometheus text) on both servers", function () {
     expect(moved(a2a, a2aBefore, "iac_code_tokens_total", { kind: "input" })).to.equal(11);
     expect(moved(a2a, a2aBefore, "iac_code_tokens_total", { kind: "output" })).to.equal(7);
     expect(value(a2a, "iac_code_open_streams", { binding: "jsonrpc" })).to.equal(0);
+    // The run's task state went through the state store's group commits (the AG-UI server has none).
+    expect(moved(a2a, a2aBefore, "iac_code_state_commits_total")).to.be.at.least(1);
+    expect(agui).to.not.include("iac_code_state_commits_total");
 
     const ran = { method: "run", binding: "agui", outcome: "success" };
     expect(moved(agui, aguiBefore, "iac_code_requests_total", ran)).to.equal(1);

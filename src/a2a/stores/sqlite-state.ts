@@ -70,6 +70,9 @@ function openDatabase(options: SqliteStateOptions): Database {
     db.pragma(`synchronous = ${options.syncEveryCommit ? "FULL" : "NORMAL"}`);
     // 16 MiB of page cache: the indexes' hot pages stay in memory at 100,000 tasks.
     db.pragma("cache_size = -16384");
+    // Statement journals in memory: a task upsert (its triggers keep task_counts) runs inside a
+    // statement journal, a temporary file by default, which cost ~45 of a task write's ~65 us.
+    db.pragma("temp_store = MEMORY");
     // Checkpoint every 10,000 WAL pages (~40 MiB), not SQLite's 1,000: a page rewritten by many
     // commits (index edges, counts) is copied back once, and the checkpoint's two syncs, which
     // block the event loop, come ten times less often.

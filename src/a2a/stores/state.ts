@@ -170,6 +170,8 @@ export interface StateStore {
   readonly runtime: RuntimeStore;
   /** Makes every staged change durable, in one transaction. */
   commit(): Promise<void>;
+  /** Transactions written so far (each a group commit of what several requests staged). */
+  readonly commits: number;
   /** Commits what is staged and releases the store (and its persistence dir). */
   close(): Promise<void>;
 }

@@ -47,6 +47,8 @@ export class RuntimeSession implements AgentSession {
   private onClose?: () => void;
   /** The running turn's abort, which close() pulls too. */
   private turnAbort?: AbortController;
+  /** The last turn's writes being committed (hosted: the next turn starts once they are durable). */
+  private settling: Promise<void> = Promise.resolve();
 
   private constructor(
     deps: SessionDeps,
@@ -204,8 +206,9 @@ export class RuntimeSession implements AgentSession {
 
   /**
    * Runs `body` as the session's only turn, with a signal that also aborts
-   * when the session closes. The turn ends once what it recorded
-   * (conversation, usage) is on disk.
+   * when the session closes. What it recorded (conversation, usage) is
+   * durable when the turn ends (standalone) or before the next turn starts,
+   * committed with the task state it ends in (hosted by a server).
    */
   private async *exclusively(
     overrides: TurnOverrides,
@@ -218,6 +221,7 @@ export class RuntimeSession implements AgentSession {
       return;
     }
     this.busy = true;
+    await this.settling;
     // The caller's signal or the session's close aborts the turn (a listener, not AbortSignal.any:
     // its dependent signals stay registered on the session's lifetime until the session closes).
     const turnAbort = new AbortController();
@@ -233,10 +237,13 @@ export class RuntimeSession implements AgentSession {
       signal.removeEventListener("abort", onAbort);
       this.turnAbort = undefined;
       // What the turn wrote is durable before the next one starts; a store that cannot commit
-      // now keeps it staged (the turn already failed on it, or fails its next write).
-      await this.parts.store.flush().catch((error: unknown) => {
+      // now keeps it staged (the turn already failed on it, or fails its next write). A hosting
+      // server commits it with the task state the turn ends in, staged once the turn has ended:
+      // waiting here would write that task twice (its working state, then its final one).
+      this.settling = this.parts.store.flush().catch((error: unknown) => {
         this.logger.error({ err: errorMessage(error) }, "session state not committed");
       });
+      if (!this.parts.deps.hostCommitsTurns) await this.settling;
       this.busy = false;
     }
   }

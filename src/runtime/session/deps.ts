@@ -39,6 +39,11 @@ export interface SessionDeps {
   safeMode: boolean;
   /** Where sessions and pipelines persist: the server's state store, or the runtime's own database. */
   store: RuntimeStore;
+  /**
+   * The store is a server's: the server commits what a turn wrote with the task state the turn
+   * ends in (one transaction), so a turn does not wait for a commit of its own when it ends.
+   */
+  hostCommitsTurns?: boolean;
   /** The MCP servers of mcp.json (shared by every session; absent in tests that build deps by hand). */
   mcp?: McpManager;
 }

@@ -18,6 +18,8 @@ export function openStandaloneStore(configDir: string, logger: Logger): RuntimeS
   const db = new BetterSqlite3(path.join(configDir, STANDALONE_STORE_FILE), { timeout: 5000 });
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = NORMAL");
+  // Statement journals in memory, not in temporary files (sqlite-state.ts).
+  db.pragma("temp_store = MEMORY");
   const group = new SqliteGroupCommit(db, logger);
   const store = new SqliteRuntimeStore(db, group, () => group.close());
   group.join(store);
