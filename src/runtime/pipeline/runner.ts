@@ -102,7 +102,7 @@ export class PipelineRunner {
       }
       yield* this.steps(entry.kind === "continue" ? entry.text : undefined);
     } finally {
-      if (this.signal.aborted && !run.step.session.lifetime.aborted && !run.meta.handedOff)
+      if (this.signal.aborted && !run.step.session.lifetime.closed && !run.meta.handedOff)
         await this.cancelled();
     }
   }
@@ -512,7 +512,7 @@ export class PipelineRunner {
       };
       const onAbort = (): void => {
         done();
-        if (lifetime.aborted) reject(new SessionClosedError());
+        if (lifetime.closed) reject(new SessionClosedError());
         else resolve(undefined);
       };
       if (this.signal.aborted) return onAbort();

@@ -468,7 +468,7 @@ export async function* runAgentStep(
     outcome = yield* withSpanSteps(span, runAttempt(env, a, signal));
     return outcome;
   } catch (error) {
-    if (env.session.lifetime.aborted) throw new SessionClosedError();
+    if (env.session.lifetime.closed) throw new SessionClosedError();
     if (signal.aborted) return (outcome = { kind: "cancelled" });
     throw error;
   } finally {

@@ -39,8 +39,7 @@ const SESSION_CLOSED = abortError();
 
 export class RuntimeSession implements AgentSession {
   private busy = false;
-  private closed = false;
-  private readonly lifetime = new AbortController();
+  private readonly lifetime = { closed: false };
   private readonly parts: SessionContext;
   /** The pipeline side: runs that own the context, their waits, cleanup-only turns. */
   private pipeline!: PipelineHost;
@@ -62,13 +61,13 @@ export class RuntimeSession implements AgentSession {
     round: PendingRound | undefined,
   ) {
     const logger = audit.logger;
-    const rounds = new WaitingRound(store, logger, this.lifetime.signal, round);
+    const rounds = new WaitingRound(store, logger, this.lifetime, round);
     const shared = { sessionId, deps, logger, workspace, store, audit, rounds };
     this.parts = {
       ...shared,
       conversation: new Conversation(messages, store),
       permissions: new PermissionGate(shared, rules),
-      lifetime: this.lifetime.signal,
+      lifetime: this.lifetime,
     };
   }
 
@@ -189,10 +188,8 @@ export class RuntimeSession implements AgentSession {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.lifetime.closed = true;
     this.onClose?.();
-    // A reason of our own: abort() without one builds a DOMException (with its stack) every time.
-    this.lifetime.abort(SESSION_CLOSED);
     this.turnAbort?.abort(SESSION_CLOSED);
     await this.parts.store.flush();
   }
@@ -216,14 +213,13 @@ export class RuntimeSession implements AgentSession {
     body: (turnSignal: AbortSignal) => AsyncGenerator<RuntimeEvent>,
   ): AsyncGenerator<RuntimeEvent> {
     const lang = turnLanguage(overrides);
-    if (this.busy || this.closed) {
+    if (this.busy || this.lifetime.closed) {
       yield { type: "error", kind: "fatal", message: t(lang, "runtime.error.busy") };
       return;
     }
     this.busy = true;
     await this.settling;
-    // The caller's signal or the session's close aborts the turn (a listener, not AbortSignal.any:
-    // its dependent signals stay registered on the session's lifetime until the session closes).
+    // The caller's signal or the session's close aborts the turn.
     const turnAbort = new AbortController();
     const onAbort = () => turnAbort.abort(signal.reason);
     if (signal.aborted) onAbort();

@@ -9,6 +9,11 @@ import type { PermissionGate } from "./permission-gate.js";
 import type { SessionData } from "./store.js";
 import type { WaitingRound } from "./waiting-round.js";
 
+/** Whether the session was closed (shutdown, eviction): read when a wait ends, never waited on. */
+export interface SessionLifetime {
+  readonly closed: boolean;
+}
+
 export interface SessionContext {
   readonly sessionId: string;
   readonly deps: SessionDeps;
@@ -20,6 +25,6 @@ export interface SessionContext {
   readonly conversation: Conversation;
   readonly rounds: WaitingRound;
   readonly permissions: PermissionGate;
-  /** Aborts when the session closes (shutdown), which is not a cancelled turn. */
-  readonly lifetime: AbortSignal;
+  /** Closed when the session closes (shutdown, eviction), which is not a cancelled turn. */
+  readonly lifetime: SessionLifetime;
 }

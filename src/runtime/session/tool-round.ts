@@ -59,7 +59,7 @@ export async function* runToolRound(
 
   if (turn.signal.aborted) {
     // Closing (shutdown) is not cancelling: the round stays as a restart would find it.
-    if (session.lifetime.aborted) throw new SessionClosedError();
+    if (session.lifetime.closed) throw new SessionClosedError();
     await conversation.closeOpenCalls(assistant, (use) =>
       round.decisions[use.id]?.allowed === false
         ? DENIED_AS_CANCELLED

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { errorMessage } from "../errors.js";
 import { checkAnswer } from "../permissions/input-requests.js";
 import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
+import type { SessionLifetime } from "./session-context.js";
 import type { PendingRound, SessionData } from "./store.js";
 import { SessionClosedError } from "./turn-errors.js";
 
@@ -27,7 +28,7 @@ export class WaitingRound {
     private readonly store: SessionData,
     private readonly logger: Logger,
     /** Aborts when the session closes: a wait then ends the turn instead of answering. */
-    private readonly lifetime: AbortSignal,
+    private readonly lifetime: SessionLifetime,
     restored: PendingRound | undefined,
   ) {
     this.current = restored;
@@ -88,7 +89,7 @@ export class WaitingRound {
       if (entry.answer) return resolve(entry.answer);
       const onAbort = (): void => {
         this.waiters.delete(id);
-        if (this.lifetime.aborted) reject(new SessionClosedError());
+        if (this.lifetime.closed) reject(new SessionClosedError());
         else resolve(cancelAnswer(entry.request));
       };
       if (signal.aborted) return onAbort();
