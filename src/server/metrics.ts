@@ -26,6 +26,19 @@ export interface MetricsOptions {
   processMetrics?: boolean;
 }
 
+/** A counter whose count another part keeps (the store, the supervisor), read at scrape time. */
+function mirroredCounter(registry: Registry, name: string, help: string, count: () => number): void {
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(count());
+    },
+  });
+}
+
 export class ServerMetrics {
   readonly registry = new Registry();
   readonly requests: Counter<"method" | "binding" | "outcome">;
@@ -103,16 +116,12 @@ export class ServerMetrics {
     }
     const commits = options.stateCommits;
     if (commits) {
-      new Counter({
-        name: "iac_code_state_commits_total",
-        help: "State store transactions (group commits: each holds what the requests of one event-loop turn staged).",
-        registers,
-        collect() {
-          // The store keeps the count; the counter mirrors it.
-          this.reset();
-          this.inc(commits());
-        },
-      });
+      mirroredCounter(
+        this.registry,
+        "iac_code_state_commits_total",
+        "State store transactions (group commits: each holds what the requests of one event-loop turn staged).",
+        commits,
+      );
     }
     const waiting = options.interruptsWaiting;
     new Gauge({
@@ -133,16 +142,12 @@ export class ServerMetrics {
           this.set(managed().state === "up" ? 1 : 0);
         },
       });
-      new Counter({
-        name: "iac_code_managed_a2a_restarts_total",
-        help: "Respawns of the managed A2A server attempted since the adapter started.",
-        registers,
-        collect() {
-          // The supervisor keeps the count; the counter mirrors it.
-          this.reset();
-          this.inc(managed().restarts);
-        },
-      });
+      mirroredCounter(
+        this.registry,
+        "iac_code_managed_a2a_restarts_total",
+        "Respawns of the managed A2A server attempted since the adapter started.",
+        () => managed().restarts,
+      );
     }
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }

@@ -36,12 +36,15 @@ describe("pipeline: kill -9 while waiting for the selection", function () {
   let ros: RosEndpointFixture;
   let a2a: CliChild | undefined;
   let agui: AguiServer | undefined;
-  after(async () => {
+  // Each test's servers stop after it (the next test starts its own: a server left running would
+  // outlive the test run).
+  afterEach(async () => {
     await agui?.close();
     await a2a?.stop();
     await ros?.close();
-    await removeTempDirs();
+    agui = a2a = undefined;
   });
+  after(removeTempDirs);
 
   it("a restarted server resumes the run; the resume shows the snapshot and no event twice", async () => {
     ros = await RosEndpointFixture.start({ [AK]: SECRET });

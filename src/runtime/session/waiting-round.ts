@@ -27,7 +27,7 @@ export class WaitingRound {
   constructor(
     private readonly store: SessionData,
     private readonly logger: Logger,
-    /** Aborts when the session closes: a wait then ends the turn instead of answering. */
+    /** Closed when the session closes: a wait then ends the turn instead of answering. */
     private readonly lifetime: SessionLifetime,
     restored: PendingRound | undefined,
   ) {
