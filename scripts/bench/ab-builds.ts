@@ -7,9 +7,11 @@
 //
 //   npx tsx scripts/bench/ab-builds.ts <A: bin/iac-code.mjs> <B: bin/iac-code.mjs>
 //     [--rounds 6] [--requests 2000] [--streams 100] [--warm 5000] [--trivial]
+//     [--redis] (store: redis, a private redis-server for each build)
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { startRedis, type TestRedis } from "../../test/fixtures/redis-server.js";
 import { option } from "./bench-args.js";
 import { jsonRpcDriver, median, pool } from "./bench-clients.js";
 import { startCliPeer } from "./cli-peer.js";
@@ -37,8 +39,13 @@ interface Round {
 const dir = mkdtempSync(path.join(os.tmpdir(), "iac-ab-"));
 const script = writeTrivialScript(path.join(dir, "trivial-script.json"), [1, CHUNKS]);
 const runtime = process.argv.includes("--trivial") ? "trivial" : "agent";
+const redis: TestRedis[] = process.argv.includes("--redis")
+  ? await Promise.all(bins.map(() => startRedis({ appendOnly: true })))
+  : [];
 const peers = await Promise.all(
-  bins.map((bin, i) => startCliPeer({ dir: path.join(dir, "AB"[i]), script, bin, runtime })),
+  bins.map((bin, i) =>
+    startCliPeer({ dir: path.join(dir, "AB"[i]), script, bin, runtime, redisUrl: redis[i]?.url }),
+  ),
 );
 const drivers = peers.map((p) => jsonRpcDriver(p.jsonRpc, CHUNKS));
 try {
@@ -70,7 +77,7 @@ try {
   const ratio = (key: keyof Round) =>
     rounds[1].map((b, r) => (b[key] / rounds[0][r][key]).toFixed(2)).join(" ");
   console.log(
-    `A/B of two builds (${runtime} runtime), ${ROUNDS} alternating rounds after ${WARM} warm-up requests each`,
+    `A/B of two builds (${runtime} runtime${redis.length > 0 ? ", store: redis" : ""}), ${ROUNDS} alternating rounds after ${WARM} warm-up requests each`,
   );
   for (let i = 0; i < 2; i += 1)
     console.log(
@@ -82,5 +89,6 @@ try {
 } finally {
   for (const d of drivers) d.close();
   await Promise.all(peers.map((p) => p.stop()));
+  await Promise.all(redis.map((r) => r.stop()));
   rmSync(dir, { recursive: true, force: true });
 }
