@@ -11,7 +11,6 @@
 import {
   create,
   fromBinary,
-  toBinary,
   type DescMessage,
   type Message,
   type MessageInitShape,
@@ -27,6 +26,7 @@ import {
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
+import { encodeBinary } from "../../contract/fast-binary.js";
 import type { Http2Handler } from "../../server/one-port.js";
 import type { A2AGrpcImpl, GrpcCall } from "./grpc.js";
 
@@ -192,7 +192,7 @@ async function run(
   logger: Logger,
 ): Promise<Uint8Array> {
   try {
-    return toBinary(method.output, create(method.output, await method.run(request, call)));
+    return encodeBinary(method.output, create(method.output, await method.run(request, call)));
   } catch (error) {
     if (error instanceof ConnectError) throw error;
     logger.error({ err: error, method: method.input.typeName }, "unexpected error in the gRPC unary path");

@@ -7,10 +7,11 @@
 // trimmed to about EVENT_STREAM_MAX entries and expiring an hour after the
 // last write. Channels: P cmd:<replica> (commands to it), P reply:<replica>.
 import { randomUUID } from "node:crypto";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
+import { encodeBinary } from "../../contract/fast-binary.js";
 import type { Cluster, LeaseResult, ReplicaCommand } from "../core/cluster.js";
 import { A2AError } from "../core/errors.js";
 import type { ParsedAnswer } from "../core/input-answer.js";
@@ -110,7 +111,7 @@ export class RedisCluster implements Cluster {
         for await (const event of events) {
           // Followers never see a state a crash could still lose.
           await this.options.state.commit();
-          this.append(key, "e", Buffer.from(toBinary(pb.StreamResponseSchema, event))).catch(failed);
+          this.append(key, "e", encodeBinary(pb.StreamResponseSchema, event)).catch(failed);
           if (first) this.redis.pexpire(key, EVENT_STREAM_TTL_MS).catch(failed);
           first = false;
         }
@@ -123,8 +124,7 @@ export class RedisCluster implements Cluster {
 
   async publishEnd(taskId: string, events: pb.StreamResponse[]): Promise<void> {
     const key = eventsKey(taskId);
-    for (const event of events)
-      await this.append(key, "e", Buffer.from(toBinary(pb.StreamResponseSchema, event)));
+    for (const event of events) await this.append(key, "e", encodeBinary(pb.StreamResponseSchema, event));
     await this.end(key);
   }
 
@@ -191,7 +191,7 @@ export class RedisCluster implements Cluster {
     };
     if (command.type === "answer") {
       wire.answer = command.answer;
-      wire.message = Buffer.from(toBinary(pb.MessageSchema, command.message)).toString("base64");
+      wire.message = encodeBinary(pb.MessageSchema, command.message).toString("base64");
     }
     let timer: NodeJS.Timeout | undefined;
     const replied = new Promise<void>((resolve, reject) => {

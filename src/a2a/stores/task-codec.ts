@@ -4,9 +4,10 @@
 // checked before anyone sees it: a record that does not decode, names
 // another task or holds a number ProtoJSON cannot write is refused
 // (the store quarantines it).
-import { create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
+import { create, fromBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { pb } from "../../contract/index.js";
+import { encodeBinary } from "../../contract/fast-binary.js";
 import { StoredTaskSchema } from "../../../generated/proto/iac_code/a2a/state/v1/stored_task_pb.js";
 import { nonFinitePath } from "../core/finite.js";
 
@@ -24,15 +25,15 @@ export function statusMs(task: pb.Task): number {
 /** The task without its artifacts (they live in the artifact index). */
 export function encodeTask(task: pb.Task): Uint8Array {
   // Non-finite numbers never reach a task (refused at the request, finite.ts), so JSON text holds the metadata exactly.
-  const stored = create(StoredTaskSchema, {
+  return encodeBinary(StoredTaskSchema, {
+    $typeName: "iac_code.a2a.state.v1.StoredTask",
     task: { ...task, artifacts: [], metadata: undefined },
     metadataJson: task.metadata ? JSON.stringify(task.metadata) : "",
   });
-  return toBinary(StoredTaskSchema, stored);
 }
 
 export function encodeArtifact(artifact: pb.Artifact): Uint8Array {
-  return toBinary(pb.ArtifactSchema, artifact);
+  return encodeBinary(pb.ArtifactSchema, artifact);
 }
 
 function checked<T>(what: string, decode: () => T): T {

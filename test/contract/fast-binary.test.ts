@@ -1,0 +1,188 @@
+import { create, fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { expect } from "chai";
+import { pb } from "../../src/contract/index.js";
+import { encodeBinary } from "../../src/contract/fast-binary.js";
+import { StoredTaskSchema } from "../../generated/proto/iac_code/a2a/state/v1/stored_task_pb.js";
+
+/** encodeBinary writes exactly toBinary's bytes, and they decode to the message. */
+function same<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): Uint8Array {
+  const expected = toBinary(schema, message);
+  const actual = encodeBinary(schema, message);
+  expect(Buffer.from(actual).toString("hex")).to.equal(Buffer.from(expected).toString("hex"));
+  return actual;
+}
+
+const long = (n: number) => "x".repeat(n);
+const oddText = "héllo wörld 🚀 \u0000 \ud800 lone surrogate, 中文 \u2028 end";
+
+function message(parts: pb.Part[], metadata?: pb.Message["metadata"]): pb.Message {
+  return create(pb.MessageSchema, {
+    messageId: "m-1",
+    contextId: "c-1",
+    taskId: "t-1",
+    role: pb.Role.AGENT,
+    parts,
+    metadata,
+    extensions: ["https://example.com/ext/a", "b"],
+    referenceTaskIds: ["t-0"],
+  });
+}
+
+const nested = {
+  iac_code: {
+    usage: { inputTokens: 396, outputTokens: 6, totalTokens: 402, cost: 0.000123, negative: -7.5 },
+    sessionId: "01a24332-dab4-7167-92c7-a6b8cfeb68a0",
+    flags: [true, false, null, 0, -0, 1e300, "s", [], {}, [[1, [2]], { deep: { deeper: [null] } }]],
+    empty: "",
+    odd: oddText,
+    longValue: long(300),
+  },
+  [long(200)]: "a key longer than 127 bytes",
+};
+
+function task(): pb.Task {
+  return create(pb.TaskSchema, {
+    id: "t-1",
+    contextId: "c-1",
+    status: {
+      state: pb.TaskState.WORKING,
+      message: message([create(pb.PartSchema, { content: { case: "text", value: "working" } })]),
+      timestamp: timestampFromMs(1_796_423_721_650),
+    },
+    history: [
+      message([create(pb.PartSchema, { content: { case: "text", value: oddText } })], nested),
+      message([
+        create(pb.PartSchema, {
+          content: { case: "raw", value: new Uint8Array(70_000).map((_, i) => i % 251) },
+          filename: "big.bin",
+          mediaType: "application/octet-stream",
+        }),
+        create(pb.PartSchema, { content: { case: "raw", value: new Uint8Array([0, 1, 2]) } }),
+        create(pb.PartSchema, { content: { case: "url", value: "https://example.com/a.png" } }),
+        create(pb.PartSchema, {
+          content: {
+            case: "data",
+            value: {
+              $typeName: "google.protobuf.Value",
+              kind: {
+                case: "structValue",
+                value: {
+                  $typeName: "google.protobuf.Struct",
+                  fields: {
+                    a: { $typeName: "google.protobuf.Value", kind: { case: "numberValue", value: 1.5 } },
+                    b: { $typeName: "google.protobuf.Value", kind: { case: "nullValue", value: 0 } },
+                  },
+                },
+              },
+            },
+          },
+          metadata: { part: true },
+        }),
+      ]),
+    ],
+    artifacts: [
+      create(pb.ArtifactSchema, {
+        artifactId: "a-1",
+        name: "plan",
+        description: long(20_000),
+        parts: [create(pb.PartSchema, { content: { case: "text", value: long(130) } })],
+        metadata: nested,
+        extensions: ["e"],
+      }),
+    ],
+    metadata: { n: 1 },
+  });
+}
+
+describe("contract: encodeBinary (the plan-compiled protobuf encoder)", () => {
+  it("writes toBinary's bytes for a task with every kind of part, nested metadata, long and odd strings", () => {
+    const bytes = same(pb.TaskSchema, task());
+    expect(fromBinary(pb.TaskSchema, bytes).history[1].parts[0].content.value).to.have.length(70_000);
+  });
+
+  it("writes toBinary's bytes for every stream event case", () => {
+    const t = task();
+    const events: pb.StreamResponse[] = [
+      create(pb.StreamResponseSchema, { payload: { case: "task", value: t } }),
+      create(pb.StreamResponseSchema, { payload: { case: "message", value: t.history[0] } }),
+      create(pb.StreamResponseSchema, {
+        payload: {
+          case: "statusUpdate",
+          value: { taskId: "t-1", contextId: "c-1", status: t.status, metadata: nested },
+        },
+      }),
+      create(pb.StreamResponseSchema, {
+        payload: {
+          case: "artifactUpdate",
+          value: {
+            taskId: "t-1",
+            contextId: "c-1",
+            artifact: t.artifacts[0],
+            append: true,
+            lastChunk: false,
+          },
+        },
+      }),
+      create(pb.StreamResponseSchema),
+    ];
+    for (const event of events) same(pb.StreamResponseSchema, event);
+  });
+
+  it("writes explicit-presence zeros, negative enum numbers and 64-bit seconds as toBinary does", () => {
+    same(pb.GetTaskRequestSchema, create(pb.GetTaskRequestSchema, { id: "t", historyLength: 0 }));
+    same(pb.GetTaskRequestSchema, create(pb.GetTaskRequestSchema, { id: "t" }));
+    same(pb.TaskStatusSchema, create(pb.TaskStatusSchema, { state: -3 as pb.TaskState }));
+    for (const seconds of [0n, 1n, 2n ** 40n, -5n, 2n ** 62n])
+      same(pb.TaskStatusSchema, create(pb.TaskStatusSchema, { timestamp: { seconds, nanos: 999_999_999 } }));
+    same(
+      pb.ListTasksRequestSchema,
+      create(pb.ListTasksRequestSchema, {
+        pageSize: 0,
+        includeArtifacts: false,
+        status: pb.TaskState.COMPLETED,
+      }),
+    );
+  });
+
+  it("keeps the unknown fields of a decoded message", () => {
+    const withUnknown = Buffer.concat([
+      Buffer.from(toBinary(pb.TaskStatusSchema, create(pb.TaskStatusSchema, { state: pb.TaskState.FAILED }))),
+      Buffer.from([0xa0, 0x06, 0x2a, 0xaa, 0x06, 0x02, 0x68, 0x69]), // fields 100 (varint 42) and 101 ("hi")
+    ]);
+    const decoded = fromBinary(pb.TaskStatusSchema, withUnknown);
+    expect(Buffer.from(same(pb.TaskStatusSchema, decoded)).equals(withUnknown)).to.equal(true);
+  });
+
+  it("hands schemas it has no plan for (proto2) to toBinary", () => {
+    same(
+      FileDescriptorProtoSchema,
+      create(FileDescriptorProtoSchema, {
+        name: "a.proto",
+        messageType: [{ name: "A", field: [{ name: "f", number: 1 }] }],
+      }),
+    );
+  });
+
+  it("writes maps of messages (security schemes) as toBinary does", () => {
+    same(
+      pb.AgentCardSchema,
+      create(pb.AgentCardSchema, {
+        name: "agent",
+        securitySchemes: {
+          key: { scheme: { case: "apiKeySecurityScheme", value: { location: "header", name: "X-Key" } } },
+        },
+      }),
+    );
+  });
+
+  it("writes the stored task wrapper and survives a message larger than its buffer", () => {
+    const big = task();
+    big.artifacts[0].parts.push(
+      create(pb.PartSchema, { content: { case: "raw", value: new Uint8Array(3 * 1024 * 1024).fill(7) } }),
+    );
+    same(StoredTaskSchema, create(StoredTaskSchema, { task: big, metadataJson: JSON.stringify(nested) }));
+    // The next, small message is written in a buffer of ordinary size again, correctly.
+    same(pb.TaskSchema, task());
+  });
+});
