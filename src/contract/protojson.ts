@@ -3,13 +3,13 @@
 // ignored (A2A 1.0 asks servers to tolerate them).
 import {
   fromJson,
-  toJson,
   type DescEnum,
   type DescField,
   type DescMessage,
   type JsonValue,
   type MessageShape,
 } from "@bufbuild/protobuf";
+import { encodeJson } from "./fast-protojson.js";
 
 export class ProtoJsonError extends Error {
   override readonly name = "ProtoJsonError";
@@ -103,10 +103,10 @@ export function decodeProtoJson<Desc extends DescMessage>(
   }
 }
 
-/** Canonical ProtoJSON of a message (implicit defaults omitted). */
+/** Canonical ProtoJSON of a message (implicit defaults omitted): toJson's, from a compiled plan. */
 export function encodeProtoJson<Desc extends DescMessage>(
   schema: Desc,
   message: MessageShape<Desc>,
 ): JsonValue {
-  return toJson(schema, message, { alwaysEmitImplicit: false });
+  return encodeJson(schema, message);
 }

@@ -1,8 +1,7 @@
 import { create, fromBinary, toBinary, equals } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
-import { encodeStreamResponse } from "../../src/a2a/core/fast-json.js";
-import { knownProtoJson, TextChunks } from "../../src/a2a/core/text-chunks.js";
+import { encodeStreamResponse, knownProtoJson, TextChunks } from "../../src/a2a/core/text-chunks.js";
 import { encodeProtoJson, pb } from "../../src/contract/index.js";
 
 function chunkOf(text: string, messageId: string, session: string): pb.StreamResponse {

@@ -1,8 +1,9 @@
 import { create, fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
 import { pb } from "../../src/contract/index.js";
 import { encodeBinary } from "../../src/contract/fast-binary.js";
+import { nested, streamEvents, task } from "../fixtures/proto-corpus.js";
 import { StoredTaskSchema } from "../../generated/proto/iac_code/a2a/state/v1/stored_task_pb.js";
 
 /** encodeBinary writes exactly toBinary's bytes, and they decode to the message. */
@@ -13,88 +14,6 @@ function same<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc
   return actual;
 }
 
-const long = (n: number) => "x".repeat(n);
-const oddText = "héllo wörld 🚀 \u0000 \ud800 lone surrogate, 中文 \u2028 end";
-
-function message(parts: pb.Part[], metadata?: pb.Message["metadata"]): pb.Message {
-  return create(pb.MessageSchema, {
-    messageId: "m-1",
-    contextId: "c-1",
-    taskId: "t-1",
-    role: pb.Role.AGENT,
-    parts,
-    metadata,
-    extensions: ["https://example.com/ext/a", "b"],
-    referenceTaskIds: ["t-0"],
-  });
-}
-
-const nested = {
-  iac_code: {
-    usage: { inputTokens: 396, outputTokens: 6, totalTokens: 402, cost: 0.000123, negative: -7.5 },
-    sessionId: "01a24332-dab4-7167-92c7-a6b8cfeb68a0",
-    flags: [true, false, null, 0, -0, 1e300, "s", [], {}, [[1, [2]], { deep: { deeper: [null] } }]],
-    empty: "",
-    odd: oddText,
-    longValue: long(300),
-  },
-  [long(200)]: "a key longer than 127 bytes",
-};
-
-function task(): pb.Task {
-  return create(pb.TaskSchema, {
-    id: "t-1",
-    contextId: "c-1",
-    status: {
-      state: pb.TaskState.WORKING,
-      message: message([create(pb.PartSchema, { content: { case: "text", value: "working" } })]),
-      timestamp: timestampFromMs(1_796_423_721_650),
-    },
-    history: [
-      message([create(pb.PartSchema, { content: { case: "text", value: oddText } })], nested),
-      message([
-        create(pb.PartSchema, {
-          content: { case: "raw", value: new Uint8Array(70_000).map((_, i) => i % 251) },
-          filename: "big.bin",
-          mediaType: "application/octet-stream",
-        }),
-        create(pb.PartSchema, { content: { case: "raw", value: new Uint8Array([0, 1, 2]) } }),
-        create(pb.PartSchema, { content: { case: "url", value: "https://example.com/a.png" } }),
-        create(pb.PartSchema, {
-          content: {
-            case: "data",
-            value: {
-              $typeName: "google.protobuf.Value",
-              kind: {
-                case: "structValue",
-                value: {
-                  $typeName: "google.protobuf.Struct",
-                  fields: {
-                    a: { $typeName: "google.protobuf.Value", kind: { case: "numberValue", value: 1.5 } },
-                    b: { $typeName: "google.protobuf.Value", kind: { case: "nullValue", value: 0 } },
-                  },
-                },
-              },
-            },
-          },
-          metadata: { part: true },
-        }),
-      ]),
-    ],
-    artifacts: [
-      create(pb.ArtifactSchema, {
-        artifactId: "a-1",
-        name: "plan",
-        description: long(20_000),
-        parts: [create(pb.PartSchema, { content: { case: "text", value: long(130) } })],
-        metadata: nested,
-        extensions: ["e"],
-      }),
-    ],
-    metadata: { n: 1 },
-  });
-}
-
 describe("contract: encodeBinary (the plan-compiled protobuf encoder)", () => {
   it("writes toBinary's bytes for a task with every kind of part, nested metadata, long and odd strings", () => {
     const bytes = same(pb.TaskSchema, task());
@@ -102,31 +21,7 @@ describe("contract: encodeBinary (the plan-compiled protobuf encoder)", () => {
   });
 
   it("writes toBinary's bytes for every stream event case", () => {
-    const t = task();
-    const events: pb.StreamResponse[] = [
-      create(pb.StreamResponseSchema, { payload: { case: "task", value: t } }),
-      create(pb.StreamResponseSchema, { payload: { case: "message", value: t.history[0] } }),
-      create(pb.StreamResponseSchema, {
-        payload: {
-          case: "statusUpdate",
-          value: { taskId: "t-1", contextId: "c-1", status: t.status, metadata: nested },
-        },
-      }),
-      create(pb.StreamResponseSchema, {
-        payload: {
-          case: "artifactUpdate",
-          value: {
-            taskId: "t-1",
-            contextId: "c-1",
-            artifact: t.artifacts[0],
-            append: true,
-            lastChunk: false,
-          },
-        },
-      }),
-      create(pb.StreamResponseSchema),
-    ];
-    for (const event of events) same(pb.StreamResponseSchema, event);
+    for (const event of streamEvents()) same(pb.StreamResponseSchema, event);
   });
 
   it("writes explicit-presence zeros, negative enum numbers and 64-bit seconds as toBinary does", () => {

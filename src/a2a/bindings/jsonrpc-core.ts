@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Message } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { type pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
-import { encodeStreamResponse } from "../core/fast-json.js";
+import { encodeStreamResponse } from "../core/text-chunks.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
 import { checkDecodedRequest } from "../core/decoded-request.js";

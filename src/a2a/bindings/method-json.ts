@@ -2,13 +2,12 @@
 // bindings: the response message as protobuf-es encodes it, except for the
 // lists the spec wants present even when empty, and the Empty of a delete.
 import type { JsonObject, JsonValue, Message } from "@bufbuild/protobuf";
-import { pb } from "../../contract/index.js";
-import { encodeFast } from "../core/fast-json.js";
+import { encodeProtoJson, pb } from "../../contract/index.js";
 import type { A2AMethod, A2AMethodName } from "../core/methods.js";
 
 /** ListTasksResponse fields the spec wants even when empty (spec §2.1). */
 function encodeListTasks(response: pb.ListTasksResponse): JsonValue {
-  const json = encodeFast(pb.ListTasksResponseSchema, response) as JsonObject;
+  const json = encodeProtoJson(pb.ListTasksResponseSchema, response) as JsonObject;
   return {
     tasks: json.tasks ?? [],
     nextPageToken: response.nextPageToken,
@@ -19,7 +18,7 @@ function encodeListTasks(response: pb.ListTasksResponse): JsonValue {
 
 /** The configs list is there even when empty. */
 function encodeListPushConfigs(response: pb.ListTaskPushNotificationConfigsResponse): JsonValue {
-  const json = encodeFast(pb.ListTaskPushNotificationConfigsResponseSchema, response) as JsonObject;
+  const json = encodeProtoJson(pb.ListTaskPushNotificationConfigsResponseSchema, response) as JsonObject;
   return { ...json, configs: json.configs ?? [] };
 }
 
@@ -35,7 +34,7 @@ const isMessage = (result: Message | Record<string, never>): result is Message =
 export function encodeResult(method: A2AMethod, result: Message | Record<string, never>): JsonValue {
   if (!isMessage(result)) return {}; // google.protobuf.Empty
   const special = SPECIAL[method.name];
-  return special ? special(result) : encodeFast(method.output, result);
+  return special ? special(result) : encodeProtoJson(method.output, result);
 }
 
 /** Methods whose JSON-RPC params may be left out (every field of their request is optional). */

@@ -8,7 +8,7 @@ import type { DescMessage, JsonObject, JsonValue, MessageShape } from "@bufbuild
 import { Router, type RouterContext } from "@koa/router";
 import type { Logger } from "pino";
 import { decodeProtoJson, type pb } from "../../contract/index.js";
-import { encodeStreamResponse } from "../core/fast-json.js";
+import { encodeStreamResponse } from "../core/text-chunks.js";
 import type { Authenticator } from "../core/auth.js";
 import { CONNECTION_CLOSED, type CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";

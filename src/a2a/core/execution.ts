@@ -97,7 +97,9 @@ export class TurnExecution {
   /** A restored turn's accepted answer has been handed to the runtime. */
   private resumeDelivered = false;
   /** Set on shutdown while the turn waits for input: stop following it, publish nothing. */
-  private readonly detachController = new AbortController();
+  private detached = false;
+  /** Ends the wait for the runtime's next event (set while the turn runs). */
+  private stopFollowing?: () => void;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -216,7 +218,8 @@ export class TurnExecution {
    */
   detach(): boolean {
     if (!this.pending || this.finished || this.canceling) return false;
-    this.detachController.abort();
+    this.detached = true;
+    this.stopFollowing?.();
     return true;
   }
 
@@ -251,7 +254,8 @@ export class TurnExecution {
       if (this.canceling) throw new CanceledSignal();
       this.status(pb.TaskState.WORKING, {});
       iterator = events(session)[Symbol.asyncIterator]();
-      const next = abortableSteps(iterator, [this.signal, this.detachController.signal]);
+      const { next, stop } = abortableSteps(iterator, this.signal);
+      this.stopFollowing = stop;
       for (;;) {
         const step = await next();
         if (step === "aborted") {
@@ -259,7 +263,7 @@ export class TurnExecution {
           // A cancelled turn is over once the runtime has unwound (its session is
           // free for the next turn, its audit lines are written); a runtime that
           // ignores the signal is not waited for beyond the bound, a detached one not at all.
-          if (unwound && !this.detachController.signal.aborted) await boundedWait(unwound, CANCEL_UNWIND_MS);
+          if (unwound && !this.detached) await boundedWait(unwound, CANCEL_UNWIND_MS);
           break;
         }
         if (step.done) break;
@@ -298,7 +302,7 @@ export class TurnExecution {
     const summary: TurnSummary = {
       taskId: this.taskId,
       contextId: this.contextId,
-      outcome: this.detachController.signal.aborted
+      outcome: this.detached
         ? "detached"
         : this.canceling
           ? "canceled"
@@ -329,7 +333,7 @@ export class TurnExecution {
   }
 
   private finish(): void {
-    if (this.detachController.signal.aborted) return;
+    if (this.detached) return;
     if (this.canceling) {
       this.status(pb.TaskState.CANCELED, { text: t(this.language, "a2a.taskCanceled"), keep: true });
     } else if (this.failure) {
@@ -589,27 +593,43 @@ export class TurnExecution {
   ): pb.StreamResponse {
     const iac: JsonObject = { ...(options.metadata ?? {}) };
     if (this.sessionId) iac.iacCodeSessionId = this.sessionId;
-    const message =
+    // Literals, not create(): the generated types name every field, and create's walk of the
+    // initialiser was the largest cost of a status event.
+    const message: pb.Message | undefined =
       options.text === undefined
         ? undefined
-        : create(pb.MessageSchema, {
+        : {
+            $typeName: "lf.a2a.v1.Message",
             messageId,
             contextId: this.contextId,
             taskId: this.taskId,
             role: pb.Role.AGENT,
-            parts: [{ content: { case: "text", value: options.text } }],
-          });
-    return create(pb.StreamResponseSchema, {
+            parts: [
+              {
+                $typeName: "lf.a2a.v1.Part",
+                content: { case: "text", value: options.text },
+                filename: "",
+                mediaType: "",
+              },
+            ],
+            extensions: [],
+            referenceTaskIds: [],
+          };
+    return {
+      $typeName: "lf.a2a.v1.StreamResponse",
       payload: {
         case: "statusUpdate",
         value: {
+          $typeName: "lf.a2a.v1.TaskStatusUpdateEvent",
           taskId: this.taskId,
           contextId: this.contextId,
-          status: { state, message, timestamp: now() },
+          status: message
+            ? { $typeName: "lf.a2a.v1.TaskStatus", state, message, timestamp: now() }
+            : { $typeName: "lf.a2a.v1.TaskStatus", state, timestamp: now() },
           metadata: { iac_code: iac },
         },
       },
-    });
+    };
   }
 
   private publish(event: pb.StreamResponse, keep: boolean, persist: boolean, push: boolean): void {
@@ -625,35 +645,30 @@ export class TurnExecution {
 class CanceledSignal extends Error {}
 
 /**
- * The steps of `iterator`, each one ending early with "aborted" once a signal
- * fires. (A Promise.race of each step against one promise of the abort keeps
- * a reaction per step, and so every event of the turn, alive until the turn
- * ends.)
+ * The steps of `iterator`, each one ending early with "aborted" once the
+ * signal fires or stop() is called. (A Promise.race of each step against one
+ * promise of the abort keeps a reaction per step, and so every event of the
+ * turn, alive until the turn ends.)
  */
 function abortableSteps<T>(
   iterator: AsyncIterator<T>,
-  signals: AbortSignal[],
-): () => Promise<IteratorResult<T> | "aborted"> {
-  let aborted = false;
+  signal: AbortSignal,
+): { next: () => Promise<IteratorResult<T> | "aborted">; stop: () => void } {
+  let aborted = signal.aborted;
   let wake: ((value: "aborted") => void) | undefined;
-  for (const signal of signals) {
-    if (signal.aborted) aborted = true;
-    signal.addEventListener(
-      "abort",
-      () => {
-        aborted = true;
-        wake?.("aborted");
-      },
-      { once: true },
-    );
-  }
-  return () =>
+  const stop = () => {
+    aborted = true;
+    wake?.("aborted");
+  };
+  signal.addEventListener("abort", stop, { once: true });
+  const next = () =>
     aborted
-      ? Promise.resolve("aborted")
-      : new Promise((resolve, reject) => {
+      ? Promise.resolve("aborted" as const)
+      : new Promise<IteratorResult<T> | "aborted">((resolve, reject) => {
           wake = resolve;
           iterator.next().then(resolve, reject);
         });
+  return { next, stop };
 }
 
 /** Waits for a promise, at most ms milliseconds. */

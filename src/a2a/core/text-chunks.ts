@@ -77,6 +77,11 @@ export function knownProtoJson(event: pb.StreamResponse): JsonValue | undefined 
   };
 }
 
+/** ProtoJSON of a stream event: a text chunk's from its template. */
+export function encodeStreamResponse(event: pb.StreamResponse): JsonValue {
+  return knownProtoJson(event) ?? encodeProtoJson(pb.StreamResponseSchema, event);
+}
+
 export class TextChunks {
   private template?: Template;
   private key?: string;
