@@ -259,6 +259,24 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
     );
   });
 
+  it("a burst of events on A reaches B's subscriber whole and in order (relayed a batch at a time)", async () => {
+    c = await cluster(2, undefined, STEADY);
+    const [a, b] = c.replicas;
+    const onA = await openStream(a.url, "SendStreamingMessage", {
+      message: userMessage("[BURST]", inWorkspace(c)),
+    });
+    const started = await onA.until((e) => texts([e])[0] === "burst-start ");
+    const taskId = ((resultOf(started[0]).task as AnyJson).id as string) ?? "";
+    const sub = await openStream(b.url, "SubscribeToTask", { id: taskId });
+    await sub.until(() => true); // B follows before the burst
+    const chunks = (events: AnyJson[]) => texts(events).filter((t) => t.startsWith("b-"));
+    const [restOfA, onB] = await Promise.all([onA.rest(), sub.rest()]);
+    const expected = Array.from({ length: 48 }, (_, i) => `b-${i + 1} `);
+    expect(chunks(restOfA)).to.deep.equal(expected);
+    expect(chunks(onB)).to.deep.equal(expected);
+    expect(stateOf(onB.at(-1)!)).to.equal(stateOf(restOfA.at(-1)!));
+  });
+
   it("kill -9 of A mid-turn: within the lease its task ends FAILED with the reason, on B and for B's subscriber", async () => {
     c = await cluster(2);
     const [a, b] = c.replicas;

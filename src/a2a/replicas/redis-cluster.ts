@@ -4,8 +4,9 @@
 // over pub/sub with a reply.
 //
 // Streams: P ev:<task>, entries {e: protobuf StreamResponse} or {end: 1},
-// trimmed to about EVENT_STREAM_MAX entries and expiring an hour after the
-// last write. Channels: P cmd:<replica> (commands to it), P reply:<replica>.
+// written a batch at a time by one script call (PUBLISH), trimmed to about
+// EVENT_STREAM_MAX entries and expiring an hour after the last write.
+// Channels: P cmd:<replica> (commands to it), P reply:<replica>.
 import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { Redis } from "ioredis";
@@ -14,6 +15,7 @@ import { pb } from "../../contract/index.js";
 import { encodeBinary } from "../../contract/fast-binary.js";
 import type { Cluster, LeaseResult, ReplicaCommand } from "../core/cluster.js";
 import { A2AError } from "../core/errors.js";
+import { LuaScript } from "../../server/redis.js";
 import type { ParsedAnswer } from "../core/input-answer.js";
 import type { RedisLeases } from "../stores/redis-leases.js";
 import { A2A_PREFIX } from "../stores/redis-state.js";
@@ -26,6 +28,22 @@ const EVENT_STREAM_TTL_MS = 3_600_000;
 const FOLLOW_BLOCK_MS = 1000;
 /** A cancel waits for the turn to unwind (up to 30 s on the owner); an answer is taken at once. */
 const FORWARD_TIMEOUT_MS = { cancel: 40_000, answer: 15_000 };
+
+/**
+ * KEYS: the task's event stream. ARGV: max length, expiry ms, end (1 or 0),
+ * then the events: an entry {e: event} each (what followers read), then
+ * {end: 1} when the turn is over.
+ */
+const PUBLISH = new LuaScript(`
+for i = 4, #ARGV do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[i])
+end
+if ARGV[3] == '1' then
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'end', '1')
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`);
 
 const eventsKey = (taskId: string): string => `${A2A_PREFIX}ev:${taskId}`;
 const commandChannel = (replica: string): string => `${A2A_PREFIX}cmd:${replica}`;
@@ -105,27 +123,45 @@ export class RedisCluster implements Cluster {
     const key = eventsKey(taskId);
     const failed = (error: unknown) =>
       this.options.logger.warn({ err: error, taskId }, "turn event not published to the other replicas");
+    // The events committed by now leave together, one script call per event-loop turn (a
+    // command per event cost more than the event's own encoding); calls go one after the other.
+    const batch: Buffer[] = [];
+    let sending: Promise<void> = Promise.resolve();
+    let scheduled = false;
+    const send = (end: boolean): Promise<void> =>
+      (sending = sending
+        .then(async () => {
+          if (batch.length > 0 || end) await this.publish(key, batch.splice(0), end);
+        })
+        .catch(failed));
     void (async () => {
-      let first = true;
       try {
         for await (const event of events) {
           // Followers never see a state a crash could still lose.
           await this.options.state.commit();
-          this.append(key, "e", encodeBinary(pb.StreamResponseSchema, event)).catch(failed);
-          if (first) this.redis.pexpire(key, EVENT_STREAM_TTL_MS).catch(failed);
-          first = false;
+          batch.push(encodeBinary(pb.StreamResponseSchema, event));
+          if (scheduled) continue;
+          scheduled = true;
+          setImmediate(() => {
+            scheduled = false;
+            void send(false);
+          });
         }
       } finally {
         await this.options.state.commit().catch(() => undefined);
-        await this.end(key).catch(failed);
+        await send(true);
       }
     })().catch(failed);
   }
 
   async publishEnd(taskId: string, events: pb.StreamResponse[]): Promise<void> {
-    const key = eventsKey(taskId);
-    for (const event of events) await this.append(key, "e", encodeBinary(pb.StreamResponseSchema, event));
-    await this.end(key);
+    const encoded = events.map((event) => encodeBinary(pb.StreamResponseSchema, event));
+    await this.publish(eventsKey(taskId), encoded, true);
+  }
+
+  /** Appends events (and the end) to a task's stream, which expires an hour after its last write. */
+  private async publish(key: string, events: Buffer[], end: boolean): Promise<void> {
+    await PUBLISH.run(this.redis, [key], [EVENT_STREAM_MAX, EVENT_STREAM_TTL_MS, end ? 1 : 0, ...events]);
   }
 
   async follow(
@@ -212,15 +248,6 @@ export class RedisCluster implements Cluster {
   close(): void {
     for (const reader of this.followers) reader.disconnect();
     this.followers.clear();
-  }
-
-  private append(key: string, field: string, value: Buffer | string): Promise<unknown> {
-    return this.redis.xadd(key, "MAXLEN", "~", EVENT_STREAM_MAX, "*", field, value);
-  }
-
-  private async end(key: string): Promise<void> {
-    await this.append(key, "end", "1");
-    await this.redis.pexpire(key, EVENT_STREAM_TTL_MS);
   }
 
   private async serve(wire: WireCommand): Promise<void> {
