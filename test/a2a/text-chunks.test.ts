@@ -1,7 +1,12 @@
 import { create, fromBinary, toBinary, equals } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
-import { encodeStreamResponse, knownProtoJson, TextChunks } from "../../src/a2a/core/text-chunks.js";
+import {
+  encodeStreamBinary,
+  encodeStreamResponse,
+  knownProtoJson,
+  TextChunks,
+} from "../../src/a2a/core/text-chunks.js";
 import { encodeProtoJson, pb } from "../../src/contract/index.js";
 
 function chunkOf(text: string, messageId: string, session: string): pb.StreamResponse {
@@ -61,6 +66,9 @@ describe("text chunks from a template", () => {
       ).to.equal(true);
       expect(knownProtoJson(event)).to.deep.equal(encodeProtoJson(pb.StreamResponseSchema, event));
       expect(encodeStreamResponse(event)).to.deep.equal(encodeProtoJson(pb.StreamResponseSchema, event));
+      // Its bytes from the template are toBinary's.
+      const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+      expect(hex(encodeStreamBinary(event))).to.equal(hex(toBinary(pb.StreamResponseSchema, event)));
     }
     // Chunks do not share what differs between them.
     const [a, b] = events.map((e) => (e.payload.value as pb.TaskStatusUpdateEvent).status!);
@@ -73,5 +81,8 @@ describe("text chunks from a template", () => {
     const event = chunkOf("plain", "m-1", "s-1");
     expect(knownProtoJson(event)).to.equal(undefined);
     expect(encodeStreamResponse(event)).to.deep.equal(encodeProtoJson(pb.StreamResponseSchema, event));
+    expect(Buffer.from(encodeStreamBinary(event)).equals(toBinary(pb.StreamResponseSchema, event))).to.equal(
+      true,
+    );
   });
 });

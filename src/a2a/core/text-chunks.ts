@@ -8,6 +8,7 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { timestampFromMs, TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { encodeProtoJson, pb } from "../../contract/index.js";
+import { encodeBinary } from "../../contract/fast-binary.js";
 
 type Metadata = NonNullable<pb.TaskStatusUpdateEvent["metadata"]>;
 
@@ -23,6 +24,28 @@ interface Template {
   message: pb.Message;
   /** The first chunk's ProtoJSON, made when a binding first asks (a unary call or a gRPC stream never does). */
   json?: ChunkJson;
+  /** The protobuf bytes the chunks share, made when the Redis relay first asks. */
+  binary?: ChunkBinary;
+}
+
+/**
+ * A chunk's protobuf bytes around its text, message id and timestamp, each
+ * piece the encoding of the fields between those (in field-number order, as
+ * encodeBinary writes them).
+ */
+interface ChunkBinary {
+  /** TaskStatusUpdateEvent task_id, context_id. */
+  updateHead: Buffer;
+  /** TaskStatusUpdateEvent metadata. */
+  updateTail: Buffer;
+  /** TaskStatus state. */
+  statusHead: Buffer;
+  /** Message context_id, task_id, role. */
+  messageMid: Buffer;
+  /** Message metadata, extensions, reference_task_ids. */
+  messageTail: Buffer;
+  /** Part metadata, filename, media_type. */
+  partTail: Buffer;
 }
 
 /**
@@ -80,6 +103,110 @@ export function knownProtoJson(event: pb.StreamResponse): JsonValue | undefined 
 /** ProtoJSON of a stream event: a text chunk's from its template. */
 export function encodeStreamResponse(event: pb.StreamResponse): JsonValue {
   return knownProtoJson(event) ?? encodeProtoJson(pb.StreamResponseSchema, event);
+}
+
+function chunkBinary(template: Template): ChunkBinary {
+  const { update, status, message } = template;
+  const part = message.parts[0];
+  return {
+    updateHead: encodeBinary(pb.TaskStatusUpdateEventSchema, {
+      ...update,
+      status: undefined,
+      metadata: undefined,
+    }),
+    updateTail: encodeBinary(pb.TaskStatusUpdateEventSchema, {
+      ...update,
+      taskId: "",
+      contextId: "",
+      status: undefined,
+    }),
+    statusHead: encodeBinary(pb.TaskStatusSchema, { ...status, message: undefined, timestamp: undefined }),
+    messageMid: encodeBinary(pb.MessageSchema, {
+      ...message,
+      messageId: "",
+      parts: [],
+      metadata: undefined,
+      extensions: [],
+      referenceTaskIds: [],
+    }),
+    messageTail: encodeBinary(pb.MessageSchema, {
+      ...message,
+      messageId: "",
+      contextId: "",
+      taskId: "",
+      role: 0,
+      parts: [],
+    }),
+    partTail: encodeBinary(pb.PartSchema, { ...part, content: { case: undefined } }),
+  };
+}
+
+const varintSize = (n: number): number =>
+  n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
+
+/** Protobuf binary of a stream event (what the Redis relay sends): a text chunk's from its template. */
+export function encodeStreamBinary(event: pb.StreamResponse): Buffer {
+  const template =
+    event.payload.case === "statusUpdate" && event.payload.value.metadata
+      ? templates.get(event.payload.value.metadata)
+      : undefined;
+  const status = (event.payload.value as pb.TaskStatusUpdateEvent | undefined)?.status;
+  const message = status?.message;
+  if (!template || !status?.timestamp || message?.parts[0]?.content.case !== "text")
+    return encodeBinary(pb.StreamResponseSchema, event);
+  const pieces = (template.binary ??= chunkBinary(template));
+  const text = message.parts[0].content.value;
+  const textBytes = Buffer.byteLength(text);
+  const idBytes = Buffer.byteLength(message.messageId);
+  const timestamp = encodeBinary(TimestampSchema, status.timestamp);
+  const partLength = 1 + varintSize(textBytes) + textBytes + pieces.partTail.length;
+  const messageLength =
+    1 +
+    varintSize(idBytes) +
+    idBytes +
+    pieces.messageMid.length +
+    1 +
+    varintSize(partLength) +
+    partLength +
+    pieces.messageTail.length;
+  const statusLength =
+    pieces.statusHead.length +
+    1 +
+    varintSize(messageLength) +
+    messageLength +
+    1 +
+    varintSize(timestamp.length) +
+    timestamp.length;
+  const updateLength =
+    pieces.updateHead.length + 1 + varintSize(statusLength) + statusLength + pieces.updateTail.length;
+  const out = Buffer.allocUnsafe(1 + varintSize(updateLength) + updateLength);
+  let at = 0;
+  const tag = (byte: number, length: number) => {
+    out[at++] = byte;
+    while (length > 127) {
+      out[at++] = (length & 127) | 128;
+      length >>>= 7;
+    }
+    out[at++] = length;
+  };
+  const copy = (bytes: Buffer) => (at += bytes.copy(out, at));
+  tag(0x1a, updateLength); // StreamResponse.status_update = 3
+  copy(pieces.updateHead);
+  tag(0x1a, statusLength); // TaskStatusUpdateEvent.status = 3
+  copy(pieces.statusHead);
+  tag(0x12, messageLength); // TaskStatus.message = 2
+  tag(0x0a, idBytes); // Message.message_id = 1
+  at += out.write(message.messageId, at, "utf8");
+  copy(pieces.messageMid);
+  tag(0x2a, partLength); // Message.parts = 5
+  tag(0x0a, textBytes); // Part.text = 1
+  at += out.write(text, at, "utf8");
+  copy(pieces.partTail);
+  copy(pieces.messageTail);
+  tag(0x1a, timestamp.length); // TaskStatus.timestamp = 3
+  copy(timestamp);
+  copy(pieces.updateTail);
+  return out;
 }
 
 export class TextChunks {

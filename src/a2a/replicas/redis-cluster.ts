@@ -15,6 +15,7 @@ import { pb } from "../../contract/index.js";
 import { encodeBinary } from "../../contract/fast-binary.js";
 import type { Cluster, LeaseResult, ReplicaCommand } from "../core/cluster.js";
 import { A2AError } from "../core/errors.js";
+import { encodeStreamBinary } from "../core/text-chunks.js";
 import { LuaScript } from "../../server/redis.js";
 import type { ParsedAnswer } from "../core/input-answer.js";
 import type { RedisLeases } from "../stores/redis-leases.js";
@@ -139,7 +140,7 @@ export class RedisCluster implements Cluster {
         for await (const event of events) {
           // Followers never see a state a crash could still lose.
           await this.options.state.commit();
-          batch.push(encodeBinary(pb.StreamResponseSchema, event));
+          batch.push(encodeStreamBinary(event));
           if (scheduled) continue;
           scheduled = true;
           setImmediate(() => {
