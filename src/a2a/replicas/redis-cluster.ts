@@ -25,6 +25,9 @@ import type { A2aErrorName } from "../../contract/index.js";
 
 const EVENT_STREAM_MAX = 1000;
 const EVENT_STREAM_TTL_MS = 3_600_000;
+/** How long a relayed event may wait for others to leave with it, and how many may wait. */
+const RELAY_BATCH_MS = 20;
+const RELAY_BATCH_MAX = 256;
 /** How long a follower blocks on the stream before it checks the turn still has a replica. */
 const FOLLOW_BLOCK_MS = 1000;
 /** A cancel waits for the turn to unwind (up to 30 s on the owner); an answer is taken at once. */
@@ -33,15 +36,17 @@ const FORWARD_TIMEOUT_MS = { cancel: 40_000, answer: 15_000 };
 /**
  * KEYS: the task's event stream. ARGV: max length, expiry ms, end (1 or 0),
  * then the events: an entry {e: event} each (what followers read), then
- * {end: 1} when the turn is over.
+ * {end: 1} when the turn is over. Trimmed once per call (an XADD that trims
+ * costs redis-server twice one that does not).
  */
 const PUBLISH = new LuaScript(`
 for i = 4, #ARGV do
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[i])
+  redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
 end
 if ARGV[3] == '1' then
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'end', '1')
+  redis.call('XADD', KEYS[1], '*', 'end', '1')
 end
+redis.call('XTRIM', KEYS[1], 'MAXLEN', '~', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `);
@@ -124,29 +129,29 @@ export class RedisCluster implements Cluster {
     const key = eventsKey(taskId);
     const failed = (error: unknown) =>
       this.options.logger.warn({ err: error, taskId }, "turn event not published to the other replicas");
-    // The events committed by now leave together, one script call per event-loop turn (a
-    // command per event cost more than the event's own encoding); calls go one after the other.
+    // Events leave in batches, one script call each (a command per event cost more than the
+    // event's own encoding): what a turn commits within RELAY_BATCH_MS of its first unsent event,
+    // so a short turn is one call with its end. Calls go one after the other.
     const batch: Buffer[] = [];
     let sending: Promise<void> = Promise.resolve();
-    let scheduled = false;
-    const send = (end: boolean): Promise<void> =>
-      (sending = sending
+    let timer: NodeJS.Timeout | undefined;
+    const send = (end: boolean): Promise<void> => {
+      clearTimeout(timer);
+      timer = undefined;
+      return (sending = sending
         .then(async () => {
           if (batch.length > 0 || end) await this.publish(key, batch.splice(0), end);
         })
         .catch(failed));
+    };
     void (async () => {
       try {
         for await (const event of events) {
           // Followers never see a state a crash could still lose.
           await this.options.state.commit();
           batch.push(encodeStreamBinary(event));
-          if (scheduled) continue;
-          scheduled = true;
-          setImmediate(() => {
-            scheduled = false;
-            void send(false);
-          });
+          if (batch.length >= RELAY_BATCH_MAX) void send(false);
+          else timer ??= setTimeout(() => void send(false), RELAY_BATCH_MS);
         }
       } finally {
         await this.options.state.commit().catch(() => undefined);
