@@ -10,6 +10,7 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { encodeJson } from "./fast-protojson.js";
+import { decodeJsonFast } from "./fast-protojson-decode.js";
 
 export class ProtoJsonError extends Error {
   override readonly name = "ProtoJsonError";
@@ -95,6 +96,9 @@ export function decodeProtoJson<Desc extends DescMessage>(
   json: unknown,
   options: { strictEnums?: boolean } = {},
 ): MessageShape<Desc> {
+  // What the fast path decodes has known enum names only: strictEnums holds.
+  const fast = decodeJsonFast(schema, json);
+  if (fast) return fast;
   if (options.strictEnums) checkEnums(schema, json, "");
   try {
     return fromJson(schema, json as JsonValue, { ignoreUnknownFields: true });
