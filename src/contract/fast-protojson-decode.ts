@@ -108,7 +108,7 @@ function readerOf(field: DescField): ((json: unknown) => unknown) | undefined {
         if (!isObject(json)) return GIVE_UP;
         const out: Fields = {};
         for (const key of Object.keys(json)) {
-          if (LONE_SURROGATE.test(key)) return GIVE_UP;
+          if (LONE_SURROGATE.test(key) || key === "__proto__") return GIVE_UP;
           const read = item(json[key]);
           if (read === GIVE_UP) return GIVE_UP;
           out[key] = read;
@@ -143,7 +143,7 @@ function itemReader(field: DescField): ((json: unknown) => unknown) | undefined 
 /** A Struct field's JsonObject: a copy of the parsed JSON (which holds JSON values only). */
 function jsonCopy(json: Fields): JsonObject {
   const out: JsonObject = {};
-  for (const key of Object.keys(json)) out[checkedText(key)] = jsonValueCopy(json[key]);
+  for (const key of Object.keys(json)) out[checkedKey(key)] = jsonValueCopy(json[key]);
   return out;
 }
 
@@ -156,6 +156,12 @@ function jsonValueCopy(json: unknown): JsonValue {
 function checkedText(text: string): string {
   if (LONE_SURROGATE.test(text)) throw new Unsure();
   return text;
+}
+
+/** A key assigning sets as an own property ("__proto__" would set the prototype). */
+function checkedKey(key: string): string {
+  if (key === "__proto__") throw new Unsure();
+  return checkedText(key);
 }
 
 /** google.protobuf.Value as fromJson builds it (the message form, in Part.data). */
@@ -181,7 +187,7 @@ function valueKind(json: unknown): { case: string; value: unknown } {
     };
   const fields: Fields = {};
   for (const key of Object.keys(json as Fields))
-    fields[checkedText(key)] = valueMessage((json as Fields)[key]);
+    fields[checkedKey(key)] = valueMessage((json as Fields)[key]);
   return { case: "structValue", value: { $typeName: "google.protobuf.Struct", fields } };
 }
 

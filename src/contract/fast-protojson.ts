@@ -166,6 +166,12 @@ function enumJson(desc: DescEnum, value: unknown): JsonValue {
   return desc.value[value]?.name ?? value;
 }
 
+/** An object key that assigning sets as an own property ("__proto__" would set the prototype). */
+function plainKey(key: string): string {
+  if (key === "__proto__") throw new Unplanned();
+  return key;
+}
+
 /** A copy of a JsonObject metadata, as toJson's round trip through Struct makes it (no undefined, finite numbers). */
 function jsonCopy(value: unknown, depth: number): JsonValue {
   if (depth > 100) throw new Unplanned();
@@ -180,7 +186,7 @@ function jsonCopy(value: unknown, depth: number): JsonValue {
       if (value === null) return null;
       if (Array.isArray(value)) return value.map((item) => jsonCopy(item, depth + 1));
       const out: JsonObject = {};
-      for (const key of Object.keys(value)) out[key] = jsonCopy((value as Fields)[key], depth + 1);
+      for (const key of Object.keys(value)) out[plainKey(key)] = jsonCopy((value as Fields)[key], depth + 1);
       return out;
     }
     default:
@@ -214,7 +220,7 @@ function valueJson(value: ValueMessage): JsonValue {
 
 function structJson(struct: { fields: Record<string, ValueMessage> }): JsonObject {
   const out: JsonObject = {};
-  for (const key of Object.keys(struct.fields)) out[key] = valueJson(struct.fields[key]);
+  for (const key of Object.keys(struct.fields)) out[plainKey(key)] = valueJson(struct.fields[key]);
   return out;
 }
 
@@ -295,7 +301,7 @@ function fieldsJson(fields: FieldPlan[], message: Fields): JsonObject {
         const keys = Object.keys(entries);
         if (keys.length === 0) continue;
         const json: JsonObject = {};
-        for (const key of keys) json[key] = itemJson(field, entries[key]);
+        for (const key of keys) json[plainKey(key)] = itemJson(field, entries[key]);
         out[field.jsonName] = json;
         break;
       }

@@ -92,6 +92,10 @@ describe("contract: decodeJsonFast (the plan-compiled ProtoJSON decoder)", () =>
     slow(pb.SendMessageRequestSchema, { message: { ...message, metadata: { "\ud800": 1 } } });
     slow(pb.SendMessageRequestSchema, { message: { ...message, metadata: { a: ["\udc00"] } } });
     slow(pb.SendMessageRequestSchema, { message: { ...message, parts: [{ data: { x: "\ud800" } }] } });
+    // An own "__proto__" key (JSON.parse makes one) is not assigned as a plain key would be.
+    const proto = JSON.parse('{"a": {"__proto__": {"polluted": true}}}') as object;
+    slow(pb.SendMessageRequestSchema, { message: { ...message, metadata: proto } });
+    slow(pb.SendMessageRequestSchema, { message: { ...message, parts: [{ data: proto }] } });
   });
 
   it("returns metadata the caller's JSON does not share", () => {

@@ -1,4 +1,4 @@
-import { create, toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { create, toJson, type DescMessage, type JsonObject, type MessageShape } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
 import { pb } from "../../src/contract/index.js";
@@ -47,6 +47,11 @@ describe("contract: encodeJson (the plan-compiled ProtoJSON encoder)", () => {
     const early = create(TimestampSchema, { seconds: -70_000_000_000n });
     expect(() => encodeJson(TimestampSchema, early)).to.throw(/0001-01-01/);
     same(FileDescriptorProtoSchema, create(FileDescriptorProtoSchema, { name: "a.proto" }));
+  });
+
+  it("hands a metadata with an own __proto__ key to toJson", () => {
+    const metadata = JSON.parse('{"a": {"__proto__": {"polluted": true}}, "b": 1}') as JsonObject;
+    same(pb.TaskSchema, create(pb.TaskSchema, { id: "t", metadata }));
   });
 
   it("writes maps of messages (security schemes) as toJson does", () => {
