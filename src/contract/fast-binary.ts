@@ -17,6 +17,7 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { Edition, FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { isZeroScalar, type Fields } from "./plan-values.js";
 
 // Wire types.
 const VARINT = 0;
@@ -30,7 +31,6 @@ const WRAPPERS = new Set(
 );
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Fields = Record<string, unknown>;
 
 interface FieldPlan {
   /** The tag as varint bytes. */
@@ -263,23 +263,6 @@ function writeBytes(value: Uint8Array): void {
   pos += value.byteLength;
 }
 
-function isZero(scalar: ScalarType, value: unknown): boolean {
-  switch (scalar) {
-    case ScalarType.BOOL:
-      return value === false;
-    case ScalarType.STRING:
-      return value === "";
-    case ScalarType.BYTES:
-      return (value as Uint8Array).byteLength === 0;
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT:
-      return Object.is(value, 0);
-    default:
-      // 0, 0n and "0" (64-bit integers may be bigint or string).
-      return value == 0;
-  }
-}
-
 function writeScalar(scalar: ScalarType, value: unknown): void {
   switch (scalar) {
     case ScalarType.STRING:
@@ -395,7 +378,7 @@ function writeMessage(plan: Plan, message: Fields): void {
     } else {
       value = message[field.localName];
       if (value === undefined) continue;
-      if (field.kind === "scalar" && field.implicit && isZero(field.scalar, value)) continue;
+      if (field.kind === "scalar" && field.implicit && isZeroScalar(field.scalar, value)) continue;
     }
     switch (field.kind) {
       case "scalar":

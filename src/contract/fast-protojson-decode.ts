@@ -16,8 +16,7 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { Edition } from "@bufbuild/protobuf/wkt";
-
-type Fields = Record<string, unknown>;
+import type { Fields } from "./plan-values.js";
 
 /** The fast path gives up: fromJson decodes. */
 const GIVE_UP = Symbol("give up");

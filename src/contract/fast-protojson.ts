@@ -19,8 +19,7 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { Edition, FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
-
-type Fields = Record<string, unknown>;
+import { isZeroScalar, type Fields } from "./plan-values.js";
 
 interface FieldPlan {
   jsonName: string;
@@ -109,22 +108,6 @@ function fieldPlan(field: DescField): FieldPlan | null {
       const message = planOf(field.message, field.parent);
       return message ? { ...base, kind: "map", message } : null;
     }
-  }
-}
-
-function isZero(scalar: ScalarType, value: unknown): boolean {
-  switch (scalar) {
-    case ScalarType.BOOL:
-      return value === false;
-    case ScalarType.STRING:
-      return value === "";
-    case ScalarType.BYTES:
-      return (value as Uint8Array).byteLength === 0;
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT:
-      return Object.is(value, 0);
-    default:
-      return value == 0;
   }
 }
 
@@ -280,7 +263,7 @@ function fieldsJson(fields: FieldPlan[], message: Fields): JsonObject {
     }
     switch (field.kind) {
       case "scalar":
-        if (field.implicit && field.oneof === undefined && isZero(field.scalar, value)) continue;
+        if (field.implicit && field.oneof === undefined && isZeroScalar(field.scalar, value)) continue;
         out[field.jsonName] = scalarJson(field.scalar, value);
         break;
       case "enum":
