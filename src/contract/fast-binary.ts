@@ -16,8 +16,8 @@ import {
   type DescMessage,
   type MessageShape,
 } from "@bufbuild/protobuf";
-import { Edition, FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
-import { isZeroScalar, type Fields } from "./plan-values.js";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { fieldValue, isZeroScalar, planFields, type Fields } from "./plan-values.js";
 
 // Wire types.
 const VARINT = 0;
@@ -61,19 +61,9 @@ function planOf(desc: DescMessage): Plan | null {
   // A recursive schema finds itself being planned: the object is filled below.
   const plan: Plan = { fields: [] };
   plans.set(desc, plan);
-  // proto2 and editions keep defaults on the message's prototype: toBinary tells them apart.
-  if (desc.file.edition !== Edition.EDITION_PROTO3) {
+  if (!planFields(desc, plan.fields, fieldPlan)) {
     plans.set(desc, null);
     return null;
-  }
-  const fields = [...desc.fields].sort((a, b) => a.number - b.number);
-  for (const field of fields) {
-    const compiled = fieldPlan(field);
-    if (!compiled) {
-      plans.set(desc, null);
-      return null;
-    }
-    plan.fields.push(compiled);
   }
   return plan;
 }
@@ -370,16 +360,11 @@ function writeValue(value: Json): void {
 
 function writeMessage(plan: Plan, message: Fields): void {
   for (const field of plan.fields) {
-    let value: unknown;
-    if (field.oneof !== undefined) {
-      const oneof = message[field.oneof] as { case: string | undefined; value?: unknown };
-      if (oneof.case !== field.localName) continue;
-      value = oneof.value;
-    } else {
-      value = message[field.localName];
-      if (value === undefined) continue;
-      if (field.kind === "scalar" && field.implicit && isZeroScalar(field.scalar, value)) continue;
-    }
+    const value = fieldValue(message, field);
+    if (value === undefined) continue;
+    // A oneof member is written whatever its value.
+    if (field.kind === "scalar" && field.implicit && !field.oneof && isZeroScalar(field.scalar, value))
+      continue;
     switch (field.kind) {
       case "scalar":
         writeTag(field.tag);

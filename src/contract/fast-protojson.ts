@@ -18,8 +18,8 @@ import {
   type JsonValue,
   type MessageShape,
 } from "@bufbuild/protobuf";
-import { Edition, FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
-import { isZeroScalar, type Fields } from "./plan-values.js";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { fieldValue, isZeroScalar, planFields, type Fields } from "./plan-values.js";
 
 interface FieldPlan {
   jsonName: string;
@@ -64,17 +64,9 @@ function planOf(desc: DescMessage, parent?: DescMessage): Plan | null {
   if (known !== undefined) return known;
   const plan: Plan = { kind: "fields", fields: [] };
   plans.set(desc, plan);
-  if (desc.file.edition !== Edition.EDITION_PROTO3) {
+  if (!planFields(desc, plan.fields, fieldPlan)) {
     plans.set(desc, null);
     return null;
-  }
-  for (const field of [...desc.fields].sort((a, b) => a.number - b.number)) {
-    const compiled = fieldPlan(field);
-    if (!compiled) {
-      plans.set(desc, null);
-      return null;
-    }
-    plan.fields.push(compiled);
   }
   return plan;
 }
@@ -252,15 +244,8 @@ function itemJson(field: FieldPlan, value: unknown): JsonValue {
 function fieldsJson(fields: FieldPlan[], message: Fields): JsonObject {
   const out: JsonObject = {};
   for (const field of fields) {
-    let value: unknown;
-    if (field.oneof !== undefined) {
-      const oneof = message[field.oneof] as { case: string | undefined; value?: unknown };
-      if (oneof.case !== field.localName) continue;
-      value = oneof.value;
-    } else {
-      value = message[field.localName];
-      if (value === undefined) continue;
-    }
+    const value = fieldValue(message, field);
+    if (value === undefined) continue;
     switch (field.kind) {
       case "scalar":
         if (field.implicit && field.oneof === undefined && isZeroScalar(field.scalar, value)) continue;

@@ -1,6 +1,8 @@
 // What the plan-compiled encoders (fast-binary.ts, fast-protojson.ts) share:
-// a message as the plans read it, and protobuf-es's notion of a zero value.
-import { ScalarType } from "@bufbuild/protobuf";
+// a message as the plans read it, a schema's fields compiled in number order,
+// and protobuf-es's notion of a zero value.
+import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { Edition } from "@bufbuild/protobuf/wkt";
 
 /** A protobuf-es message read by field name. */
 export type Fields = Record<string, unknown>;
@@ -23,4 +25,27 @@ export function isZeroScalar(scalar: ScalarType, value: unknown): boolean {
     default:
       return value == 0;
   }
+}
+
+/**
+ * Compiles a proto3 schema's fields, in field-number order (the order
+ * protobuf-es writes them), into `into`; false when the schema is not proto3
+ * (proto2 and editions keep defaults on the message's prototype) or a field
+ * has no plan.
+ */
+export function planFields<F>(desc: DescMessage, into: F[], plan: (field: DescField) => F | null): boolean {
+  if (desc.file.edition !== Edition.EDITION_PROTO3) return false;
+  for (const field of [...desc.fields].sort((a, b) => a.number - b.number)) {
+    const compiled = plan(field);
+    if (!compiled) return false;
+    into.push(compiled);
+  }
+  return true;
+}
+
+/** A field's value in a message (a oneof member's when its case is this field); undefined when absent. */
+export function fieldValue(message: Fields, field: { oneof?: string; localName: string }): unknown {
+  if (field.oneof === undefined) return message[field.localName];
+  const oneof = message[field.oneof] as { case: string | undefined; value?: unknown };
+  return oneof.case === field.localName ? oneof.value : undefined;
 }
