@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Message } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { type pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
-import { encodeStreamResponse } from "../core/text-chunks.js";
+import { streamResponseText } from "../core/text-chunks.js";
 import type { CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
 import { checkDecodedRequest } from "../core/decoded-request.js";
@@ -197,7 +197,8 @@ export class JsonRpcCore {
       id,
       first: first.value,
       rest,
-      encode: (event) => JSON.stringify({ jsonrpc: "2.0", id, result: encodeStreamResponse(event) }),
+      // The envelope around the event's JSON text: JSON.stringify({ jsonrpc, id, result }) without the object.
+      encode: (event) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${streamResponseText(event)}}`,
       encodeError: (error) => errorBody(id, this.toA2AError(error, name)),
     };
   }

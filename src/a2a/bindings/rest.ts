@@ -8,7 +8,7 @@ import type { DescMessage, JsonObject, JsonValue, MessageShape } from "@bufbuild
 import { Router, type RouterContext } from "@koa/router";
 import type { Logger } from "pino";
 import { decodeProtoJson, type pb } from "../../contract/index.js";
-import { encodeStreamResponse } from "../core/text-chunks.js";
+import { streamResponseText } from "../core/text-chunks.js";
 import type { Authenticator } from "../core/auth.js";
 import { CONNECTION_CLOSED, type CallContext } from "../core/call-context.js";
 import { A2AError } from "../core/errors.js";
@@ -203,7 +203,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           if (first.done) throw new A2AError("InternalError", "The stream ended before any event");
           koa.respond = false;
           await writeSse(koa.res, first.value, iterator, {
-            encode: (event) => JSON.stringify(encodeStreamResponse(event)),
+            encode: streamResponseText,
             encodeError: (error) => JSON.stringify(restErrorOf(asA2AError(error, logger, where)).body),
           });
         },

@@ -24,6 +24,8 @@ interface Template {
   message: pb.Message;
   /** The first chunk's ProtoJSON, made when a binding first asks (a unary call or a gRPC stream never does). */
   json?: ChunkJson;
+  /** The first chunk's JSON text cut around what differs, made when an SSE stream first asks (null: not cut). */
+  jsonText?: string[] | null;
   /** The protobuf bytes the chunks share, made when the Redis relay first asks. */
   binary?: ChunkBinary;
 }
@@ -74,13 +76,26 @@ function encodeTimestamp(timestamp: Timestamp): string {
   return json;
 }
 
-/** The ProtoJSON of `event` when it is a chunk made by TextChunks, from its template. */
-export function knownProtoJson(event: pb.StreamResponse): JsonValue | undefined {
+/** A chunk made by TextChunks: its template and what differs from it. */
+interface Chunk {
+  template: Template;
+  messageId: string;
+  text: string;
+  timestamp: Timestamp;
+}
+
+function chunkOf(event: pb.StreamResponse): Chunk | undefined {
   if (event.payload.case !== "statusUpdate" || !event.payload.value.metadata) return undefined;
   const template = templates.get(event.payload.value.metadata);
   const status = event.payload.value.status;
   const message = status?.message;
-  if (!template || !status?.timestamp || message?.parts[0]?.content.case !== "text") return undefined;
+  const part = message?.parts[0]?.content;
+  if (!template || !status?.timestamp || part?.case !== "text") return undefined;
+  return { template, messageId: message!.messageId, text: part.value, timestamp: status.timestamp };
+}
+
+/** The template's ProtoJSON with these three values. */
+function chunkJson(template: Template, messageId: string, text: string, timestamp: string): ChunkJson {
   template.json ??= encodeProtoJson(pb.StreamResponseSchema, template.event) as ChunkJson;
   const update = template.json.statusUpdate;
   const statusJson = update.status;
@@ -89,20 +104,62 @@ export function knownProtoJson(event: pb.StreamResponse): JsonValue | undefined 
       ...update,
       status: {
         ...statusJson,
-        message: {
-          ...statusJson.message,
-          messageId: message.messageId,
-          parts: [{ ...statusJson.message.parts[0], text: message.parts[0].content.value }],
-        },
-        timestamp: encodeTimestamp(status.timestamp),
+        message: { ...statusJson.message, messageId, parts: [{ ...statusJson.message.parts[0], text }] },
+        timestamp,
       },
     },
   };
 }
 
-/** ProtoJSON of a stream event: a text chunk's from its template. */
-export function encodeStreamResponse(event: pb.StreamResponse): JsonValue {
-  return knownProtoJson(event) ?? encodeProtoJson(pb.StreamResponseSchema, event);
+/** The ProtoJSON of `event` when it is a chunk made by TextChunks, from its template. */
+export function knownProtoJson(event: pb.StreamResponse): JsonValue | undefined {
+  const chunk = chunkOf(event);
+  return chunk && chunkJson(chunk.template, chunk.messageId, chunk.text, encodeTimestamp(chunk.timestamp));
+}
+
+/** Stand-ins for a chunk's message id, text and timestamp, found again in the template's JSON text. */
+const STAND_INS = [
+  "\u0000iac-code:message-id\u0000",
+  "\u0000iac-code:text\u0000",
+  "\u0000iac-code:timestamp\u0000",
+];
+
+/** The template's JSON text cut around the three values (in the order they appear); null if a stand-in is not found once. */
+function jsonTextPieces(template: Template): string[] | null {
+  const text = JSON.stringify(chunkJson(template, STAND_INS[0], STAND_INS[1], STAND_INS[2]));
+  const pieces: string[] = [];
+  let from = 0;
+  for (const standIn of STAND_INS) {
+    const quoted = JSON.stringify(standIn);
+    const at = text.indexOf(quoted, from);
+    if (at < 0 || text.indexOf(quoted, at + 1) >= 0) return null;
+    pieces.push(text.slice(from, at));
+    from = at + quoted.length;
+  }
+  pieces.push(text.slice(from));
+  return pieces;
+}
+
+/**
+ * The JSON text of a stream event's ProtoJSON; a text chunk's from its
+ * template's JSON text (no object tree per chunk).
+ */
+export function streamResponseText(event: pb.StreamResponse): string {
+  const chunk = chunkOf(event);
+  if (!chunk) return JSON.stringify(encodeProtoJson(pb.StreamResponseSchema, event));
+  const template = chunk.template;
+  if (template.jsonText === undefined) template.jsonText = jsonTextPieces(template);
+  const pieces = template.jsonText;
+  if (!pieces) return JSON.stringify(knownProtoJson(event));
+  return (
+    pieces[0] +
+    JSON.stringify(chunk.messageId) +
+    pieces[1] +
+    JSON.stringify(chunk.text) +
+    pieces[2] +
+    JSON.stringify(encodeTimestamp(chunk.timestamp)) +
+    pieces[3]
+  );
 }
 
 function chunkBinary(template: Template): ChunkBinary {
@@ -146,19 +203,13 @@ const varintSize = (n: number): number =>
 
 /** Protobuf binary of a stream event (what the Redis relay sends): a text chunk's from its template. */
 export function encodeStreamBinary(event: pb.StreamResponse): Buffer {
-  const template =
-    event.payload.case === "statusUpdate" && event.payload.value.metadata
-      ? templates.get(event.payload.value.metadata)
-      : undefined;
-  const status = (event.payload.value as pb.TaskStatusUpdateEvent | undefined)?.status;
-  const message = status?.message;
-  if (!template || !status?.timestamp || message?.parts[0]?.content.case !== "text")
-    return encodeBinary(pb.StreamResponseSchema, event);
-  const pieces = (template.binary ??= chunkBinary(template));
-  const text = message.parts[0].content.value;
+  const chunk = chunkOf(event);
+  if (!chunk) return encodeBinary(pb.StreamResponseSchema, event);
+  const pieces = (chunk.template.binary ??= chunkBinary(chunk.template));
+  const { text, messageId } = chunk;
   const textBytes = Buffer.byteLength(text);
-  const idBytes = Buffer.byteLength(message.messageId);
-  const timestamp = encodeBinary(TimestampSchema, status.timestamp);
+  const idBytes = Buffer.byteLength(messageId);
+  const timestamp = encodeBinary(TimestampSchema, chunk.timestamp);
   const partLength = 1 + varintSize(textBytes) + textBytes + pieces.partTail.length;
   const messageLength =
     1 +
@@ -196,7 +247,7 @@ export function encodeStreamBinary(event: pb.StreamResponse): Buffer {
   copy(pieces.statusHead);
   tag(0x12, messageLength); // TaskStatus.message = 2
   tag(0x0a, idBytes); // Message.message_id = 1
-  at += out.write(message.messageId, at, "utf8");
+  at += out.write(messageId, at, "utf8");
   copy(pieces.messageMid);
   tag(0x2a, partLength); // Message.parts = 5
   tag(0x0a, textBytes); // Part.text = 1
