@@ -3,9 +3,11 @@
 // and commands (cancel, input answers) sent to the replica that runs a turn,
 // over pub/sub with a reply.
 //
-// Streams: P ev:<task>, entries {e: protobuf StreamResponse} or {end: 1},
-// written a batch at a time by one script call (PUBLISH), trimmed to about
-// EVENT_STREAM_MAX entries and expiring an hour after the last write.
+// Streams: P ev2:<task>, an entry per batch of events: {b: the events, each
+// as protobuf field 1 (a length-delimited StreamResponse)} and, on the last
+// one, {end: 1}; trimmed to about EVENT_STREAM_MAX entries and expiring an hour
+// after the last write. (P ev:<task> held an entry per event: a follower of
+// that format never reads an ev2 stream, rather than misreading it.)
 // Channels: P cmd:<replica> (commands to it), P reply:<replica>.
 import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -16,7 +18,6 @@ import { encodeBinary } from "../../contract/fast-binary.js";
 import type { Cluster, LeaseResult, ReplicaCommand } from "../core/cluster.js";
 import { A2AError } from "../core/errors.js";
 import { encodeStreamBinary } from "../core/text-chunks.js";
-import { LuaScript } from "../../server/redis.js";
 import type { ParsedAnswer } from "../core/input-answer.js";
 import type { RedisLeases } from "../stores/redis-leases.js";
 import { A2A_PREFIX } from "../stores/redis-state.js";
@@ -25,6 +26,42 @@ import type { A2aErrorName } from "../../contract/index.js";
 
 const EVENT_STREAM_MAX = 1000;
 const EVENT_STREAM_TTL_MS = 3_600_000;
+/** Events as one stream value: each as protobuf field 1, length-delimited (a repeated message field). */
+function batchOf(events: Buffer[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const event of events) {
+    const head = [0x0a];
+    let length = event.length;
+    while (length > 127) {
+      head.push((length & 127) | 128);
+      length >>>= 7;
+    }
+    head.push(length);
+    parts.push(Buffer.from(head), event);
+  }
+  return Buffer.concat(parts);
+}
+
+/** The events of a batch (batchOf); throws on bytes that are not one. */
+function eventsOf(batch: Buffer): pb.StreamResponse[] {
+  const events: pb.StreamResponse[] = [];
+  let at = 0;
+  while (at < batch.length) {
+    if (batch[at++] !== 0x0a) throw new Error("a relayed batch holds an unknown field");
+    let length = 0;
+    for (let shift = 0; ; shift += 7) {
+      if (at >= batch.length || shift > 28) throw new Error("a relayed batch is cut short");
+      const byte = batch[at++];
+      length += (byte & 127) * 2 ** shift;
+      if (byte < 128) break;
+    }
+    if (at + length > batch.length) throw new Error("a relayed batch is cut short");
+    events.push(fromBinary(pb.StreamResponseSchema, batch.subarray(at, at + length)));
+    at += length;
+  }
+  return events;
+}
+
 /** How long a relayed event may wait for others to leave with it, and how many may wait. */
 const RELAY_BATCH_MS = 20;
 const RELAY_BATCH_MAX = 256;
@@ -33,25 +70,7 @@ const FOLLOW_BLOCK_MS = 1000;
 /** A cancel waits for the turn to unwind (up to 30 s on the owner); an answer is taken at once. */
 const FORWARD_TIMEOUT_MS = { cancel: 40_000, answer: 15_000 };
 
-/**
- * KEYS: the task's event stream. ARGV: max length, expiry ms, end (1 or 0),
- * then the events: an entry {e: event} each (what followers read), then
- * {end: 1} when the turn is over. Trimmed once per call (an XADD that trims
- * costs redis-server twice one that does not).
- */
-const PUBLISH = new LuaScript(`
-for i = 4, #ARGV do
-  redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
-end
-if ARGV[3] == '1' then
-  redis.call('XADD', KEYS[1], '*', 'end', '1')
-end
-redis.call('XTRIM', KEYS[1], 'MAXLEN', '~', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return 1
-`);
-
-const eventsKey = (taskId: string): string => `${A2A_PREFIX}ev:${taskId}`;
+const eventsKey = (taskId: string): string => `${A2A_PREFIX}ev2:${taskId}`;
 const commandChannel = (replica: string): string => `${A2A_PREFIX}cmd:${replica}`;
 const replyChannel = (replica: string): string => `${A2A_PREFIX}reply:${replica}`;
 
@@ -129,9 +148,10 @@ export class RedisCluster implements Cluster {
     const key = eventsKey(taskId);
     const failed = (error: unknown) =>
       this.options.logger.warn({ err: error, taskId }, "turn event not published to the other replicas");
-    // Events leave in batches, one script call each (a command per event cost more than the
-    // event's own encoding): what a turn commits within RELAY_BATCH_MS of its first unsent event,
-    // so a short turn is one call with its end. Calls go one after the other.
+    // Events leave in batches, one stream entry each (an entry per event cost Redis and this
+    // process more than the event's own encoding): what a turn commits within RELAY_BATCH_MS of
+    // its first unsent event, so a short turn is one entry with its end. Batches go one after the
+    // other.
     const batch: Buffer[] = [];
     let sending: Promise<void> = Promise.resolve();
     let timer: NodeJS.Timeout | undefined;
@@ -165,9 +185,14 @@ export class RedisCluster implements Cluster {
     await this.publish(eventsKey(taskId), encoded, true);
   }
 
-  /** Appends events (and the end) to a task's stream, which expires an hour after its last write. */
+  /** Appends a batch of events (and the end) to a task's stream, which expires an hour after its last write. */
   private async publish(key: string, events: Buffer[], end: boolean): Promise<void> {
-    await PUBLISH.run(this.redis, [key], [EVENT_STREAM_MAX, EVENT_STREAM_TTL_MS, end ? 1 : 0, ...events]);
+    const fields: Array<string | Buffer> = ["b", batchOf(events)];
+    if (end) fields.push("end", "1");
+    await Promise.all([
+      this.redis.xadd(key, "MAXLEN", "~", EVENT_STREAM_MAX, "*", ...fields),
+      this.redis.pexpire(key, EVENT_STREAM_TTL_MS),
+    ]);
   }
 
   async follow(
@@ -208,8 +233,11 @@ export class RedisCluster implements Cluster {
           }
           for (const [id, fields] of reply[0][1]) {
             cursor = id.toString("utf8");
-            if (fields[0].toString("utf8") === "end") return;
-            yield fromBinary(pb.StreamResponseSchema, fields[1]);
+            for (let i = 0; i + 1 < fields.length; i += 2) {
+              const name = fields[i].toString("utf8");
+              if (name === "b") for (const event of eventsOf(fields[i + 1])) yield event;
+              else if (name === "end") return;
+            }
           }
         }
       } finally {
