@@ -4,6 +4,7 @@ import { expect } from "chai";
 import { pb } from "../../src/contract/index.js";
 import { encodeBinary } from "../../src/contract/fast-binary.js";
 import { nested, streamEvents, task } from "../fixtures/proto-corpus.js";
+import { RelayedEventsSchema } from "../../generated/proto/iac_code/a2a/state/v1/relayed_events_pb.js";
 import { StoredTaskSchema } from "../../generated/proto/iac_code/a2a/state/v1/stored_task_pb.js";
 
 /** encodeBinary writes exactly toBinary's bytes, and they decode to the message. */
@@ -22,6 +23,19 @@ describe("contract: encodeBinary (the plan-compiled protobuf encoder)", () => {
 
   it("writes toBinary's bytes for every stream event case", () => {
     for (const event of streamEvents()) same(pb.StreamResponseSchema, event);
+  });
+
+  it("writes relayed events so that batches of one, concatenated, are the batch of them all", () => {
+    const events = streamEvents();
+    const one = (event: pb.StreamResponse) =>
+      encodeBinary(RelayedEventsSchema, {
+        $typeName: "iac_code.a2a.state.v1.RelayedEvents",
+        events: [event],
+      });
+    const joined = Buffer.concat(events.map(one));
+    const all = same(RelayedEventsSchema, create(RelayedEventsSchema, { events }));
+    expect(joined.equals(all)).to.equal(true);
+    expect(fromBinary(RelayedEventsSchema, joined).events).to.have.length(events.length);
   });
 
   it("writes explicit-presence zeros, negative enum numbers and 64-bit seconds as toBinary does", () => {

@@ -8,7 +8,6 @@
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { timestampFromMs, TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { encodeProtoJson, pb } from "../../contract/index.js";
-import { encodeBinary } from "../../contract/fast-binary.js";
 
 type Metadata = NonNullable<pb.TaskStatusUpdateEvent["metadata"]>;
 
@@ -26,28 +25,6 @@ interface Template {
   json?: ChunkJson;
   /** The first chunk's JSON text cut around what differs, made when an SSE stream first asks (null: not cut). */
   jsonText?: string[] | null;
-  /** The protobuf bytes the chunks share, made when the Redis relay first asks. */
-  binary?: ChunkBinary;
-}
-
-/**
- * A chunk's protobuf bytes around its text, message id and timestamp, each
- * piece the encoding of the fields between those (in field-number order, as
- * encodeBinary writes them).
- */
-interface ChunkBinary {
-  /** TaskStatusUpdateEvent task_id, context_id. */
-  updateHead: Buffer;
-  /** TaskStatusUpdateEvent metadata. */
-  updateTail: Buffer;
-  /** TaskStatus state. */
-  statusHead: Buffer;
-  /** Message context_id, task_id, role. */
-  messageMid: Buffer;
-  /** Message metadata, extensions, reference_task_ids. */
-  messageTail: Buffer;
-  /** Part metadata, filename, media_type. */
-  partTail: Buffer;
 }
 
 /**
@@ -160,104 +137,6 @@ export function streamResponseText(event: pb.StreamResponse): string {
     JSON.stringify(encodeTimestamp(chunk.timestamp)) +
     pieces[3]
   );
-}
-
-function chunkBinary(template: Template): ChunkBinary {
-  const { update, status, message } = template;
-  const part = message.parts[0];
-  return {
-    updateHead: encodeBinary(pb.TaskStatusUpdateEventSchema, {
-      ...update,
-      status: undefined,
-      metadata: undefined,
-    }),
-    updateTail: encodeBinary(pb.TaskStatusUpdateEventSchema, {
-      ...update,
-      taskId: "",
-      contextId: "",
-      status: undefined,
-    }),
-    statusHead: encodeBinary(pb.TaskStatusSchema, { ...status, message: undefined, timestamp: undefined }),
-    messageMid: encodeBinary(pb.MessageSchema, {
-      ...message,
-      messageId: "",
-      parts: [],
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    }),
-    messageTail: encodeBinary(pb.MessageSchema, {
-      ...message,
-      messageId: "",
-      contextId: "",
-      taskId: "",
-      role: 0,
-      parts: [],
-    }),
-    partTail: encodeBinary(pb.PartSchema, { ...part, content: { case: undefined } }),
-  };
-}
-
-const varintSize = (n: number): number =>
-  n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5;
-
-/** Protobuf binary of a stream event (what the Redis relay sends): a text chunk's from its template. */
-export function encodeStreamBinary(event: pb.StreamResponse): Buffer {
-  const chunk = chunkOf(event);
-  if (!chunk) return encodeBinary(pb.StreamResponseSchema, event);
-  const pieces = (chunk.template.binary ??= chunkBinary(chunk.template));
-  const { text, messageId } = chunk;
-  const textBytes = Buffer.byteLength(text);
-  const idBytes = Buffer.byteLength(messageId);
-  const timestamp = encodeBinary(TimestampSchema, chunk.timestamp);
-  const partLength = 1 + varintSize(textBytes) + textBytes + pieces.partTail.length;
-  const messageLength =
-    1 +
-    varintSize(idBytes) +
-    idBytes +
-    pieces.messageMid.length +
-    1 +
-    varintSize(partLength) +
-    partLength +
-    pieces.messageTail.length;
-  const statusLength =
-    pieces.statusHead.length +
-    1 +
-    varintSize(messageLength) +
-    messageLength +
-    1 +
-    varintSize(timestamp.length) +
-    timestamp.length;
-  const updateLength =
-    pieces.updateHead.length + 1 + varintSize(statusLength) + statusLength + pieces.updateTail.length;
-  const out = Buffer.allocUnsafe(1 + varintSize(updateLength) + updateLength);
-  let at = 0;
-  const tag = (byte: number, length: number) => {
-    out[at++] = byte;
-    while (length > 127) {
-      out[at++] = (length & 127) | 128;
-      length >>>= 7;
-    }
-    out[at++] = length;
-  };
-  const copy = (bytes: Buffer) => (at += bytes.copy(out, at));
-  tag(0x1a, updateLength); // StreamResponse.status_update = 3
-  copy(pieces.updateHead);
-  tag(0x1a, statusLength); // TaskStatusUpdateEvent.status = 3
-  copy(pieces.statusHead);
-  tag(0x12, messageLength); // TaskStatus.message = 2
-  tag(0x0a, idBytes); // Message.message_id = 1
-  at += out.write(messageId, at, "utf8");
-  copy(pieces.messageMid);
-  tag(0x2a, partLength); // Message.parts = 5
-  tag(0x0a, textBytes); // Part.text = 1
-  at += out.write(text, at, "utf8");
-  copy(pieces.partTail);
-  copy(pieces.messageTail);
-  tag(0x1a, timestamp.length); // TaskStatus.timestamp = 3
-  copy(timestamp);
-  copy(pieces.updateTail);
-  return out;
 }
 
 export class TextChunks {

@@ -3,9 +3,8 @@
 // and commands (cancel, input answers) sent to the replica that runs a turn,
 // over pub/sub with a reply.
 //
-// Streams: P ev2:<task>, an entry per batch of events: {b: the events, each
-// as protobuf field 1 (a length-delimited StreamResponse)} and, on the last
-// one, {end: 1}; trimmed to about EVENT_STREAM_MAX entries and expiring an hour
+// Streams: P ev2:<task>, an entry per batch of events: {b: protobuf
+// RelayedEvents (proto/iac_code/a2a/state/v1)} and, on the last one, {end: 1}; trimmed to about EVENT_STREAM_MAX entries and expiring an hour
 // after the last write. (P ev:<task> held an entry per event: a follower of
 // that format never reads an ev2 stream, rather than misreading it.)
 // Channels: P cmd:<replica> (commands to it), P reply:<replica>.
@@ -15,9 +14,9 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { encodeBinary } from "../../contract/fast-binary.js";
+import { RelayedEventsSchema } from "../../../generated/proto/iac_code/a2a/state/v1/relayed_events_pb.js";
 import type { Cluster, LeaseResult, ReplicaCommand } from "../core/cluster.js";
 import { A2AError } from "../core/errors.js";
-import { encodeStreamBinary } from "../core/text-chunks.js";
 import type { ParsedAnswer } from "../core/input-answer.js";
 import type { RedisLeases } from "../stores/redis-leases.js";
 import { A2A_PREFIX } from "../stores/redis-state.js";
@@ -26,40 +25,12 @@ import type { A2aErrorName } from "../../contract/index.js";
 
 const EVENT_STREAM_MAX = 1000;
 const EVENT_STREAM_TTL_MS = 3_600_000;
-/** Events as one stream value: each as protobuf field 1, length-delimited (a repeated message field). */
-function batchOf(events: Buffer[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const event of events) {
-    const head = [0x0a];
-    let length = event.length;
-    while (length > 127) {
-      head.push((length & 127) | 128);
-      length >>>= 7;
-    }
-    head.push(length);
-    parts.push(Buffer.from(head), event);
-  }
-  return Buffer.concat(parts);
-}
-
-/** The events of a batch (batchOf); throws on bytes that are not one. */
-function eventsOf(batch: Buffer): pb.StreamResponse[] {
-  const events: pb.StreamResponse[] = [];
-  let at = 0;
-  while (at < batch.length) {
-    if (batch[at++] !== 0x0a) throw new Error("a relayed batch holds an unknown field");
-    let length = 0;
-    for (let shift = 0; ; shift += 7) {
-      if (at >= batch.length || shift > 28) throw new Error("a relayed batch is cut short");
-      const byte = batch[at++];
-      length += (byte & 127) * 2 ** shift;
-      if (byte < 128) break;
-    }
-    if (at + length > batch.length) throw new Error("a relayed batch is cut short");
-    events.push(fromBinary(pb.StreamResponseSchema, batch.subarray(at, at + length)));
-    at += length;
-  }
-  return events;
+/** One event as a batch of one (RelayedEvents): batches concatenated are one batch of their events. */
+function relayed(event: pb.StreamResponse): Buffer {
+  return encodeBinary(RelayedEventsSchema, {
+    $typeName: "iac_code.a2a.state.v1.RelayedEvents",
+    events: [event],
+  });
 }
 
 /** How long a relayed event may wait for others to leave with it, and how many may wait. */
@@ -169,7 +140,7 @@ export class RedisCluster implements Cluster {
         for await (const event of events) {
           // Followers never see a state a crash could still lose.
           await this.options.state.commit();
-          batch.push(encodeStreamBinary(event));
+          batch.push(relayed(event));
           if (batch.length >= RELAY_BATCH_MAX) void send(false);
           else timer ??= setTimeout(() => void send(false), RELAY_BATCH_MS);
         }
@@ -181,13 +152,12 @@ export class RedisCluster implements Cluster {
   }
 
   async publishEnd(taskId: string, events: pb.StreamResponse[]): Promise<void> {
-    const encoded = events.map((event) => encodeBinary(pb.StreamResponseSchema, event));
-    await this.publish(eventsKey(taskId), encoded, true);
+    await this.publish(eventsKey(taskId), events.map(relayed), true);
   }
 
-  /** Appends a batch of events (and the end) to a task's stream, which expires an hour after its last write. */
+  /** Appends a batch of events (each relayed()) and the end to a task's stream, which expires an hour after its last write. */
   private async publish(key: string, events: Buffer[], end: boolean): Promise<void> {
-    const fields: Array<string | Buffer> = ["b", batchOf(events)];
+    const fields: Array<string | Buffer> = ["b", Buffer.concat(events)];
     if (end) fields.push("end", "1");
     await Promise.all([
       this.redis.xadd(key, "MAXLEN", "~", EVENT_STREAM_MAX, "*", ...fields),
@@ -235,7 +205,7 @@ export class RedisCluster implements Cluster {
             cursor = id.toString("utf8");
             for (let i = 0; i + 1 < fields.length; i += 2) {
               const name = fields[i].toString("utf8");
-              if (name === "b") for (const event of eventsOf(fields[i + 1])) yield event;
+              if (name === "b") yield* fromBinary(RelayedEventsSchema, fields[i + 1]).events;
               else if (name === "end") return;
             }
           }
