@@ -17,7 +17,11 @@ export type ReplicaCommand =
 export interface Cluster {
   /** Takes the context's lease for this replica (renewed while held). */
   acquire(contextId: string): Promise<LeaseResult>;
-  /** Gives the context's lease back (once the turn's last change is committed). */
+  /**
+   * Gives the context's lease back after every change staged so far is
+   * committed (with them, in one step, where the store can); an acquire
+   * before then keeps it ("held").
+   */
   release(contextId: string): Promise<void>;
   /** True when another replica holds the context's lease (it is alive and runs the context's turn). */
   heldElsewhere(contextId: string): Promise<boolean>;

@@ -420,12 +420,14 @@ export class Turns {
     void this.releaseLease(contextId);
   }
 
-  /** Gives a context's lease back once no turn or request holds it here and what it wrote is committed. */
+  /** Commits what the context's turn wrote and, when no turn or request holds the context here, gives its lease back with it. */
   private async releaseLease(contextId: string): Promise<void> {
     try {
-      await this.deps.state.commit();
       const context = this.deps.contexts.loaded(contextId);
-      if (!context?.execution && !this.claims.has(contextId)) await this.deps.cluster?.release(contextId);
+      // A claim arriving before the release is sent keeps the lease (Cluster.acquire).
+      if (this.deps.cluster && !context?.execution && !this.claims.has(contextId))
+        await this.deps.cluster.release(contextId);
+      else await this.deps.state.commit();
     } catch (error) {
       this.deps.logger.warn({ err: error, contextId }, "context lease not released (it expires)");
     }

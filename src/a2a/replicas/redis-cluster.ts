@@ -1,12 +1,17 @@
 // The other replicas, over Redis: context leases (stores/redis-leases.ts),
-// each running turn's events on a per-task stream that other replicas follow,
-// and commands (cancel, input answers) sent to the replica that runs a turn,
-// over pub/sub with a reply.
+// the events of a running turn on a per-task stream for the replicas that
+// follow it, and commands (cancel, input answers, follow) sent to the replica
+// that runs a turn, over pub/sub with a reply. A turn's events are written to
+// its stream only once another replica asked to follow the task (most turns
+// have no follower: encoding and writing their events would be wasted); its
+// end is always written.
 //
 // Streams: P ev2:<task>, an entry per batch of events: {b: protobuf
-// RelayedEvents (proto/iac_code/a2a/state/v1)} and, on the last one, {end: 1}; trimmed to about EVENT_STREAM_MAX entries and expiring an hour
-// after the last write. (P ev:<task> held an entry per event: a follower of
-// that format never reads an ev2 stream, rather than misreading it.)
+// RelayedEvents (proto/iac_code/a2a/state/v1)} and, on the last one, {end: 1},
+// written by the state store's commits after the writes the events report
+// (redis-state.ts: trimming, expiry, batching). (P ev:<task> held an entry
+// per event: a follower of that format never reads an ev2 stream, rather than
+// misreading it.)
 // Channels: P cmd:<replica> (commands to it), P reply:<replica>.
 import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -20,11 +25,9 @@ import { A2AError } from "../core/errors.js";
 import type { ParsedAnswer } from "../core/input-answer.js";
 import type { RedisLeases } from "../stores/redis-leases.js";
 import { A2A_PREFIX } from "../stores/redis-state.js";
-import type { StateStore } from "../stores/state.js";
+import type { RedisStateStore } from "../stores/redis-state.js";
 import type { A2aErrorName } from "../../contract/index.js";
 
-const EVENT_STREAM_MAX = 1000;
-const EVENT_STREAM_TTL_MS = 3_600_000;
 /** One event as a batch of one (RelayedEvents): batches concatenated are one batch of their events. */
 function relayed(event: pb.StreamResponse): Buffer {
   return encodeBinary(RelayedEventsSchema, {
@@ -33,22 +36,25 @@ function relayed(event: pb.StreamResponse): Buffer {
   });
 }
 
-/** How long a relayed event may wait for others to leave with it, and how many may wait. */
-const RELAY_BATCH_MS = 20;
-const RELAY_BATCH_MAX = 256;
+const NO_EVENTS = Buffer.alloc(0);
 /** How long a follower blocks on the stream before it checks the turn still has a replica. */
 const FOLLOW_BLOCK_MS = 1000;
-/** A cancel waits for the turn to unwind (up to 30 s on the owner); an answer is taken at once. */
-const FORWARD_TIMEOUT_MS = { cancel: 40_000, answer: 15_000 };
+/** A cancel waits for the turn to unwind (up to 30 s on the owner); an answer or a follow is taken at once. */
+const FORWARD_TIMEOUT_MS = { cancel: 40_000, answer: 15_000, follow: 15_000 };
+/** A follow asked for a task with no turn running yet stays asked for this long (an answer starts one soon). */
+const FOLLOW_WAIT_MS = 60_000;
 
 const eventsKey = (taskId: string): string => `${A2A_PREFIX}ev2:${taskId}`;
 const commandChannel = (replica: string): string => `${A2A_PREFIX}cmd:${replica}`;
 const replyChannel = (replica: string): string => `${A2A_PREFIX}reply:${replica}`;
 
+/** What one replica asks of another: the core's commands, and "relay this task's events". */
+type WireType = ReplicaCommand["type"] | "follow";
+
 interface WireCommand {
   id: string;
   from: string;
-  type: ReplicaCommand["type"];
+  type: WireType;
   taskId: string;
   answer?: ParsedAnswer;
   /** base64 protobuf pb.Message (already without secrets: admission stripped them). */
@@ -65,7 +71,7 @@ export interface RedisClusterOptions {
   /** A second connection for pub/sub (a subscribed connection can do nothing else). */
   subscriber: Redis;
   leases: RedisLeases;
-  state: StateStore;
+  state: RedisStateStore;
   logger: Logger;
 }
 
@@ -75,6 +81,10 @@ export class RedisCluster implements Cluster {
   private readonly pending = new Map<string, { resolve: () => void; reject: (error: unknown) => void }>();
   private handler?: (command: ReplicaCommand) => Promise<void>;
   private readonly followers = new Set<Redis>();
+  /** Tasks another replica follows, with when it asked; their turns' events are relayed. */
+  private readonly followed = new Map<string, number>();
+  /** Tasks whose turn runs here (relay() is reading its events). */
+  private readonly relaying = new Set<string>();
   private readonly ready: Promise<unknown>;
 
   constructor(private readonly options: RedisClusterOptions) {
@@ -95,11 +105,17 @@ export class RedisCluster implements Cluster {
   }
 
   acquire(contextId: string): Promise<LeaseResult> {
-    return this.leases.acquire(contextId);
+    // A lease on its way back (its release waits for the next commit) is kept instead.
+    const value = this.options.state.keepLease(contextId);
+    if (value === undefined) return this.leases.acquire(contextId);
+    this.leases.keep(contextId, value);
+    return Promise.resolve("held");
   }
 
-  release(contextId: string): Promise<void> {
-    return this.leases.release(contextId);
+  /** The lease goes back in the commit of the context's last staged writes (one call, not two). */
+  async release(contextId: string): Promise<void> {
+    const value = this.leases.handOver(contextId);
+    if (value !== undefined) await this.options.state.releaseLease(contextId, value);
   }
 
   async heldElsewhere(contextId: string): Promise<boolean> {
@@ -117,52 +133,29 @@ export class RedisCluster implements Cluster {
 
   relay(taskId: string, events: AsyncIterable<pb.StreamResponse>): void {
     const key = eventsKey(taskId);
-    const failed = (error: unknown) =>
-      this.options.logger.warn({ err: error, taskId }, "turn event not published to the other replicas");
-    // Events leave in batches, one stream entry each (an entry per event cost Redis and this
-    // process more than the event's own encoding): what a turn commits within RELAY_BATCH_MS of
-    // its first unsent event, so a short turn is one entry with its end. Batches go one after the
-    // other.
-    const batch: Buffer[] = [];
-    let sending: Promise<void> = Promise.resolve();
-    let timer: NodeJS.Timeout | undefined;
-    const send = (end: boolean): Promise<void> => {
-      clearTimeout(timer);
-      timer = undefined;
-      return (sending = sending
-        .then(async () => {
-          if (batch.length > 0 || end) await this.publish(key, batch.splice(0), end);
-        })
-        .catch(failed));
-    };
+    this.relaying.add(taskId);
+    // Each event rides on the commit of the writes staged before it (followers never see a
+    // state a crash could still lose), in that commit's stream entry for the task.
     void (async () => {
       try {
-        for await (const event of events) {
-          // Followers never see a state a crash could still lose.
-          await this.options.state.commit();
-          batch.push(relayed(event));
-          if (batch.length >= RELAY_BATCH_MAX) void send(false);
-          else timer ??= setTimeout(() => void send(false), RELAY_BATCH_MS);
-        }
+        for await (const event of events)
+          if (this.followed.has(taskId)) this.options.state.appendEvents(key, relayed(event), false);
       } finally {
-        await this.options.state.commit().catch(() => undefined);
-        await send(true);
+        this.relaying.delete(taskId);
+        this.followed.delete(taskId);
+        this.options.state.appendEvents(key, NO_EVENTS, true);
+        await this.options.state.commit();
       }
-    })().catch(failed);
+    })().catch((error: unknown) =>
+      this.options.logger.warn({ err: error, taskId }, "turn events not published to the other replicas yet"),
+    );
   }
 
   async publishEnd(taskId: string, events: pb.StreamResponse[]): Promise<void> {
-    await this.publish(eventsKey(taskId), events.map(relayed), true);
-  }
-
-  /** Appends a batch of events (each relayed()) and the end to a task's stream, which expires an hour after its last write. */
-  private async publish(key: string, events: Buffer[], end: boolean): Promise<void> {
-    const fields: Array<string | Buffer> = ["b", Buffer.concat(events)];
-    if (end) fields.push("end", "1");
-    await Promise.all([
-      this.redis.xadd(key, "MAXLEN", "~", EVENT_STREAM_MAX, "*", ...fields),
-      this.redis.pexpire(key, EVENT_STREAM_TTL_MS),
-    ]);
+    const key = eventsKey(taskId);
+    for (const event of events) this.options.state.appendEvents(key, relayed(event), false);
+    this.options.state.appendEvents(key, NO_EVENTS, true);
+    await this.options.state.commit();
   }
 
   async follow(
@@ -172,6 +165,11 @@ export class RedisCluster implements Cluster {
   ): Promise<AsyncIterableIterator<pb.StreamResponse>> {
     const key = eventsKey(taskId);
     const last = await this.redis.xrevrange(key, "+", "-", "COUNT", 1);
+    // After taking the cursor: the events relayed from the holder's answer on come after it.
+    await this.send(contextId, { type: "follow", taskId }).catch((error: unknown) => {
+      // The holder is gone or changed: its turn's end (written by it or by the sweep) still comes.
+      this.options.logger.debug({ err: error, taskId }, "follow not acknowledged by the turn's replica");
+    });
     // Blocking reads need a connection of their own; aborting closes it, which ends the read.
     const reader = this.redis.duplicate();
     this.followers.add(reader);
@@ -218,7 +216,14 @@ export class RedisCluster implements Cluster {
     return read();
   }
 
-  async forward(contextId: string, command: ReplicaCommand): Promise<void> {
+  forward(contextId: string, command: ReplicaCommand): Promise<void> {
+    return this.send(contextId, command);
+  }
+
+  private async send(
+    contextId: string,
+    command: ReplicaCommand | { type: "follow"; taskId: string },
+  ): Promise<void> {
     const holder = await this.leases.holder(contextId);
     const unavailable = () =>
       new A2AError("InternalError", "The replica running this task is not reachable; try again shortly.");
@@ -257,8 +262,9 @@ export class RedisCluster implements Cluster {
   private async serve(wire: WireCommand): Promise<void> {
     const reply: WireReply = { id: wire.id };
     try {
-      if (!this.handler) throw new A2AError("InternalError", "This replica takes no commands yet.");
-      if (wire.type === "cancel") await this.handler({ type: "cancel", taskId: wire.taskId });
+      if (wire.type === "follow") this.follows(wire.taskId);
+      else if (!this.handler) throw new A2AError("InternalError", "This replica takes no commands yet.");
+      else if (wire.type === "cancel") await this.handler({ type: "cancel", taskId: wire.taskId });
       else {
         const message = fromBinary(pb.MessageSchema, Buffer.from(wire.message ?? "", "base64"));
         await this.handler({ type: "answer", taskId: wire.taskId, answer: wire.answer!, message });
@@ -279,6 +285,14 @@ export class RedisCluster implements Cluster {
     await this.redis.publish(replyChannel(wire.from), JSON.stringify(reply)).catch((error: unknown) => {
       this.options.logger.warn({ err: error }, "replica command reply not sent");
     });
+  }
+
+  /** Another replica follows a task: its turn's events are relayed from now until the turn's end. */
+  private follows(taskId: string): void {
+    const now = Date.now();
+    for (const [id, since] of this.followed)
+      if (now - since > FOLLOW_WAIT_MS && !this.relaying.has(id)) this.followed.delete(id);
+    this.followed.set(taskId, now);
   }
 
   private settle(reply: WireReply): void {

@@ -85,10 +85,24 @@ export class RedisLeases {
   }
 
   async release(contextId: string): Promise<void> {
+    const value = this.handOver(contextId);
+    if (value !== undefined) await RELEASE.run(this.redis, [leaseKey(contextId)], [value]);
+  }
+
+  /**
+   * Stops holding a context's lease (no more renewals) without deleting it:
+   * the caller gives it back (the state store, with the turn's last writes).
+   * The value to give back; undefined when it was not held or was lost.
+   */
+  handOver(contextId: string): string | undefined {
     const local = this.held.get(contextId);
-    if (!local) return;
     this.held.delete(contextId);
-    if (!local.lost) await RELEASE.run(this.redis, [leaseKey(contextId)], [local.value]);
+    return local && !local.lost ? local.value : undefined;
+  }
+
+  /** Holds again a lease handed over and not given back yet. */
+  keep(contextId: string, value: string): void {
+    this.held.set(contextId, { value, lost: false });
   }
 
   /** The replica that holds the context's lease now, if any. */

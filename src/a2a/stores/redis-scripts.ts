@@ -33,7 +33,11 @@ local function ok(owner) return #owner .. ':' .. owner end
  * id owner (removed if the owner's), E ctx task eventId payload now (a task
  * event: one job per config the task has now; after the P and R ops), and the
  * runtime's L ctx key row (append to a list), D ctx key value (set), X ctx key
- * (delete). Returns the contexts whose writes were refused.
+ * (delete), then V key maxLen ttlMs body end (a stream entry {b: body} and
+ * {end: 1} when end is '1', the stream trimmed to about maxLen entries and
+ * expiring ttlMs after it; unfenced) and Z ctx value (the context's lease
+ * deleted if it is still value: given back with the turn's last writes).
+ * Returns the contexts whose writes were refused.
  */
 export const COMMIT = new LuaScript(`${HELPERS}
 local fenced, refused = {}, {}
@@ -114,6 +118,18 @@ while i <= n do
     i = i + 4
   elseif op == 'X' then
     if not fenced[ctx] then redis.call('DEL', ARGV[i + 2]) end
+    i = i + 3
+  elseif op == 'V' then
+    if ARGV[i + 5] == '1' then
+      redis.call('XADD', ctx, 'MAXLEN', '~', ARGV[i + 2], '*', 'b', ARGV[i + 4], 'end', '1')
+    else
+      redis.call('XADD', ctx, 'MAXLEN', '~', ARGV[i + 2], '*', 'b', ARGV[i + 4])
+    end
+    redis.call('PEXPIRE', ctx, ARGV[i + 3])
+    i = i + 6
+  elseif op == 'Z' then
+    local key = P .. 'lease:' .. ctx
+    if redis.call('GET', key) == ARGV[i + 2] then redis.call('DEL', key) end
     i = i + 3
   else
     return redis.error_reply('unknown op ' .. tostring(op))

@@ -7,7 +7,10 @@
 // resolves once Redis has applied it. A write for a context this replica holds
 // a lease on carries the lease's fencing token, checked in the same script: a
 // replica that lost its lease cannot write (its staged changes are dropped and
-// logged). Durability is Redis's: with AOF (appendfsync everysec) an
+// logged). The same script appends the events relayed to other replicas
+// (redis-cluster.ts) after the writes they report, and gives back the leases
+// of contexts whose turn is over after their last writes: a trivial turn is
+// then one call besides its lease's acquisition. Durability is Redis's: with AOF (appendfsync everysec) an
 // acknowledged commit survives a Redis restart, and docs/deploy.md asks for it.
 import type { Redis } from "ioredis";
 import { inSpan } from "../../server/tracing/index.js";
@@ -50,10 +53,36 @@ export interface RedisStateOptions {
   fenceOf(contextId: string): string | undefined;
 }
 
+/** The relay streams (read by redis-cluster.ts): trimmed to about this many entries, expiring an hour after the last. */
+const EVENT_STREAM_MAX = 1000;
+const EVENT_STREAM_TTL_MS = 3_600_000;
+/** How long relayed events wait for a commit to ride on before they make one, and how many one entry holds. */
+const RELAY_WAIT_MS = 20;
+const RELAY_BATCH_MAX = 256;
+
+/** Events for one stream entry: RelayedEvents messages, concatenated (one message of them all). */
+interface StreamEntry {
+  key: string;
+  parts: Buffer[];
+  end: boolean;
+}
+
 /** Fields of one task as the scripts return them, in readTask's order. */
 const TASK_FIELDS = 9;
 
 const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString("utf8") : String(value));
+
+/** What one commit writes, taken from the staging areas. */
+interface Staged {
+  tasks: Map<string, StoredTask>;
+  contexts: Map<string, ContextRecord>;
+  artifacts: Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>;
+  audit: AuditEntry[];
+  push: StagedPush;
+  runtime: StagedRuntimeOps;
+  stream: StreamEntry[];
+  releases: Map<string, string>;
+}
 
 export class RedisStateStore implements StateStore {
   readonly tasks: TaskStore;
@@ -72,6 +101,12 @@ export class RedisStateStore implements StateStore {
   private stagedContexts = new Map<string, ContextRecord>();
   private stagedArtifacts = new Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>();
   private stagedAudit: AuditEntry[] = [];
+  private stagedStream: StreamEntry[] = [];
+  /** The entry of stagedStream still taking events, by stream. */
+  private openEntries = new Map<string, StreamEntry>();
+  private streamTimer: NodeJS.Timeout | undefined;
+  /** Leases to give back with the next commit: their value by context. */
+  private stagedReleases = new Map<string, string>();
   /** The context of the tasks this replica wrote lately (an artifact is fenced by its task's context). */
   private readonly contextOfTask = new Map<string, string>();
   private scheduled = false;
@@ -139,6 +174,44 @@ export class RedisStateStore implements StateStore {
     };
   }
 
+  /**
+   * Appends a RelayedEvents message (a batch of events) to a relay stream with
+   * the next commit, after its writes; `end` closes the stream. Without a
+   * commit within RELAY_WAIT_MS, the events make one.
+   */
+  appendEvents(key: string, events: Buffer, end: boolean): void {
+    let entry = this.openEntries.get(key);
+    if (!entry || entry.parts.length >= RELAY_BATCH_MAX) {
+      entry = { key, parts: [], end: false };
+      this.stagedStream.push(entry);
+      this.openEntries.set(key, entry);
+    }
+    entry.parts.push(events);
+    if (end) {
+      entry.end = true;
+      this.openEntries.delete(key);
+      this.schedule();
+    } else {
+      this.streamTimer ??= setTimeout(() => this.schedule(), RELAY_WAIT_MS);
+    }
+  }
+
+  /**
+   * Gives a context's lease (this value) back with the next commit, after
+   * every write staged for it; resolves once done.
+   */
+  releaseLease(contextId: string, value: string): Promise<void> {
+    this.stagedReleases.set(contextId, value);
+    return this.commit();
+  }
+
+  /** Cancels a release not sent yet: the lease's value, still held; undefined when none is staged. */
+  keepLease(contextId: string): string | undefined {
+    const value = this.stagedReleases.get(contextId);
+    this.stagedReleases.delete(contextId);
+    return value;
+  }
+
   /** Resolves once what is staged now is applied in Redis (and once a commit in flight is). */
   commit(): Promise<void> {
     if (!this.hasStaged()) return this.inFlight;
@@ -167,6 +240,8 @@ export class RedisStateStore implements StateStore {
       this.stagedContexts.size > 0 ||
       this.stagedArtifacts.size > 0 ||
       this.stagedAudit.length > 0 ||
+      this.stagedStream.length > 0 ||
+      this.stagedReleases.size > 0 ||
       this.push.hasStaged() ||
       this.runtime.hasStaged()
     );
@@ -203,15 +278,22 @@ export class RedisStateStore implements StateStore {
     const contexts = this.stagedContexts;
     const artifacts = this.stagedArtifacts;
     const audit = this.stagedAudit;
+    const stream = this.stagedStream;
+    const releases = this.stagedReleases;
     const waiters = this.waiters;
     this.stagedTasks = new Map();
     this.stagedContexts = new Map();
     this.stagedArtifacts = new Map();
     this.stagedAudit = [];
+    this.stagedStream = [];
+    this.openEntries = new Map();
+    clearTimeout(this.streamTimer);
+    this.streamTimer = undefined;
+    this.stagedReleases = new Map();
     this.waiters = [];
     const push = this.push.take();
     const runtime = this.runtime.take();
-    const args = this.commitArgs(tasks, contexts, artifacts, audit, push, runtime);
+    const args = this.commitArgs({ tasks, contexts, artifacts, audit, push, runtime, stream, releases });
     const previous = this.inFlight;
     const done = (async () => {
       const refused = (await COMMIT.run(this.redis, [], args)) as Buffer[];
@@ -232,6 +314,13 @@ export class RedisStateStore implements StateStore {
       for (const [id, a] of artifacts) if (!this.stagedArtifacts.has(id)) this.stagedArtifacts.set(id, a);
       push.restage();
       runtime.restage();
+      this.stagedStream.unshift(...stream);
+      if (stream.length > 0) this.streamTimer ??= setTimeout(() => this.schedule(), RELAY_WAIT_MS);
+      // A lease this replica took again meanwhile stays; the others are given back next time.
+      for (const [id, value] of releases) {
+        if (!this.stagedReleases.has(id) && this.options.fenceOf(id) === undefined)
+          this.stagedReleases.set(id, value);
+      }
       // An audit record that was not written does not land later (the decision fails closed).
     });
     void done.then(
@@ -240,20 +329,23 @@ export class RedisStateStore implements StateStore {
     );
   }
 
-  private commitArgs(
-    tasks: Map<string, StoredTask>,
-    contexts: Map<string, ContextRecord>,
-    artifacts: Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>,
-    audit: AuditEntry[],
-    push: StagedPush,
-    runtime: StagedRuntimeOps,
-  ): RedisArg[] {
+  private commitArgs({
+    tasks,
+    contexts,
+    artifacts,
+    audit,
+    push,
+    runtime,
+    stream,
+    releases,
+  }: Staged): RedisArg[] {
     const args: RedisArg[] = [A2A_PREFIX];
     const fenced = new Set<string>();
     const fence = (contextId: string): void => {
       if (fenced.has(contextId)) return;
       fenced.add(contextId);
-      const value = this.options.fenceOf(contextId);
+      // A lease given back in this commit still fences the writes before it.
+      const value = this.options.fenceOf(contextId) ?? releases.get(contextId);
       if (value !== undefined) args.push("F", contextId, value);
     };
     for (const { task } of tasks.values()) fence(task.contextId);
@@ -284,6 +376,11 @@ export class RedisStateStore implements StateStore {
     args.push(...push.ops);
     for (const entry of audit) args.push("U", JSON.stringify(entry));
     args.push(...runtime.ops);
+    for (const { key, parts, end } of stream) {
+      const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+      args.push("V", key, String(EVENT_STREAM_MAX), String(EVENT_STREAM_TTL_MS), body, end ? "1" : "0");
+    }
+    for (const [contextId, value] of releases) args.push("Z", contextId, value);
     return args;
   }
 
