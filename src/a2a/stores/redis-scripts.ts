@@ -14,6 +14,7 @@
 //   P c:<context>          hash o s w u: owner, session id, cwd, updated ms
 //   P audit                list of JSON permission decisions
 //   P lease:<context>      "<replica>|<token>", with an expiry (redis-leases.ts)
+//   P ev2:<task>           the events relayed to other replicas (redis-cluster.ts)
 //   P quarantine           list of ids of records that could not be read back
 //   P pcfg:<task>, P outbox:*  push configs and the push outbox (redis-push.ts)
 // and, under their own prefix, the runtime's sessions (L D X ops with full

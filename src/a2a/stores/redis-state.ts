@@ -10,8 +10,9 @@
 // logged). The same script appends the events relayed to other replicas
 // (redis-cluster.ts) after the writes they report, and gives back the leases
 // of contexts whose turn is over after their last writes: a trivial turn is
-// then one call besides its lease's acquisition. Durability is Redis's: with AOF (appendfsync everysec) an
-// acknowledged commit survives a Redis restart, and docs/deploy.md asks for it.
+// then one call besides its lease's acquisition. Durability is Redis's: with
+// AOF (appendfsync everysec) an acknowledged commit survives a Redis restart,
+// and docs/deploy.md asks for it.
 import type { Redis } from "ioredis";
 import { inSpan } from "../../server/tracing/index.js";
 import type { Logger } from "pino";
