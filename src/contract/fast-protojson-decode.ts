@@ -15,8 +15,7 @@ import {
   type JsonValue,
   type MessageShape,
 } from "@bufbuild/protobuf";
-import { Edition } from "@bufbuild/protobuf/wkt";
-import type { Fields } from "./plan-values.js";
+import { isProto3, type Fields } from "./plan-values.js";
 
 /** The fast path gives up: fromJson decodes. */
 const GIVE_UP = Symbol("give up");
@@ -29,7 +28,8 @@ interface FieldReader {
 
 interface Plan {
   desc: DescMessage;
-  byName: Map<string, FieldReader>;
+  /** By JSON name and proto name; null for a field the fast path never reads (fromJson decodes a request using it). */
+  byName: Map<string, FieldReader | null>;
 }
 
 const plans = new WeakMap<DescMessage, Plan | null>();
@@ -45,7 +45,7 @@ const isObject = (json: unknown): json is Fields =>
 function planOf(desc: DescMessage): Plan | null {
   const known = plans.get(desc);
   if (known !== undefined) return known;
-  if (desc.typeName.startsWith("google.protobuf.") || desc.file.edition !== Edition.EDITION_PROTO3) {
+  if (desc.typeName.startsWith("google.protobuf.") || !isProto3(desc)) {
     plans.set(desc, null);
     return null;
   }
@@ -53,8 +53,7 @@ function planOf(desc: DescMessage): Plan | null {
   plans.set(desc, plan);
   for (const field of desc.fields) {
     const read = readerOf(field);
-    if (!read) continue; // a field the fast path never reads: a request using it goes to fromJson
-    const reader = { field, read };
+    const reader = read ? { field, read } : null;
     plan.byName.set(field.jsonName, reader).set(field.name, reader);
   }
   return plan;
@@ -195,11 +194,8 @@ function readMessage(plan: Plan, json: Fields): unknown {
   const seen = new Set<DescField>();
   for (const key of Object.keys(json)) {
     const reader = plan.byName.get(key);
-    if (!reader) {
-      // A field of the schema the fast path does not read, or an unknown one (ignored).
-      if (plan.desc.fields.some((f) => f.jsonName === key || f.name === key)) return GIVE_UP;
-      continue;
-    }
+    if (reader === null) return GIVE_UP;
+    if (reader === undefined) continue; // an unknown field (ignored)
     const { field } = reader;
     if (seen.has(field)) return GIVE_UP;
     seen.add(field);

@@ -1,4 +1,5 @@
-// What the plan-compiled encoders (fast-binary.ts, fast-protojson.ts) share:
+// What the plan-compiled codecs (fast-binary.ts, fast-protojson.ts,
+// fast-protojson-decode.ts) share:
 // a message as the plans read it, a schema's fields compiled in number order,
 // and protobuf-es's notion of a zero value.
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
@@ -27,6 +28,11 @@ export function isZeroScalar(scalar: ScalarType, value: unknown): boolean {
   }
 }
 
+/** proto3: no field defaults on the message's prototype (proto2 and editions keep them there). */
+export function isProto3(desc: DescMessage): boolean {
+  return desc.file.edition === Edition.EDITION_PROTO3;
+}
+
 /**
  * Compiles a proto3 schema's fields, in field-number order (the order
  * protobuf-es writes them), into `into`; false when the schema is not proto3
@@ -34,7 +40,7 @@ export function isZeroScalar(scalar: ScalarType, value: unknown): boolean {
  * has no plan.
  */
 export function planFields<F>(desc: DescMessage, into: F[], plan: (field: DescField) => F | null): boolean {
-  if (desc.file.edition !== Edition.EDITION_PROTO3) return false;
+  if (!isProto3(desc)) return false;
   for (const field of [...desc.fields].sort((a, b) => a.number - b.number)) {
     const compiled = plan(field);
     if (!compiled) return false;
