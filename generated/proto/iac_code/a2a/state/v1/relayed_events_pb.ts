@@ -21,8 +21,8 @@ export const file_iac_code_a2a_state_v1_relayed_events: GenFile = /*@__PURE__*/
 /**
  * The events of a batch, in the order they were published. Batches of one
  * event each, concatenated, are the same bytes as one batch of them all (a
- * repeated field's records append), so the relay encodes each event as it is
- * committed and joins them when it writes.
+ * repeated field's records append), so the relay encodes each event on its
+ * own and the state store joins those of one commit into one entry.
  *
  * @generated from message iac_code.a2a.state.v1.RelayedEvents
  */
