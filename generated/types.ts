@@ -76,6 +76,1011 @@ export type BoundedValue =
       [k: string]: BoundedValue | undefined;
     };
 /**
+ * metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.
+ */
+export type InputRequest = {
+  schemaVersion: 1;
+  /**
+   * permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue. cloud_resource_selection: the agent asks the user to pick an existing cloud resource (options = the resources found, id = the resource id; a free text is an id typed by hand), answered with status selected or canceled. deployment_confirmation: before a stack is created the user confirms its parameters (each option carries an action: confirm, adjust, reselect, cancel).
+   */
+  kind:
+    | "permission"
+    | "ask_user_question"
+    | "candidate_selection"
+    | "pipeline_pause_confirmation"
+    | "cloud_resource_selection"
+    | "deployment_confirmation";
+  /**
+   * The waiting task; the answer's message.taskId.
+   */
+  requestTaskId: string;
+  /**
+   * The task's context; the answer's message.contextId.
+   */
+  contextId: string;
+  /**
+   * Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.
+   */
+  inputId: string;
+  /**
+   * The tool call that waits.
+   */
+  toolUseId: string;
+  toolName?: string;
+  /**
+   * Short description of the action.
+   */
+  title?: string;
+  /**
+   * Why the tool wants to act.
+   */
+  purpose?: string;
+  /**
+   * What kind of change the tool would make.
+   */
+  effect?: "read" | "cloud_change" | "local_execution" | "file_change" | "local_or_remote_change" | "unknown";
+  /**
+   * What it acts on (file, stack, API...).
+   */
+  target?: string;
+  isReadOnly?: boolean;
+  /**
+   * The question shown to the user, e.g. "Write vpc.yaml. Allow once?".
+   */
+  prompt: string;
+  /**
+   * Redacted summary of the call ("<tool>: <shape JSON>" or a deployment summary).
+   */
+  safeSummary?: string;
+  /**
+   * Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).
+   *
+   * @maxItems 50
+   */
+  options: {
+    id: string;
+    label: string;
+    description?: string;
+    /**
+     * Candidate selection: the candidate the option stands for.
+     */
+    candidateIndex?: number;
+    /**
+     * rich-v1: compact Mermaid diagram of the candidate.
+     */
+    architectureDiagram?: string;
+    /**
+     * rich-v1: the cost step's monthly total, unchanged.
+     */
+    totalMonthlyCost?: number;
+    currency?: string;
+    /**
+     * deployment_confirmation: what choosing the option does.
+     */
+    action?: "confirm" | "adjust" | "reselect" | "cancel";
+    /**
+     * rich-v1: the cost step's items, unchanged.
+     *
+     * @maxItems 12
+     */
+    costItems?:
+      | []
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ]
+      | [
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          },
+          {
+            name: string;
+            spec?: string;
+            monthlyCost: number;
+          }
+        ];
+  }[];
+  /**
+   * Whether a free-text answer is accepted (questions).
+   */
+  allowFreeText?: boolean;
+  freeTextPrompt?: string;
+  /**
+   * Language of the display strings.
+   */
+  language: "en" | "zh" | "es" | "fr" | "de" | "ja" | "pt";
+  /**
+   * The turn cannot continue without an answer.
+   */
+  required: true;
+  /**
+   * JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).
+   */
+  responseSchema: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * cloud_resource_selection: which kind of resource is picked, for which template parameter, and where the options came from.
+   */
+  selector?: {
+    /**
+     * Selector profile, <product>.<resource> (e.g. vpc.vpc): it decides which values are acceptable.
+     */
+    id: string;
+    /**
+     * The template parameter the value fills.
+     */
+    parameter?: string;
+    /**
+     * ROS resource type, e.g. ALIYUN::ECS::VPC.
+     */
+    resourceType?: string;
+    /**
+     * The cloud call that listed the options; sent back unchanged with the answer.
+     */
+    source: {
+      provider: "aliyun";
+      product: string;
+      action: string;
+      regionId: string;
+      /**
+       * Demo mode's simulated endpoint listed them.
+       */
+      simulated?: boolean;
+    };
+    /**
+     * The parameter's AssociationPropertyMetadata in the template.
+     */
+    associationPropertyMetadata?: {
+      [k: string]: unknown | undefined;
+    };
+  };
+  /**
+   * deployment_confirmation: the stack operation confirmed.
+   */
+  operation?: "create" | "update";
+  /**
+   * deployment_confirmation: the template parameters the deployment will use (secret values masked).
+   *
+   * @maxItems 50
+   */
+  displayParameters?: {
+    name: string;
+    value: string;
+    label?: string;
+  }[];
+  /**
+   * Cost and resources of a cloud deployment being approved.
+   */
+  deploymentSummary?: {
+    candidateName?: string;
+    action?: string;
+    region?: string;
+    stackName?: string;
+    template?: string;
+    totalMonthlyCost?: string | number;
+    /**
+     * @maxItems 12
+     */
+    resources?:
+      | []
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ]
+      | [
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          },
+          {
+            name?: string;
+            spec?: string;
+            monthlyCost?: string | number;
+          }
+        ];
+  };
+};
+/**
  * A pipeline event (pipeline mode).
  */
 export type PipelineEnvelope = {
@@ -125,6 +1130,14 @@ export type PipelineEnvelope = {
     | "cleanup_progress"
     | "cleanup_completed"
     | "cleanup_failed"
+    | "stack_instances_progress"
+    | "context_compaction_started"
+    | "context_compacted"
+    | "context_compaction_failed"
+    | "candidate_restart_requested"
+    | "candidate_detail_shown"
+    | "diagram_shown"
+    | "pipeline_warning"
     | "pipeline_completed"
     | "pipeline_canceled"
     | "pipeline_handoff_ready";
@@ -207,6 +1220,14 @@ export type PipelineEnvelope1 = {
     | "cleanup_progress"
     | "cleanup_completed"
     | "cleanup_failed"
+    | "stack_instances_progress"
+    | "context_compaction_started"
+    | "context_compacted"
+    | "context_compaction_failed"
+    | "candidate_restart_requested"
+    | "candidate_detail_shown"
+    | "diagram_shown"
+    | "pipeline_warning"
     | "pipeline_completed"
     | "pipeline_canceled"
     | "pipeline_handoff_ready";
@@ -242,7 +1263,7 @@ export type PipelineEnvelope1 = {
 /**
  * The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.
  */
-export type InputAnswer = PermissionAnswer | ChoiceAnswer;
+export type InputAnswer = PermissionAnswer | ChoiceAnswer | ResourceSelectionAnswer | DeploymentConfirmationAnswer;
 export type ChoiceAnswer = (
   | {
       selectedId: unknown;
@@ -866,951 +1887,6 @@ export interface PermissionEvent {
   };
 }
 /**
- * metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.
- */
-export interface InputRequest {
-  schemaVersion: 1;
-  /**
-   * permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.
-   */
-  kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
-  /**
-   * The waiting task; the answer's message.taskId.
-   */
-  requestTaskId: string;
-  /**
-   * The task's context; the answer's message.contextId.
-   */
-  contextId: string;
-  /**
-   * Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.
-   */
-  inputId: string;
-  /**
-   * The tool call that waits.
-   */
-  toolUseId: string;
-  toolName?: string;
-  /**
-   * Short description of the action.
-   */
-  title?: string;
-  /**
-   * Why the tool wants to act.
-   */
-  purpose?: string;
-  /**
-   * What kind of change the tool would make.
-   */
-  effect?: "read" | "cloud_change" | "local_execution" | "file_change" | "local_or_remote_change" | "unknown";
-  /**
-   * What it acts on (file, stack, API...).
-   */
-  target?: string;
-  isReadOnly?: boolean;
-  /**
-   * The question shown to the user, e.g. "Write vpc.yaml. Allow once?".
-   */
-  prompt: string;
-  /**
-   * Redacted summary of the call ("<tool>: <shape JSON>" or a deployment summary).
-   */
-  safeSummary?: string;
-  /**
-   * Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).
-   *
-   * @maxItems 50
-   */
-  options: {
-    id: string;
-    label: string;
-    description?: string;
-    /**
-     * Candidate selection: the candidate the option stands for.
-     */
-    candidateIndex?: number;
-    /**
-     * rich-v1: compact Mermaid diagram of the candidate.
-     */
-    architectureDiagram?: string;
-    /**
-     * rich-v1: the cost step's monthly total, unchanged.
-     */
-    totalMonthlyCost?: number;
-    currency?: string;
-    /**
-     * rich-v1: the cost step's items, unchanged.
-     *
-     * @maxItems 12
-     */
-    costItems?:
-      | []
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ]
-      | [
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          },
-          {
-            name: string;
-            spec?: string;
-            monthlyCost: number;
-          }
-        ];
-  }[];
-  /**
-   * Whether a free-text answer is accepted (questions).
-   */
-  allowFreeText?: boolean;
-  freeTextPrompt?: string;
-  /**
-   * Language of the display strings.
-   */
-  language: "en" | "zh" | "es" | "fr" | "de" | "ja" | "pt";
-  /**
-   * The turn cannot continue without an answer.
-   */
-  required: true;
-  /**
-   * JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).
-   */
-  responseSchema: {
-    [k: string]: unknown | undefined;
-  };
-  /**
-   * Cost and resources of a cloud deployment being approved.
-   */
-  deploymentSummary?: {
-    candidateName?: string;
-    action?: string;
-    region?: string;
-    stackName?: string;
-    template?: string;
-    totalMonthlyCost?: string | number;
-    /**
-     * @maxItems 12
-     */
-    resources?:
-      | []
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ]
-      | [
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          },
-          {
-            name?: string;
-            spec?: string;
-            monthlyCost?: string | number;
-          }
-        ];
-  };
-}
-/**
  * An MCP server that could not be used (bad entry, failed start, lost connection). The agent text of the same update is `MCP warning: <message>`. Never carries a command line, an env or header value, or a URL.
  */
 export interface McpWarning {
@@ -2043,6 +2119,54 @@ export interface PermissionAnswer {
    * allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).
    */
   decision: "allow_once" | "allow_always" | "deny";
+}
+/**
+ * Answers a cloud_resource_selection: the resource chosen (status selected, value = its id), or none (status canceled).
+ */
+export interface ResourceSelectionAnswer {
+  schemaVersion: 1;
+  kind: "cloud_resource_selection";
+  requestTaskId: string;
+  contextId?: string;
+  inputId: string;
+  toolUseId: string;
+  status: "selected" | "canceled";
+  /**
+   * The request's selector.id.
+   */
+  selectorId?: string;
+  /**
+   * The chosen resource's id: one of the options, or typed by hand.
+   */
+  value?: string;
+  label?: string;
+  /**
+   * The request's selector.source, unchanged.
+   */
+  source?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * canceled: the user had no option to choose.
+   */
+  optionsEmpty?: boolean;
+}
+/**
+ * Answers a deployment_confirmation with one of its options' actions; parameter_overrides (adjust, confirm) change template parameters by name.
+ */
+export interface DeploymentConfirmationAnswer {
+  schemaVersion: 1;
+  kind: "deployment_confirmation";
+  requestTaskId: string;
+  inputId: string;
+  toolUseId: string;
+  action: "confirm" | "adjust" | "reselect" | "cancel";
+  /**
+   * Template parameter values to use instead of the displayed ones, by parameter name.
+   */
+  parameter_overrides?: {
+    [k: string]: string | number | boolean | undefined;
+  };
 }
 /**
  * A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.

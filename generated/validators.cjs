@@ -608,7 +608,7 @@ validate21.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.v_a2a_iac_code_event_metadata = validate22;
 const schema33 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json","title":"IacCodeEventMetadata","description":"metadata.iac_code on the status updates (and folded into task.metadata) this server emits, namespace of the extension urn:iac-code:a2a:artifact-metadata:v1 (a2a-iaccode §6.8). input is the pending input request (state INPUT_REQUIRED); pipeline / pipelineBatch carry pipeline events (a2a/pipeline-envelope). Strict, so drift in what the server emits is caught; clients should still ignore keys they do not know.","type":"object","additionalProperties":false,"properties":{"iacCodeSessionId":{"description":"Internal session of the context; on every executor update once known.","type":"string","minLength":1},"tool":{"$ref":"#/$defs/toolEvent"},"permission":{"$ref":"#/$defs/permissionEvent"},"thinking":{"description":"One raw reasoning chunk; only when thinking-exposure enables raw_thinking.","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"const":"raw_thinking"},"text":{"type":"string","minLength":1,"maxLength":4000}}},"usage":{"description":"Token usage at the end of each assistant message.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens","totalTokens"],"properties":{"inputTokens":{"type":"integer","minimum":0},"outputTokens":{"type":"integer","minimum":0},"totalTokens":{"type":"integer","minimum":0},"cachedInputTokens":{"type":"integer","minimum":0}}},"input":{"$ref":"#/$defs/inputRequest"},"pendingPermissions":{"description":"Permission requests pending on the task while it keeps running (pipeline sub-pipelines).","type":"array","items":{"$ref":"#/$defs/inputRequest"}},"inputReceived":{"description":"An input request was answered (state WORKING). decision is set on the answering request's stream.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"enum":["allow_once","allow_always","deny"]},"selectedId":{"type":"string"}}},"assistantFinal":{"description":"Marks the update that carries the consolidated final assistant message of the turn.","type":"object","additionalProperties":false,"required":["complete"],"properties":{"complete":{"const":true}}},"error":{"description":"Why the turn failed: the task ends FAILED, its status message the localised text of the code (with the errorId). retryable: the same request may succeed later (continue on the contextId).","type":"object","additionalProperties":false,"required":["retryable"],"properties":{"retryable":{"type":"boolean"},"errorId":{"description":"Correlates with the server log entry.","type":"string"},"code":{"description":"What failed; the same code ends an AG-UI run as RUN_ERROR (schemas/errors/catalogue/agui.json).","enum":["MODEL_UNREACHABLE","MODEL_AUTHENTICATION_FAILED","MODEL_RATE_LIMITED","MODEL_UNAVAILABLE","MODEL_REQUEST_REJECTED","RUNTIME_ERROR"]}}},"mcpWarning":{"$ref":"#/$defs/mcpWarning"},"mcpStatus":{"description":"Snapshot of the configured MCP servers: sent once per task, again when it changes (redacted: names, transports, states and counts only).","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object","required":["name","transport","status"],"properties":{"name":{"description":"The server's key in mcp.json.","type":"string","minLength":1},"transport":{"enum":["stdio","http"]},"status":{"description":"pending: not connected yet; connected; failed: could not start; disconnected: the connection was lost (retried at the next turn).","enum":["pending","connected","failed","disconnected"]},"toolCount":{"description":"Tools the server offers to the model.","type":"integer","minimum":0},"resources":{"description":"Whether the server offers resources.","type":"boolean"}}}},"warnings":{"type":"array","items":{"$ref":"#/$defs/mcpWarning"}}}},"backupBlocked":{"type":"object","additionalProperties":false,"required":["reason","blockedTerminalState","error","recoverable"],"properties":{"reason":{"type":"string"},"blockedTerminalState":{"type":"string"},"error":{"type":"string"},"recoverable":{"const":true}}},"cleanupOnly":{"description":"Summary of a cleanup-only turn.","type":"object","additionalProperties":false,"required":["requested","status"],"properties":{"requested":{"const":true},"status":{"enum":["completed","failed","pending","unavailable"]},"resourceCount":{"type":"integer","minimum":0},"resources":{"type":"array","maxItems":24,"items":{"type":"object"}}}},"pipeline":{"description":"A pipeline event (pipeline mode).","$ref":"pipeline-envelope.json"},"pipelineBatch":{"description":"Several pipeline events in one update (pipeline mode).","$ref":"pipeline-batch.json"}},"$defs":{"mcpWarning":{"title":"McpWarning","description":"An MCP server that could not be used (bad entry, failed start, lost connection). The agent text of the same update is `MCP warning: <message>`. Never carries a command line, an env or header value, or a URL.","type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"description":"What went wrong: start_failed (could not start, or could not list its tools), disconnected (the values this server sends; clients should accept others).","type":"string"},"message":{"type":"string"},"severity":{"description":"fatal: the server's tools are unavailable; warning: partly usable.","enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}},"inputRequest":{"$ref":"input-request.json"},"boundedValue":{"description":"A JSON value whose strings are cut to 4000 characters.","anyOf":[{"type":"string","maxLength":4000},{"type":["number","boolean","null"]},{"type":"array","items":{"$ref":"#/$defs/boundedValue"}},{"type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}}]},"storedArtifact":{"description":"Metadata of an artifact stored by the server; the payload itself is never repeated here.","type":"object","additionalProperties":false,"required":["artifactId","filename","mediaType","byteSize","sha256","uri"],"properties":{"artifactId":{"type":"string","minLength":1},"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"byteSize":{"type":"integer","minimum":0},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored payload.","type":"string","pattern":"^file://"},"sourcePath":{"type":"string"}}},"toolEvent":{"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"description":"status progress of an MCP tool: the server, the server's own tool name and the notification's fields.","type":"object","required":["serverName","toolName","progress"],"properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"type":"number","minimum":0},"total":{"type":"number","minimum":0},"message":{"type":"string"}}},"mcpProgress":{"description":"The MCP progress notification's params as received.","type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]},"permissionEvent":{"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}}}};
 const schema37 = {"description":"A permission decision. Interactive waits carry autoApproved false and pending true next to input.","type":"object","additionalProperties":false,"required":["autoApproved","toolName","toolUseId"],"properties":{"autoApproved":{"type":"boolean"},"pending":{"type":"boolean"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputSummary":{"type":"object"},"toolInput":{"description":"Input with string values replaced by {type, length, fingerprint}.","type":"object"}}};
-const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-request.json","title":"InputRequest","description":"metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","contextId","inputId","toolUseId","prompt","options","language","required","responseSchema"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue.","enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"description":"The waiting task; the answer's message.taskId.","type":"string","minLength":1},"contextId":{"description":"The task's context; the answer's message.contextId.","type":"string","minLength":1},"inputId":{"description":"Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.","type":"string","minLength":1},"toolUseId":{"description":"The tool call that waits.","type":"string","minLength":1},"toolName":{"type":"string","minLength":1},"title":{"description":"Short description of the action.","type":"string","maxLength":500},"purpose":{"description":"Why the tool wants to act.","type":"string","maxLength":500},"effect":{"description":"What kind of change the tool would make.","enum":["read","cloud_change","local_execution","file_change","local_or_remote_change","unknown"]},"target":{"description":"What it acts on (file, stack, API...).","type":"string","maxLength":500},"isReadOnly":{"type":"boolean"},"prompt":{"description":"The question shown to the user, e.g. \"Write vpc.yaml. Allow once?\".","type":"string","minLength":1,"maxLength":1000},"safeSummary":{"description":"Redacted summary of the call (\"<tool>: <shape JSON>\" or a deployment summary).","type":"string","maxLength":1200},"options":{"description":"Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"label":{"type":"string","maxLength":500},"description":{"type":"string","maxLength":600},"candidateIndex":{"description":"Candidate selection: the candidate the option stands for.","type":"integer","minimum":0},"architectureDiagram":{"description":"rich-v1: compact Mermaid diagram of the candidate.","type":"string","maxLength":1600},"totalMonthlyCost":{"description":"rich-v1: the cost step's monthly total, unchanged.","type":"number","minimum":0},"currency":{"type":"string"},"costItems":{"description":"rich-v1: the cost step's items, unchanged.","type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number","minimum":0}}}}}}},"allowFreeText":{"description":"Whether a free-text answer is accepted (questions).","type":"boolean"},"freeTextPrompt":{"type":"string","maxLength":500},"language":{"description":"Language of the display strings.","enum":["en","zh","es","fr","de","ja","pt"]},"required":{"description":"The turn cannot continue without an answer.","const":true},"responseSchema":{"description":"JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).","type":"object"},"deploymentSummary":{"description":"Cost and resources of a cloud deployment being approved.","type":"object","additionalProperties":false,"properties":{"candidateName":{"type":"string"},"action":{"type":"string"},"region":{"type":"string"},"stackName":{"type":"string"},"template":{"type":"string"},"totalMonthlyCost":{"type":["string","number"]},"resources":{"type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":["string","number"]}}}}}}},"if":{"properties":{"kind":{"const":"permission"}}},"then":{"properties":{"toolName":true,"title":true,"purpose":true,"effect":true,"isReadOnly":true,"safeSummary":true},"required":["toolName","title","purpose","effect","isReadOnly","safeSummary"]}};
+const schema38 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-request.json","title":"InputRequest","description":"metadata.iac_code.input on a TASK_STATE_INPUT_REQUIRED status update: what the paused turn needs from the user (a2a-iaccode §6.9). Display strings are localised (language), secret-redacted and capped. Answer with an a2a/input-answer data part.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","contextId","inputId","toolUseId","prompt","options","language","required","responseSchema"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission: allow or deny one tool call. ask_user_question: the agent asks a question with options and/or free text. candidate_selection: a pipeline waits for the user to choose one of its evaluated candidates (a free text naming one is accepted too). pipeline_pause_confirmation: a paused pipeline asks whether to continue. cloud_resource_selection: the agent asks the user to pick an existing cloud resource (options = the resources found, id = the resource id; a free text is an id typed by hand), answered with status selected or canceled. deployment_confirmation: before a stack is created the user confirms its parameters (each option carries an action: confirm, adjust, reselect, cancel).","enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation","cloud_resource_selection","deployment_confirmation"]},"requestTaskId":{"description":"The waiting task; the answer's message.taskId.","type":"string","minLength":1},"contextId":{"description":"The task's context; the answer's message.contextId.","type":"string","minLength":1},"inputId":{"description":"Correlation id: permission-<32 hex> for permissions, ask-<toolUseId> for questions.","type":"string","minLength":1},"toolUseId":{"description":"The tool call that waits.","type":"string","minLength":1},"toolName":{"type":"string","minLength":1},"title":{"description":"Short description of the action.","type":"string","maxLength":500},"purpose":{"description":"Why the tool wants to act.","type":"string","maxLength":500},"effect":{"description":"What kind of change the tool would make.","enum":["read","cloud_change","local_execution","file_change","local_or_remote_change","unknown"]},"target":{"description":"What it acts on (file, stack, API...).","type":"string","maxLength":500},"isReadOnly":{"type":"boolean"},"prompt":{"description":"The question shown to the user, e.g. \"Write vpc.yaml. Allow once?\".","type":"string","minLength":1,"maxLength":1000},"safeSummary":{"description":"Redacted summary of the call (\"<tool>: <shape JSON>\" or a deployment summary).","type":"string","maxLength":1200},"options":{"description":"Choices; for permissions allow_once and deny (this server also offers allow_always when a rule can be saved); for a candidate selection one per candidate that passed its evaluation (id = the candidate's index).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["id","label"],"properties":{"id":{"type":"string","minLength":1,"maxLength":200},"label":{"type":"string","maxLength":500},"description":{"type":"string","maxLength":600},"candidateIndex":{"description":"Candidate selection: the candidate the option stands for.","type":"integer","minimum":0},"architectureDiagram":{"description":"rich-v1: compact Mermaid diagram of the candidate.","type":"string","maxLength":1600},"totalMonthlyCost":{"description":"rich-v1: the cost step's monthly total, unchanged.","type":"number","minimum":0},"currency":{"type":"string"},"action":{"description":"deployment_confirmation: what choosing the option does.","enum":["confirm","adjust","reselect","cancel"]},"costItems":{"description":"rich-v1: the cost step's items, unchanged.","type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number","minimum":0}}}}}}},"allowFreeText":{"description":"Whether a free-text answer is accepted (questions).","type":"boolean"},"freeTextPrompt":{"type":"string","maxLength":500},"language":{"description":"Language of the display strings.","enum":["en","zh","es","fr","de","ja","pt"]},"required":{"description":"The turn cannot continue without an answer.","const":true},"responseSchema":{"description":"JSON Schema of the answer's user-chosen part (e.g. {decision} for permissions).","type":"object"},"selector":{"description":"cloud_resource_selection: which kind of resource is picked, for which template parameter, and where the options came from.","type":"object","additionalProperties":false,"required":["id","source"],"properties":{"id":{"description":"Selector profile, <product>.<resource> (e.g. vpc.vpc): it decides which values are acceptable.","type":"string","pattern":"^[a-z0-9_]+\\.[a-z0-9_]+$","maxLength":100},"parameter":{"description":"The template parameter the value fills.","type":"string","maxLength":200},"resourceType":{"description":"ROS resource type, e.g. ALIYUN::ECS::VPC.","type":"string","maxLength":200},"source":{"description":"The cloud call that listed the options; sent back unchanged with the answer.","type":"object","additionalProperties":false,"required":["provider","product","action","regionId"],"properties":{"provider":{"const":"aliyun"},"product":{"type":"string"},"action":{"type":"string"},"regionId":{"type":"string"},"simulated":{"description":"Demo mode's simulated endpoint listed them.","type":"boolean"}}},"associationPropertyMetadata":{"description":"The parameter's AssociationPropertyMetadata in the template.","type":"object"}}},"operation":{"description":"deployment_confirmation: the stack operation confirmed.","enum":["create","update"]},"displayParameters":{"description":"deployment_confirmation: the template parameters the deployment will use (secret values masked).","type":"array","maxItems":50,"items":{"type":"object","additionalProperties":false,"required":["name","value"],"properties":{"name":{"type":"string","minLength":1,"maxLength":200},"value":{"type":"string","maxLength":1024},"label":{"type":"string","maxLength":500}}}},"deploymentSummary":{"description":"Cost and resources of a cloud deployment being approved.","type":"object","additionalProperties":false,"properties":{"candidateName":{"type":"string"},"action":{"type":"string"},"region":{"type":"string"},"stackName":{"type":"string"},"template":{"type":"string"},"totalMonthlyCost":{"type":["string","number"]},"resources":{"type":"array","maxItems":12,"items":{"type":"object","additionalProperties":false,"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":["string","number"]}}}}}}},"allOf":[{"if":{"properties":{"kind":{"const":"permission"}}},"then":{"properties":{"toolName":true,"title":true,"purpose":true,"effect":true,"isReadOnly":true,"safeSummary":true},"required":["toolName","title","purpose","effect","isReadOnly","safeSummary"]}},{"if":{"properties":{"kind":{"const":"cloud_resource_selection"}}},"then":{"properties":{"selector":true},"required":["selector"]}},{"if":{"properties":{"kind":{"const":"deployment_confirmation"}}},"then":{"properties":{"operation":true,"displayParameters":true,"options":{"type":"array","minItems":1,"items":{"type":"object","properties":{"action":true},"required":["action"]}}},"required":["operation","displayParameters"]}}]};
 const schema41 = {"title":"McpWarning","description":"An MCP server that could not be used (bad entry, failed start, lost connection). The agent text of the same update is `MCP warning: <message>`. Never carries a command line, an env or header value, or a URL.","type":"object","required":["serverName","code","message","severity"],"properties":{"serverName":{"type":"string"},"code":{"description":"What went wrong: start_failed (could not start, or could not list its tools), disconnected (the values this server sends; clients should accept others).","type":"string"},"message":{"type":"string"},"severity":{"description":"fatal: the server's tools are unavailable; warning: partly usable.","enum":["fatal","warning"]},"source":{"type":"string"},"sourcePath":{"type":"string"},"scope":{"type":"string"}}};
 const func3 = Object.prototype.hasOwnProperty;
 const schema34 = {"description":"Tool lifecycle (needs tool_trace). input_delta never carries the partial JSON itself.","type":"object","additionalProperties":false,"required":["status","toolUseId"],"properties":{"status":{"enum":["started","input_delta","input_complete","completed","failed","progress"]},"toolUseId":{"description":"Stable id correlating the events of one tool call.","type":"string","minLength":1},"name":{"type":"string","minLength":1},"input":{"description":"Completed tool input, every string cut to 4000 characters.","type":"object","additionalProperties":{"$ref":"#/$defs/boundedValue"}},"inputSummary":{"description":"Shape-only summary of the input (field names and types).","type":"object"},"result":{"description":"Tool result, every string cut to 4000 characters.","$ref":"#/$defs/boundedValue"},"partialJsonLength":{"type":"integer","minimum":0},"artifact":{"$ref":"#/$defs/storedArtifact"},"progress":{"description":"Intermediate progress (e.g. stack polling).","type":"object"},"mcp":{"description":"status progress of an MCP tool: the server, the server's own tool name and the notification's fields.","type":"object","required":["serverName","toolName","progress"],"properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"type":"number","minimum":0},"total":{"type":"number","minimum":0},"message":{"type":"string"}}},"mcpProgress":{"description":"The MCP progress notification's params as received.","type":"object"}},"allOf":[{"if":{"properties":{"status":{"const":"input_delta"}}},"then":{"properties":{"partialJsonLength":true},"required":["partialJsonLength"]},"else":{"properties":{"name":true},"required":["name"]}}]};
@@ -1424,12 +1424,12 @@ return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","stack_instances_progress","context_compaction_started","context_compacted","context_compaction_failed","candidate_restart_requested","candidate_detail_shown","diagram_shown","pipeline_warning","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
 const schema44 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
 const schema45 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
 const schema46 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
 const schema47 = {"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}};
-const pattern8 = new RegExp("^evt-[0-9a-f]{24}$", "u");
+const pattern11 = new RegExp("^evt-[0-9a-f]{24}$", "u");
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3981,7 +3981,7 @@ errors++;
 if(data.eventId !== undefined){
 let data53 = data.eventId;
 if(typeof data53 === "string"){
-if(!pattern8.test(data53)){
+if(!pattern11.test(data53)){
 const err152 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
 if(vErrors === null){
 vErrors = [err152];
@@ -4065,7 +4065,7 @@ errors++;
 }
 if(data.eventType !== undefined){
 let data56 = data.eventType;
-if(!(((((((((((((((((((((((((((((((((((((data56 === "pipeline_started") || (data56 === "pipeline_resumed")) || (data56 === "mcp_status")) || (data56 === "step_started")) || (data56 === "step_completed")) || (data56 === "step_failed")) || (data56 === "candidate_started")) || (data56 === "candidate_step_started")) || (data56 === "candidate_step_completed")) || (data56 === "candidate_step_failed")) || (data56 === "candidate_completed")) || (data56 === "candidate_failed")) || (data56 === "candidate_selected")) || (data56 === "rollback_completed")) || (data56 === "interrupt_received")) || (data56 === "interrupt_classified")) || (data56 === "input_required")) || (data56 === "input_received")) || (data56 === "permission_requested")) || (data56 === "permission_resolved")) || (data56 === "message_started")) || (data56 === "text_delta")) || (data56 === "thinking_delta")) || (data56 === "tool_started")) || (data56 === "tool_result")) || (data56 === "tool_progress")) || (data56 === "stack_progress")) || (data56 === "stack_current_changed")) || (data56 === "usage")) || (data56 === "artifact_created")) || (data56 === "cleanup_started")) || (data56 === "cleanup_progress")) || (data56 === "cleanup_completed")) || (data56 === "cleanup_failed")) || (data56 === "pipeline_completed")) || (data56 === "pipeline_canceled")) || (data56 === "pipeline_handoff_ready"))){
+if(!(((((((((((((((((((((((((((((((((((((((((((((data56 === "pipeline_started") || (data56 === "pipeline_resumed")) || (data56 === "mcp_status")) || (data56 === "step_started")) || (data56 === "step_completed")) || (data56 === "step_failed")) || (data56 === "candidate_started")) || (data56 === "candidate_step_started")) || (data56 === "candidate_step_completed")) || (data56 === "candidate_step_failed")) || (data56 === "candidate_completed")) || (data56 === "candidate_failed")) || (data56 === "candidate_selected")) || (data56 === "rollback_completed")) || (data56 === "interrupt_received")) || (data56 === "interrupt_classified")) || (data56 === "input_required")) || (data56 === "input_received")) || (data56 === "permission_requested")) || (data56 === "permission_resolved")) || (data56 === "message_started")) || (data56 === "text_delta")) || (data56 === "thinking_delta")) || (data56 === "tool_started")) || (data56 === "tool_result")) || (data56 === "tool_progress")) || (data56 === "stack_progress")) || (data56 === "stack_current_changed")) || (data56 === "usage")) || (data56 === "artifact_created")) || (data56 === "cleanup_started")) || (data56 === "cleanup_progress")) || (data56 === "cleanup_completed")) || (data56 === "cleanup_failed")) || (data56 === "stack_instances_progress")) || (data56 === "context_compaction_started")) || (data56 === "context_compacted")) || (data56 === "context_compaction_failed")) || (data56 === "candidate_restart_requested")) || (data56 === "candidate_detail_shown")) || (data56 === "diagram_shown")) || (data56 === "pipeline_warning")) || (data56 === "pipeline_completed")) || (data56 === "pipeline_canceled")) || (data56 === "pipeline_handoff_ready"))){
 const err159 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err159];
@@ -5208,6 +5208,7 @@ return errors === 0;
 }
 validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+const pattern8 = new RegExp("^[a-z0-9_]+\\.[a-z0-9_]+$", "u");
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/iac-code-event-metadata.json" */;
@@ -5674,9 +5675,9 @@ errors++;
 }
 if(data.input !== undefined){
 let data17 = data.input;
-const _errs41 = errors;
-let valid6 = true;
 const _errs42 = errors;
+let valid7 = true;
+const _errs43 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.kind !== undefined){
 if("permission" !== data17.kind){
@@ -5691,21 +5692,21 @@ errors++;
 }
 }
 }
-var _valid0 = _errs42 === errors;
-errors = _errs41;
+var _valid0 = _errs43 === errors;
+errors = _errs42;
 if(vErrors !== null){
-if(_errs41){
-vErrors.length = _errs41;
+if(_errs42){
+vErrors.length = _errs42;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid0){
-const _errs44 = errors;
+const _errs45 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
 if(data17.toolName === undefined){
-const err38 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+const err38 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -5715,7 +5716,7 @@ vErrors.push(err38);
 errors++;
 }
 if(data17.title === undefined){
-const err39 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+const err39 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5725,7 +5726,7 @@ vErrors.push(err39);
 errors++;
 }
 if(data17.purpose === undefined){
-const err40 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
+const err40 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5735,7 +5736,7 @@ vErrors.push(err40);
 errors++;
 }
 if(data17.effect === undefined){
-const err41 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
+const err41 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -5745,7 +5746,7 @@ vErrors.push(err41);
 errors++;
 }
 if(data17.isReadOnly === undefined){
-const err42 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
+const err42 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -5755,7 +5756,7 @@ vErrors.push(err42);
 errors++;
 }
 if(data17.safeSummary === undefined){
-const err43 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
+const err43 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -5765,9 +5766,9 @@ vErrors.push(err43);
 errors++;
 }
 }
-var _valid0 = _errs44 === errors;
-valid6 = _valid0;
-if(valid6){
+var _valid0 = _errs45 === errors;
+valid7 = _valid0;
+if(valid7){
 var props0 = {};
 props0.toolName = true;
 props0.title = true;
@@ -5778,8 +5779,8 @@ props0.safeSummary = true;
 props0.kind = true;
 }
 }
-if(!valid6){
-const err44 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid7){
+const err44 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -5788,9 +5789,13 @@ vErrors.push(err44);
 }
 errors++;
 }
+const _errs47 = errors;
+let valid9 = true;
+const _errs48 = errors;
 if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.schemaVersion === undefined){
-const err45 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(data17.kind !== undefined){
+if("cloud_resource_selection" !== data17.kind){
+const err45 = {};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -5799,8 +5804,23 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data17.kind === undefined){
-const err46 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+}
+}
+var _valid1 = _errs48 === errors;
+errors = _errs47;
+if(vErrors !== null){
+if(_errs47){
+vErrors.length = _errs47;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs50 = errors;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.selector === undefined){
+const err46 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/1/then/required",keyword:"required",params:{missingProperty: "selector"},message:"must have required property '"+"selector"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -5809,8 +5829,17 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data17.requestTaskId === undefined){
-const err47 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
+}
+var _valid1 = _errs50 === errors;
+valid9 = _valid1;
+if(valid9){
+var props1 = {};
+props1.selector = true;
+props1.kind = true;
+}
+}
+if(!valid9){
+const err47 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -5819,8 +5848,22 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data17.contextId === undefined){
-const err48 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+const _errs52 = errors;
+let valid11 = true;
+const _errs53 = errors;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.kind !== undefined){
+if("deployment_confirmation" !== data17.kind){
+const err48 = {};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -5829,8 +5872,23 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data17.inputId === undefined){
-const err49 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+}
+}
+var _valid2 = _errs53 === errors;
+errors = _errs52;
+if(vErrors !== null){
+if(_errs52){
+vErrors.length = _errs52;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs55 = errors;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.operation === undefined){
+const err49 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/2/then/required",keyword:"required",params:{missingProperty: "operation"},message:"must have required property '"+"operation"+"'"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -5839,8 +5897,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data17.toolUseId === undefined){
-const err50 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data17.displayParameters === undefined){
+const err50 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/2/then/required",keyword:"required",params:{missingProperty: "displayParameters"},message:"must have required property '"+"displayParameters"+"'"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -5849,8 +5907,11 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data17.prompt === undefined){
-const err51 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
+if(data17.options !== undefined){
+let data21 = data17.options;
+if(Array.isArray(data21)){
+if(data21.length < 1){
+const err51 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -5859,8 +5920,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data17.options === undefined){
-const err52 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
+const len0 = data21.length;
+for(let i0=0; i0<len0; i0++){
+let data22 = data21[i0];
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+if(data22.action === undefined){
+const err52 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/items/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -5869,8 +5934,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data17.language === undefined){
-const err53 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
+}
+else {
+const err53 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -5879,8 +5945,10 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(data17.required === undefined){
-const err54 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -5889,8 +5957,20 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(data17.responseSchema === undefined){
-const err55 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
+}
+}
+var _valid2 = _errs55 === errors;
+valid11 = _valid2;
+if(valid11){
+var props2 = {};
+props2.operation = true;
+props2.displayParameters = true;
+props2.options = true;
+props2.kind = true;
+}
+}
+if(!valid11){
+const err55 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -5899,9 +5979,18 @@ vErrors.push(err55);
 }
 errors++;
 }
-for(const key4 in data17){
-if(!(func3.call(schema38.properties, key4))){
-const err56 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(props0 !== true && props2 !== undefined){
+if(props2 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props2);
+}
+}
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.schemaVersion === undefined){
+const err56 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -5910,10 +5999,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-if(data17.schemaVersion !== undefined){
-if(1 !== data17.schemaVersion){
-const err57 = {instancePath:instancePath+"/input/schemaVersion",schemaPath:"#/$defs/inputRequest/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(data17.kind === undefined){
+const err57 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -5922,11 +6009,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data17.kind !== undefined){
-let data20 = data17.kind;
-if(!((((data20 === "permission") || (data20 === "ask_user_question")) || (data20 === "candidate_selection")) || (data20 === "pipeline_pause_confirmation"))){
-const err58 = {instancePath:instancePath+"/input/kind",schemaPath:"#/$defs/inputRequest/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(data17.requestTaskId === undefined){
+const err58 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -5935,12 +6019,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-if(data17.requestTaskId !== undefined){
-let data21 = data17.requestTaskId;
-if(typeof data21 === "string"){
-if(func1(data21) < 1){
-const err59 = {instancePath:instancePath+"/input/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data17.contextId === undefined){
+const err59 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -5949,9 +6029,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-else {
-const err60 = {instancePath:instancePath+"/input/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.inputId === undefined){
+const err60 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -5960,12 +6039,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-if(data17.contextId !== undefined){
-let data22 = data17.contextId;
-if(typeof data22 === "string"){
-if(func1(data22) < 1){
-const err61 = {instancePath:instancePath+"/input/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data17.toolUseId === undefined){
+const err61 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -5974,9 +6049,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-else {
-const err62 = {instancePath:instancePath+"/input/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.prompt === undefined){
+const err62 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -5985,12 +6059,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-if(data17.inputId !== undefined){
-let data23 = data17.inputId;
-if(typeof data23 === "string"){
-if(func1(data23) < 1){
-const err63 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data17.options === undefined){
+const err63 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -5999,9 +6069,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-else {
-const err64 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.language === undefined){
+const err64 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -6010,12 +6079,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-if(data17.toolUseId !== undefined){
-let data24 = data17.toolUseId;
-if(typeof data24 === "string"){
-if(func1(data24) < 1){
-const err65 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data17.required === undefined){
+const err65 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -6024,9 +6089,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.responseSchema === undefined){
+const err66 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -6035,12 +6099,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-if(data17.toolName !== undefined){
-let data25 = data17.toolName;
-if(typeof data25 === "string"){
-if(func1(data25) < 1){
-const err67 = {instancePath:instancePath+"/input/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key4 in data17){
+if(!(func3.call(schema38.properties, key4))){
+const err67 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -6050,8 +6111,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-else {
-const err68 = {instancePath:instancePath+"/input/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.schemaVersion !== undefined){
+if(1 !== data17.schemaVersion){
+const err68 = {instancePath:instancePath+"/input/schemaVersion",schemaPath:"#/$defs/inputRequest/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -6061,11 +6123,10 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data17.title !== undefined){
-let data26 = data17.title;
-if(typeof data26 === "string"){
-if(func1(data26) > 500){
-const err69 = {instancePath:instancePath+"/input/title",schemaPath:"#/$defs/inputRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data17.kind !== undefined){
+let data24 = data17.kind;
+if(!((((((data24 === "permission") || (data24 === "ask_user_question")) || (data24 === "candidate_selection")) || (data24 === "pipeline_pause_confirmation")) || (data24 === "cloud_resource_selection")) || (data24 === "deployment_confirmation"))){
+const err69 = {instancePath:instancePath+"/input/kind",schemaPath:"#/$defs/inputRequest/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -6075,8 +6136,11 @@ vErrors.push(err69);
 errors++;
 }
 }
-else {
-const err70 = {instancePath:instancePath+"/input/title",schemaPath:"#/$defs/inputRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.requestTaskId !== undefined){
+let data25 = data17.requestTaskId;
+if(typeof data25 === "string"){
+if(func1(data25) < 1){
+const err70 = {instancePath:instancePath+"/input/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -6086,11 +6150,8 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data17.purpose !== undefined){
-let data27 = data17.purpose;
-if(typeof data27 === "string"){
-if(func1(data27) > 500){
-const err71 = {instancePath:instancePath+"/input/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err71 = {instancePath:instancePath+"/input/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -6100,8 +6161,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-else {
-const err72 = {instancePath:instancePath+"/input/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.contextId !== undefined){
+let data26 = data17.contextId;
+if(typeof data26 === "string"){
+if(func1(data26) < 1){
+const err72 = {instancePath:instancePath+"/input/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -6111,10 +6175,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data17.effect !== undefined){
-let data28 = data17.effect;
-if(!((((((data28 === "read") || (data28 === "cloud_change")) || (data28 === "local_execution")) || (data28 === "file_change")) || (data28 === "local_or_remote_change")) || (data28 === "unknown"))){
-const err73 = {instancePath:instancePath+"/input/effect",schemaPath:"#/$defs/inputRequest/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
+else {
+const err73 = {instancePath:instancePath+"/input/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -6124,11 +6186,11 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data17.target !== undefined){
-let data29 = data17.target;
-if(typeof data29 === "string"){
-if(func1(data29) > 500){
-const err74 = {instancePath:instancePath+"/input/target",schemaPath:"#/$defs/inputRequest/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data17.inputId !== undefined){
+let data27 = data17.inputId;
+if(typeof data27 === "string"){
+if(func1(data27) < 1){
+const err74 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -6139,7 +6201,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/input/target",schemaPath:"#/$defs/inputRequest/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err75 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -6149,9 +6211,11 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data17.isReadOnly !== undefined){
-if(typeof data17.isReadOnly !== "boolean"){
-const err76 = {instancePath:instancePath+"/input/isReadOnly",schemaPath:"#/$defs/inputRequest/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data17.toolUseId !== undefined){
+let data28 = data17.toolUseId;
+if(typeof data28 === "string"){
+if(func1(data28) < 1){
+const err76 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -6161,11 +6225,8 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data17.prompt !== undefined){
-let data31 = data17.prompt;
-if(typeof data31 === "string"){
-if(func1(data31) > 1000){
-const err77 = {instancePath:instancePath+"/input/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+else {
+const err77 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -6174,8 +6235,12 @@ vErrors.push(err77);
 }
 errors++;
 }
-if(func1(data31) < 1){
-const err78 = {instancePath:instancePath+"/input/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data17.toolName !== undefined){
+let data29 = data17.toolName;
+if(typeof data29 === "string"){
+if(func1(data29) < 1){
+const err78 = {instancePath:instancePath+"/input/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -6186,7 +6251,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/input/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err79 = {instancePath:instancePath+"/input/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -6196,11 +6261,11 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data17.safeSummary !== undefined){
-let data32 = data17.safeSummary;
-if(typeof data32 === "string"){
-if(func1(data32) > 1200){
-const err80 = {instancePath:instancePath+"/input/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
+if(data17.title !== undefined){
+let data30 = data17.title;
+if(typeof data30 === "string"){
+if(func1(data30) > 500){
+const err80 = {instancePath:instancePath+"/input/title",schemaPath:"#/$defs/inputRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -6211,7 +6276,7 @@ errors++;
 }
 }
 else {
-const err81 = {instancePath:instancePath+"/input/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err81 = {instancePath:instancePath+"/input/title",schemaPath:"#/$defs/inputRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -6221,11 +6286,11 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data17.options !== undefined){
-let data33 = data17.options;
-if(Array.isArray(data33)){
-if(data33.length > 50){
-const err82 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(data17.purpose !== undefined){
+let data31 = data17.purpose;
+if(typeof data31 === "string"){
+if(func1(data31) > 500){
+const err82 = {instancePath:instancePath+"/input/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -6234,12 +6299,9 @@ vErrors.push(err82);
 }
 errors++;
 }
-const len0 = data33.length;
-for(let i0=0; i0<len0; i0++){
-let data34 = data33[i0];
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.id === undefined){
-const err83 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err83 = {instancePath:instancePath+"/input/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -6248,8 +6310,11 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data34.label === undefined){
-const err84 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+}
+if(data17.effect !== undefined){
+let data32 = data17.effect;
+if(!((((((data32 === "read") || (data32 === "cloud_change")) || (data32 === "local_execution")) || (data32 === "file_change")) || (data32 === "local_or_remote_change")) || (data32 === "unknown"))){
+const err84 = {instancePath:instancePath+"/input/effect",schemaPath:"#/$defs/inputRequest/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -6258,9 +6323,12 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key5 in data34){
-if(!((((((((key5 === "id") || (key5 === "label")) || (key5 === "description")) || (key5 === "candidateIndex")) || (key5 === "architectureDiagram")) || (key5 === "totalMonthlyCost")) || (key5 === "currency")) || (key5 === "costItems"))){
-const err85 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+if(data17.target !== undefined){
+let data33 = data17.target;
+if(typeof data33 === "string"){
+if(func1(data33) > 500){
+const err85 = {instancePath:instancePath+"/input/target",schemaPath:"#/$defs/inputRequest/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -6270,11 +6338,8 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data34.id !== undefined){
-let data35 = data34.id;
-if(typeof data35 === "string"){
-if(func1(data35) > 200){
-const err86 = {instancePath:instancePath+"/input/options/" + i0+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+else {
+const err86 = {instancePath:instancePath+"/input/target",schemaPath:"#/$defs/inputRequest/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -6283,8 +6348,10 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(func1(data35) < 1){
-const err87 = {instancePath:instancePath+"/input/options/" + i0+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data17.isReadOnly !== undefined){
+if(typeof data17.isReadOnly !== "boolean"){
+const err87 = {instancePath:instancePath+"/input/isReadOnly",schemaPath:"#/$defs/inputRequest/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -6294,8 +6361,11 @@ vErrors.push(err87);
 errors++;
 }
 }
-else {
-const err88 = {instancePath:instancePath+"/input/options/" + i0+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.prompt !== undefined){
+let data35 = data17.prompt;
+if(typeof data35 === "string"){
+if(func1(data35) > 1000){
+const err88 = {instancePath:instancePath+"/input/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -6304,12 +6374,8 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-if(data34.label !== undefined){
-let data36 = data34.label;
-if(typeof data36 === "string"){
-if(func1(data36) > 500){
-const err89 = {instancePath:instancePath+"/input/options/" + i0+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(func1(data35) < 1){
+const err89 = {instancePath:instancePath+"/input/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -6320,7 +6386,7 @@ errors++;
 }
 }
 else {
-const err90 = {instancePath:instancePath+"/input/options/" + i0+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err90 = {instancePath:instancePath+"/input/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -6330,11 +6396,11 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data34.description !== undefined){
-let data37 = data34.description;
-if(typeof data37 === "string"){
-if(func1(data37) > 600){
-const err91 = {instancePath:instancePath+"/input/options/" + i0+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
+if(data17.safeSummary !== undefined){
+let data36 = data17.safeSummary;
+if(typeof data36 === "string"){
+if(func1(data36) > 1200){
+const err91 = {instancePath:instancePath+"/input/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -6345,7 +6411,7 @@ errors++;
 }
 }
 else {
-const err92 = {instancePath:instancePath+"/input/options/" + i0+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err92 = {instancePath:instancePath+"/input/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -6355,10 +6421,11 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data34.candidateIndex !== undefined){
-let data38 = data34.candidateIndex;
-if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err93 = {instancePath:instancePath+"/input/options/" + i0+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data17.options !== undefined){
+let data37 = data17.options;
+if(Array.isArray(data37)){
+if(data37.length > 50){
+const err93 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -6367,9 +6434,12 @@ vErrors.push(err93);
 }
 errors++;
 }
-if((typeof data38 == "number") && (isFinite(data38))){
-if(data38 < 0 || isNaN(data38)){
-const err94 = {instancePath:instancePath+"/input/options/" + i0+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const len1 = data37.length;
+for(let i1=0; i1<len1; i1++){
+let data38 = data37[i1];
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.id === undefined){
+const err94 = {instancePath:instancePath+"/input/options/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -6378,13 +6448,8 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-}
-if(data34.architectureDiagram !== undefined){
-let data39 = data34.architectureDiagram;
-if(typeof data39 === "string"){
-if(func1(data39) > 1600){
-const err95 = {instancePath:instancePath+"/input/options/" + i0+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
+if(data38.label === undefined){
+const err95 = {instancePath:instancePath+"/input/options/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -6393,9 +6458,9 @@ vErrors.push(err95);
 }
 errors++;
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/input/options/" + i0+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key5 in data38){
+if(!(func3.call(schema38.properties.options.items.properties, key5))){
+const err96 = {instancePath:instancePath+"/input/options/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -6405,11 +6470,11 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data34.totalMonthlyCost !== undefined){
-let data40 = data34.totalMonthlyCost;
-if((typeof data40 == "number") && (isFinite(data40))){
-if(data40 < 0 || isNaN(data40)){
-const err97 = {instancePath:instancePath+"/input/options/" + i0+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data38.id !== undefined){
+let data39 = data38.id;
+if(typeof data39 === "string"){
+if(func1(data39) > 200){
+const err97 = {instancePath:instancePath+"/input/options/" + i1+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -6418,9 +6483,8 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-else {
-const err98 = {instancePath:instancePath+"/input/options/" + i0+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(func1(data39) < 1){
+const err98 = {instancePath:instancePath+"/input/options/" + i1+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -6430,9 +6494,8 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data34.currency !== undefined){
-if(typeof data34.currency !== "string"){
-const err99 = {instancePath:instancePath+"/input/options/" + i0+"/currency",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err99 = {instancePath:instancePath+"/input/options/" + i1+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -6442,11 +6505,11 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data34.costItems !== undefined){
-let data42 = data34.costItems;
-if(Array.isArray(data42)){
-if(data42.length > 12){
-const err100 = {instancePath:instancePath+"/input/options/" + i0+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(data38.label !== undefined){
+let data40 = data38.label;
+if(typeof data40 === "string"){
+if(func1(data40) > 500){
+const err100 = {instancePath:instancePath+"/input/options/" + i1+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -6455,12 +6518,9 @@ vErrors.push(err100);
 }
 errors++;
 }
-const len1 = data42.length;
-for(let i1=0; i1<len1; i1++){
-let data43 = data42[i1];
-if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
-if(data43.name === undefined){
-const err101 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+else {
+const err101 = {instancePath:instancePath+"/input/options/" + i1+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -6469,8 +6529,12 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(data43.monthlyCost === undefined){
-const err102 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
+}
+if(data38.description !== undefined){
+let data41 = data38.description;
+if(typeof data41 === "string"){
+if(func1(data41) > 600){
+const err102 = {instancePath:instancePath+"/input/options/" + i1+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -6479,9 +6543,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-for(const key6 in data43){
-if(!(((key6 === "name") || (key6 === "spec")) || (key6 === "monthlyCost"))){
-const err103 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err103 = {instancePath:instancePath+"/input/options/" + i1+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -6491,9 +6555,10 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data43.name !== undefined){
-if(typeof data43.name !== "string"){
-const err104 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/name",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data38.candidateIndex !== undefined){
+let data42 = data38.candidateIndex;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+const err104 = {instancePath:instancePath+"/input/options/" + i1+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -6502,10 +6567,9 @@ vErrors.push(err104);
 }
 errors++;
 }
-}
-if(data43.spec !== undefined){
-if(typeof data43.spec !== "string"){
-const err105 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/spec",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 0 || isNaN(data42)){
+const err105 = {instancePath:instancePath+"/input/options/" + i1+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -6515,11 +6579,12 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data43.monthlyCost !== undefined){
-let data46 = data43.monthlyCost;
-if((typeof data46 == "number") && (isFinite(data46))){
-if(data46 < 0 || isNaN(data46)){
-const err106 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data38.architectureDiagram !== undefined){
+let data43 = data38.architectureDiagram;
+if(typeof data43 === "string"){
+if(func1(data43) > 1600){
+const err106 = {instancePath:instancePath+"/input/options/" + i1+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -6530,7 +6595,7 @@ errors++;
 }
 }
 else {
-const err107 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err107 = {instancePath:instancePath+"/input/options/" + i1+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -6540,9 +6605,11 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
-else {
-const err108 = {instancePath:instancePath+"/input/options/" + i0+"/costItems/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data38.totalMonthlyCost !== undefined){
+let data44 = data38.totalMonthlyCost;
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 < 0 || isNaN(data44)){
+const err108 = {instancePath:instancePath+"/input/options/" + i1+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -6552,9 +6619,8 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
 else {
-const err109 = {instancePath:instancePath+"/input/options/" + i0+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err109 = {instancePath:instancePath+"/input/options/" + i1+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -6564,9 +6630,9 @@ vErrors.push(err109);
 errors++;
 }
 }
-}
-else {
-const err110 = {instancePath:instancePath+"/input/options/" + i0,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data38.currency !== undefined){
+if(typeof data38.currency !== "string"){
+const err110 = {instancePath:instancePath+"/input/options/" + i1+"/currency",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -6576,9 +6642,10 @@ vErrors.push(err110);
 errors++;
 }
 }
-}
-else {
-const err111 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data38.action !== undefined){
+let data46 = data38.action;
+if(!((((data46 === "confirm") || (data46 === "adjust")) || (data46 === "reselect")) || (data46 === "cancel"))){
+const err111 = {instancePath:instancePath+"/input/options/" + i1+"/action",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/action/enum",keyword:"enum",params:{allowedValues: schema38.properties.options.items.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -6588,9 +6655,11 @@ vErrors.push(err111);
 errors++;
 }
 }
-if(data17.allowFreeText !== undefined){
-if(typeof data17.allowFreeText !== "boolean"){
-const err112 = {instancePath:instancePath+"/input/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data38.costItems !== undefined){
+let data47 = data38.costItems;
+if(Array.isArray(data47)){
+if(data47.length > 12){
+const err112 = {instancePath:instancePath+"/input/options/" + i1+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -6599,12 +6668,12 @@ vErrors.push(err112);
 }
 errors++;
 }
-}
-if(data17.freeTextPrompt !== undefined){
-let data48 = data17.freeTextPrompt;
-if(typeof data48 === "string"){
-if(func1(data48) > 500){
-const err113 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+const len2 = data47.length;
+for(let i2=0; i2<len2; i2++){
+let data48 = data47[i2];
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(data48.name === undefined){
+const err113 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -6613,9 +6682,8 @@ vErrors.push(err113);
 }
 errors++;
 }
-}
-else {
-const err114 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data48.monthlyCost === undefined){
+const err114 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -6624,11 +6692,9 @@ vErrors.push(err114);
 }
 errors++;
 }
-}
-if(data17.language !== undefined){
-let data49 = data17.language;
-if(!(((((((data49 === "en") || (data49 === "zh")) || (data49 === "es")) || (data49 === "fr")) || (data49 === "de")) || (data49 === "ja")) || (data49 === "pt"))){
-const err115 = {instancePath:instancePath+"/input/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
+for(const key6 in data48){
+if(!(((key6 === "name") || (key6 === "spec")) || (key6 === "monthlyCost"))){
+const err115 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -6638,9 +6704,9 @@ vErrors.push(err115);
 errors++;
 }
 }
-if(data17.required !== undefined){
-if(true !== data17.required){
-const err116 = {instancePath:instancePath+"/input/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data48.name !== undefined){
+if(typeof data48.name !== "string"){
+const err116 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2+"/name",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -6650,10 +6716,9 @@ vErrors.push(err116);
 errors++;
 }
 }
-if(data17.responseSchema !== undefined){
-let data51 = data17.responseSchema;
-if(!(data51 && typeof data51 == "object" && !Array.isArray(data51))){
-const err117 = {instancePath:instancePath+"/input/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data48.spec !== undefined){
+if(typeof data48.spec !== "string"){
+const err117 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2+"/spec",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -6663,12 +6728,11 @@ vErrors.push(err117);
 errors++;
 }
 }
-if(data17.deploymentSummary !== undefined){
-let data52 = data17.deploymentSummary;
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-for(const key7 in data52){
-if(!(((((((key7 === "candidateName") || (key7 === "action")) || (key7 === "region")) || (key7 === "stackName")) || (key7 === "template")) || (key7 === "totalMonthlyCost")) || (key7 === "resources"))){
-const err118 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(data48.monthlyCost !== undefined){
+let data51 = data48.monthlyCost;
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 < 0 || isNaN(data51)){
+const err118 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -6678,9 +6742,8 @@ vErrors.push(err118);
 errors++;
 }
 }
-if(data52.candidateName !== undefined){
-if(typeof data52.candidateName !== "string"){
-const err119 = {instancePath:instancePath+"/input/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err119 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -6690,9 +6753,9 @@ vErrors.push(err119);
 errors++;
 }
 }
-if(data52.action !== undefined){
-if(typeof data52.action !== "string"){
-const err120 = {instancePath:instancePath+"/input/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err120 = {instancePath:instancePath+"/input/options/" + i1+"/costItems/" + i2,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -6702,9 +6765,9 @@ vErrors.push(err120);
 errors++;
 }
 }
-if(data52.region !== undefined){
-if(typeof data52.region !== "string"){
-const err121 = {instancePath:instancePath+"/input/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err121 = {instancePath:instancePath+"/input/options/" + i1+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -6714,9 +6777,9 @@ vErrors.push(err121);
 errors++;
 }
 }
-if(data52.stackName !== undefined){
-if(typeof data52.stackName !== "string"){
-const err122 = {instancePath:instancePath+"/input/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err122 = {instancePath:instancePath+"/input/options/" + i1,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -6726,9 +6789,9 @@ vErrors.push(err122);
 errors++;
 }
 }
-if(data52.template !== undefined){
-if(typeof data52.template !== "string"){
-const err123 = {instancePath:instancePath+"/input/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err123 = {instancePath:instancePath+"/input/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -6738,10 +6801,9 @@ vErrors.push(err123);
 errors++;
 }
 }
-if(data52.totalMonthlyCost !== undefined){
-let data58 = data52.totalMonthlyCost;
-if((typeof data58 !== "string") && (!((typeof data58 == "number") && (isFinite(data58))))){
-const err124 = {instancePath:instancePath+"/input/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+if(data17.allowFreeText !== undefined){
+if(typeof data17.allowFreeText !== "boolean"){
+const err124 = {instancePath:instancePath+"/input/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -6751,11 +6813,11 @@ vErrors.push(err124);
 errors++;
 }
 }
-if(data52.resources !== undefined){
-let data59 = data52.resources;
-if(Array.isArray(data59)){
-if(data59.length > 12){
-const err125 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(data17.freeTextPrompt !== undefined){
+let data53 = data17.freeTextPrompt;
+if(typeof data53 === "string"){
+if(func1(data53) > 500){
+const err125 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -6764,13 +6826,9 @@ vErrors.push(err125);
 }
 errors++;
 }
-const len2 = data59.length;
-for(let i2=0; i2<len2; i2++){
-let data60 = data59[i2];
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-for(const key8 in data60){
-if(!(((key8 === "name") || (key8 === "spec")) || (key8 === "monthlyCost"))){
-const err126 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
+}
+else {
+const err126 = {instancePath:instancePath+"/input/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -6780,9 +6838,10 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data60.name !== undefined){
-if(typeof data60.name !== "string"){
-const err127 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.language !== undefined){
+let data54 = data17.language;
+if(!(((((((data54 === "en") || (data54 === "zh")) || (data54 === "es")) || (data54 === "fr")) || (data54 === "de")) || (data54 === "ja")) || (data54 === "pt"))){
+const err127 = {instancePath:instancePath+"/input/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -6792,9 +6851,9 @@ vErrors.push(err127);
 errors++;
 }
 }
-if(data60.spec !== undefined){
-if(typeof data60.spec !== "string"){
-const err128 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.required !== undefined){
+if(true !== data17.required){
+const err128 = {instancePath:instancePath+"/input/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -6804,10 +6863,10 @@ vErrors.push(err128);
 errors++;
 }
 }
-if(data60.monthlyCost !== undefined){
-let data63 = data60.monthlyCost;
-if((typeof data63 !== "string") && (!((typeof data63 == "number") && (isFinite(data63))))){
-const err129 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(data17.responseSchema !== undefined){
+let data56 = data17.responseSchema;
+if(!(data56 && typeof data56 == "object" && !Array.isArray(data56))){
+const err129 = {instancePath:instancePath+"/input/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -6817,9 +6876,11 @@ vErrors.push(err129);
 errors++;
 }
 }
-}
-else {
-const err130 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i2,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data17.selector !== undefined){
+let data57 = data17.selector;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.id === undefined){
+const err130 = {instancePath:instancePath+"/input/selector",schemaPath:"#/$defs/inputRequest/properties/selector/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -6828,10 +6889,8 @@ vErrors.push(err130);
 }
 errors++;
 }
-}
-}
-else {
-const err131 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data57.source === undefined){
+const err131 = {instancePath:instancePath+"/input/selector",schemaPath:"#/$defs/inputRequest/properties/selector/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -6840,10 +6899,9 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-}
-else {
-const err132 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key7 in data57){
+if(!(((((key7 === "id") || (key7 === "parameter")) || (key7 === "resourceType")) || (key7 === "source")) || (key7 === "associationPropertyMetadata"))){
+const err132 = {instancePath:instancePath+"/input/selector",schemaPath:"#/$defs/inputRequest/properties/selector/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -6853,9 +6911,11 @@ vErrors.push(err132);
 errors++;
 }
 }
-}
-else {
-const err133 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data57.id !== undefined){
+let data58 = data57.id;
+if(typeof data58 === "string"){
+if(func1(data58) > 100){
+const err133 = {instancePath:instancePath+"/input/selector/id",schemaPath:"#/$defs/inputRequest/properties/selector/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -6864,20 +6924,8 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-if(data.pendingPermissions !== undefined){
-let data64 = data.pendingPermissions;
-if(Array.isArray(data64)){
-const len3 = data64.length;
-for(let i3=0; i3<len3; i3++){
-let data65 = data64[i3];
-const _errs140 = errors;
-let valid22 = true;
-const _errs141 = errors;
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-if(data65.kind !== undefined){
-if("permission" !== data65.kind){
-const err134 = {};
+if(!pattern8.test(data58)){
+const err134 = {instancePath:instancePath+"/input/selector/id",schemaPath:"#/$defs/inputRequest/properties/selector/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9_]+\\.[a-z0-9_]+$"},message:"must match pattern \""+"^[a-z0-9_]+\\.[a-z0-9_]+$"+"\""};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -6887,22 +6935,8 @@ vErrors.push(err134);
 errors++;
 }
 }
-}
-var _valid1 = _errs141 === errors;
-errors = _errs140;
-if(vErrors !== null){
-if(_errs140){
-vErrors.length = _errs140;
-}
 else {
-vErrors = null;
-}
-}
-if(_valid1){
-const _errs143 = errors;
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-if(data65.toolName === undefined){
-const err135 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+const err135 = {instancePath:instancePath+"/input/selector/id",schemaPath:"#/$defs/inputRequest/properties/selector/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -6911,8 +6945,12 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(data65.title === undefined){
-const err136 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+}
+if(data57.parameter !== undefined){
+let data59 = data57.parameter;
+if(typeof data59 === "string"){
+if(func1(data59) > 200){
+const err136 = {instancePath:instancePath+"/input/selector/parameter",schemaPath:"#/$defs/inputRequest/properties/selector/properties/parameter/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -6921,8 +6959,9 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(data65.purpose === undefined){
-const err137 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
+}
+else {
+const err137 = {instancePath:instancePath+"/input/selector/parameter",schemaPath:"#/$defs/inputRequest/properties/selector/properties/parameter/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -6931,8 +6970,12 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(data65.effect === undefined){
-const err138 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
+}
+if(data57.resourceType !== undefined){
+let data60 = data57.resourceType;
+if(typeof data60 === "string"){
+if(func1(data60) > 200){
+const err138 = {instancePath:instancePath+"/input/selector/resourceType",schemaPath:"#/$defs/inputRequest/properties/selector/properties/resourceType/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -6941,8 +6984,9 @@ vErrors.push(err138);
 }
 errors++;
 }
-if(data65.isReadOnly === undefined){
-const err139 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
+}
+else {
+const err139 = {instancePath:instancePath+"/input/selector/resourceType",schemaPath:"#/$defs/inputRequest/properties/selector/properties/resourceType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -6951,8 +6995,12 @@ vErrors.push(err139);
 }
 errors++;
 }
-if(data65.safeSummary === undefined){
-const err140 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
+}
+if(data57.source !== undefined){
+let data61 = data57.source;
+if(data61 && typeof data61 == "object" && !Array.isArray(data61)){
+if(data61.provider === undefined){
+const err140 = {instancePath:instancePath+"/input/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -6961,22 +7009,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-var _valid1 = _errs143 === errors;
-valid22 = _valid1;
-if(valid22){
-var props1 = {};
-props1.toolName = true;
-props1.title = true;
-props1.purpose = true;
-props1.effect = true;
-props1.isReadOnly = true;
-props1.safeSummary = true;
-props1.kind = true;
-}
-}
-if(!valid22){
-const err141 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data61.product === undefined){
+const err141 = {instancePath:instancePath+"/input/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "product"},message:"must have required property '"+"product"+"'"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -6985,9 +7019,8 @@ vErrors.push(err141);
 }
 errors++;
 }
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-if(data65.schemaVersion === undefined){
-const err142 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(data61.action === undefined){
+const err142 = {instancePath:instancePath+"/input/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -6996,8 +7029,8 @@ vErrors.push(err142);
 }
 errors++;
 }
-if(data65.kind === undefined){
-const err143 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(data61.regionId === undefined){
+const err143 = {instancePath:instancePath+"/input/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "regionId"},message:"must have required property '"+"regionId"+"'"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -7006,8 +7039,9 @@ vErrors.push(err143);
 }
 errors++;
 }
-if(data65.requestTaskId === undefined){
-const err144 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
+for(const key8 in data61){
+if(!(((((key8 === "provider") || (key8 === "product")) || (key8 === "action")) || (key8 === "regionId")) || (key8 === "simulated"))){
+const err144 = {instancePath:instancePath+"/input/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -7016,8 +7050,10 @@ vErrors.push(err144);
 }
 errors++;
 }
-if(data65.contextId === undefined){
-const err145 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+}
+if(data61.provider !== undefined){
+if("aliyun" !== data61.provider){
+const err145 = {instancePath:instancePath+"/input/selector/source/provider",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/provider/const",keyword:"const",params:{allowedValue: "aliyun"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -7026,8 +7062,10 @@ vErrors.push(err145);
 }
 errors++;
 }
-if(data65.inputId === undefined){
-const err146 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+}
+if(data61.product !== undefined){
+if(typeof data61.product !== "string"){
+const err146 = {instancePath:instancePath+"/input/selector/source/product",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/product/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -7036,8 +7074,10 @@ vErrors.push(err146);
 }
 errors++;
 }
-if(data65.toolUseId === undefined){
-const err147 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+}
+if(data61.action !== undefined){
+if(typeof data61.action !== "string"){
+const err147 = {instancePath:instancePath+"/input/selector/source/action",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -7046,8 +7086,10 @@ vErrors.push(err147);
 }
 errors++;
 }
-if(data65.prompt === undefined){
-const err148 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
+}
+if(data61.regionId !== undefined){
+if(typeof data61.regionId !== "string"){
+const err148 = {instancePath:instancePath+"/input/selector/source/regionId",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/regionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -7056,8 +7098,10 @@ vErrors.push(err148);
 }
 errors++;
 }
-if(data65.options === undefined){
-const err149 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
+}
+if(data61.simulated !== undefined){
+if(typeof data61.simulated !== "boolean"){
+const err149 = {instancePath:instancePath+"/input/selector/source/simulated",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/simulated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -7066,8 +7110,10 @@ vErrors.push(err149);
 }
 errors++;
 }
-if(data65.language === undefined){
-const err150 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/input/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -7076,8 +7122,11 @@ vErrors.push(err150);
 }
 errors++;
 }
-if(data65.required === undefined){
-const err151 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
+}
+if(data57.associationPropertyMetadata !== undefined){
+let data67 = data57.associationPropertyMetadata;
+if(!(data67 && typeof data67 == "object" && !Array.isArray(data67))){
+const err151 = {instancePath:instancePath+"/input/selector/associationPropertyMetadata",schemaPath:"#/$defs/inputRequest/properties/selector/properties/associationPropertyMetadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -7086,8 +7135,10 @@ vErrors.push(err151);
 }
 errors++;
 }
-if(data65.responseSchema === undefined){
-const err152 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
+}
+}
+else {
+const err152 = {instancePath:instancePath+"/input/selector",schemaPath:"#/$defs/inputRequest/properties/selector/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -7096,9 +7147,11 @@ vErrors.push(err152);
 }
 errors++;
 }
-for(const key9 in data65){
-if(!(func3.call(schema38.properties, key9))){
-const err153 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
+}
+if(data17.operation !== undefined){
+let data68 = data17.operation;
+if(!((data68 === "create") || (data68 === "update"))){
+const err153 = {instancePath:instancePath+"/input/operation",schemaPath:"#/$defs/inputRequest/properties/operation/enum",keyword:"enum",params:{allowedValues: schema38.properties.operation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -7108,9 +7161,11 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data65.schemaVersion !== undefined){
-if(1 !== data65.schemaVersion){
-const err154 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/schemaVersion",schemaPath:"#/$defs/inputRequest/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(data17.displayParameters !== undefined){
+let data69 = data17.displayParameters;
+if(Array.isArray(data69)){
+if(data69.length > 50){
+const err154 = {instancePath:instancePath+"/input/displayParameters",schemaPath:"#/$defs/inputRequest/properties/displayParameters/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -7119,11 +7174,12 @@ vErrors.push(err154);
 }
 errors++;
 }
-}
-if(data65.kind !== undefined){
-let data68 = data65.kind;
-if(!((((data68 === "permission") || (data68 === "ask_user_question")) || (data68 === "candidate_selection")) || (data68 === "pipeline_pause_confirmation"))){
-const err155 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/kind",schemaPath:"#/$defs/inputRequest/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const len3 = data69.length;
+for(let i3=0; i3<len3; i3++){
+let data70 = data69[i3];
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+if(data70.name === undefined){
+const err155 = {instancePath:instancePath+"/input/displayParameters/" + i3,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -7132,12 +7188,8 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-if(data65.requestTaskId !== undefined){
-let data69 = data65.requestTaskId;
-if(typeof data69 === "string"){
-if(func1(data69) < 1){
-const err156 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data70.value === undefined){
+const err156 = {instancePath:instancePath+"/input/displayParameters/" + i3,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -7146,9 +7198,9 @@ vErrors.push(err156);
 }
 errors++;
 }
-}
-else {
-const err157 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key9 in data70){
+if(!(((key9 === "name") || (key9 === "value")) || (key9 === "label"))){
+const err157 = {instancePath:instancePath+"/input/displayParameters/" + i3,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -7158,11 +7210,11 @@ vErrors.push(err157);
 errors++;
 }
 }
-if(data65.contextId !== undefined){
-let data70 = data65.contextId;
-if(typeof data70 === "string"){
-if(func1(data70) < 1){
-const err158 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data70.name !== undefined){
+let data71 = data70.name;
+if(typeof data71 === "string"){
+if(func1(data71) > 200){
+const err158 = {instancePath:instancePath+"/input/displayParameters/" + i3+"/name",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -7171,9 +7223,8 @@ vErrors.push(err158);
 }
 errors++;
 }
-}
-else {
-const err159 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func1(data71) < 1){
+const err159 = {instancePath:instancePath+"/input/displayParameters/" + i3+"/name",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -7183,11 +7234,8 @@ vErrors.push(err159);
 errors++;
 }
 }
-if(data65.inputId !== undefined){
-let data71 = data65.inputId;
-if(typeof data71 === "string"){
-if(func1(data71) < 1){
-const err160 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err160 = {instancePath:instancePath+"/input/displayParameters/" + i3+"/name",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -7197,8 +7245,11 @@ vErrors.push(err160);
 errors++;
 }
 }
-else {
-const err161 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data70.value !== undefined){
+let data72 = data70.value;
+if(typeof data72 === "string"){
+if(func1(data72) > 1024){
+const err161 = {instancePath:instancePath+"/input/displayParameters/" + i3+"/value",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/value/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -7208,11 +7259,8 @@ vErrors.push(err161);
 errors++;
 }
 }
-if(data65.toolUseId !== undefined){
-let data72 = data65.toolUseId;
-if(typeof data72 === "string"){
-if(func1(data72) < 1){
-const err162 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err162 = {instancePath:instancePath+"/input/displayParameters/" + i3+"/value",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -7222,8 +7270,11 @@ vErrors.push(err162);
 errors++;
 }
 }
-else {
-const err163 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data70.label !== undefined){
+let data73 = data70.label;
+if(typeof data73 === "string"){
+if(func1(data73) > 500){
+const err163 = {instancePath:instancePath+"/input/displayParameters/" + i3+"/label",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -7233,11 +7284,8 @@ vErrors.push(err163);
 errors++;
 }
 }
-if(data65.toolName !== undefined){
-let data73 = data65.toolName;
-if(typeof data73 === "string"){
-if(func1(data73) < 1){
-const err164 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err164 = {instancePath:instancePath+"/input/displayParameters/" + i3+"/label",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -7247,8 +7295,9 @@ vErrors.push(err164);
 errors++;
 }
 }
+}
 else {
-const err165 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err165 = {instancePath:instancePath+"/input/displayParameters/" + i3,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -7258,11 +7307,9 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data65.title !== undefined){
-let data74 = data65.title;
-if(typeof data74 === "string"){
-if(func1(data74) > 500){
-const err166 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/title",schemaPath:"#/$defs/inputRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+}
+else {
+const err166 = {instancePath:instancePath+"/input/displayParameters",schemaPath:"#/$defs/inputRequest/properties/displayParameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -7272,8 +7319,12 @@ vErrors.push(err166);
 errors++;
 }
 }
-else {
-const err167 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/title",schemaPath:"#/$defs/inputRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.deploymentSummary !== undefined){
+let data74 = data17.deploymentSummary;
+if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
+for(const key10 in data74){
+if(!(((((((key10 === "candidateName") || (key10 === "action")) || (key10 === "region")) || (key10 === "stackName")) || (key10 === "template")) || (key10 === "totalMonthlyCost")) || (key10 === "resources"))){
+const err167 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -7283,11 +7334,9 @@ vErrors.push(err167);
 errors++;
 }
 }
-if(data65.purpose !== undefined){
-let data75 = data65.purpose;
-if(typeof data75 === "string"){
-if(func1(data75) > 500){
-const err168 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data74.candidateName !== undefined){
+if(typeof data74.candidateName !== "string"){
+const err168 = {instancePath:instancePath+"/input/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -7297,8 +7346,9 @@ vErrors.push(err168);
 errors++;
 }
 }
-else {
-const err169 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data74.action !== undefined){
+if(typeof data74.action !== "string"){
+const err169 = {instancePath:instancePath+"/input/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -7308,10 +7358,9 @@ vErrors.push(err169);
 errors++;
 }
 }
-if(data65.effect !== undefined){
-let data76 = data65.effect;
-if(!((((((data76 === "read") || (data76 === "cloud_change")) || (data76 === "local_execution")) || (data76 === "file_change")) || (data76 === "local_or_remote_change")) || (data76 === "unknown"))){
-const err170 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/effect",schemaPath:"#/$defs/inputRequest/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
+if(data74.region !== undefined){
+if(typeof data74.region !== "string"){
+const err170 = {instancePath:instancePath+"/input/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -7321,11 +7370,9 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data65.target !== undefined){
-let data77 = data65.target;
-if(typeof data77 === "string"){
-if(func1(data77) > 500){
-const err171 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/target",schemaPath:"#/$defs/inputRequest/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data74.stackName !== undefined){
+if(typeof data74.stackName !== "string"){
+const err171 = {instancePath:instancePath+"/input/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -7335,8 +7382,9 @@ vErrors.push(err171);
 errors++;
 }
 }
-else {
-const err172 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/target",schemaPath:"#/$defs/inputRequest/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data74.template !== undefined){
+if(typeof data74.template !== "string"){
+const err172 = {instancePath:instancePath+"/input/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -7346,9 +7394,10 @@ vErrors.push(err172);
 errors++;
 }
 }
-if(data65.isReadOnly !== undefined){
-if(typeof data65.isReadOnly !== "boolean"){
-const err173 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/isReadOnly",schemaPath:"#/$defs/inputRequest/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data74.totalMonthlyCost !== undefined){
+let data80 = data74.totalMonthlyCost;
+if((typeof data80 !== "string") && (!((typeof data80 == "number") && (isFinite(data80))))){
+const err173 = {instancePath:instancePath+"/input/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -7358,11 +7407,11 @@ vErrors.push(err173);
 errors++;
 }
 }
-if(data65.prompt !== undefined){
-let data79 = data65.prompt;
-if(typeof data79 === "string"){
-if(func1(data79) > 1000){
-const err174 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data74.resources !== undefined){
+let data81 = data74.resources;
+if(Array.isArray(data81)){
+if(data81.length > 12){
+const err174 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -7371,8 +7420,13 @@ vErrors.push(err174);
 }
 errors++;
 }
-if(func1(data79) < 1){
-const err175 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const len4 = data81.length;
+for(let i4=0; i4<len4; i4++){
+let data82 = data81[i4];
+if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
+for(const key11 in data82){
+if(!(((key11 === "name") || (key11 === "spec")) || (key11 === "monthlyCost"))){
+const err175 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i4,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -7382,8 +7436,9 @@ vErrors.push(err175);
 errors++;
 }
 }
-else {
-const err176 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.name !== undefined){
+if(typeof data82.name !== "string"){
+const err176 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i4+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -7393,11 +7448,9 @@ vErrors.push(err176);
 errors++;
 }
 }
-if(data65.safeSummary !== undefined){
-let data80 = data65.safeSummary;
-if(typeof data80 === "string"){
-if(func1(data80) > 1200){
-const err177 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
+if(data82.spec !== undefined){
+if(typeof data82.spec !== "string"){
+const err177 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i4+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -7407,8 +7460,10 @@ vErrors.push(err177);
 errors++;
 }
 }
-else {
-const err178 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data82.monthlyCost !== undefined){
+let data85 = data82.monthlyCost;
+if((typeof data85 !== "string") && (!((typeof data85 == "number") && (isFinite(data85))))){
+const err178 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i4+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -7418,11 +7473,9 @@ vErrors.push(err178);
 errors++;
 }
 }
-if(data65.options !== undefined){
-let data81 = data65.options;
-if(Array.isArray(data81)){
-if(data81.length > 50){
-const err179 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options",schemaPath:"#/$defs/inputRequest/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+}
+else {
+const err179 = {instancePath:instancePath+"/input/deploymentSummary/resources/" + i4,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -7431,12 +7484,10 @@ vErrors.push(err179);
 }
 errors++;
 }
-const len4 = data81.length;
-for(let i4=0; i4<len4; i4++){
-let data82 = data81[i4];
-if(data82 && typeof data82 == "object" && !Array.isArray(data82)){
-if(data82.id === undefined){
-const err180 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+}
+else {
+const err180 = {instancePath:instancePath+"/input/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -7445,8 +7496,10 @@ vErrors.push(err180);
 }
 errors++;
 }
-if(data82.label === undefined){
-const err181 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+}
+}
+else {
+const err181 = {instancePath:instancePath+"/input/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -7455,9 +7508,10 @@ vErrors.push(err181);
 }
 errors++;
 }
-for(const key10 in data82){
-if(!((((((((key10 === "id") || (key10 === "label")) || (key10 === "description")) || (key10 === "candidateIndex")) || (key10 === "architectureDiagram")) || (key10 === "totalMonthlyCost")) || (key10 === "currency")) || (key10 === "costItems"))){
-const err182 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties"};
+}
+}
+else {
+const err182 = {instancePath:instancePath+"/input",schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -7467,11 +7521,19 @@ vErrors.push(err182);
 errors++;
 }
 }
-if(data82.id !== undefined){
-let data83 = data82.id;
-if(typeof data83 === "string"){
-if(func1(data83) > 200){
-const err183 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(data.pendingPermissions !== undefined){
+let data86 = data.pendingPermissions;
+if(Array.isArray(data86)){
+const len5 = data86.length;
+for(let i5=0; i5<len5; i5++){
+let data87 = data86[i5];
+const _errs192 = errors;
+let valid36 = true;
+const _errs193 = errors;
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.kind !== undefined){
+if("permission" !== data87.kind){
+const err183 = {};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -7480,8 +7542,23 @@ vErrors.push(err183);
 }
 errors++;
 }
-if(func1(data83) < 1){
-const err184 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+}
+var _valid3 = _errs193 === errors;
+errors = _errs192;
+if(vErrors !== null){
+if(_errs192){
+vErrors.length = _errs192;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid3){
+const _errs195 = errors;
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.toolName === undefined){
+const err184 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -7490,9 +7567,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
-else {
-const err185 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.title === undefined){
+const err185 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -7501,12 +7577,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-if(data82.label !== undefined){
-let data84 = data82.label;
-if(typeof data84 === "string"){
-if(func1(data84) > 500){
-const err186 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data87.purpose === undefined){
+const err186 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -7515,9 +7587,8 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-else {
-const err187 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.effect === undefined){
+const err187 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -7526,12 +7597,8 @@ vErrors.push(err187);
 }
 errors++;
 }
-}
-if(data82.description !== undefined){
-let data85 = data82.description;
-if(typeof data85 === "string"){
-if(func1(data85) > 600){
-const err188 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
+if(data87.isReadOnly === undefined){
+const err188 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -7540,9 +7607,8 @@ vErrors.push(err188);
 }
 errors++;
 }
-}
-else {
-const err189 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.safeSummary === undefined){
+const err189 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/0/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -7552,10 +7618,21 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data82.candidateIndex !== undefined){
-let data86 = data82.candidateIndex;
-if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
-const err190 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+var _valid3 = _errs195 === errors;
+valid36 = _valid3;
+if(valid36){
+var props3 = {};
+props3.toolName = true;
+props3.title = true;
+props3.purpose = true;
+props3.effect = true;
+props3.isReadOnly = true;
+props3.safeSummary = true;
+props3.kind = true;
+}
+}
+if(!valid36){
+const err190 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -7564,9 +7641,13 @@ vErrors.push(err190);
 }
 errors++;
 }
-if((typeof data86 == "number") && (isFinite(data86))){
-if(data86 < 0 || isNaN(data86)){
-const err191 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const _errs197 = errors;
+let valid38 = true;
+const _errs198 = errors;
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.kind !== undefined){
+if("cloud_resource_selection" !== data87.kind){
+const err191 = {};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -7577,11 +7658,21 @@ errors++;
 }
 }
 }
-if(data82.architectureDiagram !== undefined){
-let data87 = data82.architectureDiagram;
-if(typeof data87 === "string"){
-if(func1(data87) > 1600){
-const err192 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
+var _valid4 = _errs198 === errors;
+errors = _errs197;
+if(vErrors !== null){
+if(_errs197){
+vErrors.length = _errs197;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid4){
+const _errs200 = errors;
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.selector === undefined){
+const err192 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/1/then/required",keyword:"required",params:{missingProperty: "selector"},message:"must have required property '"+"selector"+"'"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -7591,8 +7682,16 @@ vErrors.push(err192);
 errors++;
 }
 }
-else {
-const err193 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid4 = _errs200 === errors;
+valid38 = _valid4;
+if(valid38){
+var props4 = {};
+props4.selector = true;
+props4.kind = true;
+}
+}
+if(!valid38){
+const err193 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -7601,12 +7700,22 @@ vErrors.push(err193);
 }
 errors++;
 }
+if(props3 !== true && props4 !== undefined){
+if(props4 === true){
+props3 = true;
 }
-if(data82.totalMonthlyCost !== undefined){
-let data88 = data82.totalMonthlyCost;
-if((typeof data88 == "number") && (isFinite(data88))){
-if(data88 < 0 || isNaN(data88)){
-const err194 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+props3 = props3 || {};
+Object.assign(props3, props4);
+}
+}
+const _errs202 = errors;
+let valid40 = true;
+const _errs203 = errors;
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.kind !== undefined){
+if("deployment_confirmation" !== data87.kind){
+const err194 = {};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -7616,8 +7725,22 @@ vErrors.push(err194);
 errors++;
 }
 }
+}
+var _valid5 = _errs203 === errors;
+errors = _errs202;
+if(vErrors !== null){
+if(_errs202){
+vErrors.length = _errs202;
+}
 else {
-const err195 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+vErrors = null;
+}
+}
+if(_valid5){
+const _errs205 = errors;
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.operation === undefined){
+const err195 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/2/then/required",keyword:"required",params:{missingProperty: "operation"},message:"must have required property '"+"operation"+"'"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -7626,10 +7749,8 @@ vErrors.push(err195);
 }
 errors++;
 }
-}
-if(data82.currency !== undefined){
-if(typeof data82.currency !== "string"){
-const err196 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/currency",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.displayParameters === undefined){
+const err196 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/2/then/required",keyword:"required",params:{missingProperty: "displayParameters"},message:"must have required property '"+"displayParameters"+"'"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -7638,12 +7759,11 @@ vErrors.push(err196);
 }
 errors++;
 }
-}
-if(data82.costItems !== undefined){
-let data90 = data82.costItems;
-if(Array.isArray(data90)){
-if(data90.length > 12){
-const err197 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(data87.options !== undefined){
+let data91 = data87.options;
+if(Array.isArray(data91)){
+if(data91.length < 1){
+const err197 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options",schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -7652,12 +7772,12 @@ vErrors.push(err197);
 }
 errors++;
 }
-const len5 = data90.length;
-for(let i5=0; i5<len5; i5++){
-let data91 = data90[i5];
-if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
-if(data91.name === undefined){
-const err198 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+const len6 = data91.length;
+for(let i6=0; i6<len6; i6++){
+let data92 = data91[i6];
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+if(data92.action === undefined){
+const err198 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i6,schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/items/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -7666,8 +7786,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-if(data91.monthlyCost === undefined){
-const err199 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
+}
+else {
+const err199 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i6,schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -7676,9 +7797,10 @@ vErrors.push(err199);
 }
 errors++;
 }
-for(const key11 in data91){
-if(!(((key11 === "name") || (key11 === "spec")) || (key11 === "monthlyCost"))){
-const err200 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+}
+}
+else {
+const err200 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options",schemaPath:"#/$defs/inputRequest/allOf/2/then/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -7688,9 +7810,19 @@ vErrors.push(err200);
 errors++;
 }
 }
-if(data91.name !== undefined){
-if(typeof data91.name !== "string"){
-const err201 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/name",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var _valid5 = _errs205 === errors;
+valid40 = _valid5;
+if(valid40){
+var props5 = {};
+props5.operation = true;
+props5.displayParameters = true;
+props5.options = true;
+props5.kind = true;
+}
+}
+if(!valid40){
+const err201 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -7699,10 +7831,18 @@ vErrors.push(err201);
 }
 errors++;
 }
+if(props3 !== true && props5 !== undefined){
+if(props5 === true){
+props3 = true;
 }
-if(data91.spec !== undefined){
-if(typeof data91.spec !== "string"){
-const err202 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/spec",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+props3 = props3 || {};
+Object.assign(props3, props5);
+}
+}
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.schemaVersion === undefined){
+const err202 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -7711,12 +7851,8 @@ vErrors.push(err202);
 }
 errors++;
 }
-}
-if(data91.monthlyCost !== undefined){
-let data94 = data91.monthlyCost;
-if((typeof data94 == "number") && (isFinite(data94))){
-if(data94 < 0 || isNaN(data94)){
-const err203 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data87.kind === undefined){
+const err203 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -7725,9 +7861,8 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-else {
-const err204 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data87.requestTaskId === undefined){
+const err204 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -7736,10 +7871,8 @@ vErrors.push(err204);
 }
 errors++;
 }
-}
-}
-else {
-const err205 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems/" + i5,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data87.contextId === undefined){
+const err205 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -7748,10 +7881,8 @@ vErrors.push(err205);
 }
 errors++;
 }
-}
-}
-else {
-const err206 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data87.inputId === undefined){
+const err206 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -7760,10 +7891,8 @@ vErrors.push(err206);
 }
 errors++;
 }
-}
-}
-else {
-const err207 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options/" + i4,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data87.toolUseId === undefined){
+const err207 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -7772,10 +7901,8 @@ vErrors.push(err207);
 }
 errors++;
 }
-}
-}
-else {
-const err208 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data87.prompt === undefined){
+const err208 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -7784,10 +7911,8 @@ vErrors.push(err208);
 }
 errors++;
 }
-}
-if(data65.allowFreeText !== undefined){
-if(typeof data65.allowFreeText !== "boolean"){
-const err209 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data87.options === undefined){
+const err209 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -7796,12 +7921,8 @@ vErrors.push(err209);
 }
 errors++;
 }
-}
-if(data65.freeTextPrompt !== undefined){
-let data96 = data65.freeTextPrompt;
-if(typeof data96 === "string"){
-if(func1(data96) > 500){
-const err210 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data87.language === undefined){
+const err210 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -7810,9 +7931,8 @@ vErrors.push(err210);
 }
 errors++;
 }
-}
-else {
-const err211 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.required === undefined){
+const err211 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -7821,11 +7941,8 @@ vErrors.push(err211);
 }
 errors++;
 }
-}
-if(data65.language !== undefined){
-let data97 = data65.language;
-if(!(((((((data97 === "en") || (data97 === "zh")) || (data97 === "es")) || (data97 === "fr")) || (data97 === "de")) || (data97 === "ja")) || (data97 === "pt"))){
-const err212 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
+if(data87.responseSchema === undefined){
+const err212 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -7834,10 +7951,9 @@ vErrors.push(err212);
 }
 errors++;
 }
-}
-if(data65.required !== undefined){
-if(true !== data65.required){
-const err213 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+for(const key12 in data87){
+if(!(func3.call(schema38.properties, key12))){
+const err213 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -7847,10 +7963,9 @@ vErrors.push(err213);
 errors++;
 }
 }
-if(data65.responseSchema !== undefined){
-let data99 = data65.responseSchema;
-if(!(data99 && typeof data99 == "object" && !Array.isArray(data99))){
-const err214 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data87.schemaVersion !== undefined){
+if(1 !== data87.schemaVersion){
+const err214 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/schemaVersion",schemaPath:"#/$defs/inputRequest/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -7860,12 +7975,10 @@ vErrors.push(err214);
 errors++;
 }
 }
-if(data65.deploymentSummary !== undefined){
-let data100 = data65.deploymentSummary;
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-for(const key12 in data100){
-if(!(((((((key12 === "candidateName") || (key12 === "action")) || (key12 === "region")) || (key12 === "stackName")) || (key12 === "template")) || (key12 === "totalMonthlyCost")) || (key12 === "resources"))){
-const err215 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties"};
+if(data87.kind !== undefined){
+let data94 = data87.kind;
+if(!((((((data94 === "permission") || (data94 === "ask_user_question")) || (data94 === "candidate_selection")) || (data94 === "pipeline_pause_confirmation")) || (data94 === "cloud_resource_selection")) || (data94 === "deployment_confirmation"))){
+const err215 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/kind",schemaPath:"#/$defs/inputRequest/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -7875,9 +7988,11 @@ vErrors.push(err215);
 errors++;
 }
 }
-if(data100.candidateName !== undefined){
-if(typeof data100.candidateName !== "string"){
-const err216 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.requestTaskId !== undefined){
+let data95 = data87.requestTaskId;
+if(typeof data95 === "string"){
+if(func1(data95) < 1){
+const err216 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -7887,9 +8002,8 @@ vErrors.push(err216);
 errors++;
 }
 }
-if(data100.action !== undefined){
-if(typeof data100.action !== "string"){
-const err217 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err217 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/requestTaskId",schemaPath:"#/$defs/inputRequest/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -7899,9 +8013,11 @@ vErrors.push(err217);
 errors++;
 }
 }
-if(data100.region !== undefined){
-if(typeof data100.region !== "string"){
-const err218 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.contextId !== undefined){
+let data96 = data87.contextId;
+if(typeof data96 === "string"){
+if(func1(data96) < 1){
+const err218 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -7911,9 +8027,8 @@ vErrors.push(err218);
 errors++;
 }
 }
-if(data100.stackName !== undefined){
-if(typeof data100.stackName !== "string"){
-const err219 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err219 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/contextId",schemaPath:"#/$defs/inputRequest/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -7923,9 +8038,11 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data100.template !== undefined){
-if(typeof data100.template !== "string"){
-const err220 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.inputId !== undefined){
+let data97 = data87.inputId;
+if(typeof data97 === "string"){
+if(func1(data97) < 1){
+const err220 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -7935,10 +8052,8 @@ vErrors.push(err220);
 errors++;
 }
 }
-if(data100.totalMonthlyCost !== undefined){
-let data106 = data100.totalMonthlyCost;
-if((typeof data106 !== "string") && (!((typeof data106 == "number") && (isFinite(data106))))){
-const err221 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+else {
+const err221 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/inputId",schemaPath:"#/$defs/inputRequest/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -7948,11 +8063,11 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data100.resources !== undefined){
-let data107 = data100.resources;
-if(Array.isArray(data107)){
-if(data107.length > 12){
-const err222 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(data87.toolUseId !== undefined){
+let data98 = data87.toolUseId;
+if(typeof data98 === "string"){
+if(func1(data98) < 1){
+const err222 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -7961,13 +8076,9 @@ vErrors.push(err222);
 }
 errors++;
 }
-const len6 = data107.length;
-for(let i6=0; i6<len6; i6++){
-let data108 = data107[i6];
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-for(const key13 in data108){
-if(!(((key13 === "name") || (key13 === "spec")) || (key13 === "monthlyCost"))){
-const err223 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
+}
+else {
+const err223 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/toolUseId",schemaPath:"#/$defs/inputRequest/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -7977,9 +8088,11 @@ vErrors.push(err223);
 errors++;
 }
 }
-if(data108.name !== undefined){
-if(typeof data108.name !== "string"){
-const err224 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.toolName !== undefined){
+let data99 = data87.toolName;
+if(typeof data99 === "string"){
+if(func1(data99) < 1){
+const err224 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -7989,9 +8102,8 @@ vErrors.push(err224);
 errors++;
 }
 }
-if(data108.spec !== undefined){
-if(typeof data108.spec !== "string"){
-const err225 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err225 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/toolName",schemaPath:"#/$defs/inputRequest/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -8001,10 +8113,11 @@ vErrors.push(err225);
 errors++;
 }
 }
-if(data108.monthlyCost !== undefined){
-let data111 = data108.monthlyCost;
-if((typeof data111 !== "string") && (!((typeof data111 == "number") && (isFinite(data111))))){
-const err226 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(data87.title !== undefined){
+let data100 = data87.title;
+if(typeof data100 === "string"){
+if(func1(data100) > 500){
+const err226 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/title",schemaPath:"#/$defs/inputRequest/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -8014,9 +8127,8 @@ vErrors.push(err226);
 errors++;
 }
 }
-}
 else {
-const err227 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources/" + i6,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err227 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/title",schemaPath:"#/$defs/inputRequest/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -8026,9 +8138,11 @@ vErrors.push(err227);
 errors++;
 }
 }
-}
-else {
-const err228 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data87.purpose !== undefined){
+let data101 = data87.purpose;
+if(typeof data101 === "string"){
+if(func1(data101) > 500){
+const err228 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -8038,9 +8152,8 @@ vErrors.push(err228);
 errors++;
 }
 }
-}
 else {
-const err229 = {instancePath:instancePath+"/pendingPermissions/" + i3+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err229 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/purpose",schemaPath:"#/$defs/inputRequest/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -8050,9 +8163,10 @@ vErrors.push(err229);
 errors++;
 }
 }
-}
-else {
-const err230 = {instancePath:instancePath+"/pendingPermissions/" + i3,schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data87.effect !== undefined){
+let data102 = data87.effect;
+if(!((((((data102 === "read") || (data102 === "cloud_change")) || (data102 === "local_execution")) || (data102 === "file_change")) || (data102 === "local_or_remote_change")) || (data102 === "unknown"))){
+const err230 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/effect",schemaPath:"#/$defs/inputRequest/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -8062,9 +8176,11 @@ vErrors.push(err230);
 errors++;
 }
 }
-}
-else {
-const err231 = {instancePath:instancePath+"/pendingPermissions",schemaPath:"#/properties/pendingPermissions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data87.target !== undefined){
+let data103 = data87.target;
+if(typeof data103 === "string"){
+if(func1(data103) > 500){
+const err231 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/target",schemaPath:"#/$defs/inputRequest/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -8074,11 +8190,8 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data.inputReceived !== undefined){
-let data112 = data.inputReceived;
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-if(data112.kind === undefined){
-const err232 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+else {
+const err232 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/target",schemaPath:"#/$defs/inputRequest/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -8087,8 +8200,10 @@ vErrors.push(err232);
 }
 errors++;
 }
-if(data112.inputId === undefined){
-const err233 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+}
+if(data87.isReadOnly !== undefined){
+if(typeof data87.isReadOnly !== "boolean"){
+const err233 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/isReadOnly",schemaPath:"#/$defs/inputRequest/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -8097,8 +8212,12 @@ vErrors.push(err233);
 }
 errors++;
 }
-if(data112.toolUseId === undefined){
-const err234 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+}
+if(data87.prompt !== undefined){
+let data105 = data87.prompt;
+if(typeof data105 === "string"){
+if(func1(data105) > 1000){
+const err234 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -8107,9 +8226,8 @@ vErrors.push(err234);
 }
 errors++;
 }
-for(const key14 in data112){
-if(!(((((key14 === "kind") || (key14 === "inputId")) || (key14 === "toolUseId")) || (key14 === "decision")) || (key14 === "selectedId"))){
-const err235 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
+if(func1(data105) < 1){
+const err235 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -8119,10 +8237,8 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data112.kind !== undefined){
-let data113 = data112.kind;
-if(!((((data113 === "permission") || (data113 === "ask_user_question")) || (data113 === "candidate_selection")) || (data113 === "pipeline_pause_confirmation"))){
-const err236 = {instancePath:instancePath+"/inputReceived/kind",schemaPath:"#/properties/inputReceived/properties/kind/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.kind.enum},message:"must be equal to one of the allowed values"};
+else {
+const err236 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/prompt",schemaPath:"#/$defs/inputRequest/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -8132,11 +8248,11 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data112.inputId !== undefined){
-let data114 = data112.inputId;
-if(typeof data114 === "string"){
-if(func1(data114) < 1){
-const err237 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data87.safeSummary !== undefined){
+let data106 = data87.safeSummary;
+if(typeof data106 === "string"){
+if(func1(data106) > 1200){
+const err237 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -8147,7 +8263,7 @@ errors++;
 }
 }
 else {
-const err238 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err238 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/safeSummary",schemaPath:"#/$defs/inputRequest/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -8157,11 +8273,11 @@ vErrors.push(err238);
 errors++;
 }
 }
-if(data112.toolUseId !== undefined){
-let data115 = data112.toolUseId;
-if(typeof data115 === "string"){
-if(func1(data115) < 1){
-const err239 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data87.options !== undefined){
+let data107 = data87.options;
+if(Array.isArray(data107)){
+if(data107.length > 50){
+const err239 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options",schemaPath:"#/$defs/inputRequest/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -8170,9 +8286,12 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-else {
-const err240 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len7 = data107.length;
+for(let i7=0; i7<len7; i7++){
+let data108 = data107[i7];
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+if(data108.id === undefined){
+const err240 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -8181,11 +8300,8 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-if(data112.decision !== undefined){
-let data116 = data112.decision;
-if(!(((data116 === "allow_once") || (data116 === "allow_always")) || (data116 === "deny"))){
-const err241 = {instancePath:instancePath+"/inputReceived/decision",schemaPath:"#/properties/inputReceived/properties/decision/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.decision.enum},message:"must be equal to one of the allowed values"};
+if(data108.label === undefined){
+const err241 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7,schemaPath:"#/$defs/inputRequest/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -8194,10 +8310,9 @@ vErrors.push(err241);
 }
 errors++;
 }
-}
-if(data112.selectedId !== undefined){
-if(typeof data112.selectedId !== "string"){
-const err242 = {instancePath:instancePath+"/inputReceived/selectedId",schemaPath:"#/properties/inputReceived/properties/selectedId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key13 in data108){
+if(!(func3.call(schema38.properties.options.items.properties, key13))){
+const err242 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7,schemaPath:"#/$defs/inputRequest/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -8207,9 +8322,11 @@ vErrors.push(err242);
 errors++;
 }
 }
-}
-else {
-const err243 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data108.id !== undefined){
+let data109 = data108.id;
+if(typeof data109 === "string"){
+if(func1(data109) > 200){
+const err243 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -8218,12 +8335,8 @@ vErrors.push(err243);
 }
 errors++;
 }
-}
-if(data.assistantFinal !== undefined){
-let data118 = data.assistantFinal;
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-if(data118.complete === undefined){
-const err244 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/required",keyword:"required",params:{missingProperty: "complete"},message:"must have required property '"+"complete"+"'"};
+if(func1(data109) < 1){
+const err244 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -8232,9 +8345,9 @@ vErrors.push(err244);
 }
 errors++;
 }
-for(const key15 in data118){
-if(!(key15 === "complete")){
-const err245 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
+}
+else {
+const err245 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/id",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -8244,9 +8357,11 @@ vErrors.push(err245);
 errors++;
 }
 }
-if(data118.complete !== undefined){
-if(true !== data118.complete){
-const err246 = {instancePath:instancePath+"/assistantFinal/complete",schemaPath:"#/properties/assistantFinal/properties/complete/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data108.label !== undefined){
+let data110 = data108.label;
+if(typeof data110 === "string"){
+if(func1(data110) > 500){
+const err246 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -8256,9 +8371,8 @@ vErrors.push(err246);
 errors++;
 }
 }
-}
 else {
-const err247 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err247 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/label",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -8268,11 +8382,11 @@ vErrors.push(err247);
 errors++;
 }
 }
-if(data.error !== undefined){
-let data120 = data.error;
-if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
-if(data120.retryable === undefined){
-const err248 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(data108.description !== undefined){
+let data111 = data108.description;
+if(typeof data111 === "string"){
+if(func1(data111) > 600){
+const err248 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -8281,9 +8395,9 @@ vErrors.push(err248);
 }
 errors++;
 }
-for(const key16 in data120){
-if(!(((key16 === "retryable") || (key16 === "errorId")) || (key16 === "code"))){
-const err249 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
+}
+else {
+const err249 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/description",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err249];
 }
@@ -8293,9 +8407,10 @@ vErrors.push(err249);
 errors++;
 }
 }
-if(data120.retryable !== undefined){
-if(typeof data120.retryable !== "boolean"){
-const err250 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data108.candidateIndex !== undefined){
+let data112 = data108.candidateIndex;
+if(!(((typeof data112 == "number") && (!(data112 % 1) && !isNaN(data112))) && (isFinite(data112)))){
+const err250 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err250];
 }
@@ -8304,10 +8419,9 @@ vErrors.push(err250);
 }
 errors++;
 }
-}
-if(data120.errorId !== undefined){
-if(typeof data120.errorId !== "string"){
-const err251 = {instancePath:instancePath+"/error/errorId",schemaPath:"#/properties/error/properties/errorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data112 == "number") && (isFinite(data112))){
+if(data112 < 0 || isNaN(data112)){
+const err251 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/candidateIndex",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err251];
 }
@@ -8317,10 +8431,12 @@ vErrors.push(err251);
 errors++;
 }
 }
-if(data120.code !== undefined){
-let data123 = data120.code;
-if(!((((((data123 === "MODEL_UNREACHABLE") || (data123 === "MODEL_AUTHENTICATION_FAILED")) || (data123 === "MODEL_RATE_LIMITED")) || (data123 === "MODEL_UNAVAILABLE")) || (data123 === "MODEL_REQUEST_REJECTED")) || (data123 === "RUNTIME_ERROR"))){
-const err252 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema33.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+}
+if(data108.architectureDiagram !== undefined){
+let data113 = data108.architectureDiagram;
+if(typeof data113 === "string"){
+if(func1(data113) > 1600){
+const err252 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
 if(vErrors === null){
 vErrors = [err252];
 }
@@ -8330,9 +8446,8 @@ vErrors.push(err252);
 errors++;
 }
 }
-}
 else {
-const err253 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err253 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/architectureDiagram",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err253];
 }
@@ -8342,11 +8457,11 @@ vErrors.push(err253);
 errors++;
 }
 }
-if(data.mcpWarning !== undefined){
-let data124 = data.mcpWarning;
-if(data124 && typeof data124 == "object" && !Array.isArray(data124)){
-if(data124.serverName === undefined){
-const err254 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+if(data108.totalMonthlyCost !== undefined){
+let data114 = data108.totalMonthlyCost;
+if((typeof data114 == "number") && (isFinite(data114))){
+if(data114 < 0 || isNaN(data114)){
+const err254 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err254];
 }
@@ -8355,8 +8470,9 @@ vErrors.push(err254);
 }
 errors++;
 }
-if(data124.code === undefined){
-const err255 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+}
+else {
+const err255 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err255];
 }
@@ -8365,8 +8481,10 @@ vErrors.push(err255);
 }
 errors++;
 }
-if(data124.message === undefined){
-const err256 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+if(data108.currency !== undefined){
+if(typeof data108.currency !== "string"){
+const err256 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/currency",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err256];
 }
@@ -8375,8 +8493,11 @@ vErrors.push(err256);
 }
 errors++;
 }
-if(data124.severity === undefined){
-const err257 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+if(data108.action !== undefined){
+let data116 = data108.action;
+if(!((((data116 === "confirm") || (data116 === "adjust")) || (data116 === "reselect")) || (data116 === "cancel"))){
+const err257 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/action",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/action/enum",keyword:"enum",params:{allowedValues: schema38.properties.options.items.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err257];
 }
@@ -8385,9 +8506,12 @@ vErrors.push(err257);
 }
 errors++;
 }
-if(data124.serverName !== undefined){
-if(typeof data124.serverName !== "string"){
-const err258 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/$defs/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data108.costItems !== undefined){
+let data117 = data108.costItems;
+if(Array.isArray(data117)){
+if(data117.length > 12){
+const err258 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err258];
 }
@@ -8396,10 +8520,12 @@ vErrors.push(err258);
 }
 errors++;
 }
-}
-if(data124.code !== undefined){
-if(typeof data124.code !== "string"){
-const err259 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/$defs/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len8 = data117.length;
+for(let i8=0; i8<len8; i8++){
+let data118 = data117[i8];
+if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+if(data118.name === undefined){
+const err259 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -8408,10 +8534,8 @@ vErrors.push(err259);
 }
 errors++;
 }
-}
-if(data124.message !== undefined){
-if(typeof data124.message !== "string"){
-const err260 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/$defs/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data118.monthlyCost === undefined){
+const err260 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
 if(vErrors === null){
 vErrors = [err260];
 }
@@ -8420,11 +8544,9 @@ vErrors.push(err260);
 }
 errors++;
 }
-}
-if(data124.severity !== undefined){
-let data128 = data124.severity;
-if(!((data128 === "fatal") || (data128 === "warning"))){
-const err261 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/$defs/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema41.properties.severity.enum},message:"must be equal to one of the allowed values"};
+for(const key14 in data118){
+if(!(((key14 === "name") || (key14 === "spec")) || (key14 === "monthlyCost"))){
+const err261 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err261];
 }
@@ -8434,9 +8556,9 @@ vErrors.push(err261);
 errors++;
 }
 }
-if(data124.source !== undefined){
-if(typeof data124.source !== "string"){
-const err262 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/$defs/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data118.name !== undefined){
+if(typeof data118.name !== "string"){
+const err262 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8+"/name",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err262];
 }
@@ -8446,9 +8568,9 @@ vErrors.push(err262);
 errors++;
 }
 }
-if(data124.sourcePath !== undefined){
-if(typeof data124.sourcePath !== "string"){
-const err263 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/$defs/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data118.spec !== undefined){
+if(typeof data118.spec !== "string"){
+const err263 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8+"/spec",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err263];
 }
@@ -8458,9 +8580,11 @@ vErrors.push(err263);
 errors++;
 }
 }
-if(data124.scope !== undefined){
-if(typeof data124.scope !== "string"){
-const err264 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/$defs/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data118.monthlyCost !== undefined){
+let data121 = data118.monthlyCost;
+if((typeof data121 == "number") && (isFinite(data121))){
+if(data121 < 0 || isNaN(data121)){
+const err264 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err264];
 }
@@ -8470,9 +8594,8 @@ vErrors.push(err264);
 errors++;
 }
 }
-}
 else {
-const err265 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err265 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -8482,11 +8605,9 @@ vErrors.push(err265);
 errors++;
 }
 }
-if(data.mcpStatus !== undefined){
-let data132 = data.mcpStatus;
-if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
-if(data132.servers === undefined){
-const err266 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
+}
+else {
+const err266 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems/" + i8,schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -8495,8 +8616,10 @@ vErrors.push(err266);
 }
 errors++;
 }
-if(data132.warnings === undefined){
-const err267 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+}
+}
+else {
+const err267 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7+"/costItems",schemaPath:"#/$defs/inputRequest/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err267];
 }
@@ -8505,15 +8628,10 @@ vErrors.push(err267);
 }
 errors++;
 }
-if(data132.servers !== undefined){
-let data133 = data132.servers;
-if(Array.isArray(data133)){
-const len7 = data133.length;
-for(let i7=0; i7<len7; i7++){
-let data134 = data133[i7];
-if(data134 && typeof data134 == "object" && !Array.isArray(data134)){
-if(data134.name === undefined){
-const err268 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+else {
+const err268 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options/" + i7,schemaPath:"#/$defs/inputRequest/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err268];
 }
@@ -8522,8 +8640,10 @@ vErrors.push(err268);
 }
 errors++;
 }
-if(data134.transport === undefined){
-const err269 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "transport"},message:"must have required property '"+"transport"+"'"};
+}
+}
+else {
+const err269 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/options",schemaPath:"#/$defs/inputRequest/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err269];
 }
@@ -8532,8 +8652,10 @@ vErrors.push(err269);
 }
 errors++;
 }
-if(data134.status === undefined){
-const err270 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+if(data87.allowFreeText !== undefined){
+if(typeof data87.allowFreeText !== "boolean"){
+const err270 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/allowFreeText",schemaPath:"#/$defs/inputRequest/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err270];
 }
@@ -8542,11 +8664,12 @@ vErrors.push(err270);
 }
 errors++;
 }
-if(data134.name !== undefined){
-let data135 = data134.name;
-if(typeof data135 === "string"){
-if(func1(data135) < 1){
-const err271 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/name",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data87.freeTextPrompt !== undefined){
+let data123 = data87.freeTextPrompt;
+if(typeof data123 === "string"){
+if(func1(data123) > 500){
+const err271 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err271];
 }
@@ -8557,7 +8680,7 @@ errors++;
 }
 }
 else {
-const err272 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/name",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err272 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/freeTextPrompt",schemaPath:"#/$defs/inputRequest/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err272];
 }
@@ -8567,10 +8690,10 @@ vErrors.push(err272);
 errors++;
 }
 }
-if(data134.transport !== undefined){
-let data136 = data134.transport;
-if(!((data136 === "stdio") || (data136 === "http"))){
-const err273 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/transport",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/transport/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpStatus.properties.servers.items.properties.transport.enum},message:"must be equal to one of the allowed values"};
+if(data87.language !== undefined){
+let data124 = data87.language;
+if(!(((((((data124 === "en") || (data124 === "zh")) || (data124 === "es")) || (data124 === "fr")) || (data124 === "de")) || (data124 === "ja")) || (data124 === "pt"))){
+const err273 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/language",schemaPath:"#/$defs/inputRequest/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err273];
 }
@@ -8580,10 +8703,9 @@ vErrors.push(err273);
 errors++;
 }
 }
-if(data134.status !== undefined){
-let data137 = data134.status;
-if(!((((data137 === "pending") || (data137 === "connected")) || (data137 === "failed")) || (data137 === "disconnected"))){
-const err274 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/status",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpStatus.properties.servers.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data87.required !== undefined){
+if(true !== data87.required){
+const err274 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/required",schemaPath:"#/$defs/inputRequest/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err274];
 }
@@ -8593,10 +8715,10 @@ vErrors.push(err274);
 errors++;
 }
 }
-if(data134.toolCount !== undefined){
-let data138 = data134.toolCount;
-if(!(((typeof data138 == "number") && (!(data138 % 1) && !isNaN(data138))) && (isFinite(data138)))){
-const err275 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/toolCount",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/toolCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data87.responseSchema !== undefined){
+let data126 = data87.responseSchema;
+if(!(data126 && typeof data126 == "object" && !Array.isArray(data126))){
+const err275 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/responseSchema",schemaPath:"#/$defs/inputRequest/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err275];
 }
@@ -8605,9 +8727,12 @@ vErrors.push(err275);
 }
 errors++;
 }
-if((typeof data138 == "number") && (isFinite(data138))){
-if(data138 < 0 || isNaN(data138)){
-const err276 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/toolCount",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/toolCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data87.selector !== undefined){
+let data127 = data87.selector;
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+if(data127.id === undefined){
+const err276 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector",schemaPath:"#/$defs/inputRequest/properties/selector/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err276];
 }
@@ -8616,11 +8741,8 @@ vErrors.push(err276);
 }
 errors++;
 }
-}
-}
-if(data134.resources !== undefined){
-if(typeof data134.resources !== "boolean"){
-const err277 = {instancePath:instancePath+"/mcpStatus/servers/" + i7+"/resources",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/resources/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data127.source === undefined){
+const err277 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector",schemaPath:"#/$defs/inputRequest/properties/selector/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err277];
 }
@@ -8629,10 +8751,9 @@ vErrors.push(err277);
 }
 errors++;
 }
-}
-}
-else {
-const err278 = {instancePath:instancePath+"/mcpStatus/servers/" + i7,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key15 in data127){
+if(!(((((key15 === "id") || (key15 === "parameter")) || (key15 === "resourceType")) || (key15 === "source")) || (key15 === "associationPropertyMetadata"))){
+const err278 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector",schemaPath:"#/$defs/inputRequest/properties/selector/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err278];
 }
@@ -8642,9 +8763,11 @@ vErrors.push(err278);
 errors++;
 }
 }
-}
-else {
-const err279 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data127.id !== undefined){
+let data128 = data127.id;
+if(typeof data128 === "string"){
+if(func1(data128) > 100){
+const err279 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/id",schemaPath:"#/$defs/inputRequest/properties/selector/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err279];
 }
@@ -8653,16 +8776,8 @@ vErrors.push(err279);
 }
 errors++;
 }
-}
-if(data132.warnings !== undefined){
-let data140 = data132.warnings;
-if(Array.isArray(data140)){
-const len8 = data140.length;
-for(let i8=0; i8<len8; i8++){
-let data141 = data140[i8];
-if(data141 && typeof data141 == "object" && !Array.isArray(data141)){
-if(data141.serverName === undefined){
-const err280 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+if(!pattern8.test(data128)){
+const err280 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/id",schemaPath:"#/$defs/inputRequest/properties/selector/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9_]+\\.[a-z0-9_]+$"},message:"must match pattern \""+"^[a-z0-9_]+\\.[a-z0-9_]+$"+"\""};
 if(vErrors === null){
 vErrors = [err280];
 }
@@ -8671,8 +8786,9 @@ vErrors.push(err280);
 }
 errors++;
 }
-if(data141.code === undefined){
-const err281 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+}
+else {
+const err281 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/id",schemaPath:"#/$defs/inputRequest/properties/selector/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err281];
 }
@@ -8681,8 +8797,12 @@ vErrors.push(err281);
 }
 errors++;
 }
-if(data141.message === undefined){
-const err282 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+}
+if(data127.parameter !== undefined){
+let data129 = data127.parameter;
+if(typeof data129 === "string"){
+if(func1(data129) > 200){
+const err282 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/parameter",schemaPath:"#/$defs/inputRequest/properties/selector/properties/parameter/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err282];
 }
@@ -8691,8 +8811,9 @@ vErrors.push(err282);
 }
 errors++;
 }
-if(data141.severity === undefined){
-const err283 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+}
+else {
+const err283 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/parameter",schemaPath:"#/$defs/inputRequest/properties/selector/properties/parameter/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err283];
 }
@@ -8701,9 +8822,12 @@ vErrors.push(err283);
 }
 errors++;
 }
-if(data141.serverName !== undefined){
-if(typeof data141.serverName !== "string"){
-const err284 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/serverName",schemaPath:"#/$defs/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data127.resourceType !== undefined){
+let data130 = data127.resourceType;
+if(typeof data130 === "string"){
+if(func1(data130) > 200){
+const err284 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/resourceType",schemaPath:"#/$defs/inputRequest/properties/selector/properties/resourceType/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err284];
 }
@@ -8713,9 +8837,8 @@ vErrors.push(err284);
 errors++;
 }
 }
-if(data141.code !== undefined){
-if(typeof data141.code !== "string"){
-const err285 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/code",schemaPath:"#/$defs/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err285 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/resourceType",schemaPath:"#/$defs/inputRequest/properties/selector/properties/resourceType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -8725,9 +8848,11 @@ vErrors.push(err285);
 errors++;
 }
 }
-if(data141.message !== undefined){
-if(typeof data141.message !== "string"){
-const err286 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/message",schemaPath:"#/$defs/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data127.source !== undefined){
+let data131 = data127.source;
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+if(data131.provider === undefined){
+const err286 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -8736,11 +8861,8 @@ vErrors.push(err286);
 }
 errors++;
 }
-}
-if(data141.severity !== undefined){
-let data145 = data141.severity;
-if(!((data145 === "fatal") || (data145 === "warning"))){
-const err287 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/severity",schemaPath:"#/$defs/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema41.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(data131.product === undefined){
+const err287 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "product"},message:"must have required property '"+"product"+"'"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -8749,10 +8871,8 @@ vErrors.push(err287);
 }
 errors++;
 }
-}
-if(data141.source !== undefined){
-if(typeof data141.source !== "string"){
-const err288 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/source",schemaPath:"#/$defs/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data131.action === undefined){
+const err288 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -8761,10 +8881,8 @@ vErrors.push(err288);
 }
 errors++;
 }
-}
-if(data141.sourcePath !== undefined){
-if(typeof data141.sourcePath !== "string"){
-const err289 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/sourcePath",schemaPath:"#/$defs/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data131.regionId === undefined){
+const err289 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "regionId"},message:"must have required property '"+"regionId"+"'"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -8773,10 +8891,9 @@ vErrors.push(err289);
 }
 errors++;
 }
-}
-if(data141.scope !== undefined){
-if(typeof data141.scope !== "string"){
-const err290 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8+"/scope",schemaPath:"#/$defs/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key16 in data131){
+if(!(((((key16 === "provider") || (key16 === "product")) || (key16 === "action")) || (key16 === "regionId")) || (key16 === "simulated"))){
+const err290 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -8786,9 +8903,9 @@ vErrors.push(err290);
 errors++;
 }
 }
-}
-else {
-const err291 = {instancePath:instancePath+"/mcpStatus/warnings/" + i8,schemaPath:"#/$defs/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data131.provider !== undefined){
+if("aliyun" !== data131.provider){
+const err291 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source/provider",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/provider/const",keyword:"const",params:{allowedValue: "aliyun"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -8798,9 +8915,9 @@ vErrors.push(err291);
 errors++;
 }
 }
-}
-else {
-const err292 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data131.product !== undefined){
+if(typeof data131.product !== "string"){
+const err292 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source/product",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/product/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -8810,9 +8927,9 @@ vErrors.push(err292);
 errors++;
 }
 }
-}
-else {
-const err293 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data131.action !== undefined){
+if(typeof data131.action !== "string"){
+const err293 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source/action",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -8822,11 +8939,9 @@ vErrors.push(err293);
 errors++;
 }
 }
-if(data.backupBlocked !== undefined){
-let data149 = data.backupBlocked;
-if(data149 && typeof data149 == "object" && !Array.isArray(data149)){
-if(data149.reason === undefined){
-const err294 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data131.regionId !== undefined){
+if(typeof data131.regionId !== "string"){
+const err294 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source/regionId",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/regionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -8835,8 +8950,10 @@ vErrors.push(err294);
 }
 errors++;
 }
-if(data149.blockedTerminalState === undefined){
-const err295 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+}
+if(data131.simulated !== undefined){
+if(typeof data131.simulated !== "boolean"){
+const err295 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source/simulated",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/properties/simulated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -8845,8 +8962,10 @@ vErrors.push(err295);
 }
 errors++;
 }
-if(data149.error === undefined){
-const err296 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+}
+}
+else {
+const err296 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/source",schemaPath:"#/$defs/inputRequest/properties/selector/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -8855,8 +8974,11 @@ vErrors.push(err296);
 }
 errors++;
 }
-if(data149.recoverable === undefined){
-const err297 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+}
+if(data127.associationPropertyMetadata !== undefined){
+let data137 = data127.associationPropertyMetadata;
+if(!(data137 && typeof data137 == "object" && !Array.isArray(data137))){
+const err297 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector/associationPropertyMetadata",schemaPath:"#/$defs/inputRequest/properties/selector/properties/associationPropertyMetadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -8865,9 +8987,10 @@ vErrors.push(err297);
 }
 errors++;
 }
-for(const key17 in data149){
-if(!((((key17 === "reason") || (key17 === "blockedTerminalState")) || (key17 === "error")) || (key17 === "recoverable"))){
-const err298 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
+}
+}
+else {
+const err298 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/selector",schemaPath:"#/$defs/inputRequest/properties/selector/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -8877,9 +9000,10 @@ vErrors.push(err298);
 errors++;
 }
 }
-if(data149.reason !== undefined){
-if(typeof data149.reason !== "string"){
-const err299 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.operation !== undefined){
+let data138 = data87.operation;
+if(!((data138 === "create") || (data138 === "update"))){
+const err299 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/operation",schemaPath:"#/$defs/inputRequest/properties/operation/enum",keyword:"enum",params:{allowedValues: schema38.properties.operation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -8889,9 +9013,11 @@ vErrors.push(err299);
 errors++;
 }
 }
-if(data149.blockedTerminalState !== undefined){
-if(typeof data149.blockedTerminalState !== "string"){
-const err300 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data87.displayParameters !== undefined){
+let data139 = data87.displayParameters;
+if(Array.isArray(data139)){
+if(data139.length > 50){
+const err300 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters",schemaPath:"#/$defs/inputRequest/properties/displayParameters/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -8900,10 +9026,12 @@ vErrors.push(err300);
 }
 errors++;
 }
-}
-if(data149.error !== undefined){
-if(typeof data149.error !== "string"){
-const err301 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len9 = data139.length;
+for(let i9=0; i9<len9; i9++){
+let data140 = data139[i9];
+if(data140 && typeof data140 == "object" && !Array.isArray(data140)){
+if(data140.name === undefined){
+const err301 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -8912,10 +9040,8 @@ vErrors.push(err301);
 }
 errors++;
 }
-}
-if(data149.recoverable !== undefined){
-if(true !== data149.recoverable){
-const err302 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data140.value === undefined){
+const err302 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -8924,10 +9050,9 @@ vErrors.push(err302);
 }
 errors++;
 }
-}
-}
-else {
-const err303 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key17 in data140){
+if(!(((key17 === "name") || (key17 === "value")) || (key17 === "label"))){
+const err303 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -8937,11 +9062,11 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(data.cleanupOnly !== undefined){
-let data154 = data.cleanupOnly;
-if(data154 && typeof data154 == "object" && !Array.isArray(data154)){
-if(data154.requested === undefined){
-const err304 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+if(data140.name !== undefined){
+let data141 = data140.name;
+if(typeof data141 === "string"){
+if(func1(data141) > 200){
+const err304 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9+"/name",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -8950,8 +9075,8 @@ vErrors.push(err304);
 }
 errors++;
 }
-if(data154.status === undefined){
-const err305 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(func1(data141) < 1){
+const err305 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9+"/name",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -8960,9 +9085,9 @@ vErrors.push(err305);
 }
 errors++;
 }
-for(const key18 in data154){
-if(!((((key18 === "requested") || (key18 === "status")) || (key18 === "resourceCount")) || (key18 === "resources"))){
-const err306 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
+}
+else {
+const err306 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9+"/name",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -8972,9 +9097,11 @@ vErrors.push(err306);
 errors++;
 }
 }
-if(data154.requested !== undefined){
-if(true !== data154.requested){
-const err307 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data140.value !== undefined){
+let data142 = data140.value;
+if(typeof data142 === "string"){
+if(func1(data142) > 1024){
+const err307 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9+"/value",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/value/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -8984,10 +9111,8 @@ vErrors.push(err307);
 errors++;
 }
 }
-if(data154.status !== undefined){
-let data156 = data154.status;
-if(!((((data156 === "completed") || (data156 === "failed")) || (data156 === "pending")) || (data156 === "unavailable"))){
-const err308 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+else {
+const err308 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9+"/value",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -8997,10 +9122,11 @@ vErrors.push(err308);
 errors++;
 }
 }
-if(data154.resourceCount !== undefined){
-let data157 = data154.resourceCount;
-if(!(((typeof data157 == "number") && (!(data157 % 1) && !isNaN(data157))) && (isFinite(data157)))){
-const err309 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data140.label !== undefined){
+let data143 = data140.label;
+if(typeof data143 === "string"){
+if(func1(data143) > 500){
+const err309 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9+"/label",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -9009,9 +9135,9 @@ vErrors.push(err309);
 }
 errors++;
 }
-if((typeof data157 == "number") && (isFinite(data157))){
-if(data157 < 0 || isNaN(data157)){
-const err310 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err310 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9+"/label",schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -9022,11 +9148,8 @@ errors++;
 }
 }
 }
-if(data154.resources !== undefined){
-let data158 = data154.resources;
-if(Array.isArray(data158)){
-if(data158.length > 24){
-const err311 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+else {
+const err311 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters/" + i9,schemaPath:"#/$defs/inputRequest/properties/displayParameters/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -9035,11 +9158,10 @@ vErrors.push(err311);
 }
 errors++;
 }
-const len9 = data158.length;
-for(let i9=0; i9<len9; i9++){
-let data159 = data158[i9];
-if(!(data159 && typeof data159 == "object" && !Array.isArray(data159))){
-const err312 = {instancePath:instancePath+"/cleanupOnly/resources/" + i9,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+}
+else {
+const err312 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/displayParameters",schemaPath:"#/$defs/inputRequest/properties/displayParameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -9049,9 +9171,12 @@ vErrors.push(err312);
 errors++;
 }
 }
-}
-else {
-const err313 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data87.deploymentSummary !== undefined){
+let data144 = data87.deploymentSummary;
+if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
+for(const key18 in data144){
+if(!(((((((key18 === "candidateName") || (key18 === "action")) || (key18 === "region")) || (key18 === "stackName")) || (key18 === "template")) || (key18 === "totalMonthlyCost")) || (key18 === "resources"))){
+const err313 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key18},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -9061,14 +9186,1200 @@ vErrors.push(err313);
 errors++;
 }
 }
-}
-else {
-const err314 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data144.candidateName !== undefined){
+if(typeof data144.candidateName !== "string"){
+const err314 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/candidateName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err314];
 }
 else {
 vErrors.push(err314);
+}
+errors++;
+}
+}
+if(data144.action !== undefined){
+if(typeof data144.action !== "string"){
+const err315 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/action",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+}
+if(data144.region !== undefined){
+if(typeof data144.region !== "string"){
+const err316 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/region",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+}
+if(data144.stackName !== undefined){
+if(typeof data144.stackName !== "string"){
+const err317 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/stackName",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+}
+if(data144.template !== undefined){
+if(typeof data144.template !== "string"){
+const err318 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/template",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+}
+if(data144.totalMonthlyCost !== undefined){
+let data150 = data144.totalMonthlyCost;
+if((typeof data150 !== "string") && (!((typeof data150 == "number") && (isFinite(data150))))){
+const err319 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+if(data144.resources !== undefined){
+let data151 = data144.resources;
+if(Array.isArray(data151)){
+if(data151.length > 12){
+const err320 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+const len10 = data151.length;
+for(let i10=0; i10<len10; i10++){
+let data152 = data151[i10];
+if(data152 && typeof data152 == "object" && !Array.isArray(data152)){
+for(const key19 in data152){
+if(!(((key19 === "name") || (key19 === "spec")) || (key19 === "monthlyCost"))){
+const err321 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/resources/" + i10,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key19},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+}
+if(data152.name !== undefined){
+if(typeof data152.name !== "string"){
+const err322 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/resources/" + i10+"/name",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+}
+if(data152.spec !== undefined){
+if(typeof data152.spec !== "string"){
+const err323 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/resources/" + i10+"/spec",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+}
+if(data152.monthlyCost !== undefined){
+let data155 = data152.monthlyCost;
+if((typeof data155 !== "string") && (!((typeof data155 == "number") && (isFinite(data155))))){
+const err324 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/resources/" + i10+"/monthlyCost",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+}
+}
+else {
+const err325 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/resources/" + i10,schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+}
+}
+else {
+const err326 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary/resources",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+}
+}
+}
+else {
+const err327 = {instancePath:instancePath+"/pendingPermissions/" + i5+"/deploymentSummary",schemaPath:"#/$defs/inputRequest/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+}
+}
+else {
+const err328 = {instancePath:instancePath+"/pendingPermissions/" + i5,schemaPath:"#/$defs/inputRequest/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+}
+}
+else {
+const err329 = {instancePath:instancePath+"/pendingPermissions",schemaPath:"#/properties/pendingPermissions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+}
+if(data.inputReceived !== undefined){
+let data156 = data.inputReceived;
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+if(data156.kind === undefined){
+const err330 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+if(data156.inputId === undefined){
+const err331 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+if(data156.toolUseId === undefined){
+const err332 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+for(const key20 in data156){
+if(!(((((key20 === "kind") || (key20 === "inputId")) || (key20 === "toolUseId")) || (key20 === "decision")) || (key20 === "selectedId"))){
+const err333 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key20},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+}
+if(data156.kind !== undefined){
+let data157 = data156.kind;
+if(!((((data157 === "permission") || (data157 === "ask_user_question")) || (data157 === "candidate_selection")) || (data157 === "pipeline_pause_confirmation"))){
+const err334 = {instancePath:instancePath+"/inputReceived/kind",schemaPath:"#/properties/inputReceived/properties/kind/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+}
+if(data156.inputId !== undefined){
+let data158 = data156.inputId;
+if(typeof data158 === "string"){
+if(func1(data158) < 1){
+const err335 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+}
+else {
+const err336 = {instancePath:instancePath+"/inputReceived/inputId",schemaPath:"#/properties/inputReceived/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+}
+if(data156.toolUseId !== undefined){
+let data159 = data156.toolUseId;
+if(typeof data159 === "string"){
+if(func1(data159) < 1){
+const err337 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+}
+else {
+const err338 = {instancePath:instancePath+"/inputReceived/toolUseId",schemaPath:"#/properties/inputReceived/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+}
+if(data156.decision !== undefined){
+let data160 = data156.decision;
+if(!(((data160 === "allow_once") || (data160 === "allow_always")) || (data160 === "deny"))){
+const err339 = {instancePath:instancePath+"/inputReceived/decision",schemaPath:"#/properties/inputReceived/properties/decision/enum",keyword:"enum",params:{allowedValues: schema33.properties.inputReceived.properties.decision.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+}
+if(data156.selectedId !== undefined){
+if(typeof data156.selectedId !== "string"){
+const err340 = {instancePath:instancePath+"/inputReceived/selectedId",schemaPath:"#/properties/inputReceived/properties/selectedId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+}
+}
+else {
+const err341 = {instancePath:instancePath+"/inputReceived",schemaPath:"#/properties/inputReceived/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+}
+if(data.assistantFinal !== undefined){
+let data162 = data.assistantFinal;
+if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+if(data162.complete === undefined){
+const err342 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/required",keyword:"required",params:{missingProperty: "complete"},message:"must have required property '"+"complete"+"'"};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+for(const key21 in data162){
+if(!(key21 === "complete")){
+const err343 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key21},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
+}
+errors++;
+}
+}
+if(data162.complete !== undefined){
+if(true !== data162.complete){
+const err344 = {instancePath:instancePath+"/assistantFinal/complete",schemaPath:"#/properties/assistantFinal/properties/complete/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err344];
+}
+else {
+vErrors.push(err344);
+}
+errors++;
+}
+}
+}
+else {
+const err345 = {instancePath:instancePath+"/assistantFinal",schemaPath:"#/properties/assistantFinal/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err345];
+}
+else {
+vErrors.push(err345);
+}
+errors++;
+}
+}
+if(data.error !== undefined){
+let data164 = data.error;
+if(data164 && typeof data164 == "object" && !Array.isArray(data164)){
+if(data164.retryable === undefined){
+const err346 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/required",keyword:"required",params:{missingProperty: "retryable"},message:"must have required property '"+"retryable"+"'"};
+if(vErrors === null){
+vErrors = [err346];
+}
+else {
+vErrors.push(err346);
+}
+errors++;
+}
+for(const key22 in data164){
+if(!(((key22 === "retryable") || (key22 === "errorId")) || (key22 === "code"))){
+const err347 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key22},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err347];
+}
+else {
+vErrors.push(err347);
+}
+errors++;
+}
+}
+if(data164.retryable !== undefined){
+if(typeof data164.retryable !== "boolean"){
+const err348 = {instancePath:instancePath+"/error/retryable",schemaPath:"#/properties/error/properties/retryable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err348];
+}
+else {
+vErrors.push(err348);
+}
+errors++;
+}
+}
+if(data164.errorId !== undefined){
+if(typeof data164.errorId !== "string"){
+const err349 = {instancePath:instancePath+"/error/errorId",schemaPath:"#/properties/error/properties/errorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err349];
+}
+else {
+vErrors.push(err349);
+}
+errors++;
+}
+}
+if(data164.code !== undefined){
+let data167 = data164.code;
+if(!((((((data167 === "MODEL_UNREACHABLE") || (data167 === "MODEL_AUTHENTICATION_FAILED")) || (data167 === "MODEL_RATE_LIMITED")) || (data167 === "MODEL_UNAVAILABLE")) || (data167 === "MODEL_REQUEST_REJECTED")) || (data167 === "RUNTIME_ERROR"))){
+const err350 = {instancePath:instancePath+"/error/code",schemaPath:"#/properties/error/properties/code/enum",keyword:"enum",params:{allowedValues: schema33.properties.error.properties.code.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err350];
+}
+else {
+vErrors.push(err350);
+}
+errors++;
+}
+}
+}
+else {
+const err351 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err351];
+}
+else {
+vErrors.push(err351);
+}
+errors++;
+}
+}
+if(data.mcpWarning !== undefined){
+let data168 = data.mcpWarning;
+if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
+if(data168.serverName === undefined){
+const err352 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+if(vErrors === null){
+vErrors = [err352];
+}
+else {
+vErrors.push(err352);
+}
+errors++;
+}
+if(data168.code === undefined){
+const err353 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err353];
+}
+else {
+vErrors.push(err353);
+}
+errors++;
+}
+if(data168.message === undefined){
+const err354 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err354];
+}
+else {
+vErrors.push(err354);
+}
+errors++;
+}
+if(data168.severity === undefined){
+const err355 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+if(data168.serverName !== undefined){
+if(typeof data168.serverName !== "string"){
+const err356 = {instancePath:instancePath+"/mcpWarning/serverName",schemaPath:"#/$defs/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+}
+if(data168.code !== undefined){
+if(typeof data168.code !== "string"){
+const err357 = {instancePath:instancePath+"/mcpWarning/code",schemaPath:"#/$defs/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+}
+if(data168.message !== undefined){
+if(typeof data168.message !== "string"){
+const err358 = {instancePath:instancePath+"/mcpWarning/message",schemaPath:"#/$defs/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+}
+if(data168.severity !== undefined){
+let data172 = data168.severity;
+if(!((data172 === "fatal") || (data172 === "warning"))){
+const err359 = {instancePath:instancePath+"/mcpWarning/severity",schemaPath:"#/$defs/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema41.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+}
+if(data168.source !== undefined){
+if(typeof data168.source !== "string"){
+const err360 = {instancePath:instancePath+"/mcpWarning/source",schemaPath:"#/$defs/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+}
+if(data168.sourcePath !== undefined){
+if(typeof data168.sourcePath !== "string"){
+const err361 = {instancePath:instancePath+"/mcpWarning/sourcePath",schemaPath:"#/$defs/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+}
+if(data168.scope !== undefined){
+if(typeof data168.scope !== "string"){
+const err362 = {instancePath:instancePath+"/mcpWarning/scope",schemaPath:"#/$defs/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+}
+}
+else {
+const err363 = {instancePath:instancePath+"/mcpWarning",schemaPath:"#/$defs/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
+}
+errors++;
+}
+}
+if(data.mcpStatus !== undefined){
+let data176 = data.mcpStatus;
+if(data176 && typeof data176 == "object" && !Array.isArray(data176)){
+if(data176.servers === undefined){
+const err364 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
+if(vErrors === null){
+vErrors = [err364];
+}
+else {
+vErrors.push(err364);
+}
+errors++;
+}
+if(data176.warnings === undefined){
+const err365 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+if(vErrors === null){
+vErrors = [err365];
+}
+else {
+vErrors.push(err365);
+}
+errors++;
+}
+if(data176.servers !== undefined){
+let data177 = data176.servers;
+if(Array.isArray(data177)){
+const len11 = data177.length;
+for(let i11=0; i11<len11; i11++){
+let data178 = data177[i11];
+if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
+if(data178.name === undefined){
+const err366 = {instancePath:instancePath+"/mcpStatus/servers/" + i11,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err366];
+}
+else {
+vErrors.push(err366);
+}
+errors++;
+}
+if(data178.transport === undefined){
+const err367 = {instancePath:instancePath+"/mcpStatus/servers/" + i11,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "transport"},message:"must have required property '"+"transport"+"'"};
+if(vErrors === null){
+vErrors = [err367];
+}
+else {
+vErrors.push(err367);
+}
+errors++;
+}
+if(data178.status === undefined){
+const err368 = {instancePath:instancePath+"/mcpStatus/servers/" + i11,schemaPath:"#/properties/mcpStatus/properties/servers/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err368];
+}
+else {
+vErrors.push(err368);
+}
+errors++;
+}
+if(data178.name !== undefined){
+let data179 = data178.name;
+if(typeof data179 === "string"){
+if(func1(data179) < 1){
+const err369 = {instancePath:instancePath+"/mcpStatus/servers/" + i11+"/name",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err369];
+}
+else {
+vErrors.push(err369);
+}
+errors++;
+}
+}
+else {
+const err370 = {instancePath:instancePath+"/mcpStatus/servers/" + i11+"/name",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err370];
+}
+else {
+vErrors.push(err370);
+}
+errors++;
+}
+}
+if(data178.transport !== undefined){
+let data180 = data178.transport;
+if(!((data180 === "stdio") || (data180 === "http"))){
+const err371 = {instancePath:instancePath+"/mcpStatus/servers/" + i11+"/transport",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/transport/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpStatus.properties.servers.items.properties.transport.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err371];
+}
+else {
+vErrors.push(err371);
+}
+errors++;
+}
+}
+if(data178.status !== undefined){
+let data181 = data178.status;
+if(!((((data181 === "pending") || (data181 === "connected")) || (data181 === "failed")) || (data181 === "disconnected"))){
+const err372 = {instancePath:instancePath+"/mcpStatus/servers/" + i11+"/status",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.mcpStatus.properties.servers.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err372];
+}
+else {
+vErrors.push(err372);
+}
+errors++;
+}
+}
+if(data178.toolCount !== undefined){
+let data182 = data178.toolCount;
+if(!(((typeof data182 == "number") && (!(data182 % 1) && !isNaN(data182))) && (isFinite(data182)))){
+const err373 = {instancePath:instancePath+"/mcpStatus/servers/" + i11+"/toolCount",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/toolCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err373];
+}
+else {
+vErrors.push(err373);
+}
+errors++;
+}
+if((typeof data182 == "number") && (isFinite(data182))){
+if(data182 < 0 || isNaN(data182)){
+const err374 = {instancePath:instancePath+"/mcpStatus/servers/" + i11+"/toolCount",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/toolCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err374];
+}
+else {
+vErrors.push(err374);
+}
+errors++;
+}
+}
+}
+if(data178.resources !== undefined){
+if(typeof data178.resources !== "boolean"){
+const err375 = {instancePath:instancePath+"/mcpStatus/servers/" + i11+"/resources",schemaPath:"#/properties/mcpStatus/properties/servers/items/properties/resources/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err375];
+}
+else {
+vErrors.push(err375);
+}
+errors++;
+}
+}
+}
+else {
+const err376 = {instancePath:instancePath+"/mcpStatus/servers/" + i11,schemaPath:"#/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err376];
+}
+else {
+vErrors.push(err376);
+}
+errors++;
+}
+}
+}
+else {
+const err377 = {instancePath:instancePath+"/mcpStatus/servers",schemaPath:"#/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err377];
+}
+else {
+vErrors.push(err377);
+}
+errors++;
+}
+}
+if(data176.warnings !== undefined){
+let data184 = data176.warnings;
+if(Array.isArray(data184)){
+const len12 = data184.length;
+for(let i12=0; i12<len12; i12++){
+let data185 = data184[i12];
+if(data185 && typeof data185 == "object" && !Array.isArray(data185)){
+if(data185.serverName === undefined){
+const err378 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "serverName"},message:"must have required property '"+"serverName"+"'"};
+if(vErrors === null){
+vErrors = [err378];
+}
+else {
+vErrors.push(err378);
+}
+errors++;
+}
+if(data185.code === undefined){
+const err379 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err379];
+}
+else {
+vErrors.push(err379);
+}
+errors++;
+}
+if(data185.message === undefined){
+const err380 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err380];
+}
+else {
+vErrors.push(err380);
+}
+errors++;
+}
+if(data185.severity === undefined){
+const err381 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12,schemaPath:"#/$defs/mcpWarning/required",keyword:"required",params:{missingProperty: "severity"},message:"must have required property '"+"severity"+"'"};
+if(vErrors === null){
+vErrors = [err381];
+}
+else {
+vErrors.push(err381);
+}
+errors++;
+}
+if(data185.serverName !== undefined){
+if(typeof data185.serverName !== "string"){
+const err382 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12+"/serverName",schemaPath:"#/$defs/mcpWarning/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err382];
+}
+else {
+vErrors.push(err382);
+}
+errors++;
+}
+}
+if(data185.code !== undefined){
+if(typeof data185.code !== "string"){
+const err383 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12+"/code",schemaPath:"#/$defs/mcpWarning/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err383];
+}
+else {
+vErrors.push(err383);
+}
+errors++;
+}
+}
+if(data185.message !== undefined){
+if(typeof data185.message !== "string"){
+const err384 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12+"/message",schemaPath:"#/$defs/mcpWarning/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err384];
+}
+else {
+vErrors.push(err384);
+}
+errors++;
+}
+}
+if(data185.severity !== undefined){
+let data189 = data185.severity;
+if(!((data189 === "fatal") || (data189 === "warning"))){
+const err385 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12+"/severity",schemaPath:"#/$defs/mcpWarning/properties/severity/enum",keyword:"enum",params:{allowedValues: schema41.properties.severity.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err385];
+}
+else {
+vErrors.push(err385);
+}
+errors++;
+}
+}
+if(data185.source !== undefined){
+if(typeof data185.source !== "string"){
+const err386 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12+"/source",schemaPath:"#/$defs/mcpWarning/properties/source/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err386];
+}
+else {
+vErrors.push(err386);
+}
+errors++;
+}
+}
+if(data185.sourcePath !== undefined){
+if(typeof data185.sourcePath !== "string"){
+const err387 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12+"/sourcePath",schemaPath:"#/$defs/mcpWarning/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err387];
+}
+else {
+vErrors.push(err387);
+}
+errors++;
+}
+}
+if(data185.scope !== undefined){
+if(typeof data185.scope !== "string"){
+const err388 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12+"/scope",schemaPath:"#/$defs/mcpWarning/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err388];
+}
+else {
+vErrors.push(err388);
+}
+errors++;
+}
+}
+}
+else {
+const err389 = {instancePath:instancePath+"/mcpStatus/warnings/" + i12,schemaPath:"#/$defs/mcpWarning/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err389];
+}
+else {
+vErrors.push(err389);
+}
+errors++;
+}
+}
+}
+else {
+const err390 = {instancePath:instancePath+"/mcpStatus/warnings",schemaPath:"#/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err390];
+}
+else {
+vErrors.push(err390);
+}
+errors++;
+}
+}
+}
+else {
+const err391 = {instancePath:instancePath+"/mcpStatus",schemaPath:"#/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err391];
+}
+else {
+vErrors.push(err391);
+}
+errors++;
+}
+}
+if(data.backupBlocked !== undefined){
+let data193 = data.backupBlocked;
+if(data193 && typeof data193 == "object" && !Array.isArray(data193)){
+if(data193.reason === undefined){
+const err392 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err392];
+}
+else {
+vErrors.push(err392);
+}
+errors++;
+}
+if(data193.blockedTerminalState === undefined){
+const err393 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "blockedTerminalState"},message:"must have required property '"+"blockedTerminalState"+"'"};
+if(vErrors === null){
+vErrors = [err393];
+}
+else {
+vErrors.push(err393);
+}
+errors++;
+}
+if(data193.error === undefined){
+const err394 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+if(vErrors === null){
+vErrors = [err394];
+}
+else {
+vErrors.push(err394);
+}
+errors++;
+}
+if(data193.recoverable === undefined){
+const err395 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
+if(vErrors === null){
+vErrors = [err395];
+}
+else {
+vErrors.push(err395);
+}
+errors++;
+}
+for(const key23 in data193){
+if(!((((key23 === "reason") || (key23 === "blockedTerminalState")) || (key23 === "error")) || (key23 === "recoverable"))){
+const err396 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key23},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err396];
+}
+else {
+vErrors.push(err396);
+}
+errors++;
+}
+}
+if(data193.reason !== undefined){
+if(typeof data193.reason !== "string"){
+const err397 = {instancePath:instancePath+"/backupBlocked/reason",schemaPath:"#/properties/backupBlocked/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err397];
+}
+else {
+vErrors.push(err397);
+}
+errors++;
+}
+}
+if(data193.blockedTerminalState !== undefined){
+if(typeof data193.blockedTerminalState !== "string"){
+const err398 = {instancePath:instancePath+"/backupBlocked/blockedTerminalState",schemaPath:"#/properties/backupBlocked/properties/blockedTerminalState/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err398];
+}
+else {
+vErrors.push(err398);
+}
+errors++;
+}
+}
+if(data193.error !== undefined){
+if(typeof data193.error !== "string"){
+const err399 = {instancePath:instancePath+"/backupBlocked/error",schemaPath:"#/properties/backupBlocked/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err399];
+}
+else {
+vErrors.push(err399);
+}
+errors++;
+}
+}
+if(data193.recoverable !== undefined){
+if(true !== data193.recoverable){
+const err400 = {instancePath:instancePath+"/backupBlocked/recoverable",schemaPath:"#/properties/backupBlocked/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err400];
+}
+else {
+vErrors.push(err400);
+}
+errors++;
+}
+}
+}
+else {
+const err401 = {instancePath:instancePath+"/backupBlocked",schemaPath:"#/properties/backupBlocked/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err401];
+}
+else {
+vErrors.push(err401);
+}
+errors++;
+}
+}
+if(data.cleanupOnly !== undefined){
+let data198 = data.cleanupOnly;
+if(data198 && typeof data198 == "object" && !Array.isArray(data198)){
+if(data198.requested === undefined){
+const err402 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "requested"},message:"must have required property '"+"requested"+"'"};
+if(vErrors === null){
+vErrors = [err402];
+}
+else {
+vErrors.push(err402);
+}
+errors++;
+}
+if(data198.status === undefined){
+const err403 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err403];
+}
+else {
+vErrors.push(err403);
+}
+errors++;
+}
+for(const key24 in data198){
+if(!((((key24 === "requested") || (key24 === "status")) || (key24 === "resourceCount")) || (key24 === "resources"))){
+const err404 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key24},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err404];
+}
+else {
+vErrors.push(err404);
+}
+errors++;
+}
+}
+if(data198.requested !== undefined){
+if(true !== data198.requested){
+const err405 = {instancePath:instancePath+"/cleanupOnly/requested",schemaPath:"#/properties/cleanupOnly/properties/requested/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err405];
+}
+else {
+vErrors.push(err405);
+}
+errors++;
+}
+}
+if(data198.status !== undefined){
+let data200 = data198.status;
+if(!((((data200 === "completed") || (data200 === "failed")) || (data200 === "pending")) || (data200 === "unavailable"))){
+const err406 = {instancePath:instancePath+"/cleanupOnly/status",schemaPath:"#/properties/cleanupOnly/properties/status/enum",keyword:"enum",params:{allowedValues: schema33.properties.cleanupOnly.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err406];
+}
+else {
+vErrors.push(err406);
+}
+errors++;
+}
+}
+if(data198.resourceCount !== undefined){
+let data201 = data198.resourceCount;
+if(!(((typeof data201 == "number") && (!(data201 % 1) && !isNaN(data201))) && (isFinite(data201)))){
+const err407 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err407];
+}
+else {
+vErrors.push(err407);
+}
+errors++;
+}
+if((typeof data201 == "number") && (isFinite(data201))){
+if(data201 < 0 || isNaN(data201)){
+const err408 = {instancePath:instancePath+"/cleanupOnly/resourceCount",schemaPath:"#/properties/cleanupOnly/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err408];
+}
+else {
+vErrors.push(err408);
+}
+errors++;
+}
+}
+}
+if(data198.resources !== undefined){
+let data202 = data198.resources;
+if(Array.isArray(data202)){
+if(data202.length > 24){
+const err409 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/maxItems",keyword:"maxItems",params:{limit: 24},message:"must NOT have more than 24 items"};
+if(vErrors === null){
+vErrors = [err409];
+}
+else {
+vErrors.push(err409);
+}
+errors++;
+}
+const len13 = data202.length;
+for(let i13=0; i13<len13; i13++){
+let data203 = data202[i13];
+if(!(data203 && typeof data203 == "object" && !Array.isArray(data203))){
+const err410 = {instancePath:instancePath+"/cleanupOnly/resources/" + i13,schemaPath:"#/properties/cleanupOnly/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err410];
+}
+else {
+vErrors.push(err410);
+}
+errors++;
+}
+}
+}
+else {
+const err411 = {instancePath:instancePath+"/cleanupOnly/resources",schemaPath:"#/properties/cleanupOnly/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err411];
+}
+else {
+vErrors.push(err411);
+}
+errors++;
+}
+}
+}
+else {
+const err412 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err412];
+}
+else {
+vErrors.push(err412);
 }
 errors++;
 }
@@ -9087,12 +10398,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err315 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err413 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err315];
+vErrors = [err413];
 }
 else {
-vErrors.push(err315);
+vErrors.push(err413);
 }
 errors++;
 }
@@ -9107,9 +10418,9 @@ const schema50 = {"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-
 const schema51 = {"type":["string","null"]};
 const schema53 = {"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]};
 const schema55 = {"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]};
-const pattern9 = new RegExp("^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)", "u");
-const pattern10 = new RegExp("^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$", "u");
-const pattern11 = new RegExp("^\\s*0*[1-9][0-9]*\\s*$", "u");
+const pattern12 = new RegExp("^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)", "u");
+const pattern13 = new RegExp("^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$", "u");
+const pattern14 = new RegExp("^\\s*0*[1-9][0-9]*\\s*$", "u");
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json" */;
@@ -9136,7 +10447,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!pattern9.test(data0)){
+if(!pattern12.test(data0)){
 const err1 = {instancePath:instancePath+"/cwd",schemaPath:"#/$defs/absolutePath/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -9216,7 +10527,7 @@ var _valid0 = _errs15 === errors;
 valid6 = valid6 || _valid0;
 const _errs17 = errors;
 if(typeof data4 === "string"){
-if(!pattern10.test(data4)){
+if(!pattern13.test(data4)){
 const err7 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -9305,7 +10616,7 @@ var _valid1 = _errs25 === errors;
 valid9 = valid9 || _valid1;
 const _errs27 = errors;
 if(typeof data6 === "string"){
-if(!pattern11.test(data6)){
+if(!pattern14.test(data6)){
 const err13 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -9369,7 +10680,7 @@ var _valid2 = _errs32 === errors;
 valid11 = valid11 || _valid2;
 const _errs34 = errors;
 if(typeof data7 === "string"){
-if(!pattern10.test(data7)){
+if(!pattern13.test(data7)){
 const err17 = {instancePath:instancePath+"/thinking/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -9433,7 +10744,7 @@ var _valid3 = _errs39 === errors;
 valid13 = valid13 || _valid3;
 const _errs41 = errors;
 if(typeof data8 === "string"){
-if(!pattern10.test(data8)){
+if(!pattern13.test(data8)){
 const err21 = {instancePath:instancePath+"/thinking/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -9535,7 +10846,7 @@ var _valid4 = _errs52 === errors;
 valid17 = valid17 || _valid4;
 const _errs54 = errors;
 if(typeof data11 === "string"){
-if(!pattern11.test(data11)){
+if(!pattern14.test(data11)){
 const err28 = {instancePath:instancePath+"/thinking/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -9611,7 +10922,7 @@ var _valid5 = _errs59 === errors;
 valid19 = valid19 || _valid5;
 const _errs61 = errors;
 if(typeof data12 === "string"){
-if(!pattern11.test(data12)){
+if(!pattern14.test(data12)){
 const err33 = {instancePath:instancePath+"/thinking/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -9677,7 +10988,7 @@ var _valid6 = _errs66 === errors;
 valid21 = valid21 || _valid6;
 const _errs68 = errors;
 if(typeof data13 === "string"){
-if(!pattern10.test(data13)){
+if(!pattern13.test(data13)){
 const err37 = {instancePath:instancePath+"/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -9741,7 +11052,7 @@ var _valid7 = _errs73 === errors;
 valid23 = valid23 || _valid7;
 const _errs75 = errors;
 if(typeof data14 === "string"){
-if(!pattern10.test(data14)){
+if(!pattern13.test(data14)){
 const err41 = {instancePath:instancePath+"/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -9843,7 +11154,7 @@ var _valid8 = _errs86 === errors;
 valid27 = valid27 || _valid8;
 const _errs88 = errors;
 if(typeof data17 === "string"){
-if(!pattern11.test(data17)){
+if(!pattern14.test(data17)){
 const err48 = {instancePath:instancePath+"/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -9919,7 +11230,7 @@ var _valid9 = _errs93 === errors;
 valid29 = valid29 || _valid9;
 const _errs95 = errors;
 if(typeof data18 === "string"){
-if(!pattern11.test(data18)){
+if(!pattern14.test(data18)){
 const err53 = {instancePath:instancePath+"/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -10213,9 +11524,11 @@ return errors === 0;
 validate34.evaluated = {"props":{"cwd":true,"iac_code_model":true,"iac_code_api_key":true,"thinking":true,"thinking_enabled":true,"thinkingEnabled":true,"thinking_effort":true,"thinkingEffort":true,"thinking_budget":true,"thinkingBudget":true,"alibaba_cloud_access_key_id":true,"alibaba_cloud_access_key_secret":true,"alibaba_cloud_security_token":true,"alibaba_cloud_region_id":true,"user_id":true,"channel":true,"preferredLanguage":true,"preferred_language":true,"candidatePresentation":true,"candidate_presentation":true,"cleanupOnly":true,"run_mode":true,"runMode":true,"pipeline_name":true,"pipelineName":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_input_answer = validate35;
-const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-answer.json","title":"InputAnswer","description":"The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.","oneOf":[{"$ref":"#/$defs/permissionAnswer"},{"$ref":"#/$defs/questionAnswer"}],"$defs":{"permissionAnswer":{"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}},"questionAnswer":{"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}}}};
+const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/input-answer.json","title":"InputAnswer","description":"The data of the single application/json data part that answers an a2a/input-request. Send it with SendStreamingMessage, role ROLE_USER, taskId = requestTaskId and the same contextId. Exactly these keys: anything else is rejected with -32602.","oneOf":[{"$ref":"#/$defs/permissionAnswer"},{"$ref":"#/$defs/questionAnswer"},{"$ref":"#/$defs/resourceSelectionAnswer"},{"$ref":"#/$defs/deploymentConfirmationAnswer"}],"$defs":{"permissionAnswer":{"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}},"questionAnswer":{"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}},"resourceSelectionAnswer":{"title":"ResourceSelectionAnswer","description":"Answers a cloud_resource_selection: the resource chosen (status selected, value = its id), or none (status canceled).","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","status"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"cloud_resource_selection"},"requestTaskId":{"type":"string","minLength":1},"contextId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"status":{"enum":["selected","canceled"]},"selectorId":{"description":"The request's selector.id.","type":"string","minLength":1},"value":{"description":"The chosen resource's id: one of the options, or typed by hand.","type":"string","minLength":1,"maxLength":1024},"label":{"type":"string","maxLength":1024},"source":{"description":"The request's selector.source, unchanged.","type":["object","null"]},"optionsEmpty":{"description":"canceled: the user had no option to choose.","type":"boolean"}},"if":{"properties":{"status":{"const":"selected"}}},"then":{"properties":{"selectorId":true,"value":true},"required":["selectorId","value"]},"else":{"properties":{"value":false,"label":false,"selectorId":true}}},"deploymentConfirmationAnswer":{"title":"DeploymentConfirmationAnswer","description":"Answers a deployment_confirmation with one of its options' actions; parameter_overrides (adjust, confirm) change template parameters by name.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","action"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"deployment_confirmation"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"action":{"enum":["confirm","adjust","reselect","cancel"]},"parameter_overrides":{"description":"Template parameter values to use instead of the displayed ones, by parameter name.","type":"object","maxProperties":50,"propertyNames":{"minLength":1,"maxLength":200},"additionalProperties":{"type":["string","number","boolean"]}}}}}};
 const schema80 = {"title":"PermissionAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","decision"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"permission"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"decision":{"description":"allow_once and deny are the A2A reference values; this server also accepts allow_always (allow and remember a rule).","enum":["allow_once","allow_always","deny"]}}};
 const schema81 = {"title":"ChoiceAnswer","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId"],"anyOf":[{"properties":{"selectedId":true},"required":["selectedId"]},{"properties":{"freeText":true},"required":["freeText"]}],"properties":{"schemaVersion":{"const":1},"kind":{"description":"The kind of the input request answered.","enum":["ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"selectedId":{"description":"id of the chosen option.","type":"string","minLength":1},"freeText":{"description":"Free-text answer, when the request allows it.","type":"string","minLength":1}}};
+const schema82 = {"title":"ResourceSelectionAnswer","description":"Answers a cloud_resource_selection: the resource chosen (status selected, value = its id), or none (status canceled).","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","status"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"cloud_resource_selection"},"requestTaskId":{"type":"string","minLength":1},"contextId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"status":{"enum":["selected","canceled"]},"selectorId":{"description":"The request's selector.id.","type":"string","minLength":1},"value":{"description":"The chosen resource's id: one of the options, or typed by hand.","type":"string","minLength":1,"maxLength":1024},"label":{"type":"string","maxLength":1024},"source":{"description":"The request's selector.source, unchanged.","type":["object","null"]},"optionsEmpty":{"description":"canceled: the user had no option to choose.","type":"boolean"}},"if":{"properties":{"status":{"const":"selected"}}},"then":{"properties":{"selectorId":true,"value":true},"required":["selectorId","value"]},"else":{"properties":{"value":false,"label":false,"selectorId":true}}};
+const schema83 = {"title":"DeploymentConfirmationAnswer","description":"Answers a deployment_confirmation with one of its options' actions; parameter_overrides (adjust, confirm) change template parameters by name.","type":"object","additionalProperties":false,"required":["schemaVersion","kind","requestTaskId","inputId","toolUseId","action"],"properties":{"schemaVersion":{"const":1},"kind":{"const":"deployment_confirmation"},"requestTaskId":{"type":"string","minLength":1},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"action":{"enum":["confirm","adjust","reselect","cancel"]},"parameter_overrides":{"description":"Template parameter values to use instead of the displayed ones, by parameter name.","type":"object","maxProperties":50,"propertyNames":{"minLength":1,"maxLength":200},"additionalProperties":{"type":["string","number","boolean"]}}}};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/input-answer.json" */;
@@ -10735,14 +12048,753 @@ if(props0 !== true){
 props0 = true;
 }
 }
-}
-if(!valid0){
-const err39 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+const _errs33 = errors;
+const _errs36 = errors;
+let valid7 = true;
+const _errs37 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status !== undefined){
+if("selected" !== data.status){
+const err39 = {};
 if(vErrors === null){
 vErrors = [err39];
 }
 else {
 vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs37 === errors;
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid2){
+const _errs39 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.selectorId === undefined){
+const err40 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/then/required",keyword:"required",params:{missingProperty: "selectorId"},message:"must have required property '"+"selectorId"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data.value === undefined){
+const err41 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/then/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+var _valid2 = _errs39 === errors;
+valid7 = _valid2;
+if(valid7){
+var props2 = {};
+props2.selectorId = true;
+props2.value = true;
+props2.status = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs40 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.value !== undefined){
+const err42 = {instancePath:instancePath+"/value",schemaPath:"#/$defs/resourceSelectionAnswer/else/properties/value/false schema",keyword:"false schema",params:{},message:"boolean schema is false"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data.label !== undefined){
+const err43 = {instancePath:instancePath+"/label",schemaPath:"#/$defs/resourceSelectionAnswer/else/properties/label/false schema",keyword:"false schema",params:{},message:"boolean schema is false"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+var _valid2 = _errs40 === errors;
+valid7 = _valid2;
+if(valid7){
+if(props2 !== true){
+props2 = props2 || {};
+props2.value = true;
+props2.label = true;
+props2.selectorId = true;
+}
+}
+ifClause0 = "else";
+}
+if(!valid7){
+const err44 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err45 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data.kind === undefined){
+const err46 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data.requestTaskId === undefined){
+const err47 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data.inputId === undefined){
+const err48 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data.toolUseId === undefined){
+const err49 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data.status === undefined){
+const err50 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+for(const key2 in data){
+if(!(func3.call(schema82.properties, key2))){
+const err51 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.schemaVersion !== undefined){
+if(1 !== data.schemaVersion){
+const err52 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/$defs/resourceSelectionAnswer/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+if("cloud_resource_selection" !== data.kind){
+const err53 = {instancePath:instancePath+"/kind",schemaPath:"#/$defs/resourceSelectionAnswer/properties/kind/const",keyword:"const",params:{allowedValue: "cloud_resource_selection"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data.requestTaskId !== undefined){
+let data18 = data.requestTaskId;
+if(typeof data18 === "string"){
+if(func1(data18) < 1){
+const err54 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data.contextId !== undefined){
+let data19 = data.contextId;
+if(typeof data19 === "string"){
+if(func1(data19) < 1){
+const err56 = {instancePath:instancePath+"/contextId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/contextId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(data.inputId !== undefined){
+let data20 = data.inputId;
+if(typeof data20 === "string"){
+if(func1(data20) < 1){
+const err58 = {instancePath:instancePath+"/inputId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/inputId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data.toolUseId !== undefined){
+let data21 = data.toolUseId;
+if(typeof data21 === "string"){
+if(func1(data21) < 1){
+const err60 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data22 = data.status;
+if(!((data22 === "selected") || (data22 === "canceled"))){
+const err62 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/resourceSelectionAnswer/properties/status/enum",keyword:"enum",params:{allowedValues: schema82.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data.selectorId !== undefined){
+let data23 = data.selectorId;
+if(typeof data23 === "string"){
+if(func1(data23) < 1){
+const err63 = {instancePath:instancePath+"/selectorId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/selectorId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/selectorId",schemaPath:"#/$defs/resourceSelectionAnswer/properties/selectorId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(data.value !== undefined){
+let data24 = data.value;
+if(typeof data24 === "string"){
+if(func1(data24) > 1024){
+const err65 = {instancePath:instancePath+"/value",schemaPath:"#/$defs/resourceSelectionAnswer/properties/value/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(func1(data24) < 1){
+const err66 = {instancePath:instancePath+"/value",schemaPath:"#/$defs/resourceSelectionAnswer/properties/value/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/value",schemaPath:"#/$defs/resourceSelectionAnswer/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data.label !== undefined){
+let data25 = data.label;
+if(typeof data25 === "string"){
+if(func1(data25) > 1024){
+const err68 = {instancePath:instancePath+"/label",schemaPath:"#/$defs/resourceSelectionAnswer/properties/label/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/label",schemaPath:"#/$defs/resourceSelectionAnswer/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data.source !== undefined){
+let data26 = data.source;
+if((!(data26 && typeof data26 == "object" && !Array.isArray(data26))) && (data26 !== null)){
+const err70 = {instancePath:instancePath+"/source",schemaPath:"#/$defs/resourceSelectionAnswer/properties/source/type",keyword:"type",params:{type: schema82.properties.source.type},message:"must be object,null"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(data.optionsEmpty !== undefined){
+if(typeof data.optionsEmpty !== "boolean"){
+const err71 = {instancePath:instancePath+"/optionsEmpty",schemaPath:"#/$defs/resourceSelectionAnswer/properties/optionsEmpty/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+else {
+const err72 = {instancePath,schemaPath:"#/$defs/resourceSelectionAnswer/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+var _valid0 = _errs33 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 2];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 2;
+if(props0 !== true){
+props0 = true;
+}
+}
+const _errs63 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err73 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(data.kind === undefined){
+const err74 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+if(data.requestTaskId === undefined){
+const err75 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+if(data.inputId === undefined){
+const err76 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(data.toolUseId === undefined){
+const err77 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+if(data.action === undefined){
+const err78 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+for(const key3 in data){
+if(!(((((((key3 === "schemaVersion") || (key3 === "kind")) || (key3 === "requestTaskId")) || (key3 === "inputId")) || (key3 === "toolUseId")) || (key3 === "action")) || (key3 === "parameter_overrides"))){
+const err79 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+if(data.schemaVersion !== undefined){
+if(1 !== data.schemaVersion){
+const err80 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+if("deployment_confirmation" !== data.kind){
+const err81 = {instancePath:instancePath+"/kind",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/kind/const",keyword:"const",params:{allowedValue: "deployment_confirmation"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data.requestTaskId !== undefined){
+let data30 = data.requestTaskId;
+if(typeof data30 === "string"){
+if(func1(data30) < 1){
+const err82 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data.inputId !== undefined){
+let data31 = data.inputId;
+if(typeof data31 === "string"){
+if(func1(data31) < 1){
+const err84 = {instancePath:instancePath+"/inputId",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/inputId",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(data.toolUseId !== undefined){
+let data32 = data.toolUseId;
+if(typeof data32 === "string"){
+if(func1(data32) < 1){
+const err86 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+if(data.action !== undefined){
+let data33 = data.action;
+if(!((((data33 === "confirm") || (data33 === "adjust")) || (data33 === "reselect")) || (data33 === "cancel"))){
+const err88 = {instancePath:instancePath+"/action",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/action/enum",keyword:"enum",params:{allowedValues: schema83.properties.action.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+if(data.parameter_overrides !== undefined){
+let data34 = data.parameter_overrides;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(Object.keys(data34).length > 50){
+const err89 = {instancePath:instancePath+"/parameter_overrides",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/parameter_overrides/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+for(const key4 in data34){
+const _errs78 = errors;
+if(typeof key4 === "string"){
+if(func1(key4) > 200){
+const err90 = {instancePath:instancePath+"/parameter_overrides",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/parameter_overrides/propertyNames/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",propertyName:key4};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+if(func1(key4) < 1){
+const err91 = {instancePath:instancePath+"/parameter_overrides",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/parameter_overrides/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key4};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+var valid13 = _errs78 === errors;
+if(!valid13){
+const err92 = {instancePath:instancePath+"/parameter_overrides",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/parameter_overrides/propertyNames",keyword:"propertyNames",params:{propertyName: key4},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+for(const key5 in data34){
+let data35 = data34[key5];
+if(((typeof data35 !== "string") && (!((typeof data35 == "number") && (isFinite(data35))))) && (typeof data35 !== "boolean")){
+const err93 = {instancePath:instancePath+"/parameter_overrides/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/parameter_overrides/additionalProperties/type",keyword:"type",params:{type: schema83.properties.parameter_overrides.additionalProperties.type},message:"must be string,number,boolean"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/parameter_overrides",schemaPath:"#/$defs/deploymentConfirmationAnswer/properties/parameter_overrides/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+else {
+const err95 = {instancePath,schemaPath:"#/$defs/deploymentConfirmationAnswer/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+var _valid0 = _errs63 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 3];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 3;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+}
+}
+if(!valid0){
+const err96 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
 }
 errors++;
 }
@@ -10776,9 +12828,9 @@ evaluated0.props = undefined;
 if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
-const _errs1 = errors;
-let valid0 = true;
 const _errs2 = errors;
+let valid1 = true;
+const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind !== undefined){
 if("permission" !== data.kind){
@@ -10793,21 +12845,21 @@ errors++;
 }
 }
 }
-var _valid0 = _errs2 === errors;
-errors = _errs1;
+var _valid0 = _errs3 === errors;
+errors = _errs2;
 if(vErrors !== null){
-if(_errs1){
-vErrors.length = _errs1;
+if(_errs2){
+vErrors.length = _errs2;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid0){
-const _errs4 = errors;
+const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.toolName === undefined){
-const err1 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+const err1 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10817,7 +12869,7 @@ vErrors.push(err1);
 errors++;
 }
 if(data.title === undefined){
-const err2 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
+const err2 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "title"},message:"must have required property '"+"title"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10827,7 +12879,7 @@ vErrors.push(err2);
 errors++;
 }
 if(data.purpose === undefined){
-const err3 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
+const err3 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10837,7 +12889,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.effect === undefined){
-const err4 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
+const err4 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "effect"},message:"must have required property '"+"effect"+"'"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10847,7 +12899,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data.isReadOnly === undefined){
-const err5 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
+const err5 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "isReadOnly"},message:"must have required property '"+"isReadOnly"+"'"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10857,7 +12909,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data.safeSummary === undefined){
-const err6 = {instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
+const err6 = {instancePath,schemaPath:"#/allOf/0/then/required",keyword:"required",params:{missingProperty: "safeSummary"},message:"must have required property '"+"safeSummary"+"'"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10867,9 +12919,9 @@ vErrors.push(err6);
 errors++;
 }
 }
-var _valid0 = _errs4 === errors;
-valid0 = _valid0;
-if(valid0){
+var _valid0 = _errs5 === errors;
+valid1 = _valid0;
+if(valid1){
 var props0 = {};
 props0.toolName = true;
 props0.title = true;
@@ -10880,8 +12932,8 @@ props0.safeSummary = true;
 props0.kind = true;
 }
 }
-if(!valid0){
-const err7 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid1){
+const err7 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10890,9 +12942,13 @@ vErrors.push(err7);
 }
 errors++;
 }
+const _errs7 = errors;
+let valid3 = true;
+const _errs8 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.schemaVersion === undefined){
-const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(data.kind !== undefined){
+if("cloud_resource_selection" !== data.kind){
+const err8 = {};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10901,8 +12957,23 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(data.kind === undefined){
-const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+}
+}
+var _valid1 = _errs8 === errors;
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs10 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.selector === undefined){
+const err9 = {instancePath,schemaPath:"#/allOf/1/then/required",keyword:"required",params:{missingProperty: "selector"},message:"must have required property '"+"selector"+"'"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10911,8 +12982,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-if(data.requestTaskId === undefined){
-const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
+}
+var _valid1 = _errs10 === errors;
+valid3 = _valid1;
+if(valid3){
+var props1 = {};
+props1.selector = true;
+props1.kind = true;
+}
+}
+if(!valid3){
+const err10 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10921,8 +13001,22 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(data.contextId === undefined){
-const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(props0 !== true && props1 !== undefined){
+if(props1 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props1);
+}
+}
+const _errs12 = errors;
+let valid5 = true;
+const _errs13 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind !== undefined){
+if("deployment_confirmation" !== data.kind){
+const err11 = {};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10931,8 +13025,23 @@ vErrors.push(err11);
 }
 errors++;
 }
-if(data.inputId === undefined){
-const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+}
+}
+var _valid2 = _errs13 === errors;
+errors = _errs12;
+if(vErrors !== null){
+if(_errs12){
+vErrors.length = _errs12;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs15 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.operation === undefined){
+const err12 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "operation"},message:"must have required property '"+"operation"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10941,8 +13050,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data.toolUseId === undefined){
-const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data.displayParameters === undefined){
+const err13 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "displayParameters"},message:"must have required property '"+"displayParameters"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10951,8 +13060,11 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data.prompt === undefined){
-const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
+if(data.options !== undefined){
+let data3 = data.options;
+if(Array.isArray(data3)){
+if(data3.length < 1){
+const err14 = {instancePath:instancePath+"/options",schemaPath:"#/allOf/2/then/properties/options/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10961,8 +13073,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data.options === undefined){
-const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.action === undefined){
+const err15 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/allOf/2/then/properties/options/items/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10971,8 +13087,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data.language === undefined){
-const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
+}
+else {
+const err16 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/allOf/2/then/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10981,8 +13098,10 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data.required === undefined){
-const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/options",schemaPath:"#/allOf/2/then/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10991,8 +13110,20 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data.responseSchema === undefined){
-const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
+}
+}
+var _valid2 = _errs15 === errors;
+valid5 = _valid2;
+if(valid5){
+var props2 = {};
+props2.operation = true;
+props2.displayParameters = true;
+props2.options = true;
+props2.kind = true;
+}
+}
+if(!valid5){
+const err18 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11001,9 +13132,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func3.call(schema38.properties, key0))){
-const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(props0 !== true && props2 !== undefined){
+if(props2 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props2);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11012,10 +13152,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data.schemaVersion !== undefined){
-if(1 !== data.schemaVersion){
-const err20 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(data.kind === undefined){
+const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11024,11 +13162,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data.kind !== undefined){
-let data2 = data.kind;
-if(!((((data2 === "permission") || (data2 === "ask_user_question")) || (data2 === "candidate_selection")) || (data2 === "pipeline_pause_confirmation"))){
-const err21 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(data.requestTaskId === undefined){
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "requestTaskId"},message:"must have required property '"+"requestTaskId"+"'"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -11037,12 +13172,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-if(data.requestTaskId !== undefined){
-let data3 = data.requestTaskId;
-if(typeof data3 === "string"){
-if(func1(data3) < 1){
-const err22 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.contextId === undefined){
+const err22 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11051,9 +13182,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.inputId === undefined){
+const err23 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -11062,12 +13192,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-}
-if(data.contextId !== undefined){
-let data4 = data.contextId;
-if(typeof data4 === "string"){
-if(func1(data4) < 1){
-const err24 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.toolUseId === undefined){
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -11076,9 +13202,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.prompt === undefined){
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -11087,12 +13212,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data.inputId !== undefined){
-let data5 = data.inputId;
-if(typeof data5 === "string"){
-if(func1(data5) < 1){
-const err26 = {instancePath:instancePath+"/inputId",schemaPath:"#/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.options === undefined){
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "options"},message:"must have required property '"+"options"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11101,9 +13222,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/inputId",schemaPath:"#/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.language === undefined){
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "language"},message:"must have required property '"+"language"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -11112,12 +13232,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-if(data.toolUseId !== undefined){
-let data6 = data.toolUseId;
-if(typeof data6 === "string"){
-if(func1(data6) < 1){
-const err28 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.required === undefined){
+const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "required"},message:"must have required property '"+"required"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -11126,9 +13242,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-else {
-const err29 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.responseSchema === undefined){
+const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "responseSchema"},message:"must have required property '"+"responseSchema"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -11137,12 +13252,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-if(data.toolName !== undefined){
-let data7 = data.toolName;
-if(typeof data7 === "string"){
-if(func1(data7) < 1){
-const err30 = {instancePath:instancePath+"/toolName",schemaPath:"#/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+for(const key0 in data){
+if(!(func3.call(schema38.properties, key0))){
+const err30 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -11152,8 +13264,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-else {
-const err31 = {instancePath:instancePath+"/toolName",schemaPath:"#/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.schemaVersion !== undefined){
+if(1 !== data.schemaVersion){
+const err31 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -11163,11 +13276,10 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data.title !== undefined){
-let data8 = data.title;
-if(typeof data8 === "string"){
-if(func1(data8) > 500){
-const err32 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data.kind !== undefined){
+let data6 = data.kind;
+if(!((((((data6 === "permission") || (data6 === "ask_user_question")) || (data6 === "candidate_selection")) || (data6 === "pipeline_pause_confirmation")) || (data6 === "cloud_resource_selection")) || (data6 === "deployment_confirmation"))){
+const err32 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema38.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -11177,8 +13289,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-else {
-const err33 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.requestTaskId !== undefined){
+let data7 = data.requestTaskId;
+if(typeof data7 === "string"){
+if(func1(data7) < 1){
+const err33 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/properties/requestTaskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -11188,11 +13303,8 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data.purpose !== undefined){
-let data9 = data.purpose;
-if(typeof data9 === "string"){
-if(func1(data9) > 500){
-const err34 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+else {
+const err34 = {instancePath:instancePath+"/requestTaskId",schemaPath:"#/properties/requestTaskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -11202,8 +13314,11 @@ vErrors.push(err34);
 errors++;
 }
 }
-else {
-const err35 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.contextId !== undefined){
+let data8 = data.contextId;
+if(typeof data8 === "string"){
+if(func1(data8) < 1){
+const err35 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11213,10 +13328,8 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data.effect !== undefined){
-let data10 = data.effect;
-if(!((((((data10 === "read") || (data10 === "cloud_change")) || (data10 === "local_execution")) || (data10 === "file_change")) || (data10 === "local_or_remote_change")) || (data10 === "unknown"))){
-const err36 = {instancePath:instancePath+"/effect",schemaPath:"#/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
+else {
+const err36 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11226,11 +13339,11 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data.target !== undefined){
-let data11 = data.target;
-if(typeof data11 === "string"){
-if(func1(data11) > 500){
-const err37 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(data.inputId !== undefined){
+let data9 = data.inputId;
+if(typeof data9 === "string"){
+if(func1(data9) < 1){
+const err37 = {instancePath:instancePath+"/inputId",schemaPath:"#/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -11241,7 +13354,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err38 = {instancePath:instancePath+"/inputId",schemaPath:"#/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -11251,9 +13364,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.isReadOnly !== undefined){
-if(typeof data.isReadOnly !== "boolean"){
-const err39 = {instancePath:instancePath+"/isReadOnly",schemaPath:"#/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.toolUseId !== undefined){
+let data10 = data.toolUseId;
+if(typeof data10 === "string"){
+if(func1(data10) < 1){
+const err39 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -11263,11 +13378,8 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data.prompt !== undefined){
-let data13 = data.prompt;
-if(typeof data13 === "string"){
-if(func1(data13) > 1000){
-const err40 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+else {
+const err40 = {instancePath:instancePath+"/toolUseId",schemaPath:"#/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11276,8 +13388,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(func1(data13) < 1){
-const err41 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.toolName !== undefined){
+let data11 = data.toolName;
+if(typeof data11 === "string"){
+if(func1(data11) < 1){
+const err41 = {instancePath:instancePath+"/toolName",schemaPath:"#/properties/toolName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -11288,7 +13404,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err42 = {instancePath:instancePath+"/toolName",schemaPath:"#/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -11298,11 +13414,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data.safeSummary !== undefined){
-let data14 = data.safeSummary;
-if(typeof data14 === "string"){
-if(func1(data14) > 1200){
-const err43 = {instancePath:instancePath+"/safeSummary",schemaPath:"#/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
+if(data.title !== undefined){
+let data12 = data.title;
+if(typeof data12 === "string"){
+if(func1(data12) > 500){
+const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11313,7 +13429,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/safeSummary",schemaPath:"#/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11323,11 +13439,11 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data.options !== undefined){
-let data15 = data.options;
-if(Array.isArray(data15)){
-if(data15.length > 50){
-const err45 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(data.purpose !== undefined){
+let data13 = data.purpose;
+if(typeof data13 === "string"){
+if(func1(data13) > 500){
+const err45 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11336,12 +13452,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-const len0 = data15.length;
-for(let i0=0; i0<len0; i0++){
-let data16 = data15[i0];
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.id === undefined){
-const err46 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err46 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11350,8 +13463,11 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data16.label === undefined){
-const err47 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+}
+if(data.effect !== undefined){
+let data14 = data.effect;
+if(!((((((data14 === "read") || (data14 === "cloud_change")) || (data14 === "local_execution")) || (data14 === "file_change")) || (data14 === "local_or_remote_change")) || (data14 === "unknown"))){
+const err47 = {instancePath:instancePath+"/effect",schemaPath:"#/properties/effect/enum",keyword:"enum",params:{allowedValues: schema38.properties.effect.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11360,9 +13476,12 @@ vErrors.push(err47);
 }
 errors++;
 }
-for(const key1 in data16){
-if(!((((((((key1 === "id") || (key1 === "label")) || (key1 === "description")) || (key1 === "candidateIndex")) || (key1 === "architectureDiagram")) || (key1 === "totalMonthlyCost")) || (key1 === "currency")) || (key1 === "costItems"))){
-const err48 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data.target !== undefined){
+let data15 = data.target;
+if(typeof data15 === "string"){
+if(func1(data15) > 500){
+const err48 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11372,11 +13491,8 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data16.id !== undefined){
-let data17 = data16.id;
-if(typeof data17 === "string"){
-if(func1(data17) > 200){
-const err49 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"#/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+else {
+const err49 = {instancePath:instancePath+"/target",schemaPath:"#/properties/target/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11385,8 +13501,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(func1(data17) < 1){
-const err50 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"#/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.isReadOnly !== undefined){
+if(typeof data.isReadOnly !== "boolean"){
+const err50 = {instancePath:instancePath+"/isReadOnly",schemaPath:"#/properties/isReadOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -11396,8 +13514,11 @@ vErrors.push(err50);
 errors++;
 }
 }
-else {
-const err51 = {instancePath:instancePath+"/options/" + i0+"/id",schemaPath:"#/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.prompt !== undefined){
+let data17 = data.prompt;
+if(typeof data17 === "string"){
+if(func1(data17) > 1000){
+const err51 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -11406,12 +13527,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data16.label !== undefined){
-let data18 = data16.label;
-if(typeof data18 === "string"){
-if(func1(data18) > 500){
-const err52 = {instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"#/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(func1(data17) < 1){
+const err52 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -11422,7 +13539,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath:instancePath+"/options/" + i0+"/label",schemaPath:"#/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err53 = {instancePath:instancePath+"/prompt",schemaPath:"#/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -11432,11 +13549,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data16.description !== undefined){
-let data19 = data16.description;
-if(typeof data19 === "string"){
-if(func1(data19) > 600){
-const err54 = {instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"#/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
+if(data.safeSummary !== undefined){
+let data18 = data.safeSummary;
+if(typeof data18 === "string"){
+if(func1(data18) > 1200){
+const err54 = {instancePath:instancePath+"/safeSummary",schemaPath:"#/properties/safeSummary/maxLength",keyword:"maxLength",params:{limit: 1200},message:"must NOT have more than 1200 characters"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -11447,7 +13564,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/options/" + i0+"/description",schemaPath:"#/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err55 = {instancePath:instancePath+"/safeSummary",schemaPath:"#/properties/safeSummary/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11457,10 +13574,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data16.candidateIndex !== undefined){
-let data20 = data16.candidateIndex;
-if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err56 = {instancePath:instancePath+"/options/" + i0+"/candidateIndex",schemaPath:"#/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.options !== undefined){
+let data19 = data.options;
+if(Array.isArray(data19)){
+if(data19.length > 50){
+const err56 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -11469,9 +13587,12 @@ vErrors.push(err56);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err57 = {instancePath:instancePath+"/options/" + i0+"/candidateIndex",schemaPath:"#/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const len1 = data19.length;
+for(let i1=0; i1<len1; i1++){
+let data20 = data19[i1];
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.id === undefined){
+const err57 = {instancePath:instancePath+"/options/" + i1,schemaPath:"#/properties/options/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -11480,13 +13601,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-}
-if(data16.architectureDiagram !== undefined){
-let data21 = data16.architectureDiagram;
-if(typeof data21 === "string"){
-if(func1(data21) > 1600){
-const err58 = {instancePath:instancePath+"/options/" + i0+"/architectureDiagram",schemaPath:"#/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
+if(data20.label === undefined){
+const err58 = {instancePath:instancePath+"/options/" + i1,schemaPath:"#/properties/options/items/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -11495,9 +13611,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-else {
-const err59 = {instancePath:instancePath+"/options/" + i0+"/architectureDiagram",schemaPath:"#/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key1 in data20){
+if(!(func3.call(schema38.properties.options.items.properties, key1))){
+const err59 = {instancePath:instancePath+"/options/" + i1,schemaPath:"#/properties/options/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -11507,11 +13623,11 @@ vErrors.push(err59);
 errors++;
 }
 }
-if(data16.totalMonthlyCost !== undefined){
-let data22 = data16.totalMonthlyCost;
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
-const err60 = {instancePath:instancePath+"/options/" + i0+"/totalMonthlyCost",schemaPath:"#/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data20.id !== undefined){
+let data21 = data20.id;
+if(typeof data21 === "string"){
+if(func1(data21) > 200){
+const err60 = {instancePath:instancePath+"/options/" + i1+"/id",schemaPath:"#/properties/options/items/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -11520,9 +13636,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-else {
-const err61 = {instancePath:instancePath+"/options/" + i0+"/totalMonthlyCost",schemaPath:"#/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(func1(data21) < 1){
+const err61 = {instancePath:instancePath+"/options/" + i1+"/id",schemaPath:"#/properties/options/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -11532,9 +13647,8 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data16.currency !== undefined){
-if(typeof data16.currency !== "string"){
-const err62 = {instancePath:instancePath+"/options/" + i0+"/currency",schemaPath:"#/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err62 = {instancePath:instancePath+"/options/" + i1+"/id",schemaPath:"#/properties/options/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -11544,11 +13658,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data16.costItems !== undefined){
-let data24 = data16.costItems;
-if(Array.isArray(data24)){
-if(data24.length > 12){
-const err63 = {instancePath:instancePath+"/options/" + i0+"/costItems",schemaPath:"#/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(data20.label !== undefined){
+let data22 = data20.label;
+if(typeof data22 === "string"){
+if(func1(data22) > 500){
+const err63 = {instancePath:instancePath+"/options/" + i1+"/label",schemaPath:"#/properties/options/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -11557,12 +13671,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-const len1 = data24.length;
-for(let i1=0; i1<len1; i1++){
-let data25 = data24[i1];
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.name === undefined){
-const err64 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+else {
+const err64 = {instancePath:instancePath+"/options/" + i1+"/label",schemaPath:"#/properties/options/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -11571,8 +13682,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data25.monthlyCost === undefined){
-const err65 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
+}
+if(data20.description !== undefined){
+let data23 = data20.description;
+if(typeof data23 === "string"){
+if(func1(data23) > 600){
+const err65 = {instancePath:instancePath+"/options/" + i1+"/description",schemaPath:"#/properties/options/items/properties/description/maxLength",keyword:"maxLength",params:{limit: 600},message:"must NOT have more than 600 characters"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -11581,9 +13696,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key2 in data25){
-if(!(((key2 === "name") || (key2 === "spec")) || (key2 === "monthlyCost"))){
-const err66 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+else {
+const err66 = {instancePath:instancePath+"/options/" + i1+"/description",schemaPath:"#/properties/options/items/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -11593,9 +13708,10 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data25.name !== undefined){
-if(typeof data25.name !== "string"){
-const err67 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/name",schemaPath:"#/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data20.candidateIndex !== undefined){
+let data24 = data20.candidateIndex;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err67 = {instancePath:instancePath+"/options/" + i1+"/candidateIndex",schemaPath:"#/properties/options/items/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -11604,10 +13720,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data25.spec !== undefined){
-if(typeof data25.spec !== "string"){
-const err68 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/spec",schemaPath:"#/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+const err68 = {instancePath:instancePath+"/options/" + i1+"/candidateIndex",schemaPath:"#/properties/options/items/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -11617,11 +13732,12 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data25.monthlyCost !== undefined){
-let data28 = data25.monthlyCost;
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 < 0 || isNaN(data28)){
-const err69 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data20.architectureDiagram !== undefined){
+let data25 = data20.architectureDiagram;
+if(typeof data25 === "string"){
+if(func1(data25) > 1600){
+const err69 = {instancePath:instancePath+"/options/" + i1+"/architectureDiagram",schemaPath:"#/properties/options/items/properties/architectureDiagram/maxLength",keyword:"maxLength",params:{limit: 1600},message:"must NOT have more than 1600 characters"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -11632,7 +13748,7 @@ errors++;
 }
 }
 else {
-const err70 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1+"/monthlyCost",schemaPath:"#/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err70 = {instancePath:instancePath+"/options/" + i1+"/architectureDiagram",schemaPath:"#/properties/options/items/properties/architectureDiagram/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -11642,9 +13758,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
-else {
-const err71 = {instancePath:instancePath+"/options/" + i0+"/costItems/" + i1,schemaPath:"#/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data20.totalMonthlyCost !== undefined){
+let data26 = data20.totalMonthlyCost;
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err71 = {instancePath:instancePath+"/options/" + i1+"/totalMonthlyCost",schemaPath:"#/properties/options/items/properties/totalMonthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -11654,9 +13772,8 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
 else {
-const err72 = {instancePath:instancePath+"/options/" + i0+"/costItems",schemaPath:"#/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err72 = {instancePath:instancePath+"/options/" + i1+"/totalMonthlyCost",schemaPath:"#/properties/options/items/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -11666,9 +13783,9 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/options/" + i0,schemaPath:"#/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data20.currency !== undefined){
+if(typeof data20.currency !== "string"){
+const err73 = {instancePath:instancePath+"/options/" + i1+"/currency",schemaPath:"#/properties/options/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -11678,9 +13795,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-}
-else {
-const err74 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data20.action !== undefined){
+let data28 = data20.action;
+if(!((((data28 === "confirm") || (data28 === "adjust")) || (data28 === "reselect")) || (data28 === "cancel"))){
+const err74 = {instancePath:instancePath+"/options/" + i1+"/action",schemaPath:"#/properties/options/items/properties/action/enum",keyword:"enum",params:{allowedValues: schema38.properties.options.items.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -11690,9 +13808,11 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data.allowFreeText !== undefined){
-if(typeof data.allowFreeText !== "boolean"){
-const err75 = {instancePath:instancePath+"/allowFreeText",schemaPath:"#/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data20.costItems !== undefined){
+let data29 = data20.costItems;
+if(Array.isArray(data29)){
+if(data29.length > 12){
+const err75 = {instancePath:instancePath+"/options/" + i1+"/costItems",schemaPath:"#/properties/options/items/properties/costItems/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -11701,12 +13821,12 @@ vErrors.push(err75);
 }
 errors++;
 }
-}
-if(data.freeTextPrompt !== undefined){
-let data30 = data.freeTextPrompt;
-if(typeof data30 === "string"){
-if(func1(data30) > 500){
-const err76 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+const len2 = data29.length;
+for(let i2=0; i2<len2; i2++){
+let data30 = data29[i2];
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+if(data30.name === undefined){
+const err76 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2,schemaPath:"#/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -11715,9 +13835,8 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-else {
-const err77 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data30.monthlyCost === undefined){
+const err77 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2,schemaPath:"#/properties/options/items/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -11726,11 +13845,9 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data.language !== undefined){
-let data31 = data.language;
-if(!(((((((data31 === "en") || (data31 === "zh")) || (data31 === "es")) || (data31 === "fr")) || (data31 === "de")) || (data31 === "ja")) || (data31 === "pt"))){
-const err78 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
+for(const key2 in data30){
+if(!(((key2 === "name") || (key2 === "spec")) || (key2 === "monthlyCost"))){
+const err78 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2,schemaPath:"#/properties/options/items/properties/costItems/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -11740,9 +13857,9 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data.required !== undefined){
-if(true !== data.required){
-const err79 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data30.name !== undefined){
+if(typeof data30.name !== "string"){
+const err79 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2+"/name",schemaPath:"#/properties/options/items/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -11752,10 +13869,9 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data.responseSchema !== undefined){
-let data33 = data.responseSchema;
-if(!(data33 && typeof data33 == "object" && !Array.isArray(data33))){
-const err80 = {instancePath:instancePath+"/responseSchema",schemaPath:"#/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data30.spec !== undefined){
+if(typeof data30.spec !== "string"){
+const err80 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2+"/spec",schemaPath:"#/properties/options/items/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -11765,12 +13881,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data.deploymentSummary !== undefined){
-let data34 = data.deploymentSummary;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-for(const key3 in data34){
-if(!(((((((key3 === "candidateName") || (key3 === "action")) || (key3 === "region")) || (key3 === "stackName")) || (key3 === "template")) || (key3 === "totalMonthlyCost")) || (key3 === "resources"))){
-const err81 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data30.monthlyCost !== undefined){
+let data33 = data30.monthlyCost;
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 < 0 || isNaN(data33)){
+const err81 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2+"/monthlyCost",schemaPath:"#/properties/options/items/properties/costItems/items/properties/monthlyCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -11780,9 +13895,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data34.candidateName !== undefined){
-if(typeof data34.candidateName !== "string"){
-const err82 = {instancePath:instancePath+"/deploymentSummary/candidateName",schemaPath:"#/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err82 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2+"/monthlyCost",schemaPath:"#/properties/options/items/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -11792,9 +13906,9 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data34.action !== undefined){
-if(typeof data34.action !== "string"){
-const err83 = {instancePath:instancePath+"/deploymentSummary/action",schemaPath:"#/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err83 = {instancePath:instancePath+"/options/" + i1+"/costItems/" + i2,schemaPath:"#/properties/options/items/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -11804,9 +13918,9 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data34.region !== undefined){
-if(typeof data34.region !== "string"){
-const err84 = {instancePath:instancePath+"/deploymentSummary/region",schemaPath:"#/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err84 = {instancePath:instancePath+"/options/" + i1+"/costItems",schemaPath:"#/properties/options/items/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -11816,9 +13930,9 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data34.stackName !== undefined){
-if(typeof data34.stackName !== "string"){
-const err85 = {instancePath:instancePath+"/deploymentSummary/stackName",schemaPath:"#/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err85 = {instancePath:instancePath+"/options/" + i1,schemaPath:"#/properties/options/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -11828,9 +13942,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data34.template !== undefined){
-if(typeof data34.template !== "string"){
-const err86 = {instancePath:instancePath+"/deploymentSummary/template",schemaPath:"#/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err86 = {instancePath:instancePath+"/options",schemaPath:"#/properties/options/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -11840,10 +13954,9 @@ vErrors.push(err86);
 errors++;
 }
 }
-if(data34.totalMonthlyCost !== undefined){
-let data40 = data34.totalMonthlyCost;
-if((typeof data40 !== "string") && (!((typeof data40 == "number") && (isFinite(data40))))){
-const err87 = {instancePath:instancePath+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+if(data.allowFreeText !== undefined){
+if(typeof data.allowFreeText !== "boolean"){
+const err87 = {instancePath:instancePath+"/allowFreeText",schemaPath:"#/properties/allowFreeText/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -11853,11 +13966,11 @@ vErrors.push(err87);
 errors++;
 }
 }
-if(data34.resources !== undefined){
-let data41 = data34.resources;
-if(Array.isArray(data41)){
-if(data41.length > 12){
-const err88 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(data.freeTextPrompt !== undefined){
+let data35 = data.freeTextPrompt;
+if(typeof data35 === "string"){
+if(func1(data35) > 500){
+const err88 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -11866,13 +13979,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-const len2 = data41.length;
-for(let i2=0; i2<len2; i2++){
-let data42 = data41[i2];
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-for(const key4 in data42){
-if(!(((key4 === "name") || (key4 === "spec")) || (key4 === "monthlyCost"))){
-const err89 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2,schemaPath:"#/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+else {
+const err89 = {instancePath:instancePath+"/freeTextPrompt",schemaPath:"#/properties/freeTextPrompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -11882,9 +13991,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data42.name !== undefined){
-if(typeof data42.name !== "string"){
-const err90 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2+"/name",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.language !== undefined){
+let data36 = data.language;
+if(!(((((((data36 === "en") || (data36 === "zh")) || (data36 === "es")) || (data36 === "fr")) || (data36 === "de")) || (data36 === "ja")) || (data36 === "pt"))){
+const err90 = {instancePath:instancePath+"/language",schemaPath:"#/properties/language/enum",keyword:"enum",params:{allowedValues: schema38.properties.language.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -11894,9 +14004,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data42.spec !== undefined){
-if(typeof data42.spec !== "string"){
-const err91 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2+"/spec",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.required !== undefined){
+if(true !== data.required){
+const err91 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -11906,10 +14016,10 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data42.monthlyCost !== undefined){
-let data45 = data42.monthlyCost;
-if((typeof data45 !== "string") && (!((typeof data45 == "number") && (isFinite(data45))))){
-const err92 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2+"/monthlyCost",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(data.responseSchema !== undefined){
+let data38 = data.responseSchema;
+if(!(data38 && typeof data38 == "object" && !Array.isArray(data38))){
+const err92 = {instancePath:instancePath+"/responseSchema",schemaPath:"#/properties/responseSchema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -11919,9 +14029,11 @@ vErrors.push(err92);
 errors++;
 }
 }
-}
-else {
-const err93 = {instancePath:instancePath+"/deploymentSummary/resources/" + i2,schemaPath:"#/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.selector !== undefined){
+let data39 = data.selector;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.id === undefined){
+const err93 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -11930,10 +14042,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-}
-else {
-const err94 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data39.source === undefined){
+const err94 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -11942,10 +14052,9 @@ vErrors.push(err94);
 }
 errors++;
 }
-}
-}
-else {
-const err95 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key3 in data39){
+if(!(((((key3 === "id") || (key3 === "parameter")) || (key3 === "resourceType")) || (key3 === "source")) || (key3 === "associationPropertyMetadata"))){
+const err95 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -11955,14 +14064,612 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-else {
-const err96 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data39.id !== undefined){
+let data40 = data39.id;
+if(typeof data40 === "string"){
+if(func1(data40) > 100){
+const err96 = {instancePath:instancePath+"/selector/id",schemaPath:"#/properties/selector/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
 if(vErrors === null){
 vErrors = [err96];
 }
 else {
 vErrors.push(err96);
+}
+errors++;
+}
+if(!pattern8.test(data40)){
+const err97 = {instancePath:instancePath+"/selector/id",schemaPath:"#/properties/selector/properties/id/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9_]+\\.[a-z0-9_]+$"},message:"must match pattern \""+"^[a-z0-9_]+\\.[a-z0-9_]+$"+"\""};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/selector/id",schemaPath:"#/properties/selector/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+if(data39.parameter !== undefined){
+let data41 = data39.parameter;
+if(typeof data41 === "string"){
+if(func1(data41) > 200){
+const err99 = {instancePath:instancePath+"/selector/parameter",schemaPath:"#/properties/selector/properties/parameter/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/selector/parameter",schemaPath:"#/properties/selector/properties/parameter/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(data39.resourceType !== undefined){
+let data42 = data39.resourceType;
+if(typeof data42 === "string"){
+if(func1(data42) > 200){
+const err101 = {instancePath:instancePath+"/selector/resourceType",schemaPath:"#/properties/selector/properties/resourceType/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+else {
+const err102 = {instancePath:instancePath+"/selector/resourceType",schemaPath:"#/properties/selector/properties/resourceType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+if(data39.source !== undefined){
+let data43 = data39.source;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+if(data43.provider === undefined){
+const err103 = {instancePath:instancePath+"/selector/source",schemaPath:"#/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+if(data43.product === undefined){
+const err104 = {instancePath:instancePath+"/selector/source",schemaPath:"#/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "product"},message:"must have required property '"+"product"+"'"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+if(data43.action === undefined){
+const err105 = {instancePath:instancePath+"/selector/source",schemaPath:"#/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+if(data43.regionId === undefined){
+const err106 = {instancePath:instancePath+"/selector/source",schemaPath:"#/properties/selector/properties/source/required",keyword:"required",params:{missingProperty: "regionId"},message:"must have required property '"+"regionId"+"'"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+for(const key4 in data43){
+if(!(((((key4 === "provider") || (key4 === "product")) || (key4 === "action")) || (key4 === "regionId")) || (key4 === "simulated"))){
+const err107 = {instancePath:instancePath+"/selector/source",schemaPath:"#/properties/selector/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+if(data43.provider !== undefined){
+if("aliyun" !== data43.provider){
+const err108 = {instancePath:instancePath+"/selector/source/provider",schemaPath:"#/properties/selector/properties/source/properties/provider/const",keyword:"const",params:{allowedValue: "aliyun"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+if(data43.product !== undefined){
+if(typeof data43.product !== "string"){
+const err109 = {instancePath:instancePath+"/selector/source/product",schemaPath:"#/properties/selector/properties/source/properties/product/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+if(data43.action !== undefined){
+if(typeof data43.action !== "string"){
+const err110 = {instancePath:instancePath+"/selector/source/action",schemaPath:"#/properties/selector/properties/source/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+if(data43.regionId !== undefined){
+if(typeof data43.regionId !== "string"){
+const err111 = {instancePath:instancePath+"/selector/source/regionId",schemaPath:"#/properties/selector/properties/source/properties/regionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+if(data43.simulated !== undefined){
+if(typeof data43.simulated !== "boolean"){
+const err112 = {instancePath:instancePath+"/selector/source/simulated",schemaPath:"#/properties/selector/properties/source/properties/simulated/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/selector/source",schemaPath:"#/properties/selector/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+if(data39.associationPropertyMetadata !== undefined){
+let data49 = data39.associationPropertyMetadata;
+if(!(data49 && typeof data49 == "object" && !Array.isArray(data49))){
+const err114 = {instancePath:instancePath+"/selector/associationPropertyMetadata",schemaPath:"#/properties/selector/properties/associationPropertyMetadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/selector",schemaPath:"#/properties/selector/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+if(data.operation !== undefined){
+let data50 = data.operation;
+if(!((data50 === "create") || (data50 === "update"))){
+const err116 = {instancePath:instancePath+"/operation",schemaPath:"#/properties/operation/enum",keyword:"enum",params:{allowedValues: schema38.properties.operation.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+if(data.displayParameters !== undefined){
+let data51 = data.displayParameters;
+if(Array.isArray(data51)){
+if(data51.length > 50){
+const err117 = {instancePath:instancePath+"/displayParameters",schemaPath:"#/properties/displayParameters/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+const len3 = data51.length;
+for(let i3=0; i3<len3; i3++){
+let data52 = data51[i3];
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data52.name === undefined){
+const err118 = {instancePath:instancePath+"/displayParameters/" + i3,schemaPath:"#/properties/displayParameters/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+if(data52.value === undefined){
+const err119 = {instancePath:instancePath+"/displayParameters/" + i3,schemaPath:"#/properties/displayParameters/items/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+for(const key5 in data52){
+if(!(((key5 === "name") || (key5 === "value")) || (key5 === "label"))){
+const err120 = {instancePath:instancePath+"/displayParameters/" + i3,schemaPath:"#/properties/displayParameters/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+if(data52.name !== undefined){
+let data53 = data52.name;
+if(typeof data53 === "string"){
+if(func1(data53) > 200){
+const err121 = {instancePath:instancePath+"/displayParameters/" + i3+"/name",schemaPath:"#/properties/displayParameters/items/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if(func1(data53) < 1){
+const err122 = {instancePath:instancePath+"/displayParameters/" + i3+"/name",schemaPath:"#/properties/displayParameters/items/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+else {
+const err123 = {instancePath:instancePath+"/displayParameters/" + i3+"/name",schemaPath:"#/properties/displayParameters/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+if(data52.value !== undefined){
+let data54 = data52.value;
+if(typeof data54 === "string"){
+if(func1(data54) > 1024){
+const err124 = {instancePath:instancePath+"/displayParameters/" + i3+"/value",schemaPath:"#/properties/displayParameters/items/properties/value/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+else {
+const err125 = {instancePath:instancePath+"/displayParameters/" + i3+"/value",schemaPath:"#/properties/displayParameters/items/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+if(data52.label !== undefined){
+let data55 = data52.label;
+if(typeof data55 === "string"){
+if(func1(data55) > 500){
+const err126 = {instancePath:instancePath+"/displayParameters/" + i3+"/label",schemaPath:"#/properties/displayParameters/items/properties/label/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+else {
+const err127 = {instancePath:instancePath+"/displayParameters/" + i3+"/label",schemaPath:"#/properties/displayParameters/items/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+}
+}
+else {
+const err128 = {instancePath:instancePath+"/displayParameters/" + i3,schemaPath:"#/properties/displayParameters/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/displayParameters",schemaPath:"#/properties/displayParameters/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+if(data.deploymentSummary !== undefined){
+let data56 = data.deploymentSummary;
+if(data56 && typeof data56 == "object" && !Array.isArray(data56)){
+for(const key6 in data56){
+if(!(((((((key6 === "candidateName") || (key6 === "action")) || (key6 === "region")) || (key6 === "stackName")) || (key6 === "template")) || (key6 === "totalMonthlyCost")) || (key6 === "resources"))){
+const err130 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+if(data56.candidateName !== undefined){
+if(typeof data56.candidateName !== "string"){
+const err131 = {instancePath:instancePath+"/deploymentSummary/candidateName",schemaPath:"#/properties/deploymentSummary/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+if(data56.action !== undefined){
+if(typeof data56.action !== "string"){
+const err132 = {instancePath:instancePath+"/deploymentSummary/action",schemaPath:"#/properties/deploymentSummary/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(data56.region !== undefined){
+if(typeof data56.region !== "string"){
+const err133 = {instancePath:instancePath+"/deploymentSummary/region",schemaPath:"#/properties/deploymentSummary/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+if(data56.stackName !== undefined){
+if(typeof data56.stackName !== "string"){
+const err134 = {instancePath:instancePath+"/deploymentSummary/stackName",schemaPath:"#/properties/deploymentSummary/properties/stackName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+if(data56.template !== undefined){
+if(typeof data56.template !== "string"){
+const err135 = {instancePath:instancePath+"/deploymentSummary/template",schemaPath:"#/properties/deploymentSummary/properties/template/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+if(data56.totalMonthlyCost !== undefined){
+let data62 = data56.totalMonthlyCost;
+if((typeof data62 !== "string") && (!((typeof data62 == "number") && (isFinite(data62))))){
+const err136 = {instancePath:instancePath+"/deploymentSummary/totalMonthlyCost",schemaPath:"#/properties/deploymentSummary/properties/totalMonthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.totalMonthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+}
+if(data56.resources !== undefined){
+let data63 = data56.resources;
+if(Array.isArray(data63)){
+if(data63.length > 12){
+const err137 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/maxItems",keyword:"maxItems",params:{limit: 12},message:"must NOT have more than 12 items"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+const len4 = data63.length;
+for(let i4=0; i4<len4; i4++){
+let data64 = data63[i4];
+if(data64 && typeof data64 == "object" && !Array.isArray(data64)){
+for(const key7 in data64){
+if(!(((key7 === "name") || (key7 === "spec")) || (key7 === "monthlyCost"))){
+const err138 = {instancePath:instancePath+"/deploymentSummary/resources/" + i4,schemaPath:"#/properties/deploymentSummary/properties/resources/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+if(data64.name !== undefined){
+if(typeof data64.name !== "string"){
+const err139 = {instancePath:instancePath+"/deploymentSummary/resources/" + i4+"/name",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+if(data64.spec !== undefined){
+if(typeof data64.spec !== "string"){
+const err140 = {instancePath:instancePath+"/deploymentSummary/resources/" + i4+"/spec",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+if(data64.monthlyCost !== undefined){
+let data67 = data64.monthlyCost;
+if((typeof data67 !== "string") && (!((typeof data67 == "number") && (isFinite(data67))))){
+const err141 = {instancePath:instancePath+"/deploymentSummary/resources/" + i4+"/monthlyCost",schemaPath:"#/properties/deploymentSummary/properties/resources/items/properties/monthlyCost/type",keyword:"type",params:{type: schema38.properties.deploymentSummary.properties.resources.items.properties.monthlyCost.type},message:"must be string,number"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+}
+}
+else {
+const err142 = {instancePath:instancePath+"/deploymentSummary/resources/" + i4,schemaPath:"#/properties/deploymentSummary/properties/resources/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+}
+}
+else {
+const err143 = {instancePath:instancePath+"/deploymentSummary/resources",schemaPath:"#/properties/deploymentSummary/properties/resources/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/deploymentSummary",schemaPath:"#/properties/deploymentSummary/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+}
+else {
+const err145 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
 }
 errors++;
 }
@@ -11972,7 +14679,7 @@ return errors === 0;
 validate28.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_jsonrpc_error_response = validate36;
-const schema82 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json","title":"JsonRpcErrorResponse","description":"A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.","type":"object","additionalProperties":false,"required":["jsonrpc","id","error"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id; null when it could not be read.","type":["string","integer","null"]},"error":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"-32700..-32600 standard JSON-RPC errors, -32001..-32009 A2A errors (see the A2A error catalogue).","type":"integer"},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"data":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
+const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json","title":"JsonRpcErrorResponse","description":"A JSON-RPC 2.0 error response from the A2A endpoint (HTTP 200, or the data of an `event: error` SSE record after a stream started). The error object holds only code, message and data; data is a list of google.rpc detail objects, and A2A errors always carry a google.rpc.ErrorInfo with domain a2a-protocol.org.","type":"object","additionalProperties":false,"required":["jsonrpc","id","error"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id; null when it could not be read.","type":["string","integer","null"]},"error":{"type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"-32700..-32600 standard JSON-RPC errors, -32001..-32009 A2A errors (see the A2A error catalogue).","type":"integer"},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"data":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-error-response.json" */;
@@ -12043,7 +14750,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema82.properties.id.type},message:"must be string,integer,null"};
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema84.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12548,7 +15255,7 @@ return errors === 0;
 validate36.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_jsonrpc_request = validate37;
-const schema84 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-request.json","title":"JsonRpcRequest","description":"A JSON-RPC 2.0 request to the A2A endpoint (POST /). params is the ProtoJSON of the method's request message (a2a/protojson/*); the server parses it leniently (camelCase or proto snake_case names, unknown fields ignored), so it is only required to be an object here. Batches (arrays) are rejected with -32600.","type":"object","additionalProperties":false,"required":["jsonrpc","method"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"Echoed unchanged (same JSON type) in every response, including each SSE event. Absent means a notification.","type":["string","integer","null"]},"method":{"description":"A2A 1.0 method name.","type":"string","minLength":1,"examples":["SendMessage","SendStreamingMessage","GetTask","ListTasks","CancelTask","SubscribeToTask","CreateTaskPushNotificationConfig","GetTaskPushNotificationConfig","ListTaskPushNotificationConfigs","DeleteTaskPushNotificationConfig","GetExtendedAgentCard"]},"params":{"description":"ProtoJSON of the request message; may be omitted for GetExtendedAgentCard.","type":"object"}}};
+const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-request.json","title":"JsonRpcRequest","description":"A JSON-RPC 2.0 request to the A2A endpoint (POST /). params is the ProtoJSON of the method's request message (a2a/protojson/*); the server parses it leniently (camelCase or proto snake_case names, unknown fields ignored), so it is only required to be an object here. Batches (arrays) are rejected with -32600.","type":"object","additionalProperties":false,"required":["jsonrpc","method"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"Echoed unchanged (same JSON type) in every response, including each SSE event. Absent means a notification.","type":["string","integer","null"]},"method":{"description":"A2A 1.0 method name.","type":"string","minLength":1,"examples":["SendMessage","SendStreamingMessage","GetTask","ListTasks","CancelTask","SubscribeToTask","CreateTaskPushNotificationConfig","GetTaskPushNotificationConfig","ListTaskPushNotificationConfigs","DeleteTaskPushNotificationConfig","GetExtendedAgentCard"]},"params":{"description":"ProtoJSON of the request message; may be omitted for GetExtendedAgentCard.","type":"object"}}};
 
 function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-request.json" */;
@@ -12609,7 +15316,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema84.properties.id.type},message:"must be string,integer,null"};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema86.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -12674,7 +15381,7 @@ return errors === 0;
 validate37.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_jsonrpc_success_response = validate38;
-const schema85 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json","title":"JsonRpcSuccessResponse","description":"A JSON-RPC 2.0 success response from the A2A endpoint, also the data of each SSE event of SendStreamingMessage and SubscribeToTask. result is the ProtoJSON of the method's response message: SendMessageResponse ({task} or {message}), StreamResponse (streaming), Task (GetTask, CancelTask), ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse, AgentCard, or {} (DeleteTaskPushNotificationConfig).","type":"object","additionalProperties":false,"required":["jsonrpc","id","result"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id.","type":["string","integer","null"]},"result":{"type":"object"}}};
+const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json","title":"JsonRpcSuccessResponse","description":"A JSON-RPC 2.0 success response from the A2A endpoint, also the data of each SSE event of SendStreamingMessage and SubscribeToTask. result is the ProtoJSON of the method's response message: SendMessageResponse ({task} or {message}), StreamResponse (streaming), Task (GetTask, CancelTask), ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse, AgentCard, or {} (DeleteTaskPushNotificationConfig).","type":"object","additionalProperties":false,"required":["jsonrpc","id","result"],"properties":{"jsonrpc":{"const":"2.0"},"id":{"description":"The request's id.","type":["string","integer","null"]},"result":{"type":"object"}}};
 
 function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/jsonrpc-success-response.json" */;
@@ -12745,7 +15452,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))) && (data1 !== null)){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema85.properties.id.type},message:"must be string,integer,null"};
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: schema87.properties.id.type},message:"must be string,integer,null"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -12789,7 +15496,7 @@ exports.v_a2a_pipeline_batch = validate31;
 exports.v_a2a_pipeline_envelope = validate29;
 
 exports.v_a2a_pipeline_snapshot = validate39;
-const schema86 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-snapshot.json","title":"PipelineSnapshot","description":"The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","pipelineName","contextId","taskId","iacCodeSessionId","runNumber","firstSequence","lastSequence","status","currentStepId","steps","candidates","pendingInput","cleanup","staleFields","outcome","handoff","updatedAt"],"properties":{"schemaVersion":{"const":"1.0"},"pipelineRunId":{"type":"string"},"pipelineName":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"iacCodeSessionId":{"type":"string"},"runNumber":{"type":"integer","minimum":1},"firstSequence":{"type":"integer","minimum":1},"lastSequence":{"type":"integer","minimum":1},"status":{"enum":["running","waiting_input","completed","early_exit","failed","canceled"]},"currentStepId":{"type":["string","null"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","status","attempt"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed","stale","waiting_input"]}}}},"candidates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","name","status","steps"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"name":{"type":"string"},"status":{"enum":["running","completed","failed"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","status","attempt"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed"]}}}}}}},"pendingInput":{"description":"The input the run waits for (the data of its input_required or permission_requested event), or null.","type":["object","null"]},"cleanup":{"type":"object","additionalProperties":false,"required":["resources"],"properties":{"resources":{"type":"array","items":{"type":"object","required":["resourceId","cleanupStatus"],"properties":{"resourceId":{"type":"string"},"cleanupStatus":{"enum":["observed","pending","started","in_progress","completed","failed","skipped"]}}}}}},"staleFields":{"type":"array","items":{"type":"string"}},"outcome":{"enum":[null,"completed","early_exit","failed","canceled"]},"handoff":{"type":["object","null"]},"updatedAt":{"type":"string","format":"date-time"}}};
+const schema88 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-snapshot.json","title":"PipelineSnapshot","description":"The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","pipelineName","contextId","taskId","iacCodeSessionId","runNumber","firstSequence","lastSequence","status","currentStepId","steps","candidates","pendingInput","cleanup","staleFields","outcome","handoff","updatedAt"],"properties":{"schemaVersion":{"const":"1.0"},"pipelineRunId":{"type":"string"},"pipelineName":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"iacCodeSessionId":{"type":"string"},"runNumber":{"type":"integer","minimum":1},"firstSequence":{"type":"integer","minimum":1},"lastSequence":{"type":"integer","minimum":1},"status":{"enum":["running","waiting_input","completed","early_exit","failed","canceled"]},"currentStepId":{"type":["string","null"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","status","attempt"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed","stale","waiting_input"]}}}},"candidates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","index","name","status","steps"],"properties":{"id":{"type":"string"},"index":{"type":"integer","minimum":0},"name":{"type":"string"},"status":{"enum":["running","completed","failed"]},"steps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","status","attempt"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":0},"status":{"enum":["pending","running","completed","failed"]}}}}}}},"pendingInput":{"description":"The input the run waits for (the data of its input_required or permission_requested event), or null.","type":["object","null"]},"cleanup":{"type":"object","additionalProperties":false,"required":["resources"],"properties":{"resources":{"type":"array","items":{"type":"object","required":["resourceId","cleanupStatus"],"properties":{"resourceId":{"type":"string"},"cleanupStatus":{"enum":["observed","pending","started","in_progress","completed","failed","skipped"]}}}}}},"staleFields":{"type":"array","items":{"type":"string"}},"outcome":{"enum":[null,"completed","early_exit","failed","canceled"]},"handoff":{"type":["object","null"]},"updatedAt":{"type":"string","format":"date-time"}}};
 
 function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-snapshot.json" */;
@@ -12994,7 +15701,7 @@ vErrors.push(err18);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema86.properties, key0))){
+if(!(func3.call(schema88.properties, key0))){
 const err19 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err19];
@@ -13155,7 +15862,7 @@ errors++;
 if(data.status !== undefined){
 let data9 = data.status;
 if(!((((((data9 === "running") || (data9 === "waiting_input")) || (data9 === "completed")) || (data9 === "early_exit")) || (data9 === "failed")) || (data9 === "canceled"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13168,7 +15875,7 @@ errors++;
 if(data.currentStepId !== undefined){
 let data10 = data.currentStepId;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err33 = {instancePath:instancePath+"/currentStepId",schemaPath:"#/properties/currentStepId/type",keyword:"type",params:{type: schema86.properties.currentStepId.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/currentStepId",schemaPath:"#/properties/currentStepId/type",keyword:"type",params:{type: schema88.properties.currentStepId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -13302,7 +16009,7 @@ errors++;
 if(data12.status !== undefined){
 let data16 = data12.status;
 if(!((((((data16 === "pending") || (data16 === "running")) || (data16 === "completed")) || (data16 === "failed")) || (data16 === "stale")) || (data16 === "waiting_input"))){
-const err44 = {instancePath:instancePath+"/steps/" + i0+"/status",schemaPath:"#/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err44 = {instancePath:instancePath+"/steps/" + i0+"/status",schemaPath:"#/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -13457,7 +16164,7 @@ errors++;
 if(data18.status !== undefined){
 let data22 = data18.status;
 if(!(((data22 === "running") || (data22 === "completed")) || (data22 === "failed"))){
-const err57 = {instancePath:instancePath+"/candidates/" + i1+"/status",schemaPath:"#/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/candidates/" + i1+"/status",schemaPath:"#/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -13556,7 +16263,7 @@ errors++;
 if(data24.status !== undefined){
 let data27 = data24.status;
 if(!((((data27 === "pending") || (data27 === "running")) || (data27 === "completed")) || (data27 === "failed"))){
-const err65 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err65 = {instancePath:instancePath+"/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"#/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -13617,7 +16324,7 @@ errors++;
 if(data.pendingInput !== undefined){
 let data28 = data.pendingInput;
 if((!(data28 && typeof data28 == "object" && !Array.isArray(data28))) && (data28 !== null)){
-const err70 = {instancePath:instancePath+"/pendingInput",schemaPath:"#/properties/pendingInput/type",keyword:"type",params:{type: schema86.properties.pendingInput.type},message:"must be object,null"};
+const err70 = {instancePath:instancePath+"/pendingInput",schemaPath:"#/properties/pendingInput/type",keyword:"type",params:{type: schema88.properties.pendingInput.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -13694,7 +16401,7 @@ errors++;
 if(data31.cleanupStatus !== undefined){
 let data33 = data31.cleanupStatus;
 if(!(((((((data33 === "observed") || (data33 === "pending")) || (data33 === "started")) || (data33 === "in_progress")) || (data33 === "completed")) || (data33 === "failed")) || (data33 === "skipped"))){
-const err76 = {instancePath:instancePath+"/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"#/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema86.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
+const err76 = {instancePath:instancePath+"/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"#/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema88.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -13771,7 +16478,7 @@ errors++;
 if(data.outcome !== undefined){
 let data36 = data.outcome;
 if(!(((((data36 === null) || (data36 === "completed")) || (data36 === "early_exit")) || (data36 === "failed")) || (data36 === "canceled"))){
-const err82 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema86.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err82 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema88.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -13784,7 +16491,7 @@ errors++;
 if(data.handoff !== undefined){
 let data37 = data.handoff;
 if((!(data37 && typeof data37 == "object" && !Array.isArray(data37))) && (data37 !== null)){
-const err83 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/type",keyword:"type",params:{type: schema86.properties.handoff.type},message:"must be object,null"};
+const err83 = {instancePath:instancePath+"/handoff",schemaPath:"#/properties/handoff/type",keyword:"type",params:{type: schema88.properties.handoff.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -13836,7 +16543,7 @@ return errors === 0;
 validate39.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_pipeline_state = validate40;
-const schema87 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-state.json","title":"PipelineStateResponse","description":"GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.","type":"object","additionalProperties":false,"required":["snapshot","events"],"properties":{"snapshot":{"$ref":"pipeline-snapshot.json"},"events":{"type":"array","items":{"$ref":"pipeline-envelope.json"}}}};
+const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-state.json","title":"PipelineStateResponse","description":"GET /iac-code/pipeline/state?contextId=…|taskId=…&afterSequence=N: the snapshot of the context's latest pipeline run and its events after N (default: the snapshot's lastSequence, so none), for clients that reconnect.","type":"object","additionalProperties":false,"required":["snapshot","events"],"properties":{"snapshot":{"$ref":"pipeline-snapshot.json"},"events":{"type":"array","items":{"$ref":"pipeline-envelope.json"}}}};
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/pipeline-state.json" */;
@@ -14076,7 +16783,7 @@ vErrors.push(err21);
 errors++;
 }
 for(const key1 in data0){
-if(!(func3.call(schema86.properties, key1))){
+if(!(func3.call(schema88.properties, key1))){
 const err22 = {instancePath:instancePath+"/snapshot",schemaPath:"pipeline-snapshot.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err22];
@@ -14237,7 +16944,7 @@ errors++;
 if(data0.status !== undefined){
 let data10 = data0.status;
 if(!((((((data10 === "running") || (data10 === "waiting_input")) || (data10 === "completed")) || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
-const err35 = {instancePath:instancePath+"/snapshot/status",schemaPath:"pipeline-snapshot.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err35 = {instancePath:instancePath+"/snapshot/status",schemaPath:"pipeline-snapshot.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -14250,7 +16957,7 @@ errors++;
 if(data0.currentStepId !== undefined){
 let data11 = data0.currentStepId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err36 = {instancePath:instancePath+"/snapshot/currentStepId",schemaPath:"pipeline-snapshot.json/properties/currentStepId/type",keyword:"type",params:{type: schema86.properties.currentStepId.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/snapshot/currentStepId",schemaPath:"pipeline-snapshot.json/properties/currentStepId/type",keyword:"type",params:{type: schema88.properties.currentStepId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -14384,7 +17091,7 @@ errors++;
 if(data13.status !== undefined){
 let data17 = data13.status;
 if(!((((((data17 === "pending") || (data17 === "running")) || (data17 === "completed")) || (data17 === "failed")) || (data17 === "stale")) || (data17 === "waiting_input"))){
-const err47 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/status",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/snapshot/steps/" + i0+"/status",schemaPath:"pipeline-snapshot.json/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -14539,7 +17246,7 @@ errors++;
 if(data19.status !== undefined){
 let data23 = data19.status;
 if(!(((data23 === "running") || (data23 === "completed")) || (data23 === "failed"))){
-const err60 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.candidates.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -14638,7 +17345,7 @@ errors++;
 if(data25.status !== undefined){
 let data28 = data25.status;
 if(!((((data28 === "pending") || (data28 === "running")) || (data28 === "completed")) || (data28 === "failed"))){
-const err68 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err68 = {instancePath:instancePath+"/snapshot/candidates/" + i1+"/steps/" + i2+"/status",schemaPath:"pipeline-snapshot.json/properties/candidates/items/properties/steps/items/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.candidates.items.properties.steps.items.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -14699,7 +17406,7 @@ errors++;
 if(data0.pendingInput !== undefined){
 let data29 = data0.pendingInput;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err73 = {instancePath:instancePath+"/snapshot/pendingInput",schemaPath:"pipeline-snapshot.json/properties/pendingInput/type",keyword:"type",params:{type: schema86.properties.pendingInput.type},message:"must be object,null"};
+const err73 = {instancePath:instancePath+"/snapshot/pendingInput",schemaPath:"pipeline-snapshot.json/properties/pendingInput/type",keyword:"type",params:{type: schema88.properties.pendingInput.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -14776,7 +17483,7 @@ errors++;
 if(data32.cleanupStatus !== undefined){
 let data34 = data32.cleanupStatus;
 if(!(((((((data34 === "observed") || (data34 === "pending")) || (data34 === "started")) || (data34 === "in_progress")) || (data34 === "completed")) || (data34 === "failed")) || (data34 === "skipped"))){
-const err79 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema86.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
+const err79 = {instancePath:instancePath+"/snapshot/cleanup/resources/" + i3+"/cleanupStatus",schemaPath:"pipeline-snapshot.json/properties/cleanup/properties/resources/items/properties/cleanupStatus/enum",keyword:"enum",params:{allowedValues: schema88.properties.cleanup.properties.resources.items.properties.cleanupStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -14853,7 +17560,7 @@ errors++;
 if(data0.outcome !== undefined){
 let data37 = data0.outcome;
 if(!(((((data37 === null) || (data37 === "completed")) || (data37 === "early_exit")) || (data37 === "failed")) || (data37 === "canceled"))){
-const err85 = {instancePath:instancePath+"/snapshot/outcome",schemaPath:"pipeline-snapshot.json/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema86.properties.outcome.enum},message:"must be equal to one of the allowed values"};
+const err85 = {instancePath:instancePath+"/snapshot/outcome",schemaPath:"pipeline-snapshot.json/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema88.properties.outcome.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -14866,7 +17573,7 @@ errors++;
 if(data0.handoff !== undefined){
 let data38 = data0.handoff;
 if((!(data38 && typeof data38 == "object" && !Array.isArray(data38))) && (data38 !== null)){
-const err86 = {instancePath:instancePath+"/snapshot/handoff",schemaPath:"pipeline-snapshot.json/properties/handoff/type",keyword:"type",params:{type: schema86.properties.handoff.type},message:"must be object,null"};
+const err86 = {instancePath:instancePath+"/snapshot/handoff",schemaPath:"pipeline-snapshot.json/properties/handoff/type",keyword:"type",params:{type: schema88.properties.handoff.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -14952,7 +17659,7 @@ return errors === 0;
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_readiness = validate42;
-const schema89 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/readiness.json","title":"A2AReadiness","description":"Body of GET /iac-code/readiness on the A2A server: whether a real model and Alibaba Cloud credentials are configured, and what is missing when not. Names of settings only, never their values (no secret).","type":"object","additionalProperties":false,"required":["schemaVersion","llm","cloud"],"properties":{"schemaVersion":{"const":1},"llm":{"description":"The model the turns use.","type":"object","additionalProperties":false,"required":["ready","demo","provider","model","missing"],"properties":{"ready":{"description":"true when a real model is configured with what it needs (a key where the provider requires one); false in demo mode.","type":"boolean"},"demo":{"description":"true when nothing is configured and the bundled demo script answers.","type":"boolean"},"provider":{"description":"Provider key (demo in demo mode).","type":"string","minLength":1},"model":{"type":"string","minLength":1},"source":{"description":"Where the provider choice came from: options, env, settings, base_url, model, default or demo.","type":"string"},"missing":{"description":"What to set for the model to be ready (setting or variable names).","type":"array","items":{"type":"string","minLength":1}}}},"cloud":{"description":"Alibaba Cloud credentials of the server (a request may still bring its own).","type":"object","additionalProperties":false,"required":["ready","provider","missing"],"properties":{"ready":{"description":"true when a credential resolves: the cloud tools are registered.","type":"boolean"},"provider":{"const":"aliyun"},"source":{"description":"Where the credential came from.","enum":["env","config_file","aliyun_cli"]},"regionId":{"type":"string","minLength":1},"missing":{"description":"What to set for credentials to resolve (variable or file names).","type":"array","items":{"type":"string","minLength":1}}}}}};
+const schema91 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/readiness.json","title":"A2AReadiness","description":"Body of GET /iac-code/readiness on the A2A server: whether a real model and Alibaba Cloud credentials are configured, and what is missing when not. Names of settings only, never their values (no secret).","type":"object","additionalProperties":false,"required":["schemaVersion","llm","cloud"],"properties":{"schemaVersion":{"const":1},"llm":{"description":"The model the turns use.","type":"object","additionalProperties":false,"required":["ready","demo","provider","model","missing"],"properties":{"ready":{"description":"true when a real model is configured with what it needs (a key where the provider requires one); false in demo mode.","type":"boolean"},"demo":{"description":"true when nothing is configured and the bundled demo script answers.","type":"boolean"},"provider":{"description":"Provider key (demo in demo mode).","type":"string","minLength":1},"model":{"type":"string","minLength":1},"source":{"description":"Where the provider choice came from: options, env, settings, base_url, model, default or demo.","type":"string"},"missing":{"description":"What to set for the model to be ready (setting or variable names).","type":"array","items":{"type":"string","minLength":1}}}},"cloud":{"description":"Alibaba Cloud credentials of the server (a request may still bring its own).","type":"object","additionalProperties":false,"required":["ready","provider","missing"],"properties":{"ready":{"description":"true when a credential resolves: the cloud tools are registered.","type":"boolean"},"provider":{"const":"aliyun"},"source":{"description":"Where the credential came from.","enum":["env","config_file","aliyun_cli"]},"regionId":{"type":"string","minLength":1},"missing":{"description":"What to set for credentials to resolve (variable or file names).","type":"array","items":{"type":"string","minLength":1}}}}}};
 
 function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/readiness.json" */;
@@ -15296,7 +18003,7 @@ errors++;
 if(data9.source !== undefined){
 let data12 = data9.source;
 if(!(((data12 === "env") || (data12 === "config_file")) || (data12 === "aliyun_cli"))){
-const err28 = {instancePath:instancePath+"/cloud/source",schemaPath:"#/properties/cloud/properties/source/enum",keyword:"enum",params:{allowedValues: schema89.properties.cloud.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err28 = {instancePath:instancePath+"/cloud/source",schemaPath:"#/properties/cloud/properties/source/enum",keyword:"enum",params:{allowedValues: schema91.properties.cloud.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15401,7 +18108,7 @@ return errors === 0;
 validate42.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_rest_error = validate43;
-const schema90 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/rest-error.json","title":"RestError","description":"Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {\"error\":\"Unauthorized\"}.)","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","status","message"],"properties":{"code":{"description":"The HTTP status of the response.","type":"integer","minimum":400,"maximum":599},"status":{"description":"google.rpc.Code name.","enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"details":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
+const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/rest-error.json","title":"RestError","description":"Error body of the A2A HTTP+JSON (REST) binding: google.rpc.Status in its AIP-193 JSON form. error.code equals the HTTP status; details carry a google.rpc.ErrorInfo for every A2A error. (A failed authentication is the exception: HTTP 401 with {\"error\":\"Unauthorized\"}.)","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"type":"object","additionalProperties":false,"required":["code","status","message"],"properties":{"code":{"description":"The HTTP status of the response.","type":"integer","minimum":400,"maximum":599},"status":{"description":"google.rpc.Code name.","enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"message":{"description":"Human-readable, sanitised.","type":"string","minLength":1},"details":{"type":"array","items":{"$ref":"error-detail.json"}}}}}};
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/rest-error.json" */;
@@ -15520,7 +18227,7 @@ errors++;
 if(data0.status !== undefined){
 let data2 = data0.status;
 if(!((((((((((((((((data2 === "CANCELLED") || (data2 === "UNKNOWN")) || (data2 === "INVALID_ARGUMENT")) || (data2 === "DEADLINE_EXCEEDED")) || (data2 === "NOT_FOUND")) || (data2 === "ALREADY_EXISTS")) || (data2 === "PERMISSION_DENIED")) || (data2 === "RESOURCE_EXHAUSTED")) || (data2 === "FAILED_PRECONDITION")) || (data2 === "ABORTED")) || (data2 === "OUT_OF_RANGE")) || (data2 === "UNIMPLEMENTED")) || (data2 === "INTERNAL")) || (data2 === "UNAVAILABLE")) || (data2 === "DATA_LOSS")) || (data2 === "UNAUTHENTICATED"))){
-const err9 = {instancePath:instancePath+"/error/status",schemaPath:"#/properties/error/properties/status/enum",keyword:"enum",params:{allowedValues: schema90.properties.error.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/error/status",schemaPath:"#/properties/error/properties/status/enum",keyword:"enum",params:{allowedValues: schema92.properties.error.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -15977,7 +18684,7 @@ return errors === 0;
 validate43.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_thinking_exposure_params = validate44;
-const schema92 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/thinking-exposure-params.json","title":"ThinkingExposureParams","description":"params of the agent-card extension urn:iac-code:a2a:thinking-exposure:v1: which thinking signals this server emits in metadata.iac_code. The extension is advertised only when the set is non-empty.","type":"object","additionalProperties":false,"required":["enabledTypes"],"properties":{"enabledTypes":{"description":"Enabled signal types, in the order raw_thinking, tool_trace.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["raw_thinking","tool_trace"]}}}};
+const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/thinking-exposure-params.json","title":"ThinkingExposureParams","description":"params of the agent-card extension urn:iac-code:a2a:thinking-exposure:v1: which thinking signals this server emits in metadata.iac_code. The extension is advertised only when the set is non-empty.","type":"object","additionalProperties":false,"required":["enabledTypes"],"properties":{"enabledTypes":{"description":"Enabled signal types, in the order raw_thinking, tool_trace.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","enum":["raw_thinking","tool_trace"]}}}};
 
 function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/thinking-exposure-params.json" */;
@@ -16040,7 +18747,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((data1 === "raw_thinking") || (data1 === "tool_trace"))){
-const err4 = {instancePath:instancePath+"/enabledTypes/" + i0,schemaPath:"#/properties/enabledTypes/items/enum",keyword:"enum",params:{allowedValues: schema92.properties.enabledTypes.items.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/enabledTypes/" + i0,schemaPath:"#/properties/enabledTypes/items/enum",keyword:"enum",params:{allowedValues: schema94.properties.enabledTypes.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -16103,7 +18810,7 @@ return errors === 0;
 validate44.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_cancel_request = validate45;
-const schema93 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-request.json","title":"CancelRequest","description":"Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.","type":"object","required":["threadId","rosInvocationId"],"properties":{"threadId":{"description":"The AG-UI thread of the execution.","type":"string","minLength":1},"rosInvocationId":{"description":"The rosInvocationId of the execution's current run.","type":"string","minLength":1}}};
+const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-request.json","title":"CancelRequest","description":"Body of POST /extensions/iac-code/v1/executions/{executionId}/cancel (JSON, at most 64 KiB). The thread and caller identity must match the execution, else 404 EXECUTION_NOT_FOUND. Other keys are ignored.","type":"object","required":["threadId","rosInvocationId"],"properties":{"threadId":{"description":"The AG-UI thread of the execution.","type":"string","minLength":1},"rosInvocationId":{"description":"The rosInvocationId of the execution's current run.","type":"string","minLength":1}}};
 
 function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/cancel-request.json" */;
@@ -16204,7 +18911,7 @@ return errors === 0;
 validate45.evaluated = {"props":{"threadId":true,"rosInvocationId":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_cancel_response = validate46;
-const schema94 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-response.json","title":"CancelResponse","description":"200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).","type":"object","additionalProperties":false,"required":["executionId","status"],"properties":{"executionId":{"description":"The execution from the request path.","type":"string","minLength":1},"status":{"enum":["cancelled","already_terminal"]}}};
+const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/cancel-response.json","title":"CancelResponse","description":"200 answer of the cancel extension. cancelled: the A2A task was cancelled and pending interrupts dropped; already_terminal: the execution had already ended. Standard AG-UI events are unchanged by a cancel (a running stream ends with RUN_ERROR CANCELLED).","type":"object","additionalProperties":false,"required":["executionId","status"],"properties":{"executionId":{"description":"The execution from the request path.","type":"string","minLength":1},"status":{"enum":["cancelled","already_terminal"]}}};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/cancel-response.json" */;
@@ -16278,7 +18985,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "cancelled") || (data1 === "already_terminal"))){
-const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema94.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema96.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -16305,8 +19012,8 @@ return errors === 0;
 validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_content_part = validate47;
-const schema95 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
-const pattern24 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
+const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
+const pattern27 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/content-part.json" */;
@@ -16508,7 +19215,7 @@ errors++;
 if(data5.value !== undefined){
 let data7 = data5.value;
 if(typeof data7 === "string"){
-if(!pattern24.test(data7)){
+if(!pattern27.test(data7)){
 const err15 = {instancePath:instancePath+"/source/value",schemaPath:"#/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -16533,7 +19240,7 @@ errors++;
 if(data5.mimeType !== undefined){
 let data8 = data5.mimeType;
 if(!((((data8 === "image/png") || (data8 === "image/jpeg")) || (data8 === "image/gif")) || (data8 === "image/webp"))){
-const err17 = {instancePath:instancePath+"/source/mimeType",schemaPath:"#/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema95.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/source/mimeType",schemaPath:"#/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema97.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16651,7 +19358,7 @@ return errors === 0;
 validate47.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.v_agui_custom_artifact = validate48;
-const schema96 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"sourcePath":{"description":"Absolute path of the workspace file the artifact was copied from, when a tool stored a file.","type":"string","minLength":1},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
+const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/artifact.json","title":"IacCodeArtifactPayload","description":"The value of CUSTOM iac-code.artifact.v1: a structured projection of an A2A task artifact (a file a tool stored), for preview, download or diagnostics. The content itself is not carried: uri is a file:// URL of the stored copy, with its size and SHA-256. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","artifactId","name","filename","mediaType","byteSize","sha256","uri"],"properties":{"schemaVersion":{"const":1},"artifactId":{"description":"The A2A artifactId (UUID v4).","type":"string","minLength":1},"name":{"description":"The A2A artifact name (the stored file name).","type":"string","minLength":1},"description":{"description":"The A2A artifact description, when it has one.","type":"string"},"filename":{"description":"Safe bare file name of the stored copy.","type":"string","minLength":1},"mediaType":{"description":"e.g. text/yaml; application/octet-stream when unknown.","type":"string","minLength":1},"byteSize":{"description":"Size of the stored bytes.","type":"integer","minimum":0,"maximum":9007199254740991},"sha256":{"description":"Lower-case hex SHA-256 of the stored bytes.","type":"string","pattern":"^[0-9a-f]{64}$"},"uri":{"description":"file:// URL of the stored copy on the server's machine.","type":"string","format":"uri","pattern":"^file://"},"sourcePath":{"description":"Absolute path of the workspace file the artifact was copied from, when a tool stored a file.","type":"string","minLength":1},"taskId":{"description":"The A2A task that produced the artifact.","type":"string","minLength":1},"contextId":{"description":"The A2A context of that task.","type":"string","minLength":1},"toolUseId":{"description":"The tool call whose result stored the artifact, when known.","type":"string","minLength":1}}};
 const formats6 = require("ajv-formats/dist/formats").fullFormats.uri;
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -16747,7 +19454,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema96.properties, key0))){
+if(!(func3.call(schema98.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -17094,7 +19801,7 @@ return errors === 0;
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_custom_pipeline = validate49;
-const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/pipeline.json" */;
@@ -17190,7 +19897,7 @@ errors++;
 if(data.eventType !== undefined){
 let data3 = data.eventType;
 if(!((((((((((((((((((((((((((((((((((data3 === "pipeline_started") || (data3 === "pipeline_resumed")) || (data3 === "pipeline_completed")) || (data3 === "pipeline_error")) || (data3 === "pipeline_warning")) || (data3 === "backup_blocked")) || (data3 === "candidate_started")) || (data3 === "candidate_completed")) || (data3 === "candidate_failed")) || (data3 === "candidate_interrupted")) || (data3 === "candidate_restart_requested")) || (data3 === "candidate_selected")) || (data3 === "candidate_detail_shown")) || (data3 === "candidate_step_failed")) || (data3 === "sub_pipeline_started")) || (data3 === "sub_pipeline_completed")) || (data3 === "sub_step_failed")) || (data3 === "step_failed")) || (data3 === "stack_progress")) || (data3 === "stack_instances_progress")) || (data3 === "stack_current_changed")) || (data3 === "cleanup_started")) || (data3 === "cleanup_progress")) || (data3 === "cleanup_completed")) || (data3 === "cleanup_failed")) || (data3 === "rollback_triggered")) || (data3 === "rollback_completed")) || (data3 === "context_compaction_started")) || (data3 === "context_compacted")) || (data3 === "context_compaction_failed")) || (data3 === "fields_marked_stale")) || (data3 === "diagram_shown")) || (data3 === "mcp_status")) || (data3 === "tool_progress"))){
-const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema97.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -17503,9 +20210,9 @@ return errors === 0;
 validate49.evaluated = {"props":{"schemaVersion":true,"extensionUri":true,"eventId":true,"eventType":true,"sequence":true,"createdAt":true,"scope":true,"pipelineRunId":true,"pipelineName":true,"taskId":true,"contextId":true,"status":true,"iacCodeSessionId":true,"data":true,"step":true,"candidateStep":true,"candidate":true,"visibility":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_custom_session = validate50;
-const schema98 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
 const formats10 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern27 = new RegExp("^agui-[0-9a-f]{40}$", "u");
+const pattern30 = new RegExp("^agui-[0-9a-f]{40}$", "u");
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/session.json" */;
@@ -17681,7 +20388,7 @@ errors++;
 if(data.contextId !== undefined){
 let data4 = data.contextId;
 if(typeof data4 === "string"){
-if(!pattern27.test(data4)){
+if(!pattern30.test(data4)){
 const err14 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -17805,7 +20512,7 @@ return errors === 0;
 validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_custom_tool_progress = validate51;
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/tool-progress.json" */;
@@ -18089,25 +20796,25 @@ return errors === 0;
 validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_event = validate52;
-const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
-const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
-const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
-const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
-const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
-const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
-const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
-const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
-const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
-const pattern28 = new RegExp("^pipeline:.+$", "u");
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
+const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
+const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
+const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
+const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
+const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
+const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
+const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
+const pattern31 = new RegExp("^pipeline:.+$", "u");
+const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/custom.json" */;
@@ -18315,7 +21022,7 @@ errors++;
 if(data1.contextId !== undefined){
 let data6 = data1.contextId;
 if(typeof data6 === "string"){
-if(!pattern27.test(data6)){
+if(!pattern30.test(data6)){
 const err15 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -18567,7 +21274,7 @@ vErrors.push(err34);
 errors++;
 }
 for(const key1 in data11){
-if(!(func3.call(schema96.properties, key1))){
+if(!(func3.call(schema98.properties, key1))){
 const err35 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err35];
@@ -19378,7 +22085,7 @@ errors++;
 if(data40.eventType !== undefined){
 let data44 = data40.eventType;
 if(!((((((((((((((((((((((((((((((((((data44 === "pipeline_started") || (data44 === "pipeline_resumed")) || (data44 === "pipeline_completed")) || (data44 === "pipeline_error")) || (data44 === "pipeline_warning")) || (data44 === "backup_blocked")) || (data44 === "candidate_started")) || (data44 === "candidate_completed")) || (data44 === "candidate_failed")) || (data44 === "candidate_interrupted")) || (data44 === "candidate_restart_requested")) || (data44 === "candidate_selected")) || (data44 === "candidate_detail_shown")) || (data44 === "candidate_step_failed")) || (data44 === "sub_pipeline_started")) || (data44 === "sub_pipeline_completed")) || (data44 === "sub_step_failed")) || (data44 === "step_failed")) || (data44 === "stack_progress")) || (data44 === "stack_instances_progress")) || (data44 === "stack_current_changed")) || (data44 === "cleanup_started")) || (data44 === "cleanup_progress")) || (data44 === "cleanup_completed")) || (data44 === "cleanup_failed")) || (data44 === "rollback_triggered")) || (data44 === "rollback_completed")) || (data44 === "context_compaction_started")) || (data44 === "context_compacted")) || (data44 === "context_compaction_failed")) || (data44 === "fields_marked_stale")) || (data44 === "diagram_shown")) || (data44 === "mcp_status")) || (data44 === "tool_progress"))){
-const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema97.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -20007,7 +22714,7 @@ errors++;
 if(data68.contextId !== undefined){
 let data73 = data68.contextId;
 if(typeof data73 === "string"){
-if(!pattern27.test(data73)){
+if(!pattern30.test(data73)){
 const err147 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err147];
@@ -20213,7 +22920,7 @@ vErrors.push(err164);
 errors++;
 }
 for(const key5 in data68){
-if(!(func3.call(schema96.properties, key5))){
+if(!(func3.call(schema98.properties, key5))){
 const err165 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err165];
@@ -20918,7 +23625,7 @@ errors++;
 if(data68.eventType !== undefined){
 let data105 = data68.eventType;
 if(!((((((((((((((((((((((((((((((((((data105 === "pipeline_started") || (data105 === "pipeline_resumed")) || (data105 === "pipeline_completed")) || (data105 === "pipeline_error")) || (data105 === "pipeline_warning")) || (data105 === "backup_blocked")) || (data105 === "candidate_started")) || (data105 === "candidate_completed")) || (data105 === "candidate_failed")) || (data105 === "candidate_interrupted")) || (data105 === "candidate_restart_requested")) || (data105 === "candidate_selected")) || (data105 === "candidate_detail_shown")) || (data105 === "candidate_step_failed")) || (data105 === "sub_pipeline_started")) || (data105 === "sub_pipeline_completed")) || (data105 === "sub_step_failed")) || (data105 === "step_failed")) || (data105 === "stack_progress")) || (data105 === "stack_instances_progress")) || (data105 === "stack_current_changed")) || (data105 === "cleanup_started")) || (data105 === "cleanup_progress")) || (data105 === "cleanup_completed")) || (data105 === "cleanup_failed")) || (data105 === "rollback_triggered")) || (data105 === "rollback_completed")) || (data105 === "context_compaction_started")) || (data105 === "context_compacted")) || (data105 === "context_compaction_failed")) || (data105 === "fields_marked_stale")) || (data105 === "diagram_shown")) || (data105 === "mcp_status")) || (data105 === "tool_progress"))){
-const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema97.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -21301,9 +24008,9 @@ return errors === 0;
 }
 validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema126 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
-const schema127 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
-const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
 function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-finished.json" */;
@@ -21697,7 +24404,7 @@ errors++;
 if(data8.reason !== undefined){
 let data10 = data8.reason;
 if(!((data10 === "tool_call") || (data10 === "input_required"))){
-const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema127.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema129.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -22633,7 +25340,7 @@ return errors === 0;
 }
 validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
 
 function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-error.json" */;
@@ -25695,7 +28402,7 @@ errors++;
 if(data.messageId !== undefined){
 let data59 = data.messageId;
 if(typeof data59 === "string"){
-if(!pattern28.test(data59)){
+if(!pattern31.test(data59)){
 const err206 = {instancePath:instancePath+"/messageId",schemaPath:"events/activity-snapshot.json/properties/messageId/pattern",keyword:"pattern",params:{pattern: "^pipeline:.+$"},message:"must match pattern \""+"^pipeline:.+$"+"\""};
 if(vErrors === null){
 vErrors = [err206];
@@ -26107,7 +28814,7 @@ errors++;
 if(data.messageId !== undefined){
 let data2 = data.messageId;
 if(typeof data2 === "string"){
-if(!pattern28.test(data2)){
+if(!pattern31.test(data2)){
 const err11 = {instancePath:instancePath+"/messageId",schemaPath:"#/properties/messageId/pattern",keyword:"pattern",params:{pattern: "^pipeline:.+$"},message:"must match pattern \""+"^pipeline:.+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -28791,7 +31498,7 @@ return errors === 0;
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_health = validate75;
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
@@ -29001,7 +31708,7 @@ errors++;
 if(data5.state !== undefined){
 let data6 = data5.state;
 if(!((((data6 === "starting") || (data6 === "up")) || (data6 === "down")) || (data6 === "stopped"))){
-const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema147.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema149.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29144,7 +31851,7 @@ errors++;
 if(data10.code !== undefined){
 let data11 = data10.code;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema147.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema149.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -29157,7 +31864,7 @@ errors++;
 if(data10.signal !== undefined){
 let data12 = data10.signal;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema147.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema149.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29369,7 +32076,7 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_iac_code_props = validate76;
-const schema148 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/iac-code-props.json" */;
@@ -29414,7 +32121,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema148.properties, key0))){
+if(!(func3.call(schema150.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -29485,7 +32192,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern9.test(data2)){
+if(!pattern12.test(data2)){
 const err9 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -29510,7 +32217,7 @@ errors++;
 if(data.model !== undefined){
 let data3 = data.model;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema148.properties.model.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema150.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -29523,7 +32230,7 @@ errors++;
 if(data.llmApiKey !== undefined){
 let data4 = data.llmApiKey;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema148.properties.llmApiKey.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema150.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -29536,7 +32243,7 @@ errors++;
 if(data.thinking !== undefined){
 let data5 = data.thinking;
 if((!(data5 && typeof data5 == "object" && !Array.isArray(data5))) && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema148.properties.thinking.type},message:"must be object,null"};
+const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -29573,7 +32280,7 @@ errors++;
 if(data5.effort !== undefined){
 let data7 = data5.effort;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema148.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -29586,7 +32293,7 @@ errors++;
 if(data5.budget !== undefined){
 let data8 = data5.budget;
 if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema148.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -29613,7 +32320,7 @@ errors++;
 if(data.userId !== undefined){
 let data9 = data.userId;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema148.properties.userId.type},message:"must be string,null"};
+const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -29626,7 +32333,7 @@ errors++;
 if(data.channel !== undefined){
 let data10 = data.channel;
 if((typeof data10 !== "string") && (data10 !== null)){
-const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema148.properties.channel.type},message:"must be string,null"};
+const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -29639,7 +32346,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data11 = data.preferredLanguage;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema148.properties.preferredLanguage.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -29652,7 +32359,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data12 = data.candidatePresentation;
 if(!(((data12 === "standard") || (data12 === "rich")) || (data12 === null))){
-const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema148.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -29665,7 +32372,7 @@ errors++;
 if(data.runMode !== undefined){
 let data13 = data.runMode;
 if(!(((data13 === "normal") || (data13 === "pipeline")) || (data13 === null))){
-const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema148.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -29678,7 +32385,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data14 = data.pipelineName;
 if((typeof data14 !== "string") && (data14 !== null)){
-const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema148.properties.pipelineName.type},message:"must be string,null"};
+const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -29703,7 +32410,7 @@ errors++;
 if(data.alibabaCloud !== undefined){
 let data16 = data.alibabaCloud;
 if((!(data16 && typeof data16 == "object" && !Array.isArray(data16))) && (data16 !== null)){
-const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.type},message:"must be object,null"};
+const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -29728,7 +32435,7 @@ errors++;
 if(data16.accessKeyId !== undefined){
 let data17 = data16.accessKeyId;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -29741,7 +32448,7 @@ errors++;
 if(data16.accessKeySecret !== undefined){
 let data18 = data16.accessKeySecret;
 if((typeof data18 !== "string") && (data18 !== null)){
-const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -29754,7 +32461,7 @@ errors++;
 if(data16.securityToken !== undefined){
 let data19 = data16.securityToken;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -29767,7 +32474,7 @@ errors++;
 if(data16.regionId !== undefined){
 let data20 = data16.regionId;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -29909,7 +32616,7 @@ errors++;
 if(data.reason !== undefined){
 let data1 = data.reason;
 if(!((data1 === "tool_call") || (data1 === "input_required"))){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema127.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema129.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -30472,7 +33179,7 @@ return errors === 0;
 validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_message = validate78;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/message.json" */;
@@ -30727,7 +33434,7 @@ errors++;
 if(data8.value !== undefined){
 let data10 = data8.value;
 if(typeof data10 === "string"){
-if(!pattern24.test(data10)){
+if(!pattern27.test(data10)){
 const err18 = {instancePath:instancePath+"/content/" + i0+"/source/value",schemaPath:"content-part.json/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -30752,7 +33459,7 @@ errors++;
 if(data8.mimeType !== undefined){
 let data11 = data8.mimeType;
 if(!((((data11 === "image/png") || (data11 === "image/jpeg")) || (data11 === "image/gif")) || (data11 === "image/webp"))){
-const err20 = {instancePath:instancePath+"/content/" + i0+"/source/mimeType",schemaPath:"content-part.json/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema95.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/content/" + i0+"/source/mimeType",schemaPath:"content-part.json/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema97.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -30955,7 +33662,7 @@ errors++;
 if(data.role !== undefined){
 let data16 = data.role;
 if(!((data16 === "developer") || (data16 === "system"))){
-const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema150.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema152.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -31592,7 +34299,7 @@ errors++;
 if(data.role !== undefined){
 let data39 = data.role;
 if(!(((((((data39 === "developer") || (data39 === "system")) || (data39 === "assistant")) || (data39 === "user")) || (data39 === "tool")) || (data39 === "activity")) || (data39 === "reasoning"))){
-const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema150.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema152.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -31620,7 +34327,7 @@ return errors === 0;
 validate78.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 exports.v_agui_resume_entry = validate79;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/resume-entry.json" */;
@@ -31682,7 +34389,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "resolved") || (data1 === "cancelled"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema152.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -31758,7 +34465,7 @@ return errors === 0;
 validate79.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_run_agent_input = validate80;
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/run-agent-input.json" */;
@@ -32097,7 +34804,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key1 in data12){
-if(!(func3.call(schema148.properties, key1))){
+if(!(func3.call(schema150.properties, key1))){
 const err27 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
@@ -32168,7 +34875,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern9.test(data15)){
+if(!pattern12.test(data15)){
 const err33 = {instancePath:instancePath+"/forwardedProps/iacCode/cwd",schemaPath:"iac-code-props.json/properties/cwd/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -32193,7 +34900,7 @@ errors++;
 if(data12.model !== undefined){
 let data16 = data12.model;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema148.properties.model.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema150.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -32206,7 +34913,7 @@ errors++;
 if(data12.llmApiKey !== undefined){
 let data17 = data12.llmApiKey;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema148.properties.llmApiKey.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema150.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -32219,7 +34926,7 @@ errors++;
 if(data12.thinking !== undefined){
 let data18 = data12.thinking;
 if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema148.properties.thinking.type},message:"must be object,null"};
+const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -32256,7 +34963,7 @@ errors++;
 if(data18.effort !== undefined){
 let data20 = data18.effort;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema148.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -32269,7 +34976,7 @@ errors++;
 if(data18.budget !== undefined){
 let data21 = data18.budget;
 if((!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))) && (data21 !== null)){
-const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema148.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -32296,7 +35003,7 @@ errors++;
 if(data12.userId !== undefined){
 let data22 = data12.userId;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema148.properties.userId.type},message:"must be string,null"};
+const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -32309,7 +35016,7 @@ errors++;
 if(data12.channel !== undefined){
 let data23 = data12.channel;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema148.properties.channel.type},message:"must be string,null"};
+const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -32322,7 +35029,7 @@ errors++;
 if(data12.preferredLanguage !== undefined){
 let data24 = data12.preferredLanguage;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema148.properties.preferredLanguage.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -32335,7 +35042,7 @@ errors++;
 if(data12.candidatePresentation !== undefined){
 let data25 = data12.candidatePresentation;
 if(!(((data25 === "standard") || (data25 === "rich")) || (data25 === null))){
-const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema148.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -32348,7 +35055,7 @@ errors++;
 if(data12.runMode !== undefined){
 let data26 = data12.runMode;
 if(!(((data26 === "normal") || (data26 === "pipeline")) || (data26 === null))){
-const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema148.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -32361,7 +35068,7 @@ errors++;
 if(data12.pipelineName !== undefined){
 let data27 = data12.pipelineName;
 if((typeof data27 !== "string") && (data27 !== null)){
-const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema148.properties.pipelineName.type},message:"must be string,null"};
+const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -32386,7 +35093,7 @@ errors++;
 if(data12.alibabaCloud !== undefined){
 let data29 = data12.alibabaCloud;
 if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.type},message:"must be object,null"};
+const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -32411,7 +35118,7 @@ errors++;
 if(data29.accessKeyId !== undefined){
 let data30 = data29.accessKeyId;
 if((typeof data30 !== "string") && (data30 !== null)){
-const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -32424,7 +35131,7 @@ errors++;
 if(data29.accessKeySecret !== undefined){
 let data31 = data29.accessKeySecret;
 if((typeof data31 !== "string") && (data31 !== null)){
-const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -32437,7 +35144,7 @@ errors++;
 if(data29.securityToken !== undefined){
 let data32 = data29.securityToken;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -32450,7 +35157,7 @@ errors++;
 if(data29.regionId !== undefined){
 let data33 = data29.regionId;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema148.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -32541,7 +35248,7 @@ errors++;
 if(data35.status !== undefined){
 let data37 = data35.status;
 if(!((data37 === "resolved") || (data37 === "cancelled"))){
-const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema152.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -32943,8 +35650,8 @@ return errors === 0;
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_audit_permission_audit_line = validate83;
-const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
-const pattern40 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
+const pattern43 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/audit/permission-audit-line.json" */;
@@ -33019,7 +35726,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema157.properties, key0))){
+if(!(func3.call(schema159.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -33220,7 +35927,7 @@ errors++;
 if(data.decision !== undefined){
 let data8 = data.decision;
 if(!((((data8 === "allow_once") || (data8 === "allow_always")) || (data8 === "deny")) || (data8 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema157.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema159.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -33270,7 +35977,7 @@ errors++;
 if(data.inputFingerprint !== undefined){
 let data11 = data.inputFingerprint;
 if(typeof data11 === "string"){
-if(!pattern40.test(data11)){
+if(!pattern43.test(data11)){
 const err26 = {instancePath:instancePath+"/inputFingerprint",schemaPath:"#/properties/inputFingerprint/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{16}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -33309,10 +36016,10 @@ return errors === 0;
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_client = validate84;
-const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
-const schema159 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
-const schema160 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
-const schema161 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
+const schema161 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
+const schema162 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
+const schema163 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -33750,7 +36457,7 @@ return errors === 0;
 }
 validate85.evaluated = {"dynamicProps":false,"dynamicItems":true};
 
-const pattern41 = new RegExp("^https://", "u");
+const pattern44 = new RegExp("^https://", "u");
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-client.json" */;
@@ -33765,7 +36472,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema158.properties, key0))){
+if(!(func3.call(schema160.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -33791,7 +36498,7 @@ errors++;
 if(data.binding !== undefined){
 let data1 = data.binding;
 if(!(((data1 === "jsonrpc") || (data1 === "rest")) || (data1 === "grpc"))){
-const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema158.properties.binding.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema160.properties.binding.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -34035,7 +36742,7 @@ errors++;
 if(data.verify_card_jwks_url !== undefined){
 let data20 = data.verify_card_jwks_url;
 if(typeof data20 === "string"){
-if(!pattern41.test(data20)){
+if(!pattern44.test(data20)){
 const err21 = {instancePath:instancePath+"/verify_card_jwks_url",schemaPath:"#/properties/verify_card_jwks_url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -34182,7 +36889,7 @@ errors++;
 if(data.output !== undefined){
 let data29 = data.output;
 if(!(((data29 === "text") || (data29 === "table")) || (data29 === "json"))){
-const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema158.properties.output.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema160.properties.output.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34269,14 +36976,14 @@ return errors === 0;
 validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate90;
-const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
-const pattern42 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
-const pattern43 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
-const pattern44 = new RegExp("^rediss?://", "u");
-const pattern45 = new RegExp("^0?[0-7]{3}$", "u");
-const pattern46 = new RegExp("^/", "u");
-const pattern49 = new RegExp("^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", "u");
-const pattern51 = new RegExp("^https?://", "u");
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const pattern45 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
+const pattern46 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
+const pattern47 = new RegExp("^rediss?://", "u");
+const pattern48 = new RegExp("^0?[0-7]{3}$", "u");
+const pattern49 = new RegExp("^/", "u");
+const pattern52 = new RegExp("^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", "u");
+const pattern54 = new RegExp("^https?://", "u");
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-server.json" */;
@@ -34291,7 +36998,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema163.properties, key0))){
+if(!(func3.call(schema165.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -34375,7 +37082,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((((data2 === "http") || (data2 === "stdio")) || (data2 === "unix")) || (data2 === "websocket")) || (data2 === "grpc")) || (data2 === "grpc-jsonrpc")) || (data2 === "redis-streams")) || (data2 === "jsonrpc")) || (data2 === "json-rpc")) || (data2 === "http+jsonrpc")) || (data2 === "http-jsonrpc")) || (data2 === "https")) || (data2 === "grpcs")) || (data2 === "grpc+jsonrpc")) || (data2 === "ws")) || (data2 === "wss")) || (data2 === "redis")) || (data2 === "redis-stream"))){
-const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema163.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema165.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -34422,7 +37129,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data5 === "pretty") || (data5 === "json"))){
-const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema163.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema165.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34438,7 +37145,7 @@ const _errs15 = errors;
 let valid1 = false;
 const _errs16 = errors;
 if(typeof data6 === "string"){
-if(!pattern42.test(data6)){
+if(!pattern45.test(data6)){
 const err12 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -34477,7 +37184,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((data7 === "tool-trace") || (data7 === "raw-thinking")) || (data7 === "tool_trace")) || (data7 === "raw_thinking")) || (data7 === "all")) || (data7 === "none"))){
-const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema163.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema165.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34573,7 +37280,7 @@ errors++;
 if(data["api-key-header"] !== undefined){
 let data12 = data["api-key-header"];
 if(typeof data12 === "string"){
-if(!pattern43.test(data12)){
+if(!pattern46.test(data12)){
 const err22 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -34707,7 +37414,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data18 === "local-file") || (data18 === "redis-streams"))){
-const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema163.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema165.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34720,7 +37427,7 @@ errors++;
 if(data["push-redis-url"] !== undefined){
 let data19 = data["push-redis-url"];
 if(typeof data19 === "string"){
-if(!pattern44.test(data19)){
+if(!pattern47.test(data19)){
 const err34 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -35071,7 +37778,7 @@ errors++;
 if(data["socket-mode"] !== undefined){
 let data34 = data["socket-mode"];
 if(typeof data34 === "string"){
-if(!pattern45.test(data34)){
+if(!pattern48.test(data34)){
 const err61 = {instancePath:instancePath+"/socket-mode",schemaPath:"#/properties/socket-mode/pattern",keyword:"pattern",params:{pattern: "^0?[0-7]{3}$"},message:"must match pattern \""+"^0?[0-7]{3}$"+"\""};
 if(vErrors === null){
 vErrors = [err61];
@@ -35096,7 +37803,7 @@ errors++;
 if(data["ws-path"] !== undefined){
 let data35 = data["ws-path"];
 if(typeof data35 === "string"){
-if(!pattern46.test(data35)){
+if(!pattern49.test(data35)){
 const err63 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -35231,7 +37938,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data40 = data["redis-url"];
 if(typeof data40 === "string"){
-if(!pattern44.test(data40)){
+if(!pattern47.test(data40)){
 const err74 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err74];
@@ -35316,7 +38023,7 @@ vErrors.push(err80);
 errors++;
 }
 if(!((data43 === "sqlite") || (data43 === "redis"))){
-const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema163.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema165.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -35393,7 +38100,7 @@ const len2 = data46.length;
 for(let i3=0; i3<len2; i3++){
 let data47 = data46[i3];
 if(typeof data47 === "string"){
-if(!pattern9.test(data47)){
+if(!pattern12.test(data47)){
 const err87 = {instancePath:instancePath+"/allowed-cwds/" + i3,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err87];
@@ -35434,7 +38141,7 @@ const len3 = data48.length;
 for(let i4=0; i4<len3; i4++){
 let data49 = data48[i4];
 if(typeof data49 === "string"){
-if(!pattern49.test(data49)){
+if(!pattern52.test(data49)){
 const err90 = {instancePath:instancePath+"/text-mime-types/" + i4,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err90];
@@ -35475,7 +38182,7 @@ const len4 = data50.length;
 for(let i5=0; i5<len4; i5++){
 let data51 = data50[i5];
 if(typeof data51 === "string"){
-if(!pattern49.test(data51)){
+if(!pattern52.test(data51)){
 const err93 = {instancePath:instancePath+"/multimodal-mime-types/" + i5,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err93];
@@ -35587,7 +38294,7 @@ vErrors.push(err100);
 errors++;
 }
 if(!((data54 === "normal") || (data54 === "pipeline"))){
-const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema163.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema165.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -35675,7 +38382,7 @@ errors++;
 if(data["base-url"] !== undefined){
 let data58 = data["base-url"];
 if(typeof data58 === "string"){
-if(!pattern51.test(data58)){
+if(!pattern54.test(data58)){
 const err108 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err108];
@@ -35894,9 +38601,9 @@ return errors === 0;
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate91;
-const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
-const pattern52 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
-const pattern53 = new RegExp("^https?://[^/?#]+/?$", "u");
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const pattern55 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
+const pattern56 = new RegExp("^https?://[^/?#]+/?$", "u");
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/agui-server.json" */;
@@ -35911,7 +38618,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema164.properties, key0))){
+if(!(func3.call(schema166.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -35985,7 +38692,7 @@ errors++;
 if(data["a2a-url"] !== undefined){
 let data2 = data["a2a-url"];
 if(typeof data2 === "string"){
-if(!pattern52.test(data2)){
+if(!pattern55.test(data2)){
 const err6 = {instancePath:instancePath+"/a2a-url",schemaPath:"#/properties/a2a-url/pattern",keyword:"pattern",params:{pattern: "^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"},message:"must match pattern \""+"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -36063,7 +38770,7 @@ const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
 let data7 = data6[i0];
 if(typeof data7 === "string"){
-if(!pattern53.test(data7)){
+if(!pattern56.test(data7)){
 const err12 = {instancePath:instancePath+"/cors-origins/" + i0,schemaPath:"#/properties/cors-origins/items/pattern",keyword:"pattern",params:{pattern: "^https?://[^/?#]+/?$"},message:"must match pattern \""+"^https?://[^/?#]+/?$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -36182,7 +38889,7 @@ vErrors.push(err20);
 errors++;
 }
 if(!((data12 === "pretty") || (data12 === "json"))){
-const err21 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema164.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema166.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -36217,7 +38924,7 @@ vErrors.push(err23);
 errors++;
 }
 if(!((data14 === "file") || (data14 === "redis"))){
-const err24 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema164.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema166.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -36230,7 +38937,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data15 = data["redis-url"];
 if(typeof data15 === "string"){
-if(!pattern44.test(data15)){
+if(!pattern47.test(data15)){
 const err25 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err25];
@@ -36309,7 +39016,7 @@ const len1 = data18.length;
 for(let i2=0; i2<len1; i2++){
 let data19 = data18[i2];
 if(typeof data19 === "string"){
-if(!pattern9.test(data19)){
+if(!pattern12.test(data19)){
 const err31 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err31];
@@ -36460,8 +39167,8 @@ return errors === 0;
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_a2a_error_catalogue = validate92;
-const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
-const pattern56 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
+const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
+const pattern59 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/a2a-error-catalogue.json" */;
@@ -36570,7 +39277,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data0){
-if(!(func3.call(schema165.items.properties, key0))){
+if(!(func3.call(schema167.items.properties, key0))){
 const err9 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -36584,7 +39291,7 @@ errors++;
 if(data0.name !== undefined){
 let data1 = data0.name;
 if(typeof data1 === "string"){
-if(!pattern56.test(data1)){
+if(!pattern59.test(data1)){
 const err10 = {instancePath:instancePath+"/" + i0+"/name",schemaPath:"#/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*Error$"},message:"must match pattern \""+"^[A-Z][A-Za-z0-9]*Error$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -36609,7 +39316,7 @@ errors++;
 if(data0.kind !== undefined){
 let data2 = data0.kind;
 if(!(((data2 === "a2a") || (data2 === "jsonrpc")) || (data2 === "transport"))){
-const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema167.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -36647,7 +39354,7 @@ errors++;
 if(data0.jsonrpcCode !== undefined){
 let data4 = data0.jsonrpcCode;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema165.items.properties.jsonrpcCode.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema167.items.properties.jsonrpcCode.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -36717,7 +39424,7 @@ errors++;
 if(data0.grpcStatus !== undefined){
 let data6 = data0.grpcStatus;
 if(!((((((((((((((((data6 === "CANCELLED") || (data6 === "UNKNOWN")) || (data6 === "INVALID_ARGUMENT")) || (data6 === "DEADLINE_EXCEEDED")) || (data6 === "NOT_FOUND")) || (data6 === "ALREADY_EXISTS")) || (data6 === "PERMISSION_DENIED")) || (data6 === "RESOURCE_EXHAUSTED")) || (data6 === "FAILED_PRECONDITION")) || (data6 === "ABORTED")) || (data6 === "OUT_OF_RANGE")) || (data6 === "UNIMPLEMENTED")) || (data6 === "INTERNAL")) || (data6 === "UNAVAILABLE")) || (data6 === "DATA_LOSS")) || (data6 === "UNAUTHENTICATED"))){
-const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema165.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema167.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -36829,8 +39536,8 @@ return errors === 0;
 validate92.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_agui_error_catalogue = validate93;
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
-const pattern59 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
+const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
+const pattern62 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -36998,7 +39705,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 let data4 = data3[i1];
 if(!((data4 === "http") || (data4 === "sse"))){
-const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema166.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema168.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -37057,7 +39764,7 @@ const len2 = data5.length;
 for(let i3=0; i3<len2; i3++){
 let data6 = data5[i3];
 if(typeof data6 === "string"){
-if(!pattern59.test(data6)){
+if(!pattern62.test(data6)){
 const err17 = {instancePath:instancePath+"/" + i0+"/messageKeys/" + i3,schemaPath:"#/items/properties/messageKeys/items/pattern",keyword:"pattern",params:{pattern: "^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"},message:"must match pattern \""+"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -37169,7 +39876,7 @@ return errors === 0;
 validate93.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_error_envelope = validate94;
-const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
+const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/error-envelope.json" */;
@@ -37319,17 +40026,17 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_pipeline_definition = validate95;
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
-const schema169 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
-const pattern61 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const schema171 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
-const pattern63 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
-const schema172 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
-const schema178 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
-const schema180 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
-const pattern67 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
-const schema176 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
-const schema177 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema171 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+const pattern64 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const schema173 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
+const pattern66 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
+const schema174 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema180 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
+const schema182 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
+const pattern70 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
+const schema178 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
+const schema179 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37387,7 +40094,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "tool_called") || (data0 === "tool_succeeded"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema176.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema178.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -37760,7 +40467,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema172.properties, key0))){
+if(!(func3.call(schema174.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -37774,7 +40481,7 @@ errors++;
 if(data.id !== undefined){
 let data2 = data.id;
 if(typeof data2 === "string"){
-if(!pattern61.test(data2)){
+if(!pattern64.test(data2)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -37811,7 +40518,7 @@ errors++;
 if(data.type !== undefined){
 let data4 = data.type;
 if(!((data4 === "agent") || (data4 === "parallel_sub_pipeline"))){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema172.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema174.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -37824,7 +40531,7 @@ errors++;
 if(data.sub_pipeline !== undefined){
 let data5 = data.sub_pipeline;
 if(typeof data5 === "string"){
-if(!pattern61.test(data5)){
+if(!pattern64.test(data5)){
 const err12 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -37849,7 +40556,7 @@ errors++;
 if(data.conclusion_field !== undefined){
 let data6 = data.conclusion_field;
 if(typeof data6 === "string"){
-if(!pattern61.test(data6)){
+if(!pattern64.test(data6)){
 const err14 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -37874,7 +40581,7 @@ errors++;
 if(data.forward !== undefined){
 let data7 = data.forward;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema172.properties.forward.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema174.properties.forward.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -37912,7 +40619,7 @@ errors++;
 if(data.skill !== undefined){
 let data9 = data.skill;
 if(typeof data9 === "string"){
-if(!pattern67.test(data9)){
+if(!pattern70.test(data9)){
 const err19 = {instancePath:instancePath+"/skill",schemaPath:"#/properties/skill/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9_-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -38114,7 +40821,7 @@ if(Array.isArray(data17)){
 const len3 = data17.length;
 for(let i4=0; i4<len3; i4++){
 if(!(data17[i4] === "ros_deploy")){
-const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema172.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema174.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -38384,7 +41091,7 @@ errors++;
 }
 if(data.ui_mode !== undefined){
 if(!(data.ui_mode === "candidate_selection")){
-const err54 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema172.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+const err54 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema174.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -38409,7 +41116,7 @@ errors++;
 if(data.interrupt_judge_failure !== undefined){
 let data30 = data.interrupt_judge_failure;
 if(!(((data30 === "continue") || (data30 === "pause")) || (data30 === "hard_interrupt"))){
-const err56 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema172.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+const err56 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema174.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -38801,7 +41508,7 @@ errors++;
 if(data.iterate_over !== undefined){
 let data1 = data.iterate_over;
 if(typeof data1 === "string"){
-if(!pattern63.test(data1)){
+if(!pattern66.test(data1)){
 const err4 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -38995,7 +41702,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern61.test(data0)){
+if(!pattern64.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -39200,7 +41907,7 @@ const len1 = data9.length;
 for(let i2=0; i2<len1; i2++){
 let data10 = data9[i2];
 if(!((((data10 === "completed") || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
-const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema168.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema170.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -39328,7 +42035,7 @@ if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key4 in data14){
 const _errs34 = errors;
 if(typeof key4 === "string"){
-if(!pattern61.test(key4)){
+if(!pattern64.test(key4)){
 const err27 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key4};
 if(vErrors === null){
 vErrors = [err27];
@@ -39428,12 +42135,12 @@ return errors === 0;
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_AgentCard = validate104;
-const schema183 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
-const schema184 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
-const schema185 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
-const schema203 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
-const schema186 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
-const schema187 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+const schema185 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
+const schema186 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
+const schema187 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
+const schema205 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
+const schema188 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
+const schema189 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
 
 function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -39602,18 +42309,18 @@ return errors === 0;
 }
 validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema188 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
-const schema189 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
-const schema190 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
-const schema198 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
-const schema199 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
-const schema191 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
-const schema192 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
-const schema193 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
-const schema194 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
-const schema195 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema196 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema197 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
+const schema190 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
+const schema191 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
+const schema192 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema200 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
+const schema201 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
+const schema193 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
+const schema194 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
+const schema195 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
+const schema196 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
+const schema197 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema198 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema199 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
 
 function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -40982,8 +43689,8 @@ return errors === 0;
 }
 validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema200 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
-const schema201 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+const schema202 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
+const schema203 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41094,7 +43801,7 @@ return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema202 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
+const schema204 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -41438,7 +44145,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema183.properties, key0))){
+if(!(func3.call(schema185.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -41945,8 +44652,8 @@ return errors === 0;
 validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_Artifact = validate118;
-const schema204 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
-const schema205 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
+const schema206 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
+const schema207 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42337,7 +45044,7 @@ return errors === 0;
 validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_CancelTaskRequest = validate119;
-const schema206 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
+const schema208 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
 
 function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42426,7 +45133,7 @@ return errors === 0;
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate120;
-const schema207 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+const schema209 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42524,7 +45231,7 @@ return errors === 0;
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate121;
-const schema208 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
+const schema210 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42578,7 +45285,7 @@ return errors === 0;
 validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate122;
-const schema209 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+const schema211 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
 function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42676,7 +45383,7 @@ return errors === 0;
 validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_GetTaskRequest = validate123;
-const schema210 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+const schema212 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
 
 function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42787,7 +45494,7 @@ return errors === 0;
 validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate124;
-const schema211 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
+const schema213 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -42910,9 +45617,9 @@ return errors === 0;
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate125;
-const schema212 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
-const schema213 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
-const schema214 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema214 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
+const schema215 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
+const schema216 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43159,8 +45866,8 @@ return errors === 0;
 validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTasksRequest = validate128;
-const schema215 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
-const schema216 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
+const schema217 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
+const schema218 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43222,7 +45929,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data2 === "TASK_STATE_SUBMITTED") || (data2 === "TASK_STATE_WORKING")) || (data2 === "TASK_STATE_COMPLETED")) || (data2 === "TASK_STATE_FAILED")) || (data2 === "TASK_STATE_CANCELED")) || (data2 === "TASK_STATE_INPUT_REQUIRED")) || (data2 === "TASK_STATE_REJECTED")) || (data2 === "TASK_STATE_AUTH_REQUIRED"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema216.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema218.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -43368,11 +46075,11 @@ return errors === 0;
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_ListTasksResponse = validate129;
-const schema217 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
-const schema218 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
-const schema219 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
-const schema221 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
-const schema222 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
+const schema219 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
+const schema220 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
+const schema221 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
+const schema223 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
+const schema224 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
 
 function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -43476,7 +46183,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema222.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema224.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -43870,7 +46577,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data0 === "TASK_STATE_SUBMITTED") || (data0 === "TASK_STATE_WORKING")) || (data0 === "TASK_STATE_COMPLETED")) || (data0 === "TASK_STATE_FAILED")) || (data0 === "TASK_STATE_CANCELED")) || (data0 === "TASK_STATE_INPUT_REQUIRED")) || (data0 === "TASK_STATE_REJECTED")) || (data0 === "TASK_STATE_AUTH_REQUIRED"))){
-const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema216.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema218.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -44362,7 +47069,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema222.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema224.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -44960,8 +47667,8 @@ return errors === 0;
 validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SendMessageRequest = validate140;
-const schema228 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
-const schema229 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
+const schema230 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
+const schema231 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
 
 function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45171,7 +47878,7 @@ return errors === 0;
 validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SendMessageResponse = validate145;
-const schema230 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
+const schema232 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
 
 function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45253,8 +47960,8 @@ return errors === 0;
 validate145.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_StreamResponse = validate148;
-const schema231 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
-const schema232 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
+const schema233 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
+const schema234 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45368,7 +48075,7 @@ return errors === 0;
 }
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema233 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
+const schema235 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
 
 function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -45707,7 +48414,7 @@ return errors === 0;
 validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_a2a_protojson_SubscribeToTaskRequest = validate157;
-const schema234 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
+const schema236 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
 
 function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

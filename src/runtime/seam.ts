@@ -79,11 +79,51 @@ export interface InputOption {
   totalMonthlyCost?: number;
   currency?: string;
   costItems?: Array<{ name: string; spec?: string; monthlyCost: number }>;
+  /** Deployment confirmation: what choosing the option does. */
+  action?: ConfirmationAction;
 }
 
 /** Kinds of input: a tool permission, a tool's question, and the pipeline's own waits. */
 export type InputKind =
-  "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+  | "permission"
+  | "ask_user_question"
+  | "candidate_selection"
+  | "pipeline_pause_confirmation"
+  | "cloud_resource_selection"
+  | "deployment_confirmation";
+
+/** What a deployment confirmation's answer does: deploy, deploy with changed parameters, choose another candidate, or stop. */
+export type ConfirmationAction = "confirm" | "adjust" | "reselect" | "cancel";
+
+/** Where a cloud resource selector's options came from (sent back with the answer). */
+export interface SelectorSource {
+  provider: "aliyun";
+  product: string;
+  action: string;
+  regionId: string;
+  /** The options came from demo mode's simulated endpoint. */
+  simulated?: boolean;
+}
+
+/** A cloud resource selector: which kind of resource the user picks, for which template parameter. */
+export interface ResourceSelector {
+  /** Profile id, `<product>.<resource>`, e.g. "vpc.vpc"; it decides which values are acceptable. */
+  id: string;
+  /** The template parameter the chosen value fills, e.g. "VpcId". */
+  parameter?: string;
+  /** The ROS resource type chosen, e.g. "ALIYUN::ECS::VPC". */
+  resourceType?: string;
+  source: SelectorSource;
+  /** The parameter's AssociationPropertyMetadata in the template, when it has one. */
+  associationPropertyMetadata?: Record<string, unknown>;
+}
+
+/** A template parameter shown in a deployment confirmation. */
+export interface DisplayParameter {
+  name: string;
+  value: string;
+  label?: string;
+}
 
 /** A question the turn cannot continue without; the turn is suspended until answered. */
 export interface InputRequest {
@@ -108,6 +148,11 @@ export interface InputRequest {
   /** JSON Schema the answer payload must satisfy. */
   responseSchema: Record<string, unknown>;
   language: string;
+  /** cloud_resource_selection: the selector (options are the resources found, id = resource id). */
+  selector?: ResourceSelector;
+  /** deployment_confirmation: the stack operation ("create", "update") and the parameters it will use. */
+  operation?: string;
+  displayParameters?: DisplayParameter[];
 }
 
 export type InputAnswer =
@@ -118,6 +163,14 @@ export type InputAnswer =
       selectedId?: string;
       freeText?: string;
       cancelled?: boolean;
+      /** cloud_resource_selection: the chosen resource id and its label (status "selected"). */
+      value?: string;
+      label?: string;
+      /** cloud_resource_selection, cancelled: the user saw no option to choose. */
+      optionsEmpty?: boolean;
+      /** deployment_confirmation: the action and the parameter values the user changed. */
+      action?: ConfirmationAction;
+      parameterOverrides?: Record<string, string | number | boolean>;
     };
 
 /** A text payload a tool produced that the surfaces store and announce as an artifact. */
