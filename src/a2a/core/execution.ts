@@ -89,11 +89,13 @@ export class TurnExecution {
   private done: Promise<void> = Promise.resolve();
   private finished = false;
   /**
-   * A pipeline ended the task (COMPLETED / FAILED / CANCELED): that update is
-   * the end of the turn, published when the turn is over (so the context is
-   * free the moment a client sees it).
+   * A pipeline update that ends the task (COMPLETED / FAILED / CANCELED): the
+   * end of the turn, published when the turn is over (so the context is free
+   * the moment a client sees it). Terminal updates that follow one another
+   * (step_failed, then pipeline_completed) are joined into that one update;
+   * anything else that follows publishes the ones held first, as WORKING.
    */
-  private pipelineEnd?: { state: pb.TaskState; metadata: JsonObject };
+  private pipelineEnd?: { state: pb.TaskState; envelopes: PipelineEnvelope[]; cleanupOnly?: JsonObject };
   /** A restored turn's accepted answer has been handed to the runtime. */
   private resumeDelivered = false;
   /** Set on shutdown while the turn waits for input: stop following it, publish nothing. */
@@ -204,7 +206,7 @@ export class TurnExecution {
         if (pending.kind === "permission") {
           session.answerInput({ kind: "permission", inputId: pending.inputId, decision: "deny" });
           await this.audit(pending, "cancelled", "task_canceled");
-        } else session.answerInput({ kind: "ask_user_question", inputId: pending.inputId, cancelled: true });
+        } else session.answerInput({ kind: pending.kind, inputId: pending.inputId, cancelled: true });
       }
     }
     await boundedWait(this.done, CANCEL_UNWIND_MS);
@@ -343,7 +345,7 @@ export class TurnExecution {
         metadata: { error: this.failure.error },
       });
     } else if (this.pipelineEnd) {
-      this.status(this.pipelineEnd.state, { metadata: this.pipelineEnd.metadata, keep: true });
+      this.status(this.pipelineEnd.state, { metadata: this.pipelineEndMetadata(), keep: true });
     } else {
       if (this.finalText.trim() !== "") {
         this.status(pb.TaskState.WORKING, {
@@ -356,7 +358,24 @@ export class TurnExecution {
     }
   }
 
+  private pipelineEndMetadata(): JsonObject {
+    const end = this.pipelineEnd;
+    return {
+      ...(end && pipelineMetadata(end.envelopes, this.deps.exposure)),
+      ...(end?.cleanupOnly ? { cleanupOnly: end.cleanupOnly } : {}),
+    };
+  }
+
+  /** Held terminal pipeline updates turned out not to be the end: they go out now, in order. */
+  private releasePipelineEnd(): void {
+    if (!this.pipelineEnd) return;
+    const metadata = this.pipelineEndMetadata();
+    this.pipelineEnd = undefined;
+    if (Object.keys(metadata).length) this.status(pb.TaskState.WORKING, { metadata });
+  }
+
   private async handle(event: RuntimeEvent, session: AgentSession, resume?: ParsedAnswer): Promise<void> {
+    if (event.type !== "pipeline") this.releasePipelineEnd();
     switch (event.type) {
       case "text_delta":
         if (event.text !== "") this.status(pb.TaskState.WORKING, { text: event.text, delta: true });
@@ -400,9 +419,10 @@ export class TurnExecution {
         return;
       }
       case "pipeline": {
+        const cleanupOnly = event.cleanupOnly as unknown as JsonObject | undefined;
         const metadata = {
           ...pipelineMetadata(event.envelopes, this.deps.exposure),
-          ...(event.cleanupOnly ? { cleanupOnly: event.cleanupOnly as unknown as JsonObject } : {}),
+          ...(cleanupOnly ? { cleanupOnly } : {}),
         };
         if (Object.keys(metadata).length === 0) return;
         // A cleanup-only turn ends the task with its summary, like a pipeline run's end.
@@ -412,8 +432,16 @@ export class TurnExecution {
             : pb.TaskState.FAILED
           : pipelineTaskState(event.envelopes);
         if (state === pb.TaskState.WORKING || state === pb.TaskState.INPUT_REQUIRED) {
+          this.releasePipelineEnd();
           this.status(state, { metadata });
-        } else this.pipelineEnd = { state, metadata };
+          return;
+        }
+        const held = this.pipelineEnd;
+        this.pipelineEnd = {
+          state,
+          envelopes: [...(held?.envelopes ?? []), ...event.envelopes],
+          ...(cleanupOnly || held?.cleanupOnly ? { cleanupOnly: cleanupOnly ?? held?.cleanupOnly } : {}),
+        };
         return;
       }
       case "error": {
