@@ -11,7 +11,7 @@ import { newMessageId } from "../ids.js";
 import { failSpan, startSpan, withSpanSteps } from "../../server/tracing/index.js";
 import { callModel } from "../loop/model-call.js";
 import { bundledSkills } from "../skills/discovery.js";
-import { messageText, type Message } from "../messages.js";
+import { messageText, toolUses, type Message } from "../messages.js";
 import { createTurnProvider } from "../providers/factory.js";
 import type { Provider } from "../providers/types.js";
 import type { InputRequest, RuntimeEvent } from "../seam.js";
@@ -171,6 +171,8 @@ class StepRun {
   private readonly inputs = new Map<string, Record<string, unknown>>();
   private readonly names = new Map<string, string>();
   private held: string | undefined;
+  /** Inputs a restarted attempt waits for again: already announced, they are not journaled twice. */
+  private readonly announced = new Set<string>();
 
   constructor(
     private readonly env: StepEnv,
@@ -200,6 +202,19 @@ class StepRun {
     };
     if (input.rollback_request) this.state.rollback = input.rollback_request;
     else if (input.conclusion) this.state.conclusion = input.conclusion;
+  }
+
+  /**
+   * The calls of a round restored from the store, and the inputs it already
+   * announced: their results and waits are published as if the process had
+   * not stopped (a create's stack still reaches the ledger).
+   */
+  restoreRound(assistant: Message, waits: readonly InputRequest[]): void {
+    for (const call of toolUses(assistant)) {
+      this.inputs.set(call.id, call.input);
+      this.names.set(call.id, call.name);
+    }
+    for (const wait of waits) this.announced.add(wait.inputId);
   }
 
   /** Failed complete_step calls of this attempt. */
@@ -343,6 +358,10 @@ class StepRun {
     await this.env.gate.acquire(this.signal);
     this.held = request.inputId;
     this.env.registry.publish(request, (answer) => this.rounds.answer(answer));
+    if (this.announced.delete(request.inputId)) {
+      yield { type: "input_required", request };
+      return;
+    }
     const permission = request.kind === "permission";
     const data = permission
       ? { toolName: request.toolName, toolUseId: request.toolUseId, inputId: request.inputId }
@@ -565,6 +584,7 @@ async function* runAttempt(
   } else if (round) {
     const assistant = conversation.find(round.assistantMessageId);
     if (assistant) {
+      run.restoreRound(assistant, rounds.pendingInputs());
       const completed = yield* run.project(runToolRound(ctx, turn, assistant));
       if (!completed || signal.aborted) return { kind: "cancelled" };
     }
