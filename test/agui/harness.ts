@@ -1,7 +1,11 @@
 // Integration harness: a real A2A server (in-process startA2aServer on a
 // loopback port, backed by the fixture runtime) and the AG-UI adapter in front
 // of it, over temporary directories; plus HttpAgent and raw-fetch helpers.
+// With `tap`, the adapter reaches A2A through a loopback proxy that records
+// every request and lets a test answer, hold or rewrite one.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, request as httpRequest, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { HttpAgent, type BaseEvent } from "@ag-ui/client";
@@ -21,11 +25,120 @@ import {
   expectValidStream,
 } from "./helpers.js";
 
+/** One request the adapter made to the A2A server, as the tap saw it. */
+export interface TapCall {
+  /** The JSON-RPC method, or the HTTP method of a plain request (the pipeline state's GET). */
+  method: string;
+  /** The JSON-RPC params (undefined for a plain request). */
+  params: Record<string, unknown> | undefined;
+  /** Path and query. */
+  path: string;
+}
+
+/** A loopback proxy in front of the A2A server: it records, and a test may answer or rewrite. */
+export interface A2aTap {
+  readonly url: string;
+  readonly calls: TapCall[];
+  /** True when the test answered (or dropped, or holds) the request itself: A2A never sees it. */
+  intercept?: (call: TapCall, res: ServerResponse) => boolean;
+  /** Rewrites each JSON body A2A answers: a unary response, each SSE record, a plain GET's body. */
+  rewrite?: (call: TapCall, body: unknown) => unknown;
+  close(): Promise<void>;
+}
+
+/** Starts a tap in front of `target` (a base URL with a trailing slash). */
+export async function startTap(target: string): Promise<A2aTap> {
+  const upstream = new URL(target);
+  const tap: A2aTap & { server?: ReturnType<typeof createServer> } = {
+    url: "",
+    calls: [],
+    close: () =>
+      new Promise<void>((resolve) => {
+        tap.server?.closeAllConnections();
+        tap.server?.close(() => resolve());
+      }),
+  };
+  const rewritten = (call: TapCall, text: string): string => {
+    if (!tap.rewrite) return text;
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return text;
+    }
+    return JSON.stringify(tap.rewrite(call, body));
+  };
+  tap.server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      let rpc: { method?: unknown; params?: unknown } = {};
+      try {
+        if (body.length) rpc = JSON.parse(body.toString("utf8")) as typeof rpc;
+      } catch {
+        // Not JSON: recorded by its HTTP method.
+      }
+      const call: TapCall = {
+        method: typeof rpc.method === "string" ? rpc.method : (req.method ?? "GET"),
+        params:
+          rpc.params && typeof rpc.params === "object" ? (rpc.params as Record<string, unknown>) : undefined,
+        path: req.url ?? "/",
+      };
+      tap.calls.push(call);
+      if (tap.intercept?.(call, res)) return;
+      const headers = { ...req.headers, host: upstream.host };
+      delete headers["content-length"];
+      const out = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers },
+        (up) => {
+          const type = String(up.headers["content-type"] ?? "");
+          const { "content-length": _length, ...rest } = up.headers;
+          res.writeHead(up.statusCode ?? 502, rest);
+          if (!type.includes("text/event-stream")) {
+            const parts: Buffer[] = [];
+            up.on("data", (c: Buffer) => parts.push(c));
+            up.on("end", () => res.end(rewritten(call, Buffer.concat(parts).toString("utf8"))));
+            return;
+          }
+          // SSE: each record's data rewritten as it comes; comments (heartbeats) pass as they are.
+          let buffer = "";
+          up.setEncoding("utf8");
+          up.on("data", (text: string) => {
+            buffer += text;
+            let cut: number;
+            while ((cut = buffer.indexOf("\n\n")) >= 0) {
+              const record = buffer.slice(0, cut);
+              buffer = buffer.slice(cut + 2);
+              const data = record
+                .split("\n")
+                .filter((l) => l.startsWith("data:"))
+                .map((l) => l.slice(5).replace(/^ /, ""))
+                .join("\n");
+              res.write(data ? `data: ${rewritten(call, data)}\n\n` : `${record}\n\n`);
+            }
+          });
+          up.on("end", () => res.end());
+        },
+      );
+      out.on("error", () => res.destroy());
+      // The adapter hung up (an interrupt ends its stream): so does the tap, upstream.
+      res.on("close", () => out.destroy());
+      out.end(body);
+    });
+  });
+  await new Promise<void>((r) => tap.server!.listen(0, "127.0.0.1", r));
+  (tap as { url: string }).url = `http://127.0.0.1:${(tap.server.address() as AddressInfo).port}/`;
+  return tap;
+}
+
 export interface Harness {
   dir: string;
   workspace: string;
   stateDir: string;
   a2a: RunningA2aServer;
+  /** The proxy between adapter and A2A (startHarness({ tap: true }) only). */
+  tap?: A2aTap;
   runtime: ScriptRuntime;
   agui: AguiServer;
   store: ThreadStore;
@@ -44,6 +157,8 @@ export async function startHarness(
     logger?: AdapterLogger;
     /** More keys of the A2A server's config. */
     a2aFile?: Record<string, unknown>;
+    /** The adapter reaches A2A through a tap (h.tap). */
+    tap?: boolean;
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "agui-it-"));
@@ -69,10 +184,11 @@ export async function startHarness(
     env: { IACCODE_A2A_ALLOWED_CWDS: dir },
   });
   const stateDir = path.join(dir, "agui-state");
+  const tap = options.tap ? await startTap(a2a.url) : undefined;
   const base = (): AguiSettings => ({
     host: "127.0.0.1",
     port: 0,
-    a2aUrl: a2a.url,
+    a2aUrl: tap?.url ?? a2a.url,
     a2aToken: token,
     stateDir,
     idleShutdown: 0,
@@ -87,6 +203,7 @@ export async function startHarness(
     workspace,
     stateDir,
     a2a,
+    tap,
     runtime,
     agui: undefined as unknown as AguiServer,
     store: new ThreadStore({ root: stateDir }),
@@ -102,6 +219,7 @@ export async function startHarness(
     },
     async close() {
       await h.agui.close();
+      await tap?.close();
       await a2a.close();
       rmSync(dir, { recursive: true, force: true });
     },
