@@ -103,7 +103,10 @@ export async function admit(
       throw invalidParams("Task belongs to a different context", { taskId: message.taskId });
     }
     if (looksLikeAnswer(message)) {
-      const answer = parseAnswer(message, message.taskId, message.contextId);
+      const answer = parseAnswer(message, message.taskId, message.contextId, {
+        language,
+        request: existing.pendingInput,
+      });
       const stored = storableMessage({ ...message, contextId: existing.task.contextId });
       return { kind: "answer", record: existing, message: stored, language, answer, settings: settings() };
     }

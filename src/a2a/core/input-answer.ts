@@ -4,14 +4,21 @@
 import { toJson, type JsonObject } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { parseInputAnswer, pb } from "../../contract/index.js";
-import type { InputAnswer, InputRequest } from "../../runtime/seam.js";
+import { DEFAULT_LANGUAGE, type Language } from "../../i18n/index.js";
+import type { DisplayParameter, InputAnswer, InputRequest, ResourceSelector } from "../../runtime/seam.js";
 import { invalidParams } from "./errors.js";
+import {
+  checkAgainstRequest,
+  checkStructuredKeys,
+  isStructuredKind,
+  parseDeploymentConfirmation,
+  parseResourceSelection,
+} from "./structured-answers.js";
 
 export const INPUT_SCHEMA_VERSION = 1;
 
 /** The envelope clients see (a2a/input-request). */
 export function inputEnvelope(request: InputRequest, taskId: string, contextId: string): JsonObject {
-  const cap = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
   const envelope: JsonObject = {
     schemaVersion: INPUT_SCHEMA_VERSION,
     kind: request.kind,
@@ -34,7 +41,33 @@ export function inputEnvelope(request: InputRequest, taskId: string, contextId: 
   if (request.target !== undefined) envelope.target = cap(request.target, 500);
   if (request.allowFreeText !== undefined) envelope.allowFreeText = request.allowFreeText;
   if (request.freeTextPrompt !== undefined) envelope.freeTextPrompt = cap(request.freeTextPrompt, 500);
+  if (request.selector !== undefined) envelope.selector = selectorEnvelope(request.selector);
+  if (request.operation !== undefined) envelope.operation = request.operation;
+  if (request.displayParameters !== undefined)
+    envelope.displayParameters = request.displayParameters.slice(0, 50).map(displayParameter);
+  // Not in the seam's InputRequest yet: carried when a runtime sets it (a2a/input-request has it).
+  const summary = (request as InputRequest & { deploymentSummary?: unknown }).deploymentSummary;
+  if (summary && typeof summary === "object" && !Array.isArray(summary))
+    envelope.deploymentSummary = { ...(summary as JsonObject) };
   return envelope;
+}
+
+const cap = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
+
+/** The selector as a2a/input-request bounds it; source and associationPropertyMetadata unchanged. */
+function selectorEnvelope(selector: ResourceSelector): JsonObject {
+  const out: JsonObject = { id: selector.id, source: { ...selector.source } };
+  if (selector.parameter !== undefined) out.parameter = cap(selector.parameter, 200);
+  if (selector.resourceType !== undefined) out.resourceType = cap(selector.resourceType, 200);
+  if (selector.associationPropertyMetadata !== undefined)
+    out.associationPropertyMetadata = { ...(selector.associationPropertyMetadata as JsonObject) };
+  return out;
+}
+
+function displayParameter(p: DisplayParameter): JsonObject {
+  const out: JsonObject = { name: cap(p.name, 200), value: cap(p.value, 1024) };
+  if (p.label !== undefined) out.label = cap(p.label, 500);
+  return out;
 }
 
 function dataObject(part: pb.Part): JsonObject | undefined {
@@ -48,8 +81,10 @@ const ANSWER_KINDS = new Set([
   "ask_user_question",
   "candidate_selection",
   "pipeline_pause_confirmation",
+  "cloud_resource_selection",
+  "deployment_confirmation",
 ]);
-type ChoiceKind = Exclude<InputAnswer["kind"], "permission">;
+type ChoiceKind = "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
 
 /** True when the message is meant as an answer (some JSON data part with an answer kind). */
 export function looksLikeAnswer(message: pb.Message): boolean {
@@ -90,8 +125,21 @@ function checkContract(data: JsonObject): void {
     throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
 }
 
+export interface AnswerChecks {
+  /** The language of the rejection texts (the request's). */
+  language?: Language;
+  /** The request the task shows (metadata.iac_code.input), when it waits. */
+  request?: JsonObject;
+}
+
 /** Validates an answer message; every failure is InvalidParams with a precise text. */
-export function parseAnswer(message: pb.Message, taskId: string, contextId: string): ParsedAnswer {
+export function parseAnswer(
+  message: pb.Message,
+  taskId: string,
+  contextId: string,
+  checks: AnswerChecks = {},
+): ParsedAnswer {
+  const language = checks.language ?? DEFAULT_LANGUAGE;
   if (message.role !== pb.Role.USER) throw invalidParams("Permission responses must use ROLE_USER.");
   const only = message.parts.length === 1 ? message.parts[0] : undefined;
   const data = only ? dataObject(only) : undefined;
@@ -104,6 +152,8 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
     if (Object.keys(data).sort().join(",") !== PERMISSION_KEYS.join(",")) {
       throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
     }
+  } else if (isStructuredKind(kind)) {
+    checkStructuredKeys(data, kind, language);
   } else if (Object.keys(data).some((k) => !QUESTION_KEYS.has(k))) {
     throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
   }
@@ -131,6 +181,15 @@ export function parseAnswer(message: pb.Message, taskId: string, contextId: stri
       toolUseId: data.toolUseId,
       answer: { kind: "permission", inputId: data.inputId, decision },
     };
+  }
+  if (isStructuredKind(kind)) {
+    const answer =
+      kind === "cloud_resource_selection"
+        ? parseResourceSelection(data, contextId, language)
+        : parseDeploymentConfirmation(data, language);
+    checkAgainstRequest(data, answer, checks.request, language);
+    checkContract(data);
+    return { requestTaskId: data.requestTaskId, toolUseId: data.toolUseId, answer };
   }
   if (typeof kind !== "string" || !ANSWER_KINDS.has(kind)) {
     throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
