@@ -319,6 +319,12 @@ export interface AgentSession {
   /** Inputs the session waits for (also after a restart). */
   pendingInputs(): InputRequest[];
   /**
+   * True when a pipeline run of this session has not ended: a process that
+   * died while the run was working leaves it to resumeTurn(), which continues
+   * it without waiting for an answer (its waits are published again).
+   */
+  revivable?(): boolean;
+  /**
    * Resolves a pending input; returns false when it is not pending. An input
    * is pending from the moment its input_required event is yielded, so an
    * answer handed over as soon as the event is seen is taken at once.

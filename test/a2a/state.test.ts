@@ -181,7 +181,9 @@ describe("A2A state store", () => {
 
     const after = SqliteStateStore.open({ dir, syncEveryCommit: false, logger });
     try {
-      expect(await settleInterruptedTasks(after, logger, () => undefined)).to.equal(2);
+      // No pipeline run to continue: every unfinished task fails.
+      const revive = () => Promise.resolve(false);
+      expect(await settleInterruptedTasks(after, logger, () => undefined, revive)).to.equal(2);
       const working = (await after.tasks.get("working"))!.task;
       expect(working.status?.state).to.equal(pb.TaskState.FAILED);
       const text = working.status?.message?.parts[0].content.value;

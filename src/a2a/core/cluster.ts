@@ -23,6 +23,12 @@ export interface Cluster {
    * before then keeps it ("held").
    */
   release(contextId: string): Promise<void>;
+  /**
+   * Takes the context's lease from the replica holding it when that replica is
+   * gone (no longer connected to the shared store), without waiting for the
+   * lease to run out; false when it is alive or no longer holds it.
+   */
+  takeOver(contextId: string): Promise<boolean>;
   /** True when another replica holds the context's lease (it is alive and runs the context's turn). */
   heldElsewhere(contextId: string): Promise<boolean>;
   /** Called when this replica finds it lost a context's lease (its writes are refused from then on). */

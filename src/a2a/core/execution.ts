@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t, type Language } from "../../i18n/index.js";
 import { ERROR_CODE_MESSAGES, errorCodeFor, InvalidInputAnswerError } from "../../runtime/errors.js";
+import { checkAnswer } from "../../runtime/permissions/input-requests.js";
 import type {
   AgentSession,
   InputRequest,
@@ -96,8 +97,13 @@ export class TurnExecution {
    * anything else that follows publishes the ones held first, as WORKING.
    */
   private pipelineEnd?: { state: pb.TaskState; envelopes: PipelineEnvelope[]; cleanupOnly?: JsonObject };
-  /** A restored turn's accepted answer has been handed to the runtime. */
-  private resumeDelivered = false;
+  /**
+   * Waits a restored turn will publish again (a restart or another replica
+   * left them on disk), and the answers already taken for them: each answer
+   * goes to the runtime when its wait is published again.
+   */
+  private readonly restoredWaits = new Map<string, InputRequest>();
+  private readonly earlyAnswers = new Map<string, ParsedAnswer>();
   /** Set on shutdown while the turn waits for input: stop following it, publish nothing. */
   private detached = false;
   /** Ends the wait for the runtime's next event (set while the turn runs). */
@@ -154,15 +160,26 @@ export class TurnExecution {
         ...(resume ? { "iac_code.turn.resumed": true } : {}),
       },
     });
-    this.done = withSpan(this.span, () => this.run(open, events, resume));
+    if (resume) this.earlyAnswers.set(resume.answer.inputId, resume);
+    this.done = withSpan(this.span, () => this.run(open, events));
   }
 
   private span?: Span;
+
+  /** The waits a restored turn will publish again: their answers are taken before they are. */
+  expect(waits: readonly InputRequest[]): void {
+    for (const wait of waits) this.restoredWaits.set(wait.inputId, wait);
+  }
 
   /** Resolves a pending input of the live turn (the answer came on the same task). */
   answer(parsed: ParsedAnswer, message: pb.Message, session: AgentSession): void {
     if (this.canceling)
       throw invalidParams("permission_resume_invalid: task cancellation is already in progress.");
+    const restored = this.restoredWaits.get(parsed.answer.inputId);
+    if (restored && !this.earlyAnswers.has(restored.inputId) && this.pending?.inputId !== restored.inputId) {
+      this.takeEarly(parsed, message, restored);
+      return;
+    }
     const pending = this.pending;
     if (!pending) throw invalidParams("permission_resume_invalid: pending permission is not active.");
     if (!matchesRequest(parsed, pending))
@@ -179,6 +196,21 @@ export class TurnExecution {
     }
     if (!taken) throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
     this.pending = undefined;
+    this.accept(parsed, message);
+  }
+
+  /** An answer for a restored wait not published again yet: checked now, handed over when it is. */
+  private takeEarly(parsed: ParsedAnswer, message: pb.Message, wait: InputRequest): void {
+    if (!matchesRequest(parsed, wait))
+      throw invalidParams("input_response_mismatch: permission correlation does not match.");
+    try {
+      checkAnswer(wait, parsed.answer);
+    } catch (error) {
+      if (error instanceof InvalidInputAnswerError)
+        throw invalidParams(`input_response_invalid: ${error.message}`);
+      throw error;
+    }
+    this.earlyAnswers.set(wait.inputId, parsed);
     this.accept(parsed, message);
   }
 
@@ -246,7 +278,6 @@ export class TurnExecution {
   private async run(
     open: () => Promise<AgentSession>,
     events: (session: AgentSession) => AsyncIterable<RuntimeEvent>,
-    resume?: ParsedAnswer,
   ): Promise<void> {
     let session: AgentSession | undefined;
     let iterator: AsyncIterator<RuntimeEvent> | undefined;
@@ -269,7 +300,7 @@ export class TurnExecution {
           break;
         }
         if (step.done) break;
-        await this.handle(step.value, session, resume);
+        await this.handle(step.value, session);
       }
       this.finish();
     } catch (error) {
@@ -374,7 +405,7 @@ export class TurnExecution {
     if (Object.keys(metadata).length) this.status(pb.TaskState.WORKING, { metadata });
   }
 
-  private async handle(event: RuntimeEvent, session: AgentSession, resume?: ParsedAnswer): Promise<void> {
+  private async handle(event: RuntimeEvent, session: AgentSession): Promise<void> {
     if (event.type !== "pipeline") this.releasePipelineEnd();
     switch (event.type) {
       case "text_delta":
@@ -404,7 +435,7 @@ export class TurnExecution {
         return;
       }
       case "input_required":
-        await this.inputRequired(event.request, session, resume, event.pipeline);
+        await this.inputRequired(event.request, session, event.pipeline);
         return;
       case "input_received": {
         if (this.pending?.inputId === event.inputId) this.pending = undefined;
@@ -476,13 +507,14 @@ export class TurnExecution {
   private async inputRequired(
     request: InputRequest,
     session: AgentSession,
-    resume?: ParsedAnswer,
     pipeline?: PipelineEnvelope[],
   ): Promise<void> {
-    if (resume && !this.resumeDelivered && request.inputId === resume.answer.inputId) {
-      // After a restart the runtime re-publishes what it waits for; the answer (accepted) is already here.
-      this.resumeDelivered = true;
-      if (!session.answerInput(resume.answer))
+    this.restoredWaits.delete(request.inputId);
+    const early = this.earlyAnswers.get(request.inputId);
+    if (early) {
+      // A restored turn re-publishes what it waits for; the answer (accepted) is already here.
+      this.earlyAnswers.delete(request.inputId);
+      if (!session.answerInput(early.answer))
         this.failUnexpectedly("restored input wait point did not take the answer");
       return;
     }

@@ -1,8 +1,10 @@
 // At start-up: tasks a previous process left SUBMITTED or WORKING had their
 // turn die with it (one server owns the persistence dir, so nothing else
-// runs them). They end FAILED with a localised reason, so that no task stays
-// "working" forever and the context takes new turns. Tasks waiting for input
-// are left as they are: the answer resumes them.
+// runs them). A pipeline run continues from the store (revived: its running
+// steps go on, its waits are published again); any other such task ends
+// FAILED with a localised reason, so that no task stays "working" forever and
+// the context takes new turns. Tasks waiting for input are left as they are:
+// the answer resumes them.
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { t } from "../../i18n/index.js";
@@ -30,23 +32,34 @@ function failInterrupted(
   return failed;
 }
 
-/** Fails every task whose turn died with the previous process (pushed like any state change); returns how many. */
+/** Continues a task's pipeline run from the store; false when the task has none to continue. */
+export type Revive = (record: TaskRecord) => Promise<boolean>;
+
+/**
+ * Revives or fails every task whose turn died with the previous process
+ * (failures pushed like any state change); returns how many were failed.
+ */
 export async function settleInterruptedTasks(
   state: StateStore,
   logger: Logger,
   notify: PushOutbox["enqueue"],
+  revive: Revive,
 ): Promise<number> {
-  const unfinished = await state.tasks.unfinished();
-  for (const stored of unfinished)
-    failInterrupted(state, TaskRecord.fromStored(stored), "server_restart", notify);
-  await state.commit();
-  if (unfinished.length > 0) {
-    logger.warn(
-      { tasks: unfinished.map((s) => s.task.id) },
-      "tasks interrupted by the previous process marked FAILED",
-    );
+  const failed: string[] = [];
+  const revived: string[] = [];
+  for (const stored of await state.tasks.unfinished()) {
+    const record = TaskRecord.fromStored(stored);
+    if (await revive(record)) revived.push(record.task.id);
+    else {
+      failInterrupted(state, record, "server_restart", notify);
+      failed.push(record.task.id);
+    }
   }
-  return unfinished.length;
+  await state.commit();
+  if (revived.length > 0) logger.info({ tasks: revived }, "pipeline runs of the previous process continued");
+  if (failed.length > 0)
+    logger.warn({ tasks: failed }, "tasks interrupted by the previous process marked FAILED");
+  return failed.length;
 }
 
 const UNFINISHED = new Set([pb.TaskState.SUBMITTED, pb.TaskState.WORKING]);
@@ -61,25 +74,33 @@ export interface OrphanLeases {
 }
 
 /**
- * With several replicas: fails the unfinished tasks whose replica is gone
- * (no replica holds their context's lease any more). The lease is taken
- * first, so a replica that only lost touch cannot write over the failure;
- * the followers of the task see the failure and the end of its stream.
+ * With several replicas: revives here, or fails, the unfinished tasks whose
+ * replica is gone (it holds their context's lease no more, or it is no
+ * longer connected). The lease is taken first, so a replica that only lost
+ * touch cannot write over what this one does; the followers of a failed task
+ * see the failure and the end of its stream.
  */
 export async function settleOrphanedTasks(
   state: StateStore,
   contexts: OrphanLeases,
   logger: Logger,
   notify: PushOutbox["enqueue"],
+  revive: Revive,
 ): Promise<number> {
   const settled: string[] = [];
+  const revived: string[] = [];
   for (const stored of await state.tasks.unfinished()) {
     const { id, contextId } = stored.task;
     if (!(await contexts.takeIdle(contextId))) continue;
     try {
       const fresh = await state.tasks.get(id);
       if (!fresh || !UNFINISHED.has(fresh.task.status?.state ?? 0)) continue;
-      const failed = failInterrupted(state, TaskRecord.fromStored(fresh), "replica_lost", notify);
+      const record = TaskRecord.fromStored(fresh);
+      if (await revive(record)) {
+        revived.push(id);
+        continue;
+      }
+      const failed = failInterrupted(state, record, "replica_lost", notify);
       await state.commit();
       await contexts.publishEnd(id, [failed]);
       settled.push(id);
@@ -87,6 +108,8 @@ export async function settleOrphanedTasks(
       contexts.give(contextId);
     }
   }
+  if (revived.length > 0)
+    logger.info({ tasks: revived }, "pipeline runs of a replica that is gone continued here");
   if (settled.length > 0) logger.warn({ tasks: settled }, "tasks of a replica that is gone marked FAILED");
   return settled.length;
 }

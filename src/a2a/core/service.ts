@@ -379,13 +379,14 @@ export class A2AService {
    */
   async recover(): Promise<number> {
     const cluster = this.options.cluster;
-    if (!cluster) return settleInterruptedTasks(this.state, this.options.logger, this.notify);
+    const revive = (record: TaskRecord) => this.turns.revive(record);
+    if (!cluster) return settleInterruptedTasks(this.state, this.options.logger, this.notify, revive);
     const leases = {
       takeIdle: (contextId: string) => this.turns.takeIdle(cluster, contextId),
       give: (contextId: string) => this.turns.unclaim(contextId),
       publishEnd: cluster.publishEnd.bind(cluster),
     };
-    const sweep = () => settleOrphanedTasks(this.state, leases, this.options.logger, this.notify);
+    const sweep = () => settleOrphanedTasks(this.state, leases, this.options.logger, this.notify, revive);
     const settled = await sweep();
     this.orphanTimer = setInterval(() => {
       sweep().catch((error: unknown) =>

@@ -148,17 +148,21 @@ export class Turns {
       }
       return { first, live, record: running.record };
     }
-    // No live turn: only a wait point restored from the store can take the answer.
-    const envelope = record.pendingInput;
-    const field = (key: string): string => {
-      const value = envelope?.[key];
-      return typeof value === "string" ? value : "";
-    };
-    if (!envelope || record.state !== pb.TaskState.INPUT_REQUIRED)
-      throw invalidParams("permission_resume_invalid: pending permission is not active.");
-    const pending = { inputId: field("inputId"), toolUseId: field("toolUseId"), kind: field("kind") };
-    if (!matchesRequest(answer, pending))
-      throw invalidParams("input_response_mismatch: permission correlation does not match.");
+    // No live turn: only a wait point restored from the store can take the answer. A task still
+    // WORKING is a pipeline run whose process died while it ran: the answer revives it.
+    const revives = record.state === pb.TaskState.WORKING || record.state === pb.TaskState.SUBMITTED;
+    if (!revives) {
+      const envelope = record.pendingInput;
+      const field = (key: string): string => {
+        const value = envelope?.[key];
+        return typeof value === "string" ? value : "";
+      };
+      if (!envelope || record.state !== pb.TaskState.INPUT_REQUIRED)
+        throw invalidParams("permission_resume_invalid: pending permission is not active.");
+      const pending = { inputId: field("inputId"), toolUseId: field("toolUseId"), kind: field("kind") };
+      if (!matchesRequest(answer, pending))
+        throw invalidParams("input_response_mismatch: permission correlation does not match.");
+    }
     if (!context || context.record.owner !== record.owner) throw waitPointUnavailable();
     // The turn's credentials were not kept: the answer must bring them again.
     const missing = record.credentialNames.filter((name) => !settings.credentialNames.includes(name));
@@ -177,8 +181,12 @@ export class Turns {
     let session: AgentSession;
     try {
       session = await this.deps.contexts.session(context);
-      if (!session.pendingInputs().some((p) => p.inputId === answer.answer.inputId))
-        throw waitPointUnavailable();
+      const wait = session.pendingInputs().find((p) => p.inputId === answer.answer.inputId);
+      if (!wait || (revives && !session.revivable?.())) throw waitPointUnavailable();
+      if (revives && !matchesRequest(answer, wait))
+        throw invalidParams("input_response_mismatch: permission correlation does not match.");
+      // The run's other waits (parallel candidates) can be answered before they are published again.
+      if (revives) execution.expect(session.pendingInputs());
     } catch (error) {
       this.release(context, execution);
       if (error instanceof A2AError) throw error;
@@ -195,6 +203,34 @@ export class Turns {
       answer,
     );
     return { first, live, record };
+  }
+
+  /**
+   * Continues a task whose turn died with its process (a restart, a replica
+   * lost) while a pipeline run was working: the run goes on from the store
+   * (its waits published again, answerable at once). False when it cannot:
+   * not a pipeline run, the context busy, or the turn needed credentials the
+   * request brought (they are never stored).
+   */
+  async revive(record: TaskRecord): Promise<boolean> {
+    if (record.credentialNames.length > 0) return false;
+    const context = await this.deps.contexts.find(record.task.contextId);
+    if (!context || context.execution || context.record.owner !== record.owner) return false;
+    let session: AgentSession;
+    try {
+      session = await this.deps.contexts.session(context);
+    } catch (error) {
+      this.deps.logger.error({ err: error, taskId: record.task.id }, "session restore failed");
+      return false;
+    }
+    if (!session.revivable?.() || context.execution) return false;
+    const execution = this.reserve(context, record);
+    execution.expect(session.pendingInputs());
+    execution.start(
+      () => Promise.resolve(session),
+      (s) => s.resumeTurn({ language: record.language }, execution.signal),
+    );
+    return true;
   }
 
   /**
@@ -395,13 +431,20 @@ export class Turns {
     if (context?.execution) await context.execution.cancel(context.session);
   }
 
-  /** Takes the context's lease for a request that may start a turn on it (see unclaim). */
-  private claim(cluster: Cluster, contextId: string): Promise<LeaseResult> {
+  /**
+   * Takes the context's lease for a request that may start a turn on it (see
+   * unclaim); a lease whose replica is gone is taken over at once.
+   */
+  private async claim(cluster: Cluster, contextId: string): Promise<LeaseResult> {
     this.claims.set(contextId, (this.claims.get(contextId) ?? 0) + 1);
-    return cluster.acquire(contextId).catch((error: unknown) => {
+    try {
+      const lease = await cluster.acquire(contextId);
+      if (lease !== "busy") return lease;
+      return (await cluster.takeOver(contextId)) ? "acquired" : "busy";
+    } catch (error) {
       this.unclaim(contextId);
       throw error;
-    });
+    }
   }
 
   /** For the orphan sweep: the context's lease when nothing here or elsewhere is at the context (see unclaim). */

@@ -118,6 +118,21 @@ export class RedisCluster implements Cluster {
     if (value !== undefined) await this.options.state.releaseLease(contextId, value);
   }
 
+  async takeOver(contextId: string): Promise<boolean> {
+    const holder = await this.leases.holder(contextId);
+    if (holder === undefined || holder === this.leases.replicaId) return false;
+    // Every replica listens on its command channel while it runs: none listening, it is gone.
+    const [, listeners] = (await this.redis.pubsub("NUMSUB", commandChannel(holder))) as [string, number];
+    if (Number(listeners) > 0) return false;
+    const taken = await this.leases.takeOver(contextId, holder);
+    if (taken)
+      this.options.logger.warn(
+        { contextId, replica: holder },
+        "context taken over from a replica that is gone",
+      );
+    return taken;
+  }
+
   async heldElsewhere(contextId: string): Promise<boolean> {
     const holder = await this.leases.holder(contextId);
     return holder !== undefined && holder !== this.leases.replicaId;

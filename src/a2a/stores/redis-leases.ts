@@ -44,6 +44,19 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
+/**
+ * KEYS: lease, counter. ARGV: gone replica, this replica, ms. Takes the lease
+ * if the gone replica still holds it (a new fencing token: the gone one's late
+ * writes are refused); the new value, or false.
+ */
+const TAKE_OVER = new LuaScript(`
+local v = redis.call('GET', KEYS[1])
+if not v or string.sub(v, 1, #ARGV[1] + 1) ~= ARGV[1] .. '|' then return false end
+v = ARGV[2] .. '|' .. redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], v, 'PX', ARGV[3])
+return v
+`);
+
 export const leaseKey = (contextId: string): string => `${A2A_PREFIX}lease:${contextId}`;
 
 export class RedisLeases {
@@ -82,6 +95,19 @@ export class RedisLeases {
     // Another acquire of this replica may have won meanwhile: the same value.
     this.held.set(contextId, { value: value.toString("utf8"), lost: false });
     return "acquired";
+  }
+
+  /** Takes the context's lease from a replica known to be gone; false when it no longer holds it. */
+  async takeOver(contextId: string, gone: string): Promise<boolean> {
+    if (this.held.has(contextId)) return false;
+    const value = (await TAKE_OVER.run(
+      this.redis,
+      [leaseKey(contextId), `${A2A_PREFIX}fence`],
+      [gone, this.replicaId, this.leaseMs],
+    )) as Buffer | null;
+    if (!value) return false;
+    this.held.set(contextId, { value: value.toString("utf8"), lost: false });
+    return true;
   }
 
   async release(contextId: string): Promise<void> {

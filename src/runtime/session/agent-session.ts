@@ -161,6 +161,10 @@ export class RuntimeSession implements AgentSession {
     return [...this.parts.rounds.pendingInputs(), ...this.pipeline.pendingInputs()];
   }
 
+  revivable(): boolean {
+    return this.pipeline.active;
+  }
+
   answerInput(answer: InputAnswer): boolean {
     if (this.pipeline.pendingInputs().some((p) => p.inputId === answer.inputId))
       return this.pipeline.answer(answer);

@@ -40,8 +40,8 @@ export async function prepareCall(
   const asked = round.inputs.some(
     (e) => e.request.kind === "ask_user_question" && e.request.toolUseId === use.id,
   );
-  if (round.started?.includes(use.id) && !asked) {
-    // It may have had its effect already: never run it twice.
+  if (round.started?.includes(use.id) && !asked && !tool?.rerunnable) {
+    // It may have had its effect already: never run it twice (unless twice is once).
     call.error = INTERRUPTED_BY_RESTART;
     return call;
   }

@@ -153,6 +153,7 @@ export const writeFileTool: Tool<WriteFileInput> = {
     },
   },
   ...fileEdit("writeFile"),
+  rerunnable: true,
   precheck: async (input, workspace) => {
     await workspace.resolveForWrite(input.path);
   },

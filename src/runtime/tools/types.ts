@@ -50,6 +50,12 @@ export interface Tool<Input = Record<string, unknown>> {
   readonly isFileEdit?: boolean;
   /** Cloud mutations: never blanket-allowed, denied by auto-approve. */
   readonly isCloudMutation?: boolean;
+  /**
+   * Running it twice has the effect of running it once (the whole file
+   * written): a call a restart interrupted after it was allowed runs again,
+   * without asking again, instead of ending "interrupted".
+   */
+  readonly rerunnable?: boolean;
   /** Per-call time limit; 0 = none (tools that wait for a human). */
   readonly timeoutMs?: number;
   /** The text `tool(pattern)` rules are matched against, e.g. a relative path. */
