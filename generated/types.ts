@@ -3914,6 +3914,10 @@ export interface AguiServerConfig {
    */
   "a2a-token"?: string;
   /**
+   * How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.
+   */
+  "a2a-wait-seconds"?: number;
+  /**
    * Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.
    */
   "a2a-config"?: string;

@@ -38601,7 +38601,7 @@ return errors === 0;
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate91;
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern55 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 const pattern56 = new RegExp("^https?://[^/?#]+/?$", "u");
 
@@ -38726,11 +38726,11 @@ vErrors.push(err8);
 errors++;
 }
 }
-if(data["a2a-config"] !== undefined){
-let data4 = data["a2a-config"];
-if(typeof data4 === "string"){
-if(func1(data4) < 1){
-const err9 = {instancePath:instancePath+"/a2a-config",schemaPath:"#/properties/a2a-config/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data["a2a-wait-seconds"] !== undefined){
+let data4 = data["a2a-wait-seconds"];
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 3600 || isNaN(data4)){
+const err9 = {instancePath:instancePath+"/a2a-wait-seconds",schemaPath:"#/properties/a2a-wait-seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600},message:"must be <= 3600"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -38739,9 +38739,8 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/a2a-config",schemaPath:"#/properties/a2a-config/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data4 < 0 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/a2a-wait-seconds",schemaPath:"#/properties/a2a-wait-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -38751,9 +38750,8 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data["auth-token"] !== undefined){
-if(typeof data["auth-token"] !== "string"){
-const err11 = {instancePath:instancePath+"/auth-token",schemaPath:"#/properties/auth-token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err11 = {instancePath:instancePath+"/a2a-wait-seconds",schemaPath:"#/properties/a2a-wait-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -38763,15 +38761,11 @@ vErrors.push(err11);
 errors++;
 }
 }
-if(data["cors-origins"] !== undefined){
-let data6 = data["cors-origins"];
-if(Array.isArray(data6)){
-const len0 = data6.length;
-for(let i0=0; i0<len0; i0++){
-let data7 = data6[i0];
-if(typeof data7 === "string"){
-if(!pattern56.test(data7)){
-const err12 = {instancePath:instancePath+"/cors-origins/" + i0,schemaPath:"#/properties/cors-origins/items/pattern",keyword:"pattern",params:{pattern: "^https?://[^/?#]+/?$"},message:"must match pattern \""+"^https?://[^/?#]+/?$"+"\""};
+if(data["a2a-config"] !== undefined){
+let data5 = data["a2a-config"];
+if(typeof data5 === "string"){
+if(func1(data5) < 1){
+const err12 = {instancePath:instancePath+"/a2a-config",schemaPath:"#/properties/a2a-config/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -38782,7 +38776,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/cors-origins/" + i0,schemaPath:"#/properties/cors-origins/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err13 = {instancePath:instancePath+"/a2a-config",schemaPath:"#/properties/a2a-config/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -38792,18 +38786,9 @@ vErrors.push(err13);
 errors++;
 }
 }
-let i1 = data6.length;
-let j0;
-if(i1 > 1){
-const indices0 = {};
-for(;i1--;){
-let item0 = data6[i1];
-if(typeof item0 !== "string"){
-continue;
-}
-if(typeof indices0[item0] == "number"){
-j0 = indices0[item0];
-const err14 = {instancePath:instancePath+"/cors-origins",schemaPath:"#/properties/cors-origins/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
+if(data["auth-token"] !== undefined){
+if(typeof data["auth-token"] !== "string"){
+const err14 = {instancePath:instancePath+"/auth-token",schemaPath:"#/properties/auth-token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -38811,14 +38796,17 @@ else {
 vErrors.push(err14);
 }
 errors++;
-break;
-}
-indices0[item0] = i1;
 }
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/cors-origins",schemaPath:"#/properties/cors-origins/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data["cors-origins"] !== undefined){
+let data7 = data["cors-origins"];
+if(Array.isArray(data7)){
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
+if(typeof data8 === "string"){
+if(!pattern56.test(data8)){
+const err15 = {instancePath:instancePath+"/cors-origins/" + i0,schemaPath:"#/properties/cors-origins/items/pattern",keyword:"pattern",params:{pattern: "^https?://[^/?#]+/?$"},message:"must match pattern \""+"^https?://[^/?#]+/?$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -38828,9 +38816,8 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data.console !== undefined){
-if(typeof data.console !== "boolean"){
-const err16 = {instancePath:instancePath+"/console",schemaPath:"#/properties/console/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err16 = {instancePath:instancePath+"/cors-origins/" + i0,schemaPath:"#/properties/cors-origins/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -38840,9 +38827,18 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data.debug !== undefined){
-if(typeof data.debug !== "boolean"){
-const err17 = {instancePath:instancePath+"/debug",schemaPath:"#/properties/debug/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+let i1 = data7.length;
+let j0;
+if(i1 > 1){
+const indices0 = {};
+for(;i1--;){
+let item0 = data7[i1];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err17 = {instancePath:instancePath+"/cors-origins",schemaPath:"#/properties/cors-origins/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -38850,11 +38846,14 @@ else {
 vErrors.push(err17);
 }
 errors++;
+break;
+}
+indices0[item0] = i1;
 }
 }
-if(data["log-to-stdout"] !== undefined){
-if(typeof data["log-to-stdout"] !== "boolean"){
-const err18 = {instancePath:instancePath+"/log-to-stdout",schemaPath:"#/properties/log-to-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+else {
+const err18 = {instancePath:instancePath+"/cors-origins",schemaPath:"#/properties/cors-origins/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -38864,9 +38863,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data["log-stdout"] !== undefined){
-if(typeof data["log-stdout"] !== "boolean"){
-const err19 = {instancePath:instancePath+"/log-stdout",schemaPath:"#/properties/log-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.console !== undefined){
+if(typeof data.console !== "boolean"){
+const err19 = {instancePath:instancePath+"/console",schemaPath:"#/properties/console/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -38876,10 +38875,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data["log-format"] !== undefined){
-let data12 = data["log-format"];
-if(typeof data12 !== "string"){
-const err20 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.debug !== undefined){
+if(typeof data.debug !== "boolean"){
+const err20 = {instancePath:instancePath+"/debug",schemaPath:"#/properties/debug/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -38888,8 +38886,10 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!((data12 === "pretty") || (data12 === "json"))){
-const err21 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema166.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+}
+if(data["log-to-stdout"] !== undefined){
+if(typeof data["log-to-stdout"] !== "boolean"){
+const err21 = {instancePath:instancePath+"/log-to-stdout",schemaPath:"#/properties/log-to-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -38899,9 +38899,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data["state-dir"] !== undefined){
-if(typeof data["state-dir"] !== "string"){
-const err22 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["log-stdout"] !== undefined){
+if(typeof data["log-stdout"] !== "boolean"){
+const err22 = {instancePath:instancePath+"/log-stdout",schemaPath:"#/properties/log-stdout/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -38911,10 +38911,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data["thread-store"] !== undefined){
-let data14 = data["thread-store"];
-if(typeof data14 !== "string"){
-const err23 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["log-format"] !== undefined){
+let data13 = data["log-format"];
+if(typeof data13 !== "string"){
+const err23 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -38923,8 +38923,8 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(!((data14 === "file") || (data14 === "redis"))){
-const err24 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema166.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
+if(!((data13 === "pretty") || (data13 === "json"))){
+const err24 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema166.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -38934,11 +38934,9 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data["redis-url"] !== undefined){
-let data15 = data["redis-url"];
-if(typeof data15 === "string"){
-if(!pattern47.test(data15)){
-const err25 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+if(data["state-dir"] !== undefined){
+if(typeof data["state-dir"] !== "string"){
+const err25 = {instancePath:instancePath+"/state-dir",schemaPath:"#/properties/state-dir/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -38948,8 +38946,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["thread-store"] !== undefined){
+let data15 = data["thread-store"];
+if(typeof data15 !== "string"){
+const err26 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -38958,12 +38958,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data["idle-shutdown"] !== undefined){
-let data16 = data["idle-shutdown"];
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 < 0 || isNaN(data16)){
-const err27 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(!((data15 === "file") || (data15 === "redis"))){
+const err27 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema166.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -38973,8 +38969,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["redis-url"] !== undefined){
+let data16 = data["redis-url"];
+if(typeof data16 === "string"){
+if(!pattern47.test(data16)){
+const err28 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -38984,10 +38983,8 @@ vErrors.push(err28);
 errors++;
 }
 }
-if(data["interrupt-ttl"] !== undefined){
-let data17 = data["interrupt-ttl"];
-if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err29 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err29 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -38996,9 +38993,12 @@ vErrors.push(err29);
 }
 errors++;
 }
+}
+if(data["idle-shutdown"] !== undefined){
+let data17 = data["idle-shutdown"];
 if((typeof data17 == "number") && (isFinite(data17))){
-if(data17 < 1 || isNaN(data17)){
-const err30 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data17 < 0 || isNaN(data17)){
+const err30 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -39008,16 +39008,8 @@ vErrors.push(err30);
 errors++;
 }
 }
-}
-if(data["allowed-cwds"] !== undefined){
-let data18 = data["allowed-cwds"];
-if(Array.isArray(data18)){
-const len1 = data18.length;
-for(let i2=0; i2<len1; i2++){
-let data19 = data18[i2];
-if(typeof data19 === "string"){
-if(!pattern12.test(data19)){
-const err31 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+else {
+const err31 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -39027,8 +39019,10 @@ vErrors.push(err31);
 errors++;
 }
 }
-else {
-const err32 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["interrupt-ttl"] !== undefined){
+let data18 = data["interrupt-ttl"];
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
+const err32 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -39037,10 +39031,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 < 1 || isNaN(data18)){
+const err33 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -39050,11 +39043,16 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data20 = data["headers-timeout-seconds"];
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 < 0 || isNaN(data20)){
-const err34 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data["allowed-cwds"] !== undefined){
+let data19 = data["allowed-cwds"];
+if(Array.isArray(data19)){
+const len1 = data19.length;
+for(let i2=0; i2<len1; i2++){
+let data20 = data19[i2];
+if(typeof data20 === "string"){
+if(!pattern12.test(data20)){
+const err34 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -39065,7 +39063,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err35 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -39075,11 +39073,9 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data21 = data["request-timeout-seconds"];
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 0 || isNaN(data21)){
-const err36 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err36 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -39089,8 +39085,11 @@ vErrors.push(err36);
 errors++;
 }
 }
-else {
-const err37 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data21 = data["headers-timeout-seconds"];
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err37 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -39100,11 +39099,8 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data22 = data["keep-alive-timeout-seconds"];
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 < 0 || isNaN(data22)){
-const err38 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err38 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -39114,8 +39110,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-else {
-const err39 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data22 = data["request-timeout-seconds"];
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err39 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -39125,11 +39124,8 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data23 = data["shutdown-timeout-seconds"];
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 <= 0 || isNaN(data23)){
-const err40 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err40 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -39139,8 +39135,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data23 = data["keep-alive-timeout-seconds"];
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 0 || isNaN(data23)){
+const err41 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -39150,14 +39149,50 @@ vErrors.push(err41);
 errors++;
 }
 }
-}
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err42 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data24 = data["shutdown-timeout-seconds"];
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 <= 0 || isNaN(data24)){
+const err43 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
 }
 errors++;
 }

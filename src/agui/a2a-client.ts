@@ -3,17 +3,24 @@
 // a bearer token. Transport failures become A2aUnavailableError; JSON-RPC
 // errors become A2aRpcError. With a managed upstream (a supervised child) the
 // URL is read per request, and nothing is sent while the child is not up.
+// A request that cannot reach the server waits for it (a2a-wait.ts): sends only
+// when they certainly never arrived, reads also when they may have.
 import { randomUUID } from "node:crypto";
 import { failSpan, injectContext, SpanKind, startSpan, withSpan } from "../server/tracing/index.js";
+import type { AdapterLogger } from "./adapter-core.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
+import {
+  A2aUnavailableError,
+  DEFAULT_A2A_WAIT_SECONDS,
+  DEFAULT_WAIT_DELAYS,
+  reachOf,
+  withA2aWait,
+  type A2aWaitPolicy,
+  type WaitTarget,
+} from "./a2a-wait.js";
 import { configError } from "./config.js";
 
-export class A2aUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "A2aUnavailableError";
-  }
-}
+export { A2aUnavailableError } from "./a2a-wait.js";
 
 export class A2aRpcError extends Error {
   constructor(
@@ -38,8 +45,12 @@ export interface A2aClientOptions {
   /** Base URL, normalised to one trailing slash. */
   url: string;
   token?: string;
-  /** A managed upstream: its URL wins over `url`, and while it is unavailable requests fail fast. */
+  /** A managed upstream: its URL wins over `url`, and while it is unavailable requests wait for it. */
   upstream?: A2aUpstream;
+  /** How long a request waits for an unreachable server (default a2a-wait-seconds' default; maxMs 0: none). */
+  wait?: Partial<A2aWaitPolicy>;
+  /** Where the start and the end of a wait are logged. */
+  logger?: AdapterLogger;
 }
 
 /** Only loopback http(s) URLs, with exactly one trailing slash. */
@@ -99,11 +110,15 @@ export class A2aClient {
   private readonly fixedUrl: string;
   private readonly token?: string;
   private readonly upstream?: A2aUpstream;
+  private readonly wait: A2aWaitPolicy;
+  private readonly logger?: AdapterLogger;
 
   constructor(options: A2aClientOptions) {
     this.fixedUrl = normalizeA2aUrl(options.url);
     this.token = options.token || undefined;
     this.upstream = options.upstream;
+    this.wait = { maxMs: DEFAULT_A2A_WAIT_SECONDS * 1000, ...DEFAULT_WAIT_DELAYS, ...options.wait };
+    this.logger = options.logger;
   }
 
   get url(): string {
@@ -113,11 +128,11 @@ export class A2aClient {
   /**
    * The URL to send to now. A managed child that is down or starting is not
    * tried: its port may belong to another process meanwhile (the bearer token
-   * would go there), and the answer would be the same A2aUnavailableError.
+   * would go there); the request has certainly not been sent.
    */
   private target(): string {
     const reason = this.upstream?.unavailable();
-    if (reason) throw new A2aUnavailableError(`A2A unavailable: ${reason}`);
+    if (reason) throw new A2aUnavailableError(`A2A unavailable: ${reason}`, "not-sent");
     return this.url;
   }
 
@@ -133,16 +148,48 @@ export class A2aClient {
     return h;
   }
 
-  private async post(method: string, params: JsonObject, signal?: AbortSignal): Promise<Response> {
-    const url = this.target();
+  /** Runs one try of a request at the current URL, waiting for the server as the policy says. */
+  private withWait<T>(
+    method: string,
+    safe: boolean,
+    signal: AbortSignal | undefined,
+    attempt: (url: string) => Promise<T>,
+    policy: A2aWaitPolicy = this.wait,
+  ): Promise<T> {
+    const target: WaitTarget = { method, safe, signal, unavailable: () => this.upstream?.unavailable() };
+    return withA2aWait(() => attempt(this.target()), target, policy, this.logger);
+  }
+
+  /**
+   * POST of one JSON-RPC request (the same id on every try), until a response.
+   * `safe`: a read, sent again even when a try may have reached the server.
+   */
+  private async post(
+    method: string,
+    params: JsonObject,
+    signal: AbortSignal | undefined,
+    safe: boolean,
+    policy?: A2aWaitPolicy,
+  ): Promise<Response> {
     // The client span of the call; its traceparent makes the A2A server's spans its children.
     const span = startSpan("iac-code.agui", `A2A ${method}`, {
       kind: SpanKind.CLIENT,
-      attributes: { "rpc.system": "a2a", "rpc.method": method, "server.address": new URL(url).hostname },
+      attributes: { "rpc.system": "a2a", "rpc.method": method, "server.address": new URL(this.url).hostname },
     });
     const headers = withSpan(span, () => this.headers());
+    const body = JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params });
     try {
-      const res = await this.send(url, method, params, headers, signal);
+      const res = await this.withWait(
+        method,
+        safe,
+        signal,
+        (url) => this.send(url, { method: "POST", headers, body, signal }),
+        policy,
+      );
+      if (!res.ok) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new A2aUnavailableError(`A2A answered HTTP ${res.status}`);
+      }
       span?.setAttribute("http.response.status_code", res.status);
       return res;
     } catch (error) {
@@ -153,35 +200,24 @@ export class A2aClient {
     }
   }
 
-  private async send(
-    url: string,
-    method: string,
-    params: JsonObject,
-    headers: Record<string, string>,
-    signal?: AbortSignal,
-  ): Promise<Response> {
-    let res: Response;
+  /** One fetch; a failure before any response says whether the request can have left. */
+  private async send(url: string | URL, init: RequestInit): Promise<Response> {
     try {
-      res = await fetch(url, {
-        method: "POST",
-        headers,
-        body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params }),
-        signal,
-      });
+      return await fetch(url, init);
     } catch (err) {
-      if (signal?.aborted) throw err;
-      throw new A2aUnavailableError(`A2A request failed: ${(err as Error).message}`);
+      if (init.signal?.aborted) throw err;
+      throw new A2aUnavailableError(`A2A request failed: ${(err as Error).message}`, reachOf(err));
     }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new A2aUnavailableError(`A2A answered HTTP ${res.status}`);
-    }
-    return res;
   }
 
   /** A unary call: the JSON-RPC result, or A2aRpcError. */
-  async call(method: string, params: JsonObject, signal?: AbortSignal): Promise<unknown> {
-    const res = await this.post(method, params, signal);
+  async call(
+    method: string,
+    params: JsonObject,
+    signal?: AbortSignal,
+    options: { safe?: boolean; wait?: A2aWaitPolicy } = {},
+  ): Promise<unknown> {
+    const res = await this.post(method, params, signal, options.safe ?? false, options.wait);
     let body: unknown;
     try {
       body = await res.json();
@@ -199,7 +235,8 @@ export class A2aClient {
    * the stream is thrown when reached.
    */
   async *stream(method: string, params: JsonObject, signal?: AbortSignal): AsyncGenerator<unknown> {
-    const res = await this.post(method, params, signal);
+    // Never sent twice unless it certainly did not arrive: an answer reaches A2A once (resume.ts).
+    const res = await this.post(method, params, signal, false);
     const type = res.headers.get("content-type") ?? "";
     if (!type.includes("text/event-stream")) {
       const body: unknown = await res.json().catch(() => undefined);
@@ -225,11 +262,16 @@ export class A2aClient {
   }
 
   getTask(taskId: string, signal?: AbortSignal): Promise<unknown> {
-    return this.call("GetTask", { id: taskId, historyLength: 100 }, signal);
+    return this.call("GetTask", { id: taskId, historyLength: 100 }, signal, { safe: true });
   }
 
+  /**
+   * Never waits: it runs under the adapter's lock and on failure paths (a
+   * failure is logged there), and a cancel that waited would hold every other
+   * admission.
+   */
   cancelTask(taskId: string): Promise<unknown> {
-    return this.call("CancelTask", { id: taskId });
+    return this.call("CancelTask", { id: taskId }, undefined, { wait: { ...this.wait, maxMs: 0 } });
   }
 
   /**
@@ -241,16 +283,12 @@ export class A2aClient {
     afterSequence: number,
     signal?: AbortSignal,
   ): Promise<{ snapshot: JsonObject; events: unknown[] } | undefined> {
-    const url = new URL("iac-code/pipeline/state", this.target());
-    url.searchParams.set("taskId", taskId);
-    url.searchParams.set("afterSequence", String(afterSequence));
-    let res: Response;
-    try {
-      res = await fetch(url, { headers: this.headers(), signal });
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      throw new A2aUnavailableError(`A2A request failed: ${(err as Error).message}`);
-    }
+    const res = await this.withWait("GET iac-code/pipeline/state", true, signal, (base) => {
+      const url = new URL("iac-code/pipeline/state", base);
+      url.searchParams.set("taskId", taskId);
+      url.searchParams.set("afterSequence", String(afterSequence));
+      return this.send(url, { headers: this.headers(), signal });
+    });
     if (res.status === 404) {
       await res.body?.cancel().catch(() => undefined);
       return undefined;

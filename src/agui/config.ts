@@ -6,6 +6,7 @@ import path from "node:path";
 import { schemaIndex, type AguiServerConfig } from "../contract/index.js";
 import { t } from "../i18n/index.js";
 import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
+import { DEFAULT_A2A_WAIT_SECONDS } from "./a2a-wait.js";
 import { AGUI_SETTINGS } from "./settings.js";
 import { type LogFormat } from "../server/logger.js";
 import { isLoopbackHost } from "../server/exposure.js";
@@ -21,6 +22,12 @@ export interface AguiSettings {
   port: number;
   a2aUrl: string;
   a2aToken?: string;
+  /**
+   * a2a-wait-seconds: how long a request waits for an unreachable A2A server
+   * (refused connection, managed child not up) before the run fails; 0 fails
+   * at once. Default DEFAULT_A2A_WAIT_SECONDS.
+   */
+  a2aWaitSeconds?: number;
   /** Config file of the managed A2A server. */
   a2aConfig?: string;
   authToken?: string;
@@ -114,6 +121,7 @@ export function resolveSettings(
     port: config.port ?? 8000,
     a2aUrl,
     a2aToken: (command === "serve" ? undefined : config["a2a-token"]) || undefined,
+    a2aWaitSeconds: config["a2a-wait-seconds"] ?? DEFAULT_A2A_WAIT_SECONDS,
     a2aConfig: config["a2a-config"] ? expandPath(config["a2a-config"], env) : undefined,
     authToken: config["auth-token"] || undefined,
     corsOrigins: [...new Set((config["cors-origins"] ?? []).map(normaliseOrigin))],

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { failSpan, startSpan, withSpan } from "../server/tracing/index.js";
 import { t } from "../i18n/index.js";
 import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
+import { stopWaitingWhen } from "./a2a-wait.js";
 import { addModelTokens, type ModelTokens } from "../server/model-tokens.js";
 import type { AdapterCore } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
@@ -55,7 +56,9 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
     },
   });
   try {
-    await withSpan(span, () => runWatched(core, ctx, watched));
+    // A wait for an unreachable A2A server (a2a-wait.ts) ends once the client left or the run was cancelled.
+    const stop = () => watched.disconnected || run.cancelledByExtension;
+    await stopWaitingWhen(stop, () => withSpan(span, () => runWatched(core, ctx, watched)));
   } finally {
     if (span) {
       span.setAttribute("iac_code.agui.outcome", watched.outcome);

@@ -10,6 +10,7 @@ import { ServerMetrics } from "../server/metrics.js";
 import { flushTracing, startTracing } from "../server/tracing/index.js";
 import { tracedHttp } from "../server/tracing/http.js";
 import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
+import { DEFAULT_A2A_WAIT_SECONDS } from "./a2a-wait.js";
 import { AguiAdapter } from "./adapter.js";
 import type { AdapterLogger } from "./adapter-core.js";
 import { createAguiApp } from "./http-app.js";
@@ -91,7 +92,14 @@ export async function startAguiServer(
   }
   const managed = started;
   const a2aToken = managed ? managed.token : settings.a2aToken;
-  const client = new A2aClient({ url: managed?.url ?? configuredUrl!, token: a2aToken, upstream: managed });
+  const client = new A2aClient({
+    url: managed?.url ?? configuredUrl!,
+    token: a2aToken,
+    upstream: managed,
+    // a2a-wait-seconds: a run waits this long for an unreachable A2A server (a2a-wait.ts).
+    wait: { maxMs: (settings.a2aWaitSeconds ?? DEFAULT_A2A_WAIT_SECONDS) * 1000 },
+    logger: deps.logger,
+  });
   const shared =
     !deps.store && settings.threadStore === "redis" && settings.redisUrl
       ? await redisThreads(settings.redisUrl, deps.logger)

@@ -33,6 +33,12 @@ export const AGUI_SETTINGS: SettingsTable = {
       help: "bearer token sent to the --a2a-url server",
     },
     {
+      key: "a2a-wait-seconds",
+      kind: "number",
+      arg: "seconds",
+      help: "how long a run waits for an unreachable A2A server to come back before RUN_ERROR A2A_UNAVAILABLE (default 30; 0 = fail at once)",
+    },
+    {
       key: "a2a-config",
       kind: "string",
       arg: "path",

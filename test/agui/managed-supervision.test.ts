@@ -86,6 +86,8 @@ function startAdapter(s: Setup, backoff: Partial<RespawnBackoff>): Promise<AguiS
       host: "127.0.0.1",
       port: 0,
       a2aUrl: "",
+      // Fail fast while the child is down (waiting for it is test/agui/a2a-wait.test.ts's).
+      a2aWaitSeconds: 0,
       stateDir: s.stateDir,
       idleShutdown: 0,
       interruptTtl: 540,
@@ -196,7 +198,7 @@ describe("AG-UI adapter: supervision of the managed A2A child", function () {
     expect(down.a2a?.lastExit).to.deep.include({ code: null, signal: "SIGKILL", duringStartup: false });
     expect(down.runtime, "nothing answers for the runtime").to.equal(undefined);
 
-    // While the child is not up a resume fails fast, and the interrupt stays answerable.
+    // While the child is not up a resume fails fast (a2a-wait-seconds 0), and the interrupt stays answerable.
     const early = await post(agui.url, {
       threadId: "supervised-1",
       runId: "r2",
@@ -271,7 +273,7 @@ describe("AG-UI adapter: supervision of the managed A2A child", function () {
     expect(["down", "starting"]).to.include(looping.a2a?.state);
     expect(looping.a2a?.restarts).to.be.at.least(3);
     expect(looping.a2a?.lastExit).to.deep.include({ code: 1, signal: null, duringStartup: true });
-    // A run meanwhile fails fast with the usual code.
+    // A run meanwhile fails fast with the usual code (a2a-wait-seconds 0).
     const refused = await post(agui.url, {
       threadId: "while-down",
       runId: "r1",

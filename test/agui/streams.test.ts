@@ -283,6 +283,8 @@ describe("agui against an unreachable or misbehaving upstream", function () {
     host: "127.0.0.1",
     port: 0,
     a2aUrl,
+    // Fail fast (the wait for an A2A server that comes back is test/agui/a2a-wait.test.ts's).
+    a2aWaitSeconds: 0,
     stateDir: path.join(dir, "state"),
     idleShutdown: 0,
     interruptTtl: 540,
