@@ -567,7 +567,9 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
   });
 
   it("item 57: a top-level pipeline permission is answered with a streaming send (2 streaming calls in all)", async () => {
-    // The answer goes as the permission data part (as in the reference) on SendStreamingMessage.
+    // The answer goes as the permission data part on SendStreamingMessage, as in the reference.
+    // Here every permission is answered so (DECISIONS, Parallel permissions: asked one after
+    // the other, no sideband permissions), so the reference's unary sideband send (item 58) never is.
     h.runtime.scripts.set("deploy", async function* (turn) {
       const taskId = turn.input.taskId!;
       const step = { scope: "step" as const, step: { id: "deploying" } };
@@ -612,11 +614,11 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
       h.url,
       runInput(h, { threadId: "t-top", runId: "r2", iac, resume: allow(interrupt.id) }),
     );
-    expectSuccess(res.events);
     const streaming = calls(h, "SendStreamingMessage");
     expect(streaming).to.have.length(2);
     expect(calls(h, "SendMessage")).to.deep.equal([]);
     expect(calls(h, "SubscribeToTask")).to.deep.equal([]);
+    expectSuccess(res.events);
     const answer = streaming[1].params!.message as { taskId: string; parts: unknown[] };
     expect(answer.taskId).to.equal(taskId);
     expect(answer.parts).to.deep.equal([
@@ -668,6 +670,7 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
   });
 
   it("item 63: a question resume failing before A2A's first event is [RUN_STARTED, RUN_ERROR], pending kept; the retry succeeds", async () => {
+    // The answer is the question's data part (DECISIONS, Question answers), not the reference's prompt text.
     const first = await post(
       h.url,
       runInput(h, { threadId: "t-q", runId: "r1", text: "[[question]] where?" }),
