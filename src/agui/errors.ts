@@ -88,6 +88,27 @@ export const MSG = {
   permissionRequired: "aguiAdapter.permissionRequired",
   inputRequired: "aguiAdapter.inputRequired",
   unknownPipeline: "aguiAdapter.unknownPipeline",
+  // The structured interrupts' answers (structured-answers.ts), under RESUME_PAYLOAD_INVALID.
+  payloadNotObject: "aguiAdapter.payloadNotObject",
+  payloadUnknownField: "aguiAdapter.payloadUnknownField",
+  payloadOneOf: "aguiAdapter.payloadOneOf",
+  payloadNotString: "aguiAdapter.payloadNotString",
+  payloadNotText: "aguiAdapter.payloadNotText",
+  payloadTooLong: "aguiAdapter.payloadTooLong",
+  labelWithoutValue: "aguiAdapter.labelWithoutValue",
+  selectorUnknown: "aguiAdapter.selectorUnknown",
+  selectorValueRejected: "aguiAdapter.selectorValueRejected",
+  selectorCancelPayload: "aguiAdapter.selectorCancelPayload",
+  confirmationOption: "aguiAdapter.confirmationOption",
+  confirmationAction: "aguiAdapter.confirmationAction",
+  overridesNotObject: "aguiAdapter.overridesNotObject",
+  overrideValue: "aguiAdapter.overrideValue",
+  overrideName: "aguiAdapter.overrideName",
+  overridesTooMany: "aguiAdapter.overridesTooMany",
+  // Under A2A_UNAVAILABLE: a confirmation that cannot be offered, a continuation that never came.
+  confirmationOptionsInvalid: "aguiAdapter.confirmationOptionsInvalid",
+  confirmationNoOptions: "aguiAdapter.confirmationNoOptions",
+  continuationLost: "aguiAdapter.continuationLost",
 } as const;
 
 export type MessageKey = (typeof MSG)[keyof typeof MSG];

@@ -8,6 +8,16 @@ import { isObject, type A2aItem, type JsonObject } from "./a2a-items.js";
 import { canonicalJson, dropNulls, type InterruptObject } from "./events.js";
 import { MSG } from "./errors.js";
 import { normalizeLanguage, t } from "../i18n/index.js";
+import {
+  checkConfirmationAnswer,
+  checkSelectionAnswer,
+  confirmationData,
+  DEPLOYMENT_CONFIRMATION,
+  offeredActions,
+  RESOURCE_SELECTION,
+  selectionData,
+  selectionLabel,
+} from "./structured-answers.js";
 
 const KEPT_KEYS = [
   "schemaVersion", "kind", "requestTaskId", "contextId", "inputId", "toolUseId", "toolName", "title",
@@ -21,6 +31,12 @@ export interface PendingInterrupt {
   value: JsonObject;
   sideband: boolean;
   expiresAt: string;
+  /**
+   * Selections and confirmations: whether the client was shown the tool call
+   * of toolUseId when the interrupt appeared (a runtime may ask them as a
+   * tool's question or as the pipeline's own wait). Unset for other kinds.
+   */
+  toolCallShown?: boolean;
 }
 
 export interface ProjectedInput {
@@ -97,9 +113,53 @@ function kindOf(value: JsonObject): string {
   return typeof value.kind === "string" && value.kind ? value.kind : "input_required";
 }
 
+const FREE_TEXT_BRANCH: JsonObject = {
+  type: "object",
+  properties: { freeText: { type: "string", minLength: 1 } },
+  required: ["freeText"],
+  additionalProperties: false,
+};
+
+/** A selection: a resource's id (value, with its label), or one typed by hand (freeText). */
+const SELECTION_SCHEMA: JsonObject = {
+  oneOf: [
+    {
+      type: "object",
+      properties: { value: { type: "string", minLength: 1 }, label: { type: "string" } },
+      required: ["value"],
+      additionalProperties: false,
+    },
+    FREE_TEXT_BRANCH,
+  ],
+};
+
+/** A confirmation: one branch per option (selectedId), one for the action itself; never free text. */
+function confirmationSchema(value: JsonObject): JsonObject {
+  const overrides = { type: "object" };
+  const branches: JsonObject[] = standardOptions(value.options).map((o) => ({
+    type: "object",
+    properties: {
+      selectedId: { type: "string", const: o.id, title: o.title },
+      parameter_overrides: overrides,
+    },
+    required: ["selectedId"],
+    additionalProperties: false,
+  }));
+  branches.push({
+    type: "object",
+    properties: { action: { type: "string", enum: offeredActions(value) }, parameter_overrides: overrides },
+    required: ["action"],
+    additionalProperties: false,
+  });
+  return { oneOf: branches };
+}
+
 /** The JSON Schema a resolved payload must match, per kind. */
 export function responseSchemaFor(value: JsonObject): JsonObject {
-  if (kindOf(value) === "permission") return permissionSchema(value);
+  const kind = kindOf(value);
+  if (kind === "permission") return permissionSchema(value);
+  if (kind === RESOURCE_SELECTION) return SELECTION_SCHEMA;
+  if (kind === DEPLOYMENT_CONFIRMATION) return confirmationSchema(value);
   const options = standardOptions(value.options);
   const branches: JsonObject[] = options.map((o) => ({
     type: "object",
@@ -107,14 +167,7 @@ export function responseSchemaFor(value: JsonObject): JsonObject {
     required: ["selectedId"],
     additionalProperties: false,
   }));
-  if (value.allowFreeText === true || options.length === 0) {
-    branches.push({
-      type: "object",
-      properties: { freeText: { type: "string", minLength: 1 } },
-      required: ["freeText"],
-      additionalProperties: false,
-    });
-  }
+  if (value.allowFreeText === true || options.length === 0) branches.push(FREE_TEXT_BRANCH);
   return { oneOf: branches };
 }
 
@@ -130,7 +183,9 @@ export function toInterrupt(pending: PendingInterrupt): InterruptObject {
   if (kind === "permission") message = prompt ?? title ?? t(lang, MSG.permissionRequired);
   else {
     message = prompt ?? t(lang, MSG.inputRequired);
-    if (options.length) message += "\n" + options.map((o) => `- ${o.id}: ${o.title}`).join("\n");
+    // A selector's options are resources to pick in a form, not answers to list.
+    if (options.length && kind !== RESOURCE_SELECTION)
+      message += "\n" + options.map((o) => `- ${o.id}: ${o.title}`).join("\n");
   }
   const metadata = dropNulls({
     schemaVersion: 1,
@@ -146,7 +201,7 @@ export function toInterrupt(pending: PendingInterrupt): InterruptObject {
     expiresAt: pending.expiresAt,
     metadata,
   };
-  const toolCallId = shownToolCallId(value);
+  const toolCallId = shownToolCallId(pending);
   if (toolCallId) out.toolCallId = toolCallId;
   return out;
 }
@@ -156,10 +211,17 @@ export function toInterrupt(pending: PendingInterrupt): InterruptObject {
  * call of the model, so the client never saw a TOOL_CALL_START for it.
  */
 const ENGINE_INPUT_KINDS = new Set(["candidate_selection", "pipeline_pause_confirmation"]);
+/** Kinds a runtime may ask either way: a tool's question or its own wait (PendingInterrupt.toolCallShown). */
+export const EITHER_WAY_KINDS = new Set([RESOURCE_SELECTION, DEPLOYMENT_CONFIRMATION]);
 
 /** The tool call an input belongs to, if the client was shown that call (else undefined). */
-export function shownToolCallId(value: JsonObject): string | undefined {
-  if (ENGINE_INPUT_KINDS.has(kindOf(value))) return undefined;
+export function shownToolCallId(
+  pending: Pick<PendingInterrupt, "value" | "toolCallShown">,
+): string | undefined {
+  const { value } = pending;
+  const kind = kindOf(value);
+  if (ENGINE_INPUT_KINDS.has(kind)) return undefined;
+  if (EITHER_WAY_KINDS.has(kind) && pending.toolCallShown !== true) return undefined;
   return typeof value.toolUseId === "string" && value.toolUseId ? value.toolUseId : undefined;
 }
 
@@ -194,11 +256,41 @@ export function isPermission(value: JsonObject): boolean {
   return kindOf(value) === "permission";
 }
 
+/** A cancelled answer to this kind cancels the A2A task (§5.8); a permission denies, a selection answers canceled. */
+export function cancelCancelsTask(value: JsonObject): boolean {
+  const kind = kindOf(value);
+  return kind !== "permission" && kind !== RESOURCE_SELECTION;
+}
+
+/**
+ * The payload checks a kind adds to its response schema, each naming the
+ * resume entry's field (`field`, e.g. resume[0].payload). Throws RunFailure.
+ */
+export function checkStructuredPayload(value: JsonObject, entry: ResumeAnswer, field: string): boolean {
+  const kind = kindOf(value);
+  if (kind === RESOURCE_SELECTION) checkSelectionAnswer(value, entry, field);
+  else if (kind === DEPLOYMENT_CONFIRMATION) {
+    if (entry.status === "resolved") checkConfirmationAnswer(value, entry, field);
+  } else return false;
+  return true;
+}
+
 /**
  * The data part that answers an input on the A2A side. Permissions carry a
- * decision; other kinds carry the selected option or the free text.
+ * decision; selections and confirmations their structured answer; other kinds
+ * the selected option or the free text.
  */
-export function answerPart(value: JsonObject, entry: ResumeAnswer, taskId: string): JsonObject {
+export function answerPart(
+  value: JsonObject,
+  entry: ResumeAnswer,
+  taskId: string,
+  contextId?: string,
+): JsonObject {
+  const kind = kindOf(value);
+  if (kind === RESOURCE_SELECTION)
+    return { data: selectionData(value, entry, taskId, contextId), mediaType: "application/json" };
+  if (kind === DEPLOYMENT_CONFIRMATION)
+    return { data: confirmationData(value, entry, taskId), mediaType: "application/json" };
   const base = {
     schemaVersion: 1,
     kind: kindOf(value),
@@ -211,6 +303,19 @@ export function answerPart(value: JsonObject, entry: ResumeAnswer, taskId: strin
     ? { ...base, decision: entry.status === "cancelled" ? "deny" : payload.decision }
     : (dropNulls({ ...base, selectedId: payload.selectedId, freeText: payload.freeText }) as JsonObject);
   return { data, mediaType: "application/json" };
+}
+
+/**
+ * The adapter's own TOOL_CALL_RESULT text for an answered input whose tool
+ * call the client saw: a question's answer, a selection's label; none for
+ * permissions, confirmations and cancelled answers (A2A reports those tools).
+ */
+export function toolResultText(pending: PendingInterrupt, entry: ResumeAnswer): string | undefined {
+  const kind = kindOf(pending.value);
+  if (entry.status !== "resolved" || kind === "permission" || kind === DEPLOYMENT_CONFIRMATION)
+    return undefined;
+  if (!shownToolCallId(pending)) return undefined;
+  return kind === RESOURCE_SELECTION ? selectionLabel(entry) : answerText(pending.value, entry.payload);
 }
 
 /** The answer text of a question, for the adapter's own TOOL_CALL_RESULT. */

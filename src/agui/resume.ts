@@ -5,7 +5,8 @@
 // its own A2A stream, recording it durably once A2A accepts it, catching up
 // with the pipeline journal once the last stream is open (subscribe first, then
 // read: the reference's read-then-send lost what was published in between),
-// and following the last stream as the continuation of the run.
+// and following the last stream as the continuation of the run (subscribing
+// again when it ends before the turn says what comes next).
 import { readItem, sessionIdOf, TERMINAL_STATES, type A2aItem } from "./a2a-items.js";
 import { A2aRpcError } from "./a2a-client.js";
 import { MSG } from "./errors.js";
@@ -14,10 +15,13 @@ import {
   answerDigest,
   answerPart,
   answerText,
+  cancelCancelsTask,
+  checkStructuredPayload,
   isPermission,
   payloadMatches,
   responseSchemaFor,
   shownToolCallId,
+  toolResultText,
   type ResumeAnswer,
 } from "./interrupts.js";
 import { RunFailure, type RunContext } from "./run-context.js";
@@ -32,7 +36,7 @@ export async function resume(ctx: RunContext): Promise<void> {
   ctx.run.accepting = true;
   const snapshot = await taskSnapshot(ctx);
   const knownBefore = new Set(Object.keys(ex.pending));
-  const discovered = newInputs(ctx, snapshot);
+  const discovered = await newInputs(ctx, snapshot);
 
   const ids = entries.map((e) => e.interruptId);
   if (new Set(ids).size !== ids.length || entries.length === 0) {
@@ -60,10 +64,10 @@ export async function resume(ctx: RunContext): Promise<void> {
     }
   }
   const toApply = entries.filter((e) => ex.pending[e.interruptId]);
-  checkPayloads(ex, toApply);
+  checkPayloads(ex, entries, toApply);
   if (!toApply.length) throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
   const cancelledQuestion = toApply.find(
-    (e) => e.status === "cancelled" && !isPermission(ex.pending[e.interruptId].value),
+    (e) => e.status === "cancelled" && cancelCancelsTask(ex.pending[e.interruptId].value),
   );
   if (cancelledQuestion) {
     const taskId = ex.taskId;
@@ -139,16 +143,21 @@ async function pipelineCatchUp(ctx: RunContext): Promise<void> {
   for (const ev of ctx.tr.recovery(state.snapshot, state.events)) ctx.sink.send(ev);
 }
 
-/** Every resolved answer must carry a payload matching its interrupt's response schema. */
-function checkPayloads(ex: ExecutionState, entries: ResumeAnswer[]): void {
+/**
+ * Every resolved answer must carry a payload matching its interrupt's response
+ * schema; selections and confirmations are checked further (also cancelled
+ * selections), each refusal naming resume[i] of the request (`all`).
+ */
+function checkPayloads(ex: ExecutionState, all: ResumeAnswer[], entries: ResumeAnswer[]): void {
   for (const e of entries) {
-    if (e.status !== "resolved") continue;
     const value = ex.pending[e.interruptId].value;
-    if (e.payload === undefined || e.payload === null)
+    if (e.status === "resolved" && (e.payload === undefined || e.payload === null))
       throw new RunFailure("RESUME_PAYLOAD_INVALID", MSG.payloadRequired);
+    const structured = checkStructuredPayload(value, e, `resume[${all.indexOf(e)}].payload`);
+    if (e.status !== "resolved") continue;
     if (!payloadMatches(responseSchemaFor(value), e.payload))
       throw new RunFailure("RESUME_PAYLOAD_INVALID", MSG.payloadInvalid);
-    if (!isPermission(value) && !answerText(value, e.payload))
+    if (!structured && !isPermission(value) && !answerText(value, e.payload))
       throw new RunFailure("RESUME_PAYLOAD_INVALID", MSG.noAnswer);
   }
 }
@@ -159,9 +168,10 @@ async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<v
   const toolResults: Array<{ toolCallId: string; text: string }> = [];
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i];
-    const value = doc.execution.pending[entry.interruptId].value;
+    const pending = doc.execution.pending[entry.interruptId];
+    const value = pending.value;
     const taskId = doc.execution.taskId!;
-    const part = answerPart(value, entry, taskId);
+    const part = answerPart(value, entry, taskId, doc.contextId);
     const params = messageParams(ctx, [part], `agui-resume-${request.runId}-${entry.interruptId}`, true);
     const last = i === entries.length - 1;
     const upstream = last ? ctx.run.upstream : new AbortController();
@@ -195,10 +205,9 @@ async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<v
       markTerminal(doc);
       throw new RunFailure("STATE_PERSISTENCE_FAILED", MSG.responseNotCommitted);
     }
-    const toolCallId = shownToolCallId(value);
-    if (!isPermission(value) && entry.status === "resolved" && toolCallId) {
-      toolResults.push({ toolCallId, text: answerText(value, entry.payload) });
-    }
+    const toolCallId = shownToolCallId(pending);
+    const text = toolResultText(pending, entry);
+    if (toolCallId && text !== undefined) toolResults.push({ toolCallId, text });
     if (!last) {
       upstream.abort();
       continue;
@@ -209,6 +218,6 @@ async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<v
     for (const r of toolResults)
       for (const ev of ctx.tr.answeredToolResult(r.toolCallId, r.text)) ctx.sink.send(ev);
     const rest: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => stream };
-    await consume(ctx, rest, firstItem);
+    await consume(ctx, rest, firstItem, true);
   }
 }

@@ -2,7 +2,9 @@
 // learning and checking the task, context and session identities, announcing
 // iac-code.session.v1, translating items into AG-UI events, collecting new
 // interrupts and committing them before they are shown, and ending the run on
-// the stream's last state. Shared by new runs and resumes.
+// the stream's last state. Shared by new runs and resumes; after an accepted
+// answer, a stream that ends before the turn says what it does next is
+// followed once more (agui-iaccode.md §5.9).
 import { isAguiErrorCode } from "../contract/index.js";
 import { ERROR_CODE_MESSAGES } from "../runtime/errors.js";
 import type { RuntimeErrorCode } from "../runtime/seam.js";
@@ -21,8 +23,9 @@ import { MSG, type MessageKey } from "./errors.js";
 import { CUSTOM_SESSION, type InterruptObject } from "./events.js";
 import { appliedDigest, markTerminal } from "./execution.js";
 import { iacMetadata } from "./inputs.js";
-import { requiredInputs, toInterrupt } from "./interrupts.js";
+import { EITHER_WAY_KINDS, requiredInputs, toInterrupt, type PendingInterrupt } from "./interrupts.js";
 import { RunFailure, syncDurable, type RunContext } from "./run-context.js";
+import { confirmationOptionsProblem, DEPLOYMENT_CONFIRMATION } from "./structured-answers.js";
 
 /** SendStreamingMessage params for a run; `withTask` continues the bound task. */
 export function messageParams(
@@ -98,8 +101,42 @@ export function announceSession(ctx: RunContext, force: boolean): void {
   ctx.sink.send(ctx.tr.custom(CUSTOM_SESSION, value));
 }
 
+/**
+ * A deployment confirmation whose options cannot be offered (§5.3) never
+ * becomes an interrupt: nobody could answer it, so its task is cancelled
+ * (else it would hold the context) and the run ends A2A_UNAVAILABLE.
+ */
+async function refuseUnofferable(ctx: RunContext, value: JsonObject): Promise<void> {
+  if (value.kind !== DEPLOYMENT_CONFIRMATION) return;
+  const problem = confirmationOptionsProblem(value);
+  if (problem === undefined) return;
+  const { doc } = ctx.admission;
+  ctx.core.logger?.warn(
+    { threadId: doc.threadId, taskId: doc.execution.taskId, inputId: value.inputId, option: problem },
+    "deployment confirmation with options that cannot be offered",
+  );
+  await ctx.core.cancelUpstream(doc.execution.taskId);
+  markTerminal(doc);
+  await ctx.core.saveBestEffort(doc);
+  if (problem < 0) throw new RunFailure("A2A_UNAVAILABLE", MSG.confirmationNoOptions);
+  throw new RunFailure("A2A_UNAVAILABLE", MSG.confirmationOptionsInvalid, { index: String(problem) });
+}
+
+/** True when the item asks only for inputs already answered in this execution (a stale projection). */
+function onlyAnswered(ctx: RunContext, item: A2aItem): boolean {
+  const inputs = requiredInputs(item);
+  return (
+    inputs.length > 0 &&
+    inputs.every(
+      (i) =>
+        typeof i.value.inputId === "string" &&
+        appliedDigest(ctx.admission.doc, i.value.inputId) !== undefined,
+    )
+  );
+}
+
 /** Adds the item's new pending inputs (answers already applied in this execution are dropped); true if any. */
-export function newInputs(ctx: RunContext, item: A2aItem): boolean {
+export async function newInputs(ctx: RunContext, item: A2aItem): Promise<boolean> {
   const { doc } = ctx.admission;
   let added = false;
   for (const input of requiredInputs(item)) {
@@ -118,11 +155,16 @@ export function newInputs(ctx: RunContext, item: A2aItem): boolean {
       if (input.sideband) existing.sideband = true;
       continue;
     }
-    doc.execution.pending[id] = {
+    await refuseUnofferable(ctx, input.value);
+    const pending: PendingInterrupt = {
       value: input.value,
       sideband: input.sideband,
       expiresAt: new Date(ctx.core.now() + ctx.core.ttlMs).toISOString(),
     };
+    const toolUseId = input.value.toolUseId;
+    if (EITHER_WAY_KINDS.has(String(input.value.kind)))
+      pending.toolCallShown = typeof toolUseId === "string" && ctx.tr.startedToolCall(toolUseId);
+    doc.execution.pending[id] = pending;
     added = true;
   }
   return added;
@@ -157,11 +199,13 @@ async function handleItem(ctx: RunContext, item: A2aItem): Promise<ItemOutcome> 
   // being answered, not the end of this run.
   const snapshot = item.kind === "task";
   if (!snapshot) for (const ev of ctx.tr.map(item)) ctx.sink.send(ev);
-  if (newInputs(ctx, item)) {
+  if (await newInputs(ctx, item)) {
     await commitInterrupt(ctx);
     return "interrupted";
   }
   const st = item.state;
+  // Waiting only for what this execution already answered: not where the turn stands now.
+  if (st === "input-required" && onlyAnswered(ctx, item)) return "continue";
   if (snapshot && !TERMINAL_STATES.has(st ?? "")) return "continue";
   if (st) ctx.lastState = st;
   if (st && FAILED_STATES.has(st)) {
@@ -173,26 +217,103 @@ async function handleItem(ctx: RunContext, item: A2aItem): Promise<ItemOutcome> 
   return st && STOP_STATES.has(st) ? "stop" : "continue";
 }
 
+/** How a stream went: a stop state, an interrupt committed, or its end before either ("ended"). */
+type StreamOutcome = "stop" | "interrupted" | "ended";
+
+/**
+ * Reads a stream until a stop or its end. After an accepted answer (`lenient`)
+ * a failing stream counts as ended: what the task does next is asked again.
+ */
+async function drain(
+  ctx: RunContext,
+  stream: AsyncIterable<unknown>,
+  first: A2aItem | undefined,
+  lenient: boolean,
+): Promise<StreamOutcome> {
+  if (first) {
+    const outcome = await handleItem(ctx, first);
+    if (outcome !== "continue") return outcome;
+  }
+  const it = stream[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<unknown>;
+    try {
+      next = await it.next();
+    } catch (err) {
+      if (!lenient || ctx.run.upstream.signal.aborted) throw err;
+      ctx.core.logger?.warn({ err: (err as Error).message }, "A2A stream failed after an accepted answer");
+      return "ended";
+    }
+    if (next.done) return "ended";
+    const outcome = await handleItem(ctx, readItem(next.value));
+    if (outcome !== "continue") {
+      await it.return?.();
+      return outcome;
+    }
+  }
+}
+
 /**
  * Processes an A2A stream until it reaches a stop: a new interrupt (ends the
  * run with it), completion or the end of the turn (success), or a failure.
+ * `afterAnswer`: the stream of an accepted answer, followed if it ends early.
  */
 export async function consume(
   ctx: RunContext,
   stream: AsyncIterable<unknown>,
   first?: A2aItem,
+  afterAnswer = false,
 ): Promise<void> {
-  let outcome: ItemOutcome = "continue";
-  if (first) outcome = await handleItem(ctx, first);
-  if (outcome === "continue") {
-    for await (const raw of stream) {
-      outcome = await handleItem(ctx, readItem(raw));
-      if (outcome !== "continue") break;
-    }
-  }
+  let outcome = await drain(ctx, stream, first, afterAnswer);
+  if (outcome === "ended" && afterAnswer) outcome = await followAfterAnswer(ctx);
   ctx.run.upstream.abort();
   if (outcome === "interrupted") return;
   await finish(ctx);
+}
+
+/**
+ * The answer's stream ended before the turn said what comes next (§5.9):
+ * subscribe to the task once, then ask for the task itself. A new input is an
+ * interrupt, an end state or the end of the turn ends the run; anything else
+ * means the turn is lost to this run: the task is cancelled, A2A_UNAVAILABLE.
+ */
+async function followAfterAnswer(ctx: RunContext): Promise<StreamOutcome> {
+  const { doc } = ctx.admission;
+  const taskId = doc.execution.taskId!;
+  const signal = ctx.run.upstream.signal;
+  const followed = await drain(
+    ctx,
+    ctx.core.client.stream("SubscribeToTask", { id: taskId }, signal),
+    undefined,
+    true,
+  );
+  if (followed !== "ended") return followed;
+  const task = readItem({ result: { task: await ctx.core.client.getTask(taskId, signal) } });
+  await learn(ctx, task);
+  if (task.taskId !== taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
+  if (await newInputs(ctx, task)) {
+    await commitInterrupt(ctx);
+    return "interrupted";
+  }
+  const st = task.state;
+  const turnEnded = st === "input-required" && requiredInputs(task).length === 0;
+  if (st && (TERMINAL_STATES.has(st) || turnEnded)) {
+    ctx.lastState = st;
+    if (FAILED_STATES.has(st))
+      ctx.failure = {
+        text: statusText(task).text,
+        error: isObject(task.iac.error) ? task.iac.error : undefined,
+      };
+    return "stop";
+  }
+  ctx.core.logger?.warn(
+    { threadId: doc.threadId, taskId, state: st },
+    "A2A task lost after an accepted answer",
+  );
+  await ctx.core.cancelUpstream(taskId);
+  markTerminal(doc);
+  await ctx.core.saveBestEffort(doc);
+  throw new RunFailure("A2A_UNAVAILABLE", MSG.continuationLost);
 }
 
 /** Ends a run whose stream stopped without an interrupt, by its last state. */

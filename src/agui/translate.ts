@@ -108,6 +108,8 @@ export class RunTranslator {
   private readonly wireIds = new Set<string>();
   private readonly openTools = new Set<string>();
   private readonly toolResults = new Set<string>();
+  /** Every tool call this run started (TOOL_CALL_START sent). */
+  private readonly startedTools = new Set<string>();
   private readonly runSteps = new Set<string>();
   private readonly seenEventIds = new Set<string>();
   /** Usage summed per (provider, model), in first-seen order. */
@@ -304,6 +306,7 @@ export class RunTranslator {
       if (textKey) this.endText(textKey, out);
       if (!this.openTools.has(toolCallId) && !this.toolResults.has(toolCallId)) {
         this.openTools.add(toolCallId);
+        this.startedTools.add(toolCallId);
         const parentMessageId = textKey ? this.lastWireId.get(textKey) : undefined;
         out.push(this.ev("TOOL_CALL_START", { toolCallId, toolCallName: name, parentMessageId }));
       }
@@ -349,6 +352,11 @@ export class RunTranslator {
         role: "tool",
       }),
     );
+  }
+
+  /** True when this run showed the client the start of that tool call. */
+  startedToolCall(toolCallId: string): boolean {
+    return this.startedTools.has(toolCallId);
   }
 
   /** The adapter's own result for an answered question tool (A2A does not echo it). */
