@@ -1410,9 +1410,21 @@ export type PipelineStep = {
     exclude?: string[];
   };
   /**
-   * Pipeline-only tools added to the step (complete_step is always there).
+   * Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).
    */
-  inject_tools?: "ros_deploy"[];
+  inject_tools?: (
+    | "ros_deploy"
+    | "confirm_deployment"
+    | "select_cloud_resource"
+    | "show_architecture_diagram"
+    | "show_candidate_detail"
+  )[];
+  /**
+   * tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).
+   */
+  max_tool_failures?: {
+    [k: string]: number | undefined;
+  };
   /**
    * JSON Schema of the conclusion complete_step accepts.
    */
@@ -1473,9 +1485,21 @@ export type PipelineStep = {
     exclude?: string[];
   };
   /**
-   * Pipeline-only tools added to the step (complete_step is always there).
+   * Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).
    */
-  inject_tools?: "ros_deploy"[];
+  inject_tools?: (
+    | "ros_deploy"
+    | "confirm_deployment"
+    | "select_cloud_resource"
+    | "show_architecture_diagram"
+    | "show_candidate_detail"
+  )[];
+  /**
+   * tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).
+   */
+  max_tool_failures?: {
+    [k: string]: number | undefined;
+  };
   /**
    * JSON Schema of the conclusion complete_step accepts.
    */
@@ -1536,9 +1560,21 @@ export type PipelineStep = {
     exclude?: string[];
   };
   /**
-   * Pipeline-only tools added to the step (complete_step is always there).
+   * Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).
    */
-  inject_tools?: "ros_deploy"[];
+  inject_tools?: (
+    | "ros_deploy"
+    | "confirm_deployment"
+    | "select_cloud_resource"
+    | "show_architecture_diagram"
+    | "show_candidate_detail"
+  )[];
+  /**
+   * tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).
+   */
+  max_tool_failures?: {
+    [k: string]: number | undefined;
+  };
   /**
    * JSON Schema of the conclusion complete_step accepts.
    */
@@ -1599,9 +1635,21 @@ export type PipelineStep = {
     exclude?: string[];
   };
   /**
-   * Pipeline-only tools added to the step (complete_step is always there).
+   * Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).
    */
-  inject_tools?: "ros_deploy"[];
+  inject_tools?: (
+    | "ros_deploy"
+    | "confirm_deployment"
+    | "select_cloud_resource"
+    | "show_architecture_diagram"
+    | "show_candidate_detail"
+  )[];
+  /**
+   * tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).
+   */
+  max_tool_failures?: {
+    [k: string]: number | undefined;
+  };
   /**
    * JSON Schema of the conclusion complete_step accepts.
    */

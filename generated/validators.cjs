@@ -40061,12 +40061,12 @@ return errors === 0;
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_pipeline_definition = validate95;
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
 const schema171 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
 const pattern64 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const schema173 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
 const pattern66 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
-const schema174 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there).","type":"array","items":{"enum":["ros_deploy"]},"uniqueItems":true},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema174 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
 const schema180 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
 const schema182 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
 const pattern70 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
@@ -40855,7 +40855,8 @@ let data17 = data.inject_tools;
 if(Array.isArray(data17)){
 const len3 = data17.length;
 for(let i4=0; i4<len3; i4++){
-if(!(data17[i4] === "ros_deploy")){
+let data18 = data17[i4];
+if(!(((((data18 === "ros_deploy") || (data18 === "confirm_deployment")) || (data18 === "select_cloud_resource")) || (data18 === "show_architecture_diagram")) || (data18 === "show_candidate_detail"))){
 const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema174.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
@@ -40898,10 +40899,14 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data.conclusion_schema !== undefined){
-let data19 = data.conclusion_schema;
-if(!(data19 && typeof data19 == "object" && !Array.isArray(data19))){
-const err36 = {instancePath:instancePath+"/conclusion_schema",schemaPath:"#/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.max_tool_failures !== undefined){
+let data19 = data.max_tool_failures;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+for(const key2 in data19){
+const _errs46 = errors;
+if(typeof key2 === "string"){
+if(func1(key2) < 1){
+const err36 = {instancePath:instancePath+"/max_tool_failures",schemaPath:"#/properties/max_tool_failures/propertyNames/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",propertyName:key2};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -40911,19 +40916,9 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data.completion_guards !== undefined){
-let data20 = data.completion_guards;
-if(Array.isArray(data20)){
-const len4 = data20.length;
-for(let i6=0; i6<len4; i6++){
-if(!(validate98(data20[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data20,parentDataProperty:i6,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err37 = {instancePath:instancePath+"/completion_guards",schemaPath:"#/properties/completion_guards/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var valid19 = _errs46 === errors;
+if(!valid19){
+const err37 = {instancePath:instancePath+"/max_tool_failures",schemaPath:"#/properties/max_tool_failures/propertyNames",keyword:"propertyNames",params:{propertyName: key2},message:"property name must be valid"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -40933,10 +40928,10 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data.max_conclusion_retries !== undefined){
-let data22 = data.max_conclusion_retries;
-if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
-const err38 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+for(const key3 in data19){
+let data20 = data19[key3];
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err38 = {instancePath:instancePath+"/max_tool_failures/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/max_tool_failures/additionalProperties/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -40945,9 +40940,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 10 || isNaN(data22)){
-const err39 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 20 || isNaN(data20)){
+const err39 = {instancePath:instancePath+"/max_tool_failures/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/max_tool_failures/additionalProperties/maximum",keyword:"maximum",params:{comparison: "<=", limit: 20},message:"must be <= 20"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -40956,8 +40951,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(data22 < 0 || isNaN(data22)){
-const err40 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data20 < 1 || isNaN(data20)){
+const err40 = {instancePath:instancePath+"/max_tool_failures/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/max_tool_failures/additionalProperties/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -40968,11 +40963,9 @@ errors++;
 }
 }
 }
-if(data.exit_condition !== undefined){
-let data23 = data.exit_condition;
-if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
-if(data23.field === undefined){
-const err41 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+}
+else {
+const err41 = {instancePath:instancePath+"/max_tool_failures",schemaPath:"#/properties/max_tool_failures/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -40981,8 +40974,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data23.value === undefined){
-const err42 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+}
+if(data.conclusion_schema !== undefined){
+let data21 = data.conclusion_schema;
+if(!(data21 && typeof data21 == "object" && !Array.isArray(data21))){
+const err42 = {instancePath:instancePath+"/conclusion_schema",schemaPath:"#/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -40991,9 +40987,20 @@ vErrors.push(err42);
 }
 errors++;
 }
-for(const key2 in data23){
-if(!((key2 === "field") || (key2 === "value"))){
-const err43 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.completion_guards !== undefined){
+let data22 = data.completion_guards;
+if(Array.isArray(data22)){
+const len4 = data22.length;
+for(let i6=0; i6<len4; i6++){
+if(!(validate98(data22[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data22,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/completion_guards",schemaPath:"#/properties/completion_guards/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -41003,11 +41010,10 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data23.field !== undefined){
-let data24 = data23.field;
-if(typeof data24 === "string"){
-if(func1(data24) < 1){
-const err44 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.max_conclusion_retries !== undefined){
+let data24 = data.max_conclusion_retries;
+if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
+const err44 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -41016,9 +41022,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 10 || isNaN(data24)){
+const err45 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -41027,10 +41033,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-else {
-const err46 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data24 < 0 || isNaN(data24)){
+const err46 = {instancePath:instancePath+"/max_conclusion_retries",schemaPath:"#/properties/max_conclusion_retries/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -41040,11 +41044,12 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data.fail_condition !== undefined){
-let data25 = data.fail_condition;
+}
+if(data.exit_condition !== undefined){
+let data25 = data.exit_condition;
 if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 if(data25.field === undefined){
-const err47 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
+const err47 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -41054,7 +41059,7 @@ vErrors.push(err47);
 errors++;
 }
 if(data25.value === undefined){
-const err48 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+const err48 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -41063,9 +41068,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-for(const key3 in data25){
-if(!((key3 === "field") || (key3 === "value"))){
-const err49 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+for(const key4 in data25){
+if(!((key4 === "field") || (key4 === "value"))){
+const err49 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -41079,7 +41084,7 @@ if(data25.field !== undefined){
 let data26 = data25.field;
 if(typeof data26 === "string"){
 if(func1(data26) < 1){
-const err50 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+const err50 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -41090,7 +41095,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err51 = {instancePath:instancePath+"/exit_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -41102,7 +41107,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath:instancePath+"/exit_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -41112,9 +41117,11 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data.auto_advance !== undefined){
-if(typeof data.auto_advance !== "boolean"){
-const err53 = {instancePath:instancePath+"/auto_advance",schemaPath:"#/properties/auto_advance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.fail_condition !== undefined){
+let data27 = data.fail_condition;
+if(data27 && typeof data27 == "object" && !Array.isArray(data27)){
+if(data27.field === undefined){
+const err53 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -41123,10 +41130,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data.ui_mode !== undefined){
-if(!(data.ui_mode === "candidate_selection")){
-const err54 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema174.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+if(data27.value === undefined){
+const err54 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -41135,10 +41140,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-if(data.complete_step_terminal !== undefined){
-if(typeof data.complete_step_terminal !== "boolean"){
-const err55 = {instancePath:instancePath+"/complete_step_terminal",schemaPath:"#/properties/complete_step_terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+for(const key5 in data27){
+if(!((key5 === "field") || (key5 === "value"))){
+const err55 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -41148,10 +41152,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data.interrupt_judge_failure !== undefined){
-let data30 = data.interrupt_judge_failure;
-if(!(((data30 === "continue") || (data30 === "pause")) || (data30 === "hard_interrupt"))){
-const err56 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema174.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+if(data27.field !== undefined){
+let data28 = data27.field;
+if(typeof data28 === "string"){
+if(func1(data28) < 1){
+const err56 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -41161,9 +41166,8 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data.tracks_stacks !== undefined){
-if(typeof data.tracks_stacks !== "boolean"){
-const err57 = {instancePath:instancePath+"/tracks_stacks",schemaPath:"#/properties/tracks_stacks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+else {
+const err57 = {instancePath:instancePath+"/fail_condition/field",schemaPath:"#/$defs/fieldValue/properties/field/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -41173,15 +41177,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data.a2a_artifacts !== undefined){
-let data32 = data.a2a_artifacts;
-if(Array.isArray(data32)){
-const len5 = data32.length;
-for(let i7=0; i7<len5; i7++){
-let data33 = data32[i7];
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.path_field === undefined){
-const err58 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "path_field"},message:"must have required property '"+"path_field"+"'"};
+}
+else {
+const err58 = {instancePath:instancePath+"/fail_condition",schemaPath:"#/$defs/fieldValue/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -41190,8 +41188,10 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data33.media_type === undefined){
-const err59 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
+}
+if(data.auto_advance !== undefined){
+if(typeof data.auto_advance !== "boolean"){
+const err59 = {instancePath:instancePath+"/auto_advance",schemaPath:"#/properties/auto_advance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -41200,9 +41200,10 @@ vErrors.push(err59);
 }
 errors++;
 }
-for(const key4 in data33){
-if(!(((key4 === "path_field") || (key4 === "media_type")) || (key4 === "role"))){
-const err60 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data.ui_mode !== undefined){
+if(!(data.ui_mode === "candidate_selection")){
+const err60 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema174.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -41212,11 +41213,9 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data33.path_field !== undefined){
-let data34 = data33.path_field;
-if(typeof data34 === "string"){
-if(func1(data34) < 1){
-const err61 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.complete_step_terminal !== undefined){
+if(typeof data.complete_step_terminal !== "boolean"){
+const err61 = {instancePath:instancePath+"/complete_step_terminal",schemaPath:"#/properties/complete_step_terminal/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -41226,8 +41225,10 @@ vErrors.push(err61);
 errors++;
 }
 }
-else {
-const err62 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.interrupt_judge_failure !== undefined){
+let data32 = data.interrupt_judge_failure;
+if(!(((data32 === "continue") || (data32 === "pause")) || (data32 === "hard_interrupt"))){
+const err62 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema174.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -41237,11 +41238,9 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data33.media_type !== undefined){
-let data35 = data33.media_type;
-if(typeof data35 === "string"){
-if(func1(data35) < 1){
-const err63 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.tracks_stacks !== undefined){
+if(typeof data.tracks_stacks !== "boolean"){
+const err63 = {instancePath:instancePath+"/tracks_stacks",schemaPath:"#/properties/tracks_stacks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -41251,8 +41250,15 @@ vErrors.push(err63);
 errors++;
 }
 }
-else {
-const err64 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.a2a_artifacts !== undefined){
+let data34 = data.a2a_artifacts;
+if(Array.isArray(data34)){
+const len5 = data34.length;
+for(let i7=0; i7<len5; i7++){
+let data35 = data34[i7];
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.path_field === undefined){
+const err64 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "path_field"},message:"must have required property '"+"path_field"+"'"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -41261,12 +41267,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-if(data33.role !== undefined){
-let data36 = data33.role;
-if(typeof data36 === "string"){
-if(func1(data36) < 1){
-const err65 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data35.media_type === undefined){
+const err65 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/required",keyword:"required",params:{missingProperty: "media_type"},message:"must have required property '"+"media_type"+"'"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -41275,9 +41277,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-else {
-const err66 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key6 in data35){
+if(!(((key6 === "path_field") || (key6 === "media_type")) || (key6 === "role"))){
+const err66 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -41287,9 +41289,11 @@ vErrors.push(err66);
 errors++;
 }
 }
-}
-else {
-const err67 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data35.path_field !== undefined){
+let data36 = data35.path_field;
+if(typeof data36 === "string"){
+if(func1(data36) < 1){
+const err67 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -41299,9 +41303,8 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
 else {
-const err68 = {instancePath:instancePath+"/a2a_artifacts",schemaPath:"#/properties/a2a_artifacts/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err68 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/path_field",schemaPath:"#/properties/a2a_artifacts/items/properties/path_field/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -41311,12 +41314,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data.surface_overrides !== undefined){
-let data37 = data.surface_overrides;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-for(const key5 in data37){
-if(!((key5 === "a2a") || (key5 === "a2a_rich"))){
-const err69 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+if(data35.media_type !== undefined){
+let data37 = data35.media_type;
+if(typeof data37 === "string"){
+if(func1(data37) < 1){
+const err69 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -41326,12 +41328,8 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data37.a2a !== undefined){
-let data38 = data37.a2a;
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-for(const key6 in data38){
-if(!((key6 === "prompt") || (key6 === "conclusion_schema"))){
-const err70 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+else {
+const err70 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/media_type",schemaPath:"#/properties/a2a_artifacts/items/properties/media_type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -41341,11 +41339,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data38.prompt !== undefined){
-let data39 = data38.prompt;
-if(typeof data39 === "string"){
-if(func1(data39) < 1){
-const err71 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data35.role !== undefined){
+let data38 = data35.role;
+if(typeof data38 === "string"){
+if(func1(data38) < 1){
+const err71 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -41356,7 +41354,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err72 = {instancePath:instancePath+"/a2a_artifacts/" + i7+"/role",schemaPath:"#/properties/a2a_artifacts/items/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -41366,10 +41364,9 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data38.conclusion_schema !== undefined){
-let data40 = data38.conclusion_schema;
-if(!(data40 && typeof data40 == "object" && !Array.isArray(data40))){
-const err73 = {instancePath:instancePath+"/surface_overrides/a2a/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+else {
+const err73 = {instancePath:instancePath+"/a2a_artifacts/" + i7,schemaPath:"#/properties/a2a_artifacts/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -41381,7 +41378,7 @@ errors++;
 }
 }
 else {
-const err74 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err74 = {instancePath:instancePath+"/a2a_artifacts",schemaPath:"#/properties/a2a_artifacts/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -41391,12 +41388,12 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data37.a2a_rich !== undefined){
-let data41 = data37.a2a_rich;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-for(const key7 in data41){
-if(!((key7 === "prompt") || (key7 === "conclusion_schema"))){
-const err75 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
+if(data.surface_overrides !== undefined){
+let data39 = data.surface_overrides;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+for(const key7 in data39){
+if(!((key7 === "a2a") || (key7 === "a2a_rich"))){
+const err75 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -41406,11 +41403,12 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data41.prompt !== undefined){
-let data42 = data41.prompt;
-if(typeof data42 === "string"){
-if(func1(data42) < 1){
-const err76 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data39.a2a !== undefined){
+let data40 = data39.a2a;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+for(const key8 in data40){
+if(!((key8 === "prompt") || (key8 === "conclusion_schema"))){
+const err76 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -41420,8 +41418,11 @@ vErrors.push(err76);
 errors++;
 }
 }
-else {
-const err77 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data40.prompt !== undefined){
+let data41 = data40.prompt;
+if(typeof data41 === "string"){
+if(func1(data41) < 1){
+const err77 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -41431,10 +41432,8 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data41.conclusion_schema !== undefined){
-let data43 = data41.conclusion_schema;
-if(!(data43 && typeof data43 == "object" && !Array.isArray(data43))){
-const err78 = {instancePath:instancePath+"/surface_overrides/a2a_rich/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+else {
+const err78 = {instancePath:instancePath+"/surface_overrides/a2a/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -41444,9 +41443,10 @@ vErrors.push(err78);
 errors++;
 }
 }
-}
-else {
-const err79 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data40.conclusion_schema !== undefined){
+let data42 = data40.conclusion_schema;
+if(!(data42 && typeof data42 == "object" && !Array.isArray(data42))){
+const err79 = {instancePath:instancePath+"/surface_overrides/a2a/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -41458,7 +41458,7 @@ errors++;
 }
 }
 else {
-const err80 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err80 = {instancePath:instancePath+"/surface_overrides/a2a",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -41468,14 +41468,91 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
-else {
-const err81 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data39.a2a_rich !== undefined){
+let data43 = data39.a2a_rich;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+for(const key9 in data43){
+if(!((key9 === "prompt") || (key9 === "conclusion_schema"))){
+const err81 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err81];
 }
 else {
 vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data43.prompt !== undefined){
+let data44 = data43.prompt;
+if(typeof data44 === "string"){
+if(func1(data44) < 1){
+const err82 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/surface_overrides/a2a_rich/prompt",schemaPath:"#/$defs/surfaceOverride/properties/prompt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(data43.conclusion_schema !== undefined){
+let data45 = data43.conclusion_schema;
+if(!(data45 && typeof data45 == "object" && !Array.isArray(data45))){
+const err84 = {instancePath:instancePath+"/surface_overrides/a2a_rich/conclusion_schema",schemaPath:"#/$defs/surfaceOverride/properties/conclusion_schema/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/surface_overrides/a2a_rich",schemaPath:"#/$defs/surfaceOverride/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/surface_overrides",schemaPath:"#/properties/surface_overrides/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+}
+else {
+const err87 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
 }
 errors++;
 }

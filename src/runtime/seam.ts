@@ -125,6 +125,19 @@ export interface DisplayParameter {
   label?: string;
 }
 
+/** The deployment a deployment_confirmation is about (a2a/input-request deploymentSummary). */
+export interface DeploymentSummary {
+  candidateName?: string;
+  /** The stack operation, e.g. "create". */
+  action?: string;
+  /** The region (several, comma-separated, for a stack group). */
+  region?: string;
+  stackName?: string;
+  /** The template file, relative to the workspace. */
+  template?: string;
+  totalMonthlyCost?: number | string;
+}
+
 /** A question the turn cannot continue without; the turn is suspended until answered. */
 export interface InputRequest {
   /** Stable id, e.g. permission-<32 hex> or ask-<toolUseId>. */
@@ -153,6 +166,8 @@ export interface InputRequest {
   /** deployment_confirmation: the stack operation ("create", "update") and the parameters it will use. */
   operation?: string;
   displayParameters?: DisplayParameter[];
+  /** deployment_confirmation: what is deployed where, and its cost. */
+  deploymentSummary?: DeploymentSummary;
 }
 
 export type InputAnswer =

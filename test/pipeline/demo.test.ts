@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import { createAgentRuntime } from "../../src/runtime/index.js";
 import type { AgentRuntime } from "../../src/runtime/seam.js";
 import { ofType, removeTempDirs, silentLogger, tempDir, turn } from "../runtime/helpers.js";
+import { happyAnswers } from "./demo-world.js";
 import { envelopes, storyOf } from "./helpers.js";
 
 /** "I need a website" as a pipeline, every permission allowed once and candidate 1 chosen. */
@@ -18,9 +19,7 @@ async function websitePipeline(runtime: AgentRuntime, contextId: string, cwd: st
     overrides: { runMode: "pipeline" },
     answer: (request) => {
       asked.push(request.kind === "permission" ? `${request.kind}:${request.toolName}` : request.kind);
-      return request.kind === "permission"
-        ? { kind: "permission", decision: "allow_once" }
-        : { kind: "candidate_selection", selectedId: "1" };
+      return happyAnswers(request, []);
     },
   });
   return { asked, events };
@@ -54,6 +53,8 @@ describe("pipeline: demo mode with the simulated ROS endpoint", function () {
       "permission:write_file",
       "permission:write_file",
       "candidate_selection",
+      "cloud_resource_selection",
+      "deployment_confirmation",
       "permission:ros_deploy",
     ]);
     const list = envelopes(events);

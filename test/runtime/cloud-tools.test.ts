@@ -424,7 +424,7 @@ describe("runtime: Alibaba Cloud tools", () => {
     );
   });
 
-  it("the simulated endpoint answers GetTemplateParameterConstraints and refuses non-ROS products", async () => {
+  it("the simulated endpoint answers GetTemplateParameterConstraints and refuses what it does not simulate", async () => {
     const cwd = await tempDir("iac-ws-");
     const ctx: ToolContext = { ...(await context(cwd)), cloud: simulatedCloud(new SimulatedRos()) };
     const result = await rosParameterConstraintsTool.run({ template_body: ECS_TEMPLATE }, ctx);
@@ -443,7 +443,7 @@ describe("runtime: Alibaba Cloud tools", () => {
       .run({ product: "ecs", action: "DescribeRegions" }, ctx)
       .catch((e: unknown) => e);
     expect((ecs as Error).message).to.equal(
-      "ecs:DescribeRegions failed: the simulated Alibaba Cloud endpoint only answers ROS actions.",
+      "ecs:DescribeRegions failed: InvalidAction.NotFound: The simulated Alibaba Cloud endpoint does not offer ecs DescribeRegions (demo mode).",
     );
   });
 });

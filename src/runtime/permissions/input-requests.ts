@@ -4,6 +4,7 @@
 import { t, type Language } from "../../i18n/index.js";
 import { InvalidInputAnswerError, redactSecrets } from "../errors.js";
 import { askInputId, newPermissionInputId } from "../ids.js";
+import { resolveConfirmation, resolveSelection } from "./choice-answers.js";
 import type { InputAnswer, InputOption, InputRequest } from "../seam.js";
 import type { ToolDescription } from "../tools/types.js";
 
@@ -162,6 +163,14 @@ export function checkAnswer(request: InputRequest, answer: InputAnswer): void {
     if (!(PERMISSION_DECISIONS as readonly string[]).includes(answer.decision)) {
       throw new InvalidInputAnswerError("A permission decision must be allow_once, allow_always or deny.");
     }
+    return;
+  }
+  if (request.kind === "cloud_resource_selection") {
+    resolveSelection(request, answer);
+    return;
+  }
+  if (request.kind === "deployment_confirmation") {
+    resolveConfirmation(request, answer);
     return;
   }
   if (answer.cancelled) return;

@@ -5,8 +5,12 @@
 // progress is saved after every sub-step, so a restart continues where each
 // one was. The step's conclusion is the list of results; a candidate that
 // failed is kept in it with failed: true (and is never offered for selection).
+// While the step runs, a hard interrupt aimed at it restarts candidates
+// (candidate-restart.ts): those in scope stop, get a new attempt and run again.
 import type { RuntimeEvent } from "../seam.js";
+import { inScope, type RestartRequest } from "./candidate-restart.js";
 import { PipelineContext } from "./context.js";
+import type { EnvelopeSpec } from "./emitter.js";
 import type { CandidateProgress } from "./files.js";
 import { valueAt } from "./guards.js";
 import { merge } from "./merge.js";
@@ -38,23 +42,131 @@ export async function* runCandidates(
   run.meta.candidates ??= {};
   const parent = run.context.values(sub.def.context_fields_from_parent ?? []);
   const abort = new AbortController();
-  const candidateSignal = AbortSignal.any([signal, abort.signal]);
-  const results = yield* merge(
-    list.map((candidate, index) =>
-      runCandidate(run, sub, stepRef, index, candidate, parent, candidateSignal),
-    ),
-    { onError: () => abort.abort() },
-  );
-  if (signal.aborted || results.some((r) => r === undefined)) return { kind: "cancelled" };
-  const evaluated = results as EvaluatedCandidate[];
-  if (evaluated.every((c) => c.failed)) {
-    return {
-      kind: "failed",
-      error: "Every candidate failed its evaluation.",
-      errorType: "all_candidates_failed",
-    };
+  const stops = new Map<number, AbortController>();
+  const requests: RestartRequest[] = [];
+  const stopListening = run.restarts.listen((request) => {
+    if (signal.aborted || !list.some((_c, i) => inScope(request.scope, i))) return false;
+    requests.push(request);
+    for (const [index, stop] of stops) if (inScope(request.scope, index)) stop.abort();
+    return true;
+  });
+  try {
+    for (;;) {
+      const results = yield* merge(
+        list.map((candidate, index) => {
+          const stop = new AbortController();
+          stops.set(index, stop);
+          return runCandidate(
+            run,
+            sub,
+            stepRef,
+            index,
+            candidate,
+            parent,
+            AbortSignal.any([signal, abort.signal, stop.signal]),
+          );
+        }),
+        { onError: () => abort.abort() },
+      );
+      if (signal.aborted) return { kind: "cancelled" };
+      if (requests.length > 0) {
+        for (const request of requests.splice(0)) {
+          for (const [index, candidate] of list.entries()) {
+            if (inScope(request.scope, index))
+              yield* restartCandidate(run, sub, stepRef, index, candidate, request);
+          }
+        }
+        continue;
+      }
+      if (results.some((r) => r === undefined)) return { kind: "cancelled" };
+      const evaluated = results as EvaluatedCandidate[];
+      if (evaluated.every((c) => c.failed)) {
+        return {
+          kind: "failed",
+          error: "Every candidate failed its evaluation.",
+          errorType: "all_candidates_failed",
+        };
+      }
+      return { kind: "conclusion", conclusion: evaluated };
+    }
+  } finally {
+    stopListening();
   }
-  return { kind: "conclusion", conclusion: evaluated };
+}
+
+const nameOf = (candidateObj: Record<string, unknown>, index: number): string =>
+  typeof candidateObj.name === "string" ? candidateObj.name : `candidate ${index}`;
+
+const objectOf = (candidate: unknown): Record<string, unknown> =>
+  (candidate && typeof candidate === "object" ? candidate : { value: candidate }) as Record<string, unknown>;
+
+/** The candidate coordinates of an attempt and the ids every candidate event carries. */
+function identity(sub: LoadedSubPipeline, index: number, name: string, attempt: number) {
+  const id = `candidate-${index}`;
+  return {
+    ref: {
+      id,
+      subPipelineId: id,
+      index,
+      attempt,
+      name,
+      pipelineName: sub.name,
+      totalSteps: sub.steps.length,
+      runId: `${id}-${attempt}`,
+      steps: sub.steps.map((s) => s.id),
+    },
+    ids: {
+      subPipelineId: id,
+      candidateIndex: index,
+      candidateName: name,
+      subPipelineName: sub.name,
+      totalSteps: sub.steps.length,
+    },
+  };
+}
+
+/** Stops a candidate's attempt for good: the next one starts at the target step with the reason as feedback. */
+async function* restartCandidate(
+  run: RunEnv,
+  sub: LoadedSubPipeline,
+  stepRef: Record<string, unknown>,
+  index: number,
+  candidate: unknown,
+  request: RestartRequest,
+): AsyncGenerator<RuntimeEvent> {
+  const progress = run.meta.candidates?.[String(index)];
+  if (!progress) return;
+  const target =
+    request.targetStep && sub.steps.some((s) => s.id === request.targetStep)
+      ? request.targetStep
+      : sub.steps[0].id;
+  const sm = new StateMachine(sub.steps, sub.def.max_rollbacks ?? 5, 10, progress.stateMachine);
+  const context = new PipelineContext({}, progress.context);
+  for (const s of sub.steps.slice(sm.indexOf(target))) context.invalidate(s.conclusionField);
+  sm.restartAt(target);
+  const { ref, ids } = identity(sub, index, nameOf(objectOf(candidate), index), progress.attempt);
+  const next = progress.attempt + 1;
+  Object.assign(progress, {
+    attempt: next,
+    stateMachine: sm.snapshot(),
+    context: context.snapshot(),
+    restart: { reason: request.reason },
+  } satisfies Partial<CandidateProgress>);
+  delete progress.result;
+  await run.save();
+  yield await run.emitter.event({
+    eventType: "candidate_restart_requested",
+    scope: "candidate",
+    step: stepRef,
+    candidate: ref,
+    data: {
+      ...ids,
+      candidateScope: request.scope,
+      targetCandidateStepId: target,
+      nextCandidateAttempt: next,
+      reason: request.reason,
+    },
+  });
 }
 
 async function* runCandidate(
@@ -77,29 +189,10 @@ async function* runCandidate(
     stateMachine: sm.snapshot(),
     context: context.snapshot(),
   };
-  const candidateObj = (
-    candidate && typeof candidate === "object" ? candidate : { value: candidate }
-  ) as Record<string, unknown>;
-  const name = typeof candidateObj.name === "string" ? candidateObj.name : `candidate ${index}`;
-  const id = `candidate-${index}`;
-  const candidateRef = {
-    id,
-    subPipelineId: id,
-    index,
-    attempt: progress.attempt,
-    name,
-    pipelineName: sub.name,
-    totalSteps: sub.steps.length,
-    runId: `${id}-${progress.attempt}`,
-    steps: sub.steps.map((s) => s.id),
-  };
-  const ids = {
-    subPipelineId: id,
-    candidateIndex: index,
-    candidateName: name,
-    subPipelineName: sub.name,
-    totalSteps: sub.steps.length,
-  };
+  const candidateObj = objectOf(candidate);
+  const name = nameOf(candidateObj, index);
+  const { ref: candidateRef, ids } = identity(sub, index, name, progress.attempt);
+  const id = candidateRef.id;
   const persist = async (): Promise<void> => {
     progress.stateMachine = sm.snapshot();
     progress.context = context.snapshot();
@@ -110,7 +203,7 @@ async function* runCandidate(
     eventType: string,
     data: Record<string, unknown>,
     candidateStep?: Record<string, unknown>,
-  ) => ({
+  ): EnvelopeSpec => ({
     eventType,
     scope: candidateStep ? ("candidate_step" as const) : ("candidate" as const),
     data: { ...ids, ...data },
@@ -119,13 +212,19 @@ async function* runCandidate(
     ...(candidateStep ? { candidateStep } : {}),
   });
 
+  let feedback: string | undefined;
   if (!saved) {
     for (const [f, value] of Object.entries({ ...parent, candidate: candidateObj }))
       context.set(f, value, "parent", 0);
     await persist();
     yield await run.emitter.event(emit("candidate_started", {}));
+  } else if (saved.restart) {
+    // The new attempt of a restarted candidate: announced, and its first step gets the user's message.
+    feedback = saved.restart.reason;
+    delete progress.restart;
+    await persist();
+    yield await run.emitter.event(emit("candidate_started", { restarted: true }));
   }
-  let feedback: string | undefined;
   for (let s = sm.current; s; s = sm.current) {
     const resumed = sm.isRunning();
     const attempt = resumed ? sm.attempt(s.id) : sm.begin();
@@ -157,7 +256,7 @@ async function* runCandidate(
         key: transcriptKey,
         coords: { scope: "candidate_step", step: stepRef, candidate: candidateRef, candidateStep },
         candidateIndex: index,
-        markers: [`<!--step:${s.id}-->`, `<!--candidate:${index}-->`],
+        markers: [`<!--step:${s.id}-->`, `<!--candidate:${index}-->`, ...run.markers()],
         userText: [
           `Evaluate candidate ${index} (${name}): run the step ${s.id}.`,
           feedback ? `Feedback: ${feedback}` : "",
@@ -185,7 +284,7 @@ async function* runCandidate(
       };
       yield await run.emitter.event(
         emit("candidate_step_failed", { stepId: s.id, ...error }, candidateStep),
-        emit("candidate_failed", { failed: true, ...error }),
+        emit("candidate_failed", { failed: true, failedStepId: s.id, ...error }),
       );
       progress.result = { index, candidate: candidateObj, failed: true, error: outcome.error };
       await persist();

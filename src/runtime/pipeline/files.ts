@@ -4,7 +4,7 @@
 //   doc context     the versioned context fields
 //   log events      the event journal (one envelope per row, numbered by sequence)
 //   doc snapshot    the snapshot reduced from the journal (a cache, snapshot.ts)
-//   doc ledger      the cleanup ledger (cleanup.ts)
+//   doc ledger      the cleanup ledger (ledger.ts)
 // and one part per step attempt, transcript/<attempt key> (its conversation,
 // waiting round and tool log). meta and context are committed together at
 // every step boundary and wait, so a process killed at any point finds a
@@ -42,6 +42,8 @@ export interface CandidateProgress {
   stateMachine: StateMachineSnapshot;
   context: ContextSnapshot;
   result?: EvaluatedCandidate;
+  /** An interrupt restarted the candidate: its new attempt starts with this feedback. */
+  restart?: { reason: string };
 }
 
 export interface PipelineMeta {
@@ -62,6 +64,10 @@ export interface PipelineMeta {
   selection?: SelectionWait;
   /** Progress of the candidates of the current parallel step, by index. */
   candidates?: Record<string, CandidateProgress>;
+  /** Demo mode: the scenario the first message's tag chose (demo-scenarios.ts). */
+  scenario?: string;
+  /** How the run ended, as the user reads it (outcome, what is left and how to delete it). */
+  outcomeReason?: string;
   startedAt: string;
   updatedAt: string;
 }
@@ -131,8 +137,14 @@ export class PipelineFiles {
     return this.store.commit();
   }
 
-  async loadLedger(): Promise<unknown> {
-    return parseJsonDoc<unknown>(await this.store.get(this.scope, "ledger"));
+  /** The ledger document as stored (ledger.ts reads it). */
+  loadLedgerText(): Promise<string | undefined> {
+    return this.store.get(this.scope, "ledger");
+  }
+
+  /** Keeps a ledger document that could not be read, before a new one replaces it. */
+  keepUnreadableLedger(text: string): void {
+    this.store.put(this.scope, "ledger-unreadable", text);
   }
 
   saveLedger(ledger: unknown): Promise<void> {

@@ -13,6 +13,8 @@ export interface ToolLogEntry {
   isError: boolean;
   /** The structured result the tool gave (or its text). */
   result: unknown;
+  /** What the call decided that its published result does not show (a confirmed deployment, unmasked). */
+  record?: unknown;
 }
 
 type Condition = NonNullable<PipelineCompletionGuard["when"]>;

@@ -15,7 +15,10 @@ import { openSessionData } from "../session/store.js";
 import { startTurn, turnLanguage, type Turn } from "../session/turn.js";
 import { SessionClosedError } from "../session/turn-errors.js";
 import { turnTools } from "../tools/registry.js";
-import { CleanupLedger, cleanupSummary, runCleanup, type LedgerEntry } from "./cleanup.js";
+import type { SessionDeps } from "../session/deps.js";
+import { runCleanup } from "./cleanup.js";
+import { demoScenarioOf } from "./demo-scenarios.js";
+import { CleanupLedger, cleanupSummary, type LedgerEntry } from "./ledger.js";
 import { PipelineContext } from "./context.js";
 import { PipelineEmitter } from "./emitter.js";
 import { PipelineFiles, type PipelineMeta } from "./files.js";
@@ -41,6 +44,21 @@ export function requestedPipeline(overrides: TurnOverrides, defaultName: string)
 
 const SIMULATED_CLOUD_NOTE =
   "Demo mode: the ROS tools call iac-code's simulated ROS endpoint. Nothing is created in Alibaba Cloud; say so when you report a deployment.";
+
+/**
+ * The simulated ROS endpoint of each runtime (its sessions share it), so a
+ * later turn finds the stacks an earlier one created, e.g. to delete them.
+ */
+const simulatedEndpoints = new WeakMap<SessionDeps, SimulatedRos>();
+
+function simulatedEndpoint(deps: SessionDeps): SimulatedRos {
+  let ros = simulatedEndpoints.get(deps);
+  if (!ros) {
+    ros = new SimulatedRos();
+    simulatedEndpoints.set(deps, ros);
+  }
+  return ros;
+}
 
 export class PipelineHost {
   private registry: InputRegistry | undefined;
@@ -175,7 +193,7 @@ export class PipelineHost {
     const tools = [...turnTools(true, turn.skills), ...(turn.mcp ? (deps.mcp?.tools() ?? []) : [])];
     return {
       ...turn,
-      cloud: simulatedCloud(new SimulatedRos()),
+      cloud: simulatedCloud(simulatedEndpoint(deps)),
       tools: new Map(tools.map((tool) => [tool.name, tool])),
       toolDefs: tools.map((tool) => ({
         name: tool.name,
@@ -228,6 +246,11 @@ export class PipelineHost {
     this.registry = registry;
     this.restored = [];
     const baseTurn = await this.baseTurn(overrides, signal);
+    if (entry.kind === "start" && baseTurn.cloud?.credentials.source === "simulated") {
+      // Demo mode: a tag in the first message plays a scenario (demo-scenarios.ts).
+      const scenario = demoScenarioOf(entry.text);
+      if (scenario) meta.scenario = scenario;
+    }
     const env = new RunEnv(
       {
         session: this.session,
@@ -306,7 +329,10 @@ export class PipelineHost {
     });
     const baseTurn = entries.length ? await this.baseTurn(input.overrides, signal) : undefined;
     let failed: LedgerEntry[] = [];
+    // A ledger that cannot be read: say so (its stacks are no longer known), then clean up what is known.
+    const lost = ledger.takeWarnings();
     try {
+      if (lost.length) yield await emitter.event(...lost);
       if (entries.length) {
         failed = yield* runCleanup({
           ledger,
@@ -322,13 +348,15 @@ export class PipelineHost {
       await emitter.close();
     }
     const status =
-      entries.length === 0
-        ? "completed"
-        : !baseTurn?.cloud
-          ? "unavailable"
-          : failed.length
-            ? "failed"
-            : "completed";
+      lost.length > 0 && entries.length === 0
+        ? "unavailable"
+        : entries.length === 0
+          ? "completed"
+          : !baseTurn?.cloud
+            ? "unavailable"
+            : failed.length
+              ? "failed"
+              : "completed";
     yield { type: "pipeline", envelopes: [], cleanupOnly: cleanupSummary(entries, status) };
   }
 }

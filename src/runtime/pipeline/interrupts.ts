@@ -23,6 +23,8 @@ export interface Classification {
   targetStep?: string;
   /** "all" or "candidate:N". */
   candidateScope?: string;
+  /** A hard interrupt of the running parallel step: the candidates' step to start again at. */
+  targetCandidateStep?: string;
   reason: string;
 }
 
@@ -43,10 +45,12 @@ export function parseClassification(text: string): Classification | undefined {
   const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : undefined);
   const targetStep = str(data.target_step);
   const candidateScope = str(data.candidate_scope);
+  const targetCandidateStep = str(data.target_candidate_step);
   return {
     action,
     ...(targetStep ? { targetStep } : {}),
     ...(candidateScope ? { candidateScope } : {}),
+    ...(targetCandidateStep ? { targetCandidateStep } : {}),
     reason: str(data.reason) ?? "",
   };
 }
@@ -60,14 +64,16 @@ export async function judge(args: {
   completed: string[];
   message: string;
   signal: AbortSignal;
+  /** Markers of the run (the demo scenario's), appended to the judge's prompt. */
+  markers?: string[];
 }): Promise<Classification | undefined> {
   const template = readFileSync(path.join(BUNDLED_DIR, args.pipelineName, "prompts", "interrupt_judge.md"), "utf8");
-  const system = renderPrompt(template, {
+  const system = [renderPrompt(template, {
     pipeline: args.pipelineName,
     step: args.step,
     steps: args.steps.join(", "),
     completed: args.completed.join(", ") || "none",
-  });
+  }), ...(args.markers ?? [])].join("\n");
   const user: Message = {
     id: newMessageId(),
     role: "user",

@@ -4,7 +4,9 @@
 import { readFile } from "node:fs/promises";
 import type { Language } from "../../i18n/index.js";
 import { SerialQueue } from "../fs-util.js";
-import type { CleanupLedger } from "./cleanup.js";
+import { CandidateRestarts } from "./candidate-restart.js";
+import type { CleanupLedger } from "./ledger.js";
+import { demoMarkers } from "./demo-scenarios.js";
 import type { PipelineContext } from "./context.js";
 import type { EnvelopeSpec } from "./emitter.js";
 import type { PipelineFiles, PipelineMeta } from "./files.js";
@@ -25,6 +27,8 @@ const ARTIFACT_MAX = 64 * 1024;
 
 export class RunEnv {
   private readonly saves = new SerialQueue();
+  /** Hard interrupts that restart candidates reach the running parallel step through this. */
+  readonly restarts = new CandidateRestarts();
 
   constructor(
     readonly step: StepEnv,
@@ -43,6 +47,11 @@ export class RunEnv {
 
   get rich(): boolean {
     return this.meta.presentation === "rich";
+  }
+
+  /** Markers every system prompt of the run carries (the demo scenario's). */
+  markers(): string[] {
+    return demoMarkers(this.meta.scenario);
   }
 
   /** Persists meta and context (saves of parallel candidates queue up in order). */

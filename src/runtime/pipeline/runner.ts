@@ -11,7 +11,10 @@ import { checkAnswer } from "../permissions/input-requests.js";
 import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
 import { SessionClosedError } from "../session/turn-errors.js";
 import { runCandidates } from "./candidates.js";
-import { cleanupData, runCleanup, type LedgerEntry } from "./cleanup.js";
+import { runCleanup } from "./cleanup.js";
+import { cleanupData, type LedgerEntry } from "./ledger.js";
+import { leftoverLines, outcomeText } from "./outcome-text.js";
+import { typedAnswer } from "./typed-answers.js";
 import type { EnvelopeSpec } from "./emitter.js";
 import type { RunStatus, SelectionWait } from "./files.js";
 import { valueAt } from "./guards.js";
@@ -21,13 +24,14 @@ import {
   optionProblems,
   parseChoice,
   selectedPlan,
+  selectionNotes,
   selectionOptions,
   pauseRequest,
   selectionRequest,
   type EvaluatedCandidate,
   type PresentedOption,
 } from "./selection.js";
-import { runAgentStep, type StepOutcome } from "./step-executor.js";
+import { runAgentStep, type StackResult, type StepOutcome } from "./step-executor.js";
 import { judge, type Classification } from "./interrupts.js";
 import { createTurnProvider } from "../providers/factory.js";
 
@@ -76,21 +80,27 @@ export class PipelineRunner {
         const { pipeline } = run;
         run.meta.feedback = entry.text;
         await run.save();
-        yield await this.emitter.event({
-          eventType: "pipeline_started",
-          scope: "pipeline",
-          data: {
-            pipelineType: pipeline.name,
-            totalSteps: pipeline.steps.length,
-            stepNames: pipeline.steps.map((s) => s.id),
+        yield await this.emitter.event(
+          {
+            eventType: "pipeline_started",
+            scope: "pipeline",
+            data: {
+              pipelineType: pipeline.name,
+              totalSteps: pipeline.steps.length,
+              stepNames: pipeline.steps.map((s) => s.id),
+            },
           },
-        });
+          ...run.ledger.takeWarnings(),
+        );
       } else {
-        yield await this.emitter.event({
-          eventType: "pipeline_resumed",
-          scope: "pipeline",
-          data: { reason: entry.kind === "resume" ? "restart" : "message" },
-        });
+        yield await this.emitter.event(
+          {
+            eventType: "pipeline_resumed",
+            scope: "pipeline",
+            data: { reason: entry.kind === "resume" ? "restart" : "message" },
+          },
+          ...run.ledger.takeWarnings(),
+        );
       }
       const mcp = run.step.baseTurn.mcp;
       if (mcp) {
@@ -151,7 +161,7 @@ export class PipelineRunner {
       if (outcome.kind === "cancelled" && this.interruption && !this.signal.aborted) {
         const { target, reason } = this.interruption;
         this.interruption = undefined;
-        yield* this.rollback(step, target, reason, true);
+        if (!(yield* this.rollback(step, target, reason, true))) return;
         continue;
       }
       if (outcome.kind === "cancelled") return;
@@ -160,7 +170,7 @@ export class PipelineRunner {
         return;
       }
       if (outcome.kind === "rollback") {
-        yield* this.rollback(step, outcome.target, outcome.reason);
+        if (!(yield* this.rollback(step, outcome.target, outcome.reason))) return;
         continue;
       }
       if (!(yield* this.concluded(step, attempt, ref, outcome.conclusion, started))) return;
@@ -186,7 +196,7 @@ export class PipelineRunner {
         attempt,
         key: attemptKey(run.meta.runNumber, step.id, attempt),
         coords: { scope: "step", step: ref },
-        markers: [`<!--step:${step.id}-->`],
+        markers: [`<!--step:${step.id}-->`, ...run.markers()],
         userText,
         promptValues: values,
         rollbackTargets: earlier,
@@ -197,20 +207,44 @@ export class PipelineRunner {
           : {}),
         ...(step.def.tracks_stacks
           ? {
-              onStack: (stack: { stackId: string; stackName?: string; regionId?: string; status?: string }) =>
-                run.ledger.observe({
+              onStack: async (stack: StackResult) => {
+                await run.ledger.observe({
+                  resourceType: stack.group ? "ALIYUN::ROS::StackGroup" : "ALIYUN::ROS::Stack",
                   resourceId: stack.stackId,
-                  ...(stack.stackName ? { resourceName: stack.stackName } : {}),
+                  ...(stack.group
+                    ? {
+                        resourceName: stack.group.name,
+                        regionIds: stack.group.regionIds,
+                        accountId: stack.group.accountId,
+                      }
+                    : stack.stackName
+                      ? { resourceName: stack.stackName }
+                      : {}),
                   regionId: stack.regionId ?? run.step.baseTurn.cloud?.credentials.regionId,
                   sourceStepId: step.id,
                   run: run.meta.runNumber,
                   ...(stack.status ? { status: stack.status } : {}),
-                }),
+                });
+                return run.ledger.takeWarnings();
+              },
             }
           : {}),
+        injected: {
+          contextValue: (field: string) => run.context.get(field),
+          reselectTarget: () => this.reselectTarget(earlier),
+        },
       },
       this.stepSignal,
     );
+  }
+
+  /** The candidate selection step before the current one that a deployment's reselect may go back to. */
+  private reselectTarget(earlier: readonly string[]): string | undefined {
+    const { run } = this;
+    const target = run.pipeline.steps.find(
+      (s) => earlier.includes(s.id) && s.def.ui_mode === "candidate_selection",
+    )?.id;
+    return target && !run.sm.rollbackRefusal(target) ? target : undefined;
   }
 
   private evaluated(): EvaluatedCandidate[] {
@@ -233,14 +267,17 @@ export class PipelineRunner {
     let wait = run.meta.selection;
     let pending: Promise<Answer | undefined> | undefined;
     if (!wait) {
+      // Asked again after a rollback: the prompt says why.
+      const why = attempt > 1 ? run.meta.feedback : undefined;
       const presented = yield* this.agentStep(step, attempt, ref);
       if (presented.kind !== "conclusion") return presented;
       const conclusion = presented.conclusion as { user_prompt: string; options: PresentedOption[] };
       const options = selectionOptions(conclusion.options, this.evaluated(), run.rich);
+      const notes = selectionNotes(run.lang, this.evaluated(), why);
       wait = {
         inputId: `selection-${run.meta.runNumber}-${attempt}-1`,
         toolUseId: `${step.id}-${attempt}`,
-        prompt: conclusion.user_prompt,
+        prompt: [...notes, conclusion.user_prompt].join("\n\n"),
         options,
       };
       run.meta.selection = wait;
@@ -338,6 +375,9 @@ export class PipelineRunner {
         freeText: text,
       });
     }
+    const { registry } = this.run.step;
+    const typed = typedAnswer(registry.pending(), text);
+    if (typed) return registry.answer(typed);
     const step = this.run.sm.current;
     if (!step || this.signal.aborted) return false;
     this.classify(step, text).catch((error: unknown) =>
@@ -370,6 +410,7 @@ export class PipelineRunner {
       completed: run.pipeline.steps.filter((s) => run.sm.status(s.id) === "completed").map((s) => s.id),
       message: text,
       signal: this.signal,
+      markers: run.markers(),
     });
     const policy = step.def.interrupt_judge_failure ?? "continue";
     let c: Classification = verdict ?? {
@@ -378,7 +419,11 @@ export class PipelineRunner {
       reason: `The judge could not classify the message (policy ${policy}).`,
     };
     const target = c.targetStep ?? step.id;
-    const refusal = c.action === "hard_interrupt" ? run.sm.rollbackRefusal(target, true) : undefined;
+    // A hard interrupt of the running parallel step restarts its candidates instead of rolling back.
+    const restart =
+      c.action === "hard_interrupt" && target === step.id && step.kind === "parallel_sub_pipeline";
+    const refusal =
+      c.action === "hard_interrupt" && !restart ? run.sm.rollbackRefusal(target, true) : undefined;
     if (refusal) c = { action: "continue", reason: `No rollback: ${refusal}.` };
     const paused = !verdict && policy === "pause";
     this.outbox(
@@ -396,7 +441,13 @@ export class PipelineRunner {
       }),
     );
     if (c.action === "supplement") run.step.control.supplement(text, c.candidateScope ?? "all");
-    if (c.action === "hard_interrupt") {
+    if (c.action === "hard_interrupt" && restart) {
+      run.restarts.request({
+        scope: c.candidateScope ?? "all",
+        ...(c.targetCandidateStep ? { targetStep: c.targetCandidateStep } : {}),
+        reason: text,
+      });
+    } else if (c.action === "hard_interrupt") {
       this.interruption = { target, reason: text };
       this.stepAbort.abort();
     }
@@ -565,7 +616,9 @@ export class PipelineRunner {
     if (matches(step.def.exit_condition, conclusion)) {
       await run.save();
       yield await this.emitter.event(completed, ...artifacts);
-      yield* this.finish("early_exit");
+      // A later step's early exit (a cancelled deployment) says why in its conclusion's message.
+      const message = (conclusion as Record<string, unknown>).message;
+      yield* this.finish("early_exit", run.sm.index > 0 && typeof message === "string" ? message : undefined);
       return false;
     }
     if (matches(step.def.fail_condition, conclusion)) {
@@ -593,9 +646,9 @@ export class PipelineRunner {
   private async *failed(
     step: LoadedStep,
     ref: Record<string, unknown>,
-    outcome: { error: string; errorType: string; errorId?: string },
+    outcome: { error: string; errorType: string; errorId?: string; details?: Record<string, unknown> },
   ): AsyncGenerator<RuntimeEvent> {
-    this.run.sm.fail();
+    this.run.sm.fail(step.id);
     await this.run.save();
     yield await this.emitter.event({
       eventType: "step_failed",
@@ -605,22 +658,33 @@ export class PipelineRunner {
       data: {
         error: outcome.error,
         errorSummary: outcome.error,
-        errorDetails: { type: outcome.errorType, ...(outcome.errorId ? { errorId: outcome.errorId } : {}) },
+        errorDetails: {
+          type: outcome.errorType,
+          ...(outcome.errorId ? { errorId: outcome.errorId } : {}),
+          ...(outcome.details ?? {}),
+        },
       },
     });
     yield* this.finish("failed");
   }
 
-  /** A complete_step rollback: stale fields, the target's next attempt, and cleanup of rolled-back stacks. */
+  /**
+   * A rollback (complete_step's, a deployment's reselect, or a hard
+   * interrupt): stale fields, the target's next attempt, and cleanup of the
+   * stacks of the steps rolled back over. False when the run ended: stacks
+   * that could not be deleted fail the step that created them, since going
+   * back would leave them behind unseen.
+   */
   private async *rollback(
     from: LoadedStep,
     target: string,
     reason: string,
     interrupt = false,
-  ): AsyncGenerator<RuntimeEvent> {
+  ): AsyncGenerator<RuntimeEvent, boolean> {
     const { run } = this;
     const to = run.sm.indexOf(target);
     const between = run.pipeline.steps.slice(to, run.sm.index + 1);
+    const fromRef = run.stepRef(from, run.sm.attempt(from.id));
     run.sm.rollback(target, interrupt);
     const staleFields = run.context.invalidate(run.pipeline.steps[to].conclusionField);
     run.meta.feedback = reason;
@@ -628,23 +692,41 @@ export class PipelineRunner {
     delete run.meta.candidates;
     run.meta.status = "running";
     await run.save();
-    yield await this.emitter.event({
-      eventType: "rollback_completed",
-      scope: "pipeline",
-      data: {
-        fromStep: from.id,
-        toStep: target,
-        ...(interrupt ? { toStepId: target } : {}),
-        reason,
-        staleFields,
-        rollbackScope: "parent",
-      },
-    });
     const entries: LedgerEntry[] = [];
     for (const step of between)
       if (step.def.tracks_stacks)
         entries.push(...(await run.ledger.markPending(step.id, run.meta.runNumber)));
-    if (entries.length > 0) yield* this.cleanup(entries);
+    yield await this.emitter.event(
+      {
+        eventType: "rollback_completed",
+        scope: "pipeline",
+        data: {
+          fromStep: from.id,
+          toStep: target,
+          ...(interrupt ? { toStepId: target } : {}),
+          reason,
+          staleFields,
+          rollbackScope: "parent",
+          ...(entries.length ? { cleanupResourceCount: entries.length } : {}),
+        },
+      },
+      ...run.ledger.takeWarnings(),
+    );
+    if (entries.length === 0) return true;
+    const failed = yield* this.cleanup(entries);
+    if (failed.length === 0) return true;
+    const what = failed
+      .map(
+        (e) =>
+          `${e.resourceId}${e.resourceName ? ` (${e.resourceName})` : ""}: ${(e.lastError ?? "").split("\n")[0]}`,
+      )
+      .join("; ");
+    yield* this.failed(from, fromRef, {
+      error: `The rollback to ${target} stopped: ${failed.length} stack(s) that ${from.id} created could not be deleted (${what}).`,
+      errorType: "cleanup_failed",
+      details: { resources: failed.map((e) => cleanupData(e)) },
+    });
+    return false;
   }
 
   private cleanup(entries: LedgerEntry[]) {
@@ -660,24 +742,39 @@ export class PipelineRunner {
     });
   }
 
-  /** Stacks of a run that ended without its deployment: kept for a cleanupOnly request. */
+  /**
+   * Stacks of a run that ended without its deployment (marked for cleanup),
+   * and those whose cleanup did not finish: kept for a cleanupOnly request.
+   */
   private async leftovers(outcome: RunStatus): Promise<LedgerEntry[]> {
+    const { run } = this;
     if (outcome === "completed" || outcome === "early_exit") return [];
-    const marked: LedgerEntry[] = [];
-    for (const step of this.run.pipeline.steps) {
-      if (step.def.tracks_stacks)
-        marked.push(...(await this.run.ledger.markPending(step.id, this.run.meta.runNumber)));
+    for (const step of run.pipeline.steps) {
+      if (step.def.tracks_stacks) await run.ledger.markPending(step.id, run.meta.runNumber);
     }
-    return marked;
+    return run.ledger.pending().filter((e) => e.run === run.meta.runNumber);
   }
 
-  /** pipeline_completed and the handoff to normal chat, in one update. */
-  private async *finish(outcome: "completed" | "early_exit" | "failed"): AsyncGenerator<RuntimeEvent> {
+  /**
+   * pipeline_completed and the handoff to normal chat, in one update.
+   * `reason`: an early exit's own reason (a cancelled deployment).
+   */
+  private async *finish(
+    outcome: "completed" | "early_exit" | "failed",
+    reason?: string,
+  ): AsyncGenerator<RuntimeEvent> {
     const { run } = this;
     const status = outcome === "failed" ? "failed" : "completed";
     const leftovers = await this.leftovers(outcome);
     run.meta.status = outcome;
     run.meta.handedOff = true;
+    run.meta.outcomeReason = outcomeText({
+      lang: run.lang,
+      pipeline: run.pipeline.name,
+      outcome,
+      ...(reason !== undefined ? { reason } : {}),
+      leftovers,
+    });
     delete run.meta.selection;
     await run.save();
     const summary = this.summary(outcome);
@@ -688,11 +785,13 @@ export class PipelineRunner {
         status,
         data: {
           totalSteps: run.pipeline.steps.length,
-          ...(outcome === "failed" ? { failed: true } : {}),
-          ...(outcome === "early_exit" ? { earlyExit: true, reason: summary } : {}),
+          ...(outcome === "failed" ? { failed: true, reason: run.meta.outcomeReason } : {}),
+          ...(outcome === "early_exit" ? { earlyExit: true, reason: run.meta.outcomeReason } : {}),
+          ...(leftovers.length ? { leftoverResourceCount: leftovers.length } : {}),
         },
       },
       ...this.handoff(outcome, status, summary, leftovers),
+      ...run.ledger.takeWarnings(),
     );
     await this.emitter.checkpoint();
   }
@@ -738,7 +837,10 @@ export class PipelineRunner {
   /** One paragraph for the user and for the normal chat that follows. */
   summary(outcome: RunStatus): string {
     const { run } = this;
-    const lines = [t(run.lang, `runtime.pipeline.outcome.${outcome}`, { pipeline: run.pipeline.name })];
+    const lines = [
+      run.meta.outcomeReason ??
+        t(run.lang, `runtime.pipeline.outcome.${outcome}`, { pipeline: run.pipeline.name }),
+    ];
     for (const field of run.pipeline.def.on_complete?.handoff_context?.include ?? []) {
       if (!run.context.has(field)) continue;
       const value = JSON.stringify(run.context.get(field));
@@ -753,6 +855,11 @@ export class PipelineRunner {
     const leftovers = await this.leftovers("canceled");
     run.meta.status = "canceled";
     run.meta.handedOff = true;
+    if (leftovers.length)
+      run.meta.outcomeReason = [
+        t(run.lang, "runtime.pipeline.outcome.canceled", { pipeline: run.pipeline.name }),
+        ...leftoverLines(run.lang, leftovers),
+      ].join("\n");
     delete run.meta.selection;
     await run.save();
     const summary = this.summary("canceled");

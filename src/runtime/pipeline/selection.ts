@@ -45,7 +45,7 @@ export function optionProblems(options: unknown, evaluated: readonly EvaluatedCa
 }
 
 /** A compact Mermaid diagram: the candidate's own, else one drawn from its template's resource types. */
-function diagramOf(entry: EvaluatedCandidate): string | undefined {
+export function diagramOf(entry: EvaluatedCandidate): string | undefined {
   const own = entry.candidate.architecture_diagram;
   if (typeof own === "string" && own.trim()) return own.slice(0, 1600);
   const types = obj(entry.template).resource_types;
@@ -215,4 +215,29 @@ export function selectedPlan(
     ...(typeof cost.currency === "string" ? { currency: cost.currency } : {}),
     candidate: entry.candidate,
   };
+}
+
+/**
+ * What the selection prompt says first: why it is asked again (the rollback's
+ * reason) and which candidates are not offered because their evaluation failed.
+ */
+export function selectionNotes(
+  lang: Language,
+  evaluated: readonly EvaluatedCandidate[],
+  askedAgainBecause?: string,
+): string[] {
+  const notes: string[] = [];
+  if (askedAgainBecause)
+    notes.push(t(lang, "runtime.pipeline.selection.again", { reason: askedAgainBecause.slice(0, 300) }));
+  for (const entry of evaluated) {
+    if (!entry.failed) continue;
+    const name = typeof entry.candidate.name === "string" ? entry.candidate.name : `candidate ${entry.index}`;
+    notes.push(
+      t(lang, "runtime.pipeline.selection.dropped", {
+        name,
+        error: (entry.error ?? "").split("\n")[0].slice(0, 300),
+      }),
+    );
+  }
+  return notes;
 }

@@ -87,9 +87,10 @@ export class StateMachine {
     if (step) this.state.stepStatuses[step.id] = "completed";
   }
 
-  fail(): void {
-    const step = this.current;
-    if (step) this.state.stepStatuses[step.id] = "failed";
+  /** Marks a step failed: the current one, or the one named (a rollback that could not clean up). */
+  fail(stepId?: string): void {
+    const id = stepId ?? this.current?.id;
+    if (id) this.state.stepStatuses[id] = "failed";
   }
 
   /** Moves along `forward` (default: the next step); false when the run is over. */
@@ -139,6 +140,14 @@ export class StateMachine {
     this.state.stepStatuses[target] = "pending";
     this.state.currentIndex = at;
     return stale;
+  }
+
+  /** Starts again at `target` (a candidate restarted by an interrupt): it and the steps after it are pending again. */
+  restartAt(target: string): void {
+    const at = this.indexOf(target);
+    if (at < 0) throw new Error(`there is no step ${target}`);
+    for (let i = at; i < this.steps.length; i++) this.state.stepStatuses[this.steps[i].id] = "pending";
+    this.state.currentIndex = at;
   }
 
   /** Restarts at `target` without counting a rollback (a sub-pipeline restart). */

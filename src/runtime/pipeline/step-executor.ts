@@ -10,6 +10,7 @@
 import { newMessageId } from "../ids.js";
 import { failSpan, startSpan, withSpanSteps } from "../../server/tracing/index.js";
 import { callModel } from "../loop/model-call.js";
+import { compactIfNeeded } from "../session/compaction.js";
 import { bundledSkills } from "../skills/discovery.js";
 import { messageText, toolUses, type Message } from "../messages.js";
 import { createTurnProvider } from "../providers/factory.js";
@@ -25,13 +26,14 @@ import { SessionClosedError, turnErrorEvent } from "../session/turn-errors.js";
 import { recordUsage } from "../session/usage.js";
 import { WaitingRound } from "../session/waiting-round.js";
 import type { StoreLog, StoreScope } from "../store/runtime-store.js";
-import type { AnyTool } from "../tools/types.js";
 import type { EnvelopeSpec, PipelineEmitter } from "./emitter.js";
 import type { ToolLogEntry } from "./guards.js";
 import type { InputGate, InputRegistry } from "./inputs.js";
 import type { StepControl } from "./interrupts.js";
 import type { LoadedStep, StepSurface } from "./loader.js";
-import { completeStepTool, rosDeployTool, type CompletionState } from "./tools.js";
+import { compactionEvent, progressEvent } from "./step-events.js";
+import { stepTools, type InjectedToolEnv } from "./step-tools.js";
+import { completeStepTool, type CompletionState, type ConfirmedDeployment } from "./tools.js";
 
 /** How often a model that stops without complete_step is reminded. */
 export const MAX_NUDGES = 2;
@@ -77,13 +79,13 @@ export interface StepAttempt {
   rollbackTargets: string[];
   rollbackRefusal: (target: string) => string | undefined;
   extraCheck?: (conclusion: Record<string, unknown>) => string[];
-  /** Called for each stack a create call of this attempt made (cleanup ledger). */
-  onStack?: (stack: {
-    stackId: string;
-    stackName?: string;
-    regionId?: string;
-    status?: string;
-  }) => Promise<void>;
+  /**
+   * Called for each stack (or stack group) a create call of this attempt made
+   * (cleanup ledger); returns warnings to publish with the tool's result.
+   */
+  onStack?: (stack: StackResult) => Promise<EnvelopeSpec[]>;
+  /** What injected tools read from the run (context fields, the reselect target). */
+  injected?: Omit<InjectedToolEnv, "state">;
 }
 
 export type StepOutcome =
@@ -135,24 +137,12 @@ function stepSystemPrompt(env: StepEnv, a: StepAttempt): string {
   return [env.baseTurn.system, lines.filter(Boolean).join("\n\n")].join("\n\n");
 }
 
-/** The step's tools: the turn's tools filtered by include/exclude, the injected ones and complete_step. */
-function stepTools(env: StepEnv, step: LoadedStep, complete: AnyTool): AnyTool[] {
-  const include = step.def.tools?.include;
-  const exclude = new Set(step.def.tools?.exclude ?? []);
-  const base = [...env.baseTurn.tools.values()].filter(
-    (tool) => (include === undefined || include.includes(tool.name)) && !exclude.has(tool.name),
-  );
-  const injected = (step.def.inject_tools ?? []).flatMap((name) =>
-    name === "ros_deploy" && env.baseTurn.cloud ? [rosDeployTool] : [],
-  );
-  return [...base, ...injected, complete];
-}
-
 /** Tool-use ids unique across the attempts and candidates of a pipeline (they key AG-UI tool calls). */
 function prefixedProvider(provider: Provider, prefix: string): Provider {
   return {
     name: provider.name,
     model: provider.model,
+    ...(provider.contextWindow !== undefined ? { contextWindow: provider.contextWindow } : {}),
     async *stream(request) {
       for await (const event of provider.stream(request)) {
         yield "id" in event ? { ...event, id: `${prefix}${event.id}` } : event;
@@ -193,15 +183,49 @@ class StepRun {
     }
   }
 
+  /** Records a finished call; replayed after a restart, it restores what the call decided. */
   private log(entry: ToolLogEntry): void {
     this.toolLog.push(entry);
-    if (entry.name !== "complete_step" || entry.isError) return;
+    if (entry.name === "ros_deploy" && entry.input.action === "create") {
+      // A confirmation is good for one deployment.
+      delete this.state.confirmed;
+      return;
+    }
+    if (entry.isError) return;
+    if (entry.name === "confirm_deployment") {
+      const data = (entry.result ?? {}) as {
+        decision?: string;
+        targetStep?: string;
+        reason?: string;
+        message?: string;
+      };
+      if (data.decision === "confirm" && entry.record)
+        this.state.confirmed = entry.record as ConfirmedDeployment;
+      if (data.decision === "reselect" && data.targetStep && data.reason)
+        this.state.rollback = { target_step: data.targetStep, reason: data.reason };
+      if (data.decision === "cancel") this.state.cancelled = data.message ?? "The deployment was cancelled.";
+      return;
+    }
+    if (entry.name !== "complete_step") return;
     const input = entry.input as {
       conclusion?: Record<string, unknown>;
       rollback_request?: { target_step: string; reason: string };
     };
     if (input.rollback_request) this.state.rollback = input.rollback_request;
     else if (input.conclusion) this.state.conclusion = input.conclusion;
+  }
+
+  /** The tool whose failures reached the step's limit (max_tool_failures), with its last error. */
+  failureLimit(
+    limits: Readonly<Record<string, number | undefined>>,
+  ): { tool: string; count: number; last: string } | undefined {
+    for (const [tool, limit] of Object.entries(limits)) {
+      if (limit === undefined) continue;
+      const failures = this.toolLog.filter((e) => e.name === tool && e.isError);
+      if (failures.length >= limit)
+        return { tool, count: failures.length, last: failureText(failures[failures.length - 1].result) };
+    }
+    return undefined;
   }
 
   /**
@@ -276,38 +300,13 @@ class StepRun {
         yield* this.toolResult(ev);
         return;
       case "tool_progress": {
-        const p = ev.progress;
-        if (ev.mcp) {
-          const { serverName, toolName, progress, total, message } = ev.mcp;
-          yield await emitter.event(
-            this.spec("tool_progress", {
-              toolName: ev.name,
-              toolUseId: ev.toolUseId,
-              serverName,
-              mcpToolName: toolName,
-              mcpProgress: p,
-              progress,
-              ...(total !== undefined ? { total } : {}),
-              ...(message !== undefined ? { message } : {}),
-            }),
-          );
-        } else if (typeof p.stackId === "string") {
-          yield await emitter.event(
-            this.spec("stack_progress", {
-              toolUseId: ev.toolUseId,
-              stackId: p.stackId,
-              stackName: p.stackName,
-              status: p.status,
-              progressPercentage: p.progressPercentage,
-              resources: p.resources,
-              elapsedSeconds: p.elapsedSeconds,
-            }),
-          );
-        } else {
-          yield await emitter.event(
-            this.spec("tool_progress", { toolName: ev.name, toolUseId: ev.toolUseId, progress: p }),
-          );
-        }
+        const { eventType, data } = progressEvent(ev);
+        yield await emitter.event(this.spec(eventType, data));
+        return;
+      }
+      case "compaction": {
+        const { eventType, data } = compactionEvent(ev);
+        yield await emitter.event(this.spec(eventType, data));
         return;
       }
       case "message_end":
@@ -389,12 +388,17 @@ class StepRun {
   private async *toolResult(
     ev: Extract<RuntimeEvent, { type: "tool_result" }>,
   ): AsyncGenerator<RuntimeEvent> {
+    const confirmed = this.state.confirmed;
     const entry: ToolLogEntry = {
       toolUseId: ev.toolUseId,
       name: ev.name,
       input: this.inputs.get(ev.toolUseId) ?? {},
       isError: ev.isError,
       result: ev.result,
+      // What the user confirmed, unmasked (the published result masks secrets): ros_deploy's after a restart.
+      ...(ev.name === "confirm_deployment" && confirmed?.toolUseId === ev.toolUseId
+        ? { record: confirmed }
+        : {}),
     };
     this.log(entry);
     this.toolLogRows.append([JSON.stringify(entry)]);
@@ -411,7 +415,7 @@ class StepRun {
       }),
     ];
     if (stack && stack.created) {
-      await this.a.onStack?.(stack);
+      specs.push(...((await this.a.onStack?.(stack)) ?? []));
       if (this.env.emitStackEvents) {
         specs.push({
           eventType: "stack_current_changed",
@@ -425,6 +429,7 @@ class StepRun {
             regionId: stack.regionId,
             stackId: stack.stackId,
             stackName: stack.stackName,
+            ...(stack.group ? { stackGroupName: stack.group.name, regionIds: stack.group.regionIds } : {}),
             stackStatus: stack.status,
             isSuccess: stack.status === "CREATE_COMPLETE",
             current: true,
@@ -437,12 +442,14 @@ class StepRun {
   }
 }
 
-interface StackResult {
+export interface StackResult {
   stackId: string;
   stackName?: string;
   regionId?: string;
   status?: string;
   created: boolean;
+  /** A stack group deployment (stackId is the group's id): its name, regions and account. */
+  group?: { name: string; regionIds: string[]; accountId: string };
 }
 
 /** The stack a ROS stack call reports in its result, if any (created: the call made it). */
@@ -454,7 +461,16 @@ function stackOf(
   const r = ev.result as Record<string, unknown> | undefined;
   if (!r || typeof r !== "object" || typeof r.stackId !== "string") return undefined;
   const created = input.action === "create";
+  const group =
+    typeof r.stackGroupName === "string" && Array.isArray(r.regionIds)
+      ? {
+          name: r.stackGroupName,
+          regionIds: r.regionIds.map(String),
+          accountId: typeof r.accountId === "string" ? r.accountId : "",
+        }
+      : undefined;
   return {
+    ...(group ? { group } : {}),
     stackId: r.stackId,
     ...(typeof r.stackName === "string" ? { stackName: r.stackName } : {}),
     ...(typeof r.regionId === "string" ? { regionId: r.regionId } : {}),
@@ -541,7 +557,11 @@ async function* runAttempt(
     rollbackRefusal: a.rollbackRefusal,
     ...(a.extraCheck ? { extraCheck: a.extraCheck } : {}),
   });
-  const tools = stepTools(env, a.step, complete);
+  const tools = stepTools(env.baseTurn, a.step, complete, {
+    state: run.state,
+    contextValue: a.injected?.contextValue ?? (() => undefined),
+    reselectTarget: a.injected?.reselectTarget ?? (() => undefined),
+  });
   const provider = prefixedProvider(
     env.baseTurn.provider ?? createTurnProvider(session.deps.providers, env.baseTurn.overrides),
     `${a.key}.`,
@@ -563,6 +583,18 @@ async function* runAttempt(
   const decided = (): StepOutcome | undefined => {
     if (run.state.rollback) {
       return { kind: "rollback", target: run.state.rollback.target_step, reason: run.state.rollback.reason };
+    }
+    if (run.state.cancelled) {
+      // The user cancelled the deployment: the step ends without a model call, nothing was created.
+      return { kind: "conclusion", conclusion: { status: "cancelled", message: run.state.cancelled } };
+    }
+    const limit = run.failureLimit(a.step.def.max_tool_failures ?? {});
+    if (limit) {
+      return {
+        kind: "failed",
+        error: `${limit.tool} failed ${limit.count} times, the step's limit: ${limit.last.slice(0, 600)}`,
+        errorType: "tool_failure_limit",
+      };
     }
     if (run.conclusionErrors > maxRetries) {
       return {
@@ -601,6 +633,8 @@ async function* runAttempt(
     for (const text of await env.control.beforeModelCall(a.key, a.candidateIndex, signal)) {
       await conversation.append(userText(`${SUPPLEMENT_PREFIX} ${text}`));
     }
+    if (signal.aborted) return { kind: "cancelled" };
+    yield* run.project(compactIfNeeded(ctx, turn, provider, a.markers.join("\n")));
     if (signal.aborted) return { kind: "cancelled" };
     const call = yield* run.project(
       callModel({
@@ -654,6 +688,19 @@ async function* runAttempt(
     if (!completed || signal.aborted) return { kind: "cancelled" };
   }
   return { kind: "failed", error: "The step reached the round limit.", errorType: "max_turns" };
+}
+
+/** A failed call's result as a line: a validation report's errors, or its text. */
+function failureText(result: unknown): string {
+  if (typeof result === "string") return result;
+  const findings = (result as { findings?: unknown } | undefined)?.findings;
+  if (Array.isArray(findings)) {
+    const errors = findings
+      .filter((f: { severity?: unknown }) => f.severity === "error")
+      .map((f: { path?: unknown; message?: unknown }) => `${String(f.path)}: ${String(f.message)}`);
+    if (errors.length) return errors.join("; ");
+  }
+  return JSON.stringify(result);
 }
 
 function userText(text: string): Message {

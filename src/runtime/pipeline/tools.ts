@@ -5,7 +5,8 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { ToolError } from "../errors.js";
 import { readOnlyDescription } from "../tools/describe.js";
-import { rosStackTool } from "../tools/ros.js";
+import { loadTemplate, requireCloud, rosStackTool } from "../tools/ros.js";
+import { deployStackGroup } from "../tools/ros-stack-group.js";
 import type { Tool } from "../tools/types.js";
 import { checkGuards, type ToolLogEntry } from "./guards.js";
 import type { LoadedStep } from "./loader.js";
@@ -20,10 +21,29 @@ export interface CompleteStepInput {
   rollback_request?: RollbackRequest;
 }
 
-/** What complete_step decided in the current attempt (read by the step executor after each round). */
+/** A deployment the user confirmed (confirm_deployment): exactly what ros_deploy may create next. */
+export interface ConfirmedDeployment {
+  /** The confirm_deployment call that asked. */
+  toolUseId: string;
+  stackName: string;
+  templatePath: string;
+  regionId: string;
+  /** A stack group deployment to these regions. */
+  regionIds?: string[];
+  parameters: Record<string, string | number | boolean>;
+}
+
+/**
+ * What the attempt's tools decided (read by the step executor after each
+ * round): complete_step's conclusion or rollback, the user's decisions of a
+ * deployment confirmation (a reselect is a rollback; cancelled ends the step).
+ */
 export interface CompletionState {
   conclusion?: Record<string, unknown>;
   rollback?: RollbackRequest;
+  confirmed?: ConfirmedDeployment;
+  /** The user cancelled the deployment: the message the run ends with. */
+  cancelled?: string;
 }
 
 const ajv = new Ajv2020({ strict: false, allErrors: true, allowUnionTypes: true });
@@ -123,6 +143,8 @@ interface DeployInput {
   template_path?: string;
   parameters?: Record<string, unknown>;
   region_id?: string;
+  /** Deploy to several regions at once: a stack group with one stack instance per region. */
+  region_ids?: string[];
   timeout_in_minutes?: number;
 }
 
@@ -131,7 +153,8 @@ export const rosDeployTool: Tool<DeployInput> = {
   name: "ros_deploy",
   description:
     "Deploy the selected plan: action create makes a ROS stack from template_path (stack_name, parameters) and " +
-    "waits until it reaches a final status, reporting progress; action get reads a stack (stack_id).",
+    "waits until it reaches a final status, reporting progress (with region_ids: a stack group with one stack " +
+    "instance per region, whose stack_id is the group's id); action get reads a stack (stack_id).",
   inputSchema: {
     type: "object",
     additionalProperties: false,
@@ -146,6 +169,13 @@ export const rosDeployTool: Tool<DeployInput> = {
         additionalProperties: { type: ["string", "number", "boolean", "array", "object"] },
       },
       region_id: { type: "string", minLength: 1 },
+      region_ids: {
+        type: "array",
+        minItems: 2,
+        maxItems: 10,
+        uniqueItems: true,
+        items: { type: "string", minLength: 1 },
+      },
       timeout_in_minutes: { type: "integer", minimum: 10, maximum: 1440 },
     },
   },
@@ -164,10 +194,21 @@ export const rosDeployTool: Tool<DeployInput> = {
           lang,
           workspace,
         ),
-  run(input, ctx) {
+  async run(input, ctx) {
     if (input.action === "create") {
       if (!input.stack_name || !input.template_path)
         throw new ToolError("action create needs stack_name and template_path.");
+      if (input.region_ids) {
+        const cloud = requireCloud(ctx);
+        const { body } = await loadTemplate({ path: input.template_path }, ctx);
+        return deployStackGroup(cloud, ctx, {
+          stackGroupName: input.stack_name,
+          body,
+          ...(input.parameters ? { parameters: input.parameters } : {}),
+          regionId: input.region_id ?? cloud.credentials.regionId,
+          regionIds: input.region_ids,
+        });
+      }
       return rosStackTool.run(
         {
           action: "create",
@@ -187,3 +228,62 @@ export const rosDeployTool: Tool<DeployInput> = {
     );
   },
 };
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/**
+ * ros_deploy in a step that confirms deployments first: once the user
+ * confirmed a deployment (confirm_deployment), action create deploys exactly
+ * that, once (stack_name, template_path, parameters and regions may be left
+ * out; given, they must be the confirmed ones). Without a confirmation it is
+ * the plain ros_deploy: its permission prompt stays the gate (a model that
+ * skipped the confirmation is still asked for permission, see DECISIONS).
+ */
+export function confirmedDeployTool(state: CompletionState): Tool<DeployInput> {
+  const effective = (input: DeployInput): DeployInput => {
+    const c = state.confirmed;
+    if (input.action !== "create" || !c) return input;
+    return {
+      action: "create",
+      stack_name: c.stackName,
+      template_path: c.templatePath,
+      parameters: c.parameters,
+      region_id: c.regionId,
+      ...(c.regionIds ? { region_ids: c.regionIds } : {}),
+      ...(input.timeout_in_minutes ? { timeout_in_minutes: input.timeout_in_minutes } : {}),
+    };
+  };
+  return {
+    ...rosDeployTool,
+    description:
+      `${rosDeployTool.description} In this step, after the user confirmed with confirm_deployment, action ` +
+      "create deploys what was confirmed: leave stack_name, template_path and parameters out (given, they must " +
+      "be the confirmed ones).",
+    ruleContent: (input, workspace) => rosDeployTool.ruleContent?.(effective(input), workspace),
+    describe: (input, lang, workspace) => rosDeployTool.describe(effective(input), lang, workspace),
+    run(input, ctx) {
+      const c = state.confirmed;
+      if (input.action !== "create" || !c) return rosDeployTool.run(input, ctx);
+      const mismatch: string[] = (
+        [
+          ["stack_name", input.stack_name, c.stackName],
+          ["template_path", input.template_path, c.templatePath],
+          ["region_id", input.region_id, c.regionId],
+        ] as const
+      )
+        .filter(([, given, confirmed]) => given !== undefined && given !== confirmed)
+        .map(([name]) => name);
+      if (input.parameters !== undefined && !same(input.parameters, c.parameters))
+        mismatch.push("parameters");
+      if (input.region_ids !== undefined && !same(input.region_ids, c.regionIds)) mismatch.push("region_ids");
+      if (mismatch.length)
+        throw new ToolError(
+          `${mismatch.join(", ")} differ from what the user confirmed; call confirm_deployment again to change them.`,
+        );
+      const deploy = effective(input);
+      // One deployment per confirmation.
+      state.confirmed = undefined;
+      return rosDeployTool.run(deploy, ctx);
+    },
+  };
+}

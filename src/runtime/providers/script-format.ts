@@ -48,6 +48,8 @@ export interface ScriptMatcher {
   step?: string;
   /** A substring of the system prompt (a pipeline step's prompt shows the context fields it uses). */
   systemText?: string;
+  /** A regular expression the system prompt must match; its groups fill {{system.N}} in the reply. */
+  systemPattern?: string;
   /** A candidate's sub-pipeline call: its index (the <!--candidate:N--> marker). */
   candidate?: number;
 }
@@ -62,6 +64,8 @@ export interface ScriptRule {
 export interface Script {
   version: 1;
   model?: string;
+  /** The scripted model's context window in tokens (compaction triggers near it); default: the model table's. */
+  contextWindow?: number;
   defaults?: {
     /** Split text and thinking strings into chunks of this many characters. */
     chunkSize?: number;
@@ -150,6 +154,7 @@ const scriptSchema = {
   properties: {
     version: { const: 1 },
     model: { type: "string", minLength: 1 },
+    contextWindow: { type: "integer", minimum: 1000 },
     defaults: {
       type: "object",
       additionalProperties: false,
@@ -189,6 +194,7 @@ const scriptSchema = {
               kind: { enum: ["stream", "complete"] },
               step: { type: "string", minLength: 1 },
               systemText: { type: "string", minLength: 1 },
+              systemPattern: { type: "string", minLength: 1 },
               candidate: { type: "integer", minimum: 0 },
             },
           },
@@ -223,6 +229,7 @@ export function parseScript(text: string, origin: string): Script {
     for (const [name, pattern] of [
       ["userTextPattern", rule.when?.userTextPattern],
       ["lastToolResult.pattern", rule.when?.lastToolResult?.pattern],
+      ["systemPattern", rule.when?.systemPattern],
     ]) {
       if (pattern === undefined) continue;
       try {

@@ -69,15 +69,30 @@ export function matchContext(
   return context;
 }
 
-/** undefined when the rule does not match; else the groups lastToolResult.pattern captured (for {{result.N}}). */
-function matchRule(when: ScriptMatcher | undefined, ctx: MatchContext): string[] | undefined {
+/** The groups a rule's patterns captured: lastToolResult.pattern ({{result.N}}) and systemPattern ({{system.N}}). */
+interface Groups {
+  result: string[];
+  system: string[];
+}
+
+/** undefined when the rule does not match; else the groups its patterns captured. */
+function matchRule(when: ScriptMatcher | undefined, ctx: MatchContext): Groups | undefined {
   if ((when?.kind ?? "stream") !== ctx.kind) return undefined;
-  if (!when) return [];
+  if (!when) return { result: [], system: [] };
   if (!ruleHolds(when, ctx)) return undefined;
+  const groups: Groups = { result: [], system: [] };
   const pattern = when.lastToolResult?.pattern;
-  if (pattern === undefined) return [];
-  const found = new RegExp(pattern).exec(ctx.lastToolResult?.content ?? "");
-  return found ? [...found] : undefined;
+  if (pattern !== undefined) {
+    const found = new RegExp(pattern).exec(ctx.lastToolResult?.content ?? "");
+    if (!found) return undefined;
+    groups.result = [...found];
+  }
+  if (when.systemPattern !== undefined) {
+    const found = new RegExp(when.systemPattern).exec(ctx.system);
+    if (!found) return undefined;
+    groups.system = [...found];
+  }
+  return groups;
 }
 
 function ruleHolds(when: ScriptMatcher, ctx: MatchContext): boolean {
@@ -123,10 +138,13 @@ function requestChars(request: ProviderRequest): number {
   return chars;
 }
 
-/** Replaces {{result.N}} in every string of the reply with group N of lastToolResult.pattern. */
-function fill<T>(value: T, groups: readonly string[]): T {
+/** Replaces {{result.N}} / {{system.N}} in every string of the reply with group N of the rule's pattern. */
+function fill<T>(value: T, groups: Groups): T {
   if (typeof value === "string") {
-    return value.replace(/\{\{result\.(\d+)\}\}/g, (_m, n: string) => groups[Number(n)] ?? "") as T;
+    return value.replace(
+      /\{\{(result|system)\.(\d+)\}\}/g,
+      (_m, from: "result" | "system", n: string) => groups[from][Number(n)] ?? "",
+    ) as T;
   }
   if (Array.isArray(value)) return value.map((v: unknown) => fill(v, groups)) as T;
   if (value && typeof value === "object") {
@@ -141,17 +159,19 @@ const COMPLETE_FALLBACK: ScriptStep[] = [{ text: "Summary of the earlier convers
 export class ScriptedProvider implements Provider {
   readonly name = "scripted";
   readonly model: string;
+  readonly contextWindow?: number;
 
   constructor(
     private readonly script: Script,
     model?: string,
   ) {
     this.model = model ?? script.model ?? "scripted";
+    if (script.contextWindow !== undefined) this.contextWindow = script.contextWindow;
   }
 
   async *stream(request: ProviderRequest): AsyncGenerator<ProviderEvent> {
     const ctx = matchContext(request.messages, request.kind, request.system);
-    let groups: string[] = [];
+    let groups: Groups = { result: [], system: [] };
     const rule = this.script.rules.find((r) => {
       const found = matchRule(r.when, ctx);
       if (found) groups = found;

@@ -45,6 +45,8 @@ export interface Provider {
   /** Provider key, e.g. dashscope, anthropic, scripted. */
   readonly name: string;
   readonly model: string;
+  /** The model's context window in tokens, when the provider knows it (else the model table decides). */
+  readonly contextWindow?: number;
   /** Throws ProviderError on failure; stops (AbortError) when request.signal aborts. */
   stream(request: ProviderRequest): AsyncIterable<ProviderEvent>;
 }

@@ -22,11 +22,13 @@ export async function* compactIfNeeded(
   session: SessionContext,
   turn: Turn,
   provider: Provider,
+  /** Appended to the summary call's system prompt (a pipeline step's markers, so a scripted model knows it). */
+  summaryMarkers = "",
 ): AsyncGenerator<RuntimeEvent> {
   const { deps, conversation } = session;
   const { limits } = deps;
   const context = conversation.effective();
-  const window = limits.contextWindow ?? contextWindowFor(provider.model);
+  const window = limits.contextWindow ?? provider.contextWindow ?? contextWindowFor(provider.model);
   const original = estimateTokens(turn.system, context, turn.toolDefs);
   if (original < window * limits.compactThreshold) return;
   const offset = conversation.messages.length - context.length;
@@ -34,7 +36,7 @@ export async function* compactIfNeeded(
   if (split <= 0) return;
   yield { type: "compaction", phase: "started", originalTokens: original };
   try {
-    const summary = await summarise(session, turn, provider, context.slice(0, split));
+    const summary = await summarise(session, turn, provider, context.slice(0, split), summaryMarkers);
     const marker: Message = {
       id: newMessageId(),
       role: "user",
@@ -64,10 +66,11 @@ async function summarise(
   turn: Turn,
   provider: Provider,
   older: readonly Message[],
+  markers: string,
 ): Promise<string> {
   let summary = "";
   const stream = provider.stream({
-    system: SUMMARY_SYSTEM_PROMPT,
+    system: markers ? `${SUMMARY_SYSTEM_PROMPT}\n${markers}` : SUMMARY_SYSTEM_PROMPT,
     messages: [
       {
         id: newMessageId(),

@@ -95,6 +95,7 @@ async function execute(
         ...(mcp ? { mcp } : {}),
       }),
     askUser: (request) => rounds.ask(round, request, turn.signal, (event) => channel.push(event)),
+    asked: (inputId) => rounds.asked(round, inputId),
     ...(turn.cloud ? { cloud: turn.cloud } : {}),
   };
   const block = (content: string, isError: boolean): ToolResultBlock => ({

@@ -13,11 +13,20 @@ import { SessionClosedError } from "./turn-errors.js";
 
 export type InputEntry = PendingRound["inputs"][number];
 
-/** What an aborted wait answers: a permission is denied, a question cancelled. */
+/** What an aborted wait answers: a permission is denied, anything else cancelled (of its own kind). */
 export function cancelAnswer(request: InputRequest): InputAnswer {
   return request.kind === "permission"
     ? { inputId: request.inputId, kind: "permission", decision: "deny" }
-    : { inputId: request.inputId, kind: "ask_user_question", cancelled: true };
+    : { inputId: request.inputId, kind: request.kind, cancelled: true };
+}
+
+/** What input_received says of a tool question's answer. */
+function decisionOf(answer: InputAnswer): string {
+  if (answer.kind === "permission") return answer.decision;
+  if (answer.cancelled) return "cancelled";
+  if (answer.kind === "deployment_confirmation") return answer.action ?? "answered";
+  if (answer.kind === "cloud_resource_selection") return "selected";
+  return "answered";
 }
 
 export class WaitingRound {
@@ -102,10 +111,16 @@ export class WaitingRound {
     });
   }
 
+  /** The question of a round with this input id, when it was asked before (a restarted tool asks it again). */
+  asked(round: PendingRound, inputId: string): InputRequest | undefined {
+    return round.inputs.find((e) => e.request.inputId === inputId)?.request;
+  }
+
   /**
-   * A running tool's question (ask_user_question): added to the round and
-   * persisted (or cancelled when that fails), published unless a restored
-   * answer is already there, then awaited.
+   * A running tool's question (ask_user_question, a resource selection, a
+   * deployment confirmation): added to the round and persisted (or cancelled
+   * when that fails), published unless a restored answer is already there,
+   * then awaited. A restored answer is not announced again.
    */
   async ask(
     round: PendingRound,
@@ -119,15 +134,16 @@ export class WaitingRound {
       round.inputs.push(entry);
       if (!(await this.persist(round))) return cancelAnswer(request);
     }
-    if (!entry.answer) publish({ type: "input_required", request: entry.request });
+    const restored = entry.answer !== undefined;
+    if (!restored) publish({ type: "input_required", request: entry.request });
     const answer = await this.wait(signal, entry);
-    if (!signal.aborted) {
+    if (!signal.aborted && !restored) {
       publish({
         type: "input_received",
         inputId: entry.request.inputId,
         toolUseId: entry.request.toolUseId,
-        kind: "ask_user_question",
-        decision: answer.kind === "ask_user_question" && answer.cancelled ? "cancelled" : "answered",
+        kind: entry.request.kind,
+        decision: decisionOf(answer),
       });
     }
     return answer;

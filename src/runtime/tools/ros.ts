@@ -234,6 +234,8 @@ interface StackResource {
   physicalId?: string;
   type?: string;
   status?: string;
+  /** Why the resource is where it is (a failed resource's reason). */
+  statusReason?: string;
 }
 
 function isTerminal(status: string): boolean {
@@ -255,6 +257,7 @@ async function stackSnapshot(
   statusReason?: string;
   stackName?: string;
   outputs?: unknown;
+  parameters?: Record<string, string>;
   resources: StackResource[];
 }> {
   let stack: Record<string, unknown>;
@@ -280,6 +283,9 @@ async function stackSnapshot(
       ...(typeof r.PhysicalResourceId === "string" ? { physicalId: r.PhysicalResourceId } : {}),
       ...(typeof r.ResourceType === "string" ? { type: r.ResourceType } : {}),
       ...(typeof r.Status === "string" ? { status: r.Status } : {}),
+      ...(typeof r.StatusReason === "string" && r.StatusReason
+        ? { statusReason: redactSecrets(r.StatusReason) }
+        : {}),
     }));
   }
   return {
@@ -287,8 +293,20 @@ async function stackSnapshot(
     ...(typeof stack.StatusReason === "string" ? { statusReason: stack.StatusReason } : {}),
     ...(typeof stack.StackName === "string" ? { stackName: stack.StackName } : {}),
     ...(stack.Outputs !== undefined ? { outputs: stack.Outputs } : {}),
+    ...parametersOf(stack.Parameters),
     resources,
   };
+}
+
+/** The parameters GetStack reports (ROS masks NoEcho ones), without the ALIYUN:: pseudo parameters. */
+function parametersOf(list: unknown): { parameters?: Record<string, string> } {
+  if (!Array.isArray(list)) return {};
+  const out: Record<string, string> = {};
+  for (const p of list as Array<Record<string, unknown>>) {
+    if (typeof p.ParameterKey !== "string" || p.ParameterKey.startsWith("ALIYUN::")) continue;
+    out[p.ParameterKey] = redactSecrets(typeof p.ParameterValue === "string" ? p.ParameterValue : "");
+  }
+  return Object.keys(out).length ? { parameters: out } : {};
 }
 
 function progressPercentage(status: string, resources: StackResource[]): number {
@@ -393,9 +411,21 @@ export const rosStackTool: Tool<StackInput> = {
     if (!input.stack_id) throw new ToolError(`action ${input.action} needs stack_id.`);
     const stackId = input.stack_id;
     if (input.action === "delete") {
-      await guard("DeleteStack", ctx, () =>
-        cloud.ros.call("DeleteStack", { StackId: stackId, RegionId: regionId }, ctx.signal),
+      const gone = await guard("DeleteStack", ctx, () =>
+        cloud.ros.call("DeleteStack", { StackId: stackId, RegionId: regionId }, ctx.signal).then(
+          () => false,
+          (error: unknown) => {
+            // A stack that no longer exists is deleted: nothing is left to clean up.
+            if (error instanceof RosApiError && error.code.startsWith("StackNotFound")) return true;
+            throw error;
+          },
+        ),
       );
+      if (gone)
+        return finish(
+          { status: "DELETE_COMPLETE", statusReason: "The stack no longer exists.", resources: [] },
+          stackId,
+        );
       return finish(
         await guard("GetStack", ctx, () => pollStack(cloud, ctx, stackId, undefined, regionId, true)),
         stackId,

@@ -33,6 +33,12 @@ export interface ToolContext {
   progress(progress: Record<string, unknown>, mcp?: McpToolProgress): void;
   /** Suspends the tool until the user answers (ask_user_question). */
   askUser(request: InputRequest): Promise<InputAnswer>;
+  /**
+   * The question with this input id when the tool already asked it (a tool
+   * run again after a restart): asking it again gets the same input, and the
+   * tool need not rebuild it (e.g. list cloud resources again).
+   */
+  asked?(inputId: string): InputRequest | undefined;
   cloud?: CloudContext;
 }
 
