@@ -114,6 +114,12 @@ const host: SessionHost = {
     if (session === current) refreshControls();
     renderThreads();
   },
+  tryDemo: (text) => {
+    // A demo scenario runs in pipeline mode; the user still presses Send.
+    message.value = text;
+    pipelineBox.checked = true;
+    message.focus();
+  },
 };
 
 function askToken(reason: "tokenNeeded" | "tokenRejected"): void {

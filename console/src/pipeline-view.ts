@@ -1,25 +1,32 @@
-// The pipeline panel: the steps timeline (from pipeline_started and the
-// STEP_STARTED / STEP_FINISHED events), the candidates side by side with their
-// steps and cost, the selection (a "Choose" button per candidate while the
-// candidate_selection interrupt waits), and the stacks being deployed with a
-// progress bar each (stack_progress, stack_current_changed).
+// The pipeline panel: how the run ended (pipeline-outcome.ts), the steps
+// timeline (from pipeline_started and the STEP_STARTED / STEP_FINISHED events;
+// a failed step with its reason, steps a rollback went back over), notices
+// (pipeline-notices.ts), the candidates side by side with their steps, cost,
+// diagram and detail (a failed candidate with its reason; a "Choose" button
+// per candidate while the candidate_selection interrupt waits), the
+// deployment (deployment-view.ts) and the cleanup (cleanup-view.ts). Before
+// any run: the demo scenarios to try (demo-tags.ts).
 import type { Interrupt } from "@ag-ui/client";
+import { detailBlock, diagramBlock } from "./candidate-presentation.js";
+import { CleanupView } from "./cleanup-view.js";
+import { demoTagList } from "./demo-tags.js";
+import { DeploymentView } from "./deployment-view.js";
 import { h } from "./dom.js";
 import { i18nLabel, tr, type MessageKey } from "./i18n.js";
+import { num, obj, str, type Json } from "./json.js";
+import { NoticesView } from "./pipeline-notices.js";
+import { OutcomeView } from "./pipeline-outcome.js";
 import type { WireEvent } from "./transcript.js";
 
-type StepState = "pending" | "running" | "waiting" | "done" | "failed";
+type StepState = "pending" | "running" | "waiting" | "done" | "failed" | "rolledBack";
 const STEP_LABEL: Record<StepState, MessageKey> = {
   pending: "stepPending",
   running: "stepRunning",
   waiting: "stepWaiting",
   done: "stepDone",
   failed: "stepFailed",
+  rolledBack: "stepRolledBack",
 };
-
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
-const str = (v: unknown): string => (typeof v === "string" ? v : typeof v === "number" ? String(v) : "");
 
 interface CandidateCard {
   id: string;
@@ -27,40 +34,57 @@ interface CandidateCard {
   name: string;
   el: HTMLElement;
   steps: HTMLOListElement;
+  status: HTMLElement;
   cost: HTMLElement;
+  presentation: HTMLElement;
   actions: HTMLElement;
 }
 
-interface StackView {
-  progress: HTMLProgressElement;
-  status: HTMLElement;
-  resources: HTMLUListElement;
+/** What the panel asks of its thread. */
+export interface PipelineHooks {
+  /** Sends a cleanupOnly request (the "Clean up" button). */
+  cleanUp(): void;
+  /** Puts a demo request in the message box. */
+  tryDemo(text: string): void;
 }
+
+/** Why a step or candidate failed: the short summary, else the error. */
+const failureReason = (data: Json): string => str(data.errorSummary) || str(data.error);
 
 export class PipelineView {
   readonly root: HTMLElement;
   private readonly empty: HTMLElement;
   private readonly timeline: HTMLOListElement;
   private readonly candidatesBox: HTMLElement;
-  private readonly stacksBox: HTMLElement;
+  private readonly outcome: OutcomeView;
+  private readonly notices = new NoticesView();
+  private readonly deployment = new DeploymentView();
+  private readonly cleanup = new CleanupView();
   private readonly steps = new Map<string, HTMLLIElement>();
   private readonly candidates = new Map<string, CandidateCard>();
-  private readonly stacks = new Map<string, StackView>();
   /** Steps finished since the last other event: a run that ends on an interrupt closes them only for now. */
   private justFinished: HTMLLIElement[] = [];
 
-  constructor() {
-    this.empty = tr("p", "noPipeline", undefined, { class: "empty" });
-    this.timeline = h("ol", { class: "timeline" });
+  constructor(hooks: PipelineHooks) {
+    this.empty = h(
+      "div",
+      { class: "empty" },
+      tr("p", "noPipeline"),
+      demoTagList((text) => hooks.tryDemo(text)),
+    );
+    this.outcome = new OutcomeView(() => hooks.cleanUp());
+    this.timeline = h("ol", { class: "timeline", ...i18nLabel("steps") });
     this.candidatesBox = h("div", { class: "candidates" });
-    this.stacksBox = h("div", { class: "stacks" });
     this.root = h(
       "section",
       { class: "pipeline" },
       this.empty,
+      this.outcome.root,
       this.timeline,
+      this.notices.root,
       h("div", { class: "candidates-wrap", hidden: true }, tr("h3", "candidates"), this.candidatesBox),
-      h("div", { class: "stacks-wrap", hidden: true }, tr("h3", "deployment"), this.stacksBox),
+      this.deployment.root,
+      this.cleanup.root,
     );
   }
 
@@ -86,6 +110,12 @@ export class PipelineView {
     li.querySelector(".step-state")?.replaceWith(
       tr("span", STEP_LABEL[state], undefined, { class: "step-state" }),
     );
+  }
+
+  /** A line under a step: why it failed, or where a rollback took the run. */
+  private stepNote(li: HTMLLIElement, note: Node): void {
+    li.querySelector(".step-note")?.remove();
+    li.append(h("p", { class: "step-note" }, note));
   }
 
   /** The timeline item or candidate step item of an AG-UI stepName. */
@@ -117,12 +147,16 @@ export class PipelineView {
     switch (ev.type) {
       case "STEP_STARTED": {
         const li = this.stepOf(str(ev.stepName));
-        if (li) this.setState(li, "running");
+        if (li) {
+          this.setState(li, "running");
+          li.querySelector(".step-note")?.remove();
+        }
         break;
       }
       case "STEP_FINISHED": {
         const li = this.stepOf(str(ev.stepName));
-        if (li && li.dataset.state !== "failed") {
+        // A failure or a rollback says more than the step's end.
+        if (li && li.dataset.state !== "failed" && li.dataset.state !== "rolledBack") {
           this.setState(li, "done");
           this.justFinished.push(li);
         }
@@ -137,7 +171,10 @@ export class PipelineView {
   private pipelineEvent(value: Json): void {
     const data = obj(value.data);
     const candidate = obj(value.candidate);
-    switch (value.eventType) {
+    const eventType = str(value.eventType);
+    const step = str(obj(value.candidateStep).id) || str(obj(value.step).id);
+    if (this.cleanup.apply(eventType, data)) return;
+    switch (eventType) {
       case "pipeline_started":
         this.empty.hidden = true;
         for (const name of Array.isArray(data.stepNames) ? data.stepNames : [])
@@ -149,18 +186,35 @@ export class PipelineView {
       case "candidate_completed":
       case "candidate_failed": {
         const card = this.card(candidate);
-        card.el.dataset.state =
-          value.eventType === "candidate_failed" || data.failed === true ? "failed" : "done";
+        const failed = eventType === "candidate_failed" || data.failed === true;
+        card.el.dataset.state = failed ? "failed" : "done";
+        if (failed) this.candidateStatus(card, "candidateFailed", failureReason(data));
+        break;
+      }
+      case "candidate_restart_requested": {
+        const card = this.card(candidate);
+        card.el.dataset.state = "running";
+        this.candidateStatus(card, "candidateRestart", str(data.reason), {
+          step: str(data.targetCandidateStepId),
+          attempt: str(data.nextCandidateAttempt),
+        });
         break;
       }
       case "step_failed":
       case "candidate_step_failed": {
-        const step = str(obj(value.candidateStep).id) || str(obj(value.step).id);
-        const cid = str(candidate.id);
-        const li = cid ? this.stepOf(`candidate:${cid}:${step}`) : this.stepOf(step);
-        if (li) this.setState(li, "failed");
+        const cid = str(candidate.id) || str(candidate.subPipelineId);
+        const stepId = step || str(data.stepId);
+        const li = cid ? this.stepOf(`candidate:${cid}:${stepId}`) : this.stepOf(stepId);
+        if (li) {
+          this.setState(li, "failed");
+          const reason = failureReason(data);
+          if (reason) this.stepNote(li, h("span", { class: "reason" }, reason));
+        }
         break;
       }
+      case "rollback_completed":
+        this.rollback(data, candidate, step);
+        break;
       case "candidate_selected":
         for (const card of this.candidates.values()) {
           const chosen = card.index === Number(data.candidateIndex);
@@ -171,11 +225,79 @@ export class PipelineView {
           card.actions.replaceChildren();
         }
         break;
+      case "diagram_shown":
+      case "candidate_detail_shown": {
+        const block = eventType === "diagram_shown" ? diagramBlock(data) : detailBlock(data);
+        const index = num(data.candidateIndex) ?? num(obj(data.detail).candidateIndex);
+        const card = [...this.candidates.values()].find((c) => c.index === index);
+        // One block per kind and candidate: a diagram shown again replaces the earlier one.
+        block.dataset.kind = eventType;
+        if (card) {
+          card.presentation.querySelector(`[data-kind="${eventType}"]`)?.remove();
+          card.presentation.append(block);
+        } else this.notices.root.before(block);
+        break;
+      }
+      case "context_compaction_started":
+      case "context_compacted":
+      case "context_compaction_failed":
+        this.notices.compaction(eventType, data, step);
+        break;
+      case "pipeline_warning":
+        this.notices.warning(data, step);
+        break;
       case "stack_progress":
       case "stack_current_changed":
-        this.stack(data);
+        this.deployment.stack(data);
+        break;
+      case "stack_instances_progress":
+        this.deployment.instances(data);
+        break;
+      case "pipeline_completed":
+        this.empty.hidden = true;
+        this.outcome.completed(data, this.cleanup.unfinished());
         break;
     }
+  }
+
+  /** rollback_completed: the run's (a notice, the steps gone back over) or a candidate's (on its card). */
+  private rollback(data: Json, candidate: Json, step: string): void {
+    const from = str(data.fromStep) || step;
+    const to = str(data.toStep) || str(data.toStepId);
+    const cid = str(candidate.id) || str(candidate.subPipelineId);
+    if (cid || data.rollbackScope === "candidate") {
+      const card = this.card(candidate);
+      this.candidateStatus(card, "candidateRolledBack", str(data.reason), { from, to });
+      return;
+    }
+    this.notices.rollback(data, from);
+    // Steps after the target up to the one that asked are to be run again.
+    const names = [...this.steps.keys()];
+    const first = names.indexOf(to);
+    const last = names.indexOf(from);
+    if (first >= 0 && last > first) {
+      for (const name of names.slice(first + 1, last + 1)) this.setState(this.steps.get(name)!, "rolledBack");
+      this.stepNote(this.steps.get(from)!, tr("span", "rolledBackTo", { to }));
+    }
+    // The selection is undone: the user chooses again.
+    for (const card of this.candidates.values()) {
+      card.el.classList.remove("selected");
+      card.el.querySelector(".badge")?.remove();
+    }
+  }
+
+  /** The line on a candidate's card saying what happened to it (and why). */
+  private candidateStatus(
+    card: CandidateCard,
+    key: MessageKey,
+    reason: string,
+    vars?: Record<string, string>,
+  ) {
+    card.status.replaceChildren(
+      tr("strong", key, vars),
+      reason ? h("span", { class: "reason" }, reason) : "",
+    );
+    card.status.hidden = false;
   }
 
   private card(candidate: Json): CandidateCard {
@@ -184,17 +306,21 @@ export class PipelineView {
     if (card) return card;
     const name = str(candidate.name) || id;
     const steps = h("ol", { class: "candidate-steps" });
+    const status = h("p", { class: "candidate-status", hidden: true });
     const cost = h("p", { class: "cost" });
+    const presentation = h("div", { class: "presentation" });
     const actions = h("div", { class: "actions" });
     const el = h(
       "article",
-      { class: "candidate", "data-candidate": id },
+      { class: "candidate", "data-candidate": id, "aria-label": name },
       h("h4", {}, name),
       steps,
+      status,
       cost,
+      presentation,
       actions,
     );
-    card = { id, index: Number(candidate.index), name, el, steps, cost, actions };
+    card = { id, index: Number(candidate.index), name, el, steps, status, cost, presentation, actions };
     this.candidates.set(id, card);
     for (const step of Array.isArray(candidate.steps) ? candidate.steps : [])
       if (typeof step === "string") this.stepItem(steps, this.stepsOfCard(card), step, step);
@@ -244,7 +370,8 @@ export class PipelineView {
       const card = [...this.candidates.values()].find((c) => c.index === index);
       if (!card) return;
       const description = str(raw[i]?.description);
-      if (description) card.cost.before(h("p", { class: "description" }, description));
+      card.el.querySelector(".description.offered")?.remove();
+      if (description) card.cost.before(h("p", { class: "description offered" }, description));
       const title = str(option.title) || card.name;
       const button = tr("button", "choose", undefined, { type: "button", class: "primary" });
       for (const [k, v] of Object.entries(i18nLabel("chooseNamed", { name: card.name })))
@@ -261,38 +388,8 @@ export class PipelineView {
     for (const card of this.candidates.values()) card.actions.replaceChildren();
   }
 
-  private stack(data: Json): void {
-    const name = str(data.stackName) || str(data.stackId);
-    if (!name) return;
-    let view = this.stacks.get(name);
-    if (!view) {
-      const progress = h("progress", { max: 100, value: 0, "aria-label": name });
-      const status = h("span", { class: "stack-status" });
-      const resources = h("ul", { class: "resources" });
-      this.stacksBox.appendChild(
-        h("div", { class: "stack", "data-stack": name }, h("h4", {}, name), progress, " ", status, resources),
-      );
-      this.stacksBox.parentElement!.hidden = false;
-      this.stacks.set(name, (view = { progress, status, resources }));
-    }
-    const stackStatus = str(data.status) || str(data.stackStatus);
-    if (typeof data.progressPercentage === "number") view.progress.value = data.progressPercentage;
-    else if (/_COMPLETE$/.test(stackStatus)) view.progress.value = 100;
-    if (stackStatus) view.status.textContent = `${stackStatus} (${view.progress.value}%)`;
-    if (Array.isArray(data.resources)) {
-      view.resources.replaceChildren(
-        ...data.resources
-          .map(obj)
-          .map((r) =>
-            h(
-              "li",
-              {},
-              h("code", {}, str(r.logicalId)),
-              ` ${str(r.type)} `,
-              h("span", { class: "res-status" }, str(r.status)),
-            ),
-          ),
-      );
-    }
+  /** A cleanupOnly run ended (the "Clean up" button is offered again if a deletion failed). */
+  cleanupEnded(): void {
+    this.outcome.cleanupEnded(this.cleanup.failed());
   }
 }

@@ -5,7 +5,7 @@
 import { HttpAgent, type BaseEvent, type Interrupt } from "@ag-ui/client";
 import { h, randomId } from "./dom.js";
 import { FilesView } from "./files-view.js";
-import { language, tr } from "./i18n.js";
+import { language, t, tr } from "./i18n.js";
 import { interruptCard, type Answer } from "./interrupts.js";
 import { PipelineView } from "./pipeline-view.js";
 import { saveThread, type ThreadRecord } from "./threads.js";
@@ -18,6 +18,8 @@ export interface SessionHost {
   unauthorized(): void;
   /** Running state or pending interrupts changed (buttons, thread list). */
   changed(session: ThreadSession): void;
+  /** Puts a request in the message box (a demo scenario to try). */
+  tryDemo(text: string): void;
 }
 
 /** The adapter's base URL: the console is served at <base>console. */
@@ -25,7 +27,7 @@ export const BASE_URL = new URL(".", location.href).href;
 
 export class ThreadSession {
   readonly files = new FilesView();
-  readonly pipeline = new PipelineView();
+  readonly pipeline: PipelineView;
   readonly transcript: Transcript;
   readonly agent: HttpAgent;
   running = false;
@@ -37,6 +39,10 @@ export class ThreadSession {
     private readonly host: SessionHost,
     restored: boolean,
   ) {
+    this.pipeline = new PipelineView({
+      cleanUp: () => void this.cleanUp(),
+      tryDemo: (text) => host.tryDemo(text),
+    });
     this.transcript = new Transcript(this.files, (id, name, content) =>
       this.pipeline.toolResult(id, name, content),
     );
@@ -58,6 +64,16 @@ export class ThreadSession {
     await this.run({ pipeline });
   }
 
+  /** Deletes the stacks the pipeline left behind: a cleanupOnly request (no model turn). */
+  async cleanUp(): Promise<void> {
+    if (this.running) return;
+    const text = t("cleanUpMessage");
+    this.transcript.user(text);
+    this.agent.addMessage({ id: randomId("user"), role: "user", content: text });
+    await this.run({ cleanupOnly: true });
+    this.pipeline.cleanupEnded();
+  }
+
   private async answer(id: string, answer: Answer): Promise<void> {
     this.answers.set(id, answer);
     if (!this.pending.every((i) => this.answers.has(i.id))) return;
@@ -67,7 +83,7 @@ export class ThreadSession {
     await this.run({ resume });
   }
 
-  private forwardedProps(pipeline: boolean): Record<string, unknown> {
+  private forwardedProps(pipeline: boolean, cleanupOnly: boolean): Record<string, unknown> {
     return {
       iacCode: {
         schemaVersion: 1,
@@ -75,12 +91,14 @@ export class ThreadSession {
         cwd: this.record.cwd,
         preferredLanguage: language(),
         ...(pipeline ? { runMode: "pipeline" } : {}),
+        ...(cleanupOnly ? { cleanupOnly: true } : {}),
       },
     };
   }
 
   private async run(options: {
     pipeline?: boolean;
+    cleanupOnly?: boolean;
     resume?: Array<{ interruptId: string } & Answer>;
   }): Promise<void> {
     this.running = true;
@@ -99,7 +117,7 @@ export class ThreadSession {
       await this.agent.runAgent(
         {
           runId: randomId("run"),
-          forwardedProps: this.forwardedProps(options.pipeline ?? false),
+          forwardedProps: this.forwardedProps(options.pipeline ?? false, options.cleanupOnly ?? false),
           ...(options.resume ? { resume: options.resume } : {}),
         },
         {

@@ -4,7 +4,8 @@
 import { h, keepAtEnd } from "./dom.js";
 import type { FilesView } from "./files-view.js";
 import { codeBlock } from "./highlight.js";
-import { tr, type MessageKey } from "./i18n.js";
+import { i18nLabel, tr, type MessageKey } from "./i18n.js";
+import { num, obj, type Json } from "./json.js";
 
 /** An AG-UI event as the console reads it (fields by name; unknown ones ignored). */
 export type WireEvent = { type: string } & Record<string, unknown>;
@@ -14,9 +15,29 @@ interface ToolView {
   el: HTMLDetailsElement;
   args: string;
   status: HTMLElement;
+  progress?: HTMLElement;
 }
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/**
+ * What a tool's progress says: a message and a fraction (MCP progress/total)
+ * or a percentage, from the pipeline's tool_progress data or the
+ * iac-code.tool-progress.v1 value (whose MCP fields sit under `mcp`).
+ */
+function toolProgressOf(d: Json): { message: string; value?: number; max?: number } {
+  const mcp = { ...obj(d.mcpProgress), ...obj(d.mcp) };
+  const p = obj(d.progress);
+  const message = [d.message, mcp.message, p.message, p.phase, p.status].find(
+    (v): v is string => typeof v === "string" && v !== "",
+  );
+  const done = num(d.progress) ?? num(mcp.progress);
+  const total = num(d.total) ?? num(mcp.total);
+  const percentage = num(p.progressPercentage) ?? num(p.percentage);
+  if (done !== undefined && total) return { message: message ?? "", value: done, max: total };
+  if (percentage !== undefined) return { message: message ?? "", value: percentage, max: 100 };
+  return { message: message ?? (done !== undefined ? String(done) : "") };
+}
 
 /** Pretty JSON when `text` is JSON, else undefined. */
 function prettyJson(text: string): string | undefined {
@@ -160,7 +181,31 @@ export class Transcript {
       case "RUN_ERROR":
         this.note("error", "error", { code: str(ev.code), message: str(ev.message) });
         break;
+      case "CUSTOM": {
+        const value = obj(ev.value);
+        if (ev.name === "iac-code.tool-progress.v1") this.toolProgress(str(value.toolUseId), value);
+        else if (ev.name === "iac-code.pipeline.v1" && value.eventType === "tool_progress") {
+          const data = obj(value.data);
+          this.toolProgress(str(data.toolUseId), data);
+        }
+        break;
+      }
     }
+  }
+
+  /** A tool's progress, on its call's summary line (visible while the call is collapsed). */
+  private toolProgress(toolCallId: string, data: Json): void {
+    const tool = this.tools.get(toolCallId);
+    if (!tool) return;
+    const { message, value, max } = toolProgressOf(data);
+    const bar =
+      value !== undefined
+        ? h("progress", { max: max ?? 100, value, ...i18nLabel("toolProgressOf", { name: tool.name }) })
+        : null;
+    const view = h("span", { class: "tool-progress" }, bar, bar && message ? " " : "", message);
+    if (tool.progress) tool.progress.replaceWith(view);
+    else tool.status.after(" ", view);
+    tool.progress = view;
   }
 
   /** write_file (or any tool whose arguments are a path and a text content) proposes a file. */
