@@ -1164,7 +1164,13 @@ export type PipelineEnvelope = {
    * Which input the event is about.
    */
   input?: {
-    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+    kind:
+      | "permission"
+      | "ask_user_question"
+      | "candidate_selection"
+      | "pipeline_pause_confirmation"
+      | "cloud_resource_selection"
+      | "deployment_confirmation";
     inputId: string;
     toolUseId: string;
   };
@@ -1254,7 +1260,13 @@ export type PipelineEnvelope1 = {
    * Which input the event is about.
    */
   input?: {
-    kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+    kind:
+      | "permission"
+      | "ask_user_question"
+      | "candidate_selection"
+      | "pipeline_pause_confirmation"
+      | "cloud_resource_selection"
+      | "deployment_confirmation";
     inputId: string;
     toolUseId: string;
   };

@@ -1424,12 +1424,13 @@ return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","stack_instances_progress","context_compaction_started","context_compacted","context_compaction_failed","candidate_restart_requested","candidate_detail_shown","diagram_shown","pipeline_warning","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","stack_instances_progress","context_compaction_started","context_compacted","context_compaction_failed","candidate_restart_requested","candidate_detail_shown","diagram_shown","pipeline_warning","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation","cloud_resource_selection","deployment_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_warning"}}},"then":{"properties":{"data":{"description":"Something the run could not do and goes on without; reason cleanup_tracking_unavailable: the cleanup ledger could not be read (operation load) or saved (observe, mark_pending, update), so the resources named (or counted) may not be deleted automatically.","type":"object","required":["reason","operation","message"],"properties":{"reason":{"enum":["cleanup_tracking_unavailable"]},"operation":{"enum":["load","observe","mark_pending","update"]},"resourceId":{"type":"string"},"resourceCount":{"type":"integer","minimum":0},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"tool_progress"}}},"then":{"properties":{"data":{"description":"A tool's progress that is not a stack's: an MCP notification (serverName, mcpToolName, mcpProgress, progress, total?, message?) or a phase of a ROS operation (progress {phase, message}, message).","type":"object","required":["toolName","toolUseId"],"properties":{"toolName":{"type":"string"},"toolUseId":{"type":"string"},"serverName":{"type":"string"},"mcpToolName":{"type":"string"},"mcpProgress":{"type":"object"},"progress":{},"total":{"type":"number"},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"stack_instances_progress"}}},"then":{"properties":{"data":{"description":"A stack group operation's progress (a deployment to several regions): each stack instance's status at this poll.","type":"object","required":["toolUseId","stackGroupName","operationId","status","progressPercentage","instances","elapsedSeconds"],"properties":{"toolUseId":{"type":"string"},"stackGroupName":{"type":"string"},"operationId":{"type":"string"},"status":{"type":"string"},"progressPercentage":{"type":"number","minimum":0,"maximum":100},"instances":{"type":"array","items":{"type":"object","required":["accountId","regionId","status"],"properties":{"accountId":{"type":"string"},"regionId":{"type":"string"},"status":{"type":"string"},"statusReason":{"type":"string"},"stackId":{"type":"string"}}}},"elapsedSeconds":{"type":"number","minimum":0}}}}}},{"if":{"properties":{"eventType":{"enum":["context_compaction_started","context_compacted","context_compaction_failed"]}}},"then":{"required":["scope"],"properties":{"scope":{"enum":["step","candidate_step"]},"data":{"description":"Compaction of the step's transcript: started (originalTokens), compacted (the summary and both estimates), failed (originalTokens; the step goes on with its whole transcript).","type":"object","required":["originalTokens"],"properties":{"summary":{"type":"string"},"originalTokens":{"type":"integer","minimum":0},"compactedTokens":{"type":"integer","minimum":0}}}}}},{"if":{"properties":{"eventType":{"const":"context_compacted"}}},"then":{"properties":{"data":{"type":"object","properties":{"summary":true,"originalTokens":true,"compactedTokens":true},"required":["summary","originalTokens","compactedTokens"]}}}},{"if":{"properties":{"eventType":{"const":"candidate_restart_requested"}}},"then":{"required":["candidate"],"properties":{"data":{"description":"A hard interrupt of the running parallel step: the candidate (its attempt that stops) starts again at targetCandidateStepId as attempt nextCandidateAttempt, with reason (the user's message) as feedback.","type":"object","required":["candidateScope","targetCandidateStepId","nextCandidateAttempt","reason"],"properties":{"candidateScope":{"type":"string","pattern":"^(all|candidate:[0-9]+)$"},"targetCandidateStepId":{"type":"string"},"nextCandidateAttempt":{"type":"integer","minimum":2},"reason":{"type":"string"}}},"candidate":true}}},{"if":{"properties":{"eventType":{"const":"diagram_shown"}}},"then":{"properties":{"data":{"description":"A candidate's architecture diagram, shown by show_architecture_diagram (the step that presents the candidates).","type":"object","required":["candidateName","templateContent","mermaidSource","format","diagramStage","views"],"properties":{"toolUseId":{"type":"string"},"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"templateContent":{"type":"string"},"mermaidSource":{"type":"string"},"format":{"const":"mermaid"},"diagramStage":{"enum":["draft","optimized"]},"views":{"type":"array","items":{"type":"string"}},"architectureContext":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"candidate_detail_shown"}}},"then":{"properties":{"data":{"description":"A candidate's detail (summary, cost items, monthly total), shown by show_candidate_detail.","type":"object","required":["detailId","toolUseId","detail"],"properties":{"detailId":{"type":"string"},"toolUseId":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"detail":{"type":"object","required":["candidateName","summary","costItems"],"properties":{"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"summary":{"type":"string"},"costItems":{"type":"array","items":{"type":"object","required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number"}}}},"totalMonthlyCost":{"type":"number"},"currency":{"type":"string"}}}}}}}},{"if":{"properties":{"eventType":{"const":"cleanup_failed"}}},"then":{"properties":{"data":{"type":"object","properties":{"lastError":{"type":"string","minLength":1}},"required":["lastError"]}}}},{"if":{"properties":{"eventType":{"const":"cleanup_progress"}}},"then":{"properties":{"data":{"type":"object","properties":{"progressStatus":true,"progressPercentage":true,"stackStatus":true},"required":["progressStatus","progressPercentage","stackStatus"]}}}},{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
 const schema44 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
 const schema45 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
 const schema46 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
 const schema47 = {"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}};
-const pattern11 = new RegExp("^evt-[0-9a-f]{24}$", "u");
+const pattern11 = new RegExp("^(all|candidate:[0-9]+)$", "u");
+const pattern12 = new RegExp("^evt-[0-9a-f]{24}$", "u");
 const formats0 = require("ajv-formats/dist/formats").fullFormats["date-time"];
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -1448,7 +1449,7 @@ let valid1 = true;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("mcp_status" !== data.eventType){
+if("pipeline_warning" !== data.eventType){
 const err0 = {};
 if(vErrors === null){
 vErrors = [err0];
@@ -1476,8 +1477,8 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
 let data1 = data.data;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.kind === undefined){
-const err1 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(data1.reason === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1486,8 +1487,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data1.mcpStatus === undefined){
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "mcpStatus"},message:"must have required property '"+"mcpStatus"+"'"};
+if(data1.operation === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "operation"},message:"must have required property '"+"operation"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1496,9 +1497,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data1.kind !== undefined){
-if("mcp_status" !== data1.kind){
-const err3 = {instancePath:instancePath+"/data/kind",schemaPath:"#/allOf/0/then/properties/data/properties/kind/const",keyword:"const",params:{allowedValue: "mcp_status"},message:"must be equal to constant"};
+if(data1.message === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1507,12 +1507,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-if(data1.mcpStatus !== undefined){
-let data3 = data1.mcpStatus;
-if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-if(data3.servers === undefined){
-const err4 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
+if(data1.reason !== undefined){
+if(!(data1.reason === "cleanup_tracking_unavailable")){
+const err4 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/0/then/properties/data/properties/reason/enum",keyword:"enum",params:{allowedValues: schema43.allOf[0].then.properties.data.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1521,8 +1518,11 @@ vErrors.push(err4);
 }
 errors++;
 }
-if(data3.warnings === undefined){
-const err5 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+}
+if(data1.operation !== undefined){
+let data3 = data1.operation;
+if(!((((data3 === "load") || (data3 === "observe")) || (data3 === "mark_pending")) || (data3 === "update"))){
+const err5 = {instancePath:instancePath+"/data/operation",schemaPath:"#/allOf/0/then/properties/data/properties/operation/enum",keyword:"enum",params:{allowedValues: schema43.allOf[0].then.properties.data.properties.operation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1531,14 +1531,10 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(data3.servers !== undefined){
-let data4 = data3.servers;
-if(Array.isArray(data4)){
-const len0 = data4.length;
-for(let i0=0; i0<len0; i0++){
-let data5 = data4[i0];
-if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err6 = {instancePath:instancePath+"/data/mcpStatus/servers/" + i0,schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+if(data1.resourceId !== undefined){
+if(typeof data1.resourceId !== "string"){
+const err6 = {instancePath:instancePath+"/data/resourceId",schemaPath:"#/allOf/0/then/properties/data/properties/resourceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1548,9 +1544,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-}
-else {
-const err7 = {instancePath:instancePath+"/data/mcpStatus/servers",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.resourceCount !== undefined){
+let data5 = data1.resourceCount;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err7 = {instancePath:instancePath+"/data/resourceCount",schemaPath:"#/allOf/0/then/properties/data/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1559,15 +1556,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data3.warnings !== undefined){
-let data6 = data3.warnings;
-if(Array.isArray(data6)){
-const len1 = data6.length;
-for(let i1=0; i1<len1; i1++){
-let data7 = data6[i1];
-if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
-const err8 = {instancePath:instancePath+"/data/mcpStatus/warnings/" + i1,schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err8 = {instancePath:instancePath+"/data/resourceCount",schemaPath:"#/allOf/0/then/properties/data/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1578,8 +1569,9 @@ errors++;
 }
 }
 }
-else {
-const err9 = {instancePath:instancePath+"/data/mcpStatus/warnings",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data1.message !== undefined){
+if(typeof data1.message !== "string"){
+const err9 = {instancePath:instancePath+"/data/message",schemaPath:"#/allOf/0/then/properties/data/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1591,24 +1583,12 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/0/then/properties/data/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err10 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err10];
 }
 else {
 vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-else {
-const err11 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
 }
 errors++;
 }
@@ -1623,7 +1603,22 @@ props0.eventType = true;
 }
 }
 if(!valid1){
-const err12 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err11 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+const _errs17 = errors;
+let valid5 = true;
+const _errs18 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("tool_progress" !== data.eventType){
+const err12 = {};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1632,13 +1627,26 @@ vErrors.push(err12);
 }
 errors++;
 }
+}
+}
+var _valid1 = _errs18 === errors;
+errors = _errs17;
+if(vErrors !== null){
+if(_errs17){
+vErrors.length = _errs17;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
 const _errs20 = errors;
-let valid10 = true;
-const _errs21 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.eventType !== undefined){
-if("pipeline_started" !== data.eventType){
-const err13 = {};
+if(data.data !== undefined){
+let data8 = data.data;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.toolName === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1647,26 +1655,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-}
-}
-var _valid1 = _errs21 === errors;
-errors = _errs20;
-if(vErrors !== null){
-if(_errs20){
-vErrors.length = _errs20;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid1){
-const _errs23 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data9 = data.data;
-if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
-if(data9.pipelineType === undefined){
-const err14 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "pipelineType"},message:"must have required property '"+"pipelineType"+"'"};
+if(data8.toolUseId === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1675,8 +1665,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data9.totalSteps === undefined){
-const err15 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(data8.toolName !== undefined){
+if(typeof data8.toolName !== "string"){
+const err15 = {instancePath:instancePath+"/data/toolName",schemaPath:"#/allOf/1/then/properties/data/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1685,8 +1676,10 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data9.stepNames === undefined){
-const err16 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "stepNames"},message:"must have required property '"+"stepNames"+"'"};
+}
+if(data8.toolUseId !== undefined){
+if(typeof data8.toolUseId !== "string"){
+const err16 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/1/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1696,8 +1689,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-else {
-const err17 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data8.serverName !== undefined){
+if(typeof data8.serverName !== "string"){
+const err17 = {instancePath:instancePath+"/data/serverName",schemaPath:"#/allOf/1/then/properties/data/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1707,22 +1701,84 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-var _valid1 = _errs23 === errors;
-valid10 = _valid1;
-if(valid10){
-var props1 = {};
-props1.data = true;
-props1.eventType = true;
-}
-}
-if(!valid10){
-const err18 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data8.mcpToolName !== undefined){
+if(typeof data8.mcpToolName !== "string"){
+const err18 = {instancePath:instancePath+"/data/mcpToolName",schemaPath:"#/allOf/1/then/properties/data/properties/mcpToolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data8.mcpProgress !== undefined){
+let data13 = data8.mcpProgress;
+if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
+const err19 = {instancePath:instancePath+"/data/mcpProgress",schemaPath:"#/allOf/1/then/properties/data/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data8.total !== undefined){
+let data14 = data8.total;
+if(!((typeof data14 == "number") && (isFinite(data14)))){
+const err20 = {instancePath:instancePath+"/data/total",schemaPath:"#/allOf/1/then/properties/data/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data8.message !== undefined){
+if(typeof data8.message !== "string"){
+const err21 = {instancePath:instancePath+"/data/message",schemaPath:"#/allOf/1/then/properties/data/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs20 === errors;
+valid5 = _valid1;
+if(valid5){
+var props1 = {};
+props1.data = true;
+props1.eventType = true;
+}
+}
+if(!valid5){
+const err23 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -1735,81 +1791,13 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
-const _errs27 = errors;
-let valid13 = true;
-const _errs28 = errors;
+const _errs38 = errors;
+let valid9 = true;
+const _errs39 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("step_started" !== data.eventType){
-const err19 = {};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-}
-var _valid2 = _errs28 === errors;
-errors = _errs27;
-if(vErrors !== null){
-if(_errs27){
-vErrors.length = _errs27;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
-const _errs30 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.step === undefined){
-const err20 = {instancePath,schemaPath:"#/allOf/2/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data11 = data.data;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-if(data11.index === undefined){
-const err21 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-if(data11.attempt === undefined){
-const err22 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(data11.total === undefined){
-const err23 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(data11.name === undefined){
-const err24 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if("stack_instances_progress" !== data.eventType){
+const err24 = {};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1818,8 +1806,26 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data11.stepType === undefined){
-const err25 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "stepType"},message:"must have required property '"+"stepType"+"'"};
+}
+}
+var _valid2 = _errs39 === errors;
+errors = _errs38;
+if(vErrors !== null){
+if(_errs38){
+vErrors.length = _errs38;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs41 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data17 = data.data;
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.toolUseId === undefined){
+const err25 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1828,9 +1834,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data17.stackGroupName === undefined){
+const err26 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "stackGroupName"},message:"must have required property '"+"stackGroupName"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1839,24 +1844,313 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-}
-var _valid2 = _errs30 === errors;
-valid13 = _valid2;
-if(valid13){
-var props2 = {};
-props2.data = true;
-props2.step = true;
-props2.eventType = true;
-}
-}
-if(!valid13){
-const err27 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data17.operationId === undefined){
+const err27 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "operationId"},message:"must have required property '"+"operationId"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+if(data17.status === undefined){
+const err28 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data17.progressPercentage === undefined){
+const err29 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "progressPercentage"},message:"must have required property '"+"progressPercentage"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data17.instances === undefined){
+const err30 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "instances"},message:"must have required property '"+"instances"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data17.elapsedSeconds === undefined){
+const err31 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "elapsedSeconds"},message:"must have required property '"+"elapsedSeconds"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data17.toolUseId !== undefined){
+if(typeof data17.toolUseId !== "string"){
+const err32 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/2/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data17.stackGroupName !== undefined){
+if(typeof data17.stackGroupName !== "string"){
+const err33 = {instancePath:instancePath+"/data/stackGroupName",schemaPath:"#/allOf/2/then/properties/data/properties/stackGroupName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data17.operationId !== undefined){
+if(typeof data17.operationId !== "string"){
+const err34 = {instancePath:instancePath+"/data/operationId",schemaPath:"#/allOf/2/then/properties/data/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data17.status !== undefined){
+if(typeof data17.status !== "string"){
+const err35 = {instancePath:instancePath+"/data/status",schemaPath:"#/allOf/2/then/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data17.progressPercentage !== undefined){
+let data22 = data17.progressPercentage;
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 100 || isNaN(data22)){
+const err36 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/2/then/properties/data/properties/progressPercentage/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data22 < 0 || isNaN(data22)){
+const err37 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/2/then/properties/data/properties/progressPercentage/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/2/then/properties/data/properties/progressPercentage/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data17.instances !== undefined){
+let data23 = data17.instances;
+if(Array.isArray(data23)){
+const len0 = data23.length;
+for(let i0=0; i0<len0; i0++){
+let data24 = data23[i0];
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.accountId === undefined){
+const err39 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "accountId"},message:"must have required property '"+"accountId"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data24.regionId === undefined){
+const err40 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "regionId"},message:"must have required property '"+"regionId"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data24.status === undefined){
+const err41 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data24.accountId !== undefined){
+if(typeof data24.accountId !== "string"){
+const err42 = {instancePath:instancePath+"/data/instances/" + i0+"/accountId",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data24.regionId !== undefined){
+if(typeof data24.regionId !== "string"){
+const err43 = {instancePath:instancePath+"/data/instances/" + i0+"/regionId",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/regionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data24.status !== undefined){
+if(typeof data24.status !== "string"){
+const err44 = {instancePath:instancePath+"/data/instances/" + i0+"/status",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(data24.statusReason !== undefined){
+if(typeof data24.statusReason !== "string"){
+const err45 = {instancePath:instancePath+"/data/instances/" + i0+"/statusReason",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/statusReason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data24.stackId !== undefined){
+if(typeof data24.stackId !== "string"){
+const err46 = {instancePath:instancePath+"/data/instances/" + i0+"/stackId",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/stackId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/data/instances",schemaPath:"#/allOf/2/then/properties/data/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data17.elapsedSeconds !== undefined){
+let data30 = data17.elapsedSeconds;
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err49 = {instancePath:instancePath+"/data/elapsedSeconds",schemaPath:"#/allOf/2/then/properties/data/properties/elapsedSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/data/elapsedSeconds",schemaPath:"#/allOf/2/then/properties/data/properties/elapsedSeconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs41 === errors;
+valid9 = _valid2;
+if(valid9){
+var props2 = {};
+props2.data = true;
+props2.eventType = true;
+}
+}
+if(!valid9){
+const err52 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
 }
 errors++;
 }
@@ -1869,98 +2163,164 @@ props0 = props0 || {};
 Object.assign(props0, props2);
 }
 }
-const _errs34 = errors;
+const _errs71 = errors;
 let valid16 = true;
-const _errs35 = errors;
+const _errs72 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("step_completed" !== data.eventType){
-const err28 = {};
+let data31 = data.eventType;
+if(!(((data31 === "context_compaction_started") || (data31 === "context_compacted")) || (data31 === "context_compaction_failed"))){
+const err53 = {};
 if(vErrors === null){
-vErrors = [err28];
+vErrors = [err53];
 }
 else {
-vErrors.push(err28);
+vErrors.push(err53);
 }
 errors++;
 }
 }
 }
-var _valid3 = _errs35 === errors;
-errors = _errs34;
+var _valid3 = _errs72 === errors;
+errors = _errs71;
 if(vErrors !== null){
-if(_errs34){
-vErrors.length = _errs34;
+if(_errs71){
+vErrors.length = _errs71;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid3){
-const _errs37 = errors;
+const _errs74 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.step === undefined){
-const err29 = {instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(data.scope === undefined){
+const err54 = {instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
-vErrors = [err29];
+vErrors = [err54];
 }
 else {
-vErrors.push(err29);
+vErrors.push(err54);
 }
 errors++;
+}
+if(data.scope !== undefined){
+let data32 = data.scope;
+if(!((data32 === "step") || (data32 === "candidate_step"))){
+const err55 = {instancePath:instancePath+"/scope",schemaPath:"#/allOf/3/then/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.allOf[3].then.properties.scope.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
 }
 if(data.data !== undefined){
-let data13 = data.data;
-if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
-if(data13.conclusionField === undefined){
-const err30 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusionField"},message:"must have required property '"+"conclusionField"+"'"};
+let data33 = data.data;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.originalTokens === undefined){
+const err56 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "originalTokens"},message:"must have required property '"+"originalTokens"+"'"};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err56];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err56);
 }
 errors++;
 }
-if(data13.conclusion === undefined){
-const err31 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusion"},message:"must have required property '"+"conclusion"+"'"};
+if(data33.summary !== undefined){
+if(typeof data33.summary !== "string"){
+const err57 = {instancePath:instancePath+"/data/summary",schemaPath:"#/allOf/3/then/properties/data/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err57];
 }
 else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
+vErrors.push(err57);
 }
 errors++;
 }
 }
+if(data33.originalTokens !== undefined){
+let data35 = data33.originalTokens;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+const err58 = {instancePath:instancePath+"/data/originalTokens",schemaPath:"#/allOf/3/then/properties/data/properties/originalTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err58];
 }
-var _valid3 = _errs37 === errors;
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 < 0 || isNaN(data35)){
+const err59 = {instancePath:instancePath+"/data/originalTokens",schemaPath:"#/allOf/3/then/properties/data/properties/originalTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+if(data33.compactedTokens !== undefined){
+let data36 = data33.compactedTokens;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+const err60 = {instancePath:instancePath+"/data/compactedTokens",schemaPath:"#/allOf/3/then/properties/data/properties/compactedTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 < 0 || isNaN(data36)){
+const err61 = {instancePath:instancePath+"/data/compactedTokens",schemaPath:"#/allOf/3/then/properties/data/properties/compactedTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs74 === errors;
 valid16 = _valid3;
 if(valid16){
 var props3 = {};
+props3.scope = true;
 props3.data = true;
-props3.step = true;
 props3.eventType = true;
 }
 }
 if(!valid16){
-const err33 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err63 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err63];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err63);
 }
 errors++;
 }
@@ -1973,98 +2333,97 @@ props0 = props0 || {};
 Object.assign(props0, props3);
 }
 }
-const _errs41 = errors;
-let valid19 = true;
-const _errs42 = errors;
+const _errs85 = errors;
+let valid20 = true;
+const _errs86 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data14 = data.eventType;
-if(!(((data14 === "step_failed") || (data14 === "candidate_step_failed")) || (data14 === "candidate_failed"))){
-const err34 = {};
+if("context_compacted" !== data.eventType){
+const err64 = {};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err64];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err64);
 }
 errors++;
 }
 }
 }
-var _valid4 = _errs42 === errors;
-errors = _errs41;
+var _valid4 = _errs86 === errors;
+errors = _errs85;
 if(vErrors !== null){
-if(_errs41){
-vErrors.length = _errs41;
+if(_errs85){
+vErrors.length = _errs85;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid4){
-const _errs44 = errors;
+const _errs88 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data15 = data.data;
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.error === undefined){
-const err35 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+let data38 = data.data;
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.summary === undefined){
+const err65 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err65];
 }
 else {
-vErrors.push(err35);
+vErrors.push(err65);
 }
 errors++;
 }
-if(data15.errorSummary === undefined){
-const err36 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "errorSummary"},message:"must have required property '"+"errorSummary"+"'"};
+if(data38.originalTokens === undefined){
+const err66 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "originalTokens"},message:"must have required property '"+"originalTokens"+"'"};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err66];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err66);
 }
 errors++;
 }
-if(data15.errorDetails === undefined){
-const err37 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "errorDetails"},message:"must have required property '"+"errorDetails"+"'"};
+if(data38.compactedTokens === undefined){
+const err67 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "compactedTokens"},message:"must have required property '"+"compactedTokens"+"'"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err67];
 }
 else {
-vErrors.push(err37);
-}
-errors++;
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
+vErrors.push(err67);
 }
 errors++;
 }
 }
+else {
+const err68 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err68];
 }
-var _valid4 = _errs44 === errors;
-valid19 = _valid4;
-if(valid19){
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs88 === errors;
+valid20 = _valid4;
+if(valid20){
 var props4 = {};
 props4.data = true;
 props4.eventType = true;
 }
 }
-if(!valid19){
-const err39 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid20){
+const err69 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err39];
+vErrors = [err69];
 }
 else {
-vErrors.push(err39);
+vErrors.push(err69);
 }
 errors++;
 }
@@ -2077,129 +2436,192 @@ props0 = props0 || {};
 Object.assign(props0, props4);
 }
 }
-const _errs48 = errors;
-let valid22 = true;
-const _errs49 = errors;
+const _errs92 = errors;
+let valid23 = true;
+const _errs93 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data16 = data.eventType;
-if(!((((((data16 === "candidate_started") || (data16 === "candidate_completed")) || (data16 === "candidate_failed")) || (data16 === "candidate_step_started")) || (data16 === "candidate_step_completed")) || (data16 === "candidate_step_failed"))){
-const err40 = {};
+if("candidate_restart_requested" !== data.eventType){
+const err70 = {};
 if(vErrors === null){
-vErrors = [err40];
+vErrors = [err70];
 }
 else {
-vErrors.push(err40);
+vErrors.push(err70);
 }
 errors++;
 }
 }
 }
-var _valid5 = _errs49 === errors;
-errors = _errs48;
+var _valid5 = _errs93 === errors;
+errors = _errs92;
 if(vErrors !== null){
-if(_errs48){
-vErrors.length = _errs48;
+if(_errs92){
+vErrors.length = _errs92;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid5){
-const _errs51 = errors;
+const _errs95 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.candidate === undefined){
-const err41 = {instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
+const err71 = {instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
 if(vErrors === null){
-vErrors = [err41];
+vErrors = [err71];
 }
 else {
-vErrors.push(err41);
+vErrors.push(err71);
 }
 errors++;
 }
 if(data.data !== undefined){
-let data17 = data.data;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.subPipelineId === undefined){
-const err42 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+let data40 = data.data;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.candidateScope === undefined){
+const err72 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateScope"},message:"must have required property '"+"candidateScope"+"'"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err72];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err72);
 }
 errors++;
 }
-if(data17.candidateIndex === undefined){
-const err43 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateIndex"},message:"must have required property '"+"candidateIndex"+"'"};
+if(data40.targetCandidateStepId === undefined){
+const err73 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "targetCandidateStepId"},message:"must have required property '"+"targetCandidateStepId"+"'"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err73];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err73);
 }
 errors++;
 }
-if(data17.candidateName === undefined){
-const err44 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+if(data40.nextCandidateAttempt === undefined){
+const err74 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "nextCandidateAttempt"},message:"must have required property '"+"nextCandidateAttempt"+"'"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err74];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err74);
 }
 errors++;
 }
-if(data17.subPipelineName === undefined){
-const err45 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineName"},message:"must have required property '"+"subPipelineName"+"'"};
+if(data40.reason === undefined){
+const err75 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err75];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err75);
 }
 errors++;
 }
-if(data17.totalSteps === undefined){
-const err46 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(data40.candidateScope !== undefined){
+let data41 = data40.candidateScope;
+if(typeof data41 === "string"){
+if(!pattern11.test(data41)){
+const err76 = {instancePath:instancePath+"/data/candidateScope",schemaPath:"#/allOf/5/then/properties/data/properties/candidateScope/pattern",keyword:"pattern",params:{pattern: "^(all|candidate:[0-9]+)$"},message:"must match pattern \""+"^(all|candidate:[0-9]+)$"+"\""};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err76];
 }
 else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
+vErrors.push(err76);
 }
 errors++;
 }
 }
+else {
+const err77 = {instancePath:instancePath+"/data/candidateScope",schemaPath:"#/allOf/5/then/properties/data/properties/candidateScope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err77];
 }
-var _valid5 = _errs51 === errors;
-valid22 = _valid5;
-if(valid22){
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data40.targetCandidateStepId !== undefined){
+if(typeof data40.targetCandidateStepId !== "string"){
+const err78 = {instancePath:instancePath+"/data/targetCandidateStepId",schemaPath:"#/allOf/5/then/properties/data/properties/targetCandidateStepId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(data40.nextCandidateAttempt !== undefined){
+let data43 = data40.nextCandidateAttempt;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+const err79 = {instancePath:instancePath+"/data/nextCandidateAttempt",schemaPath:"#/allOf/5/then/properties/data/properties/nextCandidateAttempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 < 2 || isNaN(data43)){
+const err80 = {instancePath:instancePath+"/data/nextCandidateAttempt",schemaPath:"#/allOf/5/then/properties/data/properties/nextCandidateAttempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+if(data40.reason !== undefined){
+if(typeof data40.reason !== "string"){
+const err81 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/5/then/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+else {
+const err82 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+}
+var _valid5 = _errs95 === errors;
+valid23 = _valid5;
+if(valid23){
 var props5 = {};
 props5.data = true;
 props5.candidate = true;
 props5.eventType = true;
 }
 }
-if(!valid22){
-const err48 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid23){
+const err83 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err83];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err83);
 }
 errors++;
 }
@@ -2212,63 +2634,265 @@ props0 = props0 || {};
 Object.assign(props0, props5);
 }
 }
-const _errs55 = errors;
-let valid25 = true;
-const _errs56 = errors;
+const _errs107 = errors;
+let valid27 = true;
+const _errs108 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data18 = data.eventType;
-if(!(((data18 === "candidate_step_started") || (data18 === "candidate_step_completed")) || (data18 === "candidate_step_failed"))){
-const err49 = {};
+if("diagram_shown" !== data.eventType){
+const err84 = {};
 if(vErrors === null){
-vErrors = [err49];
+vErrors = [err84];
 }
 else {
-vErrors.push(err49);
+vErrors.push(err84);
 }
 errors++;
 }
 }
 }
-var _valid6 = _errs56 === errors;
-errors = _errs55;
+var _valid6 = _errs108 === errors;
+errors = _errs107;
 if(vErrors !== null){
-if(_errs55){
-vErrors.length = _errs55;
+if(_errs107){
+vErrors.length = _errs107;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid6){
-const _errs58 = errors;
+const _errs110 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.candidateStep === undefined){
-const err50 = {instancePath,schemaPath:"#/allOf/6/then/required",keyword:"required",params:{missingProperty: "candidateStep"},message:"must have required property '"+"candidateStep"+"'"};
+if(data.data !== undefined){
+let data46 = data.data;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+if(data46.candidateName === undefined){
+const err85 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err85];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err85);
+}
+errors++;
+}
+if(data46.templateContent === undefined){
+const err86 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "templateContent"},message:"must have required property '"+"templateContent"+"'"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+if(data46.mermaidSource === undefined){
+const err87 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "mermaidSource"},message:"must have required property '"+"mermaidSource"+"'"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+if(data46.format === undefined){
+const err88 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+if(data46.diagramStage === undefined){
+const err89 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "diagramStage"},message:"must have required property '"+"diagramStage"+"'"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+if(data46.views === undefined){
+const err90 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "views"},message:"must have required property '"+"views"+"'"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+if(data46.toolUseId !== undefined){
+if(typeof data46.toolUseId !== "string"){
+const err91 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/6/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
 }
 errors++;
 }
 }
-var _valid6 = _errs58 === errors;
-valid25 = _valid6;
-if(valid25){
+if(data46.candidateName !== undefined){
+if(typeof data46.candidateName !== "string"){
+const err92 = {instancePath:instancePath+"/data/candidateName",schemaPath:"#/allOf/6/then/properties/data/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+if(data46.candidateIndex !== undefined){
+let data49 = data46.candidateIndex;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+const err93 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/6/then/properties/data/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 < 0 || isNaN(data49)){
+const err94 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/6/then/properties/data/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+}
+if(data46.templateContent !== undefined){
+if(typeof data46.templateContent !== "string"){
+const err95 = {instancePath:instancePath+"/data/templateContent",schemaPath:"#/allOf/6/then/properties/data/properties/templateContent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+if(data46.mermaidSource !== undefined){
+if(typeof data46.mermaidSource !== "string"){
+const err96 = {instancePath:instancePath+"/data/mermaidSource",schemaPath:"#/allOf/6/then/properties/data/properties/mermaidSource/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+if(data46.format !== undefined){
+if("mermaid" !== data46.format){
+const err97 = {instancePath:instancePath+"/data/format",schemaPath:"#/allOf/6/then/properties/data/properties/format/const",keyword:"const",params:{allowedValue: "mermaid"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+if(data46.diagramStage !== undefined){
+let data53 = data46.diagramStage;
+if(!((data53 === "draft") || (data53 === "optimized"))){
+const err98 = {instancePath:instancePath+"/data/diagramStage",schemaPath:"#/allOf/6/then/properties/data/properties/diagramStage/enum",keyword:"enum",params:{allowedValues: schema43.allOf[6].then.properties.data.properties.diagramStage.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+if(data46.views !== undefined){
+let data54 = data46.views;
+if(Array.isArray(data54)){
+const len1 = data54.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data54[i1] !== "string"){
+const err99 = {instancePath:instancePath+"/data/views/" + i1,schemaPath:"#/allOf/6/then/properties/data/properties/views/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/data/views",schemaPath:"#/allOf/6/then/properties/data/properties/views/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(data46.architectureContext !== undefined){
+if(typeof data46.architectureContext !== "string"){
+const err101 = {instancePath:instancePath+"/data/architectureContext",schemaPath:"#/allOf/6/then/properties/data/properties/architectureContext/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+}
+else {
+const err102 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+}
+var _valid6 = _errs110 === errors;
+valid27 = _valid6;
+if(valid27){
 var props6 = {};
-props6.candidateStep = true;
+props6.data = true;
 props6.eventType = true;
 }
 }
-if(!valid25){
-const err51 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid27){
+const err103 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err51];
+vErrors = [err103];
 }
 else {
-vErrors.push(err51);
+vErrors.push(err103);
 }
 errors++;
 }
@@ -2281,99 +2905,353 @@ props0 = props0 || {};
 Object.assign(props0, props6);
 }
 }
-const _errs60 = errors;
-let valid27 = true;
-const _errs61 = errors;
+const _errs132 = errors;
+let valid33 = true;
+const _errs133 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data19 = data.eventType;
-if(!((data19 === "input_required") || (data19 === "input_received"))){
-const err52 = {};
+if("candidate_detail_shown" !== data.eventType){
+const err104 = {};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err104];
 }
 else {
-vErrors.push(err52);
+vErrors.push(err104);
 }
 errors++;
 }
 }
 }
-var _valid7 = _errs61 === errors;
-errors = _errs60;
+var _valid7 = _errs133 === errors;
+errors = _errs132;
 if(vErrors !== null){
-if(_errs60){
-vErrors.length = _errs60;
+if(_errs132){
+vErrors.length = _errs132;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid7){
-const _errs63 = errors;
+const _errs135 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.input === undefined){
-const err53 = {instancePath,schemaPath:"#/allOf/7/then/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
-if(vErrors === null){
-vErrors = [err53];
-}
-else {
-vErrors.push(err53);
-}
-errors++;
-}
 if(data.data !== undefined){
-let data20 = data.data;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.kind === undefined){
-const err54 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+let data58 = data.data;
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+if(data58.detailId === undefined){
+const err105 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "detailId"},message:"must have required property '"+"detailId"+"'"};
 if(vErrors === null){
-vErrors = [err54];
+vErrors = [err105];
 }
 else {
-vErrors.push(err54);
+vErrors.push(err105);
 }
 errors++;
 }
-if(data20.inputId === undefined){
-const err55 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(data58.toolUseId === undefined){
+const err106 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err106];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err106);
+}
+errors++;
+}
+if(data58.detail === undefined){
+const err107 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "detail"},message:"must have required property '"+"detail"+"'"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+if(data58.detailId !== undefined){
+if(typeof data58.detailId !== "string"){
+const err108 = {instancePath:instancePath+"/data/detailId",schemaPath:"#/allOf/7/then/properties/data/properties/detailId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
 }
 errors++;
 }
 }
-else {
-const err56 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data58.toolUseId !== undefined){
+if(typeof data58.toolUseId !== "string"){
+const err109 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/7/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err109];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err109);
+}
+errors++;
+}
+}
+if(data58.candidateIndex !== undefined){
+let data61 = data58.candidateIndex;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
+const err110 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 < 0 || isNaN(data61)){
+const err111 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
 }
 errors++;
 }
 }
 }
-var _valid7 = _errs63 === errors;
-valid27 = _valid7;
-if(valid27){
+if(data58.detail !== undefined){
+let data62 = data58.detail;
+if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
+if(data62.candidateName === undefined){
+const err112 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+if(data62.summary === undefined){
+const err113 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+if(data62.costItems === undefined){
+const err114 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "costItems"},message:"must have required property '"+"costItems"+"'"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+if(data62.candidateName !== undefined){
+if(typeof data62.candidateName !== "string"){
+const err115 = {instancePath:instancePath+"/data/detail/candidateName",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+if(data62.candidateIndex !== undefined){
+let data64 = data62.candidateIndex;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const err116 = {instancePath:instancePath+"/data/detail/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 < 0 || isNaN(data64)){
+const err117 = {instancePath:instancePath+"/data/detail/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+}
+if(data62.summary !== undefined){
+if(typeof data62.summary !== "string"){
+const err118 = {instancePath:instancePath+"/data/detail/summary",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+if(data62.costItems !== undefined){
+let data66 = data62.costItems;
+if(Array.isArray(data66)){
+const len2 = data66.length;
+for(let i2=0; i2<len2; i2++){
+let data67 = data66[i2];
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+if(data67.name === undefined){
+const err119 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+if(data67.monthlyCost === undefined){
+const err120 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+if(data67.name !== undefined){
+if(typeof data67.name !== "string"){
+const err121 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/name",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+}
+if(data67.spec !== undefined){
+if(typeof data67.spec !== "string"){
+const err122 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/spec",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+if(data67.monthlyCost !== undefined){
+let data70 = data67.monthlyCost;
+if(!((typeof data70 == "number") && (isFinite(data70)))){
+const err123 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/monthlyCost",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+}
+else {
+const err124 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+else {
+const err125 = {instancePath:instancePath+"/data/detail/costItems",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+if(data62.totalMonthlyCost !== undefined){
+let data71 = data62.totalMonthlyCost;
+if(!((typeof data71 == "number") && (isFinite(data71)))){
+const err126 = {instancePath:instancePath+"/data/detail/totalMonthlyCost",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+if(data62.currency !== undefined){
+if(typeof data62.currency !== "string"){
+const err127 = {instancePath:instancePath+"/data/detail/currency",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+}
+}
+else {
+const err128 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+}
+else {
+const err129 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+}
+var _valid7 = _errs135 === errors;
+valid33 = _valid7;
+if(valid33){
 var props7 = {};
 props7.data = true;
-props7.input = true;
 props7.eventType = true;
 }
 }
-if(!valid27){
-const err57 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid33){
+const err130 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err130];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err130);
 }
 errors++;
 }
@@ -2386,88 +3264,102 @@ props0 = props0 || {};
 Object.assign(props0, props7);
 }
 }
-const _errs67 = errors;
-let valid30 = true;
-const _errs68 = errors;
+const _errs167 = errors;
+let valid41 = true;
+const _errs168 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data21 = data.eventType;
-if(!((data21 === "permission_requested") || (data21 === "permission_resolved"))){
-const err58 = {};
+if("cleanup_failed" !== data.eventType){
+const err131 = {};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err131];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err131);
 }
 errors++;
 }
 }
 }
-var _valid8 = _errs68 === errors;
-errors = _errs67;
+var _valid8 = _errs168 === errors;
+errors = _errs167;
 if(vErrors !== null){
-if(_errs67){
-vErrors.length = _errs67;
+if(_errs167){
+vErrors.length = _errs167;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid8){
-const _errs70 = errors;
+const _errs170 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data22 = data.data;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(data22.toolUseId === undefined){
-const err59 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+let data74 = data.data;
+if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
+if(data74.lastError === undefined){
+const err132 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "lastError"},message:"must have required property '"+"lastError"+"'"};
 if(vErrors === null){
-vErrors = [err59];
+vErrors = [err132];
 }
 else {
-vErrors.push(err59);
+vErrors.push(err132);
 }
 errors++;
 }
-if(data22.inputId === undefined){
-const err60 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(data74.lastError !== undefined){
+let data75 = data74.lastError;
+if(typeof data75 === "string"){
+if(func1(data75) < 1){
+const err133 = {instancePath:instancePath+"/data/lastError",schemaPath:"#/allOf/8/then/properties/data/properties/lastError/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
-vErrors = [err60];
+vErrors = [err133];
 }
 else {
-vErrors.push(err60);
-}
-errors++;
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
+vErrors.push(err133);
 }
 errors++;
 }
 }
+else {
+const err134 = {instancePath:instancePath+"/data/lastError",schemaPath:"#/allOf/8/then/properties/data/properties/lastError/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err134];
 }
-var _valid8 = _errs70 === errors;
-valid30 = _valid8;
-if(valid30){
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+}
+var _valid8 = _errs170 === errors;
+valid41 = _valid8;
+if(valid41){
 var props8 = {};
 props8.data = true;
 props8.eventType = true;
 }
 }
-if(!valid30){
-const err62 = {instancePath,schemaPath:"#/allOf/8/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid41){
+const err136 = {instancePath,schemaPath:"#/allOf/8/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err62];
+vErrors = [err136];
 }
 else {
-vErrors.push(err62);
+vErrors.push(err136);
 }
 errors++;
 }
@@ -2480,97 +3372,97 @@ props0 = props0 || {};
 Object.assign(props0, props8);
 }
 }
-const _errs74 = errors;
-let valid33 = true;
-const _errs75 = errors;
+const _errs176 = errors;
+let valid45 = true;
+const _errs177 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("rollback_completed" !== data.eventType){
-const err63 = {};
+if("cleanup_progress" !== data.eventType){
+const err137 = {};
 if(vErrors === null){
-vErrors = [err63];
+vErrors = [err137];
 }
 else {
-vErrors.push(err63);
+vErrors.push(err137);
 }
 errors++;
 }
 }
 }
-var _valid9 = _errs75 === errors;
-errors = _errs74;
+var _valid9 = _errs177 === errors;
+errors = _errs176;
 if(vErrors !== null){
-if(_errs74){
-vErrors.length = _errs74;
+if(_errs176){
+vErrors.length = _errs176;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid9){
-const _errs77 = errors;
+const _errs179 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data24 = data.data;
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.toStep === undefined){
-const err64 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "toStep"},message:"must have required property '"+"toStep"+"'"};
+let data77 = data.data;
+if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
+if(data77.progressStatus === undefined){
+const err138 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "progressStatus"},message:"must have required property '"+"progressStatus"+"'"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err138];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err138);
 }
 errors++;
 }
-if(data24.reason === undefined){
-const err65 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data77.progressPercentage === undefined){
+const err139 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "progressPercentage"},message:"must have required property '"+"progressPercentage"+"'"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err139];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err139);
 }
 errors++;
 }
-if(data24.staleFields === undefined){
-const err66 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
+if(data77.stackStatus === undefined){
+const err140 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err140];
 }
 else {
-vErrors.push(err66);
-}
-errors++;
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
+vErrors.push(err140);
 }
 errors++;
 }
 }
+else {
+const err141 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err141];
 }
-var _valid9 = _errs77 === errors;
-valid33 = _valid9;
-if(valid33){
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+}
+}
+var _valid9 = _errs179 === errors;
+valid45 = _valid9;
+if(valid45){
 var props9 = {};
 props9.data = true;
 props9.eventType = true;
 }
 }
-if(!valid33){
-const err68 = {instancePath,schemaPath:"#/allOf/9/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid45){
+const err142 = {instancePath,schemaPath:"#/allOf/9/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err142];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err142);
 }
 errors++;
 }
@@ -2583,78 +3475,192 @@ props0 = props0 || {};
 Object.assign(props0, props9);
 }
 }
-const _errs81 = errors;
-let valid36 = true;
-const _errs82 = errors;
+const _errs183 = errors;
+let valid48 = true;
+const _errs184 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data25 = data.eventType;
-if(!((data25 === "text_delta") || (data25 === "thinking_delta"))){
-const err69 = {};
+if("mcp_status" !== data.eventType){
+const err143 = {};
 if(vErrors === null){
-vErrors = [err69];
+vErrors = [err143];
 }
 else {
-vErrors.push(err69);
+vErrors.push(err143);
 }
 errors++;
 }
 }
 }
-var _valid10 = _errs82 === errors;
-errors = _errs81;
+var _valid10 = _errs184 === errors;
+errors = _errs183;
 if(vErrors !== null){
-if(_errs81){
-vErrors.length = _errs81;
+if(_errs183){
+vErrors.length = _errs183;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid10){
-const _errs84 = errors;
+const _errs186 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data26 = data.data;
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-if(data26.text === undefined){
-const err70 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+let data79 = data.data;
+if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
+if(data79.kind === undefined){
+const err144 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
-vErrors = [err70];
+vErrors = [err144];
 }
 else {
-vErrors.push(err70);
+vErrors.push(err144);
+}
+errors++;
+}
+if(data79.mcpStatus === undefined){
+const err145 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "mcpStatus"},message:"must have required property '"+"mcpStatus"+"'"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+if(data79.kind !== undefined){
+if("mcp_status" !== data79.kind){
+const err146 = {instancePath:instancePath+"/data/kind",schemaPath:"#/allOf/10/then/properties/data/properties/kind/const",keyword:"const",params:{allowedValue: "mcp_status"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
 }
 errors++;
 }
 }
-else {
-const err71 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data79.mcpStatus !== undefined){
+let data81 = data79.mcpStatus;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.servers === undefined){
+const err147 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
 if(vErrors === null){
-vErrors = [err71];
+vErrors = [err147];
 }
 else {
-vErrors.push(err71);
+vErrors.push(err147);
+}
+errors++;
+}
+if(data81.warnings === undefined){
+const err148 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+if(data81.servers !== undefined){
+let data82 = data81.servers;
+if(Array.isArray(data82)){
+const len3 = data82.length;
+for(let i3=0; i3<len3; i3++){
+let data83 = data82[i3];
+if(!(data83 && typeof data83 == "object" && !Array.isArray(data83))){
+const err149 = {instancePath:instancePath+"/data/mcpStatus/servers/" + i3,schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
 }
 errors++;
 }
 }
 }
-var _valid10 = _errs84 === errors;
-valid36 = _valid10;
-if(valid36){
+else {
+const err150 = {instancePath:instancePath+"/data/mcpStatus/servers",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+if(data81.warnings !== undefined){
+let data84 = data81.warnings;
+if(Array.isArray(data84)){
+const len4 = data84.length;
+for(let i4=0; i4<len4; i4++){
+let data85 = data84[i4];
+if(!(data85 && typeof data85 == "object" && !Array.isArray(data85))){
+const err151 = {instancePath:instancePath+"/data/mcpStatus/warnings/" + i4,schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+}
+}
+else {
+const err152 = {instancePath:instancePath+"/data/mcpStatus/warnings",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+}
+else {
+const err153 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+}
+var _valid10 = _errs186 === errors;
+valid48 = _valid10;
+if(valid48){
 var props10 = {};
 props10.data = true;
 props10.eventType = true;
 }
 }
-if(!valid36){
-const err72 = {instancePath,schemaPath:"#/allOf/10/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid48){
+const err155 = {instancePath,schemaPath:"#/allOf/10/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err72];
+vErrors = [err155];
 }
 else {
-vErrors.push(err72);
+vErrors.push(err155);
 }
 errors++;
 }
@@ -2667,97 +3673,97 @@ props0 = props0 || {};
 Object.assign(props0, props10);
 }
 }
-const _errs88 = errors;
-let valid39 = true;
-const _errs89 = errors;
+const _errs201 = errors;
+let valid57 = true;
+const _errs202 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("tool_started" !== data.eventType){
-const err73 = {};
+if("pipeline_started" !== data.eventType){
+const err156 = {};
 if(vErrors === null){
-vErrors = [err73];
+vErrors = [err156];
 }
 else {
-vErrors.push(err73);
+vErrors.push(err156);
 }
 errors++;
 }
 }
 }
-var _valid11 = _errs89 === errors;
-errors = _errs88;
+var _valid11 = _errs202 === errors;
+errors = _errs201;
 if(vErrors !== null){
-if(_errs88){
-vErrors.length = _errs88;
+if(_errs201){
+vErrors.length = _errs201;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid11){
-const _errs91 = errors;
+const _errs204 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data28 = data.data;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.toolName === undefined){
-const err74 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+let data87 = data.data;
+if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
+if(data87.pipelineType === undefined){
+const err157 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "pipelineType"},message:"must have required property '"+"pipelineType"+"'"};
 if(vErrors === null){
-vErrors = [err74];
+vErrors = [err157];
 }
 else {
-vErrors.push(err74);
+vErrors.push(err157);
 }
 errors++;
 }
-if(data28.toolUseId === undefined){
-const err75 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data87.totalSteps === undefined){
+const err158 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
 if(vErrors === null){
-vErrors = [err75];
+vErrors = [err158];
 }
 else {
-vErrors.push(err75);
+vErrors.push(err158);
 }
 errors++;
 }
-if(data28.input === undefined){
-const err76 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data87.stepNames === undefined){
+const err159 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "stepNames"},message:"must have required property '"+"stepNames"+"'"};
 if(vErrors === null){
-vErrors = [err76];
+vErrors = [err159];
 }
 else {
-vErrors.push(err76);
-}
-errors++;
-}
-}
-else {
-const err77 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err77];
-}
-else {
-vErrors.push(err77);
+vErrors.push(err159);
 }
 errors++;
 }
 }
+else {
+const err160 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err160];
 }
-var _valid11 = _errs91 === errors;
-valid39 = _valid11;
-if(valid39){
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+}
+}
+var _valid11 = _errs204 === errors;
+valid57 = _valid11;
+if(valid57){
 var props11 = {};
 props11.data = true;
 props11.eventType = true;
 }
 }
-if(!valid39){
-const err78 = {instancePath,schemaPath:"#/allOf/11/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid57){
+const err161 = {instancePath,schemaPath:"#/allOf/11/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err78];
+vErrors = [err161];
 }
 else {
-vErrors.push(err78);
+vErrors.push(err161);
 }
 errors++;
 }
@@ -2770,97 +3776,128 @@ props0 = props0 || {};
 Object.assign(props0, props11);
 }
 }
-const _errs95 = errors;
-let valid42 = true;
-const _errs96 = errors;
+const _errs208 = errors;
+let valid60 = true;
+const _errs209 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("tool_result" !== data.eventType){
-const err79 = {};
+if("step_started" !== data.eventType){
+const err162 = {};
 if(vErrors === null){
-vErrors = [err79];
+vErrors = [err162];
 }
 else {
-vErrors.push(err79);
+vErrors.push(err162);
 }
 errors++;
 }
 }
 }
-var _valid12 = _errs96 === errors;
-errors = _errs95;
+var _valid12 = _errs209 === errors;
+errors = _errs208;
 if(vErrors !== null){
-if(_errs95){
-vErrors.length = _errs95;
+if(_errs208){
+vErrors.length = _errs208;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid12){
-const _errs98 = errors;
+const _errs211 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.step === undefined){
+const err163 = {instancePath,schemaPath:"#/allOf/12/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data30 = data.data;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-if(data30.toolName === undefined){
-const err80 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+let data89 = data.data;
+if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
+if(data89.index === undefined){
+const err164 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
 if(vErrors === null){
-vErrors = [err80];
+vErrors = [err164];
 }
 else {
-vErrors.push(err80);
+vErrors.push(err164);
 }
 errors++;
 }
-if(data30.toolUseId === undefined){
-const err81 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data89.attempt === undefined){
+const err165 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
-vErrors = [err81];
+vErrors = [err165];
 }
 else {
-vErrors.push(err81);
+vErrors.push(err165);
 }
 errors++;
 }
-if(data30.isError === undefined){
-const err82 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
+if(data89.total === undefined){
+const err166 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
-vErrors = [err82];
+vErrors = [err166];
 }
 else {
-vErrors.push(err82);
+vErrors.push(err166);
+}
+errors++;
+}
+if(data89.name === undefined){
+const err167 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+if(data89.stepType === undefined){
+const err168 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "stepType"},message:"must have required property '"+"stepType"+"'"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
 }
 errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err169 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err83];
+vErrors = [err169];
 }
 else {
-vErrors.push(err83);
+vErrors.push(err169);
 }
 errors++;
 }
 }
 }
-var _valid12 = _errs98 === errors;
-valid42 = _valid12;
-if(valid42){
+var _valid12 = _errs211 === errors;
+valid60 = _valid12;
+if(valid60){
 var props12 = {};
 props12.data = true;
+props12.step = true;
 props12.eventType = true;
 }
 }
-if(!valid42){
-const err84 = {instancePath,schemaPath:"#/allOf/12/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid60){
+const err170 = {instancePath,schemaPath:"#/allOf/12/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err84];
+vErrors = [err170];
 }
 else {
-vErrors.push(err84);
+vErrors.push(err170);
 }
 errors++;
 }
@@ -2873,87 +3910,98 @@ props0 = props0 || {};
 Object.assign(props0, props12);
 }
 }
-const _errs102 = errors;
-let valid45 = true;
-const _errs103 = errors;
+const _errs215 = errors;
+let valid63 = true;
+const _errs216 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("stack_progress" !== data.eventType){
-const err85 = {};
+if("step_completed" !== data.eventType){
+const err171 = {};
 if(vErrors === null){
-vErrors = [err85];
+vErrors = [err171];
 }
 else {
-vErrors.push(err85);
+vErrors.push(err171);
 }
 errors++;
 }
 }
 }
-var _valid13 = _errs103 === errors;
-errors = _errs102;
+var _valid13 = _errs216 === errors;
+errors = _errs215;
 if(vErrors !== null){
-if(_errs102){
-vErrors.length = _errs102;
+if(_errs215){
+vErrors.length = _errs215;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid13){
-const _errs105 = errors;
+const _errs218 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.step === undefined){
+const err172 = {instancePath,schemaPath:"#/allOf/13/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data32 = data.data;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-if(data32.stackId === undefined){
-const err86 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+let data91 = data.data;
+if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
+if(data91.conclusionField === undefined){
+const err173 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusionField"},message:"must have required property '"+"conclusionField"+"'"};
 if(vErrors === null){
-vErrors = [err86];
+vErrors = [err173];
 }
 else {
-vErrors.push(err86);
+vErrors.push(err173);
 }
 errors++;
 }
-if(data32.status === undefined){
-const err87 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data91.conclusion === undefined){
+const err174 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusion"},message:"must have required property '"+"conclusion"+"'"};
 if(vErrors === null){
-vErrors = [err87];
+vErrors = [err174];
 }
 else {
-vErrors.push(err87);
-}
-errors++;
-}
-}
-else {
-const err88 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err88];
-}
-else {
-vErrors.push(err88);
+vErrors.push(err174);
 }
 errors++;
 }
 }
+else {
+const err175 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err175];
 }
-var _valid13 = _errs105 === errors;
-valid45 = _valid13;
-if(valid45){
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+}
+}
+var _valid13 = _errs218 === errors;
+valid63 = _valid13;
+if(valid63){
 var props13 = {};
 props13.data = true;
+props13.step = true;
 props13.eventType = true;
 }
 }
-if(!valid45){
-const err89 = {instancePath,schemaPath:"#/allOf/13/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid63){
+const err176 = {instancePath,schemaPath:"#/allOf/13/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err89];
+vErrors = [err176];
 }
 else {
-vErrors.push(err89);
+vErrors.push(err176);
 }
 errors++;
 }
@@ -2966,97 +4014,98 @@ props0 = props0 || {};
 Object.assign(props0, props13);
 }
 }
-const _errs109 = errors;
-let valid48 = true;
-const _errs110 = errors;
+const _errs222 = errors;
+let valid66 = true;
+const _errs223 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("stack_current_changed" !== data.eventType){
-const err90 = {};
+let data92 = data.eventType;
+if(!(((data92 === "step_failed") || (data92 === "candidate_step_failed")) || (data92 === "candidate_failed"))){
+const err177 = {};
 if(vErrors === null){
-vErrors = [err90];
+vErrors = [err177];
 }
 else {
-vErrors.push(err90);
+vErrors.push(err177);
 }
 errors++;
 }
 }
 }
-var _valid14 = _errs110 === errors;
-errors = _errs109;
+var _valid14 = _errs223 === errors;
+errors = _errs222;
 if(vErrors !== null){
-if(_errs109){
-vErrors.length = _errs109;
+if(_errs222){
+vErrors.length = _errs222;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid14){
-const _errs112 = errors;
+const _errs225 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data34 = data.data;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.stackId === undefined){
-const err91 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+let data93 = data.data;
+if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
+if(data93.error === undefined){
+const err178 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
 if(vErrors === null){
-vErrors = [err91];
+vErrors = [err178];
 }
 else {
-vErrors.push(err91);
+vErrors.push(err178);
 }
 errors++;
 }
-if(data34.stackStatus === undefined){
-const err92 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
+if(data93.errorSummary === undefined){
+const err179 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "errorSummary"},message:"must have required property '"+"errorSummary"+"'"};
 if(vErrors === null){
-vErrors = [err92];
+vErrors = [err179];
 }
 else {
-vErrors.push(err92);
+vErrors.push(err179);
 }
 errors++;
 }
-if(data34.isSuccess === undefined){
-const err93 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "isSuccess"},message:"must have required property '"+"isSuccess"+"'"};
+if(data93.errorDetails === undefined){
+const err180 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "errorDetails"},message:"must have required property '"+"errorDetails"+"'"};
 if(vErrors === null){
-vErrors = [err93];
+vErrors = [err180];
 }
 else {
-vErrors.push(err93);
-}
-errors++;
-}
-}
-else {
-const err94 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
+vErrors.push(err180);
 }
 errors++;
 }
 }
+else {
+const err181 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err181];
 }
-var _valid14 = _errs112 === errors;
-valid48 = _valid14;
-if(valid48){
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+}
+}
+var _valid14 = _errs225 === errors;
+valid66 = _valid14;
+if(valid66){
 var props14 = {};
 props14.data = true;
 props14.eventType = true;
 }
 }
-if(!valid48){
-const err95 = {instancePath,schemaPath:"#/allOf/14/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid66){
+const err182 = {instancePath,schemaPath:"#/allOf/14/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err95];
+vErrors = [err182];
 }
 else {
-vErrors.push(err95);
+vErrors.push(err182);
 }
 errors++;
 }
@@ -3069,98 +4118,129 @@ props0 = props0 || {};
 Object.assign(props0, props14);
 }
 }
-const _errs116 = errors;
-let valid51 = true;
-const _errs117 = errors;
+const _errs229 = errors;
+let valid69 = true;
+const _errs230 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data35 = data.eventType;
-if(!((((data35 === "cleanup_started") || (data35 === "cleanup_progress")) || (data35 === "cleanup_completed")) || (data35 === "cleanup_failed"))){
-const err96 = {};
+let data94 = data.eventType;
+if(!((((((data94 === "candidate_started") || (data94 === "candidate_completed")) || (data94 === "candidate_failed")) || (data94 === "candidate_step_started")) || (data94 === "candidate_step_completed")) || (data94 === "candidate_step_failed"))){
+const err183 = {};
 if(vErrors === null){
-vErrors = [err96];
+vErrors = [err183];
 }
 else {
-vErrors.push(err96);
+vErrors.push(err183);
 }
 errors++;
 }
 }
 }
-var _valid15 = _errs117 === errors;
-errors = _errs116;
+var _valid15 = _errs230 === errors;
+errors = _errs229;
 if(vErrors !== null){
-if(_errs116){
-vErrors.length = _errs116;
+if(_errs229){
+vErrors.length = _errs229;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid15){
-const _errs119 = errors;
+const _errs232 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.candidate === undefined){
+const err184 = {instancePath,schemaPath:"#/allOf/15/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data36 = data.data;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.resourceId === undefined){
-const err97 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
+let data95 = data.data;
+if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
+if(data95.subPipelineId === undefined){
+const err185 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
 if(vErrors === null){
-vErrors = [err97];
+vErrors = [err185];
 }
 else {
-vErrors.push(err97);
+vErrors.push(err185);
 }
 errors++;
 }
-if(data36.cleanupStatus === undefined){
-const err98 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(data95.candidateIndex === undefined){
+const err186 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateIndex"},message:"must have required property '"+"candidateIndex"+"'"};
 if(vErrors === null){
-vErrors = [err98];
+vErrors = [err186];
 }
 else {
-vErrors.push(err98);
+vErrors.push(err186);
 }
 errors++;
 }
-if(data36.sourceStepId === undefined){
-const err99 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "sourceStepId"},message:"must have required property '"+"sourceStepId"+"'"};
+if(data95.candidateName === undefined){
+const err187 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
 if(vErrors === null){
-vErrors = [err99];
+vErrors = [err187];
 }
 else {
-vErrors.push(err99);
+vErrors.push(err187);
+}
+errors++;
+}
+if(data95.subPipelineName === undefined){
+const err188 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineName"},message:"must have required property '"+"subPipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+if(data95.totalSteps === undefined){
+const err189 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
 }
 errors++;
 }
 }
 else {
-const err100 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err190 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err100];
+vErrors = [err190];
 }
 else {
-vErrors.push(err100);
+vErrors.push(err190);
 }
 errors++;
 }
 }
 }
-var _valid15 = _errs119 === errors;
-valid51 = _valid15;
-if(valid51){
+var _valid15 = _errs232 === errors;
+valid69 = _valid15;
+if(valid69){
 var props15 = {};
 props15.data = true;
+props15.candidate = true;
 props15.eventType = true;
 }
 }
-if(!valid51){
-const err101 = {instancePath,schemaPath:"#/allOf/15/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid69){
+const err191 = {instancePath,schemaPath:"#/allOf/15/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err101];
+vErrors = [err191];
 }
 else {
-vErrors.push(err101);
+vErrors.push(err191);
 }
 errors++;
 }
@@ -3173,88 +4253,63 @@ props0 = props0 || {};
 Object.assign(props0, props15);
 }
 }
-const _errs123 = errors;
-let valid54 = true;
-const _errs124 = errors;
+const _errs236 = errors;
+let valid72 = true;
+const _errs237 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("artifact_created" !== data.eventType){
-const err102 = {};
+let data96 = data.eventType;
+if(!(((data96 === "candidate_step_started") || (data96 === "candidate_step_completed")) || (data96 === "candidate_step_failed"))){
+const err192 = {};
 if(vErrors === null){
-vErrors = [err102];
+vErrors = [err192];
 }
 else {
-vErrors.push(err102);
+vErrors.push(err192);
 }
 errors++;
 }
 }
 }
-var _valid16 = _errs124 === errors;
-errors = _errs123;
+var _valid16 = _errs237 === errors;
+errors = _errs236;
 if(vErrors !== null){
-if(_errs123){
-vErrors.length = _errs123;
+if(_errs236){
+vErrors.length = _errs236;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid16){
-const _errs126 = errors;
+const _errs239 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.artifact === undefined){
-const err103 = {instancePath,schemaPath:"#/allOf/16/then/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
+if(data.candidateStep === undefined){
+const err193 = {instancePath,schemaPath:"#/allOf/16/then/required",keyword:"required",params:{missingProperty: "candidateStep"},message:"must have required property '"+"candidateStep"+"'"};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err193];
 }
 else {
-vErrors.push(err103);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data38 = data.data;
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-if(data38.source === undefined){
-const err104 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
-if(vErrors === null){
-vErrors = [err104];
-}
-else {
-vErrors.push(err104);
+vErrors.push(err193);
 }
 errors++;
 }
 }
-else {
-const err105 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err105];
-}
-else {
-vErrors.push(err105);
-}
-errors++;
-}
-}
-}
-var _valid16 = _errs126 === errors;
-valid54 = _valid16;
-if(valid54){
+var _valid16 = _errs239 === errors;
+valid72 = _valid16;
+if(valid72){
 var props16 = {};
-props16.data = true;
-props16.artifact = true;
+props16.candidateStep = true;
 props16.eventType = true;
 }
 }
-if(!valid54){
-const err106 = {instancePath,schemaPath:"#/allOf/16/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid72){
+const err194 = {instancePath,schemaPath:"#/allOf/16/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err106];
+vErrors = [err194];
 }
 else {
-vErrors.push(err106);
+vErrors.push(err194);
 }
 errors++;
 }
@@ -3267,77 +4322,99 @@ props0 = props0 || {};
 Object.assign(props0, props16);
 }
 }
-const _errs130 = errors;
-let valid57 = true;
-const _errs131 = errors;
+const _errs241 = errors;
+let valid74 = true;
+const _errs242 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_completed" !== data.eventType){
-const err107 = {};
+let data97 = data.eventType;
+if(!((data97 === "input_required") || (data97 === "input_received"))){
+const err195 = {};
 if(vErrors === null){
-vErrors = [err107];
+vErrors = [err195];
 }
 else {
-vErrors.push(err107);
+vErrors.push(err195);
 }
 errors++;
 }
 }
 }
-var _valid17 = _errs131 === errors;
-errors = _errs130;
+var _valid17 = _errs242 === errors;
+errors = _errs241;
 if(vErrors !== null){
-if(_errs130){
-vErrors.length = _errs130;
+if(_errs241){
+vErrors.length = _errs241;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid17){
-const _errs133 = errors;
+const _errs244 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.input === undefined){
+const err196 = {instancePath,schemaPath:"#/allOf/17/then/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data40 = data.data;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.totalSteps === undefined){
-const err108 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+let data98 = data.data;
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+if(data98.kind === undefined){
+const err197 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
-vErrors = [err108];
+vErrors = [err197];
 }
 else {
-vErrors.push(err108);
+vErrors.push(err197);
+}
+errors++;
+}
+if(data98.inputId === undefined){
+const err198 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
 }
 errors++;
 }
 }
 else {
-const err109 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err199 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err109];
+vErrors = [err199];
 }
 else {
-vErrors.push(err109);
+vErrors.push(err199);
 }
 errors++;
 }
 }
 }
-var _valid17 = _errs133 === errors;
-valid57 = _valid17;
-if(valid57){
+var _valid17 = _errs244 === errors;
+valid74 = _valid17;
+if(valid74){
 var props17 = {};
 props17.data = true;
+props17.input = true;
 props17.eventType = true;
 }
 }
-if(!valid57){
-const err110 = {instancePath,schemaPath:"#/allOf/17/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid74){
+const err200 = {instancePath,schemaPath:"#/allOf/17/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err110];
+vErrors = [err200];
 }
 else {
-vErrors.push(err110);
+vErrors.push(err200);
 }
 errors++;
 }
@@ -3350,107 +4427,88 @@ props0 = props0 || {};
 Object.assign(props0, props17);
 }
 }
-const _errs137 = errors;
-let valid60 = true;
-const _errs138 = errors;
+const _errs248 = errors;
+let valid77 = true;
+const _errs249 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_handoff_ready" !== data.eventType){
-const err111 = {};
+let data99 = data.eventType;
+if(!((data99 === "permission_requested") || (data99 === "permission_resolved"))){
+const err201 = {};
 if(vErrors === null){
-vErrors = [err111];
+vErrors = [err201];
 }
 else {
-vErrors.push(err111);
+vErrors.push(err201);
 }
 errors++;
 }
 }
 }
-var _valid18 = _errs138 === errors;
-errors = _errs137;
+var _valid18 = _errs249 === errors;
+errors = _errs248;
 if(vErrors !== null){
-if(_errs137){
-vErrors.length = _errs137;
+if(_errs248){
+vErrors.length = _errs248;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid18){
-const _errs140 = errors;
+const _errs251 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data42 = data.data;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-if(data42.action === undefined){
-const err112 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+let data100 = data.data;
+if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
+if(data100.toolUseId === undefined){
+const err202 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err112];
+vErrors = [err202];
 }
 else {
-vErrors.push(err112);
+vErrors.push(err202);
 }
 errors++;
 }
-if(data42.targetMode === undefined){
-const err113 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
+if(data100.inputId === undefined){
+const err203 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
-vErrors = [err113];
+vErrors = [err203];
 }
 else {
-vErrors.push(err113);
-}
-errors++;
-}
-if(data42.outcome === undefined){
-const err114 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
-if(vErrors === null){
-vErrors = [err114];
-}
-else {
-vErrors.push(err114);
-}
-errors++;
-}
-if(data42.summary === undefined){
-const err115 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
-if(vErrors === null){
-vErrors = [err115];
-}
-else {
-vErrors.push(err115);
+vErrors.push(err203);
 }
 errors++;
 }
 }
 else {
-const err116 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err204 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err204];
 }
 else {
-vErrors.push(err116);
+vErrors.push(err204);
 }
 errors++;
 }
 }
 }
-var _valid18 = _errs140 === errors;
-valid60 = _valid18;
-if(valid60){
+var _valid18 = _errs251 === errors;
+valid77 = _valid18;
+if(valid77){
 var props18 = {};
 props18.data = true;
 props18.eventType = true;
 }
 }
-if(!valid60){
-const err117 = {instancePath,schemaPath:"#/allOf/18/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid77){
+const err205 = {instancePath,schemaPath:"#/allOf/18/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err117];
+vErrors = [err205];
 }
 else {
-vErrors.push(err117);
+vErrors.push(err205);
 }
 errors++;
 }
@@ -3463,66 +4521,97 @@ props0 = props0 || {};
 Object.assign(props0, props18);
 }
 }
-const _errs144 = errors;
-let valid63 = true;
-const _errs145 = errors;
+const _errs255 = errors;
+let valid80 = true;
+const _errs256 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data43 = data.eventType;
-if(!(((data43 === "pipeline_completed") || (data43 === "pipeline_handoff_ready")) || (data43 === "pipeline_canceled"))){
-const err118 = {};
+if("rollback_completed" !== data.eventType){
+const err206 = {};
 if(vErrors === null){
-vErrors = [err118];
+vErrors = [err206];
 }
 else {
-vErrors.push(err118);
+vErrors.push(err206);
 }
 errors++;
 }
 }
 }
-var _valid19 = _errs145 === errors;
-errors = _errs144;
+var _valid19 = _errs256 === errors;
+errors = _errs255;
 if(vErrors !== null){
-if(_errs144){
-vErrors.length = _errs144;
+if(_errs255){
+vErrors.length = _errs255;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid19){
-const _errs147 = errors;
+const _errs258 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status !== undefined){
-let data44 = data.status;
-if(!(((data44 === "completed") || (data44 === "failed")) || (data44 === "canceled"))){
-const err119 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/19/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.allOf[19].then.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.data !== undefined){
+let data102 = data.data;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.toStep === undefined){
+const err207 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "toStep"},message:"must have required property '"+"toStep"+"'"};
 if(vErrors === null){
-vErrors = [err119];
+vErrors = [err207];
 }
 else {
-vErrors.push(err119);
+vErrors.push(err207);
+}
+errors++;
+}
+if(data102.reason === undefined){
+const err208 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+if(data102.staleFields === undefined){
+const err209 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+}
+else {
+const err210 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
 }
 errors++;
 }
 }
 }
-var _valid19 = _errs147 === errors;
-valid63 = _valid19;
-if(valid63){
+var _valid19 = _errs258 === errors;
+valid80 = _valid19;
+if(valid80){
 var props19 = {};
-props19.status = true;
+props19.data = true;
 props19.eventType = true;
 }
 }
-if(!valid63){
-const err120 = {instancePath,schemaPath:"#/allOf/19/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid80){
+const err211 = {instancePath,schemaPath:"#/allOf/19/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err120];
+vErrors = [err211];
 }
 else {
-vErrors.push(err120);
+vErrors.push(err211);
 }
 errors++;
 }
@@ -3535,64 +4624,78 @@ props0 = props0 || {};
 Object.assign(props0, props19);
 }
 }
-const _errs150 = errors;
-let valid66 = true;
-const _errs151 = errors;
+const _errs262 = errors;
+let valid83 = true;
+const _errs263 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("input_required" !== data.eventType){
-const err121 = {};
+let data103 = data.eventType;
+if(!((data103 === "text_delta") || (data103 === "thinking_delta"))){
+const err212 = {};
 if(vErrors === null){
-vErrors = [err121];
+vErrors = [err212];
 }
 else {
-vErrors.push(err121);
+vErrors.push(err212);
 }
 errors++;
 }
 }
 }
-var _valid20 = _errs151 === errors;
-errors = _errs150;
+var _valid20 = _errs263 === errors;
+errors = _errs262;
 if(vErrors !== null){
-if(_errs150){
-vErrors.length = _errs150;
+if(_errs262){
+vErrors.length = _errs262;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid20){
-const _errs153 = errors;
+const _errs265 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status !== undefined){
-if("input_required" !== data.status){
-const err122 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/20/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
+if(data.data !== undefined){
+let data104 = data.data;
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+if(data104.text === undefined){
+const err213 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
-vErrors = [err122];
+vErrors = [err213];
 }
 else {
-vErrors.push(err122);
+vErrors.push(err213);
+}
+errors++;
+}
+}
+else {
+const err214 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
 }
 errors++;
 }
 }
 }
-var _valid20 = _errs153 === errors;
-valid66 = _valid20;
-if(valid66){
+var _valid20 = _errs265 === errors;
+valid83 = _valid20;
+if(valid83){
 var props20 = {};
-props20.status = true;
+props20.data = true;
 props20.eventType = true;
 }
 }
-if(!valid66){
-const err123 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid83){
+const err215 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err123];
+vErrors = [err215];
 }
 else {
-vErrors.push(err123);
+vErrors.push(err215);
 }
 errors++;
 }
@@ -3605,77 +4708,97 @@ props0 = props0 || {};
 Object.assign(props0, props20);
 }
 }
-const _errs156 = errors;
-let valid69 = true;
-const _errs157 = errors;
+const _errs269 = errors;
+let valid86 = true;
+const _errs270 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("interrupt_received" !== data.eventType){
-const err124 = {};
+if("tool_started" !== data.eventType){
+const err216 = {};
 if(vErrors === null){
-vErrors = [err124];
+vErrors = [err216];
 }
 else {
-vErrors.push(err124);
+vErrors.push(err216);
 }
 errors++;
 }
 }
 }
-var _valid21 = _errs157 === errors;
-errors = _errs156;
+var _valid21 = _errs270 === errors;
+errors = _errs269;
 if(vErrors !== null){
-if(_errs156){
-vErrors.length = _errs156;
+if(_errs269){
+vErrors.length = _errs269;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid21){
-const _errs159 = errors;
+const _errs272 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data48 = data.data;
-if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
-if(data48.messageLength === undefined){
-const err125 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
+let data106 = data.data;
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+if(data106.toolName === undefined){
+const err217 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
-vErrors = [err125];
+vErrors = [err217];
 }
 else {
-vErrors.push(err125);
+vErrors.push(err217);
+}
+errors++;
+}
+if(data106.toolUseId === undefined){
+const err218 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+if(data106.input === undefined){
+const err219 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
 }
 errors++;
 }
 }
 else {
-const err126 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err220 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err126];
+vErrors = [err220];
 }
 else {
-vErrors.push(err126);
+vErrors.push(err220);
 }
 errors++;
 }
 }
 }
-var _valid21 = _errs159 === errors;
-valid69 = _valid21;
-if(valid69){
+var _valid21 = _errs272 === errors;
+valid86 = _valid21;
+if(valid86){
 var props21 = {};
 props21.data = true;
 props21.eventType = true;
 }
 }
-if(!valid69){
-const err127 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid86){
+const err221 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err127];
+vErrors = [err221];
 }
 else {
-vErrors.push(err127);
+vErrors.push(err221);
 }
 errors++;
 }
@@ -3688,107 +4811,97 @@ props0 = props0 || {};
 Object.assign(props0, props21);
 }
 }
-const _errs163 = errors;
-let valid72 = true;
-const _errs164 = errors;
+const _errs276 = errors;
+let valid89 = true;
+const _errs277 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("interrupt_classified" !== data.eventType){
-const err128 = {};
+if("tool_result" !== data.eventType){
+const err222 = {};
 if(vErrors === null){
-vErrors = [err128];
+vErrors = [err222];
 }
 else {
-vErrors.push(err128);
+vErrors.push(err222);
 }
 errors++;
 }
 }
 }
-var _valid22 = _errs164 === errors;
-errors = _errs163;
+var _valid22 = _errs277 === errors;
+errors = _errs276;
 if(vErrors !== null){
-if(_errs163){
-vErrors.length = _errs163;
+if(_errs276){
+vErrors.length = _errs276;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid22){
-const _errs166 = errors;
+const _errs279 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data50 = data.data;
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
-if(data50.action === undefined){
-const err129 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+let data108 = data.data;
+if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
+if(data108.toolName === undefined){
+const err223 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
-vErrors = [err129];
+vErrors = [err223];
 }
 else {
-vErrors.push(err129);
+vErrors.push(err223);
 }
 errors++;
 }
-if(data50.targetStepId === undefined){
-const err130 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
+if(data108.toolUseId === undefined){
+const err224 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err130];
+vErrors = [err224];
 }
 else {
-vErrors.push(err130);
+vErrors.push(err224);
 }
 errors++;
 }
-if(data50.reason === undefined){
-const err131 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data108.isError === undefined){
+const err225 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
 if(vErrors === null){
-vErrors = [err131];
+vErrors = [err225];
 }
 else {
-vErrors.push(err131);
-}
-errors++;
-}
-if(data50.paused === undefined){
-const err132 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
-if(vErrors === null){
-vErrors = [err132];
-}
-else {
-vErrors.push(err132);
+vErrors.push(err225);
 }
 errors++;
 }
 }
 else {
-const err133 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err226 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err133];
+vErrors = [err226];
 }
 else {
-vErrors.push(err133);
+vErrors.push(err226);
 }
 errors++;
 }
 }
 }
-var _valid22 = _errs166 === errors;
-valid72 = _valid22;
-if(valid72){
+var _valid22 = _errs279 === errors;
+valid89 = _valid22;
+if(valid89){
 var props22 = {};
 props22.data = true;
 props22.eventType = true;
 }
 }
-if(!valid72){
-const err134 = {instancePath,schemaPath:"#/allOf/22/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid89){
+const err227 = {instancePath,schemaPath:"#/allOf/22/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err134];
+vErrors = [err227];
 }
 else {
-vErrors.push(err134);
+vErrors.push(err227);
 }
 errors++;
 }
@@ -3801,1106 +4914,13 @@ props0 = props0 || {};
 Object.assign(props0, props22);
 }
 }
+const _errs283 = errors;
+let valid92 = true;
+const _errs284 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.schemaVersion === undefined){
-const err135 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
-if(vErrors === null){
-vErrors = [err135];
-}
-else {
-vErrors.push(err135);
-}
-errors++;
-}
-if(data.extensionUri === undefined){
-const err136 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
-if(vErrors === null){
-vErrors = [err136];
-}
-else {
-vErrors.push(err136);
-}
-errors++;
-}
-if(data.eventId === undefined){
-const err137 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
-if(vErrors === null){
-vErrors = [err137];
-}
-else {
-vErrors.push(err137);
-}
-errors++;
-}
-if(data.sequence === undefined){
-const err138 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
-if(vErrors === null){
-vErrors = [err138];
-}
-else {
-vErrors.push(err138);
-}
-errors++;
-}
-if(data.createdAt === undefined){
-const err139 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
-if(vErrors === null){
-vErrors = [err139];
-}
-else {
-vErrors.push(err139);
-}
-errors++;
-}
-if(data.eventType === undefined){
-const err140 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
-if(vErrors === null){
-vErrors = [err140];
-}
-else {
-vErrors.push(err140);
-}
-errors++;
-}
-if(data.scope === undefined){
-const err141 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
-if(vErrors === null){
-vErrors = [err141];
-}
-else {
-vErrors.push(err141);
-}
-errors++;
-}
-if(data.pipelineRunId === undefined){
-const err142 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
-if(vErrors === null){
-vErrors = [err142];
-}
-else {
-vErrors.push(err142);
-}
-errors++;
-}
-if(data.taskId === undefined){
-const err143 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
-if(vErrors === null){
-vErrors = [err143];
-}
-else {
-vErrors.push(err143);
-}
-errors++;
-}
-if(data.contextId === undefined){
-const err144 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
-if(vErrors === null){
-vErrors = [err144];
-}
-else {
-vErrors.push(err144);
-}
-errors++;
-}
-if(data.pipelineName === undefined){
-const err145 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
-if(vErrors === null){
-vErrors = [err145];
-}
-else {
-vErrors.push(err145);
-}
-errors++;
-}
-if(data.iacCodeSessionId === undefined){
-const err146 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
-if(vErrors === null){
-vErrors = [err146];
-}
-else {
-vErrors.push(err146);
-}
-errors++;
-}
-if(data.status === undefined){
-const err147 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err147];
-}
-else {
-vErrors.push(err147);
-}
-errors++;
-}
-if(data.data === undefined){
-const err148 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
-if(vErrors === null){
-vErrors = [err148];
-}
-else {
-vErrors.push(err148);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(func3.call(schema43.properties, key0))){
-const err149 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err149];
-}
-else {
-vErrors.push(err149);
-}
-errors++;
-}
-}
-if(data.schemaVersion !== undefined){
-if("1.0" !== data.schemaVersion){
-const err150 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err150];
-}
-else {
-vErrors.push(err150);
-}
-errors++;
-}
-}
-if(data.extensionUri !== undefined){
-if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
-const err151 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err151];
-}
-else {
-vErrors.push(err151);
-}
-errors++;
-}
-}
-if(data.eventId !== undefined){
-let data53 = data.eventId;
-if(typeof data53 === "string"){
-if(!pattern11.test(data53)){
-const err152 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
-if(vErrors === null){
-vErrors = [err152];
-}
-else {
-vErrors.push(err152);
-}
-errors++;
-}
-}
-else {
-const err153 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err153];
-}
-else {
-vErrors.push(err153);
-}
-errors++;
-}
-}
-if(data.sequence !== undefined){
-let data54 = data.sequence;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err154 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err154];
-}
-else {
-vErrors.push(err154);
-}
-errors++;
-}
-if((typeof data54 == "number") && (isFinite(data54))){
-if(data54 > 9007199254740991 || isNaN(data54)){
-const err155 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err155];
-}
-else {
-vErrors.push(err155);
-}
-errors++;
-}
-if(data54 < 1 || isNaN(data54)){
-const err156 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err156];
-}
-else {
-vErrors.push(err156);
-}
-errors++;
-}
-}
-}
-if(data.createdAt !== undefined){
-let data55 = data.createdAt;
-if(typeof data55 === "string"){
-if(!(formats0.validate(data55))){
-const err157 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
-if(vErrors === null){
-vErrors = [err157];
-}
-else {
-vErrors.push(err157);
-}
-errors++;
-}
-}
-else {
-const err158 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err158];
-}
-else {
-vErrors.push(err158);
-}
-errors++;
-}
-}
 if(data.eventType !== undefined){
-let data56 = data.eventType;
-if(!(((((((((((((((((((((((((((((((((((((((((((((data56 === "pipeline_started") || (data56 === "pipeline_resumed")) || (data56 === "mcp_status")) || (data56 === "step_started")) || (data56 === "step_completed")) || (data56 === "step_failed")) || (data56 === "candidate_started")) || (data56 === "candidate_step_started")) || (data56 === "candidate_step_completed")) || (data56 === "candidate_step_failed")) || (data56 === "candidate_completed")) || (data56 === "candidate_failed")) || (data56 === "candidate_selected")) || (data56 === "rollback_completed")) || (data56 === "interrupt_received")) || (data56 === "interrupt_classified")) || (data56 === "input_required")) || (data56 === "input_received")) || (data56 === "permission_requested")) || (data56 === "permission_resolved")) || (data56 === "message_started")) || (data56 === "text_delta")) || (data56 === "thinking_delta")) || (data56 === "tool_started")) || (data56 === "tool_result")) || (data56 === "tool_progress")) || (data56 === "stack_progress")) || (data56 === "stack_current_changed")) || (data56 === "usage")) || (data56 === "artifact_created")) || (data56 === "cleanup_started")) || (data56 === "cleanup_progress")) || (data56 === "cleanup_completed")) || (data56 === "cleanup_failed")) || (data56 === "stack_instances_progress")) || (data56 === "context_compaction_started")) || (data56 === "context_compacted")) || (data56 === "context_compaction_failed")) || (data56 === "candidate_restart_requested")) || (data56 === "candidate_detail_shown")) || (data56 === "diagram_shown")) || (data56 === "pipeline_warning")) || (data56 === "pipeline_completed")) || (data56 === "pipeline_canceled")) || (data56 === "pipeline_handoff_ready"))){
-const err159 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err159];
-}
-else {
-vErrors.push(err159);
-}
-errors++;
-}
-}
-if(data.scope !== undefined){
-let data57 = data.scope;
-if(!(((((((data57 === "pipeline") || (data57 === "step")) || (data57 === "candidate")) || (data57 === "candidate_step")) || (data57 === "interrupt")) || (data57 === "stack")) || (data57 === "cleanup"))){
-const err160 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.properties.scope.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err160];
-}
-else {
-vErrors.push(err160);
-}
-errors++;
-}
-}
-if(data.pipelineRunId !== undefined){
-let data58 = data.pipelineRunId;
-if(typeof data58 === "string"){
-if(func1(data58) < 1){
-const err161 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err161];
-}
-else {
-vErrors.push(err161);
-}
-errors++;
-}
-}
-else {
-const err162 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err162];
-}
-else {
-vErrors.push(err162);
-}
-errors++;
-}
-}
-if(data.taskId !== undefined){
-if(typeof data.taskId !== "string"){
-const err163 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err163];
-}
-else {
-vErrors.push(err163);
-}
-errors++;
-}
-}
-if(data.contextId !== undefined){
-let data60 = data.contextId;
-if(typeof data60 === "string"){
-if(func1(data60) < 1){
-const err164 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err164];
-}
-else {
-vErrors.push(err164);
-}
-errors++;
-}
-}
-else {
-const err165 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err165];
-}
-else {
-vErrors.push(err165);
-}
-errors++;
-}
-}
-if(data.pipelineName !== undefined){
-let data61 = data.pipelineName;
-if(typeof data61 === "string"){
-if(func1(data61) < 1){
-const err166 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err166];
-}
-else {
-vErrors.push(err166);
-}
-errors++;
-}
-}
-else {
-const err167 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err167];
-}
-else {
-vErrors.push(err167);
-}
-errors++;
-}
-}
-if(data.iacCodeSessionId !== undefined){
-let data62 = data.iacCodeSessionId;
-if(typeof data62 === "string"){
-if(func1(data62) < 1){
-const err168 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err168];
-}
-else {
-vErrors.push(err168);
-}
-errors++;
-}
-}
-else {
-const err169 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err169];
-}
-else {
-vErrors.push(err169);
-}
-errors++;
-}
-}
-if(data.status !== undefined){
-let data63 = data.status;
-if(!(((((data63 === "working") || (data63 === "input_required")) || (data63 === "completed")) || (data63 === "failed")) || (data63 === "canceled"))){
-const err170 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.properties.status.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err170];
-}
-else {
-vErrors.push(err170);
-}
-errors++;
-}
-}
-if(data.data !== undefined){
-let data64 = data.data;
-if(!(data64 && typeof data64 == "object" && !Array.isArray(data64))){
-const err171 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err171];
-}
-else {
-vErrors.push(err171);
-}
-errors++;
-}
-}
-if(data.step !== undefined){
-let data65 = data.step;
-if(data65 && typeof data65 == "object" && !Array.isArray(data65)){
-if(data65.id === undefined){
-const err172 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err172];
-}
-else {
-vErrors.push(err172);
-}
-errors++;
-}
-if(data65.runId === undefined){
-const err173 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
-if(vErrors === null){
-vErrors = [err173];
-}
-else {
-vErrors.push(err173);
-}
-errors++;
-}
-if(data65.attempt === undefined){
-const err174 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
-if(vErrors === null){
-vErrors = [err174];
-}
-else {
-vErrors.push(err174);
-}
-errors++;
-}
-if(data65.id !== undefined){
-if(typeof data65.id !== "string"){
-const err175 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err175];
-}
-else {
-vErrors.push(err175);
-}
-errors++;
-}
-}
-if(data65.runId !== undefined){
-if(typeof data65.runId !== "string"){
-const err176 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err176];
-}
-else {
-vErrors.push(err176);
-}
-errors++;
-}
-}
-if(data65.attempt !== undefined){
-let data68 = data65.attempt;
-if(!(((typeof data68 == "number") && (!(data68 % 1) && !isNaN(data68))) && (isFinite(data68)))){
-const err177 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err177];
-}
-else {
-vErrors.push(err177);
-}
-errors++;
-}
-if((typeof data68 == "number") && (isFinite(data68))){
-if(data68 < 1 || isNaN(data68)){
-const err178 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err178];
-}
-else {
-vErrors.push(err178);
-}
-errors++;
-}
-}
-}
-if(data65.index !== undefined){
-let data69 = data65.index;
-if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
-const err179 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err179];
-}
-else {
-vErrors.push(err179);
-}
-errors++;
-}
-if((typeof data69 == "number") && (isFinite(data69))){
-if(data69 < 0 || isNaN(data69)){
-const err180 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err180];
-}
-else {
-vErrors.push(err180);
-}
-errors++;
-}
-}
-}
-if(data65.total !== undefined){
-let data70 = data65.total;
-if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
-const err181 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err181];
-}
-else {
-vErrors.push(err181);
-}
-errors++;
-}
-if((typeof data70 == "number") && (isFinite(data70))){
-if(data70 < 1 || isNaN(data70)){
-const err182 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err182];
-}
-else {
-vErrors.push(err182);
-}
-errors++;
-}
-}
-}
-if(data65.type !== undefined){
-let data71 = data65.type;
-if(!((data71 === "agent") || (data71 === "parallel_sub_pipeline"))){
-const err183 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema44.properties.type.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err183];
-}
-else {
-vErrors.push(err183);
-}
-errors++;
-}
-}
-if(data65.uiMode !== undefined){
-if(typeof data65.uiMode !== "string"){
-const err184 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err184];
-}
-else {
-vErrors.push(err184);
-}
-errors++;
-}
-}
-}
-else {
-const err185 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err185];
-}
-else {
-vErrors.push(err185);
-}
-errors++;
-}
-}
-if(data.candidate !== undefined){
-let data73 = data.candidate;
-if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
-if(data73.id === undefined){
-const err186 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err186];
-}
-else {
-vErrors.push(err186);
-}
-errors++;
-}
-if(data73.subPipelineId === undefined){
-const err187 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
-if(vErrors === null){
-vErrors = [err187];
-}
-else {
-vErrors.push(err187);
-}
-errors++;
-}
-if(data73.index === undefined){
-const err188 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
-if(vErrors === null){
-vErrors = [err188];
-}
-else {
-vErrors.push(err188);
-}
-errors++;
-}
-if(data73.attempt === undefined){
-const err189 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
-if(vErrors === null){
-vErrors = [err189];
-}
-else {
-vErrors.push(err189);
-}
-errors++;
-}
-if(data73.name === undefined){
-const err190 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err190];
-}
-else {
-vErrors.push(err190);
-}
-errors++;
-}
-if(data73.runId === undefined){
-const err191 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
-if(vErrors === null){
-vErrors = [err191];
-}
-else {
-vErrors.push(err191);
-}
-errors++;
-}
-if(data73.id !== undefined){
-if(typeof data73.id !== "string"){
-const err192 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err192];
-}
-else {
-vErrors.push(err192);
-}
-errors++;
-}
-}
-if(data73.subPipelineId !== undefined){
-if(typeof data73.subPipelineId !== "string"){
-const err193 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err193];
-}
-else {
-vErrors.push(err193);
-}
-errors++;
-}
-}
-if(data73.index !== undefined){
-let data76 = data73.index;
-if(!(((typeof data76 == "number") && (!(data76 % 1) && !isNaN(data76))) && (isFinite(data76)))){
-const err194 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err194];
-}
-else {
-vErrors.push(err194);
-}
-errors++;
-}
-if((typeof data76 == "number") && (isFinite(data76))){
-if(data76 < 0 || isNaN(data76)){
-const err195 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err195];
-}
-else {
-vErrors.push(err195);
-}
-errors++;
-}
-}
-}
-if(data73.attempt !== undefined){
-let data77 = data73.attempt;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
-const err196 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err196];
-}
-else {
-vErrors.push(err196);
-}
-errors++;
-}
-if((typeof data77 == "number") && (isFinite(data77))){
-if(data77 < 1 || isNaN(data77)){
-const err197 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err197];
-}
-else {
-vErrors.push(err197);
-}
-errors++;
-}
-}
-}
-if(data73.name !== undefined){
-if(typeof data73.name !== "string"){
-const err198 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err198];
-}
-else {
-vErrors.push(err198);
-}
-errors++;
-}
-}
-if(data73.pipelineName !== undefined){
-if(typeof data73.pipelineName !== "string"){
-const err199 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err199];
-}
-else {
-vErrors.push(err199);
-}
-errors++;
-}
-}
-if(data73.totalSteps !== undefined){
-let data80 = data73.totalSteps;
-if(!(((typeof data80 == "number") && (!(data80 % 1) && !isNaN(data80))) && (isFinite(data80)))){
-const err200 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err200];
-}
-else {
-vErrors.push(err200);
-}
-errors++;
-}
-}
-if(data73.runId !== undefined){
-if(typeof data73.runId !== "string"){
-const err201 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err201];
-}
-else {
-vErrors.push(err201);
-}
-errors++;
-}
-}
-if(data73.steps !== undefined){
-let data82 = data73.steps;
-if(Array.isArray(data82)){
-const len2 = data82.length;
-for(let i2=0; i2<len2; i2++){
-if(typeof data82[i2] !== "string"){
-const err202 = {instancePath:instancePath+"/candidate/steps/" + i2,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err202];
-}
-else {
-vErrors.push(err202);
-}
-errors++;
-}
-}
-}
-else {
-const err203 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err203];
-}
-else {
-vErrors.push(err203);
-}
-errors++;
-}
-}
-}
-else {
-const err204 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err204];
-}
-else {
-vErrors.push(err204);
-}
-errors++;
-}
-}
-if(data.candidateStep !== undefined){
-let data84 = data.candidateStep;
-if(data84 && typeof data84 == "object" && !Array.isArray(data84)){
-if(data84.id === undefined){
-const err205 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err205];
-}
-else {
-vErrors.push(err205);
-}
-errors++;
-}
-if(data84.attempt === undefined){
-const err206 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
-if(vErrors === null){
-vErrors = [err206];
-}
-else {
-vErrors.push(err206);
-}
-errors++;
-}
-if(data84.runId === undefined){
-const err207 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
-if(vErrors === null){
-vErrors = [err207];
-}
-else {
-vErrors.push(err207);
-}
-errors++;
-}
-if(data84.id !== undefined){
-if(typeof data84.id !== "string"){
-const err208 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err208];
-}
-else {
-vErrors.push(err208);
-}
-errors++;
-}
-}
-if(data84.attempt !== undefined){
-let data86 = data84.attempt;
-if(!(((typeof data86 == "number") && (!(data86 % 1) && !isNaN(data86))) && (isFinite(data86)))){
-const err209 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err209];
-}
-else {
-vErrors.push(err209);
-}
-errors++;
-}
-if((typeof data86 == "number") && (isFinite(data86))){
-if(data86 < 1 || isNaN(data86)){
-const err210 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err210];
-}
-else {
-vErrors.push(err210);
-}
-errors++;
-}
-}
-}
-if(data84.index !== undefined){
-let data87 = data84.index;
-if(!(((typeof data87 == "number") && (!(data87 % 1) && !isNaN(data87))) && (isFinite(data87)))){
-const err211 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err211];
-}
-else {
-vErrors.push(err211);
-}
-errors++;
-}
-if((typeof data87 == "number") && (isFinite(data87))){
-if(data87 < 0 || isNaN(data87)){
-const err212 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err212];
-}
-else {
-vErrors.push(err212);
-}
-errors++;
-}
-}
-}
-if(data84.total !== undefined){
-let data88 = data84.total;
-if(!(((typeof data88 == "number") && (!(data88 % 1) && !isNaN(data88))) && (isFinite(data88)))){
-const err213 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err213];
-}
-else {
-vErrors.push(err213);
-}
-errors++;
-}
-if((typeof data88 == "number") && (isFinite(data88))){
-if(data88 < 1 || isNaN(data88)){
-const err214 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err214];
-}
-else {
-vErrors.push(err214);
-}
-errors++;
-}
-}
-}
-if(data84.runId !== undefined){
-if(typeof data84.runId !== "string"){
-const err215 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err215];
-}
-else {
-vErrors.push(err215);
-}
-errors++;
-}
-}
-}
-else {
-const err216 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err216];
-}
-else {
-vErrors.push(err216);
-}
-errors++;
-}
-}
-if(data.input !== undefined){
-let data90 = data.input;
-if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
-if(data90.kind === undefined){
-const err217 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err217];
-}
-else {
-vErrors.push(err217);
-}
-errors++;
-}
-if(data90.inputId === undefined){
-const err218 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
-if(vErrors === null){
-vErrors = [err218];
-}
-else {
-vErrors.push(err218);
-}
-errors++;
-}
-if(data90.toolUseId === undefined){
-const err219 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
-if(vErrors === null){
-vErrors = [err219];
-}
-else {
-vErrors.push(err219);
-}
-errors++;
-}
-for(const key1 in data90){
-if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
-const err220 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err220];
-}
-else {
-vErrors.push(err220);
-}
-errors++;
-}
-}
-if(data90.kind !== undefined){
-let data91 = data90.kind;
-if(!((((data91 === "permission") || (data91 === "ask_user_question")) || (data91 === "candidate_selection")) || (data91 === "pipeline_pause_confirmation"))){
-const err221 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema43.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err221];
-}
-else {
-vErrors.push(err221);
-}
-errors++;
-}
-}
-if(data90.inputId !== undefined){
-let data92 = data90.inputId;
-if(typeof data92 === "string"){
-if(func1(data92) < 1){
-const err222 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err222];
-}
-else {
-vErrors.push(err222);
-}
-errors++;
-}
-}
-else {
-const err223 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err223];
-}
-else {
-vErrors.push(err223);
-}
-errors++;
-}
-}
-if(data90.toolUseId !== undefined){
-let data93 = data90.toolUseId;
-if(typeof data93 === "string"){
-if(func1(data93) < 1){
-const err224 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
-if(vErrors === null){
-vErrors = [err224];
-}
-else {
-vErrors.push(err224);
-}
-errors++;
-}
-}
-else {
-const err225 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err225];
-}
-else {
-vErrors.push(err225);
-}
-errors++;
-}
-}
-}
-else {
-const err226 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err226];
-}
-else {
-vErrors.push(err226);
-}
-errors++;
-}
-}
-if(data.artifact !== undefined){
-let data94 = data.artifact;
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-if(data94.filename === undefined){
-const err227 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
-if(vErrors === null){
-vErrors = [err227];
-}
-else {
-vErrors.push(err227);
-}
-errors++;
-}
-if(data94.mediaType === undefined){
-const err228 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+if("stack_progress" !== data.eventType){
+const err228 = {};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -4909,8 +4929,26 @@ vErrors.push(err228);
 }
 errors++;
 }
-if(data94.content === undefined){
-const err229 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+}
+var _valid23 = _errs284 === errors;
+errors = _errs283;
+if(vErrors !== null){
+if(_errs283){
+vErrors.length = _errs283;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid23){
+const _errs286 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data110 = data.data;
+if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
+if(data110.stackId === undefined){
+const err229 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -4919,9 +4957,8 @@ vErrors.push(err229);
 }
 errors++;
 }
-for(const key2 in data94){
-if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
-const err230 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data110.status === undefined){
+const err230 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -4931,11 +4968,8 @@ vErrors.push(err230);
 errors++;
 }
 }
-if(data94.filename !== undefined){
-let data95 = data94.filename;
-if(typeof data95 === "string"){
-if(func1(data95) < 1){
-const err231 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err231 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -4945,8 +4979,17 @@ vErrors.push(err231);
 errors++;
 }
 }
-else {
-const err232 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var _valid23 = _errs286 === errors;
+valid92 = _valid23;
+if(valid92){
+var props23 = {};
+props23.data = true;
+props23.eventType = true;
+}
+}
+if(!valid92){
+const err232 = {instancePath,schemaPath:"#/allOf/23/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -4955,12 +4998,22 @@ vErrors.push(err232);
 }
 errors++;
 }
+if(props0 !== true && props23 !== undefined){
+if(props23 === true){
+props0 = true;
 }
-if(data94.mediaType !== undefined){
-let data96 = data94.mediaType;
-if(typeof data96 === "string"){
-if(func1(data96) < 1){
-const err233 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+props0 = props0 || {};
+Object.assign(props0, props23);
+}
+}
+const _errs290 = errors;
+let valid95 = true;
+const _errs291 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("stack_current_changed" !== data.eventType){
+const err233 = {};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -4970,8 +5023,25 @@ vErrors.push(err233);
 errors++;
 }
 }
+}
+var _valid24 = _errs291 === errors;
+errors = _errs290;
+if(vErrors !== null){
+if(_errs290){
+vErrors.length = _errs290;
+}
 else {
-const err234 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+if(_valid24){
+const _errs293 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data112 = data.data;
+if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
+if(data112.stackId === undefined){
+const err234 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -4980,12 +5050,8 @@ vErrors.push(err234);
 }
 errors++;
 }
-}
-if(data94.content !== undefined){
-let data97 = data94.content;
-if(typeof data97 === "string"){
-if(func1(data97) > 65536){
-const err235 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(data112.stackStatus === undefined){
+const err235 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -4994,9 +5060,8 @@ vErrors.push(err235);
 }
 errors++;
 }
-}
-else {
-const err236 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data112.isSuccess === undefined){
+const err236 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "isSuccess"},message:"must have required property '"+"isSuccess"+"'"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -5006,9 +5071,8 @@ vErrors.push(err236);
 errors++;
 }
 }
-if(data94.truncated !== undefined){
-if(true !== data94.truncated){
-const err237 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+else {
+const err237 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -5018,9 +5082,17 @@ vErrors.push(err237);
 errors++;
 }
 }
-if(data94.role !== undefined){
-if(typeof data94.role !== "string"){
-const err238 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+var _valid24 = _errs293 === errors;
+valid95 = _valid24;
+if(valid95){
+var props24 = {};
+props24.data = true;
+props24.eventType = true;
+}
+}
+if(!valid95){
+const err238 = {instancePath,schemaPath:"#/allOf/24/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -5029,10 +5101,23 @@ vErrors.push(err238);
 }
 errors++;
 }
+if(props0 !== true && props24 !== undefined){
+if(props24 === true){
+props0 = true;
 }
-if(data94.supersedesKey !== undefined){
-if(typeof data94.supersedesKey !== "string"){
-const err239 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+props0 = props0 || {};
+Object.assign(props0, props24);
+}
+}
+const _errs297 = errors;
+let valid98 = true;
+const _errs298 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data113 = data.eventType;
+if(!((((data113 === "cleanup_started") || (data113 === "cleanup_progress")) || (data113 === "cleanup_completed")) || (data113 === "cleanup_failed"))){
+const err239 = {};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -5043,8 +5128,24 @@ errors++;
 }
 }
 }
+var _valid25 = _errs298 === errors;
+errors = _errs297;
+if(vErrors !== null){
+if(_errs297){
+vErrors.length = _errs297;
+}
 else {
-const err240 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+if(_valid25){
+const _errs300 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data114 = data.data;
+if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
+if(data114.resourceId === undefined){
+const err240 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -5053,15 +5154,1955 @@ vErrors.push(err240);
 }
 errors++;
 }
-}
-}
-else {
-const err241 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data114.cleanupStatus === undefined){
+const err241 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
 if(vErrors === null){
 vErrors = [err241];
 }
 else {
 vErrors.push(err241);
+}
+errors++;
+}
+if(data114.sourceStepId === undefined){
+const err242 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "sourceStepId"},message:"must have required property '"+"sourceStepId"+"'"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+}
+else {
+const err243 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+}
+}
+var _valid25 = _errs300 === errors;
+valid98 = _valid25;
+if(valid98){
+var props25 = {};
+props25.data = true;
+props25.eventType = true;
+}
+}
+if(!valid98){
+const err244 = {instancePath,schemaPath:"#/allOf/25/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+if(props0 !== true && props25 !== undefined){
+if(props25 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props25);
+}
+}
+const _errs304 = errors;
+let valid101 = true;
+const _errs305 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("artifact_created" !== data.eventType){
+const err245 = {};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+}
+}
+var _valid26 = _errs305 === errors;
+errors = _errs304;
+if(vErrors !== null){
+if(_errs304){
+vErrors.length = _errs304;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid26){
+const _errs307 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.artifact === undefined){
+const err246 = {instancePath,schemaPath:"#/allOf/26/then/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data116 = data.data;
+if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
+if(data116.source === undefined){
+const err247 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+}
+else {
+const err248 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+}
+}
+var _valid26 = _errs307 === errors;
+valid101 = _valid26;
+if(valid101){
+var props26 = {};
+props26.data = true;
+props26.artifact = true;
+props26.eventType = true;
+}
+}
+if(!valid101){
+const err249 = {instancePath,schemaPath:"#/allOf/26/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+if(props0 !== true && props26 !== undefined){
+if(props26 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props26);
+}
+}
+const _errs311 = errors;
+let valid104 = true;
+const _errs312 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("pipeline_completed" !== data.eventType){
+const err250 = {};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+}
+}
+var _valid27 = _errs312 === errors;
+errors = _errs311;
+if(vErrors !== null){
+if(_errs311){
+vErrors.length = _errs311;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid27){
+const _errs314 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data118 = data.data;
+if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
+if(data118.totalSteps === undefined){
+const err251 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+}
+else {
+const err252 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+}
+}
+var _valid27 = _errs314 === errors;
+valid104 = _valid27;
+if(valid104){
+var props27 = {};
+props27.data = true;
+props27.eventType = true;
+}
+}
+if(!valid104){
+const err253 = {instancePath,schemaPath:"#/allOf/27/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+if(props0 !== true && props27 !== undefined){
+if(props27 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props27);
+}
+}
+const _errs318 = errors;
+let valid107 = true;
+const _errs319 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("pipeline_handoff_ready" !== data.eventType){
+const err254 = {};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+}
+}
+var _valid28 = _errs319 === errors;
+errors = _errs318;
+if(vErrors !== null){
+if(_errs318){
+vErrors.length = _errs318;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid28){
+const _errs321 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data120 = data.data;
+if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
+if(data120.action === undefined){
+const err255 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+if(data120.targetMode === undefined){
+const err256 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+if(data120.outcome === undefined){
+const err257 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+if(data120.summary === undefined){
+const err258 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+}
+else {
+const err259 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
+}
+}
+var _valid28 = _errs321 === errors;
+valid107 = _valid28;
+if(valid107){
+var props28 = {};
+props28.data = true;
+props28.eventType = true;
+}
+}
+if(!valid107){
+const err260 = {instancePath,schemaPath:"#/allOf/28/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err260];
+}
+else {
+vErrors.push(err260);
+}
+errors++;
+}
+if(props0 !== true && props28 !== undefined){
+if(props28 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props28);
+}
+}
+const _errs325 = errors;
+let valid110 = true;
+const _errs326 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+let data121 = data.eventType;
+if(!(((data121 === "pipeline_completed") || (data121 === "pipeline_handoff_ready")) || (data121 === "pipeline_canceled"))){
+const err261 = {};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+}
+}
+var _valid29 = _errs326 === errors;
+errors = _errs325;
+if(vErrors !== null){
+if(_errs325){
+vErrors.length = _errs325;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid29){
+const _errs328 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status !== undefined){
+let data122 = data.status;
+if(!(((data122 === "completed") || (data122 === "failed")) || (data122 === "canceled"))){
+const err262 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/29/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.allOf[29].then.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+}
+}
+var _valid29 = _errs328 === errors;
+valid110 = _valid29;
+if(valid110){
+var props29 = {};
+props29.status = true;
+props29.eventType = true;
+}
+}
+if(!valid110){
+const err263 = {instancePath,schemaPath:"#/allOf/29/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+if(props0 !== true && props29 !== undefined){
+if(props29 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props29);
+}
+}
+const _errs331 = errors;
+let valid113 = true;
+const _errs332 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("input_required" !== data.eventType){
+const err264 = {};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+}
+}
+var _valid30 = _errs332 === errors;
+errors = _errs331;
+if(vErrors !== null){
+if(_errs331){
+vErrors.length = _errs331;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid30){
+const _errs334 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status !== undefined){
+if("input_required" !== data.status){
+const err265 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/30/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+}
+}
+var _valid30 = _errs334 === errors;
+valid113 = _valid30;
+if(valid113){
+var props30 = {};
+props30.status = true;
+props30.eventType = true;
+}
+}
+if(!valid113){
+const err266 = {instancePath,schemaPath:"#/allOf/30/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+if(props0 !== true && props30 !== undefined){
+if(props30 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props30);
+}
+}
+const _errs337 = errors;
+let valid116 = true;
+const _errs338 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("interrupt_received" !== data.eventType){
+const err267 = {};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+}
+}
+var _valid31 = _errs338 === errors;
+errors = _errs337;
+if(vErrors !== null){
+if(_errs337){
+vErrors.length = _errs337;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid31){
+const _errs340 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data126 = data.data;
+if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
+if(data126.messageLength === undefined){
+const err268 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
+}
+errors++;
+}
+}
+else {
+const err269 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+}
+}
+var _valid31 = _errs340 === errors;
+valid116 = _valid31;
+if(valid116){
+var props31 = {};
+props31.data = true;
+props31.eventType = true;
+}
+}
+if(!valid116){
+const err270 = {instancePath,schemaPath:"#/allOf/31/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+if(props0 !== true && props31 !== undefined){
+if(props31 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props31);
+}
+}
+const _errs344 = errors;
+let valid119 = true;
+const _errs345 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("interrupt_classified" !== data.eventType){
+const err271 = {};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+}
+}
+var _valid32 = _errs345 === errors;
+errors = _errs344;
+if(vErrors !== null){
+if(_errs344){
+vErrors.length = _errs344;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid32){
+const _errs347 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data128 = data.data;
+if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
+if(data128.action === undefined){
+const err272 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+if(data128.targetStepId === undefined){
+const err273 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+if(data128.reason === undefined){
+const err274 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+if(data128.paused === undefined){
+const err275 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+}
+else {
+const err276 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+}
+}
+var _valid32 = _errs347 === errors;
+valid119 = _valid32;
+if(valid119){
+var props32 = {};
+props32.data = true;
+props32.eventType = true;
+}
+}
+if(!valid119){
+const err277 = {instancePath,schemaPath:"#/allOf/32/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+if(props0 !== true && props32 !== undefined){
+if(props32 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props32);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err278 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
+}
+errors++;
+}
+if(data.extensionUri === undefined){
+const err279 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+if(data.eventId === undefined){
+const err280 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
+if(vErrors === null){
+vErrors = [err280];
+}
+else {
+vErrors.push(err280);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err281 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+if(data.createdAt === undefined){
+const err282 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+if(data.eventType === undefined){
+const err283 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+if(data.scope === undefined){
+const err284 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+if(data.pipelineRunId === undefined){
+const err285 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+if(data.taskId === undefined){
+const err286 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
+}
+errors++;
+}
+if(data.contextId === undefined){
+const err287 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(vErrors === null){
+vErrors = [err287];
+}
+else {
+vErrors.push(err287);
+}
+errors++;
+}
+if(data.pipelineName === undefined){
+const err288 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err288];
+}
+else {
+vErrors.push(err288);
+}
+errors++;
+}
+if(data.iacCodeSessionId === undefined){
+const err289 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+if(data.status === undefined){
+const err290 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
+}
+errors++;
+}
+if(data.data === undefined){
+const err291 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err291];
+}
+else {
+vErrors.push(err291);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func3.call(schema43.properties, key0))){
+const err292 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err292];
+}
+else {
+vErrors.push(err292);
+}
+errors++;
+}
+}
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err293 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err293];
+}
+else {
+vErrors.push(err293);
+}
+errors++;
+}
+}
+if(data.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
+const err294 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err294];
+}
+else {
+vErrors.push(err294);
+}
+errors++;
+}
+}
+if(data.eventId !== undefined){
+let data131 = data.eventId;
+if(typeof data131 === "string"){
+if(!pattern12.test(data131)){
+const err295 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
+if(vErrors === null){
+vErrors = [err295];
+}
+else {
+vErrors.push(err295);
+}
+errors++;
+}
+}
+else {
+const err296 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err296];
+}
+else {
+vErrors.push(err296);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data132 = data.sequence;
+if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
+const err297 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err297];
+}
+else {
+vErrors.push(err297);
+}
+errors++;
+}
+if((typeof data132 == "number") && (isFinite(data132))){
+if(data132 > 9007199254740991 || isNaN(data132)){
+const err298 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err298];
+}
+else {
+vErrors.push(err298);
+}
+errors++;
+}
+if(data132 < 1 || isNaN(data132)){
+const err299 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err299];
+}
+else {
+vErrors.push(err299);
+}
+errors++;
+}
+}
+}
+if(data.createdAt !== undefined){
+let data133 = data.createdAt;
+if(typeof data133 === "string"){
+if(!(formats0.validate(data133))){
+const err300 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(vErrors === null){
+vErrors = [err300];
+}
+else {
+vErrors.push(err300);
+}
+errors++;
+}
+}
+else {
+const err301 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err301];
+}
+else {
+vErrors.push(err301);
+}
+errors++;
+}
+}
+if(data.eventType !== undefined){
+let data134 = data.eventType;
+if(!(((((((((((((((((((((((((((((((((((((((((((((data134 === "pipeline_started") || (data134 === "pipeline_resumed")) || (data134 === "mcp_status")) || (data134 === "step_started")) || (data134 === "step_completed")) || (data134 === "step_failed")) || (data134 === "candidate_started")) || (data134 === "candidate_step_started")) || (data134 === "candidate_step_completed")) || (data134 === "candidate_step_failed")) || (data134 === "candidate_completed")) || (data134 === "candidate_failed")) || (data134 === "candidate_selected")) || (data134 === "rollback_completed")) || (data134 === "interrupt_received")) || (data134 === "interrupt_classified")) || (data134 === "input_required")) || (data134 === "input_received")) || (data134 === "permission_requested")) || (data134 === "permission_resolved")) || (data134 === "message_started")) || (data134 === "text_delta")) || (data134 === "thinking_delta")) || (data134 === "tool_started")) || (data134 === "tool_result")) || (data134 === "tool_progress")) || (data134 === "stack_progress")) || (data134 === "stack_current_changed")) || (data134 === "usage")) || (data134 === "artifact_created")) || (data134 === "cleanup_started")) || (data134 === "cleanup_progress")) || (data134 === "cleanup_completed")) || (data134 === "cleanup_failed")) || (data134 === "stack_instances_progress")) || (data134 === "context_compaction_started")) || (data134 === "context_compacted")) || (data134 === "context_compaction_failed")) || (data134 === "candidate_restart_requested")) || (data134 === "candidate_detail_shown")) || (data134 === "diagram_shown")) || (data134 === "pipeline_warning")) || (data134 === "pipeline_completed")) || (data134 === "pipeline_canceled")) || (data134 === "pipeline_handoff_ready"))){
+const err302 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err302];
+}
+else {
+vErrors.push(err302);
+}
+errors++;
+}
+}
+if(data.scope !== undefined){
+let data135 = data.scope;
+if(!(((((((data135 === "pipeline") || (data135 === "step")) || (data135 === "candidate")) || (data135 === "candidate_step")) || (data135 === "interrupt")) || (data135 === "stack")) || (data135 === "cleanup"))){
+const err303 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.properties.scope.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err303];
+}
+else {
+vErrors.push(err303);
+}
+errors++;
+}
+}
+if(data.pipelineRunId !== undefined){
+let data136 = data.pipelineRunId;
+if(typeof data136 === "string"){
+if(func1(data136) < 1){
+const err304 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err304];
+}
+else {
+vErrors.push(err304);
+}
+errors++;
+}
+}
+else {
+const err305 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err305];
+}
+else {
+vErrors.push(err305);
+}
+errors++;
+}
+}
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err306 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err306];
+}
+else {
+vErrors.push(err306);
+}
+errors++;
+}
+}
+if(data.contextId !== undefined){
+let data138 = data.contextId;
+if(typeof data138 === "string"){
+if(func1(data138) < 1){
+const err307 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err307];
+}
+else {
+vErrors.push(err307);
+}
+errors++;
+}
+}
+else {
+const err308 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err308];
+}
+else {
+vErrors.push(err308);
+}
+errors++;
+}
+}
+if(data.pipelineName !== undefined){
+let data139 = data.pipelineName;
+if(typeof data139 === "string"){
+if(func1(data139) < 1){
+const err309 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err309];
+}
+else {
+vErrors.push(err309);
+}
+errors++;
+}
+}
+else {
+const err310 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err310];
+}
+else {
+vErrors.push(err310);
+}
+errors++;
+}
+}
+if(data.iacCodeSessionId !== undefined){
+let data140 = data.iacCodeSessionId;
+if(typeof data140 === "string"){
+if(func1(data140) < 1){
+const err311 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err311];
+}
+else {
+vErrors.push(err311);
+}
+errors++;
+}
+}
+else {
+const err312 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err312];
+}
+else {
+vErrors.push(err312);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data141 = data.status;
+if(!(((((data141 === "working") || (data141 === "input_required")) || (data141 === "completed")) || (data141 === "failed")) || (data141 === "canceled"))){
+const err313 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err313];
+}
+else {
+vErrors.push(err313);
+}
+errors++;
+}
+}
+if(data.data !== undefined){
+let data142 = data.data;
+if(!(data142 && typeof data142 == "object" && !Array.isArray(data142))){
+const err314 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err314];
+}
+else {
+vErrors.push(err314);
+}
+errors++;
+}
+}
+if(data.step !== undefined){
+let data143 = data.step;
+if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
+if(data143.id === undefined){
+const err315 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err315];
+}
+else {
+vErrors.push(err315);
+}
+errors++;
+}
+if(data143.runId === undefined){
+const err316 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if(vErrors === null){
+vErrors = [err316];
+}
+else {
+vErrors.push(err316);
+}
+errors++;
+}
+if(data143.attempt === undefined){
+const err317 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err317];
+}
+else {
+vErrors.push(err317);
+}
+errors++;
+}
+if(data143.id !== undefined){
+if(typeof data143.id !== "string"){
+const err318 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err318];
+}
+else {
+vErrors.push(err318);
+}
+errors++;
+}
+}
+if(data143.runId !== undefined){
+if(typeof data143.runId !== "string"){
+const err319 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err319];
+}
+else {
+vErrors.push(err319);
+}
+errors++;
+}
+}
+if(data143.attempt !== undefined){
+let data146 = data143.attempt;
+if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
+const err320 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err320];
+}
+else {
+vErrors.push(err320);
+}
+errors++;
+}
+if((typeof data146 == "number") && (isFinite(data146))){
+if(data146 < 1 || isNaN(data146)){
+const err321 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err321];
+}
+else {
+vErrors.push(err321);
+}
+errors++;
+}
+}
+}
+if(data143.index !== undefined){
+let data147 = data143.index;
+if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
+const err322 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err322];
+}
+else {
+vErrors.push(err322);
+}
+errors++;
+}
+if((typeof data147 == "number") && (isFinite(data147))){
+if(data147 < 0 || isNaN(data147)){
+const err323 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err323];
+}
+else {
+vErrors.push(err323);
+}
+errors++;
+}
+}
+}
+if(data143.total !== undefined){
+let data148 = data143.total;
+if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
+const err324 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err324];
+}
+else {
+vErrors.push(err324);
+}
+errors++;
+}
+if((typeof data148 == "number") && (isFinite(data148))){
+if(data148 < 1 || isNaN(data148)){
+const err325 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err325];
+}
+else {
+vErrors.push(err325);
+}
+errors++;
+}
+}
+}
+if(data143.type !== undefined){
+let data149 = data143.type;
+if(!((data149 === "agent") || (data149 === "parallel_sub_pipeline"))){
+const err326 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema44.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err326];
+}
+else {
+vErrors.push(err326);
+}
+errors++;
+}
+}
+if(data143.uiMode !== undefined){
+if(typeof data143.uiMode !== "string"){
+const err327 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err327];
+}
+else {
+vErrors.push(err327);
+}
+errors++;
+}
+}
+}
+else {
+const err328 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err328];
+}
+else {
+vErrors.push(err328);
+}
+errors++;
+}
+}
+if(data.candidate !== undefined){
+let data151 = data.candidate;
+if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
+if(data151.id === undefined){
+const err329 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err329];
+}
+else {
+vErrors.push(err329);
+}
+errors++;
+}
+if(data151.subPipelineId === undefined){
+const err330 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+if(vErrors === null){
+vErrors = [err330];
+}
+else {
+vErrors.push(err330);
+}
+errors++;
+}
+if(data151.index === undefined){
+const err331 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err331];
+}
+else {
+vErrors.push(err331);
+}
+errors++;
+}
+if(data151.attempt === undefined){
+const err332 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err332];
+}
+else {
+vErrors.push(err332);
+}
+errors++;
+}
+if(data151.name === undefined){
+const err333 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err333];
+}
+else {
+vErrors.push(err333);
+}
+errors++;
+}
+if(data151.runId === undefined){
+const err334 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if(vErrors === null){
+vErrors = [err334];
+}
+else {
+vErrors.push(err334);
+}
+errors++;
+}
+if(data151.id !== undefined){
+if(typeof data151.id !== "string"){
+const err335 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err335];
+}
+else {
+vErrors.push(err335);
+}
+errors++;
+}
+}
+if(data151.subPipelineId !== undefined){
+if(typeof data151.subPipelineId !== "string"){
+const err336 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err336];
+}
+else {
+vErrors.push(err336);
+}
+errors++;
+}
+}
+if(data151.index !== undefined){
+let data154 = data151.index;
+if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
+const err337 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err337];
+}
+else {
+vErrors.push(err337);
+}
+errors++;
+}
+if((typeof data154 == "number") && (isFinite(data154))){
+if(data154 < 0 || isNaN(data154)){
+const err338 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err338];
+}
+else {
+vErrors.push(err338);
+}
+errors++;
+}
+}
+}
+if(data151.attempt !== undefined){
+let data155 = data151.attempt;
+if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
+const err339 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err339];
+}
+else {
+vErrors.push(err339);
+}
+errors++;
+}
+if((typeof data155 == "number") && (isFinite(data155))){
+if(data155 < 1 || isNaN(data155)){
+const err340 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err340];
+}
+else {
+vErrors.push(err340);
+}
+errors++;
+}
+}
+}
+if(data151.name !== undefined){
+if(typeof data151.name !== "string"){
+const err341 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err341];
+}
+else {
+vErrors.push(err341);
+}
+errors++;
+}
+}
+if(data151.pipelineName !== undefined){
+if(typeof data151.pipelineName !== "string"){
+const err342 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err342];
+}
+else {
+vErrors.push(err342);
+}
+errors++;
+}
+}
+if(data151.totalSteps !== undefined){
+let data158 = data151.totalSteps;
+if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
+const err343 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err343];
+}
+else {
+vErrors.push(err343);
+}
+errors++;
+}
+}
+if(data151.runId !== undefined){
+if(typeof data151.runId !== "string"){
+const err344 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err344];
+}
+else {
+vErrors.push(err344);
+}
+errors++;
+}
+}
+if(data151.steps !== undefined){
+let data160 = data151.steps;
+if(Array.isArray(data160)){
+const len5 = data160.length;
+for(let i5=0; i5<len5; i5++){
+if(typeof data160[i5] !== "string"){
+const err345 = {instancePath:instancePath+"/candidate/steps/" + i5,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err345];
+}
+else {
+vErrors.push(err345);
+}
+errors++;
+}
+}
+}
+else {
+const err346 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err346];
+}
+else {
+vErrors.push(err346);
+}
+errors++;
+}
+}
+}
+else {
+const err347 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err347];
+}
+else {
+vErrors.push(err347);
+}
+errors++;
+}
+}
+if(data.candidateStep !== undefined){
+let data162 = data.candidateStep;
+if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
+if(data162.id === undefined){
+const err348 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err348];
+}
+else {
+vErrors.push(err348);
+}
+errors++;
+}
+if(data162.attempt === undefined){
+const err349 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(vErrors === null){
+vErrors = [err349];
+}
+else {
+vErrors.push(err349);
+}
+errors++;
+}
+if(data162.runId === undefined){
+const err350 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if(vErrors === null){
+vErrors = [err350];
+}
+else {
+vErrors.push(err350);
+}
+errors++;
+}
+if(data162.id !== undefined){
+if(typeof data162.id !== "string"){
+const err351 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err351];
+}
+else {
+vErrors.push(err351);
+}
+errors++;
+}
+}
+if(data162.attempt !== undefined){
+let data164 = data162.attempt;
+if(!(((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164))) && (isFinite(data164)))){
+const err352 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err352];
+}
+else {
+vErrors.push(err352);
+}
+errors++;
+}
+if((typeof data164 == "number") && (isFinite(data164))){
+if(data164 < 1 || isNaN(data164)){
+const err353 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err353];
+}
+else {
+vErrors.push(err353);
+}
+errors++;
+}
+}
+}
+if(data162.index !== undefined){
+let data165 = data162.index;
+if(!(((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165))) && (isFinite(data165)))){
+const err354 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err354];
+}
+else {
+vErrors.push(err354);
+}
+errors++;
+}
+if((typeof data165 == "number") && (isFinite(data165))){
+if(data165 < 0 || isNaN(data165)){
+const err355 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err355];
+}
+else {
+vErrors.push(err355);
+}
+errors++;
+}
+}
+}
+if(data162.total !== undefined){
+let data166 = data162.total;
+if(!(((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166))) && (isFinite(data166)))){
+const err356 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err356];
+}
+else {
+vErrors.push(err356);
+}
+errors++;
+}
+if((typeof data166 == "number") && (isFinite(data166))){
+if(data166 < 1 || isNaN(data166)){
+const err357 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err357];
+}
+else {
+vErrors.push(err357);
+}
+errors++;
+}
+}
+}
+if(data162.runId !== undefined){
+if(typeof data162.runId !== "string"){
+const err358 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err358];
+}
+else {
+vErrors.push(err358);
+}
+errors++;
+}
+}
+}
+else {
+const err359 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err359];
+}
+else {
+vErrors.push(err359);
+}
+errors++;
+}
+}
+if(data.input !== undefined){
+let data168 = data.input;
+if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
+if(data168.kind === undefined){
+const err360 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err360];
+}
+else {
+vErrors.push(err360);
+}
+errors++;
+}
+if(data168.inputId === undefined){
+const err361 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err361];
+}
+else {
+vErrors.push(err361);
+}
+errors++;
+}
+if(data168.toolUseId === undefined){
+const err362 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err362];
+}
+else {
+vErrors.push(err362);
+}
+errors++;
+}
+for(const key1 in data168){
+if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
+const err363 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err363];
+}
+else {
+vErrors.push(err363);
+}
+errors++;
+}
+}
+if(data168.kind !== undefined){
+let data169 = data168.kind;
+if(!((((((data169 === "permission") || (data169 === "ask_user_question")) || (data169 === "candidate_selection")) || (data169 === "pipeline_pause_confirmation")) || (data169 === "cloud_resource_selection")) || (data169 === "deployment_confirmation"))){
+const err364 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema43.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err364];
+}
+else {
+vErrors.push(err364);
+}
+errors++;
+}
+}
+if(data168.inputId !== undefined){
+let data170 = data168.inputId;
+if(typeof data170 === "string"){
+if(func1(data170) < 1){
+const err365 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err365];
+}
+else {
+vErrors.push(err365);
+}
+errors++;
+}
+}
+else {
+const err366 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err366];
+}
+else {
+vErrors.push(err366);
+}
+errors++;
+}
+}
+if(data168.toolUseId !== undefined){
+let data171 = data168.toolUseId;
+if(typeof data171 === "string"){
+if(func1(data171) < 1){
+const err367 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err367];
+}
+else {
+vErrors.push(err367);
+}
+errors++;
+}
+}
+else {
+const err368 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err368];
+}
+else {
+vErrors.push(err368);
+}
+errors++;
+}
+}
+}
+else {
+const err369 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err369];
+}
+else {
+vErrors.push(err369);
+}
+errors++;
+}
+}
+if(data.artifact !== undefined){
+let data172 = data.artifact;
+if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
+if(data172.filename === undefined){
+const err370 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(vErrors === null){
+vErrors = [err370];
+}
+else {
+vErrors.push(err370);
+}
+errors++;
+}
+if(data172.mediaType === undefined){
+const err371 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+if(vErrors === null){
+vErrors = [err371];
+}
+else {
+vErrors.push(err371);
+}
+errors++;
+}
+if(data172.content === undefined){
+const err372 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(vErrors === null){
+vErrors = [err372];
+}
+else {
+vErrors.push(err372);
+}
+errors++;
+}
+for(const key2 in data172){
+if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
+const err373 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err373];
+}
+else {
+vErrors.push(err373);
+}
+errors++;
+}
+}
+if(data172.filename !== undefined){
+let data173 = data172.filename;
+if(typeof data173 === "string"){
+if(func1(data173) < 1){
+const err374 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err374];
+}
+else {
+vErrors.push(err374);
+}
+errors++;
+}
+}
+else {
+const err375 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err375];
+}
+else {
+vErrors.push(err375);
+}
+errors++;
+}
+}
+if(data172.mediaType !== undefined){
+let data174 = data172.mediaType;
+if(typeof data174 === "string"){
+if(func1(data174) < 1){
+const err376 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err376];
+}
+else {
+vErrors.push(err376);
+}
+errors++;
+}
+}
+else {
+const err377 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err377];
+}
+else {
+vErrors.push(err377);
+}
+errors++;
+}
+}
+if(data172.content !== undefined){
+let data175 = data172.content;
+if(typeof data175 === "string"){
+if(func1(data175) > 65536){
+const err378 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err378];
+}
+else {
+vErrors.push(err378);
+}
+errors++;
+}
+}
+else {
+const err379 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err379];
+}
+else {
+vErrors.push(err379);
+}
+errors++;
+}
+}
+if(data172.truncated !== undefined){
+if(true !== data172.truncated){
+const err380 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err380];
+}
+else {
+vErrors.push(err380);
+}
+errors++;
+}
+}
+if(data172.role !== undefined){
+if(typeof data172.role !== "string"){
+const err381 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err381];
+}
+else {
+vErrors.push(err381);
+}
+errors++;
+}
+}
+if(data172.supersedesKey !== undefined){
+if(typeof data172.supersedesKey !== "string"){
+const err382 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err382];
+}
+else {
+vErrors.push(err382);
+}
+errors++;
+}
+}
+}
+else {
+const err383 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err383];
+}
+else {
+vErrors.push(err383);
+}
+errors++;
+}
+}
+}
+else {
+const err384 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err384];
+}
+else {
+vErrors.push(err384);
 }
 errors++;
 }
@@ -10418,9 +12459,9 @@ const schema50 = {"type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-
 const schema51 = {"type":["string","null"]};
 const schema53 = {"description":"A JSON boolean, or one of the accepted words (any case).","anyOf":[{"type":["boolean","null"]},{"type":"string","pattern":"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"}]};
 const schema55 = {"description":"A positive integer: a JSON integer (an integral float counts) or a string of digits.","anyOf":[{"type":["integer","null"],"minimum":1},{"type":"string","pattern":"^\\s*0*[1-9][0-9]*\\s*$"}]};
-const pattern12 = new RegExp("^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)", "u");
-const pattern13 = new RegExp("^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$", "u");
-const pattern14 = new RegExp("^\\s*0*[1-9][0-9]*\\s*$", "u");
+const pattern13 = new RegExp("^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)", "u");
+const pattern14 = new RegExp("^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$", "u");
+const pattern15 = new RegExp("^\\s*0*[1-9][0-9]*\\s*$", "u");
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/a2a/iac-code-request-metadata.json" */;
@@ -10447,7 +12488,7 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(!pattern12.test(data0)){
+if(!pattern13.test(data0)){
 const err1 = {instancePath:instancePath+"/cwd",schemaPath:"#/$defs/absolutePath/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err1];
@@ -10527,7 +12568,7 @@ var _valid0 = _errs15 === errors;
 valid6 = valid6 || _valid0;
 const _errs17 = errors;
 if(typeof data4 === "string"){
-if(!pattern13.test(data4)){
+if(!pattern14.test(data4)){
 const err7 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -10616,7 +12657,7 @@ var _valid1 = _errs25 === errors;
 valid9 = valid9 || _valid1;
 const _errs27 = errors;
 if(typeof data6 === "string"){
-if(!pattern14.test(data6)){
+if(!pattern15.test(data6)){
 const err13 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
@@ -10680,7 +12721,7 @@ var _valid2 = _errs32 === errors;
 valid11 = valid11 || _valid2;
 const _errs34 = errors;
 if(typeof data7 === "string"){
-if(!pattern13.test(data7)){
+if(!pattern14.test(data7)){
 const err17 = {instancePath:instancePath+"/thinking/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -10744,7 +12785,7 @@ var _valid3 = _errs39 === errors;
 valid13 = valid13 || _valid3;
 const _errs41 = errors;
 if(typeof data8 === "string"){
-if(!pattern13.test(data8)){
+if(!pattern14.test(data8)){
 const err21 = {instancePath:instancePath+"/thinking/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -10846,7 +12887,7 @@ var _valid4 = _errs52 === errors;
 valid17 = valid17 || _valid4;
 const _errs54 = errors;
 if(typeof data11 === "string"){
-if(!pattern14.test(data11)){
+if(!pattern15.test(data11)){
 const err28 = {instancePath:instancePath+"/thinking/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -10922,7 +12963,7 @@ var _valid5 = _errs59 === errors;
 valid19 = valid19 || _valid5;
 const _errs61 = errors;
 if(typeof data12 === "string"){
-if(!pattern14.test(data12)){
+if(!pattern15.test(data12)){
 const err33 = {instancePath:instancePath+"/thinking/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -10988,7 +13029,7 @@ var _valid6 = _errs66 === errors;
 valid21 = valid21 || _valid6;
 const _errs68 = errors;
 if(typeof data13 === "string"){
-if(!pattern13.test(data13)){
+if(!pattern14.test(data13)){
 const err37 = {instancePath:instancePath+"/thinking_enabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err37];
@@ -11052,7 +13093,7 @@ var _valid7 = _errs73 === errors;
 valid23 = valid23 || _valid7;
 const _errs75 = errors;
 if(typeof data14 === "string"){
-if(!pattern13.test(data14)){
+if(!pattern14.test(data14)){
 const err41 = {instancePath:instancePath+"/thinkingEnabled",schemaPath:"#/$defs/booleanLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"},message:"must match pattern \""+"^\\s*(?:[01tTfFyYnN]|[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[yY][eE][sS]|[nN][oO]|[oO][nN]|[oO][fF][fF]|[eE][nN][aA][bB][lL][eE][dD]?|[dD][iI][sS][aA][bB][lL][eE][dD]?)\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err41];
@@ -11154,7 +13195,7 @@ var _valid8 = _errs86 === errors;
 valid27 = valid27 || _valid8;
 const _errs88 = errors;
 if(typeof data17 === "string"){
-if(!pattern14.test(data17)){
+if(!pattern15.test(data17)){
 const err48 = {instancePath:instancePath+"/thinking_budget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err48];
@@ -11230,7 +13271,7 @@ var _valid9 = _errs93 === errors;
 valid29 = valid29 || _valid9;
 const _errs95 = errors;
 if(typeof data18 === "string"){
-if(!pattern14.test(data18)){
+if(!pattern15.test(data18)){
 const err53 = {instancePath:instancePath+"/thinkingBudget",schemaPath:"#/$defs/positiveIntegerLike/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^\\s*0*[1-9][0-9]*\\s*$"},message:"must match pattern \""+"^\\s*0*[1-9][0-9]*\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err53];
@@ -19013,7 +21054,7 @@ validate46.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_content_part = validate47;
 const schema97 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/content-part.json","title":"UserContentPart","description":"A part of a user message that this server accepts: text, or an image carried inline as base64 data. Remote media URLs, audio, video, documents and generic binaries are refused.","oneOf":[{"title":"TextContentPart","type":"object","required":["type","text"],"properties":{"type":{"const":"text"},"text":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}}},{"title":"ImageContentPart","type":"object","required":["type","source"],"properties":{"type":{"const":"image"},"source":{"title":"InlineImageSource","type":"object","additionalProperties":false,"required":["type","value","mimeType"],"properties":{"type":{"const":"data"},"value":{"description":"Standard base64 (with padding, no whitespace; the length and padding are checked by the server, as a full base64 regular expression overflows on multi-MiB strings). At most 8 MiB decoded per image and 10 MiB for all images of a request.","type":"string","pattern":"^[A-Za-z0-9+/]*={0,2}$"},"mimeType":{"enum":["image/png","image/jpeg","image/gif","image/webp"]}}},"id":{"type":"string"},"metadata":{"type":"object","properties":{"filename":{"description":"Kept when it is a safe bare file name.","type":"string"}}}}}]};
-const pattern27 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
+const pattern28 = new RegExp("^[A-Za-z0-9+/]*={0,2}$", "u");
 
 function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/content-part.json" */;
@@ -19215,7 +21256,7 @@ errors++;
 if(data5.value !== undefined){
 let data7 = data5.value;
 if(typeof data7 === "string"){
-if(!pattern27.test(data7)){
+if(!pattern28.test(data7)){
 const err15 = {instancePath:instancePath+"/source/value",schemaPath:"#/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -20212,7 +22253,7 @@ validate49.evaluated = {"props":{"schemaVersion":true,"extensionUri":true,"event
 exports.v_agui_custom_session = validate50;
 const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
 const formats10 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
-const pattern30 = new RegExp("^agui-[0-9a-f]{40}$", "u");
+const pattern31 = new RegExp("^agui-[0-9a-f]{40}$", "u");
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/session.json" */;
@@ -20388,7 +22429,7 @@ errors++;
 if(data.contextId !== undefined){
 let data4 = data.contextId;
 if(typeof data4 === "string"){
-if(!pattern30.test(data4)){
+if(!pattern31.test(data4)){
 const err14 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -20813,7 +22854,7 @@ const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
 const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
 const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
-const pattern31 = new RegExp("^pipeline:.+$", "u");
+const pattern32 = new RegExp("^pipeline:.+$", "u");
 const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -21022,7 +23063,7 @@ errors++;
 if(data1.contextId !== undefined){
 let data6 = data1.contextId;
 if(typeof data6 === "string"){
-if(!pattern30.test(data6)){
+if(!pattern31.test(data6)){
 const err15 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -22714,7 +24755,7 @@ errors++;
 if(data68.contextId !== undefined){
 let data73 = data68.contextId;
 if(typeof data73 === "string"){
-if(!pattern30.test(data73)){
+if(!pattern31.test(data73)){
 const err147 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err147];
@@ -28402,7 +30443,7 @@ errors++;
 if(data.messageId !== undefined){
 let data59 = data.messageId;
 if(typeof data59 === "string"){
-if(!pattern31.test(data59)){
+if(!pattern32.test(data59)){
 const err206 = {instancePath:instancePath+"/messageId",schemaPath:"events/activity-snapshot.json/properties/messageId/pattern",keyword:"pattern",params:{pattern: "^pipeline:.+$"},message:"must match pattern \""+"^pipeline:.+$"+"\""};
 if(vErrors === null){
 vErrors = [err206];
@@ -28814,7 +30855,7 @@ errors++;
 if(data.messageId !== undefined){
 let data2 = data.messageId;
 if(typeof data2 === "string"){
-if(!pattern31.test(data2)){
+if(!pattern32.test(data2)){
 const err11 = {instancePath:instancePath+"/messageId",schemaPath:"#/properties/messageId/pattern",keyword:"pattern",params:{pattern: "^pipeline:.+$"},message:"must match pattern \""+"^pipeline:.+$"+"\""};
 if(vErrors === null){
 vErrors = [err11];
@@ -32192,7 +34233,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern12.test(data2)){
+if(!pattern13.test(data2)){
 const err9 = {instancePath:instancePath+"/cwd",schemaPath:"#/properties/cwd/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -33434,7 +35475,7 @@ errors++;
 if(data8.value !== undefined){
 let data10 = data8.value;
 if(typeof data10 === "string"){
-if(!pattern27.test(data10)){
+if(!pattern28.test(data10)){
 const err18 = {instancePath:instancePath+"/content/" + i0+"/source/value",schemaPath:"content-part.json/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -34875,7 +36916,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-if(!pattern12.test(data15)){
+if(!pattern13.test(data15)){
 const err33 = {instancePath:instancePath+"/forwardedProps/iacCode/cwd",schemaPath:"iac-code-props.json/properties/cwd/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err33];
@@ -35651,7 +37692,7 @@ validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_audit_permission_audit_line = validate83;
 const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
-const pattern43 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
+const pattern44 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/audit/permission-audit-line.json" */;
@@ -35977,7 +38018,7 @@ errors++;
 if(data.inputFingerprint !== undefined){
 let data11 = data.inputFingerprint;
 if(typeof data11 === "string"){
-if(!pattern43.test(data11)){
+if(!pattern44.test(data11)){
 const err26 = {instancePath:instancePath+"/inputFingerprint",schemaPath:"#/properties/inputFingerprint/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{16}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -36457,7 +38498,7 @@ return errors === 0;
 }
 validate85.evaluated = {"dynamicProps":false,"dynamicItems":true};
 
-const pattern44 = new RegExp("^https://", "u");
+const pattern45 = new RegExp("^https://", "u");
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-client.json" */;
@@ -36742,7 +38783,7 @@ errors++;
 if(data.verify_card_jwks_url !== undefined){
 let data20 = data.verify_card_jwks_url;
 if(typeof data20 === "string"){
-if(!pattern44.test(data20)){
+if(!pattern45.test(data20)){
 const err21 = {instancePath:instancePath+"/verify_card_jwks_url",schemaPath:"#/properties/verify_card_jwks_url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -36977,13 +39018,13 @@ validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_a2a_server = validate90;
 const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
-const pattern45 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
-const pattern46 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
-const pattern47 = new RegExp("^rediss?://", "u");
-const pattern48 = new RegExp("^0?[0-7]{3}$", "u");
-const pattern49 = new RegExp("^/", "u");
-const pattern52 = new RegExp("^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", "u");
-const pattern54 = new RegExp("^https?://", "u");
+const pattern46 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
+const pattern47 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
+const pattern48 = new RegExp("^rediss?://", "u");
+const pattern49 = new RegExp("^0?[0-7]{3}$", "u");
+const pattern50 = new RegExp("^/", "u");
+const pattern53 = new RegExp("^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", "u");
+const pattern55 = new RegExp("^https?://", "u");
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-server.json" */;
@@ -37145,7 +39186,7 @@ const _errs15 = errors;
 let valid1 = false;
 const _errs16 = errors;
 if(typeof data6 === "string"){
-if(!pattern45.test(data6)){
+if(!pattern46.test(data6)){
 const err12 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -37280,7 +39321,7 @@ errors++;
 if(data["api-key-header"] !== undefined){
 let data12 = data["api-key-header"];
 if(typeof data12 === "string"){
-if(!pattern46.test(data12)){
+if(!pattern47.test(data12)){
 const err22 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -37427,7 +39468,7 @@ errors++;
 if(data["push-redis-url"] !== undefined){
 let data19 = data["push-redis-url"];
 if(typeof data19 === "string"){
-if(!pattern47.test(data19)){
+if(!pattern48.test(data19)){
 const err34 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -37778,7 +39819,7 @@ errors++;
 if(data["socket-mode"] !== undefined){
 let data34 = data["socket-mode"];
 if(typeof data34 === "string"){
-if(!pattern48.test(data34)){
+if(!pattern49.test(data34)){
 const err61 = {instancePath:instancePath+"/socket-mode",schemaPath:"#/properties/socket-mode/pattern",keyword:"pattern",params:{pattern: "^0?[0-7]{3}$"},message:"must match pattern \""+"^0?[0-7]{3}$"+"\""};
 if(vErrors === null){
 vErrors = [err61];
@@ -37803,7 +39844,7 @@ errors++;
 if(data["ws-path"] !== undefined){
 let data35 = data["ws-path"];
 if(typeof data35 === "string"){
-if(!pattern49.test(data35)){
+if(!pattern50.test(data35)){
 const err63 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -37938,7 +39979,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data40 = data["redis-url"];
 if(typeof data40 === "string"){
-if(!pattern47.test(data40)){
+if(!pattern48.test(data40)){
 const err74 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err74];
@@ -38100,7 +40141,7 @@ const len2 = data46.length;
 for(let i3=0; i3<len2; i3++){
 let data47 = data46[i3];
 if(typeof data47 === "string"){
-if(!pattern12.test(data47)){
+if(!pattern13.test(data47)){
 const err87 = {instancePath:instancePath+"/allowed-cwds/" + i3,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err87];
@@ -38141,7 +40182,7 @@ const len3 = data48.length;
 for(let i4=0; i4<len3; i4++){
 let data49 = data48[i4];
 if(typeof data49 === "string"){
-if(!pattern52.test(data49)){
+if(!pattern53.test(data49)){
 const err90 = {instancePath:instancePath+"/text-mime-types/" + i4,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err90];
@@ -38182,7 +40223,7 @@ const len4 = data50.length;
 for(let i5=0; i5<len4; i5++){
 let data51 = data50[i5];
 if(typeof data51 === "string"){
-if(!pattern52.test(data51)){
+if(!pattern53.test(data51)){
 const err93 = {instancePath:instancePath+"/multimodal-mime-types/" + i5,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err93];
@@ -38382,7 +40423,7 @@ errors++;
 if(data["base-url"] !== undefined){
 let data58 = data["base-url"];
 if(typeof data58 === "string"){
-if(!pattern54.test(data58)){
+if(!pattern55.test(data58)){
 const err108 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err108];
@@ -38602,8 +40643,8 @@ validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate91;
 const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
-const pattern55 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
-const pattern56 = new RegExp("^https?://[^/?#]+/?$", "u");
+const pattern56 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
+const pattern57 = new RegExp("^https?://[^/?#]+/?$", "u");
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/agui-server.json" */;
@@ -38692,7 +40733,7 @@ errors++;
 if(data["a2a-url"] !== undefined){
 let data2 = data["a2a-url"];
 if(typeof data2 === "string"){
-if(!pattern55.test(data2)){
+if(!pattern56.test(data2)){
 const err6 = {instancePath:instancePath+"/a2a-url",schemaPath:"#/properties/a2a-url/pattern",keyword:"pattern",params:{pattern: "^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"},message:"must match pattern \""+"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -38805,7 +40846,7 @@ const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 let data8 = data7[i0];
 if(typeof data8 === "string"){
-if(!pattern56.test(data8)){
+if(!pattern57.test(data8)){
 const err15 = {instancePath:instancePath+"/cors-origins/" + i0,schemaPath:"#/properties/cors-origins/items/pattern",keyword:"pattern",params:{pattern: "^https?://[^/?#]+/?$"},message:"must match pattern \""+"^https?://[^/?#]+/?$"+"\""};
 if(vErrors === null){
 vErrors = [err15];
@@ -38972,7 +41013,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data16 = data["redis-url"];
 if(typeof data16 === "string"){
-if(!pattern47.test(data16)){
+if(!pattern48.test(data16)){
 const err28 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err28];
@@ -39051,7 +41092,7 @@ const len1 = data19.length;
 for(let i2=0; i2<len1; i2++){
 let data20 = data19[i2];
 if(typeof data20 === "string"){
-if(!pattern12.test(data20)){
+if(!pattern13.test(data20)){
 const err34 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -39203,7 +41244,7 @@ validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_a2a_error_catalogue = validate92;
 const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
-const pattern59 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
+const pattern60 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/a2a-error-catalogue.json" */;
@@ -39326,7 +41367,7 @@ errors++;
 if(data0.name !== undefined){
 let data1 = data0.name;
 if(typeof data1 === "string"){
-if(!pattern59.test(data1)){
+if(!pattern60.test(data1)){
 const err10 = {instancePath:instancePath+"/" + i0+"/name",schemaPath:"#/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*Error$"},message:"must match pattern \""+"^[A-Z][A-Za-z0-9]*Error$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -39572,7 +41613,7 @@ validate92.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_errors_agui_error_catalogue = validate93;
 const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
-const pattern62 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
+const pattern63 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -39799,7 +41840,7 @@ const len2 = data5.length;
 for(let i3=0; i3<len2; i3++){
 let data6 = data5[i3];
 if(typeof data6 === "string"){
-if(!pattern62.test(data6)){
+if(!pattern63.test(data6)){
 const err17 = {instancePath:instancePath+"/" + i0+"/messageKeys/" + i3,schemaPath:"#/items/properties/messageKeys/items/pattern",keyword:"pattern",params:{pattern: "^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"},message:"must match pattern \""+"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -40063,13 +42104,13 @@ validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 exports.v_pipeline_definition = validate95;
 const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
 const schema171 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
-const pattern64 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const pattern65 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 const schema173 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
-const pattern66 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
+const pattern67 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
 const schema174 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
 const schema180 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
 const schema182 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
-const pattern70 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
+const pattern71 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
 const schema178 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
 const schema179 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
 
@@ -40516,7 +42557,7 @@ errors++;
 if(data.id !== undefined){
 let data2 = data.id;
 if(typeof data2 === "string"){
-if(!pattern64.test(data2)){
+if(!pattern65.test(data2)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -40566,7 +42607,7 @@ errors++;
 if(data.sub_pipeline !== undefined){
 let data5 = data.sub_pipeline;
 if(typeof data5 === "string"){
-if(!pattern64.test(data5)){
+if(!pattern65.test(data5)){
 const err12 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -40591,7 +42632,7 @@ errors++;
 if(data.conclusion_field !== undefined){
 let data6 = data.conclusion_field;
 if(typeof data6 === "string"){
-if(!pattern64.test(data6)){
+if(!pattern65.test(data6)){
 const err14 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -40654,7 +42695,7 @@ errors++;
 if(data.skill !== undefined){
 let data9 = data.skill;
 if(typeof data9 === "string"){
-if(!pattern70.test(data9)){
+if(!pattern71.test(data9)){
 const err19 = {instancePath:instancePath+"/skill",schemaPath:"#/properties/skill/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9_-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -41620,7 +43661,7 @@ errors++;
 if(data.iterate_over !== undefined){
 let data1 = data.iterate_over;
 if(typeof data1 === "string"){
-if(!pattern66.test(data1)){
+if(!pattern67.test(data1)){
 const err4 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -41814,7 +43855,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern64.test(data0)){
+if(!pattern65.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -42147,7 +44188,7 @@ if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key4 in data14){
 const _errs34 = errors;
 if(typeof key4 === "string"){
-if(!pattern64.test(key4)){
+if(!pattern65.test(key4)){
 const err27 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key4};
 if(vErrors === null){
 vErrors = [err27];

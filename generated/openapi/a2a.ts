@@ -848,7 +848,7 @@ export interface components {
             input?: {
                 inputId: string;
                 /** @enum {unknown} */
-                kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation";
+                kind: "permission" | "ask_user_question" | "candidate_selection" | "pipeline_pause_confirmation" | "cloud_resource_selection" | "deployment_confirmation";
                 toolUseId: string;
             };
             pipelineName: string;
@@ -918,7 +918,7 @@ export interface components {
                     truncated?: true;
                 };
             };
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         /**
          * PipelineSnapshot
          * @description The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.

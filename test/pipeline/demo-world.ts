@@ -93,9 +93,16 @@ export interface PlayedTurn {
   inputs: InputRequest[];
   /** The answers given, in order, with the request they answered. */
   answered: Array<{ request: InputRequest; answer: InputAnswer }>;
+  /** Answers answerInput refused (the error thrown). */
+  refused: Error[];
 }
 
-/** Plays one pipeline turn (a new run, or a message on one) answering as `answer` says. */
+/**
+ * Plays one pipeline turn (a new run, a message on one, or with `resume` a
+ * restored run) answering as `answer` says. After every event the inputs that
+ * still wait are offered to `answer` again, so a test can hold one until
+ * something happened (undefined: not yet).
+ */
 export async function play(
   session: AgentSession,
   text: string,
@@ -104,6 +111,24 @@ export async function play(
 ): Promise<PlayedTurn> {
   const seen: RuntimeEvent[] = [];
   const answered: PlayedTurn["answered"] = [];
+  const refused: Error[] = [];
+  const waiting: InputRequest[] = [];
+  const offer = (): void => {
+    const pending = new Set(session.pendingInputs().map((p) => p.inputId));
+    for (const request of [...waiting]) {
+      if (!pending.has(request.inputId)) continue;
+      const body = answer(request, seen);
+      if (!body) continue;
+      waiting.splice(waiting.indexOf(request), 1);
+      const full: InputAnswer = { ...body, inputId: request.inputId };
+      answered.push({ request, answer: full });
+      try {
+        session.answerInput(full);
+      } catch (error) {
+        refused.push(error as Error);
+      }
+    }
+  };
   const overrides = { runMode: "pipeline" as const, ...options.overrides };
   const iterable = options.resume
     ? session.resumeTurn(overrides, new AbortController().signal)
@@ -111,13 +136,9 @@ export async function play(
   const events = await drive(iterable, session, {
     onEvent: (event) => {
       seen.push(event);
+      if (event.type === "input_required") waiting.push(event.request);
       options.onEvent?.(event);
-      if (event.type !== "input_required") return;
-      const body = answer(event.request, seen);
-      if (!body) return;
-      const full: InputAnswer = { ...body, inputId: event.request.inputId };
-      answered.push({ request: event.request, answer: full });
-      setImmediate(() => session.answerInput(full));
+      setImmediate(offer);
     },
   });
   return {
@@ -125,5 +146,6 @@ export async function play(
     list: envelopes(events),
     inputs: events.flatMap((e) => (e.type === "input_required" ? [e.request] : [])),
     answered,
+    refused,
   };
 }

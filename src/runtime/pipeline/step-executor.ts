@@ -373,6 +373,11 @@ class StepRun {
           options: request.options,
           allowFreeText: request.allowFreeText ?? false,
           ...(request.freeTextPrompt !== undefined ? { freeTextPrompt: request.freeTextPrompt } : {}),
+          // The resource selector and the deployment confirmation carry what they are about.
+          ...(request.selector ? { selector: request.selector } : {}),
+          ...(request.operation ? { operation: request.operation } : {}),
+          ...(request.displayParameters ? { displayParameters: request.displayParameters } : {}),
+          ...(request.deploymentSummary ? { deploymentSummary: request.deploymentSummary } : {}),
         };
     const input = { kind: request.kind, inputId: request.inputId, toolUseId: request.toolUseId };
     const envelopes = await this.env.emitter.envelopes(
