@@ -125,7 +125,10 @@ export async function play(
       try {
         session.answerInput(full);
       } catch (error) {
+        // Refused: the input still waits, and is offered again after the next event.
         refused.push(error as Error);
+        waiting.push(request);
+        setImmediate(offer);
       }
     }
   };

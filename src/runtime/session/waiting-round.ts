@@ -5,6 +5,7 @@
 // turn that waits for it.
 import type { Logger } from "pino";
 import { errorMessage } from "../errors.js";
+import { resolveConfirmation } from "../permissions/choice-answers.js";
 import { checkAnswer } from "../permissions/input-requests.js";
 import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
 import type { SessionLifetime } from "./session-context.js";
@@ -20,11 +21,11 @@ export function cancelAnswer(request: InputRequest): InputAnswer {
     : { inputId: request.inputId, kind: request.kind, cancelled: true };
 }
 
-/** What input_received says of a tool question's answer. */
-function decisionOf(answer: InputAnswer): string {
+/** What input_received says of a tool question's answer (a confirmation's: its action). */
+function decisionOf(request: InputRequest, answer: InputAnswer): string {
   if (answer.kind === "permission") return answer.decision;
   if (answer.cancelled) return "cancelled";
-  if (answer.kind === "deployment_confirmation") return answer.action ?? "answered";
+  if (answer.kind === "deployment_confirmation") return resolveConfirmation(request, answer).action;
   if (answer.kind === "cloud_resource_selection") return "selected";
   return "answered";
 }
@@ -143,7 +144,7 @@ export class WaitingRound {
         inputId: entry.request.inputId,
         toolUseId: entry.request.toolUseId,
         kind: entry.request.kind,
-        decision: decisionOf(answer),
+        decision: decisionOf(entry.request, answer),
       });
     }
     return answer;
