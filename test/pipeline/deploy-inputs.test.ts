@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read the envelopes' free-form data through `any` */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-return -- tests read the envelopes' free-form data through `any` */
 // The deploying step's two waits, in demo mode through the real runtime: the
 // VPC selector (cloud_resource_selection: an option, a typed id, none, none
 // because none was offered, and values its profile refuses) and the
