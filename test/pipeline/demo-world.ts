@@ -82,6 +82,16 @@ export const happyAnswers: Answerer = (request) => {
   }
 };
 
+/** The happy answers, choosing these candidates in turn (the last one again after that). */
+export function choosingAnswers(...ids: string[]): Answerer {
+  let n = 0;
+  return answering((request) =>
+    request.kind === "candidate_selection"
+      ? { kind: "candidate_selection", selectedId: ids[Math.min(n++, ids.length - 1)] }
+      : undefined,
+  );
+}
+
 /** Answers with `answers` first (undefined falls through to the happy answers). */
 export function answering(answers: Answerer): Answerer {
   return (request, seen) => answers(request, seen) ?? happyAnswers(request, seen);

@@ -89,13 +89,18 @@ export class CleanupLedger {
     return ledger;
   }
 
-  /** Saves the ledger; a failure becomes a warning (the run goes on without the record). */
+  /** What a failed save was already said for (a resource, or an operation on several). */
+  private readonly warned = new Set<string>();
+
+  /** Saves the ledger; a failure becomes a warning, once per resource (the run goes on without the record). */
   private async save(warning: Omit<LedgerWarning, "error">): Promise<boolean> {
     try {
       await this.files.saveLedger({ resources: this.entries });
       return true;
     } catch (error) {
-      this.warnings.push({ ...warning, error: errorMessage(error) });
+      const key = warning.resourceId ?? warning.operation;
+      if (!this.warned.has(key)) this.warnings.push({ ...warning, error: errorMessage(error) });
+      this.warned.add(key);
       return false;
     }
   }
