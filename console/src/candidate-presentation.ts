@@ -18,7 +18,6 @@ export function diagramBlock(data: Json): HTMLElement {
     "details",
     { class: "diagram", open: true },
     h("summary", {}, tr("span", "diagramOf", { name }), stage ? ` (${stage})` : ""),
-    str(data.architectureContext) ? h("p", { class: "description" }, str(data.architectureContext)) : null,
     codeBlock(str(data.mermaidSource), "text"),
     template
       ? h(
@@ -69,6 +68,8 @@ export function detailBlock(data: Json): HTMLElement {
           ),
         )
       : null,
-    total ? h("p", { class: "cost" }, tr("span", "monthlyTotal"), ": ", h("strong", {}, total)) : null,
+    total
+      ? h("p", { class: "detail-total" }, tr("span", "monthlyTotal"), ": ", h("strong", {}, total))
+      : null,
   );
 }

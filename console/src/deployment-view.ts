@@ -33,18 +33,19 @@ export class DeploymentView {
     this.root = h("div", { class: "stacks-wrap", hidden: true }, tr("h3", "deployment"), this.box);
   }
 
-  /** stack_progress or stack_current_changed. */
+  /** stack_progress or stack_current_changed; a stack created again under the same name is a new entry. */
   stack(data: Json): void {
     const name = str(data.stackName) || str(data.stackId);
     if (!name) return;
-    let view = this.stacks.get(name);
+    const key = str(data.stackId) || name;
+    let view = this.stacks.get(key);
     if (!view) {
       const progress = h("progress", { max: 100, value: 0, "aria-label": name });
       const status = h("span", { class: "stack-status" });
       const resources = h("ul", { class: "resources" });
       const el = h(
         "div",
-        { class: "stack", "data-stack": name },
+        { class: "stack", "data-stack": name, "data-stack-id": str(data.stackId) || undefined },
         h("h4", {}, name),
         progress,
         " ",
@@ -53,7 +54,7 @@ export class DeploymentView {
       );
       this.box.appendChild(el);
       this.root.hidden = false;
-      this.stacks.set(name, (view = { el, progress, status, resources }));
+      this.stacks.set(key, (view = { el, progress, status, resources }));
     }
     const stackStatus = str(data.status) || str(data.stackStatus);
     const percentage = num(data.progressPercentage);

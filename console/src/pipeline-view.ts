@@ -230,12 +230,9 @@ export class PipelineView {
         const block = eventType === "diagram_shown" ? diagramBlock(data) : detailBlock(data);
         const index = num(data.candidateIndex) ?? num(obj(data.detail).candidateIndex);
         const card = [...this.candidates.values()].find((c) => c.index === index);
-        // One block per kind and candidate: a diagram shown again replaces the earlier one.
-        block.dataset.kind = eventType;
-        if (card) {
-          card.presentation.querySelector(`[data-kind="${eventType}"]`)?.remove();
-          card.presentation.append(block);
-        } else this.notices.root.before(block);
+        // One of each per candidate, detail first: shown again (a second selection), it replaces the first.
+        if (card) card.presentation.querySelector(`.slot-${eventType}`)!.replaceChildren(block);
+        else this.notices.root.before(block);
         break;
       }
       case "context_compaction_started":
@@ -308,7 +305,12 @@ export class PipelineView {
     const steps = h("ol", { class: "candidate-steps" });
     const status = h("p", { class: "candidate-status", hidden: true });
     const cost = h("p", { class: "cost" });
-    const presentation = h("div", { class: "presentation" });
+    const presentation = h(
+      "div",
+      { class: "presentation" },
+      h("div", { class: "slot-candidate_detail_shown" }),
+      h("div", { class: "slot-diagram_shown" }),
+    );
     const actions = h("div", { class: "actions" });
     const el = h(
       "article",

@@ -2,10 +2,11 @@
 // chromium through playwright-core) against a real `iac-code agui` in demo mode
 // (nothing configured: a managed A2A child answers with the bundled demo
 // script). The demo end to end (prompt, streamed text, "Allow once", the file),
-// then a pipeline run to the candidate selection, a choice and the deployment's
-// progress. Every request the page makes stays on the adapter's origin and no
-// Content-Security-Policy violation is reported. Screenshots go to
-// test-artifacts/console/ (CI keeps them).
+// then a pipeline run to the candidate selection, a choice, the VPC (selector
+// form), the confirmation and the deployment's progress. Every request the
+// page makes stays on the adapter's origin and no Content-Security-Policy
+// violation is reported. Screenshots go to test-artifacts/console/ (CI keeps
+// them).
 import { expect } from "chai";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -149,6 +150,13 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
 
     await page.getByRole("button", { name: "Choose Load-balanced pair" }).click();
     await pair.locator(".badge", { hasText: "Selected" }).waitFor();
+    // The deploying step asks for the VPC (the selector form), then confirms the deployment.
+    const selector = open(page).and(page.getByRole("group", { name: "Choose a cloud resource" }));
+    await selector.getByRole("radio").first().check();
+    await selector.getByRole("button", { name: "Use this resource" }).click();
+    const confirmation = open(page).and(page.getByRole("group", { name: "Confirm the deployment" }));
+    expect(await confirmation.locator(".deployment-summary").innerText()).to.include("Load-balanced pair");
+    await confirmation.getByRole("button", { name: "Deploy", exact: true }).click();
     const deploy = open(page).getByRole("button", { name: "Allow once" });
     await deploy.waitFor();
     expect(await open(page).locator(".prompt").innerText()).to.include("iac-demo-web");
