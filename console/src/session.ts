@@ -111,6 +111,8 @@ export class ThreadSession {
       ...(auth ? { Authorization: auth } : {}),
     };
     let sawError = false;
+    // A resume's answers were taken once the adapter announces the session (it does so only then).
+    let accepted = false;
     let interrupts: Interrupt[] = [];
     let outcome = "";
     try {
@@ -125,6 +127,7 @@ export class ThreadSession {
             const ev = event as unknown as WireEvent;
             this.apply(ev);
             if (ev.type === "RUN_ERROR") sawError = true;
+            if (ev.type === "CUSTOM" && ev.name === "iac-code.session.v1") accepted = true;
             if (ev.type === "RUN_FINISHED") {
               const result = (ev.outcome ?? {}) as { type?: string; interrupts?: Interrupt[] };
               outcome = result.type ?? "success";
@@ -153,11 +156,12 @@ export class ThreadSession {
       this.record.pending = interrupts;
       this.showInterrupts(interrupts);
       this.status = this.transcript.note("waitingAnswer", "status");
-    } else if (!sawError || outcome) {
+    } else if (!sawError || outcome || (options.resume && accepted)) {
+      // Answered (the run may still fail after taking the answers): nothing waits any more.
       this.record.pending = [];
       if (outcome) this.transcript.note("finished", "status");
     }
-    // A refused resume (before its stream) keeps the interrupts: answer them again.
+    // A refused resume (its answers not taken) keeps the interrupts: answer them again.
     if (sawError && options.resume && !outcome && this.pending.length) this.showInterrupts(this.pending);
     saveThread(this.record);
     this.host.changed(this);

@@ -263,6 +263,16 @@ describe("AG-UI console: failures and the structured forms (Chromium, fixture ru
 
     await start("[[script:console-selector]] which vpc?");
     card = page.getByRole("group", { name: "Choose a cloud resource" }).last();
+    // An id that is no VPC id: the adapter refuses it, nothing is taken, the form is offered again.
+    const sentBefore = answersSent("cloud_resource_selection").length;
+    await card.getByLabel("Or type a VPC id").fill("subnet-12345");
+    await card.getByRole("button", { name: "Use this resource" }).click();
+    await page.locator(".note.error", { hasText: "RESUME_PAYLOAD_INVALID" }).waitFor();
+    expect(answersSent("cloud_resource_selection")).to.have.length(sentBefore);
+    card = page
+      .locator(".interrupt:not([data-answered])")
+      .and(page.getByRole("group", { name: "Choose a cloud resource" }));
+    await card.waitFor();
     await card.getByRole("radio", { name: "demo-vpc (192.168.0.0/16)" }).check();
     // Typing an id replaces the choice.
     await card.getByLabel("Or type a VPC id").fill("vpc-bp1typed0003");
@@ -351,6 +361,19 @@ describe("AG-UI console: failures and the structured forms (Chromium, fixture ru
       parameter_overrides: {},
     });
     expect(await card.locator(".answered").innerText()).to.equal("Answered: Choose another candidate");
+  });
+
+  it("a deploy that fails after its confirmation: the answered card is not asked again; the thread takes a new message", async () => {
+    await start("[[script:console-confirm-fails]] deploy it", true);
+    const card = page.getByRole("group", { name: "Confirm the deployment" }).last();
+    await card.getByRole("button", { name: "Deploy", exact: true }).click();
+    await page.locator(".note.error", { hasText: "A2A_EXECUTION_FAILED" }).last().waitFor();
+    expect(await card.locator(".answered").innerText()).to.equal("Answered: Deploy");
+    expect(await page.locator(".interrupt:not([data-answered])").count()).to.equal(0);
+    expect(await step("deploying").locator(".step-note").innerText()).to.equal(DEPLOY_FAILURE);
+    expect(await side().getByRole("status").innerText()).to.include("The pipeline failed.");
+    expect(await page.getByRole("button", { name: "Send" }).isEnabled()).to.equal(true);
+    expect(await page.getByRole("button", { name: "Cancel" }).isDisabled()).to.equal(true);
   });
 
   it("a pipeline pause: its prompt and Continue", async () => {
