@@ -34,7 +34,8 @@ export interface PendingRound {
   version: 1;
   assistantMessageId: string;
   decisions: Record<string, RoundDecision>;
-  inputs: Array<{ request: InputRequest; answer?: InputAnswer }>;
+  /** announced: its input_received went out (a tool asking it again after a restart does not say it twice). */
+  inputs: Array<{ request: InputRequest; answer?: InputAnswer; announced?: true }>;
   /** Side-effecting calls that began running: after a restart they are reported interrupted, not re-run. */
   started?: string[];
 }

@@ -121,7 +121,8 @@ export class WaitingRound {
    * A running tool's question (ask_user_question, a resource selection, a
    * deployment confirmation): added to the round and persisted (or cancelled
    * when that fails), published unless a restored answer is already there,
-   * then awaited. A restored answer is not announced again.
+   * then awaited. An answer already announced (a tool asking again after a
+   * restart replays it) is not announced twice.
    */
   async ask(
     round: PendingRound,
@@ -135,10 +136,11 @@ export class WaitingRound {
       round.inputs.push(entry);
       if (!(await this.persist(round))) return cancelAnswer(request);
     }
-    const restored = entry.answer !== undefined;
-    if (!restored) publish({ type: "input_required", request: entry.request });
+    if (!entry.answer) publish({ type: "input_required", request: entry.request });
     const answer = await this.wait(signal, entry);
-    if (!signal.aborted && !restored) {
+    if (!signal.aborted && !entry.announced) {
+      entry.announced = true;
+      await this.persist(round);
       publish({
         type: "input_received",
         inputId: entry.request.inputId,

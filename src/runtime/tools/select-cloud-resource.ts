@@ -7,11 +7,12 @@
 // the question waits asks the same input again without listing again.
 import { t } from "../../i18n/index.js";
 import { selectorProfile, SELECTOR_IDS, type SelectorProfile } from "../cloud/resource-selectors.js";
-import { ToolError } from "../errors.js";
+import { AliyunApiError } from "../cloud/rpc-call.js";
+import { credentialSecrets } from "../cloud/credentials.js";
+import { redactSecrets, ToolError } from "../errors.js";
 import { resolveSelection } from "../permissions/choice-answers.js";
 import type { InputRequest, ResourceSelector } from "../seam.js";
 import { readOnlyDescription } from "./describe.js";
-import { guard } from "./ros.js";
 import type { Tool, ToolContext } from "./types.js";
 
 interface SelectInput {
@@ -42,9 +43,9 @@ const RESPONSE_SCHEMA = {
 async function listOptions(profile: SelectorProfile, ctx: ToolContext, regionId: string) {
   const cloud = ctx.cloud;
   if (!cloud?.api) throw new ToolError("Listing cloud resources needs Alibaba Cloud credentials.");
-  const api = cloud.api;
-  const answer = await guard(profile.action, ctx, () =>
-    api.call(
+  let answer: Record<string, unknown>;
+  try {
+    answer = await cloud.api.call(
       {
         product: profile.product,
         action: profile.action,
@@ -52,8 +53,19 @@ async function listOptions(profile: SelectorProfile, ctx: ToolContext, regionId:
         regionId,
       },
       ctx.signal,
-    ),
-  );
+    );
+  } catch (error) {
+    if (ctx.signal.aborted) throw error;
+    const op = `${profile.product}:${profile.action}`;
+    if (!(error instanceof AliyunApiError)) throw new ToolError(`${op} failed.`);
+    const request = error.requestId ? ` (RequestId ${error.requestId})` : "";
+    throw new ToolError(
+      redactSecrets(
+        `${op} failed: ${error.code}: ${error.message}${request}`,
+        credentialSecrets(cloud.credentials),
+      ),
+    );
+  }
   return profile.options(answer).slice(0, 50);
 }
 
