@@ -425,6 +425,17 @@ export class PipelineRunner {
     const refusal =
       c.action === "hard_interrupt" && !restart ? run.sm.rollbackRefusal(target, true) : undefined;
     if (refusal) c = { action: "continue", reason: `No rollback: ${refusal}.` };
+    // Taken in the same tick as interrupt_classified is numbered, so the restart's events follow it.
+    const restarted =
+      c.action === "hard_interrupt" &&
+      restart &&
+      run.restarts.request({
+        scope: c.candidateScope ?? "all",
+        ...(c.targetCandidateStep ? { targetStep: c.targetCandidateStep } : {}),
+        reason: text,
+      });
+    if (c.action === "hard_interrupt" && restart && !restarted)
+      c = { action: "continue", reason: "No running candidate to restart." };
     const paused = !verdict && policy === "pause";
     this.outbox(
       await emitter.event({
@@ -441,13 +452,7 @@ export class PipelineRunner {
       }),
     );
     if (c.action === "supplement") run.step.control.supplement(text, c.candidateScope ?? "all");
-    if (c.action === "hard_interrupt" && restart) {
-      run.restarts.request({
-        scope: c.candidateScope ?? "all",
-        ...(c.targetCandidateStep ? { targetStep: c.targetCandidateStep } : {}),
-        reason: text,
-      });
-    } else if (c.action === "hard_interrupt") {
+    if (c.action === "hard_interrupt" && !restarted) {
       this.interruption = { target, reason: text };
       this.stepAbort.abort();
     }
