@@ -7,6 +7,7 @@
 // received. Every fifth thread runs a second pipeline after its first. Every
 // stream also passes the strict thread verifier (post()): no message id twice
 // on a thread, no tool result without its call.
+import { answerFor } from "./answers.js";
 import { expect } from "chai";
 import path from "node:path";
 import { mkdir } from "node:fs/promises";
@@ -28,6 +29,7 @@ const AT_A_TIME = 4;
 
 interface Interrupt {
   id: string;
+  responseSchema?: unknown;
   metadata?: { kind?: string };
 }
 
@@ -124,11 +126,7 @@ describe("pipeline over AG-UI: every journal event reaches the client exactly on
       expect(last.type, JSON.stringify(last)).to.equal("RUN_FINISHED");
       const outcome = last.outcome as { type: string; interrupts?: Interrupt[] };
       if (outcome.type === "success") return;
-      resume = outcome.interrupts!.map((it) => ({
-        interruptId: it.id,
-        status: "resolved",
-        payload: it.metadata?.kind === "permission" ? { decision: "allow_once" } : { selectedId: "1" },
-      }));
+      resume = outcome.interrupts!.map((it) => answerFor(it, "1"));
     }
     throw new Error(`${threadId}: the pipeline did not end`);
   }

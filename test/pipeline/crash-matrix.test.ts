@@ -6,6 +6,7 @@
 // replica and the other adapter (threads in Redis too). Either way the run
 // goes on to its end: no resume ends in a RUN_ERROR, every pipeline event the
 // client may see arrives exactly once across the runs, and no tool runs twice.
+import { answerFor, type ResumeEntry } from "./answers.js";
 import { expect } from "chai";
 import { mkdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -39,26 +40,6 @@ async function freePort(): Promise<number> {
   const port = (server.address() as net.AddressInfo).port;
   await new Promise((resolve) => server.close(resolve));
   return port;
-}
-
-type Resume = { interruptId: string; status: "resolved"; payload: unknown };
-
-/** The first choice an interrupt's response schema offers (allow, the first option, confirm, continue). */
-function firstAnswer(interrupt: Interrupt): Resume {
-  const schema = interrupt.responseSchema as {
-    properties?: { decision?: unknown };
-    oneOf?: Array<{ properties: Record<string, { const?: string }> }>;
-  };
-  const meta = interrupt.metadata as { options?: Array<{ id: string }> };
-  let payload: unknown;
-  if (schema.properties?.decision) payload = { decision: "allow_once" };
-  else {
-    const branch = schema.oneOf![0].properties;
-    if (branch.selectedId) payload = { selectedId: branch.selectedId.const };
-    else if (branch.value) payload = { value: meta.options![0].id };
-    else payload = { freeText: "continue" };
-  }
-  return { interruptId: interrupt.id, status: "resolved", payload };
 }
 
 const customs = (events: WireEvent[]) =>
@@ -179,7 +160,7 @@ async function crashAt(world: World, k: number): Promise<{ runs: WireEvent[][]; 
   });
   const initial = [{ id: "u1", role: "user" as const, content: "I need a small website" }];
   const runs: WireEvent[][] = [];
-  let resume: Resume[] | undefined;
+  let resume: ResumeEntry[] | undefined;
   let interrupts = 0;
   let taskId = "";
   for (let i = 1; i <= 20; i++) {
@@ -200,13 +181,29 @@ async function crashAt(world: World, k: number): Promise<{ runs: WireEvent[][]; 
     );
     const outcome = end.outcome as { type: string; interrupts?: Interrupt[] };
     if (outcome.type !== "interrupt") return { runs, taskId };
-    resume = outcome.interrupts!.map(firstAnswer);
+    resume = outcome.interrupts!.map((it) => answerFor(it));
     if (++interrupts === k) await world.failover();
   }
   throw new Error("the pipeline did not end in 20 runs");
 }
 
+/** Every question the user was asked: kind, tool and what it acts on. */
+function asked(runs: WireEvent[][]): string[] {
+  return runs.flatMap((events) => {
+    const outcome = events.at(-1)!.outcome as { interrupts?: Interrupt[] } | undefined;
+    return (outcome?.interrupts ?? []).map((i) => {
+      const m = i.metadata as { kind: string; toolName?: string; target?: string };
+      return `${m.kind}:${m.toolName ?? ""}:${m.target ?? ""}`;
+    });
+  });
+}
+
 async function expectWhole(world: World, runs: WireEvent[][], taskId: string): Promise<void> {
+  const questions = asked(runs);
+  expect(
+    questions.filter((q, i) => questions.indexOf(q) !== i),
+    "asked twice",
+  ).to.deep.equal([]);
   const seen = runs.flatMap(customs);
   const ids = seen.map((e) => e.eventId);
   expect(new Set(ids).size, "a pipeline event shown twice").to.equal(ids.length);

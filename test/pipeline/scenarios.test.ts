@@ -354,7 +354,7 @@ describe("pipeline demo scenarios (demo mode, simulated ROS endpoint)", function
       const servers = result.resources.find((r: { logicalId: string }) => r.logicalId === "Servers");
       expect(servers.status).to.equal("CREATE_FAILED");
       expect(servers.statusReason).to.contain(
-        "exceeds the ECS instance quota of cn-hangzhou (10 instances, 0 in use)",
+        "exceeds the ECS instance quota of cn-hangzhou (10 instances) (simulated)",
       );
       const progress = of(list, "stack_progress").filter((e) => data(e).stackId === result.stackId);
       const last = data(progress.at(-1)!);

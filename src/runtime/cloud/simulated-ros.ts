@@ -157,29 +157,26 @@ export class SimulatedRos implements RosApi {
     }
   }
 
-  /** The first resource that would take the region's ECS instances past the quota, if any. */
+  /**
+   * The first resource that would take the stack's ECS instances past the
+   * region's quota, if any. Each stack has the quota to itself: other stacks
+   * do not count, so a demo server never runs out however often it deploys.
+   */
   private quotaFailure(
     resources: SimulatedResource[],
     regionId: string,
   ): { failure?: { index: number; reason: string } } {
-    let used = 0;
-    for (const stack of this.stacks.values()) {
-      if (stack.regionId !== regionId || stack.phase === "deleting") continue;
-      stack.resources.forEach((r, i) => {
-        if (!stack.failure || i < stack.failure.index) used += instancesOf(r);
-      });
-    }
     let asked = 0;
     for (const [index, r] of resources.entries()) {
       const n = instancesOf(r);
       asked += n;
-      if (n > 0 && used + asked > SIMULATED_ECS_QUOTA) {
+      if (n > 0 && asked > SIMULATED_ECS_QUOTA) {
         return {
           failure: {
             index,
             reason:
               `QuotaExceeded.Instance: ${r.logicalId} asks for ${n} ECS instance${n === 1 ? "" : "s"}, which ` +
-              `exceeds the ECS instance quota of ${regionId} (${SIMULATED_ECS_QUOTA} instances, ${used} in use) (simulated).`,
+              `exceeds the ECS instance quota of ${regionId} (${SIMULATED_ECS_QUOTA} instances) (simulated).`,
           },
         };
       }

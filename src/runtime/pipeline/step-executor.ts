@@ -12,7 +12,7 @@ import { failSpan, startSpan, withSpanSteps } from "../../server/tracing/index.j
 import { callModel } from "../loop/model-call.js";
 import { compactIfNeeded } from "../session/compaction.js";
 import { bundledSkills } from "../skills/discovery.js";
-import { messageText, toolUses, type Message } from "../messages.js";
+import { messageText, toolUses, type Message, type ToolUseBlock } from "../messages.js";
 import { createTurnProvider } from "../providers/factory.js";
 import type { Provider } from "../providers/types.js";
 import type { InputRequest, RuntimeEvent } from "../seam.js";
@@ -547,7 +547,6 @@ async function* runAttempt(
     await store.savePending(undefined);
   }
   const conversation = new Conversation(messages, store);
-  await conversation.repair(round?.assistantMessageId, logger);
   const rounds = new WaitingRound(store, logger, session.lifetime, round);
   const permissions = new PermissionGate({ ...session, rounds }, await session.store.loadSessionRules());
   const ctx: SessionContext = { ...session, store, conversation, rounds, permissions };
@@ -583,6 +582,10 @@ async function* runAttempt(
     })),
     system: stepSystemPrompt(env, a),
   };
+  // Calls a restart cut before they asked anything run again when that is safe (a validation,
+  // a cost estimate); only those that may have had their effect get an "interrupted" result.
+  const cut = fresh || round ? undefined : conversation.cutRound((use) => rerunSafe(turn, use));
+  await conversation.repair(round?.assistantMessageId ?? cut?.id, logger);
   const maxRetries = a.step.def.max_conclusion_retries ?? 3;
 
   const decided = (): StepOutcome | undefined => {
@@ -625,6 +628,10 @@ async function* runAttempt(
       const completed = yield* run.project(runToolRound(ctx, turn, assistant));
       if (!completed || signal.aborted) return { kind: "cancelled" };
     }
+  } else if (cut) {
+    run.restoreRound(cut, []);
+    const completed = yield* run.project(runToolRound(ctx, turn, cut));
+    if (!completed || signal.aborted) return { kind: "cancelled" };
   }
   const terminal = a.step.def.complete_step_terminal !== false;
   let nudges = conversation.messages.filter(
@@ -706,6 +713,18 @@ function failureText(result: unknown): string {
     if (errors.length) return errors.join("; ");
   }
   return JSON.stringify(result);
+}
+
+/** A call that may run again after a restart: its tool reads only, or running it twice is running it once. */
+function rerunSafe(turn: Turn, use: ToolUseBlock): boolean {
+  const tool = turn.tools.get(use.name);
+  if (!tool || use.inputError) return false;
+  if (tool.rerunnable) return true;
+  try {
+    return tool.isReadOnly(use.input);
+  } catch {
+    return false;
+  }
 }
 
 function userText(text: string): Message {

@@ -95,6 +95,23 @@ export class Conversation {
    * attach results only to the last exchange, so gaps further back are
    * filled in memory (again at every load).
    */
+  /**
+   * The last assistant message, when a restart cut its calls before they all
+   * had a result and every call cut is `safe` to run again (read-only, or
+   * running twice is running once): its round can simply run again.
+   */
+  cutRound(safe: (use: ToolUseBlock) => boolean): Message | undefined {
+    const last = this.messages.findLast((m) => m.role === "assistant");
+    if (
+      !last ||
+      !this.messages.slice(this.messages.indexOf(last) + 1).every((m) => m.id === resultsMessageId(last.id))
+    )
+      return undefined;
+    const done = this.resultIds(last.id);
+    const cut = toolUses(last).filter((u) => !done.has(u.id));
+    return cut.length > 0 && cut.every(safe) ? last : undefined;
+  }
+
   async repair(resumable: string | undefined, logger: Logger): Promise<void> {
     for (let i = 0; i < this.messages.length; i++) {
       const message = this.messages[i];
