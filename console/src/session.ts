@@ -157,8 +157,10 @@ export class ThreadSession {
       this.showInterrupts(interrupts);
       this.status = this.transcript.note("waitingAnswer", "status");
     } else if (!sawError || outcome || (options.resume && accepted)) {
-      // Answered (the run may still fail after taking the answers): nothing waits any more.
+      // Answered (the run may still fail after taking the answers): nothing waits any more,
+      // for the client either (it refuses a new run while it holds interrupts).
       this.record.pending = [];
+      this.agent.pendingInterrupts = [];
       if (outcome) this.transcript.note("finished", "status");
     }
     // A refused resume (its answers not taken) keeps the interrupts: answer them again.

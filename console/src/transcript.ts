@@ -187,10 +187,30 @@ export class Transcript {
         else if (ev.name === "iac-code.pipeline.v1" && value.eventType === "tool_progress") {
           const data = obj(value.data);
           this.toolProgress(str(data.toolUseId), data);
-        }
+        } else if (ev.name === "iac-code.pipeline.v1" && value.eventType === "pipeline_completed")
+          this.outcome(obj(value.data));
         break;
       }
     }
+  }
+
+  /**
+   * A run that failed or ended early: its own words on why, what is left and
+   * what to do next, in the conversation (the pipeline panel shows them too).
+   */
+  private outcome(data: Json): void {
+    const reason = str(data.reason);
+    if (!reason || (data.failed !== true && data.earlyExit !== true)) return;
+    this.add(
+      h(
+        "article",
+        { class: `msg outcome ${data.failed === true ? "failed" : "early-exit"}` },
+        tr("header", data.failed === true ? "outcomeFailed" : "outcomeEarlyExit", undefined, {
+          class: "who",
+        }),
+        h("div", { class: "body" }, reason),
+      ),
+    );
   }
 
   /** A tool's progress, on its call's summary line (visible while the call is collapsed). */

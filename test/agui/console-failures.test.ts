@@ -214,14 +214,16 @@ describe("AG-UI console: failures and the structured forms (Chromium, fixture ru
     expect(await item.innerText())
       .to.include("deletion failed")
       .and.include(`Last error: ${CLEANUP_ERROR}`);
-    // How the run ended and what to do: in the panel and in the agent's last message.
+    // How the run ended and what to do: in the panel and in the conversation.
     const outcome = side().getByRole("status");
     const said = await outcome.innerText();
     expect(said)
       .to.include("The pipeline failed.")
       .and.include(OUTCOME_TEXT)
       .and.include("1 stack(s) left behind.");
-    expect((await page.locator(".msg.assistant .body").allInnerTexts()).join("\n")).to.include(OUTCOME_TEXT);
+    const told = page.locator(".msg.outcome.failed");
+    expect(await told.locator(".who").innerText()).to.equal("The pipeline failed.");
+    expect(await told.locator(".body").innerText()).to.equal(OUTCOME_TEXT);
     await shot("12-fixture-run-failed");
 
     await outcome.getByRole("button", { name: "Clean up" }).click();
@@ -372,8 +374,12 @@ describe("AG-UI console: failures and the structured forms (Chromium, fixture ru
     expect(await page.locator(".interrupt:not([data-answered])").count()).to.equal(0);
     expect(await step("deploying").locator(".step-note").innerText()).to.equal(DEPLOY_FAILURE);
     expect(await side().getByRole("status").innerText()).to.include("The pipeline failed.");
-    expect(await page.getByRole("button", { name: "Send" }).isEnabled()).to.equal(true);
     expect(await page.getByRole("button", { name: "Cancel" }).isDisabled()).to.equal(true);
+    // The thread goes on with a new message.
+    await page.getByLabel("Pipeline mode").uncheck();
+    await page.getByLabel("Message").fill("what is left?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.locator(".msg.assistant", { hasText: "Echo: what is left?" }).waitFor();
   });
 
   it("a pipeline pause: its prompt and Continue", async () => {
