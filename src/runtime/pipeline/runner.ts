@@ -11,12 +11,11 @@ import { checkAnswer } from "../permissions/input-requests.js";
 import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
 import { SessionClosedError } from "../session/turn-errors.js";
 import { runCandidates } from "./candidates.js";
-import { runCleanup } from "./cleanup.js";
-import { cleanupData, type LedgerEntry } from "./ledger.js";
-import { leftoverLines, outcomeText } from "./outcome-text.js";
+import { rollback } from "./rollback.js";
+import { RunEnd } from "./run-end.js";
 import { typedAnswer } from "./typed-answers.js";
 import type { EnvelopeSpec } from "./emitter.js";
-import type { RunStatus, SelectionWait } from "./files.js";
+import type { SelectionWait } from "./files.js";
 import { valueAt } from "./guards.js";
 import type { LoadedStep } from "./loader.js";
 import { attemptKey, type RunEnv } from "./run-env.js";
@@ -53,6 +52,8 @@ function matches(spec: { field: string; value?: unknown } | undefined, conclusio
 export class PipelineRunner {
   /** Where events that happen outside the step loop go (interruptions); set by the host. */
   outbox: (event: RuntimeEvent) => void = () => undefined;
+  /** How the run ends (step failures, pipeline_completed, cancel). */
+  private readonly end: RunEnd;
   /** Aborts the running step (a hard interrupt). */
   private stepAbort = new AbortController();
   /** A hard interrupt waiting for the running step to stop. */
@@ -61,7 +62,14 @@ export class PipelineRunner {
   constructor(
     private readonly run: RunEnv,
     private readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.end = new RunEnd(run);
+  }
+
+  /** One paragraph for the user and for the normal chat that follows the run. */
+  summary(outcome: Parameters<RunEnd["summary"]>[0]): string {
+    return this.end.summary(outcome);
+  }
 
   /** The signal of the running step: the turn's, or a hard interrupt. */
   private get stepSignal(): AbortSignal {
@@ -113,7 +121,7 @@ export class PipelineRunner {
       yield* this.steps(entry.kind === "continue" ? entry.text : undefined);
     } finally {
       if (this.signal.aborted && !run.step.session.lifetime.closed && !run.meta.handedOff)
-        await this.cancelled();
+        await this.end.cancelled();
     }
   }
 
@@ -161,16 +169,16 @@ export class PipelineRunner {
       if (outcome.kind === "cancelled" && this.interruption && !this.signal.aborted) {
         const { target, reason } = this.interruption;
         this.interruption = undefined;
-        if (!(yield* this.rollback(step, target, reason, true))) return;
+        if (!(yield* rollback(this.run, this.end, this.signal, step, target, reason, true))) return;
         continue;
       }
       if (outcome.kind === "cancelled") return;
       if (outcome.kind === "failed") {
-        yield* this.failed(step, ref, outcome);
+        yield* this.end.failed(step, ref, outcome);
         return;
       }
       if (outcome.kind === "rollback") {
-        if (!(yield* this.rollback(step, outcome.target, outcome.reason))) return;
+        if (!(yield* rollback(this.run, this.end, this.signal, step, outcome.target, outcome.reason))) return;
         continue;
       }
       if (!(yield* this.concluded(step, attempt, ref, outcome.conclusion, started))) return;
@@ -623,7 +631,10 @@ export class PipelineRunner {
       yield await this.emitter.event(completed, ...artifacts);
       // A later step's early exit (a cancelled deployment) says why in its conclusion's message.
       const message = (conclusion as Record<string, unknown>).message;
-      yield* this.finish("early_exit", run.sm.index > 0 && typeof message === "string" ? message : undefined);
+      yield* this.end.finish(
+        "early_exit",
+        run.sm.index > 0 && typeof message === "string" ? message : undefined,
+      );
       return false;
     }
     if (matches(step.def.fail_condition, conclusion)) {
@@ -631,7 +642,7 @@ export class PipelineRunner {
       await run.save();
       const message = (conclusion as Record<string, unknown>).message;
       yield await this.emitter.event(completed, ...artifacts);
-      yield* this.failed(step, ref, {
+      yield* this.end.failed(step, ref, {
         error: typeof message === "string" ? message : `${step.id} reported a failure.`,
         errorType: "step_reported_failure",
       });
@@ -642,241 +653,9 @@ export class PipelineRunner {
     yield await this.emitter.event(completed, ...artifacts);
     await this.emitter.checkpoint();
     if (!more) {
-      yield* this.finish("completed");
+      yield* this.end.finish("completed");
       return false;
     }
     return true;
-  }
-
-  private async *failed(
-    step: LoadedStep,
-    ref: Record<string, unknown>,
-    outcome: { error: string; errorType: string; errorId?: string; details?: Record<string, unknown> },
-  ): AsyncGenerator<RuntimeEvent> {
-    this.run.sm.fail(step.id);
-    await this.run.save();
-    yield await this.emitter.event({
-      eventType: "step_failed",
-      scope: "step",
-      step: ref,
-      status: "failed",
-      data: {
-        error: outcome.error,
-        errorSummary: outcome.error,
-        errorDetails: {
-          type: outcome.errorType,
-          ...(outcome.errorId ? { errorId: outcome.errorId } : {}),
-          ...(outcome.details ?? {}),
-        },
-      },
-    });
-    yield* this.finish("failed");
-  }
-
-  /**
-   * A rollback (complete_step's, a deployment's reselect, or a hard
-   * interrupt): stale fields, the target's next attempt, and cleanup of the
-   * stacks of the steps rolled back over. False when the run ended: stacks
-   * that could not be deleted fail the step that created them, since going
-   * back would leave them behind unseen.
-   */
-  private async *rollback(
-    from: LoadedStep,
-    target: string,
-    reason: string,
-    interrupt = false,
-  ): AsyncGenerator<RuntimeEvent, boolean> {
-    const { run } = this;
-    const to = run.sm.indexOf(target);
-    const between = run.pipeline.steps.slice(to, run.sm.index + 1);
-    const fromRef = run.stepRef(from, run.sm.attempt(from.id));
-    run.sm.rollback(target, interrupt);
-    const staleFields = run.context.invalidate(run.pipeline.steps[to].conclusionField);
-    run.meta.feedback = reason;
-    delete run.meta.selection;
-    delete run.meta.candidates;
-    run.meta.status = "running";
-    await run.save();
-    const entries: LedgerEntry[] = [];
-    for (const step of between)
-      if (step.def.tracks_stacks)
-        entries.push(...(await run.ledger.markPending(step.id, run.meta.runNumber)));
-    yield await this.emitter.event(
-      {
-        eventType: "rollback_completed",
-        scope: "pipeline",
-        data: {
-          fromStep: from.id,
-          toStep: target,
-          ...(interrupt ? { toStepId: target } : {}),
-          reason,
-          staleFields,
-          rollbackScope: "parent",
-          ...(entries.length ? { cleanupResourceCount: entries.length } : {}),
-        },
-      },
-      ...run.ledger.takeWarnings(),
-    );
-    if (entries.length === 0) return true;
-    const failed = yield* this.cleanup(entries);
-    if (failed.length === 0) return true;
-    const what = failed
-      .map(
-        (e) =>
-          `${e.resourceId}${e.resourceName ? ` (${e.resourceName})` : ""}: ${(e.lastError ?? "").split("\n")[0]}`,
-      )
-      .join("; ");
-    yield* this.failed(from, fromRef, {
-      error: `The rollback to ${target} stopped: ${failed.length} stack(s) that ${from.id} created could not be deleted (${what}).`,
-      errorType: "cleanup_failed",
-      details: { resources: failed.map((e) => cleanupData(e)) },
-    });
-    return false;
-  }
-
-  private cleanup(entries: LedgerEntry[]) {
-    const { run } = this;
-    return runCleanup({
-      ledger: run.ledger,
-      entries,
-      cloud: run.step.baseTurn.cloud,
-      workspace: run.step.session.workspace,
-      emitter: this.emitter,
-      language: run.lang,
-      signal: this.signal,
-    });
-  }
-
-  /**
-   * Stacks of a run that ended without its deployment (marked for cleanup),
-   * and those whose cleanup did not finish: kept for a cleanupOnly request.
-   */
-  private async leftovers(outcome: RunStatus): Promise<LedgerEntry[]> {
-    const { run } = this;
-    if (outcome === "completed" || outcome === "early_exit") return [];
-    for (const step of run.pipeline.steps) {
-      if (step.def.tracks_stacks) await run.ledger.markPending(step.id, run.meta.runNumber);
-    }
-    return run.ledger.pending().filter((e) => e.run === run.meta.runNumber);
-  }
-
-  /**
-   * pipeline_completed and the handoff to normal chat, in one update.
-   * `reason`: an early exit's own reason (a cancelled deployment).
-   */
-  private async *finish(
-    outcome: "completed" | "early_exit" | "failed",
-    reason?: string,
-  ): AsyncGenerator<RuntimeEvent> {
-    const { run } = this;
-    const status = outcome === "failed" ? "failed" : "completed";
-    const leftovers = await this.leftovers(outcome);
-    run.meta.status = outcome;
-    run.meta.handedOff = true;
-    run.meta.outcomeReason = outcomeText({
-      lang: run.lang,
-      pipeline: run.pipeline.name,
-      outcome,
-      ...(reason !== undefined ? { reason } : {}),
-      leftovers,
-    });
-    delete run.meta.selection;
-    await run.save();
-    const summary = this.summary(outcome);
-    yield await this.emitter.event(
-      {
-        eventType: "pipeline_completed",
-        scope: "pipeline",
-        status,
-        data: {
-          totalSteps: run.pipeline.steps.length,
-          ...(outcome === "failed" ? { failed: true, reason: run.meta.outcomeReason } : {}),
-          ...(outcome === "early_exit" ? { earlyExit: true, reason: run.meta.outcomeReason } : {}),
-          ...(leftovers.length ? { leftoverResourceCount: leftovers.length } : {}),
-        },
-      },
-      ...this.handoff(outcome, status, summary, leftovers),
-      ...run.ledger.takeWarnings(),
-    );
-    await this.emitter.checkpoint();
-  }
-
-  private handoff(
-    outcome: RunStatus,
-    status: "completed" | "failed" | "canceled",
-    summary: string,
-    leftovers: LedgerEntry[],
-  ): EnvelopeSpec[] {
-    const onComplete = this.run.pipeline.def.on_complete;
-    if (
-      !onComplete ||
-      !(onComplete.apply_on ?? ["completed", "early_exit", "failed", "canceled"]).includes(
-        outcome as "completed",
-      )
-    )
-      return [];
-    return [
-      {
-        eventType: "pipeline_handoff_ready",
-        scope: "pipeline",
-        status,
-        data: {
-          action: onComplete.action,
-          targetMode: "normal",
-          outcome,
-          summary,
-          ...(leftovers.length
-            ? {
-                cleanup: {
-                  status: "pending",
-                  resourceCount: leftovers.length,
-                  resources: leftovers.map((e) => cleanupData(e)),
-                },
-              }
-            : {}),
-        },
-      },
-    ];
-  }
-
-  /** One paragraph for the user and for the normal chat that follows. */
-  summary(outcome: RunStatus): string {
-    const { run } = this;
-    const lines = [
-      run.meta.outcomeReason ??
-        t(run.lang, `runtime.pipeline.outcome.${outcome}`, { pipeline: run.pipeline.name }),
-    ];
-    for (const field of run.pipeline.def.on_complete?.handoff_context?.include ?? []) {
-      if (!run.context.has(field)) continue;
-      const value = JSON.stringify(run.context.get(field));
-      lines.push(`${field}: ${value.length > 600 ? `${value.slice(0, 600)}…` : value}`);
-    }
-    return lines.join("\n");
-  }
-
-  /** A cancelled run (CancelTask): journaled and handed off; nothing is published any more. */
-  private async cancelled(): Promise<void> {
-    const { run } = this;
-    const leftovers = await this.leftovers("canceled");
-    run.meta.status = "canceled";
-    run.meta.handedOff = true;
-    if (leftovers.length)
-      run.meta.outcomeReason = [
-        t(run.lang, "runtime.pipeline.outcome.canceled", { pipeline: run.pipeline.name }),
-        ...leftoverLines(run.lang, leftovers),
-      ].join("\n");
-    delete run.meta.selection;
-    await run.save();
-    const summary = this.summary("canceled");
-    await this.emitter.envelopes(
-      {
-        eventType: "pipeline_canceled",
-        scope: "pipeline",
-        status: "canceled",
-        data: { source: "executor", reason: "The task was canceled." },
-      },
-      ...this.handoff("canceled", "canceled", summary, leftovers),
-    );
-    await this.emitter.checkpoint();
   }
 }

@@ -32,6 +32,7 @@ import type { InputGate, InputRegistry } from "./inputs.js";
 import type { StepControl } from "./interrupts.js";
 import type { LoadedStep, StepSurface } from "./loader.js";
 import { compactionEvent, progressEvent } from "./step-events.js";
+import { failureText, stackOf, type StackResult } from "./step-results.js";
 import { stepTools, type InjectedToolEnv } from "./step-tools.js";
 import { completeStepTool, type CompletionState, type ConfirmedDeployment } from "./tools.js";
 
@@ -87,6 +88,8 @@ export interface StepAttempt {
   /** What injected tools read from the run (context fields, the reselect target). */
   injected?: Omit<InjectedToolEnv, "state">;
 }
+
+export type { StackResult };
 
 export type StepOutcome =
   | { kind: "conclusion"; conclusion: Record<string, unknown> }
@@ -447,43 +450,6 @@ class StepRun {
   }
 }
 
-export interface StackResult {
-  stackId: string;
-  stackName?: string;
-  regionId?: string;
-  status?: string;
-  created: boolean;
-  /** A stack group deployment (stackId is the group's id): its name, regions and account. */
-  group?: { name: string; regionIds: string[]; accountId: string };
-}
-
-/** The stack a ROS stack call reports in its result, if any (created: the call made it). */
-function stackOf(
-  ev: Extract<RuntimeEvent, { type: "tool_result" }>,
-  input: Record<string, unknown>,
-): StackResult | undefined {
-  if (ev.name !== "ros_deploy" && ev.name !== "ros_stack") return undefined;
-  const r = ev.result as Record<string, unknown> | undefined;
-  if (!r || typeof r !== "object" || typeof r.stackId !== "string") return undefined;
-  const created = input.action === "create";
-  const group =
-    typeof r.stackGroupName === "string" && Array.isArray(r.regionIds)
-      ? {
-          name: r.stackGroupName,
-          regionIds: r.regionIds.map(String),
-          accountId: typeof r.accountId === "string" ? r.accountId : "",
-        }
-      : undefined;
-  return {
-    ...(group ? { group } : {}),
-    stackId: r.stackId,
-    ...(typeof r.stackName === "string" ? { stackName: r.stackName } : {}),
-    ...(typeof r.regionId === "string" ? { regionId: r.regionId } : {}),
-    ...(typeof r.status === "string" ? { status: r.status } : {}),
-    created,
-  };
-}
-
 /**
  * Runs (or, after a restart, continues) one attempt of an agent step. An
  * aborted step (cancel, hard interrupt) ends as cancelled wherever it was;
@@ -700,19 +666,6 @@ async function* runAttempt(
     if (!completed || signal.aborted) return { kind: "cancelled" };
   }
   return { kind: "failed", error: "The step reached the round limit.", errorType: "max_turns" };
-}
-
-/** A failed call's result as a line: a validation report's errors, or its text. */
-function failureText(result: unknown): string {
-  if (typeof result === "string") return result;
-  const findings = (result as { findings?: unknown } | undefined)?.findings;
-  if (Array.isArray(findings)) {
-    const errors = findings
-      .filter((f: { severity?: unknown }) => f.severity === "error")
-      .map((f: { path?: unknown; message?: unknown }) => `${String(f.path)}: ${String(f.message)}`);
-    if (errors.length) return errors.join("; ");
-  }
-  return JSON.stringify(result);
 }
 
 /** A call that may run again after a restart: its tool reads only, or running it twice is running it once. */
