@@ -205,6 +205,24 @@ const restartedAtConfirmation = () =>
     return { w: next, before, pending, after };
   });
 
+const restartedWhileDeploying = () =>
+  once("restarted-deploying", async () => {
+    const w = await world();
+    // The process stops while the stack group is being created.
+    const before = await play(w.session, "I need a website [demo:slow-deploy]", happyAnswers, {
+      onEvent: (event) => {
+        if (
+          event.type === "pipeline" &&
+          event.envelopes.some((e) => e.eventType === "stack_instances_progress")
+        )
+          void w.runtime.close();
+      },
+    });
+    const next = await world({ dir: w.dir, sessionId: w.session.sessionId });
+    const after = await play(next.session, "", happyAnswers, { resume: true });
+    return { w: next, before, after };
+  });
+
 describe("pipeline demo scenarios (demo mode, simulated ROS endpoint)", function () {
   this.timeout(60_000);
   after(async () => {
@@ -709,6 +727,25 @@ describe("pipeline demo scenarios (demo mode, simulated ROS endpoint)", function
         1,
       );
       expect(first(after.list, "pipeline_completed")).to.include({ status: "completed" });
+    });
+  });
+
+  describe("a restart while the stack is being created", () => {
+    it("the resumed run does not hang on the stack the new endpoint forgot: it ends failed, saying why, and runs nothing twice", async () => {
+      const { before, after } = await restartedWhileDeploying();
+      expect(of(before.list, "stack_instances_progress").length).to.be.greaterThan(0);
+      expectValidEnvelopes(after.list);
+      expect(after.list[0]).to.include({ eventType: "pipeline_resumed" });
+      // ros_deploy had started: it is not run again, its result says it was interrupted.
+      const deploys = of(after.list, "tool_result").filter((e) => data(e).toolName === "ros_deploy");
+      expect(deploys).to.have.length(1);
+      expect(data(deploys[0])).to.include({ isError: true });
+      expect(data(deploys[0]).result).to.contain("interrupted before it finished");
+      expect(after.inputs).to.deep.equal([]);
+      const failed = first(after.list, "step_failed");
+      expect(failed.step).to.include({ id: "deploying" });
+      expect(data(failed).error).to.match(/^The deployment was interrupted by a restart of the server\./);
+      expect(first(after.list, "pipeline_completed")).to.include({ status: "failed" });
     });
   });
 
