@@ -188,7 +188,18 @@ export class PipelineView {
         const card = this.card(candidate);
         const failed = eventType === "candidate_failed" || data.failed === true;
         card.el.dataset.state = failed ? "failed" : "done";
-        if (failed) this.candidateStatus(card, "candidateFailed", failureReason(data));
+        if (failed) {
+          const at = str(data.failedStepId);
+          const reason = failureReason(data);
+          // The failed step already says why: the card only says where.
+          const said = [...card.steps.querySelectorAll(".step-note")].some((n) => n.textContent === reason);
+          this.candidateStatus(
+            card,
+            at ? "candidateFailedAt" : "candidateFailed",
+            said ? "" : reason,
+            at ? { step: at } : undefined,
+          );
+        }
         break;
       }
       case "candidate_restart_requested": {
