@@ -10,6 +10,7 @@ export const DEMO_TAGS: ReadonlyArray<{ tag: string; shows: MessageKey }> = [
   { tag: "[demo:candidate-fails]", shows: "tagCandidateFails" },
   { tag: "[demo:slow-deploy]", shows: "tagSlowDeploy" },
   { tag: "[demo:long-context]", shows: "tagLongContext" },
+  { tag: "[demo:compaction-fails]", shows: "tagCompactionFails" },
 ];
 
 /** The list; `use` gets the request text to put in the message box. */

@@ -132,6 +132,7 @@ const en = {
   tagCandidateFails: "one candidate fails its validation; the selection offers the other",
   tagSlowDeploy: "a stack group deploys to several regions, with each instance's progress",
   tagLongContext: "a step's context is compacted",
+  tagCompactionFails: "as long-context, but the compaction fails; the step goes on",
 };
 
 export type MessageKey = keyof typeof en;
@@ -262,6 +263,7 @@ const zh: Record<MessageKey, string> = {
   tagCandidateFails: "一个候选方案校验失败；选择时只提供另一个",
   tagSlowDeploy: "资源栈组部署到多个地域，显示每个实例的进度",
   tagLongContext: "某个步骤的上下文被压缩",
+  tagCompactionFails: "同上，但压缩失败；步骤继续执行",
 };
 
 const CATALOGS: Record<Language, Record<MessageKey, string>> = { en, zh };

@@ -402,6 +402,7 @@ describe("AG-UI console: failures and the structured forms (Chromium, fixture ru
       "[demo:candidate-fails]",
       "[demo:slow-deploy]",
       "[demo:long-context]",
+      "[demo:compaction-fails]",
     ]);
     expect(await tags.getByRole("listitem").first().innerText()).to.include(
       "rollback, cleanup, choose again",
