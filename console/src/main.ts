@@ -154,6 +154,8 @@ function open(record: ThreadRecord, restored: boolean): void {
   log.replaceChildren(session.transcript.root);
   pipelineHost.replaceChildren(session.pipeline.root);
   filesHost.replaceChildren(session.files.root);
+  // A thread's views were off the page when the language last changed.
+  for (const root of [log, pipelineHost, filesHost]) translate(root);
   workspace.value = record.cwd;
   refreshControls();
   renderThreads();

@@ -415,8 +415,20 @@ describe("AG-UI console: failures and the structured forms (Chromium, fixture ru
     expect(await tags.getByRole("listitem").first().innerText()).to.include("回滚");
     await tags.getByRole("button", { name: "[demo:long-context]" }).click();
     expect(await page.getByLabel("消息").inputValue()).to.equal("我需要一个网站 [demo:long-context]");
+    await page.getByLabel("消息").fill("");
+    // The failed run's thread, in Chinese: the panel's own texts are translated, the run's are kept.
+    await page.locator(".thread-list .thread", { hasText: "[[script:console-failing]]" }).click();
+    const outcome = side().getByRole("status");
+    expect(await outcome.innerText())
+      .to.include("流水线失败。")
+      .and.include(OUTCOME_TEXT);
+    expect(await outcome.getByRole("button", { name: "清理" }).count()).to.equal(0);
+    const cleanup = side().getByRole("region", { name: "清理" });
+    expect(await cleanup.getByRole("progressbar", { name: "清理 iac-demo-web" }).count()).to.equal(1);
+    expect(await cleanup.innerText()).to.include("已删除");
+    expect(await step("deploying").innerText()).to.include("失败");
+    await shot("16-fixture-zh");
     await page.getByLabel("语言").selectOption("en");
-    await page.getByLabel("Message").fill("");
 
     const origin = new URL(h.url).origin;
     expect(requests.filter((url) => new URL(url).origin !== origin)).to.deep.equal([]);
