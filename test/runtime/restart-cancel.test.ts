@@ -206,32 +206,32 @@ describe("runtime: restart and cancellation", () => {
     expect(ofType(events, "message_end")[0].text).to.equal("Plain answer.");
   });
 
-  it("does not run twice a side-effecting call that had started before the restart", async () => {
-    env = await setup();
-    const use = {
-      type: "tool_use",
-      id: "call_w",
-      name: "write_file",
-      input: { path: "twice.txt", content: "x" },
-    };
+  /** The store as a restart finds it: `use` allowed and started, its result never recorded. */
+  async function startedBeforeRestart(
+    text: string,
+    use: { id: string; name: string; input: Record<string, unknown> },
+  ) {
     const rows = [
       {
         type: "message",
-        message: { id: "m1", role: "user", content: [{ type: "text", text: "[WRITE]" }], createdAt: "t" },
+        message: { id: "m1", role: "user", content: [{ type: "text", text }], createdAt: "t" },
       },
-      { type: "message", message: { id: "m2", role: "assistant", content: [use], createdAt: "t" } },
+      {
+        type: "message",
+        message: { id: "m2", role: "assistant", content: [{ type: "tool_use", ...use }], createdAt: "t" },
+      },
     ];
     const request = {
       inputId: "permission-0123456789abcdef0123456789abcdef",
       kind: "permission",
-      toolUseId: "call_w",
-      toolName: "write_file",
-      title: "Write twice.txt.",
+      toolUseId: use.id,
+      toolName: use.name,
+      title: "Change twice.txt.",
       purpose: "p",
       effect: "file_change",
       isReadOnly: false,
-      prompt: "Write twice.txt. Allow once?",
-      safeSummary: "write_file",
+      prompt: "Change twice.txt. Allow once?",
+      safeSummary: use.name,
       options: [],
       responseSchema: {},
       language: "en",
@@ -244,22 +244,45 @@ describe("runtime: restart and cancellation", () => {
         "pending-round": {
           version: 1,
           assistantMessageId: "m2",
-          decisions: { call_w: { allowed: true, reason: "user:allow_once" } },
+          decisions: { [use.id]: { allowed: true, reason: "user:allow_once" } },
           inputs: [
             { request, answer: { inputId: request.inputId, kind: "permission", decision: "allow_once" } },
           ],
-          started: ["call_w"],
+          started: [use.id],
         },
       },
     });
     env = await open(env.configDir, env.cwd, sessionId);
-    const events = await drive(env.session.resumeTurn({}, new AbortController().signal), env.session);
+    return drive(env.session.resumeTurn({}, new AbortController().signal), env.session);
+  }
+
+  it("does not run twice a side-effecting call that had started before the restart", async () => {
+    env = await setup();
+    await writeFile(path.join(env.cwd, "twice.txt"), "x");
+    const events = await startedBeforeRestart("[EDIT]", {
+      id: "call_e",
+      name: "edit_file",
+      input: { path: "twice.txt", old_string: "x", new_string: "xx" },
+    });
     expect(ofType(events, "tool_result")[0]).to.include({
-      toolUseId: "call_w",
+      toolUseId: "call_e",
       isError: true,
       result: "The tool call was interrupted before it finished (the server restarted).",
     });
-    expect(await readdir(env.cwd)).to.deep.equal([]);
+    expect(ofType(events, "input_required")).to.deep.equal([]);
+    expect(await readFile(path.join(env.cwd, "twice.txt"), "utf8")).to.equal("x");
+  });
+
+  it("runs again, without asking again, a started call whose second run is its first (write_file)", async () => {
+    env = await setup();
+    const events = await startedBeforeRestart("[WRITE]", {
+      id: "call_w",
+      name: "write_file",
+      input: { path: "twice.txt", content: "x" },
+    });
+    expect(ofType(events, "tool_result")[0]).to.include({ toolUseId: "call_w", isError: false });
+    expect(ofType(events, "input_required")).to.deep.equal([]);
+    expect(await readFile(path.join(env.cwd, "twice.txt"), "utf8")).to.equal("x");
   });
 
   it("cancelling while a permission waits denies it (audited) and writes nothing", async () => {
