@@ -59,8 +59,8 @@ export class SimulatedStackGroups {
       case "CreateStackGroup": {
         const name = typeof params.StackGroupName === "string" ? params.StackGroupName : "";
         if (!name) throw new RosApiError("MissingParameter", "StackGroupName is required.", 400);
-        if (this.groups.has(name))
-          throw new RosApiError("StackGroupExists", `The stack group ${name} already exists.`, 409);
+        // ROS refuses a second group of a name; the simulation replaces it instead (as it lets
+        // stacks share a name), so a demo server plays [demo:slow-deploy] as often as asked.
         const group: Group = { id: `sim-group-${randomUUID()}`, name, regionId, instances: new Map() };
         this.groups.set(name, group);
         return { StackGroupId: group.id };
