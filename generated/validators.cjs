@@ -1424,7 +1424,7 @@ return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","stack_instances_progress","context_compaction_started","context_compacted","context_compaction_failed","candidate_restart_requested","candidate_detail_shown","diagram_shown","pipeline_warning","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation","cloud_resource_selection","deployment_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_warning"}}},"then":{"properties":{"data":{"description":"Something the run could not do and goes on without; reason cleanup_tracking_unavailable: the cleanup ledger could not be read (operation load) or saved (observe, mark_pending, update), so the resources named (or counted) may not be deleted automatically.","type":"object","required":["reason","operation","message"],"properties":{"reason":{"enum":["cleanup_tracking_unavailable"]},"operation":{"enum":["load","observe","mark_pending","update"]},"resourceId":{"type":"string"},"resourceCount":{"type":"integer","minimum":0},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"tool_progress"}}},"then":{"properties":{"data":{"description":"A tool's progress that is not a stack's: an MCP notification (serverName, mcpToolName, mcpProgress, progress, total?, message?) or a phase of a ROS operation (progress {phase, message}, message).","type":"object","required":["toolName","toolUseId"],"properties":{"toolName":{"type":"string"},"toolUseId":{"type":"string"},"serverName":{"type":"string"},"mcpToolName":{"type":"string"},"mcpProgress":{"type":"object"},"progress":{},"total":{"type":"number"},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"stack_instances_progress"}}},"then":{"properties":{"data":{"description":"A stack group operation's progress (a deployment to several regions): each stack instance's status at this poll.","type":"object","required":["toolUseId","stackGroupName","operationId","status","progressPercentage","instances","elapsedSeconds"],"properties":{"toolUseId":{"type":"string"},"stackGroupName":{"type":"string"},"operationId":{"type":"string"},"status":{"type":"string"},"progressPercentage":{"type":"number","minimum":0,"maximum":100},"instances":{"type":"array","items":{"type":"object","required":["accountId","regionId","status"],"properties":{"accountId":{"type":"string"},"regionId":{"type":"string"},"status":{"type":"string"},"statusReason":{"type":"string"},"stackId":{"type":"string"}}}},"elapsedSeconds":{"type":"number","minimum":0}}}}}},{"if":{"properties":{"eventType":{"enum":["context_compaction_started","context_compacted","context_compaction_failed"]}}},"then":{"required":["scope"],"properties":{"scope":{"enum":["step","candidate_step"]},"data":{"description":"Compaction of the step's transcript: started (originalTokens), compacted (the summary and both estimates), failed (originalTokens; the step goes on with its whole transcript).","type":"object","required":["originalTokens"],"properties":{"summary":{"type":"string"},"originalTokens":{"type":"integer","minimum":0},"compactedTokens":{"type":"integer","minimum":0}}}}}},{"if":{"properties":{"eventType":{"const":"context_compacted"}}},"then":{"properties":{"data":{"type":"object","properties":{"summary":true,"originalTokens":true,"compactedTokens":true},"required":["summary","originalTokens","compactedTokens"]}}}},{"if":{"properties":{"eventType":{"const":"candidate_restart_requested"}}},"then":{"required":["candidate"],"properties":{"data":{"description":"A hard interrupt of the running parallel step: the candidate (its attempt that stops) starts again at targetCandidateStepId as attempt nextCandidateAttempt, with reason (the user's message) as feedback.","type":"object","required":["candidateScope","targetCandidateStepId","nextCandidateAttempt","reason"],"properties":{"candidateScope":{"type":"string","pattern":"^(all|candidate:[0-9]+)$"},"targetCandidateStepId":{"type":"string"},"nextCandidateAttempt":{"type":"integer","minimum":2},"reason":{"type":"string"}}},"candidate":true}}},{"if":{"properties":{"eventType":{"const":"diagram_shown"}}},"then":{"properties":{"data":{"description":"A candidate's architecture diagram, shown by show_architecture_diagram (the step that presents the candidates).","type":"object","required":["candidateName","templateContent","mermaidSource","format","diagramStage","views"],"properties":{"toolUseId":{"type":"string"},"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"templateContent":{"type":"string"},"mermaidSource":{"type":"string"},"format":{"const":"mermaid"},"diagramStage":{"enum":["draft","optimized"]},"views":{"type":"array","items":{"type":"string"}},"architectureContext":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"candidate_detail_shown"}}},"then":{"properties":{"data":{"description":"A candidate's detail (summary, cost items, monthly total), shown by show_candidate_detail.","type":"object","required":["detailId","toolUseId","detail"],"properties":{"detailId":{"type":"string"},"toolUseId":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"detail":{"type":"object","required":["candidateName","summary","costItems"],"properties":{"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"summary":{"type":"string"},"costItems":{"type":"array","items":{"type":"object","required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number"}}}},"totalMonthlyCost":{"type":"number"},"currency":{"type":"string"}}}}}}}},{"if":{"properties":{"eventType":{"const":"cleanup_failed"}}},"then":{"properties":{"data":{"type":"object","properties":{"lastError":{"type":"string","minLength":1}},"required":["lastError"]}}}},{"if":{"properties":{"eventType":{"const":"cleanup_progress"}}},"then":{"properties":{"data":{"type":"object","properties":{"progressStatus":true,"progressPercentage":true,"stackStatus":true},"required":["progressStatus","progressPercentage","stackStatus"]}}}},{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"properties":{"totalSteps":true},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","stack_instances_progress","context_compaction_started","context_compacted","context_compaction_failed","candidate_restart_requested","candidate_detail_shown","diagram_shown","pipeline_warning","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation","cloud_resource_selection","deployment_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_warning"}}},"then":{"properties":{"data":{"description":"Something the run could not do and goes on without; reason cleanup_tracking_unavailable: the cleanup ledger could not be read (operation load) or saved (observe, mark_pending, update), so the resources named (or counted) may not be deleted automatically.","type":"object","required":["reason","operation","message"],"properties":{"reason":{"enum":["cleanup_tracking_unavailable"]},"operation":{"enum":["load","observe","mark_pending","update"]},"resourceId":{"type":"string"},"resourceCount":{"type":"integer","minimum":0},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"tool_progress"}}},"then":{"properties":{"data":{"description":"A tool's progress that is not a stack's: an MCP notification (serverName, mcpToolName, mcpProgress, progress, total?, message?) or a phase of a ROS operation (progress {phase, message}, message).","type":"object","required":["toolName","toolUseId"],"properties":{"toolName":{"type":"string"},"toolUseId":{"type":"string"},"serverName":{"type":"string"},"mcpToolName":{"type":"string"},"mcpProgress":{"type":"object"},"progress":{},"total":{"type":"number"},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"stack_instances_progress"}}},"then":{"properties":{"data":{"description":"A stack group operation's progress (a deployment to several regions): each stack instance's status at this poll.","type":"object","required":["toolUseId","stackGroupName","operationId","status","progressPercentage","instances","elapsedSeconds"],"properties":{"toolUseId":{"type":"string"},"stackGroupName":{"type":"string"},"operationId":{"type":"string"},"status":{"type":"string"},"progressPercentage":{"type":"number","minimum":0,"maximum":100},"instances":{"type":"array","items":{"type":"object","required":["accountId","regionId","status"],"properties":{"accountId":{"type":"string"},"regionId":{"type":"string"},"status":{"type":"string"},"statusReason":{"type":"string"},"stackId":{"type":"string"}}}},"elapsedSeconds":{"type":"number","minimum":0}}}}}},{"if":{"properties":{"eventType":{"enum":["context_compaction_started","context_compacted","context_compaction_failed"]}}},"then":{"required":["scope"],"properties":{"scope":{"enum":["step","candidate_step"]},"data":{"description":"Compaction of the step's transcript: started (originalTokens), compacted (the summary and both estimates), failed (originalTokens; the step goes on with its whole transcript).","type":"object","required":["originalTokens"],"properties":{"summary":{"type":"string"},"originalTokens":{"type":"integer","minimum":0},"compactedTokens":{"type":"integer","minimum":0}}}}}},{"if":{"properties":{"eventType":{"const":"context_compacted"}}},"then":{"properties":{"data":{"type":"object","properties":{"summary":true,"originalTokens":true,"compactedTokens":true},"required":["summary","originalTokens","compactedTokens"]}}}},{"if":{"properties":{"eventType":{"const":"candidate_restart_requested"}}},"then":{"required":["candidate"],"properties":{"data":{"description":"A hard interrupt of the running parallel step: the candidate (its attempt that stops) starts again at targetCandidateStepId as attempt nextCandidateAttempt, with reason (the user's message) as feedback.","type":"object","required":["candidateScope","targetCandidateStepId","nextCandidateAttempt","reason"],"properties":{"candidateScope":{"type":"string","pattern":"^(all|candidate:[0-9]+)$"},"targetCandidateStepId":{"type":"string"},"nextCandidateAttempt":{"type":"integer","minimum":2},"reason":{"type":"string"}}},"candidate":true}}},{"if":{"properties":{"eventType":{"const":"diagram_shown"}}},"then":{"properties":{"data":{"description":"A candidate's architecture diagram, shown by show_architecture_diagram (the step that presents the candidates).","type":"object","required":["candidateName","templateContent","mermaidSource","format","diagramStage","views"],"properties":{"toolUseId":{"type":"string"},"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"templateContent":{"type":"string"},"mermaidSource":{"type":"string"},"format":{"const":"mermaid"},"diagramStage":{"enum":["draft","optimized"]},"views":{"type":"array","items":{"type":"string"}},"architectureContext":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"candidate_detail_shown"}}},"then":{"properties":{"data":{"description":"A candidate's detail (summary, cost items, monthly total), shown by show_candidate_detail.","type":"object","required":["detailId","toolUseId","detail"],"properties":{"detailId":{"type":"string"},"toolUseId":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"detail":{"type":"object","required":["candidateName","summary","costItems"],"properties":{"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"summary":{"type":"string"},"costItems":{"type":"array","items":{"type":"object","required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number"}}}},"totalMonthlyCost":{"type":"number"},"currency":{"type":"string"}}}}}}}},{"if":{"properties":{"eventType":{"const":"cleanup_failed"}}},"then":{"properties":{"data":{"type":"object","properties":{"lastError":{"type":"string","minLength":1}},"required":["lastError"]}}}},{"if":{"properties":{"eventType":{"const":"cleanup_progress"}}},"then":{"properties":{"data":{"type":"object","properties":{"progressStatus":true,"progressPercentage":true,"stackStatus":true},"required":["progressStatus","progressPercentage","stackStatus"]}}}},{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"description":"How the run ended.","properties":{"totalSteps":{"type":"integer","minimum":0},"failed":{"description":"The run failed (status failed).","const":true},"earlyExit":{"description":"The request was not about infrastructure: the run ended early.","const":true},"reason":{"description":"What the user reads at the end: the outcome and, when the run left stacks, which ones and how to delete them.","type":"string"},"leftoverResourceCount":{"description":"Stacks the run left for a cleanupOnly request (the same as pipeline_handoff_ready's cleanup.resourceCount, for clients that do not see that event).","type":"integer","minimum":1}},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
 const schema44 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
 const schema45 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
 const schema46 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
@@ -5351,14 +5351,100 @@ vErrors.push(err251);
 }
 errors++;
 }
-}
-else {
-const err252 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data118.totalSteps !== undefined){
+let data119 = data118.totalSteps;
+if(!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))){
+const err252 = {instancePath:instancePath+"/data/totalSteps",schemaPath:"#/allOf/27/then/properties/data/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err252];
 }
 else {
 vErrors.push(err252);
+}
+errors++;
+}
+if((typeof data119 == "number") && (isFinite(data119))){
+if(data119 < 0 || isNaN(data119)){
+const err253 = {instancePath:instancePath+"/data/totalSteps",schemaPath:"#/allOf/27/then/properties/data/properties/totalSteps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+}
+}
+if(data118.failed !== undefined){
+if(true !== data118.failed){
+const err254 = {instancePath:instancePath+"/data/failed",schemaPath:"#/allOf/27/then/properties/data/properties/failed/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+}
+if(data118.earlyExit !== undefined){
+if(true !== data118.earlyExit){
+const err255 = {instancePath:instancePath+"/data/earlyExit",schemaPath:"#/allOf/27/then/properties/data/properties/earlyExit/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+}
+if(data118.reason !== undefined){
+if(typeof data118.reason !== "string"){
+const err256 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/27/then/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+}
+if(data118.leftoverResourceCount !== undefined){
+let data123 = data118.leftoverResourceCount;
+if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
+const err257 = {instancePath:instancePath+"/data/leftoverResourceCount",schemaPath:"#/allOf/27/then/properties/data/properties/leftoverResourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+if((typeof data123 == "number") && (isFinite(data123))){
+if(data123 < 1 || isNaN(data123)){
+const err258 = {instancePath:instancePath+"/data/leftoverResourceCount",schemaPath:"#/allOf/27/then/properties/data/properties/leftoverResourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err259 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
 }
 errors++;
 }
@@ -5373,12 +5459,12 @@ props27.eventType = true;
 }
 }
 if(!valid104){
-const err253 = {instancePath,schemaPath:"#/allOf/27/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err260 = {instancePath,schemaPath:"#/allOf/27/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err253];
+vErrors = [err260];
 }
 else {
-vErrors.push(err253);
+vErrors.push(err260);
 }
 errors++;
 }
@@ -5391,107 +5477,107 @@ props0 = props0 || {};
 Object.assign(props0, props27);
 }
 }
-const _errs318 = errors;
-let valid107 = true;
-const _errs319 = errors;
+const _errs326 = errors;
+let valid108 = true;
+const _errs327 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
 if("pipeline_handoff_ready" !== data.eventType){
-const err254 = {};
+const err261 = {};
 if(vErrors === null){
-vErrors = [err254];
+vErrors = [err261];
 }
 else {
-vErrors.push(err254);
+vErrors.push(err261);
 }
 errors++;
 }
 }
 }
-var _valid28 = _errs319 === errors;
-errors = _errs318;
+var _valid28 = _errs327 === errors;
+errors = _errs326;
 if(vErrors !== null){
-if(_errs318){
-vErrors.length = _errs318;
+if(_errs326){
+vErrors.length = _errs326;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid28){
-const _errs321 = errors;
+const _errs329 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data120 = data.data;
-if(data120 && typeof data120 == "object" && !Array.isArray(data120)){
-if(data120.action === undefined){
-const err255 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+let data125 = data.data;
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(data125.action === undefined){
+const err262 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
-vErrors = [err255];
+vErrors = [err262];
 }
 else {
-vErrors.push(err255);
+vErrors.push(err262);
 }
 errors++;
 }
-if(data120.targetMode === undefined){
-const err256 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
+if(data125.targetMode === undefined){
+const err263 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
 if(vErrors === null){
-vErrors = [err256];
+vErrors = [err263];
 }
 else {
-vErrors.push(err256);
+vErrors.push(err263);
 }
 errors++;
 }
-if(data120.outcome === undefined){
-const err257 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(data125.outcome === undefined){
+const err264 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
 if(vErrors === null){
-vErrors = [err257];
+vErrors = [err264];
 }
 else {
-vErrors.push(err257);
+vErrors.push(err264);
 }
 errors++;
 }
-if(data120.summary === undefined){
-const err258 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(data125.summary === undefined){
+const err265 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
 if(vErrors === null){
-vErrors = [err258];
+vErrors = [err265];
 }
 else {
-vErrors.push(err258);
-}
-errors++;
-}
-}
-else {
-const err259 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err259];
-}
-else {
-vErrors.push(err259);
+vErrors.push(err265);
 }
 errors++;
 }
 }
+else {
+const err266 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err266];
 }
-var _valid28 = _errs321 === errors;
-valid107 = _valid28;
-if(valid107){
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+}
+}
+var _valid28 = _errs329 === errors;
+valid108 = _valid28;
+if(valid108){
 var props28 = {};
 props28.data = true;
 props28.eventType = true;
 }
 }
-if(!valid107){
-const err260 = {instancePath,schemaPath:"#/allOf/28/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid108){
+const err267 = {instancePath,schemaPath:"#/allOf/28/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err260];
+vErrors = [err267];
 }
 else {
-vErrors.push(err260);
+vErrors.push(err267);
 }
 errors++;
 }
@@ -5504,66 +5590,66 @@ props0 = props0 || {};
 Object.assign(props0, props28);
 }
 }
-const _errs325 = errors;
-let valid110 = true;
-const _errs326 = errors;
+const _errs333 = errors;
+let valid111 = true;
+const _errs334 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data121 = data.eventType;
-if(!(((data121 === "pipeline_completed") || (data121 === "pipeline_handoff_ready")) || (data121 === "pipeline_canceled"))){
-const err261 = {};
+let data126 = data.eventType;
+if(!(((data126 === "pipeline_completed") || (data126 === "pipeline_handoff_ready")) || (data126 === "pipeline_canceled"))){
+const err268 = {};
 if(vErrors === null){
-vErrors = [err261];
+vErrors = [err268];
 }
 else {
-vErrors.push(err261);
+vErrors.push(err268);
 }
 errors++;
 }
 }
 }
-var _valid29 = _errs326 === errors;
-errors = _errs325;
+var _valid29 = _errs334 === errors;
+errors = _errs333;
 if(vErrors !== null){
-if(_errs325){
-vErrors.length = _errs325;
+if(_errs333){
+vErrors.length = _errs333;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid29){
-const _errs328 = errors;
+const _errs336 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status !== undefined){
-let data122 = data.status;
-if(!(((data122 === "completed") || (data122 === "failed")) || (data122 === "canceled"))){
-const err262 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/29/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.allOf[29].then.properties.status.enum},message:"must be equal to one of the allowed values"};
+let data127 = data.status;
+if(!(((data127 === "completed") || (data127 === "failed")) || (data127 === "canceled"))){
+const err269 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/29/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.allOf[29].then.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err262];
+vErrors = [err269];
 }
 else {
-vErrors.push(err262);
+vErrors.push(err269);
 }
 errors++;
 }
 }
 }
-var _valid29 = _errs328 === errors;
-valid110 = _valid29;
-if(valid110){
+var _valid29 = _errs336 === errors;
+valid111 = _valid29;
+if(valid111){
 var props29 = {};
 props29.status = true;
 props29.eventType = true;
 }
 }
-if(!valid110){
-const err263 = {instancePath,schemaPath:"#/allOf/29/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid111){
+const err270 = {instancePath,schemaPath:"#/allOf/29/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err263];
+vErrors = [err270];
 }
 else {
-vErrors.push(err263);
+vErrors.push(err270);
 }
 errors++;
 }
@@ -5576,64 +5662,64 @@ props0 = props0 || {};
 Object.assign(props0, props29);
 }
 }
-const _errs331 = errors;
-let valid113 = true;
-const _errs332 = errors;
+const _errs339 = errors;
+let valid114 = true;
+const _errs340 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
 if("input_required" !== data.eventType){
-const err264 = {};
+const err271 = {};
 if(vErrors === null){
-vErrors = [err264];
+vErrors = [err271];
 }
 else {
-vErrors.push(err264);
+vErrors.push(err271);
 }
 errors++;
 }
 }
 }
-var _valid30 = _errs332 === errors;
-errors = _errs331;
+var _valid30 = _errs340 === errors;
+errors = _errs339;
 if(vErrors !== null){
-if(_errs331){
-vErrors.length = _errs331;
+if(_errs339){
+vErrors.length = _errs339;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid30){
-const _errs334 = errors;
+const _errs342 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status !== undefined){
 if("input_required" !== data.status){
-const err265 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/30/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
+const err272 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/30/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err265];
+vErrors = [err272];
 }
 else {
-vErrors.push(err265);
+vErrors.push(err272);
 }
 errors++;
 }
 }
 }
-var _valid30 = _errs334 === errors;
-valid113 = _valid30;
-if(valid113){
+var _valid30 = _errs342 === errors;
+valid114 = _valid30;
+if(valid114){
 var props30 = {};
 props30.status = true;
 props30.eventType = true;
 }
 }
-if(!valid113){
-const err266 = {instancePath,schemaPath:"#/allOf/30/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid114){
+const err273 = {instancePath,schemaPath:"#/allOf/30/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err266];
+vErrors = [err273];
 }
 else {
-vErrors.push(err266);
+vErrors.push(err273);
 }
 errors++;
 }
@@ -5646,77 +5732,77 @@ props0 = props0 || {};
 Object.assign(props0, props30);
 }
 }
-const _errs337 = errors;
-let valid116 = true;
-const _errs338 = errors;
+const _errs345 = errors;
+let valid117 = true;
+const _errs346 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
 if("interrupt_received" !== data.eventType){
-const err267 = {};
+const err274 = {};
 if(vErrors === null){
-vErrors = [err267];
+vErrors = [err274];
 }
 else {
-vErrors.push(err267);
+vErrors.push(err274);
 }
 errors++;
 }
 }
 }
-var _valid31 = _errs338 === errors;
-errors = _errs337;
+var _valid31 = _errs346 === errors;
+errors = _errs345;
 if(vErrors !== null){
-if(_errs337){
-vErrors.length = _errs337;
+if(_errs345){
+vErrors.length = _errs345;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid31){
-const _errs340 = errors;
+const _errs348 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data126 = data.data;
-if(data126 && typeof data126 == "object" && !Array.isArray(data126)){
-if(data126.messageLength === undefined){
-const err268 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
+let data131 = data.data;
+if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
+if(data131.messageLength === undefined){
+const err275 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
 if(vErrors === null){
-vErrors = [err268];
+vErrors = [err275];
 }
 else {
-vErrors.push(err268);
+vErrors.push(err275);
 }
 errors++;
 }
 }
 else {
-const err269 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err276 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err269];
+vErrors = [err276];
 }
 else {
-vErrors.push(err269);
+vErrors.push(err276);
 }
 errors++;
 }
 }
 }
-var _valid31 = _errs340 === errors;
-valid116 = _valid31;
-if(valid116){
+var _valid31 = _errs348 === errors;
+valid117 = _valid31;
+if(valid117){
 var props31 = {};
 props31.data = true;
 props31.eventType = true;
 }
 }
-if(!valid116){
-const err270 = {instancePath,schemaPath:"#/allOf/31/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid117){
+const err277 = {instancePath,schemaPath:"#/allOf/31/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err270];
+vErrors = [err277];
 }
 else {
-vErrors.push(err270);
+vErrors.push(err277);
 }
 errors++;
 }
@@ -5729,107 +5815,107 @@ props0 = props0 || {};
 Object.assign(props0, props31);
 }
 }
-const _errs344 = errors;
-let valid119 = true;
-const _errs345 = errors;
+const _errs352 = errors;
+let valid120 = true;
+const _errs353 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
 if("interrupt_classified" !== data.eventType){
-const err271 = {};
+const err278 = {};
 if(vErrors === null){
-vErrors = [err271];
+vErrors = [err278];
 }
 else {
-vErrors.push(err271);
+vErrors.push(err278);
 }
 errors++;
 }
 }
 }
-var _valid32 = _errs345 === errors;
-errors = _errs344;
+var _valid32 = _errs353 === errors;
+errors = _errs352;
 if(vErrors !== null){
-if(_errs344){
-vErrors.length = _errs344;
+if(_errs352){
+vErrors.length = _errs352;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid32){
-const _errs347 = errors;
+const _errs355 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data128 = data.data;
-if(data128 && typeof data128 == "object" && !Array.isArray(data128)){
-if(data128.action === undefined){
-const err272 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+let data133 = data.data;
+if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
+if(data133.action === undefined){
+const err279 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
-vErrors = [err272];
+vErrors = [err279];
 }
 else {
-vErrors.push(err272);
+vErrors.push(err279);
 }
 errors++;
 }
-if(data128.targetStepId === undefined){
-const err273 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
+if(data133.targetStepId === undefined){
+const err280 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
 if(vErrors === null){
-vErrors = [err273];
+vErrors = [err280];
 }
 else {
-vErrors.push(err273);
+vErrors.push(err280);
 }
 errors++;
 }
-if(data128.reason === undefined){
-const err274 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data133.reason === undefined){
+const err281 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
-vErrors = [err274];
+vErrors = [err281];
 }
 else {
-vErrors.push(err274);
+vErrors.push(err281);
 }
 errors++;
 }
-if(data128.paused === undefined){
-const err275 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
+if(data133.paused === undefined){
+const err282 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
 if(vErrors === null){
-vErrors = [err275];
+vErrors = [err282];
 }
 else {
-vErrors.push(err275);
-}
-errors++;
-}
-}
-else {
-const err276 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err276];
-}
-else {
-vErrors.push(err276);
+vErrors.push(err282);
 }
 errors++;
 }
 }
+else {
+const err283 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err283];
 }
-var _valid32 = _errs347 === errors;
-valid119 = _valid32;
-if(valid119){
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+}
+}
+var _valid32 = _errs355 === errors;
+valid120 = _valid32;
+if(valid120){
 var props32 = {};
 props32.data = true;
 props32.eventType = true;
 }
 }
-if(!valid119){
-const err277 = {instancePath,schemaPath:"#/allOf/32/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid120){
+const err284 = {instancePath,schemaPath:"#/allOf/32/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err277];
+vErrors = [err284];
 }
 else {
-vErrors.push(err277);
+vErrors.push(err284);
 }
 errors++;
 }
@@ -5844,77 +5930,7 @@ Object.assign(props0, props32);
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.schemaVersion === undefined){
-const err278 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
-if(vErrors === null){
-vErrors = [err278];
-}
-else {
-vErrors.push(err278);
-}
-errors++;
-}
-if(data.extensionUri === undefined){
-const err279 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
-if(vErrors === null){
-vErrors = [err279];
-}
-else {
-vErrors.push(err279);
-}
-errors++;
-}
-if(data.eventId === undefined){
-const err280 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
-if(vErrors === null){
-vErrors = [err280];
-}
-else {
-vErrors.push(err280);
-}
-errors++;
-}
-if(data.sequence === undefined){
-const err281 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
-if(vErrors === null){
-vErrors = [err281];
-}
-else {
-vErrors.push(err281);
-}
-errors++;
-}
-if(data.createdAt === undefined){
-const err282 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
-if(vErrors === null){
-vErrors = [err282];
-}
-else {
-vErrors.push(err282);
-}
-errors++;
-}
-if(data.eventType === undefined){
-const err283 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
-if(vErrors === null){
-vErrors = [err283];
-}
-else {
-vErrors.push(err283);
-}
-errors++;
-}
-if(data.scope === undefined){
-const err284 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
-if(vErrors === null){
-vErrors = [err284];
-}
-else {
-vErrors.push(err284);
-}
-errors++;
-}
-if(data.pipelineRunId === undefined){
-const err285 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
+const err285 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err285];
 }
@@ -5923,8 +5939,8 @@ vErrors.push(err285);
 }
 errors++;
 }
-if(data.taskId === undefined){
-const err286 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(data.extensionUri === undefined){
+const err286 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
 if(vErrors === null){
 vErrors = [err286];
 }
@@ -5933,8 +5949,8 @@ vErrors.push(err286);
 }
 errors++;
 }
-if(data.contextId === undefined){
-const err287 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(data.eventId === undefined){
+const err287 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
 if(vErrors === null){
 vErrors = [err287];
 }
@@ -5943,8 +5959,8 @@ vErrors.push(err287);
 }
 errors++;
 }
-if(data.pipelineName === undefined){
-const err288 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+if(data.sequence === undefined){
+const err288 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
 if(vErrors === null){
 vErrors = [err288];
 }
@@ -5953,8 +5969,8 @@ vErrors.push(err288);
 }
 errors++;
 }
-if(data.iacCodeSessionId === undefined){
-const err289 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+if(data.createdAt === undefined){
+const err289 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
 if(vErrors === null){
 vErrors = [err289];
 }
@@ -5963,8 +5979,8 @@ vErrors.push(err289);
 }
 errors++;
 }
-if(data.status === undefined){
-const err290 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data.eventType === undefined){
+const err290 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
 if(vErrors === null){
 vErrors = [err290];
 }
@@ -5973,8 +5989,8 @@ vErrors.push(err290);
 }
 errors++;
 }
-if(data.data === undefined){
-const err291 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data.scope === undefined){
+const err291 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
 vErrors = [err291];
 }
@@ -5983,9 +5999,8 @@ vErrors.push(err291);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func3.call(schema43.properties, key0))){
-const err292 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(data.pipelineRunId === undefined){
+const err292 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
 if(vErrors === null){
 vErrors = [err292];
 }
@@ -5994,10 +6009,8 @@ vErrors.push(err292);
 }
 errors++;
 }
-}
-if(data.schemaVersion !== undefined){
-if("1.0" !== data.schemaVersion){
-const err293 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(data.taskId === undefined){
+const err293 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
 if(vErrors === null){
 vErrors = [err293];
 }
@@ -6006,10 +6019,8 @@ vErrors.push(err293);
 }
 errors++;
 }
-}
-if(data.extensionUri !== undefined){
-if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
-const err294 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(data.contextId === undefined){
+const err294 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -6018,12 +6029,8 @@ vErrors.push(err294);
 }
 errors++;
 }
-}
-if(data.eventId !== undefined){
-let data131 = data.eventId;
-if(typeof data131 === "string"){
-if(!pattern12.test(data131)){
-const err295 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
+if(data.pipelineName === undefined){
+const err295 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -6032,9 +6039,8 @@ vErrors.push(err295);
 }
 errors++;
 }
-}
-else {
-const err296 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.iacCodeSessionId === undefined){
+const err296 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -6043,11 +6049,8 @@ vErrors.push(err296);
 }
 errors++;
 }
-}
-if(data.sequence !== undefined){
-let data132 = data.sequence;
-if(!(((typeof data132 == "number") && (!(data132 % 1) && !isNaN(data132))) && (isFinite(data132)))){
-const err297 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.status === undefined){
+const err297 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -6056,9 +6059,8 @@ vErrors.push(err297);
 }
 errors++;
 }
-if((typeof data132 == "number") && (isFinite(data132))){
-if(data132 > 9007199254740991 || isNaN(data132)){
-const err298 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(data.data === undefined){
+const err298 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -6067,8 +6069,9 @@ vErrors.push(err298);
 }
 errors++;
 }
-if(data132 < 1 || isNaN(data132)){
-const err299 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+for(const key0 in data){
+if(!(func3.call(schema43.properties, key0))){
+const err299 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -6078,12 +6081,9 @@ vErrors.push(err299);
 errors++;
 }
 }
-}
-if(data.createdAt !== undefined){
-let data133 = data.createdAt;
-if(typeof data133 === "string"){
-if(!(formats0.validate(data133))){
-const err300 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err300 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -6093,8 +6093,9 @@ vErrors.push(err300);
 errors++;
 }
 }
-else {
-const err301 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
+const err301 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -6104,10 +6105,11 @@ vErrors.push(err301);
 errors++;
 }
 }
-if(data.eventType !== undefined){
-let data134 = data.eventType;
-if(!(((((((((((((((((((((((((((((((((((((((((((((data134 === "pipeline_started") || (data134 === "pipeline_resumed")) || (data134 === "mcp_status")) || (data134 === "step_started")) || (data134 === "step_completed")) || (data134 === "step_failed")) || (data134 === "candidate_started")) || (data134 === "candidate_step_started")) || (data134 === "candidate_step_completed")) || (data134 === "candidate_step_failed")) || (data134 === "candidate_completed")) || (data134 === "candidate_failed")) || (data134 === "candidate_selected")) || (data134 === "rollback_completed")) || (data134 === "interrupt_received")) || (data134 === "interrupt_classified")) || (data134 === "input_required")) || (data134 === "input_received")) || (data134 === "permission_requested")) || (data134 === "permission_resolved")) || (data134 === "message_started")) || (data134 === "text_delta")) || (data134 === "thinking_delta")) || (data134 === "tool_started")) || (data134 === "tool_result")) || (data134 === "tool_progress")) || (data134 === "stack_progress")) || (data134 === "stack_current_changed")) || (data134 === "usage")) || (data134 === "artifact_created")) || (data134 === "cleanup_started")) || (data134 === "cleanup_progress")) || (data134 === "cleanup_completed")) || (data134 === "cleanup_failed")) || (data134 === "stack_instances_progress")) || (data134 === "context_compaction_started")) || (data134 === "context_compacted")) || (data134 === "context_compaction_failed")) || (data134 === "candidate_restart_requested")) || (data134 === "candidate_detail_shown")) || (data134 === "diagram_shown")) || (data134 === "pipeline_warning")) || (data134 === "pipeline_completed")) || (data134 === "pipeline_canceled")) || (data134 === "pipeline_handoff_ready"))){
-const err302 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(data.eventId !== undefined){
+let data136 = data.eventId;
+if(typeof data136 === "string"){
+if(!pattern12.test(data136)){
+const err302 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -6117,10 +6119,8 @@ vErrors.push(err302);
 errors++;
 }
 }
-if(data.scope !== undefined){
-let data135 = data.scope;
-if(!(((((((data135 === "pipeline") || (data135 === "step")) || (data135 === "candidate")) || (data135 === "candidate_step")) || (data135 === "interrupt")) || (data135 === "stack")) || (data135 === "cleanup"))){
-const err303 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.properties.scope.enum},message:"must be equal to one of the allowed values"};
+else {
+const err303 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -6130,11 +6130,10 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(data.pipelineRunId !== undefined){
-let data136 = data.pipelineRunId;
-if(typeof data136 === "string"){
-if(func1(data136) < 1){
-const err304 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.sequence !== undefined){
+let data137 = data.sequence;
+if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
+const err304 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -6143,9 +6142,9 @@ vErrors.push(err304);
 }
 errors++;
 }
-}
-else {
-const err305 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data137 == "number") && (isFinite(data137))){
+if(data137 > 9007199254740991 || isNaN(data137)){
+const err305 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -6154,10 +6153,8 @@ vErrors.push(err305);
 }
 errors++;
 }
-}
-if(data.taskId !== undefined){
-if(typeof data.taskId !== "string"){
-const err306 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data137 < 1 || isNaN(data137)){
+const err306 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -6167,11 +6164,12 @@ vErrors.push(err306);
 errors++;
 }
 }
-if(data.contextId !== undefined){
-let data138 = data.contextId;
+}
+if(data.createdAt !== undefined){
+let data138 = data.createdAt;
 if(typeof data138 === "string"){
-if(func1(data138) < 1){
-const err307 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(!(formats0.validate(data138))){
+const err307 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -6182,7 +6180,7 @@ errors++;
 }
 }
 else {
-const err308 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err308 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -6192,11 +6190,10 @@ vErrors.push(err308);
 errors++;
 }
 }
-if(data.pipelineName !== undefined){
-let data139 = data.pipelineName;
-if(typeof data139 === "string"){
-if(func1(data139) < 1){
-const err309 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.eventType !== undefined){
+let data139 = data.eventType;
+if(!(((((((((((((((((((((((((((((((((((((((((((((data139 === "pipeline_started") || (data139 === "pipeline_resumed")) || (data139 === "mcp_status")) || (data139 === "step_started")) || (data139 === "step_completed")) || (data139 === "step_failed")) || (data139 === "candidate_started")) || (data139 === "candidate_step_started")) || (data139 === "candidate_step_completed")) || (data139 === "candidate_step_failed")) || (data139 === "candidate_completed")) || (data139 === "candidate_failed")) || (data139 === "candidate_selected")) || (data139 === "rollback_completed")) || (data139 === "interrupt_received")) || (data139 === "interrupt_classified")) || (data139 === "input_required")) || (data139 === "input_received")) || (data139 === "permission_requested")) || (data139 === "permission_resolved")) || (data139 === "message_started")) || (data139 === "text_delta")) || (data139 === "thinking_delta")) || (data139 === "tool_started")) || (data139 === "tool_result")) || (data139 === "tool_progress")) || (data139 === "stack_progress")) || (data139 === "stack_current_changed")) || (data139 === "usage")) || (data139 === "artifact_created")) || (data139 === "cleanup_started")) || (data139 === "cleanup_progress")) || (data139 === "cleanup_completed")) || (data139 === "cleanup_failed")) || (data139 === "stack_instances_progress")) || (data139 === "context_compaction_started")) || (data139 === "context_compacted")) || (data139 === "context_compaction_failed")) || (data139 === "candidate_restart_requested")) || (data139 === "candidate_detail_shown")) || (data139 === "diagram_shown")) || (data139 === "pipeline_warning")) || (data139 === "pipeline_completed")) || (data139 === "pipeline_canceled")) || (data139 === "pipeline_handoff_ready"))){
+const err309 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -6206,8 +6203,10 @@ vErrors.push(err309);
 errors++;
 }
 }
-else {
-const err310 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.scope !== undefined){
+let data140 = data.scope;
+if(!(((((((data140 === "pipeline") || (data140 === "step")) || (data140 === "candidate")) || (data140 === "candidate_step")) || (data140 === "interrupt")) || (data140 === "stack")) || (data140 === "cleanup"))){
+const err310 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.properties.scope.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -6217,11 +6216,11 @@ vErrors.push(err310);
 errors++;
 }
 }
-if(data.iacCodeSessionId !== undefined){
-let data140 = data.iacCodeSessionId;
-if(typeof data140 === "string"){
-if(func1(data140) < 1){
-const err311 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.pipelineRunId !== undefined){
+let data141 = data.pipelineRunId;
+if(typeof data141 === "string"){
+if(func1(data141) < 1){
+const err311 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -6232,7 +6231,7 @@ errors++;
 }
 }
 else {
-const err312 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err312 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -6242,10 +6241,9 @@ vErrors.push(err312);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data141 = data.status;
-if(!(((((data141 === "working") || (data141 === "input_required")) || (data141 === "completed")) || (data141 === "failed")) || (data141 === "canceled"))){
-const err313 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err313 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -6255,10 +6253,11 @@ vErrors.push(err313);
 errors++;
 }
 }
-if(data.data !== undefined){
-let data142 = data.data;
-if(!(data142 && typeof data142 == "object" && !Array.isArray(data142))){
-const err314 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.contextId !== undefined){
+let data143 = data.contextId;
+if(typeof data143 === "string"){
+if(func1(data143) < 1){
+const err314 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -6268,11 +6267,8 @@ vErrors.push(err314);
 errors++;
 }
 }
-if(data.step !== undefined){
-let data143 = data.step;
-if(data143 && typeof data143 == "object" && !Array.isArray(data143)){
-if(data143.id === undefined){
-const err315 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+else {
+const err315 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -6281,8 +6277,12 @@ vErrors.push(err315);
 }
 errors++;
 }
-if(data143.runId === undefined){
-const err316 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+if(data.pipelineName !== undefined){
+let data144 = data.pipelineName;
+if(typeof data144 === "string"){
+if(func1(data144) < 1){
+const err316 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -6291,8 +6291,9 @@ vErrors.push(err316);
 }
 errors++;
 }
-if(data143.attempt === undefined){
-const err317 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+else {
+const err317 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -6301,9 +6302,12 @@ vErrors.push(err317);
 }
 errors++;
 }
-if(data143.id !== undefined){
-if(typeof data143.id !== "string"){
-const err318 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.iacCodeSessionId !== undefined){
+let data145 = data.iacCodeSessionId;
+if(typeof data145 === "string"){
+if(func1(data145) < 1){
+const err318 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -6313,9 +6317,8 @@ vErrors.push(err318);
 errors++;
 }
 }
-if(data143.runId !== undefined){
-if(typeof data143.runId !== "string"){
-const err319 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err319 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -6325,10 +6328,10 @@ vErrors.push(err319);
 errors++;
 }
 }
-if(data143.attempt !== undefined){
-let data146 = data143.attempt;
-if(!(((typeof data146 == "number") && (!(data146 % 1) && !isNaN(data146))) && (isFinite(data146)))){
-const err320 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.status !== undefined){
+let data146 = data.status;
+if(!(((((data146 === "working") || (data146 === "input_required")) || (data146 === "completed")) || (data146 === "failed")) || (data146 === "canceled"))){
+const err320 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -6337,9 +6340,11 @@ vErrors.push(err320);
 }
 errors++;
 }
-if((typeof data146 == "number") && (isFinite(data146))){
-if(data146 < 1 || isNaN(data146)){
-const err321 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data.data !== undefined){
+let data147 = data.data;
+if(!(data147 && typeof data147 == "object" && !Array.isArray(data147))){
+const err321 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -6349,11 +6354,11 @@ vErrors.push(err321);
 errors++;
 }
 }
-}
-if(data143.index !== undefined){
-let data147 = data143.index;
-if(!(((typeof data147 == "number") && (!(data147 % 1) && !isNaN(data147))) && (isFinite(data147)))){
-const err322 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.step !== undefined){
+let data148 = data.step;
+if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
+if(data148.id === undefined){
+const err322 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -6362,9 +6367,8 @@ vErrors.push(err322);
 }
 errors++;
 }
-if((typeof data147 == "number") && (isFinite(data147))){
-if(data147 < 0 || isNaN(data147)){
-const err323 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data148.runId === undefined){
+const err323 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -6373,12 +6377,8 @@ vErrors.push(err323);
 }
 errors++;
 }
-}
-}
-if(data143.total !== undefined){
-let data148 = data143.total;
-if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
-const err324 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data148.attempt === undefined){
+const err324 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -6387,9 +6387,9 @@ vErrors.push(err324);
 }
 errors++;
 }
-if((typeof data148 == "number") && (isFinite(data148))){
-if(data148 < 1 || isNaN(data148)){
-const err325 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data148.id !== undefined){
+if(typeof data148.id !== "string"){
+const err325 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -6399,11 +6399,9 @@ vErrors.push(err325);
 errors++;
 }
 }
-}
-if(data143.type !== undefined){
-let data149 = data143.type;
-if(!((data149 === "agent") || (data149 === "parallel_sub_pipeline"))){
-const err326 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema44.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data148.runId !== undefined){
+if(typeof data148.runId !== "string"){
+const err326 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -6413,9 +6411,10 @@ vErrors.push(err326);
 errors++;
 }
 }
-if(data143.uiMode !== undefined){
-if(typeof data143.uiMode !== "string"){
-const err327 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data148.attempt !== undefined){
+let data151 = data148.attempt;
+if(!(((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))) && (isFinite(data151)))){
+const err327 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -6424,10 +6423,9 @@ vErrors.push(err327);
 }
 errors++;
 }
-}
-}
-else {
-const err328 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data151 == "number") && (isFinite(data151))){
+if(data151 < 1 || isNaN(data151)){
+const err328 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -6437,11 +6435,11 @@ vErrors.push(err328);
 errors++;
 }
 }
-if(data.candidate !== undefined){
-let data151 = data.candidate;
-if(data151 && typeof data151 == "object" && !Array.isArray(data151)){
-if(data151.id === undefined){
-const err329 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data148.index !== undefined){
+let data152 = data148.index;
+if(!(((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152))) && (isFinite(data152)))){
+const err329 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -6450,8 +6448,9 @@ vErrors.push(err329);
 }
 errors++;
 }
-if(data151.subPipelineId === undefined){
-const err330 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+if((typeof data152 == "number") && (isFinite(data152))){
+if(data152 < 0 || isNaN(data152)){
+const err330 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -6460,8 +6459,12 @@ vErrors.push(err330);
 }
 errors++;
 }
-if(data151.index === undefined){
-const err331 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+}
+}
+if(data148.total !== undefined){
+let data153 = data148.total;
+if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
+const err331 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -6470,8 +6473,9 @@ vErrors.push(err331);
 }
 errors++;
 }
-if(data151.attempt === undefined){
-const err332 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if((typeof data153 == "number") && (isFinite(data153))){
+if(data153 < 1 || isNaN(data153)){
+const err332 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -6480,8 +6484,12 @@ vErrors.push(err332);
 }
 errors++;
 }
-if(data151.name === undefined){
-const err333 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+}
+if(data148.type !== undefined){
+let data154 = data148.type;
+if(!((data154 === "agent") || (data154 === "parallel_sub_pipeline"))){
+const err333 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema44.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -6490,8 +6498,10 @@ vErrors.push(err333);
 }
 errors++;
 }
-if(data151.runId === undefined){
-const err334 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+if(data148.uiMode !== undefined){
+if(typeof data148.uiMode !== "string"){
+const err334 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -6500,9 +6510,10 @@ vErrors.push(err334);
 }
 errors++;
 }
-if(data151.id !== undefined){
-if(typeof data151.id !== "string"){
-const err335 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+}
+else {
+const err335 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -6512,9 +6523,11 @@ vErrors.push(err335);
 errors++;
 }
 }
-if(data151.subPipelineId !== undefined){
-if(typeof data151.subPipelineId !== "string"){
-const err336 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.candidate !== undefined){
+let data156 = data.candidate;
+if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
+if(data156.id === undefined){
+const err336 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -6523,11 +6536,8 @@ vErrors.push(err336);
 }
 errors++;
 }
-}
-if(data151.index !== undefined){
-let data154 = data151.index;
-if(!(((typeof data154 == "number") && (!(data154 % 1) && !isNaN(data154))) && (isFinite(data154)))){
-const err337 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data156.subPipelineId === undefined){
+const err337 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -6536,9 +6546,8 @@ vErrors.push(err337);
 }
 errors++;
 }
-if((typeof data154 == "number") && (isFinite(data154))){
-if(data154 < 0 || isNaN(data154)){
-const err338 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data156.index === undefined){
+const err338 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -6547,12 +6556,8 @@ vErrors.push(err338);
 }
 errors++;
 }
-}
-}
-if(data151.attempt !== undefined){
-let data155 = data151.attempt;
-if(!(((typeof data155 == "number") && (!(data155 % 1) && !isNaN(data155))) && (isFinite(data155)))){
-const err339 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data156.attempt === undefined){
+const err339 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -6561,9 +6566,8 @@ vErrors.push(err339);
 }
 errors++;
 }
-if((typeof data155 == "number") && (isFinite(data155))){
-if(data155 < 1 || isNaN(data155)){
-const err340 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data156.name === undefined){
+const err340 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -6572,11 +6576,8 @@ vErrors.push(err340);
 }
 errors++;
 }
-}
-}
-if(data151.name !== undefined){
-if(typeof data151.name !== "string"){
-const err341 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data156.runId === undefined){
+const err341 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -6585,10 +6586,9 @@ vErrors.push(err341);
 }
 errors++;
 }
-}
-if(data151.pipelineName !== undefined){
-if(typeof data151.pipelineName !== "string"){
-const err342 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data156.id !== undefined){
+if(typeof data156.id !== "string"){
+const err342 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -6598,10 +6598,9 @@ vErrors.push(err342);
 errors++;
 }
 }
-if(data151.totalSteps !== undefined){
-let data158 = data151.totalSteps;
-if(!(((typeof data158 == "number") && (!(data158 % 1) && !isNaN(data158))) && (isFinite(data158)))){
-const err343 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data156.subPipelineId !== undefined){
+if(typeof data156.subPipelineId !== "string"){
+const err343 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -6611,9 +6610,10 @@ vErrors.push(err343);
 errors++;
 }
 }
-if(data151.runId !== undefined){
-if(typeof data151.runId !== "string"){
-const err344 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data156.index !== undefined){
+let data159 = data156.index;
+if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
+const err344 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -6622,14 +6622,9 @@ vErrors.push(err344);
 }
 errors++;
 }
-}
-if(data151.steps !== undefined){
-let data160 = data151.steps;
-if(Array.isArray(data160)){
-const len5 = data160.length;
-for(let i5=0; i5<len5; i5++){
-if(typeof data160[i5] !== "string"){
-const err345 = {instancePath:instancePath+"/candidate/steps/" + i5,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data159 == "number") && (isFinite(data159))){
+if(data159 < 0 || isNaN(data159)){
+const err345 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -6640,8 +6635,10 @@ errors++;
 }
 }
 }
-else {
-const err346 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data156.attempt !== undefined){
+let data160 = data156.attempt;
+if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
+const err346 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -6650,10 +6647,9 @@ vErrors.push(err346);
 }
 errors++;
 }
-}
-}
-else {
-const err347 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data160 == "number") && (isFinite(data160))){
+if(data160 < 1 || isNaN(data160)){
+const err347 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -6663,11 +6659,10 @@ vErrors.push(err347);
 errors++;
 }
 }
-if(data.candidateStep !== undefined){
-let data162 = data.candidateStep;
-if(data162 && typeof data162 == "object" && !Array.isArray(data162)){
-if(data162.id === undefined){
-const err348 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+if(data156.name !== undefined){
+if(typeof data156.name !== "string"){
+const err348 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -6676,8 +6671,10 @@ vErrors.push(err348);
 }
 errors++;
 }
-if(data162.attempt === undefined){
-const err349 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+if(data156.pipelineName !== undefined){
+if(typeof data156.pipelineName !== "string"){
+const err349 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -6686,8 +6683,11 @@ vErrors.push(err349);
 }
 errors++;
 }
-if(data162.runId === undefined){
-const err350 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+if(data156.totalSteps !== undefined){
+let data163 = data156.totalSteps;
+if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
+const err350 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -6696,9 +6696,10 @@ vErrors.push(err350);
 }
 errors++;
 }
-if(data162.id !== undefined){
-if(typeof data162.id !== "string"){
-const err351 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data156.runId !== undefined){
+if(typeof data156.runId !== "string"){
+const err351 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -6708,10 +6709,13 @@ vErrors.push(err351);
 errors++;
 }
 }
-if(data162.attempt !== undefined){
-let data164 = data162.attempt;
-if(!(((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164))) && (isFinite(data164)))){
-const err352 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data156.steps !== undefined){
+let data165 = data156.steps;
+if(Array.isArray(data165)){
+const len5 = data165.length;
+for(let i5=0; i5<len5; i5++){
+if(typeof data165[i5] !== "string"){
+const err352 = {instancePath:instancePath+"/candidate/steps/" + i5,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -6720,9 +6724,10 @@ vErrors.push(err352);
 }
 errors++;
 }
-if((typeof data164 == "number") && (isFinite(data164))){
-if(data164 < 1 || isNaN(data164)){
-const err353 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+}
+else {
+const err353 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -6733,10 +6738,8 @@ errors++;
 }
 }
 }
-if(data162.index !== undefined){
-let data165 = data162.index;
-if(!(((typeof data165 == "number") && (!(data165 % 1) && !isNaN(data165))) && (isFinite(data165)))){
-const err354 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err354 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -6745,9 +6748,12 @@ vErrors.push(err354);
 }
 errors++;
 }
-if((typeof data165 == "number") && (isFinite(data165))){
-if(data165 < 0 || isNaN(data165)){
-const err355 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.candidateStep !== undefined){
+let data167 = data.candidateStep;
+if(data167 && typeof data167 == "object" && !Array.isArray(data167)){
+if(data167.id === undefined){
+const err355 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -6756,12 +6762,8 @@ vErrors.push(err355);
 }
 errors++;
 }
-}
-}
-if(data162.total !== undefined){
-let data166 = data162.total;
-if(!(((typeof data166 == "number") && (!(data166 % 1) && !isNaN(data166))) && (isFinite(data166)))){
-const err356 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data167.attempt === undefined){
+const err356 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -6770,9 +6772,8 @@ vErrors.push(err356);
 }
 errors++;
 }
-if((typeof data166 == "number") && (isFinite(data166))){
-if(data166 < 1 || isNaN(data166)){
-const err357 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data167.runId === undefined){
+const err357 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err357];
 }
@@ -6781,11 +6782,9 @@ vErrors.push(err357);
 }
 errors++;
 }
-}
-}
-if(data162.runId !== undefined){
-if(typeof data162.runId !== "string"){
-const err358 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data167.id !== undefined){
+if(typeof data167.id !== "string"){
+const err358 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err358];
 }
@@ -6795,9 +6794,10 @@ vErrors.push(err358);
 errors++;
 }
 }
-}
-else {
-const err359 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data167.attempt !== undefined){
+let data169 = data167.attempt;
+if(!(((typeof data169 == "number") && (!(data169 % 1) && !isNaN(data169))) && (isFinite(data169)))){
+const err359 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err359];
 }
@@ -6806,12 +6806,9 @@ vErrors.push(err359);
 }
 errors++;
 }
-}
-if(data.input !== undefined){
-let data168 = data.input;
-if(data168 && typeof data168 == "object" && !Array.isArray(data168)){
-if(data168.kind === undefined){
-const err360 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if((typeof data169 == "number") && (isFinite(data169))){
+if(data169 < 1 || isNaN(data169)){
+const err360 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err360];
 }
@@ -6820,8 +6817,12 @@ vErrors.push(err360);
 }
 errors++;
 }
-if(data168.inputId === undefined){
-const err361 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+}
+}
+if(data167.index !== undefined){
+let data170 = data167.index;
+if(!(((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170))) && (isFinite(data170)))){
+const err361 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err361];
 }
@@ -6830,8 +6831,9 @@ vErrors.push(err361);
 }
 errors++;
 }
-if(data168.toolUseId === undefined){
-const err362 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if((typeof data170 == "number") && (isFinite(data170))){
+if(data170 < 0 || isNaN(data170)){
+const err362 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err362];
 }
@@ -6840,9 +6842,12 @@ vErrors.push(err362);
 }
 errors++;
 }
-for(const key1 in data168){
-if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
-const err363 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+}
+if(data167.total !== undefined){
+let data171 = data167.total;
+if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
+const err363 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err363];
 }
@@ -6851,11 +6856,9 @@ vErrors.push(err363);
 }
 errors++;
 }
-}
-if(data168.kind !== undefined){
-let data169 = data168.kind;
-if(!((((((data169 === "permission") || (data169 === "ask_user_question")) || (data169 === "candidate_selection")) || (data169 === "pipeline_pause_confirmation")) || (data169 === "cloud_resource_selection")) || (data169 === "deployment_confirmation"))){
-const err364 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema43.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if((typeof data171 == "number") && (isFinite(data171))){
+if(data171 < 1 || isNaN(data171)){
+const err364 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err364];
 }
@@ -6865,11 +6868,10 @@ vErrors.push(err364);
 errors++;
 }
 }
-if(data168.inputId !== undefined){
-let data170 = data168.inputId;
-if(typeof data170 === "string"){
-if(func1(data170) < 1){
-const err365 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data167.runId !== undefined){
+if(typeof data167.runId !== "string"){
+const err365 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err365];
 }
@@ -6879,8 +6881,9 @@ vErrors.push(err365);
 errors++;
 }
 }
+}
 else {
-const err366 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err366 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err366];
 }
@@ -6890,11 +6893,11 @@ vErrors.push(err366);
 errors++;
 }
 }
-if(data168.toolUseId !== undefined){
-let data171 = data168.toolUseId;
-if(typeof data171 === "string"){
-if(func1(data171) < 1){
-const err367 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.input !== undefined){
+let data173 = data.input;
+if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
+if(data173.kind === undefined){
+const err367 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err367];
 }
@@ -6903,9 +6906,8 @@ vErrors.push(err367);
 }
 errors++;
 }
-}
-else {
-const err368 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data173.inputId === undefined){
+const err368 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err368];
 }
@@ -6914,10 +6916,8 @@ vErrors.push(err368);
 }
 errors++;
 }
-}
-}
-else {
-const err369 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data173.toolUseId === undefined){
+const err369 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err369];
 }
@@ -6926,12 +6926,9 @@ vErrors.push(err369);
 }
 errors++;
 }
-}
-if(data.artifact !== undefined){
-let data172 = data.artifact;
-if(data172 && typeof data172 == "object" && !Array.isArray(data172)){
-if(data172.filename === undefined){
-const err370 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+for(const key1 in data173){
+if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
+const err370 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err370];
 }
@@ -6940,8 +6937,11 @@ vErrors.push(err370);
 }
 errors++;
 }
-if(data172.mediaType === undefined){
-const err371 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+}
+if(data173.kind !== undefined){
+let data174 = data173.kind;
+if(!((((((data174 === "permission") || (data174 === "ask_user_question")) || (data174 === "candidate_selection")) || (data174 === "pipeline_pause_confirmation")) || (data174 === "cloud_resource_selection")) || (data174 === "deployment_confirmation"))){
+const err371 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema43.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err371];
 }
@@ -6950,8 +6950,12 @@ vErrors.push(err371);
 }
 errors++;
 }
-if(data172.content === undefined){
-const err372 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+if(data173.inputId !== undefined){
+let data175 = data173.inputId;
+if(typeof data175 === "string"){
+if(func1(data175) < 1){
+const err372 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err372];
 }
@@ -6960,9 +6964,9 @@ vErrors.push(err372);
 }
 errors++;
 }
-for(const key2 in data172){
-if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
-const err373 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+else {
+const err373 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err373];
 }
@@ -6972,11 +6976,11 @@ vErrors.push(err373);
 errors++;
 }
 }
-if(data172.filename !== undefined){
-let data173 = data172.filename;
-if(typeof data173 === "string"){
-if(func1(data173) < 1){
-const err374 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data173.toolUseId !== undefined){
+let data176 = data173.toolUseId;
+if(typeof data176 === "string"){
+if(func1(data176) < 1){
+const err374 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err374];
 }
@@ -6987,7 +6991,7 @@ errors++;
 }
 }
 else {
-const err375 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err375 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err375];
 }
@@ -6997,11 +7001,9 @@ vErrors.push(err375);
 errors++;
 }
 }
-if(data172.mediaType !== undefined){
-let data174 = data172.mediaType;
-if(typeof data174 === "string"){
-if(func1(data174) < 1){
-const err376 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err376 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err376];
 }
@@ -7011,8 +7013,11 @@ vErrors.push(err376);
 errors++;
 }
 }
-else {
-const err377 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.artifact !== undefined){
+let data177 = data.artifact;
+if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
+if(data177.filename === undefined){
+const err377 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
 if(vErrors === null){
 vErrors = [err377];
 }
@@ -7021,12 +7026,8 @@ vErrors.push(err377);
 }
 errors++;
 }
-}
-if(data172.content !== undefined){
-let data175 = data172.content;
-if(typeof data175 === "string"){
-if(func1(data175) > 65536){
-const err378 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(data177.mediaType === undefined){
+const err378 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
 if(vErrors === null){
 vErrors = [err378];
 }
@@ -7035,9 +7036,8 @@ vErrors.push(err378);
 }
 errors++;
 }
-}
-else {
-const err379 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data177.content === undefined){
+const err379 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
 if(vErrors === null){
 vErrors = [err379];
 }
@@ -7046,10 +7046,9 @@ vErrors.push(err379);
 }
 errors++;
 }
-}
-if(data172.truncated !== undefined){
-if(true !== data172.truncated){
-const err380 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+for(const key2 in data177){
+if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
+const err380 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err380];
 }
@@ -7059,9 +7058,11 @@ vErrors.push(err380);
 errors++;
 }
 }
-if(data172.role !== undefined){
-if(typeof data172.role !== "string"){
-const err381 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data177.filename !== undefined){
+let data178 = data177.filename;
+if(typeof data178 === "string"){
+if(func1(data178) < 1){
+const err381 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err381];
 }
@@ -7071,9 +7072,8 @@ vErrors.push(err381);
 errors++;
 }
 }
-if(data172.supersedesKey !== undefined){
-if(typeof data172.supersedesKey !== "string"){
-const err382 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err382 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err382];
 }
@@ -7083,9 +7083,11 @@ vErrors.push(err382);
 errors++;
 }
 }
-}
-else {
-const err383 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data177.mediaType !== undefined){
+let data179 = data177.mediaType;
+if(typeof data179 === "string"){
+if(func1(data179) < 1){
+const err383 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err383];
 }
@@ -7095,14 +7097,98 @@ vErrors.push(err383);
 errors++;
 }
 }
-}
 else {
-const err384 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err384 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err384];
 }
 else {
 vErrors.push(err384);
+}
+errors++;
+}
+}
+if(data177.content !== undefined){
+let data180 = data177.content;
+if(typeof data180 === "string"){
+if(func1(data180) > 65536){
+const err385 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err385];
+}
+else {
+vErrors.push(err385);
+}
+errors++;
+}
+}
+else {
+const err386 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err386];
+}
+else {
+vErrors.push(err386);
+}
+errors++;
+}
+}
+if(data177.truncated !== undefined){
+if(true !== data177.truncated){
+const err387 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err387];
+}
+else {
+vErrors.push(err387);
+}
+errors++;
+}
+}
+if(data177.role !== undefined){
+if(typeof data177.role !== "string"){
+const err388 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err388];
+}
+else {
+vErrors.push(err388);
+}
+errors++;
+}
+}
+if(data177.supersedesKey !== undefined){
+if(typeof data177.supersedesKey !== "string"){
+const err389 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err389];
+}
+else {
+vErrors.push(err389);
+}
+errors++;
+}
+}
+}
+else {
+const err390 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err390];
+}
+else {
+vErrors.push(err390);
+}
+errors++;
+}
+}
+}
+else {
+const err391 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err391];
+}
+else {
+vErrors.push(err391);
 }
 errors++;
 }
