@@ -31,15 +31,21 @@ import {
 } from "./simulated-template.js";
 
 /** Monthly list prices (CNY) the simulation uses per resource type; unknown types cost 0. */
+/** An instance group costs an instance's price per instance it runs (MaxAmount). */
 const MONTHLY_PRICE: Record<string, number> = {
   "ALIYUN::ECS::Instance": 180,
-  "ALIYUN::ECS::InstanceGroup": 360,
   "ALIYUN::RDS::DBInstance": 420,
   "ALIYUN::SLB::LoadBalancer": 60,
   "ALIYUN::REDIS::Instance": 160,
   "ALIYUN::OSS::Bucket": 10,
   "ALIYUN::VPC::EIP": 25,
 };
+
+function monthlyPrice(resource: SimulatedResource): number {
+  const instances = instancesOf(resource);
+  if (instances > 0) return instances * MONTHLY_PRICE["ALIYUN::ECS::Instance"];
+  return MONTHLY_PRICE[resource.type] ?? 0;
+}
 
 /** GetStack polls a simulated stack spends in progress before it is complete. */
 const IN_PROGRESS_POLLS = 2;
@@ -89,7 +95,7 @@ export class SimulatedRos implements RosApi {
               r.logicalId,
               {
                 Type: r.type,
-                Result: { Order: { TradeAmount: MONTHLY_PRICE[r.type] ?? 0, Currency: "CNY" } },
+                Result: { Order: { TradeAmount: monthlyPrice(r), Currency: "CNY" } },
               },
             ]),
           ),
