@@ -27,6 +27,7 @@ import {
 } from "../e2e/helpers.js";
 import { post } from "./harness.js";
 import { expectStrictThreadRun, expectValidStream, types, type WireEvent } from "./helpers.js";
+import { freePort } from "../fixtures/free-port.js";
 
 const WAITING = "A2A server unreachable; waiting for it to come back";
 const BACK = "A2A server reachable again; the run goes on";
@@ -51,14 +52,6 @@ interface Setup {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A dir with the crash script's A2A config; `port` fixed so a restart comes back where it was. */
 function setup(port: number | undefined): Setup {

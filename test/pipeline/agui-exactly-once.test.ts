@@ -7,21 +7,19 @@
 // received. Every fifth thread runs a second pipeline after its first. Every
 // stream also passes the strict thread verifier (post()): no message id twice
 // on a thread, no tool result without its call.
-import { answerFor } from "./answers.js";
 import { expect } from "chai";
 import path from "node:path";
 import { mkdir } from "node:fs/promises";
-import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
+import type { RunningA2aServer } from "../../src/a2a/server.js";
 import { adapterSettings } from "../e2e/helpers.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/translate.js";
-import { createAgentRuntime } from "../../src/runtime/index.js";
-import type { AgentRuntime, PipelineEnvelope } from "../../src/runtime/seam.js";
-import { resolveSettings } from "../../src/server/config.js";
-import { createLogger } from "../../src/server/logger.js";
+import type { PipelineEnvelope } from "../../src/runtime/seam.js";
 import { post } from "../agui/harness.js";
 import type { WireEvent } from "../agui/helpers.js";
-import { removeTempDirs, silentLogger, tempDir } from "../runtime/helpers.js";
+import { removeTempDirs, tempDir } from "../runtime/helpers.js";
+import { answerFor } from "./answers.js";
+import { startDemoA2a } from "./helpers.js";
 
 const TOKEN = "exactly-once-token";
 const PIPELINES = 20;
@@ -45,40 +43,19 @@ interface ThreadLog {
 describe("pipeline over AG-UI: every journal event reaches the client exactly once", function () {
   this.timeout(240_000);
   let dir: string;
-  let runtime: AgentRuntime;
+  let demo: Awaited<ReturnType<typeof startDemoA2a>>;
   let a2a: RunningA2aServer;
   let agui: AguiServer;
 
   before(async () => {
     dir = await tempDir("iac-exactly-once-");
-    runtime = await createAgentRuntime({
-      configDir: path.join(dir, "config"),
-      env: { HOME: dir },
-      homeDir: dir,
-      logger: silentLogger(),
-    });
-    const settings = resolveSettings(
-      {
-        port: 0,
-        "persistence-dir": path.join(dir, "persist"),
-        token: TOKEN,
-        "thinking-exposure": ["tool-trace", "raw-thinking"],
-      },
-      {},
-      {},
-    );
-    a2a = await startA2aServer(settings, {
-      runtime,
-      logger: createLogger({ silent: true }),
-      cwd: dir,
-      env: { IACCODE_A2A_ALLOWED_CWDS: dir },
-    });
+    demo = await startDemoA2a(dir, { token: TOKEN });
+    a2a = demo.server;
     agui = await startAguiServer(adapterSettings({ url: a2a.url, dir }, TOKEN));
   });
   after(async () => {
     await agui?.close();
-    await a2a?.close();
-    await runtime?.close();
+    await demo?.close();
     await removeTempDirs();
   });
 

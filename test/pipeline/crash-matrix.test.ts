@@ -9,7 +9,6 @@
 import { answerFor, type ResumeEntry } from "./answers.js";
 import { expect } from "chai";
 import { mkdirSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import type { PipelineEnvelope } from "../../src/runtime/seam.js";
@@ -25,6 +24,7 @@ import {
   removeDir,
   type CliChild,
 } from "../e2e/helpers.js";
+import { freePort } from "../fixtures/free-port.js";
 
 /** What AG-UI clients receive as iac-code.pipeline.v1 (agui-iaccode.md §4.6). */
 const ALLOWLIST_SAMPLE = [
@@ -33,14 +33,6 @@ const ALLOWLIST_SAMPLE = [
   "candidate_completed",
   "pipeline_completed",
 ];
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const customs = (events: WireEvent[]) =>
   events

@@ -132,3 +132,40 @@ export async function startPipelineA2a(
     },
   };
 }
+
+/** An A2A server in this process in demo mode (nothing configured), raw thinking and tool traces shown. */
+export async function startDemoA2a(
+  dir: string,
+  file: Record<string, unknown> = {},
+): Promise<{ runtime: AgentRuntime; server: RunningA2aServer; close(): Promise<void> }> {
+  const runtime = await createAgentRuntime({
+    configDir: path.join(dir, "config"),
+    env: { HOME: dir },
+    homeDir: dir,
+    logger: silentLogger(),
+  });
+  const settings = resolveSettings(
+    {
+      port: 0,
+      "persistence-dir": path.join(dir, "persist"),
+      "thinking-exposure": ["tool-trace", "raw-thinking"],
+      ...file,
+    },
+    {},
+    {},
+  );
+  const server = await startA2aServer(settings, {
+    runtime,
+    logger: createLogger({ silent: true }),
+    cwd: dir,
+    env: { IACCODE_A2A_ALLOWED_CWDS: dir },
+  });
+  return {
+    runtime,
+    server,
+    async close() {
+      await server.close();
+      await runtime.close();
+    },
+  };
+}

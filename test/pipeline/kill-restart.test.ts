@@ -6,7 +6,6 @@
 // no pipeline event is shown twice across the runs.
 import { expect } from "chai";
 import { mkdirSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
@@ -17,14 +16,7 @@ import { openStream, rpc, stateOf, userMessage } from "../a2a/helpers.js";
 import { RosEndpointFixture } from "../fixtures/ros-endpoint.js";
 import { removeTempDirs, tempDir } from "../runtime/helpers.js";
 import { AK, PIPELINE_SCRIPT, SECRET } from "./helpers.js";
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "../fixtures/free-port.js";
 
 const pipelineEvents = (events: WireEvent[]) =>
   events

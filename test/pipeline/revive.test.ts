@@ -7,7 +7,6 @@
 // without them (they are never stored): it ends FAILED with the reason.
 import { expect } from "chai";
 import { mkdirSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import type { PipelineEnvelope } from "../../src/runtime/seam.js";
 import { openStream, resultOf, rpc, userMessage, type AnyJson } from "../a2a/helpers.js";
@@ -15,14 +14,7 @@ import { cleanEnv, iacOf, startCli, type CliChild } from "../e2e/helpers.js";
 import { RosEndpointFixture } from "../fixtures/ros-endpoint.js";
 import { removeTempDirs, tempDir } from "../runtime/helpers.js";
 import { AK, PIPELINE_SCRIPT, SECRET } from "./helpers.js";
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from "../fixtures/free-port.js";
 
 const envelopesOf = (event: Record<string, unknown>): PipelineEnvelope[] => {
   const iac = (iacOf(event) ?? {}) as {

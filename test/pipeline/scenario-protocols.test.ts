@@ -12,31 +12,19 @@ import path from "node:path";
 import { SendMessageRequest, TaskState, type StreamResponse } from "@a2a-js/sdk";
 import type { Client } from "@a2a-js/sdk/client";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
-import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
+import type { RunningA2aServer } from "../../src/a2a/server.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
-import { createAgentRuntime } from "../../src/runtime/index.js";
-import type { AgentRuntime, PipelineEnvelope } from "../../src/runtime/seam.js";
-import { resolveSettings } from "../../src/server/config.js";
-import { createLogger } from "../../src/server/logger.js";
+import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/translate.js";
+import type { PipelineEnvelope } from "../../src/runtime/seam.js";
 import { BINDINGS, sdkClient, type Binding } from "../a2a-bindings/fixtures/server.js";
 import { agentRun } from "../agui/harness.js";
 import type { WireEvent } from "../agui/helpers.js";
 import { adapterSettings } from "../e2e/helpers.js";
-import { removeTempDirs, silentLogger, tempDir } from "../runtime/helpers.js";
+import { removeTempDirs, tempDir } from "../runtime/helpers.js";
 import { answerFor, type ResumeEntry } from "./answers.js";
+import { startDemoA2a } from "./helpers.js";
 
 type Meta = Record<string, unknown>;
-
-/** The types AG-UI clients receive as iac-code.pipeline.v1 (agui-iaccode.md §4.6). */
-const CUSTOM_TYPES = new Set([
-  "backup_blocked", "candidate_completed", "candidate_detail_shown", "candidate_failed", "candidate_interrupted",
-  "candidate_restart_requested", "candidate_selected", "candidate_started", "candidate_step_failed",
-  "cleanup_completed", "cleanup_failed", "cleanup_progress", "cleanup_started", "context_compacted",
-  "context_compaction_failed", "context_compaction_started", "diagram_shown", "fields_marked_stale", "mcp_status",
-  "pipeline_completed", "pipeline_error", "pipeline_resumed", "pipeline_started", "pipeline_warning",
-  "rollback_completed", "rollback_triggered", "stack_current_changed", "stack_instances_progress", "stack_progress",
-  "step_failed", "sub_pipeline_completed", "sub_pipeline_started", "sub_step_failed", "tool_progress",
-]); // prettier-ignore
 
 interface Scenario {
   tag: string;
@@ -174,7 +162,7 @@ function a2aAnswer(input: Meta, taskId: string, choose: () => string | undefined
 describe("pipeline demo scenarios over A2A streaming and AG-UI", function () {
   this.timeout(120_000);
   let dir: string;
-  let runtime: AgentRuntime;
+  let demo: Awaited<ReturnType<typeof startDemoA2a>>;
   let a2a: RunningA2aServer;
   let agui: AguiServer;
   let n = 0;
@@ -186,33 +174,13 @@ describe("pipeline demo scenarios over A2A streaming and AG-UI", function () {
 
   before(async () => {
     dir = await tempDir("iac-scenario-doors-");
-    runtime = await createAgentRuntime({
-      configDir: path.join(dir, "config"),
-      env: { HOME: dir },
-      homeDir: dir,
-      logger: silentLogger(),
-    });
-    const settings = resolveSettings(
-      {
-        port: 0,
-        "persistence-dir": path.join(dir, "persist"),
-        "thinking-exposure": ["tool-trace", "raw-thinking"],
-      },
-      {},
-      {},
-    );
-    a2a = await startA2aServer(settings, {
-      runtime,
-      logger: createLogger({ silent: true }),
-      cwd: dir,
-      env: { IACCODE_A2A_ALLOWED_CWDS: dir },
-    });
+    demo = await startDemoA2a(dir);
+    a2a = demo.server;
     agui = await startAguiServer(adapterSettings({ url: a2a.url, dir }));
   });
   after(async () => {
     await agui?.close();
-    await a2a?.close();
-    await runtime?.close();
+    await demo?.close();
     await removeTempDirs();
   });
 
@@ -331,7 +299,7 @@ describe("pipeline demo scenarios over A2A streaming and AG-UI", function () {
           "duplicated",
         ).to.deep.equal([]);
         const events = await journal(taskId);
-        const expected = events.filter((e) => CUSTOM_TYPES.has(e.eventType)).map((e) => e.eventId);
+        const expected = events.filter((e) => PIPELINE_CUSTOM_TYPES.has(e.eventType)).map((e) => e.eventId);
         expect(
           expected.filter((id) => !ids.includes(id)),
           "missing",

@@ -22,7 +22,7 @@ import type {
 import { readOnlyDescription } from "../tools/describe.js";
 import { loadTemplate } from "../tools/ros.js";
 import type { Tool } from "../tools/types.js";
-import type { CompletionState, ConfirmedDeployment } from "./tools.js";
+import { REGION_IDS_SCHEMA, type CompletionState, type ConfirmedDeployment } from "./tools.js";
 
 export const SECRET_MASK = "******";
 const SECRET_NAME = /(password|passwd|secret|token|accesskey|privatekey|credential)/i;
@@ -165,13 +165,7 @@ export function confirmDeploymentTool(env: ConfirmationEnv): Tool<ConfirmInput> 
         template_path: { type: "string", minLength: 1 },
         parameters: { type: "object", additionalProperties: { type: ["string", "number", "boolean"] } },
         region_id: { type: "string", minLength: 1 },
-        region_ids: {
-          type: "array",
-          minItems: 2,
-          maxItems: 10,
-          uniqueItems: true,
-          items: { type: "string", minLength: 1 },
-        },
+        region_ids: REGION_IDS_SCHEMA,
       },
     },
     supportsBlanketAllow: true,

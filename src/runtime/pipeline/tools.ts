@@ -149,6 +149,15 @@ interface DeployInput {
 }
 
 /** ros_deploy: creates the chosen plan's stack (asks first) and waits for its final status; get reads it. */
+/** A deployment to several regions at once (a stack group): its regions. */
+export const REGION_IDS_SCHEMA = {
+  type: "array",
+  minItems: 2,
+  maxItems: 10,
+  uniqueItems: true,
+  items: { type: "string", minLength: 1 },
+};
+
 export const rosDeployTool: Tool<DeployInput> = {
   name: "ros_deploy",
   description:
@@ -169,13 +178,7 @@ export const rosDeployTool: Tool<DeployInput> = {
         additionalProperties: { type: ["string", "number", "boolean", "array", "object"] },
       },
       region_id: { type: "string", minLength: 1 },
-      region_ids: {
-        type: "array",
-        minItems: 2,
-        maxItems: 10,
-        uniqueItems: true,
-        items: { type: "string", minLength: 1 },
-      },
+      region_ids: REGION_IDS_SCHEMA,
       timeout_in_minutes: { type: "integer", minimum: 10, maximum: 1440 },
     },
   },
