@@ -13,6 +13,7 @@ import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import type { PipelineEnvelope } from "../../src/runtime/seam.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
+import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/translate.js";
 import { agentRun } from "../agui/harness.js";
 import { carryThreadVerifiers, type WireEvent } from "../agui/helpers.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";
@@ -25,14 +26,6 @@ import {
   type CliChild,
 } from "../e2e/helpers.js";
 import { freePort } from "../fixtures/free-port.js";
-
-/** What AG-UI clients receive as iac-code.pipeline.v1 (agui-iaccode.md §4.6). */
-const ALLOWLIST_SAMPLE = [
-  "pipeline_started",
-  "candidate_started",
-  "candidate_completed",
-  "pipeline_completed",
-];
 
 const customs = (events: WireEvent[]) =>
   events
@@ -200,8 +193,7 @@ async function expectWhole(world: World, runs: WireEvent[][], taskId: string): P
   const ids = seen.map((e) => e.eventId);
   expect(new Set(ids).size, "a pipeline event shown twice").to.equal(ids.length);
   const events = await journal(world.a2a.url, taskId);
-  const shown = new Set(seen.map((e) => e.eventType));
-  const allowlisted = events.filter((e) => shown.has(e.eventType) || ALLOWLIST_SAMPLE.includes(e.eventType));
+  const allowlisted = events.filter((e) => PIPELINE_CUSTOM_TYPES.has(e.eventType));
   expect(
     allowlisted.map((e) => e.eventId).filter((id) => !ids.includes(id)),
     "journal events never shown",
