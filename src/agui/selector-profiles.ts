@@ -3,6 +3,7 @@
 // A2A request's selector.id) names the kind of resource, and a typed or chosen
 // value must look like that resource's id before it is sent. Whether the
 // resource exists is for the runtime to say.
+import { RESOURCE_ID_PATTERNS } from "../runtime/cloud/resource-selectors.js";
 
 export interface SelectorProfile {
   /** What an acceptable value looks like, shown in the rejection (e.g. "vpc-…"). */
@@ -10,18 +11,13 @@ export interface SelectorProfile {
   pattern: RegExp;
 }
 
-/** Alibaba Cloud ids: a prefix, then lowercase letters and digits (the simulated endpoint's too). */
-const idOf = (prefix: string): SelectorProfile => ({
-  shape: `${prefix}-…`,
-  pattern: new RegExp(`^${prefix}-[a-z0-9][a-z0-9-]{0,63}$`),
-});
-
-export const SELECTOR_PROFILES: Readonly<Record<string, SelectorProfile>> = {
-  "vpc.vpc": idOf("vpc"),
-  "vswitch.vswitch": idOf("vsw"),
-  "ecs.security_group": idOf("sg"),
-  "ecs.instance": idOf("i"),
-};
+/** The runtime's table of resource ids, so that what the adapter lets through the runtime takes. */
+export const SELECTOR_PROFILES: Readonly<Record<string, SelectorProfile>> = Object.fromEntries(
+  Object.entries(RESOURCE_ID_PATTERNS).map(([id, { prefix, pattern }]) => [
+    id,
+    { shape: `${prefix}-…`, pattern },
+  ]),
+);
 
 /** The profile of a selector id, if the adapter knows it. */
 export function selectorProfile(id: string): SelectorProfile | undefined {

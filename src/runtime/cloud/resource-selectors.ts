@@ -22,7 +22,24 @@ export interface SelectorProfile {
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v ? v : undefined);
 
-const VPC_ID = /^vpc-[a-z0-9]{6,40}$/;
+/**
+ * The ids of each kind of resource a selector may pick (Alibaba Cloud's: a
+ * prefix, then 6 to 40 lower-case letters and digits; the simulated endpoint's
+ * too). The AG-UI adapter checks answers against the same table before it
+ * sends them, so both sides accept the same values.
+ */
+export const RESOURCE_ID_PATTERNS: Readonly<Record<string, { prefix: string; pattern: RegExp }>> = {
+  "vpc.vpc": idOf("vpc"),
+  "vswitch.vswitch": idOf("vsw"),
+  "ecs.security_group": idOf("sg"),
+  "ecs.instance": idOf("i"),
+};
+
+function idOf(prefix: string): { prefix: string; pattern: RegExp } {
+  return { prefix, pattern: new RegExp(`^${prefix}-[a-z0-9]{6,40}$`) };
+}
+
+const VPC_ID = RESOURCE_ID_PATTERNS["vpc.vpc"].pattern;
 
 const vpc: SelectorProfile = {
   id: "vpc.vpc",
