@@ -3,7 +3,12 @@
 // AgentSession per A2A context, one runTurn() per user message. Everything the
 // surfaces need to project (text, thinking, tools, permissions, questions,
 // usage, artifacts, errors) arrives as RuntimeEvents.
-import type { A2AReadiness, IacCodeEventMetadata } from "../contract/index.js";
+import type {
+  A2AReadiness,
+  DeploymentConfirmationAnswer,
+  IacCodeEventMetadata,
+  InputRequest as WireInputRequest,
+} from "../contract/index.js";
 
 /** An MCP server that could not be used (metadata.iac_code.mcpWarning). */
 export type McpWarning = NonNullable<IacCodeEventMetadata["mcpWarning"]>;
@@ -92,51 +97,23 @@ export type InputKind =
   | "cloud_resource_selection"
   | "deployment_confirmation";
 
+// The shapes of the selector and the deployment confirmation are a2a/input-request's and
+// a2a/input-answer's (generated): what the runtime asks is what the wire carries.
+
 /** What a deployment confirmation's answer does: deploy, deploy with changed parameters, choose another candidate, or stop. */
-export type ConfirmationAction = "confirm" | "adjust" | "reselect" | "cancel";
+export type ConfirmationAction = DeploymentConfirmationAnswer["action"];
+
+/** A cloud resource selector: which kind of resource the user picks, for which template parameter, and where the options came from. */
+export type ResourceSelector = NonNullable<WireInputRequest["selector"]>;
 
 /** Where a cloud resource selector's options came from (sent back with the answer). */
-export interface SelectorSource {
-  provider: "aliyun";
-  product: string;
-  action: string;
-  regionId: string;
-  /** The options came from demo mode's simulated endpoint. */
-  simulated?: boolean;
-}
-
-/** A cloud resource selector: which kind of resource the user picks, for which template parameter. */
-export interface ResourceSelector {
-  /** Profile id, `<product>.<resource>`, e.g. "vpc.vpc"; it decides which values are acceptable. */
-  id: string;
-  /** The template parameter the chosen value fills, e.g. "VpcId". */
-  parameter?: string;
-  /** The ROS resource type chosen, e.g. "ALIYUN::ECS::VPC". */
-  resourceType?: string;
-  source: SelectorSource;
-  /** The parameter's AssociationPropertyMetadata in the template, when it has one. */
-  associationPropertyMetadata?: Record<string, unknown>;
-}
+export type SelectorSource = ResourceSelector["source"];
 
 /** A template parameter shown in a deployment confirmation. */
-export interface DisplayParameter {
-  name: string;
-  value: string;
-  label?: string;
-}
+export type DisplayParameter = NonNullable<WireInputRequest["displayParameters"]>[number];
 
-/** The deployment a deployment_confirmation is about (a2a/input-request deploymentSummary). */
-export interface DeploymentSummary {
-  candidateName?: string;
-  /** The stack operation, e.g. "create". */
-  action?: string;
-  /** The region (several, comma-separated, for a stack group). */
-  region?: string;
-  stackName?: string;
-  /** The template file, relative to the workspace. */
-  template?: string;
-  totalMonthlyCost?: number | string;
-}
+/** The deployment a deployment_confirmation is about. */
+export type DeploymentSummary = Omit<NonNullable<WireInputRequest["deploymentSummary"]>, "resources">;
 
 /** A question the turn cannot continue without; the turn is suspended until answered. */
 export interface InputRequest {
@@ -164,7 +141,7 @@ export interface InputRequest {
   /** cloud_resource_selection: the selector (options are the resources found, id = resource id). */
   selector?: ResourceSelector;
   /** deployment_confirmation: the stack operation ("create", "update") and the parameters it will use. */
-  operation?: string;
+  operation?: WireInputRequest["operation"];
   displayParameters?: DisplayParameter[];
   /** deployment_confirmation: what is deployed where, and its cost. */
   deploymentSummary?: DeploymentSummary;

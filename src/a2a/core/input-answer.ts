@@ -45,10 +45,7 @@ export function inputEnvelope(request: InputRequest, taskId: string, contextId: 
   if (request.operation !== undefined) envelope.operation = request.operation;
   if (request.displayParameters !== undefined)
     envelope.displayParameters = request.displayParameters.slice(0, 50).map(displayParameter);
-  // Not in the seam's InputRequest yet: carried when a runtime sets it (a2a/input-request has it).
-  const summary = (request as InputRequest & { deploymentSummary?: unknown }).deploymentSummary;
-  if (summary && typeof summary === "object" && !Array.isArray(summary))
-    envelope.deploymentSummary = { ...(summary as JsonObject) };
+  if (request.deploymentSummary !== undefined) envelope.deploymentSummary = { ...request.deploymentSummary };
   return envelope;
 }
 

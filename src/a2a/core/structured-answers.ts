@@ -5,37 +5,41 @@
 // language; checkAgainstRequest then holds the answer to what the task asked.
 import type { JsonObject } from "@bufbuild/protobuf";
 import { t, type Language } from "../../i18n/index.js";
-import type { ConfirmationAction, InputAnswer } from "../../runtime/seam.js";
+import type { DeploymentConfirmationAnswer, ResourceSelectionAnswer } from "../../contract/index.js";
+import type { InputAnswer } from "../../runtime/seam.js";
 import { invalidParams } from "./errors.js";
 
 /** Where the answer sits in the message: field names in errors start here. */
 const DATA = "message.parts[0].data";
 
-const RESOURCE_KEYS = new Set([
-  "schemaVersion",
-  "kind",
-  "requestTaskId",
-  "contextId",
-  "inputId",
-  "toolUseId",
-  "status",
-  "selectorId",
-  "value",
-  "label",
-  "source",
-  "optionsEmpty",
-]);
-const CONFIRMATION_KEYS = new Set([
-  "schemaVersion",
-  "kind",
-  "requestTaskId",
-  "inputId",
-  "toolUseId",
-  "action",
-  "parameter_overrides",
-]);
+/** Every field of each answer in a2a/input-answer (the generated types keep these lists complete). */
+const RESOURCE_FIELDS: Record<keyof ResourceSelectionAnswer, true> = {
+  schemaVersion: true,
+  kind: true,
+  requestTaskId: true,
+  contextId: true,
+  inputId: true,
+  toolUseId: true,
+  status: true,
+  selectorId: true,
+  value: true,
+  label: true,
+  source: true,
+  optionsEmpty: true,
+};
+const CONFIRMATION_FIELDS: Record<keyof DeploymentConfirmationAnswer, true> = {
+  schemaVersion: true,
+  kind: true,
+  requestTaskId: true,
+  inputId: true,
+  toolUseId: true,
+  action: true,
+  parameter_overrides: true,
+};
+const RESOURCE_KEYS = new Set(Object.keys(RESOURCE_FIELDS));
+const CONFIRMATION_KEYS = new Set(Object.keys(CONFIRMATION_FIELDS));
 
-export const CONFIRMATION_ACTIONS: readonly ConfirmationAction[] = [
+export const CONFIRMATION_ACTIONS: readonly DeploymentConfirmationAnswer["action"][] = [
   "confirm",
   "adjust",
   "reselect",
@@ -130,7 +134,7 @@ export function parseDeploymentConfirmation(data: JsonObject, language: Language
   const answer: StructuredAnswer = {
     kind,
     inputId: data.inputId as string,
-    action: action as ConfirmationAction,
+    action: action as DeploymentConfirmationAnswer["action"],
   };
   if (data.parameter_overrides !== undefined)
     answer.parameterOverrides = parseOverrides(data.parameter_overrides, language);
