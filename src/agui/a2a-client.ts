@@ -33,6 +33,15 @@ export class A2aRpcError extends Error {
   }
 }
 
+/**
+ * A request's signals: `signal` aborts the request itself; `stop` only ends a
+ * wait for an unreachable server (the run's client left, or it was cancelled).
+ */
+export interface RequestSignals {
+  signal?: AbortSignal;
+  stop?: AbortSignal;
+}
+
 /** An upstream that can move (a child respawned on another port) or be down. */
 export interface A2aUpstream {
   /** The current base URL, with one trailing slash. */
@@ -152,11 +161,11 @@ export class A2aClient {
   private withWait<T>(
     method: string,
     safe: boolean,
-    signal: AbortSignal | undefined,
+    signals: RequestSignals,
     attempt: (url: string) => Promise<T>,
     policy: A2aWaitPolicy = this.wait,
   ): Promise<T> {
-    const target: WaitTarget = { method, safe, signal, unavailable: () => this.upstream?.unavailable() };
+    const target: WaitTarget = { method, safe, ...signals, unavailable: () => this.upstream?.unavailable() };
     return withA2aWait(() => attempt(this.target()), target, policy, this.logger);
   }
 
@@ -167,10 +176,11 @@ export class A2aClient {
   private async post(
     method: string,
     params: JsonObject,
-    signal: AbortSignal | undefined,
+    signals: RequestSignals,
     safe: boolean,
     policy?: A2aWaitPolicy,
   ): Promise<Response> {
+    const { signal } = signals;
     // The client span of the call; its traceparent makes the A2A server's spans its children.
     const span = startSpan("iac-code.agui", `A2A ${method}`, {
       kind: SpanKind.CLIENT,
@@ -182,7 +192,7 @@ export class A2aClient {
       const res = await this.withWait(
         method,
         safe,
-        signal,
+        signals,
         (url) => this.send(url, { method: "POST", headers, body, signal }),
         policy,
       );
@@ -214,10 +224,10 @@ export class A2aClient {
   async call(
     method: string,
     params: JsonObject,
-    signal?: AbortSignal,
+    signals: RequestSignals = {},
     options: { safe?: boolean; wait?: A2aWaitPolicy } = {},
   ): Promise<unknown> {
-    const res = await this.post(method, params, signal, options.safe ?? false, options.wait);
+    const res = await this.post(method, params, signals, options.safe ?? false, options.wait);
     let body: unknown;
     try {
       body = await res.json();
@@ -234,9 +244,10 @@ export class A2aClient {
    * answered before the stream (plain JSON) is thrown; an error event inside
    * the stream is thrown when reached.
    */
-  async *stream(method: string, params: JsonObject, signal?: AbortSignal): AsyncGenerator<unknown> {
+  async *stream(method: string, params: JsonObject, signals: RequestSignals = {}): AsyncGenerator<unknown> {
+    const { signal } = signals;
     // Never sent twice unless it certainly did not arrive: an answer reaches A2A once (resume.ts).
-    const res = await this.post(method, params, signal, false);
+    const res = await this.post(method, params, signals, false);
     const type = res.headers.get("content-type") ?? "";
     if (!type.includes("text/event-stream")) {
       const body: unknown = await res.json().catch(() => undefined);
@@ -257,12 +268,12 @@ export class A2aClient {
     }
   }
 
-  sendStreamingMessage(params: JsonObject, signal?: AbortSignal): AsyncGenerator<unknown> {
-    return this.stream("SendStreamingMessage", params, signal);
+  sendStreamingMessage(params: JsonObject, signals?: RequestSignals): AsyncGenerator<unknown> {
+    return this.stream("SendStreamingMessage", params, signals);
   }
 
-  getTask(taskId: string, signal?: AbortSignal): Promise<unknown> {
-    return this.call("GetTask", { id: taskId, historyLength: 100 }, signal, { safe: true });
+  getTask(taskId: string, signals?: RequestSignals): Promise<unknown> {
+    return this.call("GetTask", { id: taskId, historyLength: 100 }, signals, { safe: true });
   }
 
   /**
@@ -271,7 +282,7 @@ export class A2aClient {
    * admission.
    */
   cancelTask(taskId: string): Promise<unknown> {
-    return this.call("CancelTask", { id: taskId }, undefined, { wait: { ...this.wait, maxMs: 0 } });
+    return this.call("CancelTask", { id: taskId }, {}, { wait: { ...this.wait, maxMs: 0 } });
   }
 
   /**
@@ -281,9 +292,10 @@ export class A2aClient {
   async pipelineState(
     taskId: string,
     afterSequence: number,
-    signal?: AbortSignal,
+    signals: RequestSignals = {},
   ): Promise<{ snapshot: JsonObject; events: unknown[] } | undefined> {
-    const res = await this.withWait("GET iac-code/pipeline/state", true, signal, (base) => {
+    const { signal } = signals;
+    const res = await this.withWait("GET iac-code/pipeline/state", true, signals, (base) => {
       const url = new URL("iac-code/pipeline/state", base);
       url.searchParams.set("taskId", taskId);
       url.searchParams.set("afterSequence", String(afterSequence));

@@ -5,7 +5,6 @@
 // that may have reached the server is tried again only when it is a read.
 // The wait ends early when the run's signal aborts or its stop condition turns
 // true (the client left, the run was cancelled): nothing is sent after that.
-import { AsyncLocalStorage } from "node:async_hooks";
 import type { AdapterLogger } from "./adapter-core.js";
 
 /** a2a-wait-seconds when nothing sets it. */
@@ -64,23 +63,17 @@ export function reachOf(err: unknown): Reach {
   return codes.length > 0 && codes.every((c) => NOT_CONNECTED.has(c)) ? "not-sent" : "no-answer";
 }
 
-const stopScope = new AsyncLocalStorage<() => boolean>();
-
-/**
- * Runs fn so that a wait for the A2A server inside it (in any request of the
- * client) ends once `stop()` turns true: a run whose client left or which was
- * cancelled sends nothing more, whatever signal its requests carry.
- */
-export function stopWaitingWhen<T>(stop: () => boolean, fn: () => T): T {
-  return stopScope.run(stop, fn);
-}
-
 export interface WaitTarget {
   /** The JSON-RPC method or route, for the log lines. */
   method: string;
   /** A read (GetTask, pipeline state): safe to send again even if it may have arrived. */
   safe: boolean;
   signal?: AbortSignal;
+  /**
+   * Aborted once the run's client left or the run was cancelled: the wait ends
+   * and nothing more is sent, though the request's own signal may go on.
+   */
+  stop?: AbortSignal;
   /** While this says why (a managed child not up), tries are pointless: the pause ends when it clears. */
   unavailable?: () => string | undefined;
 }
@@ -93,11 +86,11 @@ const now = (): number => performance.now();
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** A pause of up to `ms`, cut short when the upstream clears, the signal aborts or the run stops. */
-async function pause(ms: number, target: WaitTarget, stop?: () => boolean): Promise<void> {
+async function pause(ms: number, target: WaitTarget): Promise<void> {
   const blocked = target.unavailable?.() !== undefined;
   for (const end = now() + ms; now() < end;) {
     await new Promise((resolve) => setTimeout(resolve, Math.min(SLICE_MS, end - now())));
-    if (target.signal?.aborted || stop?.()) return;
+    if (target.signal?.aborted || target.stop?.aborted) return;
     if (blocked && target.unavailable?.() === undefined) return;
   }
 }
@@ -120,9 +113,8 @@ export async function withA2aWait<T>(
   policy: A2aWaitPolicy,
   logger?: AdapterLogger,
 ): Promise<T> {
-  const stop = stopScope.getStore();
   const stopped = (): string | undefined =>
-    target.signal?.aborted ? "aborted" : stop?.() ? "client gone or run cancelled" : undefined;
+    target.signal?.aborted ? "aborted" : target.stop?.aborted ? "client gone or run cancelled" : undefined;
   let startedAt: number | undefined;
   let tries = 0;
   let delay = policy.firstDelayMs;
@@ -160,7 +152,7 @@ export async function withA2aWait<T>(
       ended("bound reached", failure);
       throw failure;
     }
-    await pause(Math.min(delay, left), target, stop);
+    await pause(Math.min(delay, left), target);
     // Checked before the next try: a stopped run sends nothing more.
     const cut = stopped();
     if (cut) {

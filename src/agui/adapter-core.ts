@@ -38,6 +38,8 @@ export interface ActiveRun {
   runId: string;
   executionId: string;
   upstream: AbortController;
+  /** Aborted once the client left or the run was cancelled: a wait for an unreachable A2A server ends. */
+  waitStop: AbortController;
   /** True once the run committed an interrupt: a disconnect then changes nothing. */
   paused: boolean;
   /** True while a resume waits for A2A to accept its answers: a disconnect keeps them pending. */

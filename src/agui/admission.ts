@@ -107,6 +107,7 @@ export async function admit(core: AdapterCore, request: RunRequest, language: La
       runId: request.runId,
       executionId: doc.execution.executionId,
       upstream: new AbortController(),
+      waitStop: new AbortController(),
       paused: false,
       accepting: false,
       done: false,

@@ -30,6 +30,7 @@ export async function cancelExecution(
     const taskId = ex.taskId;
     if (run && run.executionId === executionId) {
       run.cancelledByExtension = true;
+      run.waitStop.abort();
       // Without a task there is nothing to cancel upstream: end the stream here.
       if (!taskId) run.upstream.abort();
     }

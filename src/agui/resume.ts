@@ -24,7 +24,7 @@ import {
   toolResultText,
   type ResumeAnswer,
 } from "./interrupts.js";
-import { RunFailure, type RunContext } from "./run-context.js";
+import { RunFailure, upstreamSignals, type RunContext } from "./run-context.js";
 import { announceSession, commitInterrupt, consume, messageParams, newInputs } from "./run-stream.js";
 import type { ExecutionState } from "./thread-store.js";
 
@@ -105,7 +105,7 @@ async function taskSnapshot(ctx: RunContext): Promise<A2aItem> {
   const taskId = doc.execution.taskId!;
   let snapshot: A2aItem;
   try {
-    snapshot = readItem({ result: { task: await ctx.core.client.getTask(taskId, ctx.run.upstream.signal) } });
+    snapshot = readItem({ result: { task: await ctx.core.client.getTask(taskId, upstreamSignals(ctx)) } });
   } catch (err) {
     if (err instanceof A2aRpcError) throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
     throw err;
@@ -137,7 +137,7 @@ async function pipelineCatchUp(ctx: RunContext): Promise<void> {
   const state = await ctx.core.client.pipelineState(
     doc.execution.taskId!,
     doc.execution.pipelineSequence,
-    ctx.run.upstream.signal,
+    upstreamSignals(ctx),
   );
   if (!state) return;
   for (const ev of ctx.tr.recovery(state.snapshot, state.events)) ctx.sink.send(ev);
@@ -175,7 +175,8 @@ async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<v
     const params = messageParams(ctx, [part], `agui-resume-${request.runId}-${entry.interruptId}`, true);
     const last = i === entries.length - 1;
     const upstream = last ? ctx.run.upstream : new AbortController();
-    const stream = ctx.core.client.sendStreamingMessage(params, upstream.signal)[Symbol.asyncIterator]();
+    const answered = ctx.core.client.sendStreamingMessage(params, upstreamSignals(ctx, upstream));
+    const stream = answered[Symbol.asyncIterator]();
     let first: IteratorResult<unknown>;
     try {
       first = await stream.next();

@@ -1,6 +1,7 @@
 // One admitted run as its steps (new run, resume, stream) see it: the shared
 // core, the admission, the live run flags, the translator and the event sink;
 // and RunFailure, the way a step ends the run with RUN_ERROR.
+import type { RequestSignals } from "./a2a-client.js";
 import type { AdapterCore, ActiveRun } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
 import { t } from "../i18n/index.js";
@@ -27,6 +28,14 @@ export interface RunContext {
   lastState: string | undefined;
   /** A failed task's status text and metadata.iac_code.error (the run's RUN_ERROR says the same). */
   failure?: { text: string; error?: Record<string, unknown> };
+}
+
+/** What the run's A2A requests carry: the run's upstream signal, and when to stop waiting for A2A. */
+export function upstreamSignals(
+  ctx: RunContext,
+  upstream: AbortController = ctx.run.upstream,
+): RequestSignals {
+  return { signal: upstream.signal, stop: ctx.run.waitStop.signal };
 }
 
 /** Thrown inside a run to end it with RUN_ERROR. */

@@ -24,7 +24,7 @@ import { CUSTOM_SESSION, type InterruptObject } from "./events.js";
 import { appliedDigest, markTerminal } from "./execution.js";
 import { iacMetadata } from "./inputs.js";
 import { EITHER_WAY_KINDS, requiredInputs, toInterrupt, type PendingInterrupt } from "./interrupts.js";
-import { RunFailure, syncDurable, type RunContext } from "./run-context.js";
+import { RunFailure, syncDurable, upstreamSignals, type RunContext } from "./run-context.js";
 import { confirmationOptionsProblem, DEPLOYMENT_CONFIRMATION } from "./structured-answers.js";
 
 /** SendStreamingMessage params for a run; `withTask` continues the bound task. */
@@ -280,15 +280,15 @@ export async function consume(
 async function followAfterAnswer(ctx: RunContext): Promise<StreamOutcome> {
   const { doc } = ctx.admission;
   const taskId = doc.execution.taskId!;
-  const signal = ctx.run.upstream.signal;
+  const signals = upstreamSignals(ctx);
   const followed = await drain(
     ctx,
-    ctx.core.client.stream("SubscribeToTask", { id: taskId }, signal),
+    ctx.core.client.stream("SubscribeToTask", { id: taskId }, signals),
     undefined,
     true,
   );
   if (followed !== "ended") return followed;
-  const task = readItem({ result: { task: await ctx.core.client.getTask(taskId, signal) } });
+  const task = readItem({ result: { task: await ctx.core.client.getTask(taskId, signals) } });
   await learn(ctx, task);
   if (task.taskId !== taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
   if (await newInputs(ctx, task)) {

@@ -7,7 +7,6 @@ import { randomUUID } from "node:crypto";
 import { failSpan, startSpan, withSpan } from "../server/tracing/index.js";
 import { t } from "../i18n/index.js";
 import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
-import { stopWaitingWhen } from "./a2a-wait.js";
 import { addModelTokens, type ModelTokens } from "../server/model-tokens.js";
 import type { AdapterCore } from "./adapter-core.js";
 import type { Admission } from "./admission.js";
@@ -15,7 +14,7 @@ import { AguiError, MSG, type MessageKey, type MessageParams } from "./errors.js
 import { hasPending, isTerminal, markTerminal } from "./execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { resume } from "./resume.js";
-import { RunFailure, syncDurable, type EventSink, type RunContext } from "./run-context.js";
+import { RunFailure, syncDurable, upstreamSignals, type EventSink, type RunContext } from "./run-context.js";
 import { consume, messageParams } from "./run-stream.js";
 import type { AguiEvent } from "./events.js";
 import { RunTranslator } from "./translate.js";
@@ -46,7 +45,11 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
     sessionAnnounced: false,
     lastState: undefined,
   };
-  sink.onDisconnect(() => void onDisconnect(ctx));
+  sink.onDisconnect(() => {
+    // A wait for an unreachable A2A server (a2a-wait.ts) ends: nothing more is sent for this client.
+    run.waitStop.abort();
+    void onDisconnect(ctx);
+  });
   // The run's span, child of the HTTP request's: its A2A calls carry it upstream (traceparent).
   const span = startSpan("iac-code.agui", admission.isResume ? "agui resume" : "agui run", {
     attributes: {
@@ -56,9 +59,7 @@ export async function runAdmitted(core: AdapterCore, admission: Admission, sink:
     },
   });
   try {
-    // A wait for an unreachable A2A server (a2a-wait.ts) ends once the client left or the run was cancelled.
-    const stop = () => watched.disconnected || run.cancelledByExtension;
-    await stopWaitingWhen(stop, () => withSpan(span, () => runWatched(core, ctx, watched)));
+    await withSpan(span, () => runWatched(core, ctx, watched));
   } finally {
     if (span) {
       span.setAttribute("iac_code.agui.outcome", watched.outcome);
@@ -164,7 +165,7 @@ async function newRun(ctx: RunContext): Promise<void> {
   const parts = userParts(user);
   const messageId = typeof user.id === "string" && user.id ? user.id : randomUUID();
   const params = messageParams(ctx, parts, messageId, false);
-  const stream = ctx.core.client.sendStreamingMessage(params, ctx.run.upstream.signal);
+  const stream = ctx.core.client.sendStreamingMessage(params, upstreamSignals(ctx));
   await consume(ctx, stream);
 }
 

@@ -580,7 +580,7 @@ describe("AG-UI adapter's A2A client: what may be sent again while it waits", fu
     setTimeout(() => abort.abort(), 300);
     caught = undefined;
     try {
-      await client(port).getTask("t1", abort.signal);
+      await client(port).getTask("t1", { signal: abort.signal });
     } catch (err) {
       caught = err;
     }
