@@ -1,7 +1,7 @@
 // Prints the measures of the house plan: import cycles in src/, arrows from src/server up
 // into the rooms above it, hand-written files over the size limit, and the line count.
 // Usage: npx tsx scripts/house-plan.ts
-import { importCycles, readGraph } from "../test/architecture/import-graph.ts";
+import { importCycles, readGraph } from "../test/architecture/import-graph.js";
 
 const MAX_LINES = 450;
 const graph = readGraph();
