@@ -1,19 +1,36 @@
 // Benchmark: AG-UI events/s through the adapter versus calling the A2A server
-// directly, with the same scripted agent and the same runs, in one process on
-// loopback. Prints figures and ratios; bounded loops. Usage:
-//   npx tsx scripts/bench/agui-vs-a2a.ts [runs=30] [deltas=200]
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+// directly, with the same scripted agent and the same runs, at 1 and at 16
+// concurrent runs, on loopback. By default each server runs in its own process,
+// as `iac-code serve` runs them (the adapter and its managed A2A child), and the
+// client in this one; `--in-process` puts both servers in this process, so every
+// microsecond the adapter spends is counted against the same core. Prints
+// events/s, the time to the first event and to the first text, the CPU time per
+// event of each server process, and the ratios AG-UI/A2A; bounded loops. The
+// client reads on node:http (fetch would add the same large cost to both sides).
+// Usage:
+//   npx tsx scripts/bench/agui-vs-a2a.ts [--runs 96] [--deltas 200] [--concurrency 1,16]
+//     [--only a2a|agui] [--in-process]
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { startA2aServer } from "../../src/a2a/server.js";
 import { resolveSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { startAguiServer } from "../../src/agui/server.js";
 import type { AgentRuntime, AgentSession, RuntimeEvent, TurnInput } from "../../src/runtime/seam.js";
+import { option, textOption } from "./bench-args.js";
 
-const RUNS = Number(process.argv[2] ?? 30);
-const DELTAS = Number(process.argv[3] ?? 200);
+const RUNS = option("runs", 96);
+const DELTAS = option("deltas", 200);
+const CONCURRENCY = (textOption("concurrency") ?? "1,16").split(",").map(Number);
+const ONLY = textOption("only");
+const IN_PROCESS = process.argv.includes("--in-process");
 
 /** The scripted agent: DELTAS text chunks and a usage record per turn. */
 class BenchRuntime implements AgentRuntime {
@@ -48,18 +65,55 @@ class BenchRuntime implements AgentRuntime {
   }
 }
 
-async function countSse(res: Response): Promise<number> {
-  const text = await res.text();
-  return text.split("\n\n").filter((r) => r.startsWith("data:")).length;
+interface RunResult {
+  events: number;
+  firstEventMs: number;
+  firstTextMs: number;
 }
 
-async function main(): Promise<void> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "agui-bench-"));
-  const workspace = path.join(dir, "ws");
-  mkdirSync(workspace);
-  const token = "bench-token";
-  const a2a = await startA2aServer(
-    resolveSettings({ port: 0, "persistence-dir": path.join(dir, "a2a"), token }, {}, {}),
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+/** POSTs one run and reads its SSE stream: the events, and when the first one and the first text arrived. */
+function post(url: string, headers: Record<string, string>, body: string, isText: (data: string) => boolean) {
+  return new Promise<RunResult>((resolve, reject) => {
+    const t0 = performance.now();
+    const result: RunResult = { events: 0, firstEventMs: NaN, firstTextMs: NaN };
+    const req = http.request(url, { method: "POST", agent, headers }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}`));
+      res.setEncoding("utf8");
+      let buffer = "";
+      res.on("data", (chunk: string) => {
+        buffer += chunk;
+        let cut: number;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const record = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          if (!record.startsWith("data:")) continue;
+          result.events++;
+          const now = performance.now() - t0;
+          if (result.events === 1) result.firstEventMs = now;
+          if (Number.isNaN(result.firstTextMs) && isText(record)) result.firstTextMs = now;
+        }
+      });
+      res.on("end", () => resolve(result));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+const TOKEN = "bench-token";
+
+/** Starts the A2A server with the scripted agent; its URL. */
+async function startA2a(dir: string, workspace: string) {
+  return startA2aServer(
+    resolveSettings({ port: 0, "persistence-dir": path.join(dir, "a2a"), token: TOKEN }, {}, {}),
     {
       runtime: new BenchRuntime(),
       logger: createLogger({ silent: true }),
@@ -67,70 +121,164 @@ async function main(): Promise<void> {
       env: { IACCODE_A2A_ALLOWED_CWDS: dir },
     },
   );
-  const agui = await startAguiServer({
-    host: "127.0.0.1", port: 0, a2aUrl: a2a.url, a2aToken: token, stateDir: path.join(dir, "state"),
+}
+
+function startAgui(dir: string, a2aUrl: string) {
+  return startAguiServer({
+    host: "127.0.0.1", port: 0, a2aUrl, a2aToken: TOKEN, stateDir: path.join(dir, "state"),
     idleShutdown: 0, interruptTtl: 540, allowedCwds: [dir], debug: false, logStdout: false,
   }); // prettier-ignore
+}
 
-  const direct = async (i: number) =>
-    countSse(
-      await fetch(a2a.url, {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/json",
-          "A2A-Version": "1.0",
-          Authorization: `Bearer ${token}`,
-          Accept: "text/event-stream",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0", id: i, method: "SendStreamingMessage",
-          params: { message: { messageId: `m-${i}`, role: "ROLE_USER", parts: [{ text: "go" }], contextId: `bench-direct-${i}`, metadata: { iac_code: { cwd: workspace } } } },
-        }), // prettier-ignore
-      }),
-    );
-  const viaAgui = async (i: number) =>
-    countSse(
-      await fetch(agui.url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-        body: JSON.stringify({
-          threadId: `bench-thread-${i}`, runId: `run-${i}`, state: {}, tools: [], context: [],
-          messages: [{ id: `u-${i}`, role: "user", content: "go" }],
-          forwardedProps: { iacCode: { schemaVersion: 1, rosInvocationId: "bench", cwd: workspace } },
-        }), // prettier-ignore
-      }),
-    );
+/** CPU microseconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
+function processCpuUs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
 
-  const measure = async (name: string, fn: (i: number) => Promise<number>) => {
-    await fn(-1); // warm-up
-    let events = 0;
-    const t0 = performance.now();
-    for (let i = 0; i < RUNS; i++) events += await fn(i);
-    const ms = performance.now() - t0;
-    return { name, events, ms, eventsPerSec: (events / ms) * 1000, msPerRun: ms / RUNS };
+interface Servers {
+  a2aUrl: string;
+  aguiUrl: string;
+  /** CPU µs used so far by the A2A server and by the adapter (in-process: both are this process). */
+  cpu(): { a2a: number; agui: number };
+  close(): Promise<void>;
+}
+
+/** `--serve a2a|agui`: one server in this process, for the parent to measure; prints its URL. */
+async function serveChild(kind: string): Promise<void> {
+  const dir = textOption("dir")!;
+  const server =
+    kind === "a2a" ? await startA2a(dir, path.join(dir, "ws")) : await startAgui(dir, textOption("a2a-url")!);
+  process.stdout.write(`${server.url}\n`);
+  process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));
+}
+
+async function spawnServer(args: string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
+  return { url: line.trim(), child };
+}
+
+async function startServers(dir: string, workspace: string): Promise<Servers> {
+  if (IN_PROCESS) {
+    const a2a = await startA2a(dir, workspace);
+    const agui = await startAgui(dir, a2a.url);
+    const cpu = () => {
+      const u = process.cpuUsage();
+      return { a2a: u.user + u.system, agui: u.user + u.system };
+    };
+    return {
+      a2aUrl: a2a.url,
+      aguiUrl: agui.url,
+      cpu,
+      close: async () => (await agui.close(), await a2a.close()),
+    };
+  }
+  const a2a = await spawnServer(["--serve", "a2a", "--dir", dir]);
+  const agui = await spawnServer(["--serve", "agui", "--dir", dir, "--a2a-url", a2a.url]);
+  return {
+    a2aUrl: a2a.url,
+    aguiUrl: agui.url,
+    cpu: () => ({ a2a: processCpuUs(a2a.child.pid!), agui: processCpuUs(agui.child.pid!) }),
+    close: async () => {
+      for (const { child } of [agui, a2a]) {
+        child.kill("SIGTERM");
+        await once(child, "exit");
+      }
+    },
   };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "agui-bench-"));
+  const workspace = path.join(dir, "ws");
+  mkdirSync(workspace);
+  const servers = await startServers(dir, workspace);
+
+  let seq = 0;
+  const direct = () => {
+    const i = seq++;
+    return post(
+      servers.a2aUrl,
+      { "Content-Type": "application/json", "A2A-Version": "1.0", Authorization: `Bearer ${TOKEN}`, Accept: "text/event-stream" },
+      JSON.stringify({
+        jsonrpc: "2.0", id: i, method: "SendStreamingMessage",
+        params: { message: { messageId: `m-${i}`, role: "ROLE_USER", parts: [{ text: "go" }], contextId: `bench-direct-${i}`, metadata: { iac_code: { cwd: workspace } } } },
+      }),
+      (data) => data.includes('"text":"chunk'),
+    ); // prettier-ignore
+  };
+  const viaAgui = () => {
+    const i = seq++;
+    return post(
+      servers.aguiUrl,
+      { "Content-Type": "application/json", Accept: "text/event-stream" },
+      JSON.stringify({
+        threadId: `bench-thread-${i}`, runId: `run-${i}`, state: {}, tools: [], context: [],
+        messages: [{ id: `u-${i}`, role: "user", content: "go" }],
+        forwardedProps: { iacCode: { schemaVersion: 1, rosInvocationId: "bench", cwd: workspace } },
+      }),
+      (data) => data.includes('"TEXT_MESSAGE_CONTENT"'),
+    ); // prettier-ignore
+  };
+
+  /** RUNS runs, `concurrency` at a time. */
+  const measure = async (fn: () => Promise<RunResult>, concurrency: number) => {
+    await Promise.all(Array.from({ length: concurrency }, fn)); // warm-up
+    const results: RunResult[] = [];
+    const cpu0 = servers.cpu();
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, w) => {
+        for (let i = w; i < RUNS; i += concurrency) results.push(await fn());
+      }),
+    );
+    const ms = performance.now() - t0;
+    const cpu1 = servers.cpu();
+    const events = results.reduce((n, r) => n + r.events, 0);
+    return {
+      events,
+      ms,
+      eventsPerSec: (events / ms) * 1000,
+      a2aCpuUsPerEvent: (cpu1.a2a - cpu0.a2a) / events,
+      aguiCpuUsPerEvent: (cpu1.agui - cpu0.agui) / events,
+      firstEventMs: median(results.map((r) => r.firstEventMs)),
+      firstTextMs: median(results.map((r) => r.firstTextMs)),
+    };
+  };
+  const where = IN_PROCESS ? "both servers and the client in one process" : "one process per server";
   try {
-    const a = await measure("A2A direct (SendStreamingMessage)", direct);
-    const g = await measure("AG-UI via adapter (POST /)", viaAgui);
-    const addedPerRunMs = g.msPerRun - a.msPerRun;
-    const aguiPerRun = g.events / RUNS;
-    console.log(`runs=${RUNS} text deltas per run=${DELTAS} (loopback, one process, sequential runs)`);
-    for (const r of [a, g]) {
+    console.log(`runs=${RUNS} text deltas per run=${DELTAS} (loopback, ${where})`);
+    for (const c of CONCURRENCY) {
+      const a = ONLY === "agui" ? undefined : await measure(direct, c);
+      const g = ONLY === "a2a" ? undefined : await measure(viaAgui, c);
+      for (const [name, r] of [
+        ["A2A direct (SendStreamingMessage)", a],
+        ["AG-UI via adapter (POST /)", g],
+      ] as const) {
+        if (!r) continue;
+        const cpu = IN_PROCESS
+          ? `process CPU ${r.a2aCpuUsPerEvent.toFixed(1)} µs/event`
+          : `CPU µs/event: A2A ${r.a2aCpuUsPerEvent.toFixed(1)}, adapter ${r.aguiCpuUsPerEvent.toFixed(1)}`;
+        console.log(
+          `c=${String(c).padEnd(3)} ${name.padEnd(34)} events=${r.events} ${r.eventsPerSec.toFixed(0).padStart(6)} events/s  first event ${r.firstEventMs.toFixed(2)} ms  first text ${r.firstTextMs.toFixed(2)} ms  ${cpu}`,
+        );
+      }
+      if (!a || !g) continue;
+      const addedUs = ((g.ms - a.ms) / g.events) * 1000;
       console.log(
-        `${r.name.padEnd(36)} events=${r.events} time=${r.ms.toFixed(0)} ms  ${r.eventsPerSec.toFixed(0)} events/s  ${r.msPerRun.toFixed(2)} ms/run`,
+        `c=${String(c).padEnd(3)} ratio AG-UI/A2A: events/s ${(g.eventsPerSec / a.eventsPerSec).toFixed(2)}  first event ${(g.firstEventMs / a.firstEventMs).toFixed(2)}  first text ${(g.firstTextMs / a.firstTextMs).toFixed(2)}  added per AG-UI event ${addedUs.toFixed(1)} µs`,
       );
     }
-    console.log(`AG-UI events per run: ${aguiPerRun.toFixed(0)} (A2A: ${(a.events / RUNS).toFixed(0)})`);
-    console.log(`ratio AG-UI/A2A events/s: ${(g.eventsPerSec / a.eventsPerSec).toFixed(2)}`);
-    console.log(`ratio AG-UI/A2A time per run: ${(g.msPerRun / a.msPerRun).toFixed(2)}`);
-    console.log(
-      `added latency per AG-UI event: ${((addedPerRunMs / aguiPerRun) * 1000).toFixed(1)} µs (added ${addedPerRunMs.toFixed(2)} ms per run)`,
-    );
   } finally {
-    await agui.close();
-    await a2a.close();
+    agent.destroy();
+    await servers.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+const serve = textOption("serve");
+if (serve) await serveChild(serve);
+else await main();

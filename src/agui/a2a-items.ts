@@ -78,7 +78,9 @@ function isAgentRole(role: unknown): boolean {
 
 function textOfParts(parts: unknown): string {
   if (!Array.isArray(parts)) return "";
-  return parts.map((p) => (isObject(p) && typeof p.text === "string" ? p.text : "")).join("");
+  let text = "";
+  for (const p of parts) if (isObject(p) && typeof p.text === "string") text += p.text;
+  return text;
 }
 
 /** Agent text of the item's status message, with its messageId. */

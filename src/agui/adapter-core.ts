@@ -48,17 +48,24 @@ export interface ActiveRun {
   cancelledByExtension: boolean;
 }
 
-/** A tiny async mutex: admission decisions are made one at a time. */
-class Mutex {
-  private tail: Promise<void> = Promise.resolve();
-  async run<T>(fn: () => Promise<T>): Promise<T> {
-    const prev = this.tail;
+/**
+ * Decisions about one thread are made one at a time (agui-iaccode.md §2.5 says
+ * "under a global lock"; every decision reads and writes one thread's document
+ * only, so a lock per thread decides the same, and one thread's fsync no longer
+ * holds back every other thread's admission).
+ */
+class ThreadLocks {
+  private readonly tails = new Map<string, Promise<void>>();
+  async run<T>(threadId: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(threadId);
     let release!: () => void;
-    this.tail = new Promise((r) => (release = r));
+    const tail = new Promise<void>((r) => (release = r));
+    this.tails.set(threadId, tail);
     await prev;
     try {
       return await fn();
     } finally {
+      if (this.tails.get(threadId) === tail) this.tails.delete(threadId);
       release();
     }
   }
@@ -72,7 +79,7 @@ export class AdapterCore {
   readonly now: () => number;
   readonly logger?: AdapterLogger;
   readonly metrics?: ServerMetrics;
-  readonly lock = new Mutex();
+  readonly lock = new ThreadLocks();
   /** Runs in progress by thread id. */
   readonly active = new Map<string, ActiveRun>();
   private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
@@ -94,6 +101,7 @@ export class AdapterCore {
     for (const t of this.expiryTimers.values()) clearTimeout(t);
     this.expiryTimers.clear();
     for (const run of this.active.values()) run.upstream.abort();
+    this.client.close();
   }
 
   /** The thread's document (arming its expiry timer), or undefined; unreadable state is STATE_UNAVAILABLE. */
@@ -144,7 +152,7 @@ export class AdapterCore {
     const delay = Math.min(Math.max(0, at - this.now()), 2 ** 31 - 1);
     const timer = setTimeout(() => {
       this.expiryTimers.delete(doc.threadId);
-      void this.lock.run(async () => {
+      void this.lock.run(doc.threadId, async () => {
         if (this.active.has(doc.threadId) || doc.execution.executionId !== executionId) return;
         const due = earliestExpiry(doc);
         if (due === undefined || due > this.now()) return;

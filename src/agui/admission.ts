@@ -66,7 +66,7 @@ export async function admit(core: AdapterCore, request: RunRequest, language: La
   }
   const isResume = request.resume !== undefined;
   const userId = request.iacCode.userId ?? null;
-  return core.lock.run(async () => {
+  return core.lock.run(request.threadId, async () => {
     let doc = await core.loadThread(request.threadId);
     const created = !doc;
     if (!doc) {

@@ -15,7 +15,7 @@ export async function cancelExecution(
   rosInvocationId: string,
 ): Promise<CancelStatus> {
   core.lastActivity = core.now();
-  return core.lock.run(async () => {
+  return core.lock.run(threadId, async () => {
     const doc = await core.loadThread(threadId);
     if (!doc) throw new AguiError("EXECUTION_NOT_FOUND", MSG.executionNotFound);
     const ex = doc.execution;

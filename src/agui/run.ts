@@ -213,7 +213,7 @@ async function onDisconnect(ctx: RunContext): Promise<void> {
   const { doc } = ctx.admission;
   if (hasPending(doc)) return;
   run.upstream.abort();
-  await core.lock.run(async () => {
+  await core.lock.run(doc.threadId, async () => {
     if (doc.execution.executionId !== run.executionId || isTerminal(doc)) return;
     await core.cancelUpstream(doc.execution.taskId);
     markTerminal(doc);

@@ -1,7 +1,8 @@
 // The SSE side of a run: one `data:` line per AG-UI event, LF-only `\n\n`
 // separators (the official client splits on exactly that), and a `: heartbeat`
 // comment after each quiet interval so proxies and fetch body timeouts keep the
-// connection open. Notices client disconnects.
+// connection open. Notices client disconnects. Events sent in one tick leave in
+// one write (corked until the tick ends): one syscall per burst, not per event.
 import type { ServerResponse } from "node:http";
 import type { AguiEvent } from "./events.js";
 
@@ -9,6 +10,9 @@ export const HEARTBEAT_MS = 15_000;
 
 export class SseWriter {
   private timer: NodeJS.Timeout | undefined;
+  /** When the last bytes went out: the heartbeat timer is armed once per interval, not per event. */
+  private lastWrite = 0;
+  private corked = false;
   private closedByClient = false;
   private ended = false;
   private readonly onClose: Array<() => void> = [];
@@ -34,6 +38,7 @@ export class SseWriter {
       Connection: "keep-alive",
     });
     this.res.flushHeaders();
+    this.lastWrite = Date.now();
     this.armHeartbeat();
   }
 
@@ -49,8 +54,16 @@ export class SseWriter {
 
   send(event: AguiEvent): void {
     if (this.ended || this.closedByClient) return;
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.res.uncork();
+      });
+    }
     this.res.write(`data: ${JSON.stringify(event)}\n\n`);
-    this.armHeartbeat();
+    this.lastWrite = Date.now();
   }
 
   end(): void {
@@ -60,14 +73,18 @@ export class SseWriter {
     if (!this.closedByClient) this.res.end();
   }
 
-  private armHeartbeat(): void {
+  /** A heartbeat goes out when nothing was written for heartbeatMs. */
+  private armHeartbeat(delay = this.heartbeatMs): void {
     this.stopHeartbeat();
     if (this.ended || this.closedByClient) return;
     this.timer = setTimeout(() => {
       if (this.ended || this.closedByClient) return;
+      const quiet = Date.now() - this.lastWrite;
+      if (quiet < this.heartbeatMs) return this.armHeartbeat(this.heartbeatMs - quiet);
       this.res.write(": heartbeat\n\n");
+      this.lastWrite = Date.now();
       this.armHeartbeat();
-    }, this.heartbeatMs);
+    }, delay);
     this.timer.unref();
   }
 

@@ -5,7 +5,7 @@
 // text, LLM keys, AccessKey secrets or STS tokens.
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, mkdir, open, rename, rm } from "node:fs/promises";
+import { chmod, mkdir, open, rename, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import type { PendingInterrupt } from "./interrupts.js";
@@ -251,16 +251,14 @@ export class ThreadStore implements ThreadStates {
       throw new Error("refusing to save an invalid thread document");
     this.beforeWrite?.(doc);
     const text = serializeThreadDoc(doc);
-    await mkdir(this.threadsDir, { recursive: true, mode: 0o700 });
-    await chmod(this.root, 0o700);
-    await chmod(this.threadsDir, 0o700);
+    if (!this.dirsReady) await this.prepareDirs();
     const target = this.fileFor(doc.threadId);
     const temp = path.join(
       this.threadsDir,
       `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`,
     );
     try {
-      const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      const fh = await this.openTemp(temp);
       try {
         await fh.writeFile(text, "utf8");
         await fh.sync();
@@ -279,6 +277,27 @@ export class ThreadStore implements ThreadStates {
       await dir.close();
     }
     this.cache.set(doc.threadId, doc);
+  }
+
+  /** The directories exist with mode 0700 (made once per process, again if they vanish). */
+  private dirsReady = false;
+
+  private async prepareDirs(): Promise<void> {
+    await mkdir(this.threadsDir, { recursive: true, mode: 0o700 });
+    await chmod(this.root, 0o700);
+    await chmod(this.threadsDir, 0o700);
+    this.dirsReady = true;
+  }
+
+  private async openTemp(temp: string): Promise<FileHandle> {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+    try {
+      return await open(temp, flags, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      await this.prepareDirs();
+      return open(temp, flags, 0o600);
+    }
   }
 
   /** Threads loaded in memory (for idle checks and expiry timers). */
