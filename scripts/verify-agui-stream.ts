@@ -1,11 +1,11 @@
 // Verifies captured AG-UI SSE streams with the strict thread verifier
-// (src/agui/stream-verifier.ts): `npx tsx scripts/verify-agui-stream.ts run1.sse run2.sse …`
+// (scripts/lib/agui-stream-verifier.ts): `npx tsx scripts/verify-agui-stream.ts run1.sse run2.sse …`
 // (or `-` for standard input). Give the runs of a thread in the order they
 // ran: several files, or one file with the responses one after the other (e.g.
 // each `curl -N … >> thread.sse`). Prints one line per violation and exits 1 if
 // there is any, else prints a summary and exits 0.
 import { readFileSync } from "node:fs";
-import { parseSse, splitRuns, ThreadStreamVerifier } from "../src/agui/stream-verifier.js";
+import { parseSse, splitRuns, ThreadStreamVerifier } from "./lib/agui-stream-verifier.js";
 
 function main(args: string[]): number {
   if (args.length === 0 || args.includes("--help") || args.includes("-h")) {

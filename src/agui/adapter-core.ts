@@ -3,23 +3,17 @@
 // durable effects they all use (load a thread, save it best-effort, cancel an
 // A2A task, expire unanswered interrupts on a timer, agui-iaccode.md §5.11).
 import type { ServerMetrics } from "../server/metrics.js";
-import type { A2aClient } from "./a2a-client.js";
+import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./config.js";
+import type { AdapterLogger } from "./logger.js";
+import type { A2aClient } from "./upstream/a2a-client.js";
 import { AguiError, MSG } from "./errors.js";
-import { earliestExpiry, markTerminal } from "./execution.js";
+import { earliestExpiry, markTerminal } from "./threads/execution.js";
 import {
   isAcceptableThreadId,
   StateUnavailableError,
   type ThreadDoc,
   type ThreadStates,
-} from "./thread-store.js";
-
-export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
-
-export interface AdapterLogger {
-  info(obj: unknown, msg?: string): void;
-  warn(obj: unknown, msg?: string): void;
-  error(obj: unknown, msg?: string): void;
-}
+} from "./threads/thread-store.js";
 
 export interface AdapterOptions {
   client: A2aClient;

@@ -5,11 +5,11 @@
 // the HTTP app and the server use; the steps live in admission.ts, run.ts,
 // run-stream.ts, resume.ts and cancel.ts, over the state in adapter-core.ts.
 import { AdapterCore, type AdapterOptions } from "./adapter-core.js";
-import { admit, type Admission, type RunRequest } from "./admission.js";
-import { cancelExecution, type CancelStatus } from "./cancel.js";
-import { hasPending } from "./execution.js";
-import { runAdmitted } from "./run.js";
-import type { EventSink } from "./run-context.js";
+import { admit, type Admission, type RunRequest } from "./run/admission.js";
+import { cancelExecution, type CancelStatus } from "./run/cancel.js";
+import { hasPending } from "./threads/execution.js";
+import { runAdmitted } from "./run/run.js";
+import type { EventSink } from "./run/context.js";
 import type { Language } from "../i18n/index.js";
 
 export class AguiAdapter {

@@ -5,8 +5,7 @@
 import path from "node:path";
 import { schemaIndex, type AguiServerConfig } from "../contract/index.js";
 import { t } from "../i18n/index.js";
-import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./adapter-core.js";
-import { DEFAULT_A2A_WAIT_SECONDS } from "./a2a-wait.js";
+import { DEFAULT_A2A_WAIT_SECONDS } from "./upstream/a2a-wait.js";
 import { AGUI_SETTINGS } from "./settings.js";
 import { type LogFormat } from "../server/logger.js";
 import { isLoopbackHost } from "../server/exposure.js";
@@ -14,6 +13,9 @@ import { configDir, expandPath } from "../server/paths.js";
 import { ConfigError, cliValues } from "../server/settings.js";
 import { loadConfigFile, mergeSettings } from "../server/settings-merge.js";
 import { resolveTimeouts, type ServerTimeouts } from "../server/timeouts.js";
+
+/** Seconds an interrupt stays answerable by default. */
+export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
 
 export { ConfigError } from "../server/settings.js";
 

@@ -137,3 +137,16 @@ export class AguiError extends Error {
     return { error: { code: this.code, message: this.text(lang) } };
   }
 }
+
+/** Thrown inside a run to end it with RUN_ERROR. */
+export class RunFailure extends Error {
+  constructor(
+    readonly code: AguiErrorCode,
+    readonly messageKey: MessageKey,
+    readonly params: MessageParams = {},
+    /** A wire text the A2A server already localised (a model failure with its error id). */
+    readonly localized?: string,
+  ) {
+    super(t("en", messageKey, params));
+  }
+}

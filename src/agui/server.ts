@@ -9,16 +9,16 @@ import { listenHttp } from "../server/listener.js";
 import { ServerMetrics } from "../server/metrics.js";
 import { flushTracing, startTracing } from "../server/tracing/index.js";
 import { tracedHttp } from "../server/tracing/http.js";
-import { A2aClient, normalizeA2aUrl } from "./a2a-client.js";
-import { DEFAULT_A2A_WAIT_SECONDS } from "./a2a-wait.js";
+import { A2aClient, normalizeA2aUrl } from "./upstream/a2a-client.js";
+import { DEFAULT_A2A_WAIT_SECONDS } from "./upstream/a2a-wait.js";
 import { AguiAdapter } from "./adapter.js";
-import type { AdapterLogger } from "./adapter-core.js";
-import { createAguiApp } from "./http-app.js";
-import { allowedRoots } from "./inputs.js";
-import { startManagedA2a, type ManagedA2a, type ManagedA2aOptions } from "./managed-a2a.js";
-import { ThreadStore, type ThreadStates } from "./thread-store.js";
+import type { AdapterLogger } from "./logger.js";
+import { createAguiApp } from "./http/app.js";
+import { allowedRoots } from "./run/inputs.js";
+import { startManagedA2a, type ManagedA2a, type ManagedA2aOptions } from "./upstream/managed-a2a.js";
+import { ThreadStore, type ThreadStates } from "./threads/thread-store.js";
 import type { AguiSettings } from "./config.js";
-import { isObject, type JsonObject } from "./a2a-items.js";
+import { isObject, type JsonObject } from "./upstream/a2a-items.js";
 
 export interface AguiServerDeps {
   logger?: AdapterLogger;
@@ -53,7 +53,7 @@ async function redisThreads(
   logger: AdapterLogger | undefined,
 ): Promise<{ redis: Redis; store: ThreadStates }> {
   const { connectRedis } = await import("../server/redis.js");
-  const { RedisThreadStore } = await import("./redis-thread-store.js");
+  const { RedisThreadStore } = await import("./threads/redis-thread-store.js");
   const redis = connectRedis(url, logger, "iac-code-agui");
   return { redis, store: new RedisThreadStore(redis) };
 }

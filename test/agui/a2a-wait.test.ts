@@ -11,8 +11,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import type { AdapterLogger } from "../../src/agui/adapter-core.js";
-import { A2aClient, A2aUnavailableError } from "../../src/agui/a2a-client.js";
+import type { AdapterLogger } from "../../src/agui/logger.js";
+import { A2aClient, A2aUnavailableError } from "../../src/agui/upstream/a2a-client.js";
 import { resolveSettings } from "../../src/agui/config.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import {

@@ -6,7 +6,7 @@ import { request as httpRequest } from "node:http";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseAguiHealth, parseErrorEnvelope } from "../../src/contract/index.js";
-import { userParts, IMAGE_LIMIT, REQUEST_LIMIT } from "../../src/agui/inputs.js";
+import { userParts, IMAGE_LIMIT, REQUEST_LIMIT } from "../../src/agui/run/inputs.js";
 import { post, runInput, startHarness, type Harness } from "./harness.js";
 import { expectValidStream } from "./helpers.js";
 

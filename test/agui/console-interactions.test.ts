@@ -12,7 +12,7 @@ import Koa from "koa";
 import Router from "@koa/router";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { resolveSettings } from "../../src/agui/config.js";
-import { addConsoleRoutes } from "../../src/agui/console-route.js";
+import { addConsoleRoutes } from "../../src/agui/http/console-route.js";
 import { bundleConsole } from "../../scripts/lib/console-bundle.js";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./browser.js";
 import { startHarness, type Harness } from "./harness.js";

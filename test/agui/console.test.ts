@@ -11,7 +11,7 @@ import { expect } from "chai";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { CONSOLE_CSP } from "../../src/agui/console-route.js";
+import { CONSOLE_CSP } from "../../src/agui/http/console-route.js";
 import { cleanEnv, removeDir, startCli, tempDir, type CliChild } from "../e2e/helpers.js";
 import { bundleConsole } from "../../scripts/lib/console-bundle.js";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./browser.js";

@@ -14,9 +14,9 @@ import { resolveSettings as resolveA2aSettings } from "../../src/server/config.j
 import { createLogger } from "../../src/server/logger.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import type { AguiSettings } from "../../src/agui/config.js";
-import type { AdapterLogger } from "../../src/agui/adapter-core.js";
+import type { AdapterLogger } from "../../src/agui/logger.js";
 import type { WireEvent as AguiEvent } from "./helpers.js";
-import { ThreadStore } from "../../src/agui/thread-store.js";
+import { ThreadStore } from "../../src/agui/threads/thread-store.js";
 import { ScriptRuntime } from "./fixtures/runtime.js";
 import {
   captureWarnings,

@@ -1,13 +1,13 @@
 // Shared checks for AG-UI streams: every event validates against our contract
 // (schemaIndex["agui/event"]), the whole stream passes the official client's
 // enforcement and verifier (@ag-ui/client 1.0) without a single warning, and our
-// own stricter verifier (src/agui/stream-verifier.ts), run by run across the runs
+// own stricter verifier (scripts/lib/agui-stream-verifier.ts), run by run across the runs
 // of a thread for every stream the harness reads (post, agentRun).
 import { expect } from "chai";
 import { from, lastValueFrom, toArray } from "rxjs";
 import { enforceEvents, transformChunks, verifyEvents, type BaseEvent } from "@ag-ui/client";
 import { schemaIndex, violations } from "../../src/contract/index.js";
-import { ThreadStreamVerifier } from "../../src/agui/stream-verifier.js";
+import { ThreadStreamVerifier } from "../../scripts/lib/agui-stream-verifier.js";
 
 /** An event as read off the wire, before any narrowing (tests read its fields freely). */
 export interface WireEvent {

@@ -6,7 +6,7 @@ import { expect } from "chai";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { MAX_JSON_DEPTH } from "../../src/server/json-body.js";
-import { MAX_THREAD_ID_LENGTH, threadKey } from "../../src/agui/thread-store.js";
+import { MAX_THREAD_ID_LENGTH, threadKey } from "../../src/agui/threads/thread-store.js";
 import { post, runInput, startHarness, type Harness } from "./harness.js";
 import { expectValidStream } from "./helpers.js";
 

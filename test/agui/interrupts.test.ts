@@ -1,8 +1,8 @@
 // Interrupt projection (A2A input request -> AG-UI interrupt) and resume checks.
 import { expect } from "chai";
-import { readItem } from "../../src/agui/a2a-items.js";
+import { readItem } from "../../src/agui/upstream/a2a-items.js";
+import { answerDigest } from "../../src/agui/threads/execution.js";
 import {
-  answerDigest,
   answerPart,
   answerText,
   payloadMatches,
@@ -10,7 +10,7 @@ import {
   responseSchemaFor,
   standardOptions,
   toInterrupt,
-} from "../../src/agui/interrupts.js";
+} from "../../src/agui/run/interrupts.js";
 import { parseInterrupt } from "../../src/contract/index.js";
 
 const envelope = {

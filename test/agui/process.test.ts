@@ -1,8 +1,8 @@
 // Process-level behaviour of the adapter: the managed A2A child (environment,
 // arguments, readiness, token, stop) and idle shutdown (agui-iaccode §1.3–§1.4).
 import { expect } from "chai";
-import { startManagedA2a } from "../../src/agui/managed-a2a.js";
-import { managedArgs, managedEnv } from "../../src/agui/managed-child.js";
+import { startManagedA2a } from "../../src/agui/upstream/managed-a2a.js";
+import { managedArgs, managedEnv } from "../../src/agui/upstream/managed-child.js";
 import { post, runInput, startHarness, type Harness } from "./harness.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";

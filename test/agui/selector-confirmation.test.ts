@@ -14,7 +14,7 @@ import { agentRun, post, runInput, startHarness, type Harness } from "./harness.
 import { expectValidStream, types, type WireEvent } from "./helpers.js";
 import { A2aCutProxy, isStatusUpdate, type CutRule, type Frame } from "./fixtures/a2a-cut-proxy.js";
 import { StructuredScript } from "./fixtures/structured-inputs.js";
-import { SELECTOR_PROFILES, selectorProfile } from "../../src/agui/selector-profiles.js";
+import { SELECTOR_PROFILES, selectorProfile } from "../../src/agui/run/selector-profiles.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- free-form JSON read by assertions
 type Json = Record<string, any>;

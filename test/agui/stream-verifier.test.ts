@@ -11,7 +11,7 @@ import {
   splitRuns,
   ThreadStreamVerifier,
   type StreamEvent,
-} from "../../src/agui/stream-verifier.js";
+} from "../../scripts/lib/agui-stream-verifier.js";
 import { post, runInput, startHarness, type Harness } from "./harness.js";
 
 const run = promisify(execFile);

@@ -18,7 +18,7 @@ import {
   ThreadStore,
   threadKey,
   type ThreadDoc,
-} from "../../src/agui/thread-store.js";
+} from "../../src/agui/threads/thread-store.js";
 
 function doc(threadId: string): ThreadDoc {
   return {

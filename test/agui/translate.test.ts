@@ -3,8 +3,8 @@
 // custom events, and a resumed run produce. Every stream is also checked
 // against our event contract and the official client's verifier.
 import { expect } from "chai";
-import { readItem } from "../../src/agui/a2a-items.js";
-import { RunTranslator, translateStream, stepName } from "../../src/agui/translate.js";
+import { readItem } from "../../src/agui/upstream/a2a-items.js";
+import { RunTranslator, translateStream, stepName } from "../../src/agui/run/translate.js";
 import type { AguiEvent } from "../../src/agui/events.js";
 import { expectValidStream, types } from "./helpers.js";
 

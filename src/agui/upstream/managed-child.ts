@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
-import { PACKAGE_ROOT } from "../package-root.js";
+import { PACKAGE_ROOT } from "../../package-root.js";
 
 const BIN = path.join(PACKAGE_ROOT, "bin", "iac-code.mjs");
 

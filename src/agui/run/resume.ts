@@ -7,12 +7,19 @@
 // read: the reference's read-then-send lost what was published in between),
 // and following the last stream as the continuation of the run (subscribing
 // again when it ends before the turn says what comes next).
-import { readItem, sessionIdOf, TERMINAL_STATES, type A2aItem } from "./a2a-items.js";
-import { A2aRpcError } from "./a2a-client.js";
-import { MSG } from "./errors.js";
-import { appliedDigest, hasExpired, lastAppliedDigest, markTerminal, recordApplied } from "./execution.js";
+import { readItem, sessionIdOf, TERMINAL_STATES, type A2aItem } from "../upstream/a2a-items.js";
+import { A2aRpcError } from "../upstream/a2a-client.js";
+import { MSG, RunFailure } from "../errors.js";
 import {
   answerDigest,
+  appliedDigest,
+  hasExpired,
+  lastAppliedDigest,
+  markTerminal,
+  recordApplied,
+  type ResumeAnswer,
+} from "../threads/execution.js";
+import {
   answerPart,
   answerText,
   cancelCancelsTask,
@@ -22,11 +29,10 @@ import {
   responseSchemaFor,
   shownToolCallId,
   toolResultText,
-  type ResumeAnswer,
 } from "./interrupts.js";
-import { RunFailure, upstreamSignals, type RunContext } from "./run-context.js";
-import { announceSession, commitInterrupt, consume, messageParams, newInputs } from "./run-stream.js";
-import type { ExecutionState } from "./thread-store.js";
+import { upstreamSignals, type RunContext } from "./context.js";
+import { announceSession, commitInterrupt, consume, messageParams, newInputs } from "./stream.js";
+import type { ExecutionState } from "../threads/thread-store.js";
 
 export async function resume(ctx: RunContext): Promise<void> {
   const { doc, request } = ctx.admission;

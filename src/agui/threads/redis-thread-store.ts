@@ -5,7 +5,7 @@
 // adapter mutates it and saves it), refreshed in place when another replica
 // saved a newer revision since.
 import type { Redis } from "ioredis";
-import { LuaScript } from "../server/redis.js";
+import { LuaScript } from "../../server/redis.js";
 import {
   serializeThreadDoc,
   StateUnavailableError,

@@ -4,7 +4,7 @@
 // of the run can close them, and the durable state a later run needs (open
 // pipeline steps, pipeline cursor, text snapshot digests) in `durable`.
 import { createHash } from "node:crypto";
-import { isObject, statusText, type A2aItem, type JsonObject } from "./a2a-items.js";
+import { isObject, statusText, type A2aItem, type JsonObject } from "../upstream/a2a-items.js";
 import {
   ACTIVITY_PIPELINE,
   canonicalJson,
@@ -17,7 +17,7 @@ import {
   type CustomValue,
   type InterruptObject,
   type UsageEntry,
-} from "./events.js";
+} from "../events.js";
 
 /** Pipeline eventTypes that get a CUSTOM iac-code.pipeline.v1 projection (the seed's list). */
 export const PIPELINE_CUSTOM_TYPES = new Set([

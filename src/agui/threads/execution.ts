@@ -3,7 +3,8 @@
 // already applied (agui-iaccode.md §2.5, §5.7, §5.11). Pure functions on a
 // ThreadDoc; the callers decide when to persist.
 import { randomUUID } from "node:crypto";
-import { answerDigest, type ResumeAnswer } from "./interrupts.js";
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../events.js";
 import type { ExecutionState, ThreadDoc } from "./thread-store.js";
 
 export function freshExecution(rosInvocationId: string): ExecutionState {
@@ -21,6 +22,19 @@ export function freshExecution(rosInvocationId: string): ExecutionState {
 
 export function isTerminal(doc: ThreadDoc): boolean {
   return doc.terminalExecutionIds.includes(doc.execution.executionId);
+}
+
+export interface ResumeAnswer {
+  interruptId: string;
+  status: "resolved" | "cancelled";
+  payload?: unknown;
+}
+
+/** Digest of an answer as the client sent it: {status, payload|null} in canonical JSON. */
+export function answerDigest(entry: ResumeAnswer): string {
+  return createHash("sha256")
+    .update(canonicalJson({ status: entry.status, payload: entry.payload ?? null }), "utf8")
+    .digest("hex");
 }
 
 /** Ends the current execution: no task bound any more, nothing pending. */

@@ -8,8 +8,8 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
-import { failSpan, injectContext, SpanKind, startSpan, withSpan } from "../server/tracing/index.js";
-import type { AdapterLogger } from "./adapter-core.js";
+import { failSpan, injectContext, SpanKind, startSpan, withSpan } from "../../server/tracing/index.js";
+import type { AdapterLogger } from "../logger.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import {
   A2aUnavailableError,
@@ -20,7 +20,7 @@ import {
   type A2aWaitPolicy,
   type WaitTarget,
 } from "./a2a-wait.js";
-import { configError } from "./config.js";
+import { configError } from "../config.js";
 
 export { A2aUnavailableError } from "./a2a-wait.js";
 

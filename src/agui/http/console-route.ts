@@ -4,6 +4,7 @@
 // its own origin: no CDN, no inline script or style, no framing.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { PACKAGE_ROOT } from "../../package-root.js";
 import type Router from "@koa/router";
 
 /** The policy of every console response: its own scripts, styles and API only. */
@@ -31,14 +32,9 @@ const ASSETS: Record<string, string> = {
   "app.css": "text/css; charset=utf-8",
 };
 
-/**
- * dist/console, whether this module runs compiled (dist/src/agui) or from the
- * sources (src/agui, tests and IAC_CODE_FROM_SOURCE): both are two levels
- * below a directory that is either dist/ or the package root.
- */
+/** dist/console of the package, whether this module runs compiled or from the sources. */
 export function consoleDir(): string {
-  const up = path.resolve(import.meta.dirname, "..", "..");
-  return path.basename(up) === "dist" ? path.join(up, "console") : path.join(up, "dist", "console");
+  return path.join(PACKAGE_ROOT, "dist", "console");
 }
 
 export interface ConsolePage {

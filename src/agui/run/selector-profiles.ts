@@ -3,7 +3,7 @@
 // A2A request's selector.id) names the kind of resource, and a typed or chosen
 // value must look like that resource's id before it is sent. Whether the
 // resource exists is for the runtime to say.
-import { RESOURCE_ID_PATTERNS } from "../runtime/cloud/resource-selectors.js";
+import { RESOURCE_ID_PATTERNS } from "../../runtime/cloud/resource-selectors.js";
 
 export interface SelectorProfile {
   /** What an acceptable value looks like, shown in the rejection (e.g. "vpc-…"). */

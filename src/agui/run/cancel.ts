@@ -2,9 +2,9 @@
 // (agui-iaccode.md §6): finds the execution through the thread's durable state,
 // cancels its A2A task, clears its interrupts and marks it terminal. A run in
 // progress learns it was cancelled here and ends with RUN_ERROR CANCELLED.
-import type { AdapterCore } from "./adapter-core.js";
-import { AguiError, MSG } from "./errors.js";
-import { isTerminal, markTerminal } from "./execution.js";
+import type { AdapterCore } from "../adapter-core.js";
+import { AguiError, MSG } from "../errors.js";
+import { isTerminal, markTerminal } from "../threads/execution.js";
 
 export type CancelStatus = "cancelled" | "already_terminal";
 

@@ -9,7 +9,7 @@
 // that was waiting stays answerable. An adapter that is stopping never respawns.
 import { randomBytes } from "node:crypto";
 import type { ChildProcess } from "node:child_process";
-import type { AdapterLogger } from "./adapter-core.js";
+import type { AdapterLogger } from "../logger.js";
 import type { A2aUpstream } from "./a2a-client.js";
 import {
   freePort,

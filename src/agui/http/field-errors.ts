@@ -2,8 +2,8 @@
 // violation under forwardedProps or tools (or of a top-level field) becomes one
 // INVALID_INPUT whose localised text says which field and why. Deeper envelope
 // violations (message unions) keep the generic envelope text.
-import type { ContractViolation } from "../contract/index.js";
-import { AguiError, MSG, type MessageKey } from "./errors.js";
+import type { ContractViolation } from "../../contract/index.js";
+import { AguiError, MSG, type MessageKey } from "../errors.js";
 
 /** "/forwardedProps/iacCode/cwd" -> "forwardedProps.iacCode.cwd" ("/tools/0" -> "tools[0]"). */
 export function fieldName(pointer: string): string {

@@ -5,7 +5,7 @@
 // that may have reached the server is tried again only when it is a read.
 // The wait ends early when the run's signal aborts or its stop condition turns
 // true (the client left, the run was cancelled): nothing is sent after that.
-import type { AdapterLogger } from "./adapter-core.js";
+import type { AdapterLogger } from "../logger.js";
 
 /** a2a-wait-seconds when nothing sets it. */
 export const DEFAULT_A2A_WAIT_SECONDS = 30;

@@ -4,19 +4,19 @@
 // execution), and a client disconnect, which cancels the task unless the run
 // is paused on an interrupt or waiting for its answers to be accepted.
 import { randomUUID } from "node:crypto";
-import { failSpan, startSpan, withSpan } from "../server/tracing/index.js";
-import { t } from "../i18n/index.js";
-import { A2aRpcError, A2aUnavailableError } from "./a2a-client.js";
-import { addModelTokens, type ModelTokens } from "../server/model-tokens.js";
-import type { AdapterCore } from "./adapter-core.js";
+import { failSpan, startSpan, withSpan } from "../../server/tracing/index.js";
+import { t } from "../../i18n/index.js";
+import { A2aRpcError, A2aUnavailableError } from "../upstream/a2a-client.js";
+import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
+import type { AdapterCore } from "../adapter-core.js";
 import type { Admission } from "./admission.js";
-import { AguiError, MSG, type MessageKey, type MessageParams } from "./errors.js";
-import { hasPending, isTerminal, markTerminal } from "./execution.js";
+import { AguiError, MSG, type MessageKey, type MessageParams, RunFailure } from "../errors.js";
+import { hasPending, isTerminal, markTerminal } from "../threads/execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { resume } from "./resume.js";
-import { RunFailure, syncDurable, upstreamSignals, type EventSink, type RunContext } from "./run-context.js";
-import { consume, messageParams } from "./run-stream.js";
-import type { AguiEvent } from "./events.js";
+import { syncDurable, upstreamSignals, type EventSink, type RunContext } from "./context.js";
+import { consume, messageParams } from "./stream.js";
+import type { AguiEvent } from "../events.js";
 import { RunTranslator } from "./translate.js";
 
 /** Codes after which the execution cannot continue (unless an interrupt still waits). */

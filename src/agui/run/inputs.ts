@@ -1,20 +1,20 @@
 // Turning an admitted RunAgentInput into what A2A receives: the resolved
 // workspace, the parts of the last user message (text and inline images within
 // their limits) and metadata.iac_code (secrets forwarded, never stored).
-import { isObject, type JsonObject } from "./a2a-items.js";
-import { AguiError, MSG, type MessageKey } from "./errors.js";
-import { compact } from "./events.js";
-import type { IacCodeProps } from "../contract/index.js";
-import { isStrictBase64 } from "../server/base64.js";
-import { isPortableFileName } from "../server/file-names.js";
+import { isObject, type JsonObject } from "../upstream/a2a-items.js";
+import { AguiError, MSG, type MessageKey } from "../errors.js";
+import { compact } from "../events.js";
+import type { IacCodeProps } from "../../contract/index.js";
+import { isStrictBase64 } from "../../server/base64.js";
+import { isPortableFileName } from "../../server/file-names.js";
 import {
   checkWorkspace,
   defaultRoots,
   existingRoots,
   rootList,
   type WorkspaceRefusal,
-} from "../server/workspace-roots.js";
-import { expandUserPath } from "../server/paths.js";
+} from "../../server/workspace-roots.js";
+import { expandUserPath } from "../../server/paths.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
 export const IMAGE_LIMIT = 8 * 1024 * 1024;

@@ -7,8 +7,19 @@ import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { chmod, mkdir, open, rename, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { isObject, type JsonObject } from "./a2a-items.js";
-import type { PendingInterrupt } from "./interrupts.js";
+import { isObject, type JsonObject } from "../upstream/a2a-items.js";
+
+export interface PendingInterrupt {
+  value: JsonObject;
+  sideband: boolean;
+  expiresAt: string;
+  /**
+   * Selections and confirmations: whether the client was shown the tool call
+   * of toolUseId when the interrupt appeared (a runtime may ask them as a
+   * tool's question or as the pipeline's own wait). Unset for other kinds.
+   */
+  toolCallShown?: boolean;
+}
 
 export interface ExecutionState {
   executionId: string;

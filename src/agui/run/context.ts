@@ -1,12 +1,10 @@
 // One admitted run as its steps (new run, resume, stream) see it: the shared
 // core, the admission, the live run flags, the translator and the event sink;
 // and RunFailure, the way a step ends the run with RUN_ERROR.
-import type { RequestSignals } from "./a2a-client.js";
-import type { AdapterCore, ActiveRun } from "./adapter-core.js";
+import type { RequestSignals } from "../upstream/a2a-client.js";
+import type { AdapterCore, ActiveRun } from "../adapter-core.js";
 import type { Admission } from "./admission.js";
-import { t } from "../i18n/index.js";
-import type { AguiErrorCode, MessageKey, MessageParams } from "./errors.js";
-import type { AguiEvent } from "./events.js";
+import type { AguiEvent } from "../events.js";
 import type { RunTranslator } from "./translate.js";
 
 /** Where a run's events go (the SSE writer, or an array in tests and benchmarks). */
@@ -36,19 +34,6 @@ export function upstreamSignals(
   upstream: AbortController = ctx.run.upstream,
 ): RequestSignals {
   return { signal: upstream.signal, stop: ctx.run.waitStop.signal };
-}
-
-/** Thrown inside a run to end it with RUN_ERROR. */
-export class RunFailure extends Error {
-  constructor(
-    readonly code: AguiErrorCode,
-    readonly messageKey: MessageKey,
-    readonly params: MessageParams = {},
-    /** A wire text the A2A server already localised (a model failure with its error id). */
-    readonly localized?: string,
-  ) {
-    super(t("en", messageKey, params));
-  }
 }
 
 /** Copies the translator's durable cursors into the execution, if it is still this run's. */

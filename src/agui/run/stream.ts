@@ -5,9 +5,9 @@
 // the stream's last state. Shared by new runs and resumes; after an accepted
 // answer, a stream that ends before the turn says what it does next is
 // followed once more (agui-iaccode.md §5.9).
-import { isAguiErrorCode } from "../contract/index.js";
-import { ERROR_CODE_MESSAGES } from "../runtime/errors.js";
-import type { RuntimeErrorCode } from "../runtime/seam.js";
+import { isAguiErrorCode } from "../../contract/index.js";
+import { ERROR_CODE_MESSAGES } from "../../runtime/errors.js";
+import type { RuntimeErrorCode } from "../../runtime/seam.js";
 import {
   FAILED_STATES,
   isObject,
@@ -18,13 +18,14 @@ import {
   TERMINAL_STATES,
   type A2aItem,
   type JsonObject,
-} from "./a2a-items.js";
-import { MSG, type MessageKey } from "./errors.js";
-import { CUSTOM_SESSION, type InterruptObject } from "./events.js";
-import { appliedDigest, markTerminal } from "./execution.js";
+} from "../upstream/a2a-items.js";
+import { MSG, type MessageKey, RunFailure } from "../errors.js";
+import { CUSTOM_SESSION, type InterruptObject } from "../events.js";
+import { appliedDigest, markTerminal } from "../threads/execution.js";
 import { iacMetadata } from "./inputs.js";
-import { EITHER_WAY_KINDS, requiredInputs, toInterrupt, type PendingInterrupt } from "./interrupts.js";
-import { RunFailure, syncDurable, upstreamSignals, type RunContext } from "./run-context.js";
+import { EITHER_WAY_KINDS, requiredInputs, toInterrupt } from "./interrupts.js";
+import type { PendingInterrupt } from "../threads/thread-store.js";
+import { syncDurable, upstreamSignals, type RunContext } from "./context.js";
 import { confirmationOptionsProblem, DEPLOYMENT_CONFIRMATION } from "./structured-answers.js";
 
 /** SendStreamingMessage params for a run; `withTask` continues the bound task. */

@@ -5,10 +5,9 @@
 // parameter overrides). Every refusal is RESUME_PAYLOAD_INVALID naming the
 // resume entry's field and why, before anything is sent; the A2A data part is
 // built from the checked answer, never from the option's localised label.
-import { isObject, type JsonObject } from "./a2a-items.js";
-import { MSG } from "./errors.js";
-import type { ResumeAnswer } from "./interrupts.js";
-import { RunFailure } from "./run-context.js";
+import { isObject, type JsonObject } from "../upstream/a2a-items.js";
+import { MSG, RunFailure } from "../errors.js";
+import type { ResumeAnswer } from "../threads/execution.js";
 import { SELECTOR_PROFILES, selectorProfile } from "./selector-profiles.js";
 
 export const RESOURCE_SELECTION = "cloud_resource_selection";

@@ -2,12 +2,13 @@
 // pendingPermissions) into AG-UI interrupts with a response schema, and turning
 // resume entries back into A2A answers. Only an allowlisted projection is kept
 // (it is persisted): never secrets or tool inputs.
-import { createHash } from "node:crypto";
 import { Ajv, type ValidateFunction } from "ajv";
-import { isObject, type A2aItem, type JsonObject } from "./a2a-items.js";
-import { canonicalJson, dropNulls, type InterruptObject } from "./events.js";
-import { MSG } from "./errors.js";
-import { normalizeLanguage, t } from "../i18n/index.js";
+import { isObject, type A2aItem, type JsonObject } from "../upstream/a2a-items.js";
+import { canonicalJson, dropNulls, type InterruptObject } from "../events.js";
+import { MSG } from "../errors.js";
+import { normalizeLanguage, t } from "../../i18n/index.js";
+import type { ResumeAnswer } from "../threads/execution.js";
+import type { PendingInterrupt } from "../threads/thread-store.js";
 import {
   checkConfirmationAnswer,
   checkSelectionAnswer,
@@ -27,17 +28,6 @@ const KEPT_KEYS = [
 ]; // prettier-ignore
 
 /** A pending interrupt as persisted: the kept projection plus its deadline. */
-export interface PendingInterrupt {
-  value: JsonObject;
-  sideband: boolean;
-  expiresAt: string;
-  /**
-   * Selections and confirmations: whether the client was shown the tool call
-   * of toolUseId when the interrupt appeared (a runtime may ask them as a
-   * tool's question or as the pipeline's own wait). Unset for other kinds.
-   */
-  toolCallShown?: boolean;
-}
 
 export interface ProjectedInput {
   value: JsonObject;
@@ -237,19 +227,6 @@ export function payloadMatches(schema: JsonObject, payload: unknown): boolean {
     compiled.set(key, validate);
   }
   return validate(payload);
-}
-
-export interface ResumeAnswer {
-  interruptId: string;
-  status: "resolved" | "cancelled";
-  payload?: unknown;
-}
-
-/** Digest of an answer as the client sent it: {status, payload|null} in canonical JSON. */
-export function answerDigest(entry: ResumeAnswer): string {
-  return createHash("sha256")
-    .update(canonicalJson({ status: entry.status, payload: entry.payload ?? null }), "utf8")
-    .digest("hex");
 }
 
 export function isPermission(value: JsonObject): boolean {

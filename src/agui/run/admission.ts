@@ -4,16 +4,16 @@
 // Every refusal is an AguiError answered before the SSE stream starts; an
 // admitted request has its run reserved in the core's active runs.
 import { createHash } from "node:crypto";
-import type { JsonObject } from "./a2a-items.js";
-import type { AdapterCore } from "./adapter-core.js";
-import { AguiError, MSG } from "./errors.js";
-import { canonicalJson } from "./events.js";
-import { freshExecution, hasExpired, hasPending, rotateExecution } from "./execution.js";
+import type { JsonObject } from "../upstream/a2a-items.js";
+import type { AdapterCore } from "../adapter-core.js";
+import { AguiError, MSG } from "../errors.js";
+import { canonicalJson } from "../events.js";
+import { freshExecution, hasExpired, hasPending, rotateExecution } from "../threads/execution.js";
 import { resolveWorkspace, type IacCode } from "./inputs.js";
-import type { ResumeAnswer } from "./interrupts.js";
-import { contextIdFor, type ThreadDoc } from "./thread-store.js";
-import type { Language } from "../i18n/index.js";
-import { bundledPipelineNames } from "../runtime/pipeline/loader.js";
+import type { ResumeAnswer } from "../threads/execution.js";
+import { contextIdFor, type ThreadDoc } from "../threads/thread-store.js";
+import type { Language } from "../../i18n/index.js";
+import { bundledPipelineNames } from "../../runtime/pipeline/loader.js";
 
 /** The parts of a validated RunAgentInput the adapter uses. */
 export interface RunRequest {

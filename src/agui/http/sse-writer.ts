@@ -4,7 +4,7 @@
 // connection open. Notices client disconnects. Events sent in one tick leave in
 // one write (corked until the tick ends): one syscall per burst, not per event.
 import type { ServerResponse } from "node:http";
-import type { AguiEvent } from "./events.js";
+import type { AguiEvent } from "../events.js";
 
 export const HEARTBEAT_MS = 15_000;
 
