@@ -4,7 +4,8 @@
 // against our event contract and the official client's verifier.
 import { expect } from "chai";
 import { readItem } from "../../src/agui/upstream/a2a-items.js";
-import { RunTranslator, translateStream, stepName } from "../../src/agui/run/translate.js";
+import { stepName } from "../../src/agui/run/pipeline-steps.js";
+import { RunTranslator, translateStream } from "../../src/agui/run/translate.js";
 import type { AguiEvent } from "../../src/agui/events.js";
 import { expectValidStream, types } from "./helpers.js";
 

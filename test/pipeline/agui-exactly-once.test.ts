@@ -13,7 +13,7 @@ import { mkdir } from "node:fs/promises";
 import type { RunningA2aServer } from "../../src/a2a/server.js";
 import { adapterSettings } from "../e2e/helpers.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
-import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/translate.js";
+import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/pipeline-steps.js";
 import type { PipelineEnvelope } from "../../src/runtime/seam.js";
 import { post } from "../agui/harness.js";
 import type { WireEvent } from "../agui/helpers.js";

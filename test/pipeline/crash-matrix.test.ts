@@ -13,7 +13,7 @@ import path from "node:path";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import type { PipelineEnvelope } from "../../src/runtime/seam.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
-import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/translate.js";
+import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/pipeline-steps.js";
 import { agentRun } from "../agui/harness.js";
 import { carryThreadVerifiers, type WireEvent } from "../agui/helpers.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";

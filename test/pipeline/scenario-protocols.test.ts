@@ -14,7 +14,7 @@ import type { Client } from "@a2a-js/sdk/client";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import type { RunningA2aServer } from "../../src/a2a/server.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
-import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/translate.js";
+import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/pipeline-steps.js";
 import type { PipelineEnvelope } from "../../src/runtime/seam.js";
 import { BINDINGS, sdkClient, type Binding } from "../a2a-bindings/fixtures/server.js";
 import { agentRun } from "../agui/harness.js";

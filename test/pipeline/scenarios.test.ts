@@ -11,7 +11,7 @@
 // implementation (like the reference) never emits.
 import { expect } from "chai";
 import { schemaIndex, violations } from "../../src/contract/index.js";
-import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/translate.js";
+import { PIPELINE_CUSTOM_TYPES } from "../../src/agui/run/pipeline-steps.js";
 import type { InputRequest, PipelineEnvelope, RuntimeEvent } from "../../src/runtime/seam.js";
 import { ofType, removeTempDirs, seedStore, storedRows } from "../runtime/helpers.js";
 import { answering, demoWorld, happyAnswers, play, type DemoWorld, type PlayedTurn } from "./demo-world.js";

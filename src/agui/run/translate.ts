@@ -4,7 +4,10 @@
 // of the run can close them, and the durable state a later run needs (open
 // pipeline steps, pipeline cursor, text snapshot digests) in `durable`.
 import { createHash } from "node:crypto";
-import { isObject, statusText, type A2aItem, type JsonObject } from "../upstream/a2a-items.js";
+import { isObject, statusText, str, type A2aItem, type JsonObject } from "../upstream/a2a-items.js";
+import { PIPELINE_CUSTOM_TYPES, PipelineSteps, pipelineMessageKey } from "./pipeline-steps.js";
+import { UsageTally } from "./usage-tally.js";
+import { artifactValue, toolProgressValue } from "./custom-values.js";
 import {
   ACTIVITY_PIPELINE,
   canonicalJson,
@@ -18,26 +21,6 @@ import {
   type InterruptObject,
   type UsageEntry,
 } from "../events.js";
-
-/** Pipeline eventTypes that get a CUSTOM iac-code.pipeline.v1 projection (the seed's list). */
-export const PIPELINE_CUSTOM_TYPES = new Set([
-  "pipeline_started", "pipeline_resumed", "pipeline_completed", "pipeline_error", "pipeline_warning",
-  "backup_blocked", "candidate_started", "candidate_completed", "candidate_failed", "candidate_interrupted",
-  "candidate_restart_requested", "candidate_selected", "candidate_detail_shown", "candidate_step_failed",
-  "sub_pipeline_started", "sub_pipeline_completed", "sub_step_failed", "step_failed", "stack_progress",
-  "stack_instances_progress", "stack_current_changed", "cleanup_started", "cleanup_progress",
-  "cleanup_completed", "cleanup_failed", "rollback_triggered", "rollback_completed",
-  "context_compaction_started", "context_compacted", "context_compaction_failed", "fields_marked_stale",
-  "diagram_shown", "mcp_status", "tool_progress",
-]); // prettier-ignore
-
-const STEP_OPEN_TYPES = new Set(["step_started", "candidate_step_started", "input_received"]);
-const STEP_CLOSE_TYPES = new Set([
-  "step_completed",
-  "step_failed",
-  "candidate_step_completed",
-  "candidate_step_failed",
-]);
 
 /** What survives the run (persisted with the execution). */
 export interface DurableRunState {
@@ -74,20 +57,6 @@ function randomHex(): string {
     .slice(0, 32);
 }
 
-function str(v: unknown): string | undefined {
-  return typeof v === "string" && v !== "" ? v : undefined;
-}
-
-/** Integral numbers (6497.0 included) as integers; anything else undefined. */
-function count(v: unknown): number | undefined {
-  return typeof v === "number" && Number.isFinite(v) && Number.isInteger(v) && v >= 0 ? v : undefined;
-}
-
-/** Sorted-key compact JSON (tool arguments and results). */
-function sortedJson(value: unknown): string {
-  return canonicalJson(value);
-}
-
 export class RunTranslator {
   readonly threadId: string;
   readonly runId: string;
@@ -110,13 +79,9 @@ export class RunTranslator {
   private readonly toolResults = new Set<string>();
   /** Every tool call this run started (TOOL_CALL_START sent). */
   private readonly startedTools = new Set<string>();
-  private readonly runSteps = new Set<string>();
   private readonly seenEventIds = new Set<string>();
-  /** Usage summed per (provider, model), in first-seen order. */
-  private readonly usage = new Map<
-    string,
-    UsageEntry & { inputTokens: number; outputTokens: number; totalTokens: number }
-  >();
+  private readonly usage = new UsageTally();
+  private readonly steps: PipelineSteps;
   private emittedText = false;
 
   readonly durable: { pipelineSequence: number; openSteps: Set<string>; digests: Set<string> };
@@ -132,6 +97,7 @@ export class RunTranslator {
       openSteps: new Set(options.durable?.pipelineOpenSteps ?? []),
       digests: new Set(options.durable?.textSnapshotDigests ?? []),
     };
+    this.steps = new PipelineSteps(this.durable.openSteps, (type, stepName) => this.ev(type, { stepName }));
   }
 
   durableState(): DurableRunState {
@@ -155,10 +121,7 @@ export class RunTranslator {
     const out: AguiEvent[] = [
       this.ev("RUN_STARTED", { threadId: this.threadId, runId: this.runId, parentRunId }),
     ];
-    for (const key of [...this.durable.openSteps].sort()) {
-      this.runSteps.add(key);
-      out.push(this.ev("STEP_STARTED", { stepName: stepName(key) }));
-    }
+    this.steps.reopen(out);
     return out;
   }
 
@@ -174,9 +137,9 @@ export class RunTranslator {
     if (isObject(iac.thinking)) this.thinking(iac.thinking, undefined, out);
     if (!options.suppressText) this.statusText(item, out);
     if (isObject(iac.tool)) this.tool(iac.tool, out);
-    if (isObject(iac.usage)) this.recordUsage(iac.usage);
+    if (isObject(iac.usage)) this.usage.add(iac.usage);
     if (item.kind === "artifactUpdate" && isObject(item.payload.artifact)) {
-      out.push(this.ev("CUSTOM", { name: CUSTOM_ARTIFACT, value: this.artifactValue(item) }));
+      out.push(this.ev("CUSTOM", { name: CUSTOM_ARTIFACT, value: artifactValue(item) }));
     }
     return out;
   }
@@ -312,7 +275,7 @@ export class RunTranslator {
       }
       if (status === "input_complete" && this.openTools.has(toolCallId)) {
         const args = tool.toolInput ?? tool.input ?? { summary: tool.inputSummary ?? null };
-        out.push(this.ev("TOOL_CALL_ARGS", { toolCallId, delta: sortedJson(args) }));
+        out.push(this.ev("TOOL_CALL_ARGS", { toolCallId, delta: canonicalJson(args) }));
         this.openTools.delete(toolCallId);
         out.push(this.ev("TOOL_CALL_END", { toolCallId }));
       }
@@ -320,18 +283,7 @@ export class RunTranslator {
       this.toolResult(toolCallId, tool.result, out);
     } else if (status === "progress") {
       out.push(
-        this.ev("CUSTOM", {
-          name: CUSTOM_TOOL_PROGRESS,
-          value: dropNulls({
-            schemaVersion: 1,
-            status: "progress",
-            toolUseId: toolCallId,
-            name,
-            mcp: isObject(tool.mcp) ? tool.mcp : undefined,
-            progress: isObject(tool.progress) ? tool.progress : undefined,
-            mcpProgress: isObject(tool.mcpProgress) ? tool.mcpProgress : undefined,
-          }),
-        }),
+        this.ev("CUSTOM", { name: CUSTOM_TOOL_PROGRESS, value: toolProgressValue(tool, toolCallId, name) }),
       );
     }
   }
@@ -343,7 +295,7 @@ export class RunTranslator {
       out.push(this.ev("TOOL_CALL_END", { toolCallId }));
     }
     this.toolResults.add(toolCallId);
-    const content = typeof result === "string" ? result : sortedJson(result ?? null);
+    const content = typeof result === "string" ? result : canonicalJson(result ?? null);
     out.push(
       this.ev("TOOL_CALL_RESULT", {
         messageId: `tool-result-${toolCallId}`,
@@ -366,47 +318,9 @@ export class RunTranslator {
     return out;
   }
 
-  // --- usage and artifacts --------------------------------------------------
-
-  private recordUsage(usage: JsonObject): void {
-    const provider = str(usage.provider);
-    const model = str(usage.model);
-    const key = `${provider ?? ""}\u0000${model ?? ""}`;
-    const entry = this.usage.get(key) ?? { provider, model, inputTokens: 0, outputTokens: 0, totalTokens: 0 };
-    entry.inputTokens += count(usage.inputTokens) ?? 0;
-    entry.outputTokens += count(usage.outputTokens) ?? 0;
-    entry.totalTokens += count(usage.totalTokens) ?? 0;
-    const cached = count(usage.cachedInputTokens);
-    if (cached !== undefined) entry.cachedInputTokens = (entry.cachedInputTokens ?? 0) + cached;
-    this.usage.set(key, entry);
-  }
-
+  /** Tokens summed per (provider, model), in first-seen order. */
   usageList(): UsageEntry[] | undefined {
-    return this.usage.size ? [...this.usage.values()].map((u) => compact({ ...u })) : undefined;
-  }
-
-  private artifactValue(item: A2aItem): JsonObject {
-    const artifact = item.payload.artifact as JsonObject;
-    const part = Array.isArray(artifact.parts) && isObject(artifact.parts[0]) ? artifact.parts[0] : {};
-    const meta = isObject(artifact.metadata)
-      ? artifact.metadata
-      : isObject(part.metadata)
-        ? part.metadata
-        : {};
-    return compact({
-      schemaVersion: 1,
-      taskId: item.taskId,
-      contextId: item.contextId,
-      artifactId: str(artifact.artifactId),
-      name: str(artifact.name),
-      description: str(artifact.description),
-      filename: str(part.filename) ?? str(artifact.name),
-      mediaType: str(part.mediaType) ?? str(meta.mediaType),
-      uri: str(part.url) ?? str(meta.uri),
-      byteSize: count(meta.byteSize),
-      sha256: str(meta.sha256),
-      sourcePath: str(meta.sourcePath),
-    });
+    return this.usage.list();
   }
 
   // --- pipeline -------------------------------------------------------------
@@ -423,7 +337,7 @@ export class RunTranslator {
     const eventType = str(env.eventType) ?? "";
     const data = isObject(env.data) ? env.data : undefined;
     if (data) {
-      const key = this.pipelineMessageId(env);
+      const key = pipelineMessageKey(env, this.pipelineRunId);
       const wireBase = `${key}@${this.runId}`;
       if (eventType === "text_delta" && str(data.text)) this.text(key, data.text as string, true, out, wireBase);
       else if (eventType === "thinking_delta" && str(data.text))
@@ -432,54 +346,11 @@ export class RunTranslator {
         this.tool({ status: "input_complete", toolUseId: data.toolUseId, name: data.toolName, toolInput: data.input ?? {} }, out, key);
       else if (eventType === "tool_result")
         this.tool({ status: data.isError === true ? "failed" : "completed", toolUseId: data.toolUseId, name: data.toolName, result: data.result ?? data.content }, out, key);
-      else if (eventType === "usage") this.recordUsage(data);
+      else if (eventType === "usage") this.usage.add(data);
     } // prettier-ignore
-    this.stepLifecycle(env, eventType, out);
+    this.steps.lifecycle(env, eventType, out);
     if (PIPELINE_CUSTOM_TYPES.has(eventType))
       out.push(this.ev("CUSTOM", { name: CUSTOM_PIPELINE, value: dropNulls(env) }));
-  }
-
-  private pipelineMessageId(env: JsonObject): string {
-    const coords: string[] = [];
-    for (const k of ["candidate", "candidateStep", "step"]) {
-      const o = env[k];
-      if (!isObject(o)) continue;
-      const c = str(o.runId) ?? str(o.id);
-      if (c && !coords.includes(c)) coords.push(c);
-    }
-    const runId = str(env.pipelineRunId) ?? this.pipelineRunId;
-    return ["pipeline-message", runId, str(env.scope) ?? "pipeline", ...coords].join(":");
-  }
-
-  private stepLifecycle(env: JsonObject, eventType: string, out: AguiEvent[]): void {
-    const stepObj = isObject(env.candidateStep)
-      ? env.candidateStep
-      : isObject(env.step)
-        ? env.step
-        : undefined;
-    const stepId = stepObj ? str(stepObj.id) : undefined;
-    if (!stepId) return;
-    const cand = isObject(env.candidate) ? env.candidate : undefined;
-    const candId = cand ? (str(cand.id) ?? str(cand.subPipelineId) ?? str(cand.runId)) : undefined;
-    const key = candId ? `candidate:${candId}:${stepId}` : `step:${stepId}`;
-    if (STEP_OPEN_TYPES.has(eventType)) {
-      this.durable.openSteps.add(key);
-      if (!this.runSteps.has(key)) {
-        this.runSteps.add(key);
-        out.push(this.ev("STEP_STARTED", { stepName: stepName(key) }));
-      }
-    } else if (STEP_CLOSE_TYPES.has(eventType)) {
-      if (!this.durable.openSteps.has(key)) return;
-      this.durable.openSteps.delete(key);
-      if (this.runSteps.has(key)) {
-        this.runSteps.delete(key);
-        out.push(this.ev("STEP_FINISHED", { stepName: stepName(key) }));
-      } else {
-        const ts = this.now();
-        out.push({ type: "STEP_STARTED", timestamp: ts, stepName: stepName(key) });
-        out.push({ type: "STEP_FINISHED", timestamp: ts, stepName: stepName(key) });
-      }
-    }
   }
 
   /** A pipeline recovery snapshot: one ACTIVITY_SNAPSHOT, then the missed events. */
@@ -509,9 +380,7 @@ export class RunTranslator {
     for (const id of [...this.openTools].sort()) out.push(this.ev("TOOL_CALL_END", { toolCallId: id }));
     this.openTools.clear();
     for (const [key] of [...this.openTexts].sort((a, b) => (a[1] < b[1] ? -1 : 1))) this.endText(key, out);
-    for (const key of [...this.runSteps].sort())
-      out.push(this.ev("STEP_FINISHED", { stepName: stepName(key) }));
-    this.runSteps.clear();
+    this.steps.finishAll(out);
     return out;
   }
 
@@ -522,7 +391,7 @@ export class RunTranslator {
         threadId: this.threadId,
         runId: this.runId,
         outcome: { type: "success" },
-        usage: this.usageList(),
+        usage: this.usage.list(),
       }),
     ];
   }
@@ -538,7 +407,7 @@ export class RunTranslator {
         threadId: this.threadId,
         runId: this.runId,
         outcome: { type: "interrupt", interrupts: [first, ...rest] },
-        usage: this.usageList(),
+        usage: this.usage.list(),
       }),
     ];
   }
@@ -551,11 +420,6 @@ export class RunTranslator {
   custom(name: string, value: CustomValue): AguiEvent {
     return this.ev("CUSTOM", { name, value });
   }
-}
-
-/** AG-UI step name of a durable step key: the bare id for top-level steps. */
-export function stepName(key: string): string {
-  return key.startsWith("step:") ? key.slice(5) : key;
 }
 
 /** Pure form for golden tests: maps a whole A2A stream and ends it as the stream says. */

@@ -40,7 +40,7 @@ export function normalizeState(raw: unknown): string | undefined {
     .replace(/_/g, "-");
 }
 
-function str(value: unknown): string | undefined {
+export function str(value: unknown): string | undefined {
   return typeof value === "string" && value !== "" ? value : undefined;
 }
 
