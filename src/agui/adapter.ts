@@ -9,7 +9,7 @@ import { admit, type Admission, type RunRequest } from "./run/admission.js";
 import { cancelExecution, type CancelStatus } from "./run/cancel.js";
 import { hasPending } from "./threads/execution.js";
 import { runAdmitted } from "./run/run.js";
-import type { EventSink } from "./run/context.js";
+import type { EventSink } from "./run/run-state.js";
 import type { Language } from "../i18n/index.js";
 
 export class AguiAdapter {

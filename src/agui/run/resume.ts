@@ -30,124 +30,9 @@ import {
   shownToolCallId,
   toolResultText,
 } from "./interrupts.js";
-import { upstreamSignals, type RunContext } from "./context.js";
-import { announceSession, commitInterrupt, consume, messageParams, newInputs } from "./stream.js";
+import type { RunState } from "./run-state.js";
+import type { RunStream } from "./stream.js";
 import type { ExecutionState } from "../threads/thread-store.js";
-
-export async function resume(ctx: RunContext): Promise<void> {
-  const { doc, request } = ctx.admission;
-  const entries = request.resume ?? [];
-  const ex = doc.execution;
-  await checkResumable(ctx, entries);
-  ctx.run.accepting = true;
-  const snapshot = await taskSnapshot(ctx);
-  const knownBefore = new Set(Object.keys(ex.pending));
-  const discovered = await newInputs(ctx, snapshot);
-
-  const ids = entries.map((e) => e.interruptId);
-  if (new Set(ids).size !== ids.length || entries.length === 0) {
-    throw new RunFailure(
-      "INCOMPLETE_RESUME",
-      entries.length ? MSG.duplicateInterruptIds : MSG.incompleteResume,
-    );
-  }
-  for (const e of entries) {
-    if (ex.pending[e.interruptId]) continue;
-    const applied = appliedDigest(doc, e.interruptId);
-    if (applied === undefined) throw new RunFailure("UNKNOWN_INTERRUPT", MSG.unknownInterrupt);
-    if (applied !== answerDigest(e)) throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
-  }
-  const answered = new Set(ids);
-  const missing = Object.keys(ex.pending).filter((id) => !answered.has(id));
-  if (missing.length) {
-    if (missing.some((id) => knownBefore.has(id)))
-      throw new RunFailure("INCOMPLETE_RESUME", MSG.incompleteResume);
-    // Only interrupts the snapshot just revealed are unanswered: show them all, apply nothing.
-    if (discovered) {
-      await pipelineCatchUp(ctx);
-      await commitInterrupt(ctx);
-      return;
-    }
-  }
-  const toApply = entries.filter((e) => ex.pending[e.interruptId]);
-  checkPayloads(ex, entries, toApply);
-  if (!toApply.length) throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
-  const cancelledQuestion = toApply.find(
-    (e) => e.status === "cancelled" && cancelCancelsTask(ex.pending[e.interruptId].value),
-  );
-  if (cancelledQuestion) {
-    const taskId = ex.taskId;
-    for (const e of toApply) recordApplied(doc, e);
-    markTerminal(doc);
-    await ctx.core.cancelUpstream(taskId);
-    await ctx.core.saveBestEffort(doc);
-    throw new RunFailure("CANCELLED", MSG.cancelledByResponse);
-  }
-  await applyAnswers(ctx, toApply);
-}
-
-/** A bound task with pending interrupts that have not expired; else why the resume cannot run. */
-async function checkResumable(ctx: RunContext, entries: ResumeAnswer[]): Promise<void> {
-  const { doc } = ctx.admission;
-  const ex = doc.execution;
-  if (!ex.taskId || !Object.keys(ex.pending).length) {
-    const expired = new Set(ex.expiredInterruptIds ?? []);
-    if (entries.some((e) => expired.has(e.interruptId)))
-      throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
-    if (entries.length && entries.every((e) => lastAppliedDigest(doc, e.interruptId) !== undefined)) {
-      throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
-    }
-    throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
-  }
-  if (hasExpired(doc, ctx.core.now())) {
-    await ctx.core.expire(doc);
-    throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
-  }
-}
-
-/** Preflight: GetTask; the task must still exist, be ours and be waiting. */
-async function taskSnapshot(ctx: RunContext): Promise<A2aItem> {
-  const { doc } = ctx.admission;
-  const taskId = doc.execution.taskId!;
-  let snapshot: A2aItem;
-  try {
-    snapshot = readItem({ result: { task: await ctx.core.client.getTask(taskId, upstreamSignals(ctx)) } });
-  } catch (err) {
-    if (err instanceof A2aRpcError) throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
-    throw err;
-  }
-  if (snapshot.taskId !== taskId || (snapshot.contextId && snapshot.contextId !== doc.contextId)) {
-    throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskIdentityMismatch);
-  }
-  const session = sessionIdOf(snapshot);
-  if (session && doc.iacCodeSessionId && session !== doc.iacCodeSessionId) {
-    throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.sessionChanged);
-  }
-  if (snapshot.state && TERMINAL_STATES.has(snapshot.state)) {
-    markTerminal(doc);
-    await ctx.core.saveBestEffort(doc);
-    throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
-  }
-  return snapshot;
-}
-
-/**
- * The pipeline events this thread has not seen (after its persisted cursor),
- * with one ACTIVITY_SNAPSHOT of the run's state. Read once the answer's stream
- * is open: every event is then in the journal read or on that stream (the
- * journal is written before an event is published), and the translator drops
- * what both carry by eventId and sequence.
- */
-async function pipelineCatchUp(ctx: RunContext): Promise<void> {
-  const { doc } = ctx.admission;
-  const state = await ctx.core.client.pipelineState(
-    doc.execution.taskId!,
-    doc.execution.pipelineSequence,
-    upstreamSignals(ctx),
-  );
-  if (!state) return;
-  for (const ev of ctx.tr.recovery(state.snapshot, state.events)) ctx.sink.send(ev);
-}
 
 /**
  * Every resolved answer must carry a payload matching its interrupt's response
@@ -168,63 +53,191 @@ function checkPayloads(ex: ExecutionState, all: ResumeAnswer[], entries: ResumeA
   }
 }
 
-/** Sends each answer on its own stream; the last stream carries the continuation. */
-async function applyAnswers(ctx: RunContext, entries: ResumeAnswer[]): Promise<void> {
-  const { doc, request } = ctx.admission;
-  const toolResults: Array<{ toolCallId: string; text: string }> = [];
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i];
-    const pending = doc.execution.pending[entry.interruptId];
-    const value = pending.value;
-    const taskId = doc.execution.taskId!;
-    const part = answerPart(value, entry, taskId, doc.contextId);
-    const params = messageParams(ctx, [part], `agui-resume-${request.runId}-${entry.interruptId}`, true);
-    const last = i === entries.length - 1;
-    const upstream = last ? ctx.run.upstream : new AbortController();
-    const answered = ctx.core.client.sendStreamingMessage(params, upstreamSignals(ctx, upstream));
-    const stream = answered[Symbol.asyncIterator]();
-    let first: IteratorResult<unknown>;
-    try {
-      first = await stream.next();
-    } catch (err) {
-      if (err instanceof A2aRpcError) throw new RunFailure("A2A_UNAVAILABLE", MSG.interruptRejected);
-      throw err;
-    }
-    if (first.done) {
+export class Resume {
+  constructor(
+    private readonly run: RunState,
+    private readonly stream: RunStream,
+  ) {}
+
+  async resume(): Promise<void> {
+    const { doc, request } = this.run.admission;
+    const entries = request.resume ?? [];
+    const ex = doc.execution;
+    await this.checkResumable(entries);
+    this.run.active.accepting = true;
+    const snapshot = await this.taskSnapshot();
+    const knownBefore = new Set(Object.keys(ex.pending));
+    const discovered = await this.stream.newInputs(snapshot);
+
+    const ids = entries.map((e) => e.interruptId);
+    if (new Set(ids).size !== ids.length || entries.length === 0) {
       throw new RunFailure(
-        "A2A_UNAVAILABLE",
-        isPermission(value) ? MSG.permissionNotAccepted : MSG.interruptNotAccepted,
+        "INCOMPLETE_RESUME",
+        entries.length ? MSG.duplicateInterruptIds : MSG.incompleteResume,
       );
     }
-    const firstItem = readItem(first.value);
-    if (
-      (firstItem.taskId && firstItem.taskId !== taskId) ||
-      (firstItem.contextId && firstItem.contextId !== doc.contextId)
-    ) {
+    for (const e of entries) {
+      if (ex.pending[e.interruptId]) continue;
+      const applied = appliedDigest(doc, e.interruptId);
+      if (applied === undefined) throw new RunFailure("UNKNOWN_INTERRUPT", MSG.unknownInterrupt);
+      if (applied !== answerDigest(e)) throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
+    }
+    const answered = new Set(ids);
+    const missing = Object.keys(ex.pending).filter((id) => !answered.has(id));
+    if (missing.length) {
+      if (missing.some((id) => knownBefore.has(id)))
+        throw new RunFailure("INCOMPLETE_RESUME", MSG.incompleteResume);
+      // Only interrupts the snapshot just revealed are unanswered: show them all, apply nothing.
+      if (discovered) {
+        await this.pipelineCatchUp();
+        await this.stream.commitInterrupt();
+        return;
+      }
+    }
+    const toApply = entries.filter((e) => ex.pending[e.interruptId]);
+    checkPayloads(ex, entries, toApply);
+    if (!toApply.length) throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
+    const cancelledQuestion = toApply.find(
+      (e) => e.status === "cancelled" && cancelCancelsTask(ex.pending[e.interruptId].value),
+    );
+    if (cancelledQuestion) {
+      const taskId = ex.taskId;
+      for (const e of toApply) recordApplied(doc, e);
+      markTerminal(doc);
+      await this.run.core.cancelUpstream(taskId);
+      await this.run.core.saveBestEffort(doc);
+      throw new RunFailure("CANCELLED", MSG.cancelledByResponse);
+    }
+    await this.applyAnswers(toApply);
+  }
+
+  /** A bound task with pending interrupts that have not expired; else why the resume cannot run. */
+  private async checkResumable(entries: ResumeAnswer[]): Promise<void> {
+    const { doc } = this.run.admission;
+    const ex = doc.execution;
+    if (!ex.taskId || !Object.keys(ex.pending).length) {
+      const expired = new Set(ex.expiredInterruptIds ?? []);
+      if (entries.some((e) => expired.has(e.interruptId)))
+        throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
+      if (entries.length && entries.every((e) => lastAppliedDigest(doc, e.interruptId) !== undefined)) {
+        throw new RunFailure("RESUME_ALREADY_APPLIED", MSG.alreadyApplied);
+      }
+      throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
+    }
+    if (hasExpired(doc, this.run.core.now())) {
+      await this.run.core.expire(doc);
+      throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
+    }
+  }
+
+  /** Preflight: GetTask; the task must still exist, be ours and be waiting. */
+  private async taskSnapshot(): Promise<A2aItem> {
+    const { doc } = this.run.admission;
+    const taskId = doc.execution.taskId!;
+    let snapshot: A2aItem;
+    try {
+      snapshot = readItem({
+        result: { task: await this.run.core.client.getTask(taskId, this.run.signals()) },
+      });
+    } catch (err) {
+      if (err instanceof A2aRpcError) throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
+      throw err;
+    }
+    if (snapshot.taskId !== taskId || (snapshot.contextId && snapshot.contextId !== doc.contextId)) {
       throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskIdentityMismatch);
     }
-    // Accepted: record the answer durably before anything else is announced.
-    recordApplied(doc, entry);
-    try {
-      await ctx.core.store.save(doc);
-    } catch {
-      await ctx.core.cancelUpstream(taskId);
+    const session = sessionIdOf(snapshot);
+    if (session && doc.iacCodeSessionId && session !== doc.iacCodeSessionId) {
+      throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.sessionChanged);
+    }
+    if (snapshot.state && TERMINAL_STATES.has(snapshot.state)) {
       markTerminal(doc);
-      throw new RunFailure("STATE_PERSISTENCE_FAILED", MSG.responseNotCommitted);
+      await this.run.core.saveBestEffort(doc);
+      throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
     }
-    const toolCallId = shownToolCallId(pending);
-    const text = toolResultText(pending, entry);
-    if (toolCallId && text !== undefined) toolResults.push({ toolCallId, text });
-    if (!last) {
-      upstream.abort();
-      continue;
+    return snapshot;
+  }
+
+  /**
+   * The pipeline events this thread has not seen (after its persisted cursor),
+   * with one ACTIVITY_SNAPSHOT of the run's state. Read once the answer's stream
+   * is open: every event is then in the journal read or on that stream (the
+   * journal is written before an event is published), and the translator drops
+   * what both carry by eventId and sequence.
+   */
+  private async pipelineCatchUp(): Promise<void> {
+    const { doc } = this.run.admission;
+    const state = await this.run.core.client.pipelineState(
+      doc.execution.taskId!,
+      doc.execution.pipelineSequence,
+      this.run.signals(),
+    );
+    if (!state) return;
+    for (const ev of this.run.tr.recovery(state.snapshot, state.events)) this.run.sink.send(ev);
+  }
+
+  /** Sends each answer on its own stream; the last stream carries the continuation. */
+  private async applyAnswers(entries: ResumeAnswer[]): Promise<void> {
+    const { doc, request } = this.run.admission;
+    const toolResults: Array<{ toolCallId: string; text: string }> = [];
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i];
+      const pending = doc.execution.pending[entry.interruptId];
+      const value = pending.value;
+      const taskId = doc.execution.taskId!;
+      const part = answerPart(value, entry, taskId, doc.contextId);
+      const params = this.stream.messageParams(
+        [part],
+        `agui-resume-${request.runId}-${entry.interruptId}`,
+        true,
+      );
+      const last = i === entries.length - 1;
+      const upstream = last ? this.run.active.upstream : new AbortController();
+      const answered = this.run.core.client.sendStreamingMessage(params, this.run.signals(upstream));
+      const stream = answered[Symbol.asyncIterator]();
+      let first: IteratorResult<unknown>;
+      try {
+        first = await stream.next();
+      } catch (err) {
+        if (err instanceof A2aRpcError) throw new RunFailure("A2A_UNAVAILABLE", MSG.interruptRejected);
+        throw err;
+      }
+      if (first.done) {
+        throw new RunFailure(
+          "A2A_UNAVAILABLE",
+          isPermission(value) ? MSG.permissionNotAccepted : MSG.interruptNotAccepted,
+        );
+      }
+      const firstItem = readItem(first.value);
+      if (
+        (firstItem.taskId && firstItem.taskId !== taskId) ||
+        (firstItem.contextId && firstItem.contextId !== doc.contextId)
+      ) {
+        throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskIdentityMismatch);
+      }
+      // Accepted: record the answer durably before anything else is announced.
+      recordApplied(doc, entry);
+      try {
+        await this.run.core.store.save(doc);
+      } catch {
+        await this.run.core.cancelUpstream(taskId);
+        markTerminal(doc);
+        throw new RunFailure("STATE_PERSISTENCE_FAILED", MSG.responseNotCommitted);
+      }
+      const toolCallId = shownToolCallId(pending);
+      const text = toolResultText(pending, entry);
+      if (toolCallId && text !== undefined) toolResults.push({ toolCallId, text });
+      if (!last) {
+        upstream.abort();
+        continue;
+      }
+      this.run.active.accepting = false;
+      this.stream.announceSession(true);
+      await this.pipelineCatchUp();
+      for (const r of toolResults)
+        for (const ev of this.run.tr.answeredToolResult(r.toolCallId, r.text)) this.run.sink.send(ev);
+      const rest: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => stream };
+      await this.stream.consume(rest, firstItem, true);
     }
-    ctx.run.accepting = false;
-    announceSession(ctx, true);
-    await pipelineCatchUp(ctx);
-    for (const r of toolResults)
-      for (const ev of ctx.tr.answeredToolResult(r.toolCallId, r.text)) ctx.sink.send(ev);
-    const rest: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => stream };
-    await consume(ctx, rest, firstItem, true);
   }
 }

@@ -25,325 +25,328 @@ import { appliedDigest, markTerminal } from "../threads/execution.js";
 import { iacMetadata } from "./inputs.js";
 import { EITHER_WAY_KINDS, requiredInputs, toInterrupt } from "./interrupts.js";
 import type { PendingInterrupt } from "../threads/thread-store.js";
-import { syncDurable, upstreamSignals, type RunContext } from "./context.js";
+import type { RunState } from "./run-state.js";
 import { confirmationOptionsProblem, DEPLOYMENT_CONFIRMATION } from "./structured-answers.js";
 
-/** SendStreamingMessage params for a run; `withTask` continues the bound task. */
-export function messageParams(
-  ctx: RunContext,
-  parts: JsonObject[],
-  messageId: string,
-  withTask: boolean,
-): JsonObject {
-  const { doc, cwd, request, language } = ctx.admission;
-  const message: JsonObject = {
-    messageId,
-    role: "ROLE_USER",
-    parts,
-    contextId: doc.contextId,
-    metadata: { iac_code: iacMetadata(request.iacCode, cwd, language) },
-  };
-  if (withTask && doc.execution.taskId) message.taskId = doc.execution.taskId;
-  return { message, configuration: { acceptedOutputModes: ["text/plain"] } };
-}
-
-/** Learns and checks the task, context and session identities of an item; persists what is new. */
-async function learn(ctx: RunContext, item: A2aItem): Promise<void> {
-  const { doc } = ctx.admission;
-  const ex = doc.execution;
-  if (item.contextId && item.contextId !== doc.contextId)
-    throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.contextChanged);
-  let changed = false;
-  let failMsg: MessageKey = MSG.mappingNotCommitted;
-  if (item.taskId) {
-    if (ex.taskId && ex.taskId !== item.taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
-    if (!ex.taskId) {
-      ex.taskId = item.taskId;
-      changed = true;
-    }
-  }
-  const session = sessionIdOf(item);
-  if (session) {
-    if (doc.iacCodeSessionId && doc.iacCodeSessionId !== session) {
-      throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.sessionChanged);
-    }
-    if (!doc.iacCodeSessionId) {
-      doc.iacCodeSessionId = session;
-      if (!changed) failMsg = MSG.sessionNotCommitted;
-      changed = true;
-    }
-  }
-  if (!changed) return;
-  try {
-    await ctx.core.store.save(doc);
-  } catch {
-    await ctx.core.cancelUpstream(ex.taskId ?? item.taskId);
-    markTerminal(doc);
-    throw new RunFailure("STATE_PERSISTENCE_FAILED", failMsg);
-  }
-}
-
-/** Sends iac-code.session.v1 once: as soon as task and session are known, or when `force`d. */
-export function announceSession(ctx: RunContext, force: boolean): void {
-  if (ctx.sessionAnnounced) return;
-  const { doc, request } = ctx.admission;
-  if (!force && !(doc.execution.taskId && doc.iacCodeSessionId)) return;
-  ctx.sessionAnnounced = true;
-  const value: JsonObject = {
-    schemaVersion: 1,
-    threadId: request.threadId,
-    aguiRunId: request.runId,
-    executionId: doc.execution.executionId,
-    contextId: doc.contextId,
-    rosInvocationId: doc.execution.rosInvocationId,
-  };
-  if (doc.execution.taskId) value.taskId = doc.execution.taskId;
-  if (doc.iacCodeSessionId) value.sessionId = doc.iacCodeSessionId;
-  ctx.sink.send(ctx.tr.custom(CUSTOM_SESSION, value));
-}
-
-/**
- * A deployment confirmation whose options cannot be offered (§5.3) never
- * becomes an interrupt: nobody could answer it, so its task is cancelled
- * (else it would hold the context) and the run ends A2A_UNAVAILABLE.
- */
-async function refuseUnofferable(ctx: RunContext, value: JsonObject): Promise<void> {
-  if (value.kind !== DEPLOYMENT_CONFIRMATION) return;
-  const problem = confirmationOptionsProblem(value);
-  if (problem === undefined) return;
-  const { doc } = ctx.admission;
-  ctx.core.logger?.warn(
-    { threadId: doc.threadId, taskId: doc.execution.taskId, inputId: value.inputId, option: problem },
-    "deployment confirmation with options that cannot be offered",
-  );
-  await ctx.core.cancelUpstream(doc.execution.taskId);
-  markTerminal(doc);
-  await ctx.core.saveBestEffort(doc);
-  if (problem < 0) throw new RunFailure("A2A_UNAVAILABLE", MSG.confirmationNoOptions);
-  throw new RunFailure("A2A_UNAVAILABLE", MSG.confirmationOptionsInvalid, { index: String(problem) });
-}
-
-/** True when the item asks only for inputs already answered in this execution (a stale projection). */
-function onlyAnswered(ctx: RunContext, item: A2aItem): boolean {
-  const inputs = requiredInputs(item);
-  return (
-    inputs.length > 0 &&
-    inputs.every(
-      (i) =>
-        typeof i.value.inputId === "string" &&
-        appliedDigest(ctx.admission.doc, i.value.inputId) !== undefined,
-    )
-  );
-}
-
-/** Adds the item's new pending inputs (answers already applied in this execution are dropped); true if any. */
-export async function newInputs(ctx: RunContext, item: A2aItem): Promise<boolean> {
-  const { doc } = ctx.admission;
-  let added = false;
-  for (const input of requiredInputs(item)) {
-    const id = input.value.inputId;
-    if (typeof id !== "string" || !id) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.interruptWithoutId);
-    if (appliedDigest(doc, id) !== undefined) continue;
-    const req = input.value.requestTaskId;
-    if (typeof req === "string" && doc.execution.taskId && req !== doc.execution.taskId) {
-      throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.otherTask);
-    }
-    const cx = input.value.contextId;
-    if (typeof cx === "string" && cx !== doc.contextId)
-      throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.otherContext);
-    const existing = doc.execution.pending[id];
-    if (existing) {
-      if (input.sideband) existing.sideband = true;
-      continue;
-    }
-    await refuseUnofferable(ctx, input.value);
-    const pending: PendingInterrupt = {
-      value: input.value,
-      sideband: input.sideband,
-      expiresAt: new Date(ctx.core.now() + ctx.core.ttlMs).toISOString(),
-    };
-    const toolUseId = input.value.toolUseId;
-    if (EITHER_WAY_KINDS.has(String(input.value.kind)))
-      pending.toolCallShown = typeof toolUseId === "string" && ctx.tr.startedToolCall(toolUseId);
-    doc.execution.pending[id] = pending;
-    added = true;
-  }
-  return added;
-}
-
-/** Persists the pending interrupts, then ends the run with them. */
-export async function commitInterrupt(ctx: RunContext): Promise<void> {
-  const { doc } = ctx.admission;
-  ctx.tr.finalizeSnapshots();
-  syncDurable(ctx);
-  try {
-    await ctx.core.store.save(doc);
-  } catch {
-    const taskId = doc.execution.taskId;
-    await ctx.core.cancelUpstream(taskId);
-    markTerminal(doc);
-    throw new RunFailure("STATE_PERSISTENCE_FAILED", MSG.interruptNotCommitted);
-  }
-  ctx.run.paused = true;
-  ctx.core.scheduleExpiry(doc);
-  const interrupts: InterruptObject[] = Object.values(doc.execution.pending).map(toInterrupt);
-  for (const ev of ctx.tr.finishInterrupt(interrupts)) ctx.sink.send(ev);
-}
-
 type ItemOutcome = "stop" | "continue" | "interrupted";
-
-async function handleItem(ctx: RunContext, item: A2aItem): Promise<ItemOutcome> {
-  await learn(ctx, item);
-  announceSession(ctx, false);
-  // A Task item is a snapshot (first event of a stream): its merged metadata
-  // repeats what earlier runs showed, and input-required there is the wait
-  // being answered, not the end of this run.
-  const snapshot = item.kind === "task";
-  if (!snapshot) for (const ev of ctx.tr.map(item)) ctx.sink.send(ev);
-  if (await newInputs(ctx, item)) {
-    await commitInterrupt(ctx);
-    return "interrupted";
-  }
-  const st = item.state;
-  // Waiting only for what this execution already answered: not where the turn stands now.
-  if (st === "input-required" && onlyAnswered(ctx, item)) return "continue";
-  if (snapshot && !TERMINAL_STATES.has(st ?? "")) return "continue";
-  if (st) ctx.lastState = st;
-  if (st && FAILED_STATES.has(st)) {
-    ctx.failure = {
-      text: statusText(item).text,
-      error: isObject(item.iac.error) ? item.iac.error : undefined,
-    };
-  }
-  return st && STOP_STATES.has(st) ? "stop" : "continue";
-}
 
 /** How a stream went: a stop state, an interrupt committed, or its end before either ("ended"). */
 type StreamOutcome = "stop" | "interrupted" | "ended";
 
-/**
- * Reads a stream until a stop or its end. After an accepted answer (`lenient`)
- * a failing stream counts as ended: what the task does next is asked again.
- */
-async function drain(
-  ctx: RunContext,
-  stream: AsyncIterable<unknown>,
-  first: A2aItem | undefined,
-  lenient: boolean,
-): Promise<StreamOutcome> {
-  if (first) {
-    const outcome = await handleItem(ctx, first);
-    if (outcome !== "continue") return outcome;
+export class RunStream {
+  /** The iac-code.session.v1 event goes out once per run. */
+  private sessionAnnounced = false;
+  /** The last task state the stream reported (decides how the run ends). */
+  private lastState: string | undefined;
+  /** A failed task's status text and metadata.iac_code.error (the run's RUN_ERROR says the same). */
+  private failure?: { text: string; error?: Record<string, unknown> };
+
+  constructor(private readonly run: RunState) {}
+
+  /** SendStreamingMessage params for a run; `withTask` continues the bound task. */
+  messageParams(parts: JsonObject[], messageId: string, withTask: boolean): JsonObject {
+    const { doc, cwd, request, language } = this.run.admission;
+    const message: JsonObject = {
+      messageId,
+      role: "ROLE_USER",
+      parts,
+      contextId: doc.contextId,
+      metadata: { iac_code: iacMetadata(request.iacCode, cwd, language) },
+    };
+    if (withTask && doc.execution.taskId) message.taskId = doc.execution.taskId;
+    return { message, configuration: { acceptedOutputModes: ["text/plain"] } };
   }
-  const it = stream[Symbol.asyncIterator]();
-  for (;;) {
-    let next: IteratorResult<unknown>;
+
+  /** Learns and checks the task, context and session identities of an item; persists what is new. */
+  private async learn(item: A2aItem): Promise<void> {
+    const { doc } = this.run.admission;
+    const ex = doc.execution;
+    if (item.contextId && item.contextId !== doc.contextId)
+      throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.contextChanged);
+    let changed = false;
+    let failMsg: MessageKey = MSG.mappingNotCommitted;
+    if (item.taskId) {
+      if (ex.taskId && ex.taskId !== item.taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
+      if (!ex.taskId) {
+        ex.taskId = item.taskId;
+        changed = true;
+      }
+    }
+    const session = sessionIdOf(item);
+    if (session) {
+      if (doc.iacCodeSessionId && doc.iacCodeSessionId !== session) {
+        throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.sessionChanged);
+      }
+      if (!doc.iacCodeSessionId) {
+        doc.iacCodeSessionId = session;
+        if (!changed) failMsg = MSG.sessionNotCommitted;
+        changed = true;
+      }
+    }
+    if (!changed) return;
     try {
-      next = await it.next();
-    } catch (err) {
-      if (!lenient || ctx.run.upstream.signal.aborted) throw err;
-      ctx.core.logger?.warn({ err: (err as Error).message }, "A2A stream failed after an accepted answer");
-      return "ended";
-    }
-    if (next.done) return "ended";
-    const outcome = await handleItem(ctx, readItem(next.value));
-    if (outcome !== "continue") {
-      await it.return?.();
-      return outcome;
+      await this.run.core.store.save(doc);
+    } catch {
+      await this.run.core.cancelUpstream(ex.taskId ?? item.taskId);
+      markTerminal(doc);
+      throw new RunFailure("STATE_PERSISTENCE_FAILED", failMsg);
     }
   }
-}
 
-/**
- * Processes an A2A stream until it reaches a stop: a new interrupt (ends the
- * run with it), completion or the end of the turn (success), or a failure.
- * `afterAnswer`: the stream of an accepted answer, followed if it ends early.
- */
-export async function consume(
-  ctx: RunContext,
-  stream: AsyncIterable<unknown>,
-  first?: A2aItem,
-  afterAnswer = false,
-): Promise<void> {
-  let outcome = await drain(ctx, stream, first, afterAnswer);
-  if (outcome === "ended" && afterAnswer) outcome = await followAfterAnswer(ctx);
-  ctx.run.upstream.abort();
-  if (outcome === "interrupted") return;
-  await finish(ctx);
-}
-
-/**
- * The answer's stream ended before the turn said what comes next (§5.9):
- * subscribe to the task once, then ask for the task itself. A new input is an
- * interrupt, an end state or the end of the turn ends the run; anything else
- * means the turn is lost to this run: the task is cancelled, A2A_UNAVAILABLE.
- */
-async function followAfterAnswer(ctx: RunContext): Promise<StreamOutcome> {
-  const { doc } = ctx.admission;
-  const taskId = doc.execution.taskId!;
-  const signals = upstreamSignals(ctx);
-  const followed = await drain(
-    ctx,
-    ctx.core.client.stream("SubscribeToTask", { id: taskId }, signals),
-    undefined,
-    true,
-  );
-  if (followed !== "ended") return followed;
-  const task = readItem({ result: { task: await ctx.core.client.getTask(taskId, signals) } });
-  await learn(ctx, task);
-  if (task.taskId !== taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
-  if (await newInputs(ctx, task)) {
-    await commitInterrupt(ctx);
-    return "interrupted";
+  /** Sends iac-code.session.v1 once: as soon as task and session are known, or when `force`d. */
+  announceSession(force: boolean): void {
+    if (this.sessionAnnounced) return;
+    const { doc, request } = this.run.admission;
+    if (!force && !(doc.execution.taskId && doc.iacCodeSessionId)) return;
+    this.sessionAnnounced = true;
+    const value: JsonObject = {
+      schemaVersion: 1,
+      threadId: request.threadId,
+      aguiRunId: request.runId,
+      executionId: doc.execution.executionId,
+      contextId: doc.contextId,
+      rosInvocationId: doc.execution.rosInvocationId,
+    };
+    if (doc.execution.taskId) value.taskId = doc.execution.taskId;
+    if (doc.iacCodeSessionId) value.sessionId = doc.iacCodeSessionId;
+    this.run.sink.send(this.run.tr.custom(CUSTOM_SESSION, value));
   }
-  const st = task.state;
-  const turnEnded = st === "input-required" && requiredInputs(task).length === 0;
-  if (st && (TERMINAL_STATES.has(st) || turnEnded)) {
-    ctx.lastState = st;
-    if (FAILED_STATES.has(st))
-      ctx.failure = {
-        text: statusText(task).text,
-        error: isObject(task.iac.error) ? task.iac.error : undefined,
+
+  /**
+   * A deployment confirmation whose options cannot be offered (§5.3) never
+   * becomes an interrupt: nobody could answer it, so its task is cancelled
+   * (else it would hold the context) and the run ends A2A_UNAVAILABLE.
+   */
+  private async refuseUnofferable(value: JsonObject): Promise<void> {
+    if (value.kind !== DEPLOYMENT_CONFIRMATION) return;
+    const problem = confirmationOptionsProblem(value);
+    if (problem === undefined) return;
+    const { doc } = this.run.admission;
+    this.run.core.logger?.warn(
+      { threadId: doc.threadId, taskId: doc.execution.taskId, inputId: value.inputId, option: problem },
+      "deployment confirmation with options that cannot be offered",
+    );
+    await this.run.core.cancelUpstream(doc.execution.taskId);
+    markTerminal(doc);
+    await this.run.core.saveBestEffort(doc);
+    if (problem < 0) throw new RunFailure("A2A_UNAVAILABLE", MSG.confirmationNoOptions);
+    throw new RunFailure("A2A_UNAVAILABLE", MSG.confirmationOptionsInvalid, { index: String(problem) });
+  }
+
+  /** True when the item asks only for inputs already answered in this execution (a stale projection). */
+  private onlyAnswered(item: A2aItem): boolean {
+    const inputs = requiredInputs(item);
+    return (
+      inputs.length > 0 &&
+      inputs.every(
+        (i) =>
+          typeof i.value.inputId === "string" &&
+          appliedDigest(this.run.admission.doc, i.value.inputId) !== undefined,
+      )
+    );
+  }
+
+  /** Adds the item's new pending inputs (answers already applied in this execution are dropped); true if any. */
+  async newInputs(item: A2aItem): Promise<boolean> {
+    const { doc } = this.run.admission;
+    let added = false;
+    for (const input of requiredInputs(item)) {
+      const id = input.value.inputId;
+      if (typeof id !== "string" || !id) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.interruptWithoutId);
+      if (appliedDigest(doc, id) !== undefined) continue;
+      const req = input.value.requestTaskId;
+      if (typeof req === "string" && doc.execution.taskId && req !== doc.execution.taskId) {
+        throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.otherTask);
+      }
+      const cx = input.value.contextId;
+      if (typeof cx === "string" && cx !== doc.contextId)
+        throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.otherContext);
+      const existing = doc.execution.pending[id];
+      if (existing) {
+        if (input.sideband) existing.sideband = true;
+        continue;
+      }
+      await this.refuseUnofferable(input.value);
+      const pending: PendingInterrupt = {
+        value: input.value,
+        sideband: input.sideband,
+        expiresAt: new Date(this.run.core.now() + this.run.core.ttlMs).toISOString(),
       };
-    return "stop";
+      const toolUseId = input.value.toolUseId;
+      if (EITHER_WAY_KINDS.has(String(input.value.kind)))
+        pending.toolCallShown = typeof toolUseId === "string" && this.run.tr.startedToolCall(toolUseId);
+      doc.execution.pending[id] = pending;
+      added = true;
+    }
+    return added;
   }
-  ctx.core.logger?.warn(
-    { threadId: doc.threadId, taskId, state: st },
-    "A2A task lost after an accepted answer",
-  );
-  await ctx.core.cancelUpstream(taskId);
-  markTerminal(doc);
-  await ctx.core.saveBestEffort(doc);
-  throw new RunFailure("A2A_UNAVAILABLE", MSG.continuationLost);
-}
 
-/** Ends a run whose stream stopped without an interrupt, by its last state. */
-async function finish(ctx: RunContext): Promise<void> {
-  const { doc } = ctx.admission;
-  announceSession(ctx, true);
-  const st = ctx.lastState;
-  if (ctx.run.cancelledByExtension || st === "canceled") throw new RunFailure("CANCELLED", MSG.cancelled);
-  if (st !== "completed" && st !== "input-required") throw taskFailure(ctx);
-  const events = ctx.tr.finishSuccess();
-  syncDurable(ctx);
-  markTerminal(doc);
-  await ctx.core.saveBestEffort(doc);
-  for (const ev of events) ctx.sink.send(ev);
-}
-
-/**
- * The RUN_ERROR of a failed task: a model or runtime failure keeps its code and
- * the A2A text (localised, with the errorId of the server's log line); any
- * other failure is A2A_EXECUTION_FAILED with the task's own text when it has one.
- */
-function taskFailure(ctx: RunContext): RunFailure {
-  const code = ctx.failure?.error?.code;
-  const text = ctx.failure?.text || undefined;
-  const errorId = ctx.failure?.error?.errorId;
-  const params: Record<string, string> = typeof errorId === "string" ? { errorId } : {};
-  if (isAguiErrorCode(code) && code in ERROR_CODE_MESSAGES) {
-    const key = ERROR_CODE_MESSAGES[code as RuntimeErrorCode] as MessageKey;
-    return new RunFailure(code, key, params, text);
+  /** Persists the pending interrupts, then ends the run with them. */
+  async commitInterrupt(): Promise<void> {
+    const { doc } = this.run.admission;
+    this.run.tr.finalizeSnapshots();
+    this.run.syncDurable();
+    try {
+      await this.run.core.store.save(doc);
+    } catch {
+      const taskId = doc.execution.taskId;
+      await this.run.core.cancelUpstream(taskId);
+      markTerminal(doc);
+      throw new RunFailure("STATE_PERSISTENCE_FAILED", MSG.interruptNotCommitted);
+    }
+    this.run.active.paused = true;
+    this.run.core.scheduleExpiry(doc);
+    const interrupts: InterruptObject[] = Object.values(doc.execution.pending).map(toInterrupt);
+    for (const ev of this.run.tr.finishInterrupt(interrupts)) this.run.sink.send(ev);
   }
-  return new RunFailure("A2A_EXECUTION_FAILED", MSG.executionFailed, {}, text);
+
+  private async handleItem(item: A2aItem): Promise<ItemOutcome> {
+    await this.learn(item);
+    this.announceSession(false);
+    // A Task item is a snapshot (first event of a stream): its merged metadata
+    // repeats what earlier runs showed, and input-required there is the wait
+    // being answered, not the end of this run.
+    const snapshot = item.kind === "task";
+    if (!snapshot) for (const ev of this.run.tr.map(item)) this.run.sink.send(ev);
+    if (await this.newInputs(item)) {
+      await this.commitInterrupt();
+      return "interrupted";
+    }
+    const st = item.state;
+    // Waiting only for what this execution already answered: not where the turn stands now.
+    if (st === "input-required" && this.onlyAnswered(item)) return "continue";
+    if (snapshot && !TERMINAL_STATES.has(st ?? "")) return "continue";
+    if (st) this.lastState = st;
+    if (st && FAILED_STATES.has(st)) {
+      this.failure = {
+        text: statusText(item).text,
+        error: isObject(item.iac.error) ? item.iac.error : undefined,
+      };
+    }
+    return st && STOP_STATES.has(st) ? "stop" : "continue";
+  }
+
+  /**
+   * Reads a stream until a stop or its end. After an accepted answer (`lenient`)
+   * a failing stream counts as ended: what the task does next is asked again.
+   */
+  private async drain(
+    stream: AsyncIterable<unknown>,
+    first: A2aItem | undefined,
+    lenient: boolean,
+  ): Promise<StreamOutcome> {
+    if (first) {
+      const outcome = await this.handleItem(first);
+      if (outcome !== "continue") return outcome;
+    }
+    const it = stream[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<unknown>;
+      try {
+        next = await it.next();
+      } catch (err) {
+        if (!lenient || this.run.active.upstream.signal.aborted) throw err;
+        this.run.core.logger?.warn(
+          { err: (err as Error).message },
+          "A2A stream failed after an accepted answer",
+        );
+        return "ended";
+      }
+      if (next.done) return "ended";
+      const outcome = await this.handleItem(readItem(next.value));
+      if (outcome !== "continue") {
+        await it.return?.();
+        return outcome;
+      }
+    }
+  }
+
+  /**
+   * Processes an A2A stream until it reaches a stop: a new interrupt (ends the
+   * run with it), completion or the end of the turn (success), or a failure.
+   * `afterAnswer`: the stream of an accepted answer, followed if it ends early.
+   */
+  async consume(stream: AsyncIterable<unknown>, first?: A2aItem, afterAnswer = false): Promise<void> {
+    let outcome = await this.drain(stream, first, afterAnswer);
+    if (outcome === "ended" && afterAnswer) outcome = await this.followAfterAnswer();
+    this.run.active.upstream.abort();
+    if (outcome === "interrupted") return;
+    await this.finish();
+  }
+
+  /**
+   * The answer's stream ended before the turn said what comes next (§5.9):
+   * subscribe to the task once, then ask for the task itself. A new input is an
+   * interrupt, an end state or the end of the turn ends the run; anything else
+   * means the turn is lost to this run: the task is cancelled, A2A_UNAVAILABLE.
+   */
+  private async followAfterAnswer(): Promise<StreamOutcome> {
+    const { doc } = this.run.admission;
+    const taskId = doc.execution.taskId!;
+    const signals = this.run.signals();
+    const followed = await this.drain(
+      this.run.core.client.stream("SubscribeToTask", { id: taskId }, signals),
+      undefined,
+      true,
+    );
+    if (followed !== "ended") return followed;
+    const task = readItem({ result: { task: await this.run.core.client.getTask(taskId, signals) } });
+    await this.learn(task);
+    if (task.taskId !== taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
+    if (await this.newInputs(task)) {
+      await this.commitInterrupt();
+      return "interrupted";
+    }
+    const st = task.state;
+    const turnEnded = st === "input-required" && requiredInputs(task).length === 0;
+    if (st && (TERMINAL_STATES.has(st) || turnEnded)) {
+      this.lastState = st;
+      if (FAILED_STATES.has(st))
+        this.failure = {
+          text: statusText(task).text,
+          error: isObject(task.iac.error) ? task.iac.error : undefined,
+        };
+      return "stop";
+    }
+    this.run.core.logger?.warn(
+      { threadId: doc.threadId, taskId, state: st },
+      "A2A task lost after an accepted answer",
+    );
+    await this.run.core.cancelUpstream(taskId);
+    markTerminal(doc);
+    await this.run.core.saveBestEffort(doc);
+    throw new RunFailure("A2A_UNAVAILABLE", MSG.continuationLost);
+  }
+
+  /** Ends a run whose stream stopped without an interrupt, by its last state. */
+  private async finish(): Promise<void> {
+    const { doc } = this.run.admission;
+    this.announceSession(true);
+    const st = this.lastState;
+    if (this.run.active.cancelledByExtension || st === "canceled")
+      throw new RunFailure("CANCELLED", MSG.cancelled);
+    if (st !== "completed" && st !== "input-required") throw this.taskFailure();
+    const events = this.run.tr.finishSuccess();
+    this.run.syncDurable();
+    markTerminal(doc);
+    await this.run.core.saveBestEffort(doc);
+    for (const ev of events) this.run.sink.send(ev);
+  }
+
+  /**
+   * The RUN_ERROR of a failed task: a model or runtime failure keeps its code and
+   * the A2A text (localised, with the errorId of the server's log line); any
+   * other failure is A2A_EXECUTION_FAILED with the task's own text when it has one.
+   */
+  private taskFailure(): RunFailure {
+    const code = this.failure?.error?.code;
+    const text = this.failure?.text || undefined;
+    const errorId = this.failure?.error?.errorId;
+    const params: Record<string, string> = typeof errorId === "string" ? { errorId } : {};
+    if (isAguiErrorCode(code) && code in ERROR_CODE_MESSAGES) {
+      const key = ERROR_CODE_MESSAGES[code as RuntimeErrorCode] as MessageKey;
+      return new RunFailure(code, key, params, text);
+    }
+    return new RunFailure("A2A_EXECUTION_FAILED", MSG.executionFailed, {}, text);
+  }
 }
