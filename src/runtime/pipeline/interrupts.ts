@@ -11,8 +11,7 @@ import path from "node:path";
 import { newMessageId } from "../ids.js";
 import type { Message } from "../messages.js";
 import type { Provider } from "../providers/types.js";
-import { BUNDLED_DIR } from "./loader.js";
-import { renderPrompt } from "./step-executor.js";
+import { BUNDLED_DIR, renderPrompt } from "./loader.js";
 
 export const JUDGE_TIMEOUT_MS = 90_000;
 

@@ -30,7 +30,9 @@ import {
   type EvaluatedCandidate,
   type PresentedOption,
 } from "./selection.js";
-import { runAgentStep, type StackResult, type StepOutcome } from "./step-executor.js";
+import type { StepOutcome } from "./step-attempt.js";
+import { runAgentStep } from "./step-executor.js";
+import type { StackResult } from "./step-results.js";
 import { judge, type Classification } from "./interrupts.js";
 import { createTurnProvider } from "../providers/factory.js";
 
