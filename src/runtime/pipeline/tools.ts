@@ -5,7 +5,8 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { ToolError } from "../errors.js";
 import { readOnlyDescription } from "../tools/describe.js";
-import { loadTemplate, requireCloud, rosStackTool } from "../tools/ros.js";
+import { loadTemplate, requireCloud } from "../tools/ros.js";
+import { rosStackTool } from "../tools/ros-stack.js";
 import { deployStackGroup } from "../tools/ros-stack-group.js";
 import type { Tool } from "../tools/types.js";
 import { checkGuards, type ToolLogEntry } from "./guards.js";
