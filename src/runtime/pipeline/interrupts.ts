@@ -8,8 +8,7 @@
 // call until the user confirms that the run may go on).
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { newMessageId } from "../ids.js";
-import type { Message } from "../messages.js";
+import { textMessage } from "../messages.js";
 import type { Provider } from "../providers/types.js";
 import { BUNDLED_DIR, renderPrompt } from "./loader.js";
 
@@ -73,12 +72,7 @@ export async function judge(args: {
     steps: args.steps.join(", "),
     completed: args.completed.join(", ") || "none",
   }), ...(args.markers ?? [])].join("\n");
-  const user: Message = {
-    id: newMessageId(),
-    role: "user",
-    content: [{ type: "text", text: args.message }],
-    createdAt: new Date().toISOString(),
-  };
+  const user = textMessage("user", args.message);
   const signal = AbortSignal.any([args.signal, AbortSignal.timeout(JUDGE_TIMEOUT_MS)]);
   let text = "";
   try {

@@ -14,13 +14,13 @@ import type { EnvelopeSpec } from "./emitter.js";
 import { valueAt } from "./guards.js";
 import type { LoadedStep } from "./loader.js";
 import { attemptKey, type RunEnv } from "./run-env.js";
-import { optionProblems } from "./selection.js";
+import { evaluatedCandidates, optionProblems } from "./selection.js";
 import type { StepOutcome } from "./step-attempt.js";
 import { runAgentStep } from "./step-executor.js";
 import type { StackResult } from "./step-results.js";
 import { judge, type Classification } from "./interrupts.js";
 import { createTurnProvider } from "../providers/factory.js";
-import { candidateSelection, evaluatedCandidates, pauseSteps } from "./waits.js";
+import { candidateSelection, pauseSteps } from "./waits.js";
 
 type Outcome = StepOutcome | { kind: "conclusion"; conclusion: unknown };
 
@@ -196,7 +196,11 @@ export class PipelineRunner {
           earlier.includes(target) ? run.sm.rollbackRefusal(target) : `${target} is not an earlier step`,
         ...(step.def.ui_mode === "candidate_selection"
           ? {
-              extraCheck: (c: Record<string, unknown>) => optionProblems(c.options, evaluatedCandidates(run)),
+              extraCheck: (c: Record<string, unknown>) =>
+                optionProblems(
+                  c.options,
+                  evaluatedCandidates((field) => run.context.get(field)),
+                ),
             }
           : {}),
         ...(step.def.tracks_stacks

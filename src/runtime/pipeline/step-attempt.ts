@@ -5,7 +5,7 @@
 import { createTurnProvider } from "../providers/factory.js";
 import type { Provider } from "../providers/types.js";
 import type { SessionContext } from "../session/session-context.js";
-import type { Turn } from "../session/turn.js";
+import { toolSet, type Turn } from "../session/turn.js";
 import { bundledSkills } from "../skills/discovery.js";
 import type { StoreScope } from "../store/runtime-store.js";
 import type { EnvelopeSpec, PipelineEmitter } from "./emitter.js";
@@ -33,16 +33,14 @@ export interface StepEnv {
   control: StepControl;
 }
 
-/** Where a step's events sit: scope plus step / candidate coordinates. */
-export type Coordinates = Pick<EnvelopeSpec, "scope" | "step" | "candidate" | "candidateStep">;
-
 export interface StepAttempt {
   step: LoadedStep;
   surface: StepSurface;
   attempt: number;
   /** The attempt's transcript part name, unique per attempt. */
   key: string;
-  coords: Coordinates;
+  /** Where the attempt's events sit: scope plus step / candidate coordinates. */
+  coords: Pick<EnvelopeSpec, "scope" | "step" | "candidate" | "candidateStep">;
   /** The candidate whose sub-pipeline this step belongs to. */
   candidateIndex?: number;
   /** Markers in the system prompt (a scripted model matches on them). */
@@ -151,12 +149,7 @@ export function stepTurn(
     ...env.baseTurn,
     signal,
     provider,
-    tools: new Map(tools.map((tool) => [tool.name, tool])),
-    toolDefs: tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-    })),
+    ...toolSet(tools),
     system: stepSystemPrompt(env, a),
   };
 }

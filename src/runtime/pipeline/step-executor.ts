@@ -7,11 +7,10 @@
 // calling it, or when the conclusion retries are used up. Everything the loop
 // does is published as pipeline envelopes with the step's coordinates.
 // A restarted process continues the same attempt from its transcript.
-import { newMessageId } from "../ids.js";
 import { failSpan, startSpan, withSpanSteps } from "../../server/tracing/index.js";
 import { callModel } from "../loop/model-call.js";
 import { compactIfNeeded } from "../session/compaction.js";
-import { messageText, type Message, type ToolUseBlock } from "../messages.js";
+import { messageText, textMessage, type Message, type ToolUseBlock } from "../messages.js";
 import { openSessionData } from "../session/store.js";
 import { runToolRound } from "../session/tool-round.js";
 import type { Turn } from "../session/turn.js";
@@ -116,12 +115,7 @@ async function* runAttempt(
   };
 
   if (fresh) {
-    await conversation.append({
-      id: newMessageId(),
-      role: "user",
-      content: [{ type: "text", text: a.userText }],
-      createdAt: new Date().toISOString(),
-    });
+    await conversation.append(textMessage("user", a.userText));
   } else if (round) {
     const assistant = conversation.find(round.assistantMessageId);
     if (assistant) {
@@ -144,7 +138,7 @@ async function* runAttempt(
     if (early) return early;
     if (run.state.conclusion && terminal) return { kind: "conclusion", conclusion: run.state.conclusion };
     for (const text of await env.control.beforeModelCall(a.key, a.candidateIndex, signal)) {
-      await conversation.append(userText(`${SUPPLEMENT_PREFIX} ${text}`));
+      await conversation.append(textMessage("user", `${SUPPLEMENT_PREFIX} ${text}`));
     }
     if (signal.aborted) return { kind: "cancelled" };
     yield* run.project(compactIfNeeded(ctx, turn, provider, a.markers.join("\n")));
@@ -215,18 +209,10 @@ function rerunSafe(turn: Turn, use: ToolUseBlock): boolean {
   }
 }
 
-function userText(text: string): Message {
-  return {
-    id: newMessageId(),
-    role: "user",
-    content: [{ type: "text", text }],
-    createdAt: new Date().toISOString(),
-  };
-}
-
 function nudge(a: StepAttempt, n: number): Message {
   const example = JSON.stringify({ conclusion: exampleOf(a.surface.conclusionSchema) });
-  return userText(
+  return textMessage(
+    "user",
     `${NUDGE_PREFIX} (reminder ${n} of ${MAX_NUDGES}) The step "${a.step.id}" ends only with complete_step. ` +
       `Call it now with the conclusion, for example: ${example}`,
   );

@@ -17,10 +17,6 @@ import type { CompletionState, ConfirmedDeployment } from "./tools.js";
 
 const THINKING_MAX = 4000;
 
-function truncate(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
-
 export class StepRun {
   readonly toolLog: ToolLogEntry[] = [];
   readonly state: CompletionState = {};
@@ -152,7 +148,7 @@ export class StepRun {
         return;
       case "thinking_delta":
         yield await emitter.event(
-          this.spec("thinking_delta", { type: "raw_thinking", text: truncate(ev.text, THINKING_MAX) }),
+          this.spec("thinking_delta", { type: "raw_thinking", text: ev.text.slice(0, THINKING_MAX) }),
         );
         return;
       case "tool_use_end":

@@ -18,22 +18,13 @@ import {
   selectionNotes,
   selectionOptions,
   selectionRequest,
-  type EvaluatedCandidate,
+  evaluatedCandidates,
   type PresentedOption,
 } from "./selection.js";
 import type { StepOutcome } from "./step-attempt.js";
 
 /** A selection answer: an option id or a typed text. */
-interface Answer {
-  selectedId?: string;
-  freeText?: string;
-}
-
-/** The parallel step's conclusion: the candidates the selection offers (failed ones are not). */
-export function evaluatedCandidates(run: RunEnv): EvaluatedCandidate[] {
-  const value = run.context.get("evaluated_candidates");
-  return Array.isArray(value) ? (value as EvaluatedCandidate[]) : [];
-}
+type Answer = { selectedId?: string; freeText?: string };
 
 /**
  * The candidate selection: the model presents the options (first attempt
@@ -50,6 +41,7 @@ export async function* candidateSelection(
   /** The model presenting the options (the step's agent loop). */
   present: () => AsyncGenerator<RuntimeEvent, StepOutcome>,
 ): AsyncGenerator<RuntimeEvent, StepOutcome | { kind: "conclusion"; conclusion: unknown }> {
+  const evaluated = () => evaluatedCandidates((field) => run.context.get(field));
   let wait = run.meta.selection;
   let pending: Promise<Answer | undefined> | undefined;
   if (!wait) {
@@ -58,8 +50,8 @@ export async function* candidateSelection(
     const presented = yield* present();
     if (presented.kind !== "conclusion") return presented;
     const conclusion = presented.conclusion as { user_prompt: string; options: PresentedOption[] };
-    const options = selectionOptions(conclusion.options, evaluatedCandidates(run), run.rich);
-    const notes = selectionNotes(run.lang, evaluatedCandidates(run), why);
+    const options = selectionOptions(conclusion.options, evaluated(), run.rich);
+    const notes = selectionNotes(run.lang, evaluated(), why);
     wait = {
       inputId: `selection-${run.meta.runNumber}-${attempt}-1`,
       toolUseId: `${step.id}-${attempt}`,
@@ -142,7 +134,7 @@ export async function* candidateSelection(
       kind: "candidate_selection",
       pipeline: envelopes,
     };
-    return { kind: "conclusion", conclusion: selectedPlan(choice, evaluatedCandidates(run)) };
+    return { kind: "conclusion", conclusion: selectedPlan(choice, evaluated()) };
   }
 }
 

@@ -68,15 +68,6 @@ export class RuntimeSession implements AgentSession {
     deps: SessionDeps,
     args: { sessionId: string; contextId: string; cwd: string; fresh?: boolean; onClose?: () => void },
   ): Promise<RuntimeSession> {
-    const session = await RuntimeSession.restore(deps, args);
-    session.onClose = args.onClose;
-    return session;
-  }
-
-  private static async restore(
-    deps: SessionDeps,
-    args: { sessionId: string; contextId: string; cwd: string; fresh?: boolean },
-  ): Promise<RuntimeSession> {
     const { sessionId } = args;
     const workspace = await Workspace.open(args.cwd);
     const scope = sessionScope(sessionId, args.contextId);
@@ -96,6 +87,7 @@ export class RuntimeSession implements AgentSession {
     const parts = transcriptContext(base, transcript, { store, rules });
     const contextId = meta?.contextId ?? args.contextId;
     const session = new RuntimeSession(sessionId, contextId, parts, lifetime);
+    session.onClose = args.onClose;
     if (meta) await parts.conversation.repair(transcript.round?.assistantMessageId, logger);
     session.pipeline = await PipelineHost.open(parts, contextId, fresh);
     return session;

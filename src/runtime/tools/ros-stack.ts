@@ -46,20 +46,23 @@ function isFailure(status: string): boolean {
   return status.endsWith("_FAILED") || status.includes("ROLLBACK");
 }
 
-async function stackSnapshot(
-  cloud: CloudContext,
-  stackId: string,
-  regionId: string,
-  signal: AbortSignal,
-  deleting: boolean,
-): Promise<{
+/** A stack as GetStack and ListStackResources report it. */
+interface StackSnapshot {
   status: string;
   statusReason?: string;
   stackName?: string;
   outputs?: unknown;
   parameters?: Record<string, string>;
   resources: StackResource[];
-}> {
+}
+
+async function stackSnapshot(
+  cloud: CloudContext,
+  stackId: string,
+  regionId: string,
+  signal: AbortSignal,
+  deleting: boolean,
+): Promise<StackSnapshot> {
   let stack: Record<string, unknown>;
   try {
     stack = await cloud.ros.call("GetStack", { StackId: stackId, RegionId: regionId }, signal);
@@ -145,6 +148,17 @@ async function pollStack(
   }
 }
 
+/** How a stack call is classified for permissions (ros_deploy is classified the same way). */
+export const stackCallPolicy = {
+  supportsBlanketAllow: false,
+  isCloudMutation: true,
+  timeoutMs: 3_600_000,
+  isReadOnly: (input: { action: string }) => input.action === "get",
+  isConcurrencySafe: (input: { action: string }) => input.action === "get",
+  ruleContent: (input: { action: string; stack_name?: string; stack_id?: string }) =>
+    `${input.action}:${input.action === "create" ? (input.stack_name ?? "") : (input.stack_id ?? "")}`,
+};
+
 export const rosStackTool: Tool<StackInput> = {
   name: "ros_stack",
   description:
@@ -163,13 +177,7 @@ export const rosStackTool: Tool<StackInput> = {
       timeout_in_minutes: { type: "integer", minimum: 10, maximum: 1440 },
     },
   },
-  supportsBlanketAllow: false,
-  isCloudMutation: true,
-  timeoutMs: 3_600_000,
-  isReadOnly: (input) => input.action === "get",
-  isConcurrencySafe: (input) => input.action === "get",
-  ruleContent: (input) =>
-    `${input.action}:${input.action === "create" ? (input.stack_name ?? "") : (input.stack_id ?? "")}`,
+  ...stackCallPolicy,
   describe: (input, lang) => {
     if (input.action === "get") return readOnlyDescription("ros_stack", lang, input.stack_id);
     const target = input.action === "create" ? (input.stack_name ?? "?") : (input.stack_id ?? "?");
@@ -238,17 +246,7 @@ export const rosStackTool: Tool<StackInput> = {
   },
 };
 
-function finish(
-  snapshot: {
-    status: string;
-    statusReason?: string;
-    stackName?: string;
-    outputs?: unknown;
-    resources: StackResource[];
-  },
-  stackId: string,
-  failOnStatus = true,
-) {
+function finish(snapshot: StackSnapshot, stackId: string, failOnStatus = true) {
   const result = { stackId, ...snapshot };
   const failed = failOnStatus && isFailure(snapshot.status);
   const reason = snapshot.statusReason ? ` (${redactSecrets(snapshot.statusReason)})` : "";

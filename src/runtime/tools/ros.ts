@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import type { CloudContext } from "../cloud/context.js";
 import { RosApiError } from "../cloud/ros-client.js";
 import { redactSecrets, ToolError } from "../errors.js";
-import { displayPath, readOnlyDescription } from "./describe.js";
+import { displayPath, readOnlyDescription, readOnlyPolicy } from "./describe.js";
 import { formatReport, validateRosTemplate, type Finding } from "./ros-validator.js";
 import type { Tool, ToolContext } from "./types.js";
 
@@ -91,9 +91,7 @@ export const rosValidateTemplateTool: Tool<ValidateInput> = {
     additionalProperties: false,
     properties: { ...templateSourceProperties, region_id: { type: "string", minLength: 1 } },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.path,
   describe: (input, lang) =>
     readOnlyDescription("ros_validate_template", lang, input.path && displayPath(input.path)),
@@ -149,9 +147,7 @@ export const rosEstimateCostTool: Tool<EstimateInput> = {
       region_id: { type: "string", minLength: 1 },
     },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.path,
   describe: (input, lang) =>
     readOnlyDescription("ros_estimate_template_cost", lang, input.path && displayPath(input.path)),
@@ -194,9 +190,7 @@ export const rosPreviewTemplateTool: Tool<PreviewInput> = {
       region_id: { type: "string", minLength: 1 },
     },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.stack_name,
   describe: (input, lang) => readOnlyDescription("ros_preview_template", lang, input.stack_name),
   async run(input, ctx) {
