@@ -1,6 +1,7 @@
 // The conversation model shared by the loop, the providers and the session
 // store. Tool results travel back to the model as a user message made of
 // tool_result blocks (Anthropic style); the OpenAI provider converts them.
+import { newMessageId } from "./ids.js";
 
 export interface TextBlock {
   type: "text";
@@ -53,6 +54,15 @@ export interface Message {
   createdAt: string;
   /** Marks special user messages; ordinary messages have none. */
   kind?: MessageKind;
+}
+
+/** A new message of one text block. */
+export function textMessage(
+  role: Message["role"],
+  text: string,
+  createdAt = new Date().toISOString(),
+): Message {
+  return { id: newMessageId(), role, content: [{ type: "text", text }], createdAt };
 }
 
 export function messageText(message: Message): string {

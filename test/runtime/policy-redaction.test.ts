@@ -15,7 +15,7 @@ import {
 } from "../../src/runtime/permissions/policy.js";
 import { parseRule, ruleApplies } from "../../src/runtime/permissions/rules.js";
 import { readFileTool, writeFileTool } from "../../src/runtime/tools/files.js";
-import { rosStackTool } from "../../src/runtime/tools/ros.js";
+import { rosStackTool } from "../../src/runtime/tools/ros-stack.js";
 import { Workspace } from "../../src/runtime/tools/workspace.js";
 import { removeTempDirs, tempDir } from "./helpers.js";
 

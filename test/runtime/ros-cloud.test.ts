@@ -11,9 +11,9 @@ import { createAgentRuntime, type RuntimeOptions } from "../../src/runtime/index
 import {
   rosEstimateCostTool,
   rosPreviewTemplateTool,
-  rosStackTool,
   rosValidateTemplateTool,
 } from "../../src/runtime/tools/ros.js";
+import { rosStackTool } from "../../src/runtime/tools/ros-stack.js";
 import type { ToolContext } from "../../src/runtime/tools/types.js";
 import { Workspace } from "../../src/runtime/tools/workspace.js";
 import type { AgentRuntime, AgentSession } from "../../src/runtime/seam.js";

@@ -18,7 +18,8 @@ import type { LoadedStep, LoadedSubPipeline } from "./loader.js";
 import { attemptKey, type RunEnv } from "./run-env.js";
 import type { EvaluatedCandidate } from "./selection.js";
 import { StateMachine } from "./state-machine.js";
-import { runAgentStep, type StepOutcome } from "./step-executor.js";
+import type { StepOutcome } from "./step-attempt.js";
+import { runAgentStep } from "./step-executor.js";
 
 type Outcome =
   Exclude<StepOutcome, { kind: "conclusion" }> | { kind: "conclusion"; conclusion: EvaluatedCandidate[] };

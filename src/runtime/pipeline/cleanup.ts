@@ -7,7 +7,7 @@ import type { CloudContext } from "../cloud/context.js";
 import { errorMessage } from "../errors.js";
 import { Channel } from "../loop/channel.js";
 import type { RuntimeEvent } from "../seam.js";
-import { rosStackTool } from "../tools/ros.js";
+import { rosStackTool } from "../tools/ros-stack.js";
 import { deleteStackGroup } from "../tools/ros-stack-group.js";
 import type { ToolContext, ToolResult } from "../tools/types.js";
 import type { Workspace } from "../tools/workspace.js";

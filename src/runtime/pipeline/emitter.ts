@@ -11,13 +11,10 @@ import { reduce, type PipelineSnapshot } from "./snapshot.js";
 export type EnvelopeSpec = Pick<PipelineEnvelope, "eventType" | "scope" | "data"> &
   Partial<Pick<PipelineEnvelope, "status" | "step" | "candidate" | "candidateStep" | "input" | "artifact">>;
 
-export interface PipelineIdentity {
-  pipelineRunId: string;
-  taskId: string;
-  contextId: string;
-  pipelineName: string;
-  iacCodeSessionId: string;
-}
+export type PipelineIdentity = Pick<
+  PipelineEnvelope,
+  "pipelineRunId" | "taskId" | "contextId" | "pipelineName" | "iacCodeSessionId"
+>;
 
 export type PipelineEvent = Extract<RuntimeEvent, { type: "pipeline" }>;
 

@@ -7,12 +7,12 @@
 // answers to them.
 import type { Language } from "../../i18n/index.js";
 import { simulatedCloud, SimulatedRos } from "../cloud/simulated-ros.js";
-import { newMessageId } from "../ids.js";
+import { textMessage } from "../messages.js";
 import { Channel } from "../loop/channel.js";
 import type { InputAnswer, InputRequest, RuntimeEvent, TurnInput, TurnOverrides } from "../seam.js";
 import type { SessionContext } from "../session/session-context.js";
 import { openSessionData } from "../session/store.js";
-import { startTurn, turnLanguage, type Turn } from "../session/turn.js";
+import { startTurn, toolSet, turnLanguage, type Turn } from "../session/turn.js";
 import { SessionClosedError } from "../session/turn-errors.js";
 import { turnTools } from "../tools/registry.js";
 import type { SessionDeps } from "../session/deps.js";
@@ -194,12 +194,7 @@ export class PipelineHost {
     return {
       ...turn,
       cloud: simulatedCloud(simulatedEndpoint(deps)),
-      tools: new Map(tools.map((tool) => [tool.name, tool])),
-      toolDefs: tools.map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-      })),
+      ...toolSet(tools),
       system: `${turn.system}\n\n${SIMULATED_CLOUD_NOTE}`,
     };
   }
@@ -305,18 +300,8 @@ export class PipelineHost {
   private async recordHandoff(summary: string): Promise<void> {
     const { conversation } = this.session;
     const at = new Date().toISOString();
-    await conversation.append({
-      id: newMessageId(),
-      role: "user",
-      content: [{ type: "text", text: `[pipeline handoff]\n${summary}` }],
-      createdAt: at,
-    });
-    await conversation.append({
-      id: newMessageId(),
-      role: "assistant",
-      content: [{ type: "text", text: summary }],
-      createdAt: at,
-    });
+    await conversation.append(textMessage("user", `[pipeline handoff]\n${summary}`, at));
+    await conversation.append(textMessage("assistant", summary, at));
   }
 
   /** cleanupOnly: deletes exactly the stacks the ledger holds for cleanup, nothing else. */

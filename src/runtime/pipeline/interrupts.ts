@@ -8,11 +8,9 @@
 // call until the user confirms that the run may go on).
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { newMessageId } from "../ids.js";
-import type { Message } from "../messages.js";
+import { textMessage } from "../messages.js";
 import type { Provider } from "../providers/types.js";
-import { BUNDLED_DIR } from "./loader.js";
-import { renderPrompt } from "./step-executor.js";
+import { BUNDLED_DIR, renderPrompt } from "./loader.js";
 
 export const JUDGE_TIMEOUT_MS = 90_000;
 
@@ -74,12 +72,7 @@ export async function judge(args: {
     steps: args.steps.join(", "),
     completed: args.completed.join(", ") || "none",
   }), ...(args.markers ?? [])].join("\n");
-  const user: Message = {
-    id: newMessageId(),
-    role: "user",
-    content: [{ type: "text", text: args.message }],
-    createdAt: new Date().toISOString(),
-  };
+  const user = textMessage("user", args.message);
   const signal = AbortSignal.any([args.signal, AbortSignal.timeout(JUDGE_TIMEOUT_MS)]);
   let text = "";
   try {

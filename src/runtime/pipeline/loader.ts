@@ -188,3 +188,12 @@ export function bundledPipeline(name: string): LoadedPipeline | undefined {
   }
   return loaded;
 }
+
+/** Fills {field} placeholders with the field's value (text as is, anything else as JSON). */
+export function renderPrompt(template: string, values: Record<string, unknown>): string {
+  return template.replace(/\{([a-z][a-z0-9_]*)\}/g, (whole, name: string) => {
+    if (!(name in values)) return whole;
+    const value = values[name];
+    return typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  });
+}

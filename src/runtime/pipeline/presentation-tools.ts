@@ -6,15 +6,14 @@
 // evaluation produced; a failed candidate is not shown.
 import { readFile } from "node:fs/promises";
 import { ToolError } from "../errors.js";
-import { readOnlyDescription } from "../tools/describe.js";
+import { readOnlyDescription, readOnlyPolicy } from "../tools/describe.js";
 import type { Tool, ToolContext } from "../tools/types.js";
-import { diagramOf, type EvaluatedCandidate } from "./selection.js";
+import { costFigures, diagramOf, type EvaluatedCandidate } from "./selection.js";
 
 const TEMPLATE_MAX = 20_000;
 
 const obj = (v: unknown): Record<string, unknown> =>
   v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
 interface CandidateInput {
   candidate_index: number;
@@ -59,9 +58,7 @@ export function showArchitectureDiagramTool(
       ...candidateInputSchema,
       properties: { ...candidateInputSchema.properties, stage: { enum: ["draft", "optimized"] } },
     },
-    supportsBlanketAllow: true,
-    isReadOnly: () => true,
-    isConcurrencySafe: () => true,
+    ...readOnlyPolicy,
     describe: (input, lang) =>
       readOnlyDescription("show_architecture_diagram", lang, String(input.candidate_index)),
     async run(input, ctx) {
@@ -94,27 +91,16 @@ export function showCandidateDetailTool(
     description:
       "Show the user a candidate's detail: its summary, cost items and monthly total, from its evaluation.",
     inputSchema: candidateInputSchema,
-    supportsBlanketAllow: true,
-    isReadOnly: () => true,
-    isConcurrencySafe: () => true,
+    ...readOnlyPolicy,
     describe: (input, lang) =>
       readOnlyDescription("show_candidate_detail", lang, String(input.candidate_index)),
     run(input, ctx) {
       const entry = candidateOf(evaluated, input.candidate_index);
-      const cost = obj(entry.cost);
-      const total = num(cost.total_monthly_cost);
-      const items = Array.isArray(cost.cost_items) ? cost.cost_items.map(obj) : [];
       const detail = {
         candidateName: nameOf(entry),
         candidateIndex: entry.index,
         summary: typeof entry.candidate.summary === "string" ? entry.candidate.summary : "",
-        costItems: items.slice(0, 12).map((item) => ({
-          name: typeof item.name === "string" ? item.name : "",
-          ...(typeof item.spec === "string" ? { spec: item.spec } : {}),
-          monthlyCost: num(item.monthly_cost) ?? 0,
-        })),
-        ...(total !== undefined ? { totalMonthlyCost: total } : {}),
-        ...(typeof cost.currency === "string" ? { currency: cost.currency } : {}),
+        ...costFigures(entry),
       };
       ctx.progress({
         kind: "candidate_detail",

@@ -12,7 +12,7 @@ import type { EnvelopeSpec } from "./emitter.js";
 import type { PipelineFiles, PipelineMeta } from "./files.js";
 import type { LoadedPipeline, LoadedStep } from "./loader.js";
 import type { StateMachine } from "./state-machine.js";
-import type { StepEnv } from "./step-executor.js";
+import type { StepEnv } from "./step-attempt.js";
 
 /**
  * The transcript directory (and tool-id prefix) of a step attempt: unique

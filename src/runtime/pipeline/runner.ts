@@ -5,42 +5,24 @@
 // exit; a rollback (fields marked stale, stacks of rolled-back steps cleaned
 // up); a failure. The run ends with pipeline_completed and, with on_complete
 // switch_to_normal, pipeline_handoff_ready: the context is normal chat again.
-import { t } from "../../i18n/index.js";
-import { InvalidInputAnswerError } from "../errors.js";
-import { checkAnswer } from "../permissions/input-requests.js";
-import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
-import { SessionClosedError } from "../session/turn-errors.js";
+import type { RuntimeEvent } from "../seam.js";
 import { runCandidates } from "./candidates.js";
 import { rollback } from "./rollback.js";
 import { RunEnd } from "./run-end.js";
 import { typedAnswer } from "./typed-answers.js";
 import type { EnvelopeSpec } from "./emitter.js";
-import type { SelectionWait } from "./files.js";
 import { valueAt } from "./guards.js";
 import type { LoadedStep } from "./loader.js";
 import { attemptKey, type RunEnv } from "./run-env.js";
-import {
-  optionProblems,
-  parseChoice,
-  selectedPlan,
-  selectionNotes,
-  selectionOptions,
-  pauseRequest,
-  selectionRequest,
-  type EvaluatedCandidate,
-  type PresentedOption,
-} from "./selection.js";
-import { runAgentStep, type StackResult, type StepOutcome } from "./step-executor.js";
+import { evaluatedCandidates, optionProblems } from "./selection.js";
+import type { StepOutcome } from "./step-attempt.js";
+import { runAgentStep } from "./step-executor.js";
+import type { StackResult } from "./step-results.js";
 import { judge, type Classification } from "./interrupts.js";
 import { createTurnProvider } from "../providers/factory.js";
+import { candidateSelection, pauseSteps } from "./waits.js";
 
 type Outcome = StepOutcome | { kind: "conclusion"; conclusion: unknown };
-
-/** A selection answer: an option id or a typed text. */
-interface Answer {
-  selectedId?: string;
-  freeText?: string;
-}
 
 /** How a turn enters the run. */
 export type Entry = { kind: "start"; text: string } | { kind: "continue"; text: string } | { kind: "resume" };
@@ -163,7 +145,9 @@ export class PipelineRunner {
         step.kind === "parallel_sub_pipeline"
           ? yield* runCandidates(run, step, ref, this.stepSignal)
           : step.def.ui_mode === "candidate_selection"
-            ? yield* this.selection(step, attempt, ref, text)
+            ? yield* candidateSelection(run, this.signal, step, attempt, ref, text, () =>
+                this.agentStep(step, attempt, ref),
+              )
             : yield* this.agentStep(step, attempt, ref);
       text = undefined;
       if (outcome.kind === "cancelled" && this.interruption && !this.signal.aborted) {
@@ -211,7 +195,13 @@ export class PipelineRunner {
         rollbackRefusal: (target) =>
           earlier.includes(target) ? run.sm.rollbackRefusal(target) : `${target} is not an earlier step`,
         ...(step.def.ui_mode === "candidate_selection"
-          ? { extraCheck: (c: Record<string, unknown>) => optionProblems(c.options, this.evaluated()) }
+          ? {
+              extraCheck: (c: Record<string, unknown>) =>
+                optionProblems(
+                  c.options,
+                  evaluatedCandidates((field) => run.context.get(field)),
+                ),
+            }
           : {}),
         ...(step.def.tracks_stacks
           ? {
@@ -253,119 +243,6 @@ export class PipelineRunner {
       (s) => earlier.includes(s.id) && s.def.ui_mode === "candidate_selection",
     )?.id;
     return target && !run.sm.rollbackRefusal(target) ? target : undefined;
-  }
-
-  private evaluated(): EvaluatedCandidate[] {
-    const value = this.run.context.get("evaluated_candidates");
-    return Array.isArray(value) ? (value as EvaluatedCandidate[]) : [];
-  }
-
-  /**
-   * The candidate selection: the model presents the options (first attempt
-   * of the step), then the run waits for the user's choice, which becomes
-   * the conclusion. A message that names no option is asked again.
-   */
-  private async *selection(
-    step: LoadedStep,
-    attempt: number,
-    ref: Record<string, unknown>,
-    message: string | undefined,
-  ): AsyncGenerator<RuntimeEvent, Outcome> {
-    const { run } = this;
-    let wait = run.meta.selection;
-    let pending: Promise<Answer | undefined> | undefined;
-    if (!wait) {
-      // Asked again after a rollback: the prompt says why.
-      const why = attempt > 1 ? run.meta.feedback : undefined;
-      const presented = yield* this.agentStep(step, attempt, ref);
-      if (presented.kind !== "conclusion") return presented;
-      const conclusion = presented.conclusion as { user_prompt: string; options: PresentedOption[] };
-      const options = selectionOptions(conclusion.options, this.evaluated(), run.rich);
-      const notes = selectionNotes(run.lang, this.evaluated(), why);
-      wait = {
-        inputId: `selection-${run.meta.runNumber}-${attempt}-1`,
-        toolUseId: `${step.id}-${attempt}`,
-        prompt: [...notes, conclusion.user_prompt].join("\n\n"),
-        options,
-      };
-      run.meta.selection = wait;
-      run.meta.status = "waiting_input";
-      await run.save();
-      yield await this.emitter.event({
-        eventType: "step_completed",
-        scope: "step",
-        step: ref,
-        data: {
-          conclusionField: step.conclusionField,
-          conclusion: { user_prompt: wait.prompt, options: conclusion.options },
-          awaitingInput: true,
-        },
-      });
-      pending = (yield* this.ask(step, ref, wait, true)).answer;
-    } else if (message === undefined) {
-      // A restored wait: published again (same input) so its answer can be taken.
-      pending = (yield* this.ask(step, ref, wait, false)).answer;
-    }
-    for (;;) {
-      const answer = message !== undefined ? { freeText: message } : await pending;
-      message = undefined;
-      if (!answer) return { kind: "cancelled" };
-      const choice = parseChoice(answer, wait.options);
-      if (!choice) {
-        const asked: number = (wait.asked ?? 1) + 1;
-        wait = {
-          ...wait,
-          inputId: `selection-${run.meta.runNumber}-${attempt}-${asked}`,
-          asked,
-          validationError: t(run.lang, "runtime.pipeline.selection.invalid"),
-        };
-        run.meta.selection = wait;
-        await run.save();
-        pending = (yield* this.ask(step, ref, wait, true)).answer;
-        continue;
-      }
-      const option = choice.option;
-      delete run.meta.selection;
-      run.meta.status = "running";
-      await run.save();
-      const selected = {
-        kind: "candidate_selection",
-        inputId: wait.inputId,
-        toolUseId: wait.toolUseId,
-        selectedValue: option.id,
-        selectedIndex: option.candidateIndex,
-        selectedOption: option,
-        userInputLength: (answer.freeText ?? answer.selectedId ?? "").length,
-      };
-      // Also an input_received event: the surfaces stop showing the wait, however it was answered.
-      const envelopes = await this.emitter.envelopes(
-        {
-          eventType: "input_received",
-          scope: "step",
-          step: ref,
-          input: { kind: "candidate_selection", inputId: wait.inputId, toolUseId: wait.toolUseId },
-          data: selected,
-        },
-        {
-          eventType: "candidate_selected",
-          scope: "step",
-          step: ref,
-          data: {
-            candidateIndex: option.candidateIndex,
-            candidateName: option.label,
-            selectedValue: option.id,
-          },
-        },
-      );
-      yield {
-        type: "input_received",
-        inputId: wait.inputId,
-        toolUseId: wait.toolUseId,
-        kind: "candidate_selection",
-        pipeline: envelopes,
-      };
-      return { kind: "conclusion", conclusion: selectedPlan(choice, this.evaluated()) };
-    }
   }
 
   /**
@@ -464,139 +341,7 @@ export class PipelineRunner {
       this.interruption = { target, reason: text };
       this.stepAbort.abort();
     }
-    if (paused) await this.pause(step, text);
-  }
-
-  /** The pause of a judge failure: steps wait before their next model call until the user says continue. */
-  private async pause(step: LoadedStep, reason: string): Promise<void> {
-    const { run } = this;
-    const { control, gate, registry } = run.step;
-    control.pause();
-    try {
-      await gate.acquire(this.signal);
-    } catch {
-      control.unpause();
-      return;
-    }
-    const request = pauseRequest({
-      inputId: `pause-${run.meta.runNumber}-${Date.now().toString(36)}`,
-      toolUseId: `${step.id}-pause`,
-      lang: run.lang,
-    });
-    const answered = new Promise<void>((resolve) => {
-      registry.publish(request, (answer) => {
-        checkAnswer(request, answer);
-        resolve();
-        return true;
-      });
-      this.signal.addEventListener("abort", () => resolve(), { once: true });
-    });
-    const input = { kind: request.kind, inputId: request.inputId, toolUseId: request.toolUseId };
-    const asked = await this.emitter.envelopes({
-      eventType: "input_required",
-      scope: "step",
-      status: "input_required",
-      step: {
-        id: step.id,
-        runId: `step-${step.id}-${run.sm.attempt(step.id)}`,
-        attempt: run.sm.attempt(step.id),
-      },
-      input,
-      data: {
-        ...input,
-        prompt: request.prompt,
-        reason: reason.slice(0, 200),
-        paused: true,
-        options: request.options,
-      },
-    });
-    this.outbox({ type: "input_required", request, pipeline: asked });
-    await answered;
-    registry.settle(request.inputId);
-    control.unpause();
-    gate.release();
-    if (this.signal.aborted) return;
-    const received = await this.emitter.envelopes({
-      eventType: "input_received",
-      scope: "step",
-      input,
-      data: { ...input, selectedValue: "continue" },
-    });
-    this.outbox({ type: "input_received", ...input, pipeline: received });
-  }
-
-  private request(wait: SelectionWait): InputRequest {
-    return selectionRequest({ ...wait, lang: this.run.lang });
-  }
-
-  /**
-   * Publishes the selection wait (with its envelope when `announce`) and
-   * returns its answer to come: the input takes answers from the moment it
-   * is yielded.
-   */
-  private async *ask(
-    step: LoadedStep,
-    ref: Record<string, unknown>,
-    wait: SelectionWait,
-    announce: boolean,
-  ): AsyncGenerator<RuntimeEvent, { answer: Promise<Answer | undefined> }> {
-    const request = this.request(wait);
-    const envelopes = announce
-      ? await this.emitter.envelopes({
-          eventType: "input_required",
-          scope: "step",
-          status: "input_required",
-          step: ref,
-          input: { kind: "candidate_selection", inputId: wait.inputId, toolUseId: wait.toolUseId },
-          data: {
-            kind: "candidate_selection",
-            stepId: step.id,
-            inputId: wait.inputId,
-            prompt: request.prompt,
-            options: wait.options,
-            ...(wait.validationError ? { validationError: wait.validationError } : {}),
-          },
-        })
-      : undefined;
-    if (announce) await this.emitter.checkpoint();
-    const answer = this.answerOf(request);
-    yield { type: "input_required", request, ...(envelopes ? { pipeline: envelopes } : {}) };
-    // Wrapped: an async generator would wait for a promise it returns.
-    return { answer };
-  }
-
-  /** Waits for the answer of a pipeline-level input; undefined when the turn is cancelled. */
-  private answerOf(request: InputRequest): Promise<Answer | undefined> {
-    const { registry } = this.run.step;
-    const lifetime = this.run.step.session.lifetime;
-    return new Promise((resolve, reject) => {
-      const done = (): void => {
-        this.signal.removeEventListener("abort", onAbort);
-        registry.settle(request.inputId);
-      };
-      const onAbort = (): void => {
-        done();
-        if (lifetime.closed) reject(new SessionClosedError());
-        else resolve(undefined);
-      };
-      if (this.signal.aborted) return onAbort();
-      this.signal.addEventListener("abort", onAbort, { once: true });
-      registry.publish(request, (answer: InputAnswer) => {
-        checkAnswer(request, answer);
-        if (answer.kind === "permission") throw new InvalidInputAnswerError("A choice is expected.");
-        if (answer.cancelled) {
-          done();
-          resolve(undefined);
-          return true;
-        }
-        done();
-        resolve({
-          ...(answer.selectedId ? { selectedId: answer.selectedId } : {}),
-          ...(answer.freeText ? { freeText: answer.freeText } : {}),
-        });
-        return true;
-      });
-    });
+    if (paused) await pauseSteps(run, this.signal, step, text, this.outbox);
   }
 
   /** A step's conclusion; false when it ends the run. */

@@ -58,6 +58,28 @@ export function diagramOf(entry: EvaluatedCandidate): string | undefined {
   return ["graph TD", ...nodes, ...edges].join("\n").slice(0, 1600);
 }
 
+/** The parallel step's conclusion (context field evaluated_candidates): the candidates to offer. */
+export function evaluatedCandidates(contextValue: (field: string) => unknown): EvaluatedCandidate[] {
+  const value = contextValue("evaluated_candidates");
+  return Array.isArray(value) ? (value as EvaluatedCandidate[]) : [];
+}
+
+/** A candidate's figures from the cost step, as an option and its detail show them (12 items at most). */
+export function costFigures(entry: EvaluatedCandidate) {
+  const cost = obj(entry.cost);
+  const total = num(cost.total_monthly_cost);
+  const items = Array.isArray(cost.cost_items) ? cost.cost_items.map(obj) : [];
+  return {
+    ...(total !== undefined ? { totalMonthlyCost: total } : {}),
+    ...(typeof cost.currency === "string" ? { currency: cost.currency } : {}),
+    costItems: items.slice(0, 12).map((item) => ({
+      name: typeof item.name === "string" ? item.name : "",
+      ...(typeof item.spec === "string" ? { spec: item.spec } : {}),
+      monthlyCost: num(item.monthly_cost) ?? 0,
+    })),
+  };
+}
+
 /** The options offered to the user; rich-v1 adds diagram and cost figures from the cost step. */
 export function selectionOptions(
   presented: readonly PresentedOption[],
@@ -75,20 +97,8 @@ export function selectionOptions(
       candidateIndex: entry.index,
     };
     if (rich) {
-      const cost = obj(entry.cost);
       const diagram = diagramOf(entry);
-      const total = num(cost.total_monthly_cost);
-      const items = Array.isArray(cost.cost_items) ? cost.cost_items.map(obj) : [];
-      Object.assign(base, {
-        ...(diagram ? { architectureDiagram: diagram } : {}),
-        ...(total !== undefined ? { totalMonthlyCost: total } : {}),
-        ...(typeof cost.currency === "string" ? { currency: cost.currency } : {}),
-        costItems: items.slice(0, 12).map((item) => ({
-          name: typeof item.name === "string" ? item.name : "",
-          ...(typeof item.spec === "string" ? { spec: item.spec } : {}),
-          monthlyCost: num(item.monthly_cost) ?? 0,
-        })),
-      });
+      Object.assign(base, { ...(diagram ? { architectureDiagram: diagram } : {}), ...costFigures(entry) });
     }
     out.push(base);
   }

@@ -10,7 +10,7 @@ import type { AnyTool } from "../tools/types.js";
 import { confirmDeploymentTool } from "./deployment-confirmation.js";
 import type { LoadedStep } from "./loader.js";
 import { showArchitectureDiagramTool, showCandidateDetailTool } from "./presentation-tools.js";
-import type { EvaluatedCandidate } from "./selection.js";
+import { evaluatedCandidates } from "./selection.js";
 import { confirmedDeployTool, rosDeployTool, type CompletionState } from "./tools.js";
 
 /** What injected tools read from the run. */
@@ -20,13 +20,6 @@ export interface InjectedToolEnv {
   contextValue: (field: string) => unknown;
   /** The candidate selection step a deployment confirmation's reselect goes back to, when it can. */
   reselectTarget: () => string | undefined;
-}
-
-function evaluatedOf(env: InjectedToolEnv): () => EvaluatedCandidate[] {
-  return () => {
-    const value = env.contextValue("evaluated_candidates");
-    return Array.isArray(value) ? (value as EvaluatedCandidate[]) : [];
-  };
 }
 
 function injected(name: string, step: LoadedStep, turn: Turn, env: InjectedToolEnv): AnyTool[] {
@@ -49,9 +42,9 @@ function injected(name: string, step: LoadedStep, turn: Turn, env: InjectedToolE
         }),
       ];
     case "show_architecture_diagram":
-      return [showArchitectureDiagramTool(evaluatedOf(env))];
+      return [showArchitectureDiagramTool(() => evaluatedCandidates(env.contextValue))];
     case "show_candidate_detail":
-      return [showCandidateDetailTool(evaluatedOf(env))];
+      return [showCandidateDetailTool(() => evaluatedCandidates(env.contextValue))];
     default:
       return [];
   }

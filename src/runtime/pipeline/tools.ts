@@ -5,7 +5,8 @@
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import { ToolError } from "../errors.js";
 import { readOnlyDescription } from "../tools/describe.js";
-import { loadTemplate, requireCloud, rosStackTool } from "../tools/ros.js";
+import { loadTemplate, requireCloud } from "../tools/ros.js";
+import { rosStackTool, stackCallPolicy } from "../tools/ros-stack.js";
 import { deployStackGroup } from "../tools/ros-stack-group.js";
 import type { Tool } from "../tools/types.js";
 import { checkGuards, type ToolLogEntry } from "./guards.js";
@@ -182,13 +183,7 @@ export const rosDeployTool: Tool<DeployInput> = {
       timeout_in_minutes: { type: "integer", minimum: 10, maximum: 1440 },
     },
   },
-  supportsBlanketAllow: false,
-  isCloudMutation: true,
-  timeoutMs: 3_600_000,
-  isReadOnly: (input) => input.action === "get",
-  isConcurrencySafe: (input) => input.action === "get",
-  ruleContent: (input) =>
-    `${input.action}:${input.action === "create" ? (input.stack_name ?? "") : (input.stack_id ?? "")}`,
+  ...stackCallPolicy,
   describe: (input, lang, workspace) =>
     input.action === "get"
       ? readOnlyDescription("ros_deploy", lang, input.stack_id)

@@ -11,7 +11,6 @@ import { errorMessage } from "../errors.js";
 import { newMessageId } from "../ids.js";
 import type { ContentBlock, Message } from "../messages.js";
 import { AuditLog } from "../permissions/audit.js";
-import type { PermissionRule } from "../permissions/rules.js";
 import type {
   AgentSession,
   InputAnswer,
@@ -22,25 +21,21 @@ import type {
 } from "../seam.js";
 import { PipelineHost } from "../pipeline/host.js";
 import { Workspace } from "../tools/workspace.js";
-import { Conversation } from "./conversation.js";
 import type { SessionDeps } from "./deps.js";
-import { PermissionGate } from "./permission-gate.js";
 import type { SessionContext } from "./session-context.js";
 import { sessionScope } from "../store/runtime-store.js";
-import { openSessionData, type PendingRound, type SessionData } from "./store.js";
+import { openSessionData } from "./store.js";
 import { runToolRound, supersedeRound } from "./tool-round.js";
 import { startTurn, turnLanguage } from "./turn.js";
 import { guardTurn, turnErrorEvent } from "./turn-errors.js";
+import { restoreTranscript, transcriptContext } from "./transcript-restore.js";
 import { runAgentLoop } from "./turn-loop.js";
-import { WaitingRound } from "./waiting-round.js";
 
 /** The abort reason of a closed session (an AbortError, as abort() would give, made once). */
 const SESSION_CLOSED = abortError();
 
 export class RuntimeSession implements AgentSession {
   private busy = false;
-  private readonly lifetime = { closed: false };
-  private readonly parts: SessionContext;
   /** The pipeline side: runs that own the context, their waits, cleanup-only turns. */
   private pipeline!: PipelineHost;
   private onClose?: () => void;
@@ -50,26 +45,11 @@ export class RuntimeSession implements AgentSession {
   private settling: Promise<void> = Promise.resolve();
 
   private constructor(
-    deps: SessionDeps,
     readonly sessionId: string,
     readonly contextId: string,
-    workspace: Workspace,
-    store: SessionData,
-    audit: AuditLog,
-    messages: Message[],
-    rules: PermissionRule[],
-    round: PendingRound | undefined,
-  ) {
-    const logger = audit.logger;
-    const rounds = new WaitingRound(store, logger, this.lifetime, round);
-    const shared = { sessionId, deps, logger, workspace, store, audit, rounds };
-    this.parts = {
-      ...shared,
-      conversation: new Conversation(messages, store),
-      permissions: new PermissionGate(shared, rules),
-      lifetime: this.lifetime,
-    };
-  }
+    private readonly parts: SessionContext,
+    private readonly lifetime: { closed: boolean },
+  ) {}
 
   get cwd(): string {
     return this.parts.workspace.cwd;
@@ -88,70 +68,28 @@ export class RuntimeSession implements AgentSession {
     deps: SessionDeps,
     args: { sessionId: string; contextId: string; cwd: string; fresh?: boolean; onClose?: () => void },
   ): Promise<RuntimeSession> {
-    const session = await RuntimeSession.restore(deps, args);
-    session.onClose = args.onClose;
-    return session;
-  }
-
-  private static async restore(
-    deps: SessionDeps,
-    args: { sessionId: string; contextId: string; cwd: string; fresh?: boolean },
-  ): Promise<RuntimeSession> {
+    const { sessionId } = args;
     const workspace = await Workspace.open(args.cwd);
-    const scope = sessionScope(args.sessionId, args.contextId);
-    const logger = deps.logger.child({ sessionId: args.sessionId });
+    const scope = sessionScope(sessionId, args.contextId);
+    const logger = deps.logger.child({ sessionId });
     const fresh = args.fresh === true;
     const [store, auditLog] = await Promise.all([
       openSessionData(deps.store, scope, deps.logger, fresh),
       deps.store.log(scope, "permission-audit", { fresh }),
     ]);
     const audit = new AuditLog(deps.store, auditLog, logger);
-    const meta = fresh ? undefined : await store.readMeta();
-    if (!meta) {
-      await store.create({
-        version: 1,
-        sessionId: args.sessionId,
-        contextId: args.contextId,
-        cwd: workspace.cwd,
-        createdAt: new Date().toISOString(),
-      });
-      const created = new RuntimeSession(
-        deps,
-        args.sessionId,
-        args.contextId,
-        workspace,
-        store,
-        audit,
-        [],
-        [],
-        undefined,
-      );
-      created.pipeline = await PipelineHost.open(created.parts, args.contextId, fresh);
-      return created;
-    }
-    if (meta.cwd !== workspace.cwd) throw new Error("The session belongs to a different workspace.");
-    const messages = await store.loadConversation();
-    let round = await store.loadPending();
-    const rules = await store.loadSessionRules();
-    const lastAssistant = [...messages].reverse().find((m) => m.role === "assistant");
-    if (round && (round.assistantMessageId !== lastAssistant?.id || round.inputs.length === 0)) {
-      deps.logger.warn({ sessionId: args.sessionId }, "stale pending round discarded");
-      round = undefined;
-      await store.savePending(undefined);
-    }
-    const session = new RuntimeSession(
-      deps,
-      args.sessionId,
-      meta.contextId,
-      workspace,
-      store,
-      audit,
-      messages,
-      rules,
-      round,
-    );
-    await session.parts.conversation.repair(round?.assistantMessageId, session.logger);
-    session.pipeline = await PipelineHost.open(session.parts, meta.contextId);
+    const ids = { sessionId, contextId: args.contextId, cwd: workspace.cwd };
+    const transcript = await restoreTranscript(store, deps.logger, ids, fresh);
+    const { meta } = transcript;
+    const rules = meta ? await store.loadSessionRules() : [];
+    const lifetime = { closed: false };
+    const base = { sessionId, deps, logger, workspace, store, audit, lifetime };
+    const parts = transcriptContext(base, transcript, { store, rules });
+    const contextId = meta?.contextId ?? args.contextId;
+    const session = new RuntimeSession(sessionId, contextId, parts, lifetime);
+    session.onClose = args.onClose;
+    if (meta) await parts.conversation.repair(transcript.round?.assistantMessageId, logger);
+    session.pipeline = await PipelineHost.open(parts, contextId, fresh);
     return session;
   }
 

@@ -3,7 +3,6 @@
 // summary is put before the first message kept; the model is sent only what
 // follows the marker. A failed compaction is reported and the turn goes on.
 import { errorMessage, redactSecrets } from "../errors.js";
-import { newMessageId } from "../ids.js";
 import {
   compactionSplit,
   contextWindowFor,
@@ -11,7 +10,7 @@ import {
   renderForSummary,
   SUMMARY_SYSTEM_PROMPT,
 } from "../loop/context.js";
-import type { Message } from "../messages.js";
+import { textMessage, type Message } from "../messages.js";
 import type { Provider } from "../providers/types.js";
 import type { RuntimeEvent } from "../seam.js";
 import type { SessionContext } from "./session-context.js";
@@ -37,13 +36,8 @@ export async function* compactIfNeeded(
   yield { type: "compaction", phase: "started", originalTokens: original };
   try {
     const summary = await summarise(session, turn, provider, context.slice(0, split), summaryMarkers);
-    const marker: Message = {
-      id: newMessageId(),
-      role: "user",
-      kind: "compaction_summary",
-      content: [{ type: "text", text: `Summary of the earlier conversation:\n${summary}` }],
-      createdAt: new Date().toISOString(),
-    };
+    const text = `Summary of the earlier conversation:\n${summary}`;
+    const marker: Message = { ...textMessage("user", text), kind: "compaction_summary" };
     await conversation.insertMarker(marker, offset + split);
     const compacted = estimateTokens(turn.system, conversation.effective(), turn.toolDefs);
     yield {
@@ -71,14 +65,7 @@ async function summarise(
   let summary = "";
   const stream = provider.stream({
     system: markers ? `${SUMMARY_SYSTEM_PROMPT}\n${markers}` : SUMMARY_SYSTEM_PROMPT,
-    messages: [
-      {
-        id: newMessageId(),
-        role: "user",
-        content: [{ type: "text", text: renderForSummary(older) }],
-        createdAt: new Date().toISOString(),
-      },
-    ],
+    messages: [textMessage("user", renderForSummary(older))],
     tools: [],
     kind: "complete",
     signal: turn.signal,

@@ -3,21 +3,31 @@
 // through the waiting round. An allow counts only once its audit line is
 // written (fail closed); an allow_always answer becomes a session rule,
 // saved so that it holds after a restart.
+import type { Logger } from "pino";
 import { errorMessage } from "../errors.js";
-import type { AuditEntry } from "../permissions/audit.js";
+import type { AuditEntry, AuditLog } from "../permissions/audit.js";
 import { permissionRequest } from "../permissions/input-requests.js";
 import { decidePermission, sessionRuleFor, type PermissionDecision } from "../permissions/policy.js";
 import type { PermissionRule } from "../permissions/rules.js";
 import type { InputRequest, RuntimeEvent } from "../seam.js";
-import type { SessionContext } from "./session-context.js";
-import type { PendingRound, RoundDecision } from "./store.js";
+import type { Workspace } from "../tools/workspace.js";
+import type { SessionDeps } from "./deps.js";
+import type { PendingRound, RoundDecision, SessionData } from "./store.js";
 import type { RunnableCall } from "./tool-call.js";
 import type { Turn } from "./turn.js";
+import type { WaitingRound } from "./waiting-round.js";
 
-type GateParts = Pick<
-  SessionContext,
-  "sessionId" | "deps" | "logger" | "workspace" | "store" | "audit" | "rounds"
->;
+/** The parts of a session the gate reads; SessionContext (which holds the gate) extends them. */
+export interface GateParts {
+  readonly sessionId: string;
+  readonly deps: SessionDeps;
+  /** The runtime's logger bound to the session id. */
+  readonly logger: Logger;
+  readonly workspace: Workspace;
+  readonly store: SessionData;
+  readonly audit: AuditLog;
+  readonly rounds: WaitingRound;
+}
 
 function decided(call: RunnableCall, allowed: boolean, autoApproved: boolean, reason: string): RuntimeEvent {
   return {

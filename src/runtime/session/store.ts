@@ -13,7 +13,7 @@
 import type { Logger } from "pino";
 import { sortResultsByCall, type Message, type ToolResultBlock } from "../messages.js";
 import type { PermissionRule } from "../permissions/rules.js";
-import type { InputAnswer, InputRequest } from "../seam.js";
+import type { InputAnswer, InputRequest, TokenUsage } from "../seam.js";
 import { parseJsonDoc, type RuntimeStore, type StoreLog, type StoreScope } from "../store/runtime-store.js";
 
 export interface SessionMeta {
@@ -40,15 +40,7 @@ export interface PendingRound {
   started?: string[];
 }
 
-export interface UsageRecord {
-  messageId: string;
-  inputTokens: number;
-  outputTokens: number;
-  totalTokens: number;
-  cachedInputTokens?: number;
-  provider: string;
-  model: string;
-}
+export type UsageRecord = TokenUsage & { messageId: string; provider: string; model: string };
 
 export type ConversationRow =
   /** insertBefore: a compaction marker is placed before that message, not at the end. */

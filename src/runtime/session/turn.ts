@@ -39,6 +39,18 @@ export function turnLanguage(overrides: TurnOverrides): Language {
   return normalizeLanguage(overrides.language) ?? "en";
 }
 
+/** A turn's tools: by name (to run them) and as the model sees them. */
+export function toolSet(tools: AnyTool[]): Pick<Turn, "tools" | "toolDefs"> {
+  return {
+    tools: new Map(tools.map((tool) => [tool.name, tool])),
+    toolDefs: tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    })),
+  };
+}
+
 export async function startTurn(
   deps: SessionDeps,
   workspace: Workspace,
@@ -77,12 +89,7 @@ export async function startTurn(
     overrides,
     lang: turnLanguage(overrides),
     signal,
-    tools: new Map(tools.map((tool) => [tool.name, tool])),
-    toolDefs: tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-    })),
+    ...toolSet(tools),
     ...(cloud ? { cloud } : {}),
     skills,
     ...(mcp ? { mcp: new McpTurnView(mcp) } : {}),

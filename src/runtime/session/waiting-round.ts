@@ -8,7 +8,6 @@ import { errorMessage } from "../errors.js";
 import { resolveConfirmation } from "../permissions/choice-answers.js";
 import { checkAnswer } from "../permissions/input-requests.js";
 import type { InputAnswer, InputRequest, RuntimeEvent } from "../seam.js";
-import type { SessionLifetime } from "./session-context.js";
 import type { PendingRound, SessionData } from "./store.js";
 import { SessionClosedError } from "./turn-errors.js";
 
@@ -28,6 +27,11 @@ function decisionOf(request: InputRequest, answer: InputAnswer): string {
   if (answer.kind === "deployment_confirmation") return resolveConfirmation(request, answer).action;
   if (answer.kind === "cloud_resource_selection") return "selected";
   return "answered";
+}
+
+/** Whether the session was closed (shutdown, eviction): read when a wait ends, never waited on. */
+export interface SessionLifetime {
+  readonly closed: boolean;
 }
 
 export class WaitingRound {

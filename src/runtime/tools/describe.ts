@@ -1,6 +1,13 @@
-// Shared permission-request descriptions.
+// Shared permission-request descriptions, and how a read-only tool is classified.
 import { t, type Language } from "../../i18n/index.js";
 import type { ToolDescription } from "./types.js";
+
+/** A read-only tool: a blanket rule may allow it, and it runs beside other calls. */
+export const readOnlyPolicy = {
+  supportsBlanketAllow: true,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+};
 
 export function readOnlyDescription(tool: string, lang: Language, target?: string): ToolDescription {
   return {

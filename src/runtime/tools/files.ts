@@ -5,7 +5,7 @@ import { t, type Language } from "../../i18n/index.js";
 import { ToolError } from "../errors.js";
 import { writeFileAtomic, ensureDir } from "../fs-util.js";
 import type { ArtifactPayload } from "../seam.js";
-import { displayPath, readOnlyDescription } from "./describe.js";
+import { displayPath, readOnlyDescription, readOnlyPolicy } from "./describe.js";
 import { globToRegExp, walkFiles } from "./glob.js";
 import type { AnyTool, Tool, ToolContext, ToolDescription, ToolResult } from "./types.js";
 import type { Workspace } from "./workspace.js";
@@ -72,9 +72,7 @@ export const readFileTool: Tool<ReadFileInput> = {
       limit: { type: "integer", minimum: 1, description: "Number of lines to read." },
     },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.path,
   describe: (input, lang) => readOnlyDescription("read_file", lang, displayPath(input.path)),
   async run(input, ctx) {
@@ -255,9 +253,7 @@ export const listFilesTool: Tool<ListFilesInput> = {
       path: { type: "string", minLength: 1, description: "Directory, default the workspace root." },
     },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.path ?? ".",
   describe: (input, lang) => readOnlyDescription("list_files", lang, displayPath(input.path ?? ".")),
   async run(input, ctx) {
@@ -296,9 +292,7 @@ export const globTool: Tool<GlobInput> = {
       path: { type: "string", minLength: 1 },
     },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.pattern,
   describe: (input, lang) => readOnlyDescription("glob", lang, displayPath(input.pattern)),
   async run(input, ctx) {
@@ -339,9 +333,7 @@ export const grepTool: Tool<GrepInput> = {
       max_results: { type: "integer", minimum: 1, maximum: 2000 },
     },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.pattern,
   describe: (input, lang) => readOnlyDescription("grep", lang, displayPath(input.pattern)),
   async run(input, ctx) {

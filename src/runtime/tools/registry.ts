@@ -5,13 +5,20 @@ import { askUserQuestionTool } from "./ask-user-question.js";
 import { fileTools } from "./files.js";
 import type { SkillCatalog } from "../skills/discovery.js";
 import { rosParameterConstraintsTool } from "./ros-constraints.js";
-import { cloudTools, rosValidateTemplateTool } from "./ros.js";
+import { rosEstimateCostTool, rosPreviewTemplateTool, rosValidateTemplateTool } from "./ros.js";
+import { rosStackTool } from "./ros-stack.js";
 import { skillTool } from "./skill.js";
 import { terraformPackageTool } from "./terraform-package.js";
 import type { AnyTool } from "./types.js";
 
 /** Tools that call Alibaba Cloud: registered only when a credential resolves. */
-const credentialTools: AnyTool[] = [...cloudTools, rosParameterConstraintsTool, aliyunApiTool];
+const credentialTools: AnyTool[] = [
+  rosEstimateCostTool,
+  rosPreviewTemplateTool,
+  rosStackTool,
+  rosParameterConstraintsTool,
+  aliyunApiTool,
+];
 
 /**
  * The tools safe mode keeps (reference: A2A safe mode's registry): read-only file

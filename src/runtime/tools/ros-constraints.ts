@@ -1,7 +1,7 @@
 // ros_get_template_parameter_constraints: ROS GetTemplateParameterConstraints,
 // the values each template parameter may take in a region (zones, instance
 // types, engine versions...), so the model proposes values that exist.
-import { readOnlyDescription, displayPath } from "./describe.js";
+import { readOnlyDescription, readOnlyPolicy, displayPath } from "./describe.js";
 import {
   guard,
   loadTemplate,
@@ -63,9 +63,7 @@ export const rosParameterConstraintsTool: Tool<ConstraintsInput> = {
       region_id: { type: "string", minLength: 1 },
     },
   },
-  supportsBlanketAllow: true,
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
+  ...readOnlyPolicy,
   ruleContent: (input) => input.path,
   describe: (input, lang) =>
     readOnlyDescription(

@@ -1,9 +1,11 @@
 // A local static validator for ROS templates (YAML or JSON). It checks the
 // structure ROS itself rejects first (format version, resource types,
-// parameter and output shapes) and every reference (Ref, Fn::GetAtt,
-// Fn::Sub variables, DependsOn, Condition) against what the template
-// declares. Each finding names its path and, when known, its line.
+// parameter and output shapes, DependsOn and Condition targets) and every
+// reference (Ref, Fn::GetAtt, Fn::Sub variables: ros-references.ts) against
+// what the template declares. Each finding names its path and, when known,
+// its line.
 import YAML, { isMap, LineCounter, type Document } from "yaml";
+import { checkReferences } from "./ros-references.js";
 
 export interface Finding {
   severity: "error" | "warning";
@@ -58,15 +60,6 @@ const PARAMETER_TYPES = new Set([
   "Boolean",
   "ALIYUN::OOS::Parameter::Value",
   "ALIYUN::OOS::SecretParameter::Value",
-]);
-const PSEUDO_PARAMETERS = new Set([
-  "ALIYUN::StackName",
-  "ALIYUN::StackId",
-  "ALIYUN::Region",
-  "ALIYUN::AccountId",
-  "ALIYUN::TenantId",
-  "ALIYUN::NoValue",
-  "ALIYUN::Index",
 ]);
 /** ROS Terraform-type templates: Transform names the engine, Workspace holds the files. */
 const TERRAFORM_TRANSFORM = /^Aliyun::(?:Terraform|OpenTofu)-v\d+(?:\.\d+)*$/;
@@ -203,7 +196,8 @@ function validateTree(root: Record<string, Json>, c: Collector): ValidationRepor
 
   const refs = { parameterNames, resourceNames, conditionNames, mappingNames };
   for (const section of ["Resources", "Outputs", "Conditions", "Rules"] as const) {
-    if (root[section] !== undefined) checkReferences(root[section], [section], refs, c);
+    if (root[section] !== undefined)
+      checkReferences(root[section], [section], refs, (path, message) => c.add("error", path, message));
   }
 
   const errors = c.findings.filter((f) => f.severity === "error").length;
@@ -358,100 +352,6 @@ function checkResource(
         `Condition ${JSON.stringify(resource.Condition)} is not declared in Conditions.`,
       );
     }
-  }
-}
-
-interface KnownNames {
-  parameterNames: Set<string>;
-  resourceNames: Set<string>;
-  conditionNames: Set<string>;
-  mappingNames: Set<string>;
-}
-
-function checkReferences(node: Json, path: (string | number)[], names: KnownNames, c: Collector): void {
-  if (Array.isArray(node)) {
-    node.forEach((item, i) => checkReferences(item, [...path, i], names, c));
-    return;
-  }
-  if (!isObject(node)) return;
-  const keys = Object.keys(node);
-  if (keys.length === 1) {
-    const [fn] = keys;
-    const arg = node[fn];
-    const at = [...path, fn];
-    if (fn === "Ref") {
-      if (typeof arg !== "string") c.add("error", at, "Ref takes the name of a parameter or resource.");
-      else if (
-        !names.parameterNames.has(arg) &&
-        !names.resourceNames.has(arg) &&
-        !PSEUDO_PARAMETERS.has(arg)
-      ) {
-        c.add(
-          "error",
-          at,
-          `Ref target "${arg}" is not a parameter, resource or pseudo parameter of this template.`,
-        );
-      }
-      return;
-    }
-    if (fn === "Fn::GetAtt") {
-      let resource: unknown;
-      if (Array.isArray(arg) && arg.length === 2 && typeof arg[1] === "string") resource = arg[0];
-      else if (typeof arg === "string" && arg.includes(".")) resource = arg.slice(0, arg.indexOf("."));
-      else {
-        c.add("error", at, "Fn::GetAtt takes [ResourceName, AttributeName].");
-        return;
-      }
-      if (typeof resource === "string" && !names.resourceNames.has(resource)) {
-        c.add("error", at, `Fn::GetAtt target "${resource}" is not a resource of this template.`);
-      } else if (typeof resource !== "string") {
-        checkReferences(resource, [...at, 0], names, c);
-      }
-      return;
-    }
-    if (fn === "Fn::Sub") {
-      checkSub(arg, at, names, c);
-      return;
-    }
-    if (fn === "Fn::FindInMap" && Array.isArray(arg) && typeof arg[0] === "string") {
-      if (!names.mappingNames.has(arg[0]))
-        c.add("error", at, `Fn::FindInMap map "${arg[0]}" is not declared in Mappings.`);
-    }
-    if (fn === "Condition" && typeof arg === "string" && path[0] === "Conditions") {
-      if (!names.conditionNames.has(arg))
-        c.add("error", at, `Condition "${arg}" is not declared in Conditions.`);
-      return;
-    }
-  }
-  for (const key of keys) checkReferences(node[key], [...path, key], names, c);
-}
-
-function checkSub(arg: Json, at: (string | number)[], names: KnownNames, c: Collector): void {
-  let template: unknown = arg;
-  let locals = new Set<string>();
-  if (Array.isArray(arg)) {
-    template = arg[0];
-    if (isObject(arg[1])) {
-      locals = new Set(Object.keys(arg[1]));
-      checkReferences(arg[1], [...at, 1], names, c);
-    }
-  }
-  if (typeof template !== "string") {
-    c.add("error", at, "Fn::Sub takes a string or [string, {variables}].");
-    return;
-  }
-  for (const match of template.matchAll(/\$\{([^}!][^}]*)\}/g)) {
-    const variable = match[1].trim();
-    if (locals.has(variable) || PSEUDO_PARAMETERS.has(variable)) continue;
-    const base = variable.includes(".") ? variable.slice(0, variable.indexOf(".")) : variable;
-    if (
-      variable.includes(".")
-        ? names.resourceNames.has(base)
-        : names.parameterNames.has(base) || names.resourceNames.has(base)
-    ) {
-      continue;
-    }
-    c.add("error", at, `Fn::Sub variable "\${${variable}}" names no parameter, resource or local variable.`);
   }
 }
 

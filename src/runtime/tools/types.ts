@@ -7,13 +7,7 @@ import type { CloudContext } from "../cloud/context.js";
 import type { Workspace } from "./workspace.js";
 
 /** How a tool call is presented when permission is asked. */
-export interface ToolDescription {
-  title: string;
-  purpose: string;
-  /** read | file_change | cloud_change | local_execution | local_or_remote_change | unknown */
-  effect: string;
-  target?: string;
-}
+export type ToolDescription = Pick<InputRequest, "title" | "purpose" | "effect" | "target">;
 
 export interface ToolResult {
   /** What the model reads. */
