@@ -2,7 +2,7 @@
 // idle deadline, failures turned into TransportError with the URL and reason.
 import { A2aCallError } from "../errors.js";
 import { IdleDeadline, TransportError, networkReason, timeoutError, type CallOptions } from "./binding.js";
-import { readSse, type SseRecord } from "./sse.js";
+import { readSse, type SseEvent } from "../../../server/sse.js";
 
 export interface HttpExchange {
   response: Response;
@@ -41,7 +41,7 @@ export async function* sseBody(
   url: string,
   exchange: HttpExchange,
   options: CallOptions,
-): AsyncGenerator<SseRecord> {
+): AsyncGenerator<SseEvent> {
   const { response, deadline } = exchange;
   if (!response.body) return;
   try {
