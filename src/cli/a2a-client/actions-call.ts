@@ -8,7 +8,7 @@ import { connect, type A2aClient } from "./client.js";
 import { ClientError, missingValue, type ExitCode } from "./errors.js";
 import { choiceFromFlags, inputRequestOf, answerRequest } from "./inputs.js";
 import type { OutputFormat } from "./output.js";
-import type { Action, ActionContext, ClientIo } from "./program.js";
+import type { Action, ActionContext, ClientIo } from "./action.js";
 import { promptForInput } from "./prompt.js";
 import { JsonRenderer, LiveRenderer, PlainRenderer, type TurnRenderer } from "./render.js";
 import { parseRouteSpec, resolveRoute } from "./routes.js";

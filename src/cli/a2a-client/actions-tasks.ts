@@ -9,7 +9,7 @@ import { discoverCard } from "./client.js";
 import { carriesCredentials, directEndpoint, schemeOf } from "./bindings/index.js";
 import { EXIT, UsageError, type ExitCode } from "./errors.js";
 import { printJson, shellWord, sortedJson, taskTable, type OutputFormat } from "./output.js";
-import type { Action, ActionContext } from "./program.js";
+import type { Action, ActionContext } from "./action.js";
 
 type Exchange<T> = (client: A2aClient) => Promise<T>;
 

@@ -6,33 +6,7 @@
 // (run-action.ts), so `iac-code --help` loads none of them.
 import { Command, CommanderError, Option } from "commander";
 import { EXIT, EXIT_CODES_HELP, type ExitCode } from "./errors.js";
-import type { Writer } from "./output.js";
-import type { Route } from "./routes.js";
-import type { Settings } from "./settings.js";
-
-export interface ClientIo {
-  stdout: Writer;
-  stderr: Writer;
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  env: NodeJS.ProcessEnv;
-  cwd(): string;
-}
-
-/** What an action gets: the resolved settings and the routes of the config file. */
-export interface ActionContext {
-  io: ClientIo;
-  settings: Settings;
-  configRoutes: Route[];
-  /** The parsed options of the subcommand (camelCase). */
-  opts: Record<string, unknown>;
-  /** Errors are printed as JSON once the action knows it prints JSON. */
-  jsonErrors: (on: boolean) => void;
-}
-
-export type Action = (context: ActionContext) => Promise<ExitCode>;
-
-/** An action, imported when its subcommand runs. */
-export type LoadAction = () => Promise<Action>;
+import type { ClientIo, LoadAction } from "./action.js";
 
 const callModule = () => import("./actions-call.js");
 const tasksModule = () => import("./actions-tasks.js");
