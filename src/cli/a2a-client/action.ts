@@ -2,7 +2,7 @@
 // resolved settings, the config file's routes). Its own module so that the
 // command tree (program.ts) and the actions it loads on demand both read it
 // without importing each other.
-import type { ExitCode } from "./errors.js";
+import type { ExitCode } from "../../a2a/client/errors.js";
 import type { Writer } from "./output.js";
 import type { Route } from "./routes.js";
 import type { Settings } from "./settings.js";

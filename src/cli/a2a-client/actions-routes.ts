@@ -1,5 +1,5 @@
 // `route-preview`: resolve --route specs offline and optionally save them.
-import { ClientError, EXIT } from "./errors.js";
+import { ClientError, EXIT } from "../../a2a/client/errors.js";
 import { printJson } from "./output.js";
 import type { Action } from "./action.js";
 import { parseRouteSpec, resolveRoute, saveRoutes } from "./routes.js";

@@ -5,7 +5,7 @@
 // protobuf descriptors and the validators, are loaded when a subcommand runs
 // (run-action.ts), so `iac-code --help` loads none of them.
 import { Command, CommanderError, Option } from "commander";
-import { EXIT, EXIT_CODES_HELP, type ExitCode } from "./errors.js";
+import { EXIT, EXIT_CODES_HELP, type ExitCode } from "../../a2a/client/errors.js";
 import type { ClientIo, LoadAction } from "./action.js";
 
 const callModule = () => import("./actions-call.js");

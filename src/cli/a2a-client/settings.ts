@@ -5,9 +5,9 @@
 import path from "node:path";
 import type { A2AClientConfig } from "../../contract/index.js";
 import type { CardVerificationOptions } from "../../a2a/signing/index.js";
-import { DEFAULT_API_KEY_HEADER, type AuthSettings } from "./auth.js";
-import { parseBindingName, type BindingName } from "./bindings/binding.js";
-import { missingValue, UsageError } from "./errors.js";
+import { DEFAULT_API_KEY_HEADER, type AuthSettings } from "../../a2a/client/auth.js";
+import { parseBindingName, type BindingName } from "../../a2a/client/bindings/binding.js";
+import { missingValue, UsageError } from "../../a2a/client/errors.js";
 import type { OutputFormat } from "./output.js";
 
 export type ConfigKey = keyof A2AClientConfig;

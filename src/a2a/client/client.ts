@@ -16,8 +16,8 @@ import {
   fetchAgentCard,
   JwksError,
   type CardVerificationOptions,
-} from "../../a2a/signing/index.js";
-import { agentCardUrl } from "../../a2a/signing/fetch-card.js";
+} from "../signing/index.js";
+import { agentCardUrl } from "../signing/fetch-card.js";
 import { requestHeaders, type AuthSettings } from "./auth.js";
 import { networkReason } from "./bindings/binding.js";
 import {
