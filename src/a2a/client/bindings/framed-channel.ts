@@ -152,9 +152,3 @@ export function jsonLines(onLine: (value: unknown) => void): (chunk: Buffer) => 
     }
   };
 }
-
-/** A line frame: the JSON-RPC response itself, `final: true` on a stream's last. */
-export function lineFrame(value: unknown): { key: string; payload: unknown; final: boolean } | undefined {
-  if (!isObject(value) || (typeof value.id !== "string" && typeof value.id !== "number")) return undefined;
-  return { key: String(value.id), payload: value, final: value.final === true };
-}
