@@ -4,12 +4,13 @@
 // id, or Redis's correlation_id) and says whether it is the call's last.
 
 /** A reply as the server frames it. */
-export interface OutgoingReply {
+export interface Reply {
   id: string | number | null;
-  /** One serialised JSON-RPC response object. */
+  /** One JSON-RPC response (result, error, or for the end of a stream `{"jsonrpc":"2.0","id":…}`). */
   payload: string;
+  /** The last reply of its request. */
   final: boolean;
-  /** The request named a streaming method. */
+  /** The request named a streaming method (SendStreamingMessage, SubscribeToTask). */
   streaming: boolean;
 }
 
@@ -30,7 +31,7 @@ const keyOf = (id: unknown): string | undefined =>
  * Lines (stdio, unix): the response itself, one per line; a stream's last
  * carries `"final":true` (its end marker {"jsonrpc":"2.0","id":…}, or an error).
  */
-export function replyLine(reply: OutgoingReply): string {
+export function replyLine(reply: Reply): string {
   // Every payload is a serialised object: the marker goes before its closing brace.
   return reply.final && reply.streaming
     ? `${reply.payload.slice(0, -1)},"final":true}\n`
@@ -45,7 +46,7 @@ export function readReplyLine(value: unknown): IncomingFrame | undefined {
 }
 
 /** WebSocket: {"id":<request id>,"payload":<response>,"final":<bool>} per message. */
-export function replyMessage(reply: OutgoingReply): string {
+export function replyMessage(reply: Reply): string {
   return `{"id":${JSON.stringify(reply.id)},"payload":${reply.payload},"final":${reply.final}}`;
 }
 
@@ -69,7 +70,7 @@ export function redisRequestFields(correlationId: string, replyStream: string, p
 }
 
 /** A reply entry: correlation_id, payload and final ("true"/"false"). */
-export function redisReplyFields(correlationId: string, reply: OutgoingReply): string[] {
+export function redisReplyFields(correlationId: string, reply: Reply): string[] {
   return ["correlation_id", correlationId, "payload", reply.payload, "final", String(reply.final)];
 }
 

@@ -7,11 +7,9 @@ import { StringDecoder } from "node:string_decoder";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { IdleDeadline, timeoutError, TransportError, type CallOptions } from "./binding.js";
 import type { JsonRpcChannel } from "./jsonrpc.js";
+import type { IncomingFrame } from "../../transports/frames.js";
 
-interface Frame {
-  payload: unknown;
-  final: boolean;
-}
+type Frame = Omit<IncomingFrame, "key">;
 
 /** The frames of one call as they arrive. */
 class Call {
