@@ -5,8 +5,16 @@
 // protobuf descriptors and the validators, are loaded when a subcommand runs
 // (run-action.ts), so `iac-code --help` loads none of them.
 import { Command, CommanderError, Option } from "commander";
-import { EXIT, EXIT_CODES_HELP, type ExitCode } from "../../a2a/client/errors.js";
+import { EXIT, type ExitCode } from "../../a2a/client/errors.js";
 import type { ClientIo, LoadAction } from "./action.js";
+
+const EXIT_CODES_HELP = `
+Exit codes:
+  0  success
+  1  error (the call failed, the server answered an A2A error, a required value is missing)
+  2  usage error (unknown option, invalid value)
+  3  input required: the turn waits for a permission or question answer (printed as JSON on
+     stdout); continue it with \`iac-code a2a-client answer\``;
 
 const callModule = () => import("./actions-call.js");
 const tasksModule = () => import("./actions-tasks.js");

@@ -1,6 +1,6 @@
 // One HTTP exchange for the JSON-RPC and HTTP+JSON bindings: fetch under an
 // idle deadline, failures turned into TransportError with the URL and reason.
-import { A2aCallError } from "../errors.js";
+import { A2aCallError, EXIT } from "../errors.js";
 import { IdleDeadline, TransportError, networkReason, timeoutError, type CallOptions } from "./binding.js";
 import { readSse, type SseEvent } from "../../../server/sse.js";
 
@@ -58,7 +58,8 @@ export async function* sseBody(
 function failure(url: string, error: unknown, deadline: IdleDeadline, options: CallOptions): Error {
   if (deadline.timedOut) return timeoutError(url, options.timeoutMs);
   if (options.signal?.aborted) return error as Error;
-  return new TransportError(`Cannot reach ${url}: ${networkReason(error)}`);
+  // The cause tells a caller whether the request can have left (refused, or reset after sending).
+  return new TransportError(`Cannot reach ${url}: ${networkReason(error)}`, EXIT.error, { cause: error });
 }
 
 export function isEventStream(response: Response): boolean {
