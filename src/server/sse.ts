@@ -117,6 +117,11 @@ export class SseParser {
     if (start === end) return this.dispatch(out);
     const first = buffer.charCodeAt(start);
     if (first === COLON) return this.onComment?.(buffer.slice(start + 1, end));
+    // The common line: `data: <json>`, read without cutting out its field name.
+    if (buffer.startsWith("data:", start)) {
+      this.data.push(buffer.slice(buffer.charCodeAt(start + 5) === SPACE ? start + 6 : start + 5, end));
+      return;
+    }
     const colon = buffer.indexOf(":", start);
     let field: string;
     let value: string;
@@ -154,7 +159,7 @@ export class SseParser {
       if (this.retry !== undefined) event.retry = this.retry;
       out.push(event);
     }
-    this.data = [];
+    if (this.data.length > 0) this.data = [];
     this.event = undefined;
     this.retry = undefined;
   }

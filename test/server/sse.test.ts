@@ -75,7 +75,7 @@ describe("server/sse: parser", () => {
   });
 
   it("ignores unknown fields and an id holding NUL", () => {
-    expect(parseAll(["foo: bar\nid: a\0b\ndata: x\n\n"])).to.deep.equal([{ data: "x" }]);
+    expect(parseAll(["foo: bar\ndatax: y\nid: a\0b\ndata: x\n\n"])).to.deep.equal([{ data: "x" }]);
   });
 
   it("returns the event left open when the stream ends", () => {
