@@ -1,7 +1,8 @@
 // The wire form of JSON-RPC replies on the custom transports, written by the
 // server (transports/) and read by the client (client/bindings/), so that each
 // transport's framing is spelled once. Every reply names its call (the request
-// id, or Redis's correlation_id) and says whether it is the call's last.
+// id, or Redis's correlation_id) and says whether it is the call's last; a
+// stream ends with the same marker on all of them (grpc-jsonrpc included).
 
 /** A reply as the server frames it. */
 export interface Reply {
@@ -26,6 +27,12 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 
 const keyOf = (id: unknown): string | undefined =>
   typeof id === "string" || typeof id === "number" ? String(id) : undefined;
+
+/** The reply that ends a stream on every transport: neither a result nor an error. */
+export const endOfStream = (id: string | number | null): string => JSON.stringify({ jsonrpc: "2.0", id });
+
+export const isEndOfStream = (payload: unknown): boolean =>
+  isObject(payload) && !("result" in payload) && !("error" in payload);
 
 /**
  * Lines (stdio, unix): the response itself, one per line; a stream's last

@@ -12,7 +12,7 @@ import {
   type JsonRpcCore,
 } from "../bindings/jsonrpc-core.js";
 import { parseJsonText, type JsonBody } from "../../server/json-body.js";
-import type { Reply } from "./frames.js";
+import { endOfStream, type Reply } from "./frames.js";
 
 /** Largest frame a transport accepts (the HTTP binding's body limit). */
 export { MAX_BODY_BYTES as MAX_FRAME_BYTES } from "../bindings/jsonrpc.js";
@@ -88,7 +88,7 @@ export async function* replies(
       yield { id, payload: outcome.encode(step.value), final: false, streaming: true };
     }
     finished = true;
-    yield { id, payload: JSON.stringify({ jsonrpc: "2.0", id }), final: true, streaming: true };
+    yield { id, payload: endOfStream(id), final: true, streaming: true };
   } finally {
     // The connection went away or the transport stopped reading: end the subscription.
     if (!finished) await rest.return?.();

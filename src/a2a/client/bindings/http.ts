@@ -74,7 +74,7 @@ export function parseJson(text: string, what: string): unknown {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** The ErrorInfo reason among typed error details (a list, or one object). */
