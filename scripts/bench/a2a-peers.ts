@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import { sseFrame } from "../../src/server/sse.js";
 import { chunksOf, TrivialRuntime } from "./trivial-runtime.js";
 
 // Our server runs from dist/ (the compiled JavaScript `npm start` runs; a2a-vs-sdk.ts builds it
@@ -178,7 +179,7 @@ function raw(): void {
       if (call.method === "SendStreamingMessage") {
         res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
         for (const result of events)
-          res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", id: call.id, result })}\n\n`);
+          res.write(sseFrame(JSON.stringify({ jsonrpc: "2.0", id: call.id, result })));
         res.end();
         return;
       }

@@ -22,6 +22,7 @@ import { performance } from "node:perf_hooks";
 import { startA2aServer } from "../../src/a2a/server.js";
 import { resolveSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
+import { SseParser } from "../../src/server/sse.js";
 import { startAguiServer } from "../../src/agui/server.js";
 import type { AgentRuntime, AgentSession, RuntimeEvent, TurnInput } from "../../src/runtime/seam.js";
 import { option, textOption } from "./bench-args.js";
@@ -80,19 +81,13 @@ function post(url: string, headers: Record<string, string>, body: string, isText
     const result: RunResult = { events: 0, firstEventMs: NaN, firstTextMs: NaN };
     const req = http.request(url, { method: "POST", agent, headers }, (res) => {
       if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode}`));
-      res.setEncoding("utf8");
-      let buffer = "";
-      res.on("data", (chunk: string) => {
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf("\n\n")) >= 0) {
-          const record = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          if (!record.startsWith("data:")) continue;
+      const parser = new SseParser();
+      res.on("data", (chunk: Buffer) => {
+        for (const { data } of parser.push(chunk)) {
           result.events++;
           const now = performance.now() - t0;
           if (result.events === 1) result.firstEventMs = now;
-          if (Number.isNaN(result.firstTextMs) && isText(record)) result.firstTextMs = now;
+          if (Number.isNaN(result.firstTextMs) && isText(data)) result.firstTextMs = now;
         }
       });
       res.on("end", () => resolve(result));

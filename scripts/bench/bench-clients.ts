@@ -8,6 +8,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { parseSseText } from "../../src/server/sse.js";
 
 export interface StreamFigures {
   events: number;
@@ -113,7 +114,7 @@ export function jsonRpcDriver(endpoint: string, chunks: number): Driver {
         "text/event-stream",
       );
       const { text, firstMs } = await readBody(response, started);
-      return { events: text.split("\n\n").filter((frame) => frame.startsWith("data: ")).length, firstMs };
+      return { events: parseSseText(text).length, firstMs };
     },
     close: () => agent.destroy(),
   };

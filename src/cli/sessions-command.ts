@@ -4,6 +4,7 @@
 // finds its settings (--config, IACCODE_A2A_* variables, flags). The store is
 // loaded only when the command runs.
 import type { Command } from "commander";
+import type { SessionsExportOptions } from "./sessions-export.js";
 
 export function registerSessionsCommand(program: Command): void {
   const sessions = program
@@ -24,12 +25,4 @@ export function registerSessionsCommand(program: Command): void {
       const { sessionsExport } = await import("./sessions-export.js");
       process.exitCode = await sessionsExport(contextId, options);
     });
-}
-
-export interface SessionsExportOptions {
-  config?: string;
-  persistenceDir?: string;
-  store?: string;
-  redisUrl?: string;
-  output?: string;
 }

@@ -11,7 +11,15 @@ import { exportSession } from "../runtime/store/session-export.js";
 import { ConfigError, loadConfigFile, resolveSettings } from "../server/config.js";
 import { createLogger } from "../server/logger.js";
 import type { CliValues } from "../server/settings.js";
-import type { SessionsExportOptions } from "./sessions-command.js";
+
+/** The options of `iac-code sessions export` (sessions-command.ts). */
+export interface SessionsExportOptions {
+  config?: string;
+  persistenceDir?: string;
+  store?: string;
+  redisUrl?: string;
+  output?: string;
+}
 
 const fail = (message: string, code: number): number => {
   process.stderr.write(`${message}\n`);

@@ -10,7 +10,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { base64url } from "jose";
 import { signAgentCard } from "../../src/a2a/signing/index.js";
-import { EXIT } from "../../src/cli/a2a-client/errors.js";
+import { EXIT } from "../../src/a2a/client/errors.js";
 import { removeDir, type E2eServer } from "../e2e/helpers.js";
 import { startSdkServer, type SdkServer } from "./fixtures/sdk-server.js";
 import { runClient, startOurServer as startClientTestServer } from "./harness.js";

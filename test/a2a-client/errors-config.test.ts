@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import type { AnyJson } from "../a2a/helpers.js";
-import { EXIT } from "../../src/cli/a2a-client/errors.js";
+import { EXIT } from "../../src/a2a/client/errors.js";
 import { startSdkServer, type SdkServer } from "./fixtures/sdk-server.js";
 import { runClient } from "./harness.js";
 

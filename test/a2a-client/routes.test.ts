@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { EXIT } from "../../src/cli/a2a-client/errors.js";
+import { EXIT } from "../../src/a2a/client/errors.js";
 import { parseRouteSpec } from "../../src/cli/a2a-client/routes.js";
 import { startSdkServer, type SdkServer } from "./fixtures/sdk-server.js";
 import { runClient } from "./harness.js";

@@ -4,7 +4,7 @@
 // does not have yet.
 import { expect } from "chai";
 import type { AnyJson as Json } from "../a2a/helpers.js";
-import { BINDING_NAMES } from "../../src/cli/a2a-client/bindings/binding.js";
+import { BINDING_NAMES } from "../../src/a2a/client/bindings/binding.js";
 import { startSdkServer, type SdkServer } from "./fixtures/sdk-server.js";
 import { jsonLines, ok, runClient, workingTask } from "./harness.js";
 

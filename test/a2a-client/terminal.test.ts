@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { EXIT } from "../../src/cli/a2a-client/errors.js";
+import { EXIT } from "../../src/a2a/client/errors.js";
 import { BIN, cleanEnv, removeDir, type E2eServer } from "../e2e/helpers.js";
 import { startOurServer } from "./harness.js";
 

@@ -6,7 +6,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
 import type { AnyJson } from "../a2a/helpers.js";
 import { encodeProtoJson, parseInputAnswer, pb } from "../../src/contract/index.js";
-import { authHeaders } from "../../src/cli/a2a-client/auth.js";
+import { authHeaders } from "../../src/a2a/client/auth.js";
 import { answerRequest, questionChoice, type InputRequest } from "../../src/cli/a2a-client/inputs.js";
 import { taskTable } from "../../src/cli/a2a-client/output.js";
 import { replyText } from "../../src/cli/a2a-client/text.js";

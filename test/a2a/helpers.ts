@@ -7,6 +7,7 @@ import path from "node:path";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { resolveSettings, type A2aServerSettings } from "../../src/server/config.js";
 import { createLogger, type Logger } from "../../src/server/logger.js";
+import { SseParser, parseSseText, sseFrame, type SseEvent } from "../../src/server/sse.js";
 import { FakeRuntime } from "./fixtures/fake-runtime.js";
 
 export interface TestServer {
@@ -122,17 +123,7 @@ export function userMessage(text: string, extra: Record<string, unknown> = {}): 
 
 /** JSON-RPC responses of an SSE body (one per `data:` line). */
 export function parseSse(raw: string): Array<Record<string, unknown>> {
-  return raw
-    .split("\n\n")
-    .filter((frame) => frame.trim() !== "" && !frame.startsWith(":"))
-    .map((frame) => {
-      const data = frame
-        .split("\n")
-        .filter((l) => l.startsWith("data: "))
-        .map((l) => l.slice(6))
-        .join("\n");
-      return JSON.parse(data) as Record<string, unknown>;
-    });
+  return parseSseText(raw).map((event) => JSON.parse(event.data) as Record<string, unknown>);
 }
 
 /** An SSE stream read incrementally; stop() aborts the request. */
@@ -163,8 +154,9 @@ export async function openStream(
     signal: controller.signal,
   });
   const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
+  const parser = new SseParser();
+  const pending: SseEvent[] = [];
+  let ended = false;
   const rawFrames: string[] = [];
   const stream: LiveStream = {
     status: res.status,
@@ -172,19 +164,12 @@ export async function openStream(
     rawFrames,
     async next() {
       for (;;) {
-        const end = buffer.indexOf("\n\n");
-        if (end >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (frame.startsWith(":")) continue;
-          rawFrames.push(frame + "\n\n");
-          const data = frame
-            .split("\n")
-            .filter((l) => l.startsWith("data: "))
-            .map((l) => l.slice(6))
-            .join("\n");
-          return JSON.parse(data) as Record<string, unknown>;
+        const event = pending.shift();
+        if (event) {
+          rawFrames.push(sseFrame(event.data, event.event));
+          return JSON.parse(event.data) as Record<string, unknown>;
         }
+        if (ended) return undefined;
         let chunk: Awaited<ReturnType<typeof reader.read>>;
         try {
           chunk = await reader.read();
@@ -192,14 +177,9 @@ export async function openStream(
           return undefined;
         }
         if (chunk.done) {
-          if (buffer.trim() !== "") {
-            const leftover = buffer;
-            buffer = "";
-            return JSON.parse(leftover) as Record<string, unknown>;
-          }
-          return undefined;
-        }
-        buffer += decoder.decode(chunk.value, { stream: true });
+          ended = true;
+          pending.push(...parser.end());
+        } else pending.push(...parser.push(chunk.value));
       }
     },
     async until(pred) {

@@ -28,6 +28,7 @@ import {
 import { post } from "./harness.js";
 import { expectStrictThreadRun, expectValidStream, types, type WireEvent } from "./helpers.js";
 import { freePort } from "../fixtures/free-port.js";
+import { parseSseText } from "../../src/server/sse.js";
 
 const WAITING = "A2A server unreachable; waiting for it to come back";
 const BACK = "A2A server reachable again; the run goes on";
@@ -179,17 +180,7 @@ async function until(check: () => boolean, what: string, ms = 20_000): Promise<v
 }
 
 function parseEvents(raw: string): WireEvent[] {
-  return raw
-    .split("\n\n")
-    .map((rec) =>
-      rec
-        .split("\n")
-        .filter((l) => l.startsWith("data: "))
-        .map((l) => l.slice(6))
-        .join("\n"),
-    )
-    .filter(Boolean)
-    .map((d) => JSON.parse(d) as WireEvent);
+  return parseSseText(raw).map((event) => JSON.parse(event.data) as WireEvent);
 }
 
 /** A POST / whose SSE body is read as it comes: what arrived so far, and the end. */

@@ -13,6 +13,7 @@ import path from "node:path";
 import type { ServerResponse } from "node:http";
 import type { InputRequest, PipelineEnvelope } from "../../src/runtime/seam.js";
 import { PIPELINE_EVENTS_EXTENSION } from "../../src/runtime/seam.js";
+import { parseSseText } from "../../src/server/sse.js";
 import { writePermissionRequest } from "../fixtures/input-requests.js";
 import { expectStrictThreadRun, type WireEvent } from "./helpers.js";
 import { post, runInput, startHarness, type Harness, type TapCall } from "./harness.js";
@@ -818,10 +819,7 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
     }
     for (let i = 0; !held && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
     expect(held, "the answer's request reached the tap").to.not.equal(undefined);
-    const seen = raw
-      .split("\n\n")
-      .filter((r) => r.startsWith("data: "))
-      .map((r) => JSON.parse(r.slice(6)) as WireEvent);
+    const seen = parseSseText(raw).map((event) => JSON.parse(event.data) as WireEvent);
     expectStrictThreadRun(h.url, "t-blocked", seen, false);
     controller.abort();
     await new Promise((r) => setTimeout(r, 300));

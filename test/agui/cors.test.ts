@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
 import { resolveSettings } from "../../src/agui/config.js";
+import { parseSseText } from "../../src/server/sse.js";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./browser.js";
 import { runInput, startHarness, type Harness } from "./harness.js";
 
@@ -101,10 +102,7 @@ describe("AG-UI CORS", function () {
     expect(reply.error).to.equal(undefined);
     expect(reply.status).to.equal(200);
     expect(reply.contentType).to.match(/^text\/event-stream/);
-    const types = reply
-      .text!.split("\n\n")
-      .filter((frame) => frame.startsWith("data: "))
-      .map((frame) => (JSON.parse(frame.slice(6)) as { type: string }).type);
+    const types = parseSseText(reply.text!).map((event) => (JSON.parse(event.data) as { type: string }).type);
     expect(types[0]).to.equal("RUN_STARTED");
     expect(types).to.include("TEXT_MESSAGE_CONTENT");
     expect(types.at(-1)).to.equal("RUN_FINISHED");

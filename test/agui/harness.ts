@@ -12,6 +12,7 @@ import { HttpAgent, type BaseEvent } from "@ag-ui/client";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { resolveSettings as resolveA2aSettings } from "../../src/server/config.js";
 import { createLogger } from "../../src/server/logger.js";
+import { SseParser, parseSseText, sseFrame } from "../../src/server/sse.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import type { AguiSettings } from "../../src/agui/config.js";
 import type { AdapterLogger } from "../../src/agui/logger.js";
@@ -102,21 +103,9 @@ export async function startTap(target: string): Promise<A2aTap> {
             return;
           }
           // SSE: each record's data rewritten as it comes; comments (heartbeats) pass as they are.
-          let buffer = "";
-          up.setEncoding("utf8");
-          up.on("data", (text: string) => {
-            buffer += text;
-            let cut: number;
-            while ((cut = buffer.indexOf("\n\n")) >= 0) {
-              const record = buffer.slice(0, cut);
-              buffer = buffer.slice(cut + 2);
-              const data = record
-                .split("\n")
-                .filter((l) => l.startsWith("data:"))
-                .map((l) => l.slice(5).replace(/^ /, ""))
-                .join("\n");
-              res.write(data ? `data: ${rewritten(call, data)}\n\n` : `${record}\n\n`);
-            }
+          const parser = new SseParser((comment) => res.write(`:${comment}\n\n`));
+          up.on("data", (chunk: Buffer) => {
+            for (const event of parser.push(chunk)) res.write(sseFrame(rewritten(call, event.data)));
           });
           up.on("end", () => res.end());
         },
@@ -270,17 +259,7 @@ export async function post(
   if ((res.headers.get("content-type") ?? "").includes("application/json")) {
     return { status: res.status, headers: res.headers, json: JSON.parse(raw) as never, events: [], raw };
   }
-  const events = raw
-    .split("\n\n")
-    .map((rec) =>
-      rec
-        .split("\n")
-        .filter((l) => l.startsWith("data: "))
-        .map((l) => l.slice(6))
-        .join("\n"),
-    )
-    .filter(Boolean)
-    .map((d) => JSON.parse(d) as AguiEvent);
+  const events = parseSseText(raw).map((event) => JSON.parse(event.data) as AguiEvent);
   const threadId = typeof body === "object" && body ? (body as { threadId?: unknown }).threadId : undefined;
   if (typeof threadId === "string" && events.length) expectStrictThreadRun(url, threadId, events);
   return { status: res.status, headers: res.headers, events, raw };

@@ -11,6 +11,7 @@ import path from "node:path";
 import { post, runInput, startHarness, type Harness } from "./harness.js";
 import { expectValidStream } from "./helpers.js";
 import { startAguiServer } from "../../src/agui/server.js";
+import { SseParser } from "../../src/server/sse.js";
 import type { WireEvent as AguiEvent } from "./helpers.js";
 
 /** Starts a raw streaming POST and lets the test read events as they come. */
@@ -24,6 +25,7 @@ async function openStream(url: string, body: unknown) {
   });
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
+  const parser = new SseParser();
   let raw = "";
   const events: AguiEvent[] = [];
   let done = false;
@@ -34,16 +36,9 @@ async function openStream(url: string, body: unknown) {
         done = true;
         break;
       }
-      raw += decoder.decode(r.value as Uint8Array, { stream: true });
-      events.length = 0;
-      for (const rec of raw.split("\n\n")) {
-        const data = rec
-          .split("\n")
-          .filter((l) => l.startsWith("data: "))
-          .map((l) => l.slice(6))
-          .join("");
-        if (data) events.push(JSON.parse(data) as AguiEvent);
-      }
+      const text = decoder.decode(r.value as Uint8Array, { stream: true });
+      raw += text;
+      for (const event of parser.push(text)) events.push(JSON.parse(event.data) as AguiEvent);
     }
   };
   return { res, events, readUntil, raw: () => raw, abort: () => controller.abort(), isDone: () => done };

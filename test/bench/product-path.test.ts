@@ -12,6 +12,7 @@ import { startCliPeer } from "../../scripts/bench/cli-peer.js";
 import { analyseProfile, formatReport, moduleOf, type CpuProfile } from "../../scripts/bench/cpu-profile.js";
 import { startPeer, type Peer } from "../../scripts/bench/peer-process.js";
 import { writeTrivialScript } from "../../scripts/bench/trivial-script.js";
+import { parseSseText } from "../../src/server/sse.js";
 
 /** One SendStreamingMessage; each event as "<kind> <state>[ text]" (ids and timestamps left out). */
 async function streamShape(url: string, prompt: string): Promise<string[]> {
@@ -25,9 +26,8 @@ async function streamShape(url: string, prompt: string): Promise<string[]> {
       params: { message: { messageId: `m-${Math.random()}`, role: "ROLE_USER", parts: [{ text: prompt }] } },
     }),
   });
-  const frames = (await response.text()).split("\n\n").filter((f) => f.startsWith("data: "));
-  return frames.map((frame) => {
-    const result = (JSON.parse(frame.slice(6)) as { result: Record<string, Record<string, unknown>> }).result;
+  return parseSseText(await response.text()).map((frame) => {
+    const result = (JSON.parse(frame.data) as { result: Record<string, Record<string, unknown>> }).result;
     const [kind, event] = Object.entries(result)[0];
     const status = event.status as {
       state: string;

@@ -6,7 +6,7 @@
 // transport carries them.
 import { expect } from "chai";
 import path from "node:path";
-import { EXIT } from "../../src/cli/a2a-client/errors.js";
+import { EXIT } from "../../src/a2a/client/errors.js";
 import { ok, runClient, startOurServer, workingTask } from "../a2a-client/harness.js";
 import { BIN, removeDir, tempDir, type E2eServer } from "../e2e/helpers.js";
 import { startRedis, type TestRedis } from "../fixtures/redis-server.js";

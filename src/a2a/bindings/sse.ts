@@ -1,17 +1,12 @@
-// Server-Sent Events framing shared by the HTTP bindings: one `data:` line per
-// event (JSON on a single line), a blank line after each, `event: error` for a
-// failure after the stream started, and comment keep-alives while idle.
+// The streams of the HTTP bindings as Server-Sent Events (frames from
+// server/sse.ts): one event per stream response, `event: error` for a failure
+// after the stream started, and comment keep-alives while idle.
 import type { ServerResponse } from "node:http";
 import { setImmediate as nextLoopTurn } from "node:timers/promises";
-
-export const SSE_HEADERS = {
-  "Content-Type": "text/event-stream",
-  "Cache-Control": "no-cache",
-  Connection: "keep-alive",
-  "X-Accel-Buffering": "no",
-} as const;
+import { SSE_HEADERS, sseComment, sseFrame } from "../../server/sse.js";
 
 const KEEP_ALIVE_MS = 15_000;
+const KEEP_ALIVE = sseComment("keep-alive");
 /**
  * Events one stream writes per event-loop turn before it lets the loop serve
  * other sockets: a burst (a fast runtime, a long replay) does not hold back
@@ -19,12 +14,6 @@ const KEEP_ALIVE_MS = 15_000;
  * event p50 13.3 -> 5.8 ms, events/s unchanged.
  */
 const EVENTS_PER_LOOP_TURN = 16;
-
-/** One SSE event. JSON text never contains raw newlines, so one data line is enough. */
-export function sseFrame(data: string, event?: string): string {
-  const safe = data.includes("\n") ? data.replace(/\r?\n/g, "\\n") : data;
-  return `${event ? `event: ${event}\n` : ""}data: ${safe}\n\n`;
-}
 
 export interface SseOptions<T> {
   /** Wire form of one event (already-serialised JSON). */
@@ -53,7 +42,7 @@ export async function writeSse<T>(
     open = false;
   });
   const keepAlive = setInterval(() => {
-    if (open) res.write(": keep-alive\n\n");
+    if (open) res.write(KEEP_ALIVE);
   }, KEEP_ALIVE_MS);
   keepAlive.unref();
   // The events of one burst leave in one write (HTTP/1.1: the socket is corked until the work

@@ -8,7 +8,8 @@ import type { Logger } from "pino";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
 import { A2AError } from "../core/errors.js";
 import { errorBody } from "../bindings/jsonrpc-core.js";
-import { InFlight, MAX_FRAME_BYTES, replies, transportCaller, type Reply } from "./replies.js";
+import { replyLine } from "./frames.js";
+import { InFlight, MAX_FRAME_BYTES, replies, transportCaller } from "./replies.js";
 
 /** Where response lines go: a socket, or stdout's own write (stdio). */
 export interface LineSink {
@@ -23,13 +24,6 @@ export interface LineChannel {
 }
 
 const NEWLINE = 0x0a;
-
-function lineOf(reply: Reply): string {
-  // Every payload is a serialised object: the stream marker goes before its closing brace.
-  return reply.final && reply.streaming
-    ? `${reply.payload.slice(0, -1)},"final":true}\n`
-    : `${reply.payload}\n`;
-}
 
 export function serveLines(
   input: Readable,
@@ -54,7 +48,7 @@ export function serveLines(
   const answer = async (frame: Buffer): Promise<void> => {
     for await (const reply of replies(options.core, frame, caller)) {
       if (!open) break;
-      await send(lineOf(reply));
+      await send(replyLine(reply));
     }
   };
 

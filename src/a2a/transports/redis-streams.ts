@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
+import { redisFields, redisReplyFields } from "./frames.js";
 import { InFlight, replies, transportCaller } from "./replies.js";
 import type { RunningTransport } from "./transport.js";
 import { redisUrlForDisplay } from "../../server/redis.js";
@@ -39,12 +40,6 @@ export class RedisTransportError extends Error {
 }
 
 type Entry = [id: string, fields: string[]];
-
-function fieldsOf(fields: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]] = fields[i + 1];
-  return out;
-}
 
 async function connect(url: string, name: string): Promise<Redis> {
   const redis = new Redis(url, { lazyConnect: true, connectionName: name, maxRetriesPerRequest: null });
@@ -95,7 +90,7 @@ export async function startRedisStreamsTransport(options: RedisStreamsOptions): 
   const requests = new InFlight();
   const caller = transportCaller("redis-streams", { owner: "", authenticated: false }, requests.signal);
   const answer = async ([entryId, raw]: Entry): Promise<void> => {
-    const fields = fieldsOf(raw);
+    const fields = redisFields(raw);
     const correlationId = fields.correlation_id;
     try {
       if (!correlationId) {
@@ -104,16 +99,7 @@ export async function startRedisStreamsTransport(options: RedisStreamsOptions): 
       }
       const replyStream = fields.reply_stream || options.responseStream;
       for await (const reply of replies(options.core, fields.payload ?? "", caller)) {
-        await writer.xadd(
-          replyStream,
-          "*",
-          "correlation_id",
-          correlationId,
-          "payload",
-          reply.payload,
-          "final",
-          String(reply.final),
-        );
+        await writer.xadd(replyStream, "*", ...redisReplyFields(correlationId, reply));
       }
     } catch (error) {
       logger.warn({ err: error, entryId }, "Redis request could not be answered");

@@ -10,22 +10,12 @@ import {
   type DispatchOptions,
   type JsonRpcCaller,
   type JsonRpcCore,
-  type JsonRpcId,
 } from "../bindings/jsonrpc-core.js";
 import { parseJsonText, type JsonBody } from "../../server/json-body.js";
+import { endOfStream, type Reply } from "./frames.js";
 
 /** Largest frame a transport accepts (the HTTP binding's body limit). */
 export { MAX_BODY_BYTES as MAX_FRAME_BYTES } from "../bindings/jsonrpc.js";
-
-export interface Reply {
-  id: JsonRpcId;
-  /** One JSON-RPC response (result, error, or for the end of a stream `{"jsonrpc":"2.0","id":…}`). */
-  payload: string;
-  /** The last reply of its request. */
-  final: boolean;
-  /** The request named a streaming method (SendStreamingMessage, SubscribeToTask). */
-  streaming: boolean;
-}
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -98,7 +88,7 @@ export async function* replies(
       yield { id, payload: outcome.encode(step.value), final: false, streaming: true };
     }
     finished = true;
-    yield { id, payload: JSON.stringify({ jsonrpc: "2.0", id }), final: true, streaming: true };
+    yield { id, payload: endOfStream(id), final: true, streaming: true };
   } finally {
     // The connection went away or the transport stopped reading: end the subscription.
     if (!finished) await rest.return?.();

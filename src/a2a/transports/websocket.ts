@@ -15,6 +15,7 @@ import { parseExtensions } from "../core/service-params.js";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
 import type { TlsMaterial } from "../../server/one-port.js";
 import { applyHttp1Timeouts, type ServerTimeouts } from "../../server/timeouts.js";
+import { replyMessage } from "./frames.js";
 import { InFlight, MAX_FRAME_BYTES, replies, transportCaller } from "./replies.js";
 import type { RunningTransport } from "./transport.js";
 
@@ -51,7 +52,7 @@ function serve(ws: WebSocket, req: IncomingMessage, caller: AuthResult, options:
   const answer = async (frame: Buffer): Promise<void> => {
     for await (const reply of replies(options.core, frame, who)) {
       if (ws.readyState !== ws.OPEN) break;
-      ws.send(`{"id":${JSON.stringify(reply.id)},"payload":${reply.payload},"final":${reply.final}}`);
+      ws.send(replyMessage(reply));
     }
   };
   ws.on("message", (data: RawData) => {

@@ -4,15 +4,15 @@ import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { pb } from "../../contract/index.js";
-import { connect, type A2aClient } from "./client.js";
-import { ClientError, missingValue, type ExitCode } from "./errors.js";
+import { connect, type A2aClient } from "../../a2a/client/client.js";
+import { ClientError, type ExitCode } from "../../a2a/client/errors.js";
 import { choiceFromFlags, inputRequestOf, answerRequest } from "./inputs.js";
 import type { OutputFormat } from "./output.js";
-import type { Action, ActionContext, ClientIo } from "./program.js";
+import type { Action, ActionContext, ClientIo } from "./action.js";
 import { promptForInput } from "./prompt.js";
 import { JsonRenderer, LiveRenderer, PlainRenderer, type TurnRenderer } from "./render.js";
 import { parseRouteSpec, resolveRoute } from "./routes.js";
-import type { Settings } from "./settings.js";
+import { missingValue, type Settings } from "./settings.js";
 import { runTurn, type SendParams, type TurnOptions } from "./turn.js";
 
 export function openClient(settings: Settings, io: ClientIo, url: string): Promise<A2aClient> {

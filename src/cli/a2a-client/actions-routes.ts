@@ -1,7 +1,7 @@
 // `route-preview`: resolve --route specs offline and optionally save them.
-import { ClientError, EXIT } from "./errors.js";
+import { ClientError, EXIT } from "../../a2a/client/errors.js";
 import { printJson } from "./output.js";
-import type { Action } from "./program.js";
+import type { Action } from "./action.js";
 import { parseRouteSpec, resolveRoute, saveRoutes } from "./routes.js";
 
 export const routePreviewAction: Action = ({ settings, opts, io, jsonErrors }) => {

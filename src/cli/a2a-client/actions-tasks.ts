@@ -4,12 +4,12 @@
 import type { DescMessage, JsonObject, MessageShape } from "@bufbuild/protobuf";
 import { encodeProtoJson, pb } from "../../contract/index.js";
 import { openClient } from "./actions-call.js";
-import type { A2aClient } from "./client.js";
-import { discoverCard } from "./client.js";
-import { carriesCredentials, directEndpoint, schemeOf } from "./bindings/index.js";
-import { EXIT, UsageError, type ExitCode } from "./errors.js";
+import type { A2aClient } from "../../a2a/client/client.js";
+import { discoverCard } from "../../a2a/client/client.js";
+import { carriesCredentials, directEndpoint, schemeOf } from "../../a2a/client/bindings/index.js";
+import { EXIT, UsageError, type ExitCode } from "../../a2a/client/errors.js";
 import { printJson, shellWord, sortedJson, taskTable, type OutputFormat } from "./output.js";
-import type { Action, ActionContext } from "./program.js";
+import type { Action, ActionContext } from "./action.js";
 
 type Exchange<T> = (client: A2aClient) => Promise<T>;
 

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { parseA2AClientConfig, type A2AClientConfig } from "../../contract/index.js";
-import { ClientError } from "./errors.js";
+import { ClientError } from "../../a2a/client/errors.js";
 import { routesFromConfig, type Route } from "./routes.js";
 
 export interface ClientConfig {

@@ -13,7 +13,7 @@ import {
   type InputAnswer,
   type InputRequest,
 } from "../../contract/index.js";
-import { ClientError, UsageError } from "./errors.js";
+import { ClientError, UsageError } from "../../a2a/client/errors.js";
 
 export type { InputRequest };
 

@@ -5,34 +5,16 @@
 // protobuf descriptors and the validators, are loaded when a subcommand runs
 // (run-action.ts), so `iac-code --help` loads none of them.
 import { Command, CommanderError, Option } from "commander";
-import { EXIT, EXIT_CODES_HELP, type ExitCode } from "./errors.js";
-import type { Writer } from "./output.js";
-import type { Route } from "./routes.js";
-import type { Settings } from "./settings.js";
+import { EXIT, type ExitCode } from "../../a2a/client/errors.js";
+import type { ClientIo, LoadAction } from "./action.js";
 
-export interface ClientIo {
-  stdout: Writer;
-  stderr: Writer;
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  env: NodeJS.ProcessEnv;
-  cwd(): string;
-}
-
-/** What an action gets: the resolved settings and the routes of the config file. */
-export interface ActionContext {
-  io: ClientIo;
-  settings: Settings;
-  configRoutes: Route[];
-  /** The parsed options of the subcommand (camelCase). */
-  opts: Record<string, unknown>;
-  /** Errors are printed as JSON once the action knows it prints JSON. */
-  jsonErrors: (on: boolean) => void;
-}
-
-export type Action = (context: ActionContext) => Promise<ExitCode>;
-
-/** An action, imported when its subcommand runs. */
-export type LoadAction = () => Promise<Action>;
+const EXIT_CODES_HELP = `
+Exit codes:
+  0  success
+  1  error (the call failed, the server answered an A2A error, a required value is missing)
+  2  usage error (unknown option, invalid value)
+  3  input required: the turn waits for a permission or question answer (printed as JSON on
+     stdout); continue it with \`iac-code a2a-client answer\``;
 
 const callModule = () => import("./actions-call.js");
 const tasksModule = () => import("./actions-tasks.js");

@@ -5,7 +5,7 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { A2AClientRoutes } from "../../contract/index.js";
-import { ClientError } from "./errors.js";
+import { ClientError } from "../../a2a/client/errors.js";
 
 export interface Route {
   name: string;

@@ -4,9 +4,9 @@
 // with the subcommand, not with the command tree (program.ts).
 import type { Command } from "commander";
 import { loadClientConfig } from "./config-file.js";
-import { A2aCallError, ClientError, EXIT, type ExitCode } from "./errors.js";
+import { A2aCallError, ClientError, EXIT, type ExitCode } from "../../a2a/client/errors.js";
 import { redacting, sortedJson } from "./output.js";
-import type { ClientIo, LoadAction } from "./program.js";
+import type { ClientIo, LoadAction } from "./action.js";
 import { Settings } from "./settings.js";
 
 /** Folds the hidden alias options into their main names. */

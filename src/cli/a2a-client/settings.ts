@@ -5,9 +5,9 @@
 import path from "node:path";
 import type { A2AClientConfig } from "../../contract/index.js";
 import type { CardVerificationOptions } from "../../a2a/signing/index.js";
-import { DEFAULT_API_KEY_HEADER, type AuthSettings } from "./auth.js";
-import { parseBindingName, type BindingName } from "./bindings/binding.js";
-import { missingValue, UsageError } from "./errors.js";
+import { DEFAULT_API_KEY_HEADER, type AuthSettings } from "../../a2a/client/auth.js";
+import { parseBindingName, type BindingName } from "../../a2a/client/bindings/binding.js";
+import { ClientError, UsageError } from "../../a2a/client/errors.js";
 import type { OutputFormat } from "./output.js";
 
 export type ConfigKey = keyof A2AClientConfig;
@@ -118,4 +118,9 @@ export class Settings {
       jwksFile: file === undefined ? undefined : path.resolve(cwd, file),
     };
   }
+}
+
+/** `<name> is required. Provide <--option> or <name> in --config.` (the reference's wording). */
+export function missingValue(name: string, option: string, extra = ""): ClientError {
+  return new ClientError(`${name} is required. Provide ${option} or ${name} in --config${extra}.`);
 }

@@ -5,8 +5,8 @@
 // return the input-required exit code.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { pb } from "../../contract/index.js";
-import type { A2aClient } from "./client.js";
-import { EXIT, type ExitCode } from "./errors.js";
+import type { A2aClient } from "../../a2a/client/client.js";
+import { EXIT, type ExitCode } from "../../a2a/client/errors.js";
 import { answerRequest, inputRequestOf, type InputChoice, type InputRequest } from "./inputs.js";
 import { shellWord, type Writer } from "./output.js";
 import type { TurnRenderer } from "./render.js";

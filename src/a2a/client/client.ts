@@ -16,8 +16,8 @@ import {
   fetchAgentCard,
   JwksError,
   type CardVerificationOptions,
-} from "../../a2a/signing/index.js";
-import { agentCardUrl } from "../../a2a/signing/fetch-card.js";
+} from "../signing/index.js";
+import { agentCardUrl } from "../signing/fetch-card.js";
 import { requestHeaders, type AuthSettings } from "./auth.js";
 import { networkReason } from "./bindings/binding.js";
 import {
@@ -28,6 +28,8 @@ import {
   type BindingName,
   type Endpoint,
 } from "./bindings/index.js";
+import { HttpJsonRpcChannel, type PerRequest } from "./bindings/http-jsonrpc.js";
+import { JsonRpcBinding } from "./bindings/jsonrpc.js";
 import { ClientError } from "./errors.js";
 
 export interface ConnectSettings {
@@ -79,8 +81,12 @@ export class A2aClient {
   unary<I extends DescMessage, O extends DescMessage>(
     method: DescMethodUnary<I, O>,
     init: MessageInitShape<I>,
+    signal?: AbortSignal,
   ): Promise<MessageShape<O>> {
-    return this.binding.unary(method, this.request(method.input, init), { timeoutMs: this.timeoutMs });
+    return this.binding.unary(method, this.request(method.input, init), {
+      timeoutMs: this.timeoutMs,
+      signal,
+    });
   }
 
   stream<I extends DescMessage, O extends DescMessage>(
@@ -105,6 +111,27 @@ export class A2aClient {
       (message as { tenant: string }).tenant = this.endpoint.tenant;
     return message;
   }
+}
+
+/**
+ * A client of the JSON-RPC binding over HTTP whose endpoint and headers are
+ * asked for at each request (a managed server that may move to another port,
+ * a traceparent per call), without card discovery.
+ */
+export function jsonRpcClient(
+  target: PerRequest<string>,
+  headers: PerRequest<Record<string, string>>,
+  timeoutMs: number,
+): A2aClient {
+  const channel = new HttpJsonRpcChannel(target, headers);
+  const endpoint: Endpoint = {
+    binding: "jsonrpc",
+    get url() {
+      return channel.url;
+    },
+    tenant: "",
+  };
+  return new A2aClient(new JsonRpcBinding(channel), endpoint, timeoutMs);
 }
 
 export async function connect(settings: ConnectSettings): Promise<A2aClient> {

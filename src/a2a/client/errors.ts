@@ -1,6 +1,6 @@
-// Exit codes of `iac-code a2a-client` and the errors that carry them. Every
-// failure the user can act on is a ClientError whose message is printed as is;
-// anything else is a bug and is reported with its stack.
+// The client's errors and the exit codes they carry (`iac-code a2a-client`
+// exits with them). Every failure the user can act on is a ClientError whose
+// message is printed as is; anything else is a bug and is reported with its stack.
 
 export const EXIT = {
   ok: 0,
@@ -14,21 +14,14 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-export const EXIT_CODES_HELP = `
-Exit codes:
-  0  success
-  1  error (the call failed, the server answered an A2A error, a required value is missing)
-  2  usage error (unknown option, invalid value)
-  3  input required: the turn waits for a permission or question answer (printed as JSON on
-     stdout); continue it with \`iac-code a2a-client answer\``;
-
 export class ClientError extends Error {
   override readonly name: string = "ClientError";
   constructor(
     message: string,
     readonly exitCode: ExitCode = EXIT.error,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -71,9 +64,4 @@ function describe(detail: A2aErrorDetail): string {
     detail.grpcStatus !== undefined ? `gRPC ${detail.grpcStatus}` : undefined,
   ].filter(Boolean);
   return parts.length > 0 ? ` (${parts.join(", ")})` : "";
-}
-
-/** `<name> is required. Provide <--option> or <name> in --config.` (the reference's wording). */
-export function missingValue(name: string, option: string, extra = ""): ClientError {
-  return new ClientError(`${name} is required. Provide ${option} or ${name} in --config${extra}.`);
 }

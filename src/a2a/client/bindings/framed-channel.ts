@@ -6,12 +6,11 @@
 import { StringDecoder } from "node:string_decoder";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { IdleDeadline, timeoutError, TransportError, type CallOptions } from "./binding.js";
+import { isObject } from "./http.js";
 import type { JsonRpcChannel } from "./jsonrpc.js";
+import { isEndOfStream, type IncomingFrame } from "../../transports/frames.js";
 
-interface Frame {
-  payload: unknown;
-  final: boolean;
-}
+type Frame = Omit<IncomingFrame, "key">;
 
 /** The frames of one call as they arrive. */
 class Call {
@@ -44,13 +43,6 @@ class Call {
     }
   }
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
-
-/** The end-of-stream marker ({"jsonrpc":"2.0","id":…}) carries neither a result nor an error. */
-const isMarker = (payload: unknown): boolean =>
-  isObject(payload) && !("result" in payload) && !("error" in payload);
 
 /**
  * A JsonRpcChannel over a framed connection. Subclasses open the connection
@@ -98,7 +90,7 @@ export abstract class FramedChannel implements JsonRpcChannel {
 
   async *stream(body: JsonObject, options: CallOptions): AsyncGenerator<unknown> {
     for await (const frame of this.exchange(body, options)) {
-      if (frame.final && isMarker(frame.payload)) return;
+      if (frame.final && isEndOfStream(frame.payload)) return;
       yield frame.payload;
       if (frame.final || (isObject(frame.payload) && "error" in frame.payload)) return;
     }
@@ -151,10 +143,4 @@ export function jsonLines(onLine: (value: unknown) => void): (chunk: Buffer) => 
       }
     }
   };
-}
-
-/** A line frame: the JSON-RPC response itself, `final: true` on a stream's last. */
-export function lineFrame(value: unknown): { key: string; payload: unknown; final: boolean } | undefined {
-  if (!isObject(value) || (typeof value.id !== "string" && typeof value.id !== "number")) return undefined;
-  return { key: String(value.id), payload: value, final: value.final === true };
 }

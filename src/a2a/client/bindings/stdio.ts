@@ -6,7 +6,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { TransportError } from "./binding.js";
-import { FramedChannel, jsonLines, lineFrame } from "./frames.js";
+import { readReplyLine } from "../../transports/frames.js";
+import { FramedChannel, jsonLines } from "./framed-channel.js";
 
 const STDERR_KEPT = 4096;
 const EXIT_WAIT_MS = 5000;
@@ -78,7 +79,7 @@ export class StdioChannel extends FramedChannel {
       child.stdout.on(
         "data",
         jsonLines((value) => {
-          const frame = lineFrame(value);
+          const frame = readReplyLine(value);
           if (frame) this.deliver(frame.key, frame.payload, frame.final);
         }),
       );

@@ -13,6 +13,7 @@ import {
 import { IdleDeadline, TransportError, type CallOptions } from "./binding.js";
 import { grpcFailure, once } from "./grpc.js";
 import type { JsonRpcChannel } from "./jsonrpc.js";
+import { isEndOfStream } from "../../transports/frames.js";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -80,13 +81,7 @@ export class GrpcJsonRpcChannel implements JsonRpcChannel {
         deadline.touch();
         const payload = this.payloadOf(message);
         // The final envelope after a stream's events is {"jsonrpc":"2.0","id":…}: nothing to decode.
-        const marker =
-          message.final &&
-          typeof payload === "object" &&
-          payload !== null &&
-          !("result" in payload) &&
-          !("error" in payload);
-        if (!marker) yield payload;
+        if (!(message.final && isEndOfStream(payload))) yield payload;
         if (message.final) return;
       }
     } catch (error) {

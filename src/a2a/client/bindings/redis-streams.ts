@@ -9,7 +9,8 @@ import { randomUUID } from "node:crypto";
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Redis } from "ioredis";
 import { TransportError } from "./binding.js";
-import { FramedChannel } from "./frames.js";
+import { readRedisReply, redisFields, redisRequestFields } from "../../transports/frames.js";
+import { FramedChannel } from "./framed-channel.js";
 
 const PARAMS = ["request-stream", "response-stream", "reply-stream"] as const;
 const BLOCK_MS = 1000;
@@ -86,17 +87,10 @@ export class RedisStreamsChannel extends FramedChannel {
       for (const [, entries] of result ?? []) {
         for (const [id, raw] of entries) {
           lastId = id;
-          const fields: Record<string, string> = {};
-          for (let i = 0; i + 1 < raw.length; i += 2) fields[raw[i]] = raw[i + 1];
-          let payload: unknown;
-          try {
-            payload = JSON.parse(fields.payload ?? "") as unknown;
-          } catch {
-            continue;
-          }
-          if (fields.correlation_id && this.expects(fields.correlation_id)) {
+          const reply = readRedisReply(redisFields(raw));
+          if (reply && this.expects(reply.key)) {
             taken.push(id);
-            this.deliver(fields.correlation_id, payload, fields.final === "true");
+            this.deliver(reply.key, reply.payload, reply.final);
           }
         }
       }
@@ -109,12 +103,7 @@ export class RedisStreamsChannel extends FramedChannel {
       await this.writer!.xadd(
         this.requestStream,
         "*",
-        "correlation_id",
-        key,
-        "reply_stream",
-        this.replyStream,
-        "payload",
-        JSON.stringify(body),
+        ...redisRequestFields(key, this.replyStream, JSON.stringify(body)),
       );
     } catch (error) {
       throw new TransportError(`Cannot send to ${this.url}: ${(error as Error).message}`);

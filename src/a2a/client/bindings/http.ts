@@ -1,8 +1,8 @@
 // One HTTP exchange for the JSON-RPC and HTTP+JSON bindings: fetch under an
 // idle deadline, failures turned into TransportError with the URL and reason.
-import { A2aCallError } from "../errors.js";
+import { A2aCallError, EXIT } from "../errors.js";
 import { IdleDeadline, TransportError, networkReason, timeoutError, type CallOptions } from "./binding.js";
-import { readSse, type SseRecord } from "./sse.js";
+import { readSse, type SseEvent } from "../../../server/sse.js";
 
 export interface HttpExchange {
   response: Response;
@@ -41,7 +41,7 @@ export async function* sseBody(
   url: string,
   exchange: HttpExchange,
   options: CallOptions,
-): AsyncGenerator<SseRecord> {
+): AsyncGenerator<SseEvent> {
   const { response, deadline } = exchange;
   if (!response.body) return;
   try {
@@ -58,7 +58,8 @@ export async function* sseBody(
 function failure(url: string, error: unknown, deadline: IdleDeadline, options: CallOptions): Error {
   if (deadline.timedOut) return timeoutError(url, options.timeoutMs);
   if (options.signal?.aborted) return error as Error;
-  return new TransportError(`Cannot reach ${url}: ${networkReason(error)}`);
+  // The cause tells a caller whether the request can have left (refused, or reset after sending).
+  return new TransportError(`Cannot reach ${url}: ${networkReason(error)}`, EXIT.error, { cause: error });
 }
 
 export function isEventStream(response: Response): boolean {
@@ -73,7 +74,7 @@ export function parseJson(text: string, what: string): unknown {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
+export const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** The ErrorInfo reason among typed error details (a list, or one object). */

@@ -3,7 +3,8 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import net from "node:net";
 import { TransportError } from "./binding.js";
-import { FramedChannel, jsonLines, lineFrame } from "./frames.js";
+import { readReplyLine } from "../../transports/frames.js";
+import { FramedChannel, jsonLines } from "./framed-channel.js";
 
 export class UnixChannel extends FramedChannel {
   private socket: net.Socket | undefined;
@@ -31,7 +32,7 @@ export class UnixChannel extends FramedChannel {
       socket.on(
         "data",
         jsonLines((value) => {
-          const frame = lineFrame(value);
+          const frame = readReplyLine(value);
           if (frame) this.deliver(frame.key, frame.payload, frame.final);
         }),
       );

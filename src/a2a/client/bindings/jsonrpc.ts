@@ -13,7 +13,7 @@ import type {
 import { decodeProtoJson, encodeProtoJson, ProtoJsonError } from "../../../contract/index.js";
 import { A2aCallError } from "../errors.js";
 import { TransportError, type A2aBinding, type CallOptions } from "./binding.js";
-import { reasonOf } from "./http.js";
+import { isObject, reasonOf } from "./http.js";
 
 /** Moves JSON-RPC request objects to a server and its response objects back. */
 export interface JsonRpcChannel {
@@ -61,9 +61,6 @@ export class JsonRpcBinding implements A2aBinding {
 function requestBody<I extends DescMessage>(name: string, schema: I, input: MessageShape<I>): JsonObject {
   return { jsonrpc: "2.0", id: randomUUID(), method: name, params: encodeProtoJson(schema, input) };
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
 
 /** A JSON-RPC error response as an A2aCallError, or undefined when `reply` is not one. */
 export function jsonRpcError(reply: unknown): A2aCallError | undefined {

@@ -5,7 +5,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import type { IncomingMessage } from "node:http";
 import WebSocket from "ws";
 import { TransportError } from "./binding.js";
-import { FramedChannel } from "./frames.js";
+import { readReplyMessage } from "../../transports/frames.js";
+import { FramedChannel } from "./framed-channel.js";
 import { httpError } from "./http.js";
 
 export class WebSocketChannel extends FramedChannel {
@@ -50,9 +51,8 @@ export class WebSocketChannel extends FramedChannel {
         } catch {
           return;
         }
-        const { id, payload, final } = (frame ?? {}) as { id?: unknown; payload?: unknown; final?: unknown };
-        if (typeof id === "string" || typeof id === "number")
-          this.deliver(String(id), payload, final === true);
+        const reply = readReplyMessage(frame);
+        if (reply) this.deliver(reply.key, reply.payload, reply.final);
       });
       socket.once("close", () => this.lost(new TransportError(`${this.url} closed the connection.`)));
     });
