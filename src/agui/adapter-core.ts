@@ -95,7 +95,6 @@ export class AdapterCore {
     for (const t of this.expiryTimers.values()) clearTimeout(t);
     this.expiryTimers.clear();
     for (const run of this.active.values()) run.upstream.abort();
-    this.client.close();
   }
 
   /** The thread's document (arming its expiry timer), or undefined; unreadable state is STATE_UNAVAILABLE. */

@@ -8,7 +8,7 @@
 // and following the last stream as the continuation of the run (subscribing
 // again when it ends before the turn says what comes next).
 import { readItem, sessionIdOf, TERMINAL_STATES, type A2aItem } from "../upstream/a2a-items.js";
-import { A2aRpcError } from "../upstream/a2a-client.js";
+import { A2aCallError } from "../../a2a/client/errors.js";
 import { MSG, RunFailure } from "../errors.js";
 import {
   answerDigest,
@@ -140,7 +140,7 @@ export class Resume {
         result: { task: await this.run.core.client.getTask(taskId, this.run.signals()) },
       });
     } catch (err) {
-      if (err instanceof A2aRpcError) throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
+      if (err instanceof A2aCallError) throw new RunFailure("EXECUTION_LOST", MSG.taskUnavailable);
       throw err;
     }
     if (snapshot.taskId !== taskId || (snapshot.contextId && snapshot.contextId !== doc.contextId)) {
@@ -199,7 +199,7 @@ export class Resume {
       try {
         first = await stream.next();
       } catch (err) {
-        if (err instanceof A2aRpcError) throw new RunFailure("A2A_UNAVAILABLE", MSG.interruptRejected);
+        if (err instanceof A2aCallError) throw new RunFailure("A2A_UNAVAILABLE", MSG.interruptRejected);
         throw err;
       }
       if (first.done) {

@@ -5,7 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { failSpan, startSpan, withSpan } from "../../server/tracing/index.js";
 import { t } from "../../i18n/index.js";
-import { A2aRpcError, A2aUnavailableError } from "../upstream/a2a-client.js";
+import { A2aCallError } from "../../a2a/client/errors.js";
+import { A2aUnavailableError } from "../upstream/a2a-client.js";
 import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
 import type { AdapterCore } from "../adapter-core.js";
 import type { Admission } from "./admission.js";
@@ -137,7 +138,11 @@ export class Run extends RunState {
       code = "CANCELLED";
       messageKey = MSG.cancelled;
     } else {
-      if (!(err instanceof A2aUnavailableError) && !(err instanceof A2aRpcError) && !this.sink.disconnected) {
+      if (
+        !(err instanceof A2aUnavailableError) &&
+        !(err instanceof A2aCallError) &&
+        !this.sink.disconnected
+      ) {
         core.logger?.error({ err: (err as Error).stack ?? String(err) }, "AG-UI run failed unexpectedly");
       }
       code = "A2A_UNAVAILABLE";

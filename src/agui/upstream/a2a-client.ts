@@ -1,14 +1,21 @@
-// The adapter's upstream: an A2A 1.0 JSON-RPC client over loopback HTTP
-// (SendStreamingMessage, GetTask, CancelTask), with the A2A-Version header and
-// a bearer token. Transport failures become A2aUnavailableError; JSON-RPC
-// errors become A2aRpcError. With a managed upstream (a supervised child) the
-// URL is read per request, and nothing is sent while the child is not up.
-// A request that cannot reach the server waits for it (a2a-wait.ts): sends only
-// when they certainly never arrived, reads also when they may have.
+// The adapter's upstream: the A2A client library's JSON-RPC channel over
+// loopback HTTP (SendStreamingMessage, SubscribeToTask, GetTask, CancelTask)
+// and the iac-code pipeline state route, with the A2A-Version header, a bearer
+// token and the call's traceparent. Items stay plain JSON: the adapter reads
+// them tolerantly (agui-iaccode.md §3.4), not as typed messages. Transport
+// failures and HTTP errors become A2aUnavailableError; JSON-RPC errors stay the
+// library's A2aCallError. With a managed upstream (a supervised child) the URL
+// is read per request, and nothing is sent while the child is not up. A request
+// that cannot reach the server waits for it (a2a-wait.ts): sends only when they
+// certainly never arrived, reads also when they may have.
 import { randomUUID } from "node:crypto";
-import http from "node:http";
-import https from "node:https";
+import type { JsonObject as WireJson } from "@bufbuild/protobuf";
 import { failSpan, injectContext, SpanKind, startSpan, withSpan } from "../../server/tracing/index.js";
+import { A2aCallError } from "../../a2a/client/errors.js";
+import { TransportError, type CallOptions } from "../../a2a/client/bindings/binding.js";
+import { bodyText, httpRequest } from "../../a2a/client/bindings/http.js";
+import { HttpJsonRpcChannel } from "../../a2a/client/bindings/http-jsonrpc.js";
+import { jsonRpcError } from "../../a2a/client/bindings/jsonrpc.js";
 import type { AdapterLogger } from "../logger.js";
 import { isObject, type JsonObject } from "./a2a-items.js";
 import {
@@ -23,17 +30,6 @@ import {
 import { configError } from "../config.js";
 
 export { A2aUnavailableError } from "./a2a-wait.js";
-
-export class A2aRpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-    this.name = "A2aRpcError";
-  }
-}
 
 /**
  * A request's signals: `signal` aborts the request itself; `stop` only ends a
@@ -79,62 +75,26 @@ export function normalizeA2aUrl(raw: string): string {
   return url.toString().replace(/\/+$/, "") + "/";
 }
 
-function rpcErrorOf(obj: unknown): A2aRpcError | undefined {
-  if (!isObject(obj) || !isObject(obj.error)) return undefined;
-  const e = obj.error;
-  return new A2aRpcError(
-    typeof e.code === "number" ? e.code : 0,
-    typeof e.message === "string" ? e.message : "error",
-    e.data,
-  );
-}
-
-/** An answer of node:http: fetch's web streams cost the adapter about 10 µs per streamed event. */
-type Answer = http.IncomingMessage;
-
-const isEventStream = (res: Answer): boolean =>
-  (res.headers["content-type"] ?? "").includes("text/event-stream");
-
-/** Reads a whole answer body as JSON (a parse failure throws). */
-async function readJson(res: Answer): Promise<unknown> {
-  res.setEncoding("utf8");
-  let text = "";
-  for await (const chunk of res) text += chunk as string;
-  return JSON.parse(text) as unknown;
+/** A JSON-RPC request (its id stays the same on every try). */
+function rpcBody(method: string, params: JsonObject): WireJson {
+  // params are plain JSON built by the adapter (message parts, ids, metadata).
+  return { jsonrpc: "2.0", id: randomUUID(), method, params: params as WireJson };
 }
 
 /**
- * Parses an SSE body into the JSON of each data: record. The data of a record
- * is its `data:` lines joined by LF; CR, LF and CRLF all end a line.
+ * What a failure of the library means here: a transport failure says by its
+ * cause whether the request can have left; an HTTP error is an answer (never
+ * retried); a JSON-RPC error and the caller's abort pass through.
  */
-async function* sseRecords(res: Answer): AsyncGenerator<unknown> {
-  res.setEncoding("utf8");
-  let buffer = "";
-  try {
-    for await (const chunk of res) {
-      buffer = buffer ? buffer + (chunk as string) : (chunk as string);
-      if (buffer.includes("\r")) buffer = buffer.replace(/\r\n?/g, "\n");
-      let start = 0;
-      let cut: number;
-      while ((cut = buffer.indexOf("\n\n", start)) >= 0) {
-        const record = buffer.slice(start, cut);
-        start = cut + 2;
-        // The common record is one `data: <json>` line.
-        const data =
-          record.startsWith("data: ") && !record.includes("\n")
-            ? record.slice(6)
-            : record
-                .split("\n")
-                .filter((l) => l.startsWith("data:"))
-                .map((l) => l.slice(l.startsWith("data: ") ? 6 : 5))
-                .join("\n");
-        if (data) yield JSON.parse(data) as unknown;
-      }
-      buffer = start ? buffer.slice(start) : buffer;
-    }
-  } finally {
-    res.destroy();
+function upstreamError(err: unknown, what: string, signal?: AbortSignal): Error {
+  if (signal?.aborted || err instanceof A2aUnavailableError) return err as Error;
+  if (err instanceof A2aCallError) {
+    const status = err.detail.httpStatus;
+    return status === undefined ? err : new A2aUnavailableError(`A2A answered HTTP ${status}`);
   }
+  if (err instanceof TransportError)
+    return new A2aUnavailableError(`${what}: ${err.message}`, reachOf(err.cause));
+  return new A2aUnavailableError(`${what}: ${(err as Error).message}`);
 }
 
 export class A2aClient {
@@ -143,8 +103,6 @@ export class A2aClient {
   private readonly upstream?: A2aUpstream;
   private readonly wait: A2aWaitPolicy;
   private readonly logger?: AdapterLogger;
-  private readonly httpAgent = new http.Agent({ keepAlive: true });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true });
 
   constructor(options: A2aClientOptions) {
     this.fixedUrl = normalizeA2aUrl(options.url);
@@ -170,63 +128,34 @@ export class A2aClient {
   }
 
   private headers(): Record<string, string> {
-    const h: Record<string, string> = {
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "A2A-Version": "1.0",
-    };
+    const h: Record<string, string> = { "A2A-Version": "1.0" };
     if (this.token) h.Authorization = `Bearer ${this.token}`;
     // W3C traceparent of the active span (the run's, or the call's client span).
     injectContext(h);
     return h;
   }
 
-  /** Runs one try of a request at the current URL, waiting for the server as the policy says. */
-  private withWait<T>(
+  /**
+   * One call under its client span (its traceparent makes the A2A server's
+   * spans its children), tried at the current URL until it has an answer or
+   * the wait policy gives up. `safe`: a read, sent again even when a try may
+   * have reached the server.
+   */
+  private async traced<T>(
     method: string,
     safe: boolean,
     signals: RequestSignals,
-    attempt: (url: string) => Promise<T>,
+    attempt: (url: string, headers: Record<string, string>) => Promise<T>,
     policy: A2aWaitPolicy = this.wait,
   ): Promise<T> {
-    const target: WaitTarget = { method, safe, ...signals, unavailable: () => this.upstream?.unavailable() };
-    return withA2aWait(() => attempt(this.target()), target, policy, this.logger);
-  }
-
-  /**
-   * POST of one JSON-RPC request (the same id on every try), until a response.
-   * `safe`: a read, sent again even when a try may have reached the server.
-   */
-  private async post(
-    method: string,
-    params: JsonObject,
-    signals: RequestSignals,
-    safe: boolean,
-    policy?: A2aWaitPolicy,
-  ): Promise<Answer> {
-    const { signal } = signals;
-    // The client span of the call; its traceparent makes the A2A server's spans its children.
     const span = startSpan("iac-code.agui", `A2A ${method}`, {
       kind: SpanKind.CLIENT,
       attributes: { "rpc.system": "a2a", "rpc.method": method, "server.address": new URL(this.url).hostname },
     });
     const headers = withSpan(span, () => this.headers());
-    const body = JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params });
+    const target: WaitTarget = { method, safe, ...signals, unavailable: () => this.upstream?.unavailable() };
     try {
-      const res = await this.withWait(
-        method,
-        safe,
-        signals,
-        (url) => this.send(url, "POST", headers, body, signal),
-        policy,
-      );
-      const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) {
-        res.destroy();
-        throw new A2aUnavailableError(`A2A answered HTTP ${status}`);
-      }
-      span?.setAttribute("http.response.status_code", status);
-      return res;
+      return await withA2aWait(() => attempt(this.target(), headers), target, policy, this.logger);
     } catch (error) {
       failSpan(span, error);
       throw error;
@@ -235,79 +164,64 @@ export class A2aClient {
     }
   }
 
-  /** One request; a failure before any response says whether the request can have left. */
-  private send(
-    url: string | URL,
-    method: string,
-    headers: Record<string, string>,
-    body: string | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<Answer> {
-    const target = typeof url === "string" ? new URL(url) : url;
-    const lib = target.protocol === "https:" ? https : http;
-    return new Promise<Answer>((resolve, reject) => {
-      const req = lib.request(target, { method, headers, signal, agent: this.agentFor(target) }, resolve);
-      req.on("error", (err) => {
-        if (signal?.aborted) reject(err);
-        else reject(new A2aUnavailableError(`A2A request failed: ${err.message}`, reachOf(err)));
-      });
-      req.end(body);
-    });
+  private options(signals: RequestSignals): CallOptions {
+    // No idle deadline: a stream may be quiet for long (keep-alives come every 15 s).
+    return { timeoutMs: 0, signal: signals.signal };
   }
 
-  private agentFor(url: URL): http.Agent {
-    return url.protocol === "https:" ? this.httpsAgent : this.httpAgent;
-  }
-
-  /** Closes the idle keep-alive connections to the server. */
-  close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
-  }
-
-  /** A unary call: the JSON-RPC result, or A2aRpcError. */
+  /** A unary call: the JSON-RPC result, or A2aCallError. */
   async call(
     method: string,
     params: JsonObject,
     signals: RequestSignals = {},
     options: { safe?: boolean; wait?: A2aWaitPolicy } = {},
   ): Promise<unknown> {
-    const res = await this.post(method, params, signals, options.safe ?? false, options.wait);
-    let body: unknown;
-    try {
-      body = await readJson(res);
-    } catch {
-      throw new A2aUnavailableError("A2A answered with invalid JSON");
-    }
-    const err = rpcErrorOf(body);
+    const body = rpcBody(method, params);
+    const reply = await this.traced(
+      method,
+      options.safe ?? false,
+      signals,
+      (url, headers) =>
+        new HttpJsonRpcChannel(url, headers).request(body, this.options(signals)).catch((err: unknown) => {
+          throw upstreamError(err, "A2A request failed", signals.signal);
+        }),
+      options.wait,
+    );
+    const err = jsonRpcError(reply);
     if (err) throw err;
-    return isObject(body) ? body.result : undefined;
+    return isObject(reply) ? reply.result : undefined;
   }
 
   /**
    * A streaming call: yields each JSON-RPC response of the SSE stream. An error
    * answered before the stream (plain JSON) is thrown; an error event inside
-   * the stream is thrown when reached.
+   * the stream is thrown when reached. Opening the stream (up to its first
+   * record) waits for an unreachable server; it is never sent twice unless it
+   * certainly did not arrive: an answer reaches A2A once (resume.ts).
    */
   async *stream(method: string, params: JsonObject, signals: RequestSignals = {}): AsyncGenerator<unknown> {
     const { signal } = signals;
-    // Never sent twice unless it certainly did not arrive: an answer reaches A2A once (resume.ts).
-    const res = await this.post(method, params, signals, false);
-    if (!isEventStream(res)) {
-      const body: unknown = await readJson(res).catch(() => undefined);
-      const err = rpcErrorOf(body);
-      if (err) throw err;
-      throw new A2aUnavailableError("A2A did not answer with an event stream");
-    }
+    const body = rpcBody(method, params);
+    const [records, first] = await this.traced(method, false, signals, async (url, headers) => {
+      const stream = new HttpJsonRpcChannel(url, headers).stream(body, this.options(signals));
+      const it = stream[Symbol.asyncIterator]();
+      try {
+        return [it, await it.next()] as const;
+      } catch (err) {
+        throw upstreamError(err, "A2A request failed", signal);
+      }
+    });
+    let next = first;
     try {
-      for await (const record of sseRecords(res)) {
-        const err = rpcErrorOf(record);
+      for (; !next.done; next = await records.next()) {
+        const err = jsonRpcError(next.value);
         if (err) throw err;
-        yield record;
+        yield next.value;
       }
     } catch (err) {
-      if (err instanceof A2aRpcError || signal?.aborted) throw err;
-      throw new A2aUnavailableError(`A2A stream failed: ${(err as Error).message}`);
+      throw upstreamError(err, "A2A stream failed", signal);
+    } finally {
+      await records.return?.(undefined);
     }
   }
 
@@ -337,20 +251,26 @@ export class A2aClient {
     afterSequence: number,
     signals: RequestSignals = {},
   ): Promise<{ snapshot: JsonObject; events: unknown[] } | undefined> {
-    const { signal } = signals;
-    const res = await this.withWait("GET iac-code/pipeline/state", true, signals, (base) => {
+    const route = "GET iac-code/pipeline/state";
+    const options = this.options(signals);
+    const { status, text } = await this.traced(route, true, signals, async (base, headers) => {
       const url = new URL("iac-code/pipeline/state", base);
       url.searchParams.set("taskId", taskId);
       url.searchParams.set("afterSequence", String(afterSequence));
-      return this.send(url, "GET", this.headers(), undefined, signal);
+      try {
+        const exchange = await httpRequest(url.toString(), { method: "GET", headers }, options);
+        return { status: exchange.response.status, text: await bodyText(url.toString(), exchange, options) };
+      } catch (err) {
+        throw upstreamError(err, "A2A request failed", signals.signal);
+      }
     });
-    const status = res.statusCode ?? 0;
-    if (status === 404) {
-      res.destroy();
-      return undefined;
+    if (status === 404) return undefined;
+    let body: unknown;
+    try {
+      body = status >= 200 && status <= 299 ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
     }
-    const ok = status >= 200 && status <= 299;
-    const body: unknown = ok ? await readJson(res).catch(() => undefined) : (res.destroy(), undefined);
     if (!isObject(body) || !isObject(body.snapshot) || !Array.isArray(body.events)) {
       throw new A2aUnavailableError(`A2A pipeline state answered HTTP ${status}`);
     }

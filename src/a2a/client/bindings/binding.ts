@@ -93,8 +93,9 @@ export function timeoutError(url: string, timeoutMs: number): TransportError {
   return new TransportError(`No reply from ${url} within ${timeoutMs / 1000} s (--timeout).`);
 }
 
-/** A readable reason for a failed fetch (undici hides the cause behind "fetch failed"). */
+/** A readable reason for a failed request: node's error code, or the cause fetch hides behind "fetch failed". */
 export function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const { code, cause } = error as { code?: unknown; cause?: { code?: string; message?: string } };
+  if (typeof code === "string" && code !== "ABORT_ERR") return code;
   return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
 }

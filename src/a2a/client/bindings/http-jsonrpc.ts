@@ -5,7 +5,15 @@
 // on another port, and each request can carry its own traceparent or token.
 import type { JsonObject } from "@bufbuild/protobuf";
 import { TransportError, type CallOptions } from "./binding.js";
-import { bodyText, httpError, httpRequest, isEventStream, parseJson, sseBody } from "./http.js";
+import {
+  bodyText,
+  httpError,
+  httpRequest,
+  isEventStream,
+  parseJson,
+  sseBody,
+  type HttpAnswer,
+} from "./http.js";
 import { jsonRpcError, type JsonRpcChannel } from "./jsonrpc.js";
 
 /** A value fixed once, or asked for at each request. */
@@ -60,7 +68,7 @@ export class HttpJsonRpcChannel implements JsonRpcChannel {
   }
 
   /** The JSON-RPC response object; an HTTP error without one becomes that HTTP error. */
-  private reply(url: string, response: Response, text: string): unknown {
+  private reply(url: string, response: HttpAnswer, text: string): unknown {
     let reply: unknown;
     try {
       reply = JSON.parse(text) as unknown;
