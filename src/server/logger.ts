@@ -6,10 +6,34 @@
 // whose reader was killed) never blocks, crashes or keeps alive the server, not
 // even while it stops: see fd-log-writer.ts.
 import { pino, type DestinationStream, type Logger } from "pino";
-import { LOG_REDACT_PATHS } from "../a2a/core/sanitize.js";
 import { stdioLogWriter } from "./fd-log-writer.js";
 
 export type { Logger } from "pino";
+
+/** Keys whose values pino must never write. */
+const LOG_REDACT_PATHS = [
+  "token",
+  "apiKey",
+  "api_key",
+  "basicPassword",
+  "basic_password",
+  "password",
+  "signingSecret",
+  "signing_secret",
+  "authorization",
+  "headers.authorization",
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "*.token",
+  "*.apiKey",
+  "*.password",
+  "*.basicPassword",
+  "*.authorization",
+  "config.token",
+  "config.apiKey",
+  "config.basicPassword",
+  "config.signingSecret",
+];
 
 export type LogFormat = "pretty" | "json";
 
