@@ -13,7 +13,13 @@ import path from "node:path";
 import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
-import { settled, SqliteGroupCommit, type StagedWriter } from "../../runtime/store/sqlite-group-commit.js";
+import { settled, type StagedPart } from "../../server/group-commit.js";
+import {
+  closeSqlite,
+  sqliteGroupCommit,
+  type SqliteGroupCommit,
+  type SqliteStaged,
+} from "../../runtime/store/sqlite-group-commit.js";
 import { SqliteRuntimeStore } from "../../runtime/store/sqlite-runtime-store.js";
 import { ownerPid, PersistenceDirInUseError, recordOwner, releaseOwner } from "./owner-lock.js";
 import { SqlitePush } from "./sqlite-push.js";
@@ -43,6 +49,14 @@ export interface SqliteStateOptions {
   /** fsync the WAL at every commit (synchronous=FULL): commits survive a power loss. */
   syncEveryCommit: boolean;
   logger: Logger;
+}
+
+/** The A2A state staged for the next commit. */
+interface Staged {
+  tasks: Map<string, StoredTask>;
+  contexts: Map<string, ContextRecord>;
+  artifacts: Map<string, { taskId: string; artifact: pb.Artifact }>;
+  audit: AuditEntry[];
 }
 
 interface ContextRow {
@@ -87,7 +101,7 @@ function openDatabase(options: SqliteStateOptions): Database {
   return db;
 }
 
-export class SqliteStateStore implements StateStore, StagedWriter {
+export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
   readonly tasks: TaskStore;
   readonly contexts: ContextStore;
   readonly artifacts: ArtifactIndex;
@@ -98,18 +112,15 @@ export class SqliteStateStore implements StateStore, StagedWriter {
 
   private readonly group: SqliteGroupCommit;
   private readonly push: SqlitePush;
-  private readonly stagedTasks = new Map<string, StoredTask>();
-  private readonly stagedContexts = new Map<string, ContextRecord>();
-  private readonly stagedArtifacts = new Map<string, { taskId: string; artifact: pb.Artifact }>();
-  private readonly stagedAudit: AuditEntry[] = [];
+  private staged = SqliteStateStore.nothingStaged();
   private readonly reader: SqliteTaskReader;
-  private readonly writeStaged: () => void;
+  private readonly writeStaged: (staged: Staged) => void;
 
   private constructor(
     private readonly db: Database,
     private readonly options: SqliteStateOptions,
   ) {
-    this.group = new SqliteGroupCommit(db, options.logger);
+    this.group = sqliteGroupCommit(db, options.logger);
     this.reader = new SqliteTaskReader(db, options.logger);
     this.push = new SqlitePush(db, this.group);
     this.runtime = new SqliteRuntimeStore(db, this.group);
@@ -137,8 +148,8 @@ export class SqliteStateStore implements StateStore, StagedWriter {
          cwd = excluded.cwd, updated_ms = excluded.updated_ms`,
     );
     const putAudit = db.prepare("INSERT INTO permission_audit_lines (line) VALUES (?)");
-    this.writeStaged = () => {
-      for (const { task, owner, updatedAt, language, credentialNames } of this.stagedTasks.values()) {
+    this.writeStaged = ({ tasks, artifacts, contexts, audit }) => {
+      for (const { task, owner, updatedAt, language, credentialNames } of tasks.values()) {
         const s = task.status?.state ?? 0;
         const body = encodeTask(task);
         putTask.run(
@@ -153,19 +164,19 @@ export class SqliteStateStore implements StateStore, StagedWriter {
           body,
         );
       }
-      for (const { taskId, artifact } of this.stagedArtifacts.values()) {
+      for (const { taskId, artifact } of artifacts.values()) {
         putArtifact.run(taskId, artifact.artifactId, encodeArtifact(artifact));
       }
-      for (const c of this.stagedContexts.values()) {
+      for (const c of contexts.values()) {
         putContext.run(c.contextId, c.owner, c.sessionId, c.cwd, c.updatedAt);
       }
-      for (const entry of this.stagedAudit) putAudit.run(JSON.stringify(entry));
+      for (const entry of audit) putAudit.run(JSON.stringify(entry));
     };
     this.tasks = this.taskStore();
     this.contexts = this.contextStore(db.prepare("SELECT * FROM contexts WHERE id = ?"));
     this.artifacts = {
       save: (taskId, artifact) => {
-        this.stagedArtifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, artifact });
+        this.staged.artifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, artifact });
         this.schedule();
       },
     };
@@ -200,29 +211,34 @@ export class SqliteStateStore implements StateStore, StagedWriter {
   }
 
   close(): Promise<void> {
-    return this.group.close(() => releaseOwner(this.options.dir));
+    return closeSqlite(this.group, this.db, () => releaseOwner(this.options.dir));
   }
 
-  // ---- StagedWriter: the A2A state's part of each commit ----------------------
+  // ---- StagedPart: the A2A state's part of each commit ------------------------
 
   hasStaged(): boolean {
-    return (
-      this.stagedTasks.size > 0 ||
-      this.stagedContexts.size > 0 ||
-      this.stagedArtifacts.size > 0 ||
-      this.stagedAudit.length > 0
-    );
+    const { tasks, contexts, artifacts, audit } = this.staged;
+    return tasks.size > 0 || contexts.size > 0 || artifacts.size > 0 || audit.length > 0;
   }
 
-  write(): void {
-    this.writeStaged();
+  take(): SqliteStaged {
+    const staged = this.staged;
+    this.staged = SqliteStateStore.nothingStaged();
+    return {
+      write: () => this.writeStaged(staged),
+      restage: () => {
+        const now = this.staged;
+        for (const [id, task] of staged.tasks) if (!now.tasks.has(id)) now.tasks.set(id, task);
+        for (const [id, c] of staged.contexts) if (!now.contexts.has(id)) now.contexts.set(id, c);
+        for (const [id, a] of staged.artifacts) if (!now.artifacts.has(id)) now.artifacts.set(id, a);
+        // Audit records too: one whose commit failed is taken out by record() (the decision fails closed).
+        now.audit.unshift(...staged.audit);
+      },
+    };
   }
 
-  clear(): void {
-    this.stagedTasks.clear();
-    this.stagedContexts.clear();
-    this.stagedArtifacts.clear();
-    this.stagedAudit.length = 0;
+  private static nothingStaged(): Staged {
+    return { tasks: new Map(), contexts: new Map(), artifacts: new Map(), audit: [] };
   }
 
   private schedule(): void {
@@ -243,7 +259,7 @@ export class SqliteStateStore implements StateStore, StagedWriter {
     return {
       get: (id) => read(() => this.reader.get(id)),
       save: (task) => {
-        this.stagedTasks.set(task.task.id, task);
+        this.staged.tasks.set(task.task.id, task);
         this.schedule();
       },
       list: (query: TaskQuery) => read((): TaskPage | undefined => this.reader.list(query)),
@@ -254,7 +270,7 @@ export class SqliteStateStore implements StateStore, StagedWriter {
   private contextStore(byId: Statement<[string], ContextRow>): ContextStore {
     return {
       get: (contextId) => {
-        const staged = this.stagedContexts.get(contextId);
+        const staged = this.staged.contexts.get(contextId);
         if (staged) return Promise.resolve({ ...staged });
         const row = byId.get(contextId);
         return Promise.resolve(
@@ -268,7 +284,7 @@ export class SqliteStateStore implements StateStore, StagedWriter {
         );
       },
       save: (record) => {
-        this.stagedContexts.set(record.contextId, { ...record });
+        this.staged.contexts.set(record.contextId, { ...record });
         this.schedule();
       },
     };
@@ -278,10 +294,10 @@ export class SqliteStateStore implements StateStore, StagedWriter {
     return {
       record: (entry) => {
         const staged = { ...entry };
-        this.stagedAudit.push(staged);
+        this.staged.audit.push(staged);
         return this.commit().catch((error: unknown) => {
           // Not written: it must not land with a later commit either (the decision fails closed).
-          this.stagedAudit.splice(this.stagedAudit.indexOf(staged), 1);
+          this.staged.audit.splice(this.staged.audit.indexOf(staged), 1);
           throw error;
         });
       },
