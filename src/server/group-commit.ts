@@ -1,13 +1,10 @@
-// Group commit, whatever the store: writers stage their changes in memory and
-// ask for a commit; everything staged during one event-loop turn is written in
-// one atomic step at the end of that turn (a SQLite transaction, a Redis
-// script call), and commit() resolves once it is applied. A write that fails
-// is logged, its waiters are rejected, and what it took is staged again. The
-// store gives the write: synchronous (SQLite: reads may commit at once with
-// commitNow) or asynchronous (Redis: the next write may be sent before this
-// one is answered; each resolves once every one before it has). (A wider
-// window, one commit per n ms under load, was measured slower: timers add
-// latency and CPU on a busy machine.)
+// Group commit, whatever the store: what the parts staged during one
+// event-loop turn is written in one atomic step at the end of the turn (a
+// SQLite transaction, a Redis script call); commit() resolves once it is
+// applied. A failed write is logged, rejects its waiters and restages what it
+// took. Writes are synchronous (SQLite: a read may commitNow) or asynchronous
+// (Redis: the next goes out before this one is answered; each resolves after
+// those before it). One commit per n ms was measured slower (timers cost).
 import type { Logger } from "pino";
 
 /** What a commit took of one part's staged changes. */
@@ -16,34 +13,23 @@ export interface Staged {
   restage(): void;
 }
 
-/** One part of a store that stages changes: the group commit takes them at each commit. */
+/** A part of a store that stages changes; `take` hands them to a commit and starts staging anew. */
 export interface StagedPart<T extends Staged> {
   hasStaged(): boolean;
-  /** What is staged, for this commit; the part starts staging anew. */
   take(): T;
 }
 
-/** What a part asks of the commit it joined. */
-export interface CommitHooks {
-  /** Commits at the end of this event-loop turn. */
-  schedule(): void;
-  /** Resolves once what is staged now is committed. */
-  commit(): Promise<void>;
-}
+/** What a part asks of its commit: one at the end of this turn; a promise of what is staged now. */
+export type CommitHooks = Pick<GroupCommit<Staged>, "schedule" | "commit">;
 
 /** The result of a synchronous call as a promise (rejected when it throws). */
 export function settled<T>(call: () => T): Promise<T> {
   return new Promise<T>((resolve) => resolve(call()));
 }
 
-interface Waiter {
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
+type Waiter = { resolve: () => void; reject: (error: unknown) => void };
 
-const FAILED = "state commit failed; changes stay staged";
-
-export class GroupCommit<T extends Staged> implements CommitHooks {
+export class GroupCommit<T extends Staged> {
   /** Writes applied so far (each one a group commit). */
   commits = 0;
   private readonly parts: Array<StagedPart<T>> = [];
@@ -59,20 +45,15 @@ export class GroupCommit<T extends Staged> implements CommitHooks {
     private readonly logger: Logger,
   ) {}
 
-  /** Parts are written in the order they joined. */
   join(part: StagedPart<T>): void {
     this.parts.push(part);
-  }
-
-  get isClosed(): boolean {
-    return this.closing !== undefined;
   }
 
   hasStaged(): boolean {
     return this.parts.some((p) => p.hasStaged());
   }
 
-  /** Resolves once what is staged now is applied (and once every write in flight is). */
+  /** Resolves once what is staged now is applied (and every write in flight). */
   commit(): Promise<void> {
     if (!this.hasStaged()) return this.inFlight;
     return new Promise<void>((resolve, reject) => {
@@ -87,7 +68,7 @@ export class GroupCommit<T extends Staged> implements CommitHooks {
     setImmediate(() => this.flush());
   }
 
-  /** Writes what is staged now; with a synchronous write it is applied (or has thrown) on return. */
+  /** Writes what is staged now: a synchronous write is applied (or has thrown) on return. */
   commitNow(): void {
     if (!this.hasStaged()) return;
     if (this.closing) throw new Error("the state store is closed");
@@ -95,18 +76,20 @@ export class GroupCommit<T extends Staged> implements CommitHooks {
   }
 
   /**
-   * The last commit: writes what is staged now (with the waiters of the next
-   * flush); later commits write nothing. Resolves once every write in flight
-   * is applied; rejects when a synchronous write fails.
+   * The last commit (with the next flush's waiters); later ones write nothing. `after` runs once it is
+   * sent (written, if synchronous). Resolves once every write in flight is; rejects if a synchronous one fails.
    */
-  close(): Promise<void> {
-    this.closing ??= settled(() => {
+  close(after?: () => void): Promise<void> {
+    if (this.closing) return this.closing.catch(() => undefined);
+    this.closing = settled(() => {
       const waiters = this.waiters.splice(0);
       try {
         wake(waiters, this.hasStaged() ? this.send() : undefined);
       } catch (error) {
         for (const waiter of waiters) waiter.reject(error);
         throw error;
+      } finally {
+        after?.();
       }
     }).then(() => this.inFlight);
     return this.closing;
@@ -120,16 +103,12 @@ export class GroupCommit<T extends Staged> implements CommitHooks {
     try {
       wake(waiters, this.send());
     } catch (error) {
-      this.logger.error({ err: error }, FAILED);
+      this.logger.error({ err: error }, "state commit failed; changes stay staged");
       for (const waiter of waiters) waiter.reject(error);
     }
   }
 
-  /**
-   * Takes what every part staged and writes it. A synchronous write is done
-   * (or has thrown, its changes staged again) on return; an asynchronous one
-   * gives the promise of its outcome, settled after every write before it.
-   */
+  /** Takes what the parts staged and writes it: undefined once a synchronous write is done, else its outcome. */
   private send(): Promise<void> | undefined {
     const taken = this.parts.map((p) => p.take());
     const restage = () => taken.forEach((t) => t.restage());
@@ -150,7 +129,7 @@ export class GroupCommit<T extends Staged> implements CommitHooks {
       this.commits += 1;
     });
     this.inFlight = done.catch((error: unknown) => {
-      this.logger.error({ err: error }, FAILED);
+      this.logger.error({ err: error }, "state commit failed; changes stay staged");
       restage();
     });
     return done;

@@ -29,7 +29,7 @@ import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { encodeProtoJson, pb } from "../../contract/index.js";
 import type { CommitHooks, Staged, StagedPart } from "../../server/group-commit.js";
-import { LuaScript, type RedisArg } from "../../server/redis.js";
+import { LuaScript, text, type RedisArg } from "../../server/redis.js";
 import type { PushConfigStore, PushJob, PushOutbox, StoredPushConfig } from "./state.js";
 
 /** What the COMMIT script keeps of a config (the task and id are its key and field). */
@@ -76,8 +76,6 @@ end
 redis.call('ZREM', P .. 'outbox:due', id)
 return 1
 `);
-
-const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString("utf8") : String(value));
 
 function storedConfig(taskId: string, id: string, raw: string): StoredPushConfig {
   const c = JSON.parse(raw) as ConfigJson;

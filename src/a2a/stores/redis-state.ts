@@ -19,22 +19,23 @@ import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
 import { RedisRuntimeStore, type StagedRuntimeOps } from "../../runtime/store/redis-runtime-store.js";
 import { GroupCommit, type Staged, type StagedPart } from "../../server/group-commit.js";
-import type { RedisArg } from "../../server/redis.js";
+import { text, type RedisArg } from "../../server/redis.js";
 import { RedisPush, type StagedPush } from "./redis-push.js";
 import { COMMIT, GET_TASKS, LIST_TASKS, QUARANTINE_ARTIFACT, QUARANTINE_TASK } from "./redis-scripts.js";
-import type {
-  ArtifactIndex,
-  AuditEntry,
-  ContextRecord,
-  ContextStore,
-  PermissionAudit,
-  PushConfigStore,
-  PushOutbox,
-  StateStore,
-  StoredTask,
-  TaskPage,
-  TaskQuery,
-  TaskStore,
+import {
+  nothingStaged,
+  type ArtifactIndex,
+  type AuditEntry,
+  type ContextStore,
+  type PermissionAudit,
+  type PushConfigStore,
+  type PushOutbox,
+  type StagedState,
+  type StateStore,
+  type StoredTask,
+  type TaskPage,
+  type TaskQuery,
+  type TaskStore,
 } from "./state.js";
 import {
   decodeArtifact,
@@ -72,32 +73,16 @@ interface StreamEntry {
 /** Fields of one task as the scripts return them, in readTask's order. */
 const TASK_FIELDS = 9;
 
-const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString("utf8") : String(value));
-
-/** The A2A state staged for the next commit. */
-interface StagedState {
-  tasks: Map<string, StoredTask>;
-  contexts: Map<string, ContextRecord>;
-  artifacts: Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>;
-  audit: AuditEntry[];
+/** The A2A state staged for the next commit, the relayed events and the leases to give back (value by context). */
+interface RedisStaged extends StagedState<{ taskId: string; contextId: string; artifact: pb.Artifact }> {
   stream: StreamEntry[];
-  /** Leases to give back with the commit: their value by context. */
   releases: Map<string, string>;
 }
 
-const nothingStaged = (): StagedState => ({
-  tasks: new Map(),
-  contexts: new Map(),
-  artifacts: new Map(),
-  audit: [],
-  stream: [],
-  releases: new Map(),
-});
+const nothingStagedInRedis = (): RedisStaged => ({ ...nothingStaged(), stream: [], releases: new Map() });
 
 /** One commit: the COMMIT script's arguments (the state's, the push outbox's and the runtime's writes). */
-interface StagedCommit extends Staged {
-  args: RedisArg[];
-}
+type StagedCommit = Staged & { args: RedisArg[] };
 
 export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
   readonly tasks: TaskStore;
@@ -112,7 +97,7 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
   private readonly push: RedisPush;
   /** Script calls, one per event-loop turn that staged something; this store is its only part. */
   private readonly group: GroupCommit<StagedCommit>;
-  private staged = nothingStaged();
+  private staged = nothingStagedInRedis();
   /** The entry of the staged stream still taking events, by stream. */
   private openEntries = new Map<string, StreamEntry>();
   private streamTimer: NodeJS.Timeout | undefined;
@@ -248,7 +233,7 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
   /** What is staged, as one script call; the next one may be sent before this one is answered. */
   take(): StagedCommit {
     const staged = this.staged;
-    this.staged = nothingStaged();
+    this.staged = nothingStagedInRedis();
     this.openEntries = new Map();
     clearTimeout(this.streamTimer);
     this.streamTimer = undefined;
@@ -301,7 +286,7 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
   }
 
   private commitArgs(
-    { tasks, contexts, artifacts, audit, stream, releases }: StagedState,
+    { tasks, contexts, artifacts, audit, stream, releases }: RedisStaged,
     push: StagedPush,
     runtime: StagedRuntimeOps,
   ): RedisArg[] {

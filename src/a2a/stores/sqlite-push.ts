@@ -105,8 +105,8 @@ export class SqlitePush implements StagedPart<SqliteStaged> {
     return {
       write: (now) => this.write(configs, events, now),
       restage: () => {
-        for (const [key, c] of configs) if (!this.stagedConfigs.has(key)) this.stagedConfigs.set(key, c);
-        this.stagedEvents.unshift(...events);
+        this.stagedConfigs = configs;
+        this.stagedEvents = events;
       },
     };
   }

@@ -15,7 +15,6 @@ import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
 import { settled, type StagedPart } from "../../server/group-commit.js";
 import {
-  closeSqlite,
   sqliteGroupCommit,
   type SqliteGroupCommit,
   type SqliteStaged,
@@ -25,19 +24,19 @@ import { ownerPid, PersistenceDirInUseError, recordOwner, releaseOwner } from ".
 import { SqlitePush } from "./sqlite-push.js";
 import { applySchema } from "./sqlite-schema.js";
 import { SqliteTaskReader } from "./sqlite-tasks.js";
-import type {
-  ArtifactIndex,
-  AuditEntry,
-  ContextRecord,
-  ContextStore,
-  PermissionAudit,
-  PushConfigStore,
-  PushOutbox,
-  StateStore,
-  StoredTask,
-  TaskPage,
-  TaskQuery,
-  TaskStore,
+import {
+  nothingStaged,
+  type ArtifactIndex,
+  type AuditEntry,
+  type ContextStore,
+  type PermissionAudit,
+  type PushConfigStore,
+  type PushOutbox,
+  type StagedState,
+  type StateStore,
+  type TaskPage,
+  type TaskQuery,
+  type TaskStore,
 } from "./state.js";
 import { encodeArtifact, encodeTask, statusMs } from "./task-codec.js";
 
@@ -51,13 +50,7 @@ export interface SqliteStateOptions {
   logger: Logger;
 }
 
-/** The A2A state staged for the next commit. */
-interface Staged {
-  tasks: Map<string, StoredTask>;
-  contexts: Map<string, ContextRecord>;
-  artifacts: Map<string, { taskId: string; artifact: pb.Artifact }>;
-  audit: AuditEntry[];
-}
+type Staged = StagedState<{ taskId: string; artifact: pb.Artifact }>;
 
 interface ContextRow {
   id: string;
@@ -112,7 +105,7 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
 
   private readonly group: SqliteGroupCommit;
   private readonly push: SqlitePush;
-  private staged = SqliteStateStore.nothingStaged();
+  private staged: Staged = nothingStaged();
   private readonly reader: SqliteTaskReader;
   private readonly writeStaged: (staged: Staged) => void;
 
@@ -177,7 +170,7 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
     this.artifacts = {
       save: (taskId, artifact) => {
         this.staged.artifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, artifact });
-        this.schedule();
+        this.group.schedule();
       },
     };
     this.audit = this.auditLog(db.prepare("SELECT line FROM permission_audit_lines ORDER BY seq"));
@@ -211,7 +204,10 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
   }
 
   close(): Promise<void> {
-    return closeSqlite(this.group, this.db, () => releaseOwner(this.options.dir));
+    return this.group.close(() => {
+      this.db.close();
+      releaseOwner(this.options.dir);
+    });
   }
 
   // ---- StagedPart: the A2A state's part of each commit ------------------------
@@ -223,44 +219,23 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
 
   take(): SqliteStaged {
     const staged = this.staged;
-    this.staged = SqliteStateStore.nothingStaged();
-    return {
-      write: () => this.writeStaged(staged),
-      restage: () => {
-        const now = this.staged;
-        for (const [id, task] of staged.tasks) if (!now.tasks.has(id)) now.tasks.set(id, task);
-        for (const [id, c] of staged.contexts) if (!now.contexts.has(id)) now.contexts.set(id, c);
-        for (const [id, a] of staged.artifacts) if (!now.artifacts.has(id)) now.artifacts.set(id, a);
-        // Audit records too: one whose commit failed is taken out by record() (the decision fails closed).
-        now.audit.unshift(...staged.audit);
-      },
-    };
-  }
-
-  private static nothingStaged(): Staged {
-    return { tasks: new Map(), contexts: new Map(), artifacts: new Map(), audit: [] };
-  }
-
-  private schedule(): void {
-    this.group.schedule();
-  }
-
-  private commitNow(): void {
-    this.group.commitNow();
+    this.staged = nothingStaged();
+    // Audit records are staged again too: record() takes out one whose commit failed.
+    return { write: () => this.writeStaged(staged), restage: () => (this.staged = staged) };
   }
 
   private taskStore(): TaskStore {
     // Reads see staged changes: they are committed first.
     const read = <T>(query: () => T): Promise<T> =>
       settled(() => {
-        this.commitNow();
+        this.group.commitNow();
         return query();
       });
     return {
       get: (id) => read(() => this.reader.get(id)),
       save: (task) => {
         this.staged.tasks.set(task.task.id, task);
-        this.schedule();
+        this.group.schedule();
       },
       list: (query: TaskQuery) => read((): TaskPage | undefined => this.reader.list(query)),
       unfinished: () => read(() => this.reader.unfinished()),
@@ -285,7 +260,7 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
       },
       save: (record) => {
         this.staged.contexts.set(record.contextId, { ...record });
-        this.schedule();
+        this.group.schedule();
       },
     };
   }

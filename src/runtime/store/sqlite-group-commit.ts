@@ -7,7 +7,11 @@ import type { Database } from "better-sqlite3";
 import type { Logger } from "pino";
 import { GroupCommit, type CommitHooks, type Staged } from "../../server/group-commit.js";
 
-/** What one part staged, written inside the commit's transaction (`now` is the commit's time). */
+/**
+ * What one part staged, written inside the commit's transaction (`now` is the
+ * commit's time). The write is synchronous: nothing is staged between take()
+ * and restage(), which puts back what was taken.
+ */
 export interface SqliteStaged extends Staged {
   write(now: number): void;
 }
@@ -23,14 +27,4 @@ export function sqliteGroupCommit(db: Database, logger: Logger): SqliteGroupComm
     for (const part of taken) part.write(now);
   });
   return new GroupCommit<SqliteStaged>((taken) => transaction(taken), logger);
-}
-
-/** Commits what is staged, then closes the database (`after` runs once it is closed). */
-export function closeSqlite(group: SqliteGroupCommit, db: Database, after?: () => void): Promise<void> {
-  if (group.isClosed) return Promise.resolve();
-  // The last commit is written before close() returns: the database can go.
-  const closing = group.close();
-  db.close();
-  after?.();
-  return closing;
 }

@@ -123,9 +123,8 @@ export class SqliteRuntimeStore implements RuntimeStore, StagedPart<SqliteStaged
         }
       },
       restage: () => {
-        // Before whatever was staged meanwhile: the order of a log's rows is kept.
-        this.rows = [...rows, ...this.rows];
-        for (const [key, doc] of docs) if (!this.docs.has(key)) this.docs.set(key, doc);
+        this.rows = rows;
+        this.docs = docs;
       },
     };
   }
