@@ -72,7 +72,7 @@ export class GroupCommit<T extends Staged> {
   commitNow(): void {
     if (!this.hasStaged()) return;
     if (this.closing) throw new Error("the state store is closed");
-    void this.send();
+    void this.send(this.parts.map((p) => p.take()));
   }
 
   /**
@@ -84,7 +84,7 @@ export class GroupCommit<T extends Staged> {
     this.closing = settled(() => {
       const waiters = this.waiters.splice(0);
       try {
-        wake(waiters, this.hasStaged() ? this.send() : undefined);
+        wake(waiters, this.hasStaged() ? this.send(this.parts.map((p) => p.take())) : undefined);
       } catch (error) {
         for (const waiter of waiters) waiter.reject(error);
         throw error;
@@ -100,17 +100,18 @@ export class GroupCommit<T extends Staged> {
     const waiters = this.waiters.splice(0);
     if (this.closing) return wake(waiters, undefined);
     if (!this.hasStaged()) return wake(waiters, this.inFlight);
+    // Outside the try: a part that cannot hand over its changes is a bug, thrown.
+    const taken = this.parts.map((p) => p.take());
     try {
-      wake(waiters, this.send());
+      wake(waiters, this.send(taken));
     } catch (error) {
       this.logger.error({ err: error }, "state commit failed; changes stay staged");
       for (const waiter of waiters) waiter.reject(error);
     }
   }
 
-  /** Takes what the parts staged and writes it: undefined once a synchronous write is done, else its outcome. */
-  private send(): Promise<void> | undefined {
-    const taken = this.parts.map((p) => p.take());
+  /** Writes what the parts staged: undefined once a synchronous write is done, else its outcome. */
+  private send(taken: T[]): Promise<void> | undefined {
     const restage = () => taken.forEach((t) => t.restage());
     let writing: void | Promise<void>;
     try {

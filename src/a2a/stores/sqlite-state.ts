@@ -13,12 +13,8 @@ import path from "node:path";
 import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
-import { settled, type StagedPart } from "../../server/group-commit.js";
-import {
-  sqliteGroupCommit,
-  type SqliteGroupCommit,
-  type SqliteStaged,
-} from "../../runtime/store/sqlite-group-commit.js";
+import { settled, type GroupCommit, type StagedPart } from "../../server/group-commit.js";
+import { sqliteGroupCommit, type SqliteStaged } from "../../runtime/store/sqlite-group-commit.js";
 import { SqliteRuntimeStore } from "../../runtime/store/sqlite-runtime-store.js";
 import { ownerPid, PersistenceDirInUseError, recordOwner, releaseOwner } from "./owner-lock.js";
 import { SqlitePush } from "./sqlite-push.js";
@@ -103,7 +99,7 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
   readonly pushJobs: PushOutbox;
   readonly runtime: SqliteRuntimeStore;
 
-  private readonly group: SqliteGroupCommit;
+  private readonly group: GroupCommit<SqliteStaged>;
   private readonly push: SqlitePush;
   private staged: Staged = nothingStaged();
   private readonly reader: SqliteTaskReader;

@@ -16,12 +16,10 @@ export interface SqliteStaged extends Staged {
   write(now: number): void;
 }
 
-export type SqliteGroupCommit = GroupCommit<SqliteStaged>;
-
 /** A part of a SQLite store commits at once before a read (reads see staged changes). */
-export type SqliteCommitHooks = CommitHooks & Pick<SqliteGroupCommit, "commitNow">;
+export type SqliteCommitHooks = CommitHooks & Pick<GroupCommit<SqliteStaged>, "commitNow">;
 
-export function sqliteGroupCommit(db: Database, logger: Logger): SqliteGroupCommit {
+export function sqliteGroupCommit(db: Database, logger: Logger): GroupCommit<SqliteStaged> {
   const transaction = db.transaction((taken: SqliteStaged[]) => {
     const now = Date.now();
     for (const part of taken) part.write(now);
