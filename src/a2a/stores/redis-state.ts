@@ -389,9 +389,8 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
         task = decodeTask(id, rawBody);
       } catch (error) {
         if (!(error instanceof UnreadableRecordError)) throw error;
-        await this.quarantine("task", id, error.message, () =>
-          QUARANTINE_TASK.run(this.redis, [], [A2A_PREFIX, id]),
-        );
+        this.warnUnreadable("task", id, error);
+        await QUARANTINE_TASK.run(this.redis, [], [A2A_PREFIX, id]);
         unreadable = true;
         continue;
       }
@@ -401,9 +400,8 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
           task.artifacts.push(decodeArtifact(id, artifacts[a + 1]));
         } catch (error) {
           if (!(error instanceof UnreadableRecordError)) throw error;
-          await this.quarantine("artifact", id, error.message, () =>
-            QUARANTINE_ARTIFACT.run(this.redis, [], [A2A_PREFIX, id, artifactId]),
-          );
+          this.warnUnreadable("artifact", id, error);
+          await QUARANTINE_ARTIFACT.run(this.redis, [], [A2A_PREFIX, id, artifactId]);
         }
       }
       tasks.push({
@@ -417,13 +415,8 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
     return { tasks, unreadable };
   }
 
-  private async quarantine(
-    kind: string,
-    id: string,
-    reason: string,
-    move: () => Promise<unknown>,
-  ): Promise<void> {
-    this.options.logger.warn({ kind, id, reason }, "unreadable stored record quarantined");
-    await move();
+  /** Logged before the record moves to the quarantine. */
+  private warnUnreadable(kind: string, id: string, error: Error): void {
+    this.options.logger.warn({ kind, id, reason: error.message }, "unreadable stored record quarantined");
   }
 }
