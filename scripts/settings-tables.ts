@@ -6,7 +6,7 @@ import { pathToFileURL } from "node:url";
 import type { Command, Option } from "commander";
 import { AGUI_SETTINGS } from "../src/agui/settings.js";
 import { buildProgram } from "../src/cli/program.js";
-import { A2A_SETTINGS } from "../src/server/a2a-settings.js";
+import { A2A_SETTINGS } from "../src/a2a/config/settings-table.js";
 import { envOf, flagOf, settingsOf, type SettingsTable } from "../src/server/settings.js";
 
 export const TABLE_HEADER = ["flag", "config key", "environment", "what"];

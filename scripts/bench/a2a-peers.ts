@@ -18,7 +18,7 @@ import { chunksOf, TrivialRuntime } from "./trivial-runtime.js";
 // first), or from src/ through tsx with IAC_CODE_FROM_SOURCE=1, as bin/iac-code.mjs does.
 const code = process.env.IAC_CODE_FROM_SOURCE === "1" ? "../../src" : "../../dist/src";
 type ServerModule = typeof import("../../src/a2a/server.js");
-type ConfigModule = typeof import("../../src/server/config.js");
+type ConfigModule = typeof import("../../src/a2a/config/server-settings.js");
 type LoggerModule = typeof import("../../src/server/logger.js");
 
 interface Ready {
@@ -34,7 +34,7 @@ function ready(info: Ready): void {
 
 async function iacCode(dir: string, syncEveryCommit: boolean, redisUrl?: string): Promise<void> {
   const { startA2aServer } = (await import(`${code}/a2a/server.js`)) as ServerModule;
-  const { resolveSettings } = (await import(`${code}/server/config.js`)) as ConfigModule;
+  const { resolveSettings } = (await import(`${code}/a2a/config/server-settings.js`)) as ConfigModule;
   const { createLogger } = (await import(`${code}/server/logger.js`)) as LoggerModule;
   const started = performance.now();
   // The default workspace (store: redis creates no persistence dir).

@@ -20,7 +20,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { startA2aServer } from "../../src/a2a/server.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import { SseParser } from "../../src/server/sse.js";
 import { startAguiServer } from "../../src/agui/server.js";

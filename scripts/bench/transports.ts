@@ -17,7 +17,7 @@ import type { JsonRpcChannel } from "../../src/a2a/client/bindings/jsonrpc.js";
 import { RedisStreamsChannel } from "../../src/a2a/client/bindings/redis-streams.js";
 import { UnixChannel } from "../../src/a2a/client/bindings/unix.js";
 import { WebSocketChannel } from "../../src/a2a/client/bindings/websocket.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import { startRedis } from "../../test/fixtures/redis-server.js";
 import { median, pool } from "./bench-clients.js";

@@ -11,7 +11,7 @@ import path from "node:path";
 import type { Router } from "@koa/router";
 import type { Logger } from "pino";
 import type { AgentRuntime } from "../runtime/seam.js";
-import type { A2aServerSettings } from "../server/config.js";
+import type { A2aServerSettings } from "./config/server-settings.js";
 import { createLogger } from "../server/logger.js";
 import { flushTracing, startTracing } from "../server/tracing/index.js";
 import { tracedHttp } from "../server/tracing/http.js";

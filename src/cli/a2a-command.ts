@@ -1,8 +1,8 @@
 // `iac-code a2a`: the options of the A2A 1.0 server command, from the settings
-// table (src/server/a2a-settings.ts). The server itself (src/cli/a2a-run.ts)
+// table (src/a2a/config/settings-table.ts). The server itself (src/cli/a2a-run.ts)
 // is loaded only when the command runs.
 import type { Command } from "commander";
-import { A2A_SETTINGS } from "../server/a2a-settings.js";
+import { A2A_SETTINGS } from "../a2a/config/settings-table.js";
 import { addSettingOptions } from "../server/settings.js";
 
 export function registerA2aCommand(program: Command): void {

@@ -8,8 +8,13 @@ import { stopTracing } from "../server/tracing/index.js";
 import type { StateStore } from "../a2a/stores/state.js";
 import { createAgentRuntime } from "../runtime/index.js";
 import type { AgentRuntime } from "../runtime/seam.js";
-import { A2A_SETTINGS } from "../server/a2a-settings.js";
-import { ConfigError, loadConfigFile, resolveSettings, type A2aServerSettings } from "../server/config.js";
+import { A2A_SETTINGS } from "../a2a/config/settings-table.js";
+import {
+  ConfigError,
+  loadConfigFile,
+  resolveSettings,
+  type A2aServerSettings,
+} from "../a2a/config/server-settings.js";
 import { exposureWarning, isLoopbackHost } from "../server/exposure.js";
 import { createLogger, guardStdio } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";

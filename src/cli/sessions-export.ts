@@ -8,7 +8,7 @@ import { openRedisStore, openStateStore } from "../a2a/server.js";
 import type { RedisBackend } from "../a2a/replicas/redis-backend.js";
 import type { StateStore } from "../a2a/stores/state.js";
 import { exportSession } from "../runtime/store/session-export.js";
-import { ConfigError, loadConfigFile, resolveSettings } from "../server/config.js";
+import { ConfigError, loadConfigFile, resolveSettings } from "../a2a/config/server-settings.js";
 import { createLogger } from "../server/logger.js";
 import type { CliValues } from "../server/settings.js";
 

@@ -6,10 +6,18 @@
 // whose reader was killed) never blocks, crashes or keeps alive the server, not
 // even while it stops: see fd-log-writer.ts.
 import { pino, type DestinationStream, type Logger } from "pino";
-import { LOG_REDACT_PATHS } from "../a2a/core/sanitize.js";
 import { stdioLogWriter } from "./fd-log-writer.js";
 
 export type { Logger } from "pino";
+
+/** Keys whose values pino must never write. */
+const LOG_REDACT_PATHS = [
+  ...["token", "apiKey", "api_key", "basicPassword", "basic_password", "password"],
+  ...["signingSecret", "signing_secret", "authorization"],
+  ...["headers.authorization", "req.headers.authorization", "req.headers.cookie"],
+  ...["token", "apiKey", "password", "basicPassword", "authorization"].map((key) => `*.${key}`),
+  ...["token", "apiKey", "basicPassword", "signingSecret"].map((key) => `config.${key}`),
+];
 
 export type LogFormat = "pretty" | "json";
 
@@ -48,8 +56,6 @@ export function guardStdio(): void {
   stdioGuarded = true;
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 }
-
-/** A value of --log-format / log-format, or undefined when absent; anything else is an Error naming the source. */
 
 /** The format used when none is chosen: pretty on a terminal. */
 export function defaultLogFormat(fd: 1 | 2): LogFormat {

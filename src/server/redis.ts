@@ -40,6 +40,10 @@ export function connectRedis(url: string, logger: RedisLogger | undefined, name:
 
 export type RedisArg = string | Buffer | number;
 
+/** A reply's value as text (LuaScript replies are Buffers). */
+export const text = (value: unknown): string =>
+  Buffer.isBuffer(value) ? value.toString("utf8") : String(value);
+
 /** A command whose bulk replies stay Buffers (replyEncoding null). */
 function send(redis: Redis, name: string, args: RedisArg[]): Promise<unknown> {
   return redis.sendCommand(new Command(name, args, { replyEncoding: null })) as Promise<unknown>;

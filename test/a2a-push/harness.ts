@@ -7,7 +7,7 @@ import { Writable } from "node:stream";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import type { Resolver } from "../../src/a2a/push/url-policy.js";
 import type { PushJob } from "../../src/a2a/stores/state.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import { FakeRuntime } from "../a2a/fixtures/fake-runtime.js";
 import { cleanup, makeTempDir, openStream, rpc, userMessage } from "../a2a/helpers.js";

@@ -17,8 +17,8 @@ import {
 import type { A2AServerConfig } from "../../src/contract/index.js";
 import { Command } from "commander";
 import { registerA2aCommand } from "../../src/cli/a2a-command.js";
-import { ConfigError, resolveSettings } from "../../src/server/config.js";
-import { A2A_SETTINGS } from "../../src/server/a2a-settings.js";
+import { ConfigError, resolveSettings } from "../../src/a2a/config/server-settings.js";
+import { A2A_SETTINGS } from "../../src/a2a/config/settings-table.js";
 import { cliValues } from "../../src/server/settings.js";
 import { cleanup, makeTempDir } from "../a2a/helpers.js";
 

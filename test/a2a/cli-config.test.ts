@@ -10,7 +10,7 @@ import {
   normaliseTransport,
   parseThinkingExposure,
   resolveSettings,
-} from "../../src/server/config.js";
+} from "../../src/a2a/config/server-settings.js";
 import { settingsFromCli } from "../../src/cli/a2a-run.js";
 import { cleanup, makeTempDir, rpc, userMessage } from "./helpers.js";
 

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
-import { resolveSettings, type A2aServerSettings } from "../../src/server/config.js";
+import { resolveSettings, type A2aServerSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger, type Logger } from "../../src/server/logger.js";
 import { SseParser, parseSseText, sseFrame, type SseEvent } from "../../src/server/sse.js";
 import { FakeRuntime } from "./fixtures/fake-runtime.js";

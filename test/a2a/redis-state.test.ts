@@ -12,7 +12,7 @@ import { A2A_PREFIX, RedisStateStore } from "../../src/a2a/stores/redis-state.js
 import type { AuditEntry, StoredTask } from "../../src/a2a/stores/state.js";
 import { openSessionData } from "../../src/runtime/session/store.js";
 import { sessionScope } from "../../src/runtime/store/runtime-store.js";
-import { ConfigError, resolveSettings } from "../../src/server/config.js";
+import { ConfigError, resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
 import { createLogger } from "../../src/server/logger.js";
 import { redactRedisUrl } from "../../src/server/redis.js";

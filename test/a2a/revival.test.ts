@@ -12,7 +12,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { pb } from "../../src/contract/index.js";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import type {
   AgentRuntime,

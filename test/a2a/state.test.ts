@@ -12,7 +12,7 @@ import { PersistenceDirInUseError } from "../../src/a2a/stores/owner-lock.js";
 import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
 import type { StoredTask } from "../../src/a2a/stores/state.js";
 import { createLogger } from "../../src/server/logger.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import {
   cleanup,
   makeTempDir,

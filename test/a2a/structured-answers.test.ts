@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { parseInputAnswer, parseInputRequest } from "../../src/contract/index.js";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import { ScriptRuntime } from "../agui/fixtures/runtime.js";
 import { StructuredScript } from "../agui/fixtures/structured-inputs.js";

@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { HttpAgent, type BaseEvent } from "@ag-ui/client";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
-import { resolveSettings as resolveA2aSettings } from "../../src/server/config.js";
+import { resolveSettings as resolveA2aSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import { SseParser, parseSseText, sseFrame } from "../../src/server/sse.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";

@@ -14,7 +14,7 @@ import { openStateStore, startA2aServer, type RunningA2aServer } from "../../src
 import { STATE_FILE } from "../../src/a2a/stores/sqlite-state.js";
 import type { StateStore } from "../../src/a2a/stores/state.js";
 import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import { openStream, resultOf, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import type { AuditLine } from "../../src/runtime/permissions/audit.js";

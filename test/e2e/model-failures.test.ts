@@ -21,7 +21,7 @@ import {
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
 import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import { chunk, OpenAiFixture } from "../fixtures/openai-server.js";
 import type { WireEvent as AguiEvent } from "../agui/helpers.js";

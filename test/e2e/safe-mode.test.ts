@@ -10,7 +10,7 @@ import path from "node:path";
 import { stringify } from "yaml";
 import { rpc, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import { a2aGrpcClient, metadata, unary } from "../a2a-bindings/fixtures/grpc-client.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { PathProjector } from "../../src/a2a/core/path-projection.js";
 import { turnTools } from "../../src/runtime/tools/registry.js";
 import {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { mkdir } from "node:fs/promises";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { createAgentRuntime } from "../../src/runtime/index.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
 import type { AgentRuntime, AgentSession, PipelineEnvelope, RuntimeEvent } from "../../src/runtime/seam.js";
 import { RosEndpointFixture } from "../fixtures/ros-endpoint.js";

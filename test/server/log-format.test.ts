@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { Writable } from "node:stream";
 import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
-import { resolveSettings } from "../../src/server/config.js";
+import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger, prettyLine } from "../../src/server/logger.js";
 
 function capture(): { sink: Writable; text: () => string } {

@@ -10,7 +10,7 @@ import { AGUI_SETTINGS } from "../../src/agui/settings.js";
 import { resolveSettings as resolveAguiSettings } from "../../src/agui/config.js";
 import { settingsFromCli } from "../../src/cli/a2a-run.js";
 import { buildProgram } from "../../src/cli/program.js";
-import { A2A_SETTINGS } from "../../src/server/a2a-settings.js";
+import { A2A_SETTINGS } from "../../src/a2a/config/settings-table.js";
 import { envOf, type SettingsTable } from "../../src/server/settings.js";
 import { settingsTables, TABLE_HEADER } from "../../scripts/settings-tables.js";
 import { cleanup, makeTempDir } from "../a2a/helpers.js";

@@ -2,8 +2,8 @@
 // each, the checks on their values, and the start-up refusals (what a
 // transport needs, and auth keys a channel guarded by other means would ignore).
 import { expect } from "chai";
-import { ConfigError, resolveSettings } from "../../src/server/config.js";
-import { checkTransport } from "../../src/server/transport-settings.js";
+import { ConfigError, resolveSettings } from "../../src/a2a/config/server-settings.js";
+import { checkTransport } from "../../src/a2a/config/transport-settings.js";
 
 describe("transport settings", () => {
   it("defaults", () => {

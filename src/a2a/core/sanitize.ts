@@ -44,28 +44,3 @@ export function sanitizeClientText(text: string, max = MAX_CLIENT_ERROR): string
   for (const pattern of PATH_PATTERNS) out = out.replace(pattern, "[PATH]");
   return out.length > max ? `${out.slice(0, max - 1)}…` : out;
 }
-
-/** Keys whose values pino must never write. */
-export const LOG_REDACT_PATHS = [
-  "token",
-  "apiKey",
-  "api_key",
-  "basicPassword",
-  "basic_password",
-  "password",
-  "signingSecret",
-  "signing_secret",
-  "authorization",
-  "headers.authorization",
-  "req.headers.authorization",
-  "req.headers.cookie",
-  "*.token",
-  "*.apiKey",
-  "*.password",
-  "*.basicPassword",
-  "*.authorization",
-  "config.token",
-  "config.apiKey",
-  "config.basicPassword",
-  "config.signingSecret",
-];

@@ -3,7 +3,7 @@
 // local queue (the state database's outbox), or, with redis-streams, a relay
 // from the outbox to the stream and the worker on the stream.
 import type { Logger } from "pino";
-import type { PushSettings } from "../../server/push-settings.js";
+import type { PushSettings } from "../config/push-settings.js";
 import type { StateStore } from "../stores/state.js";
 import { PushConfigs } from "./configs.js";
 import { Keyring } from "./keyring.js";

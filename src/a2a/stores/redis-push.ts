@@ -28,7 +28,8 @@
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { encodeProtoJson, pb } from "../../contract/index.js";
-import { LuaScript, type RedisArg } from "../../server/redis.js";
+import type { CommitHooks, Staged, StagedPart } from "../../server/group-commit.js";
+import { LuaScript, text, type RedisArg } from "../../server/redis.js";
 import type { PushConfigStore, PushJob, PushOutbox, StoredPushConfig } from "./state.js";
 
 /** What the COMMIT script keeps of a config (the task and id are its key and field). */
@@ -76,33 +77,25 @@ redis.call('ZREM', P .. 'outbox:due', id)
 return 1
 `);
 
-const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString("utf8") : String(value));
-
 function storedConfig(taskId: string, id: string, raw: string): StoredPushConfig {
   const c = JSON.parse(raw) as ConfigJson;
   return { taskId, id, owner: c.owner, url: c.url, scheme: c.scheme, sealedSecrets: c.sealedSecrets };
 }
 
-export interface RedisPushHooks {
-  /** Asks for a group commit at the end of this event-loop turn. */
-  schedule(): void;
-  /** Resolves once what is staged is applied (reads see staged changes). */
-  commit(): Promise<void>;
+export interface RedisPushHooks extends CommitHooks {
   /** The context a task's writes are fenced by ("" when unknown). */
   contextOf(taskId: string, event: pb.StreamResponse): string;
 }
 
 /** What one commit takes of the staged push changes. */
-export interface StagedPush {
+export interface StagedPush extends Staged {
   /** COMMIT ops: config changes first (so a config created in the same commit gets its jobs), then events. */
   ops: RedisArg[];
   /** The contexts the events are fenced by. */
   contexts: string[];
-  /** Stages it all again (the commit failed), behind nothing newer. */
-  restage(): void;
 }
 
-export class RedisPush {
+export class RedisPush implements StagedPart<StagedPush> {
   readonly configs: PushConfigStore;
   readonly jobs: PushOutbox;
   private stagedConfigs = new Map<string, RedisArg[]>();

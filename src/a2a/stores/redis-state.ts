@@ -1,9 +1,9 @@
 // The shared state store: tasks, contexts, the artifact index and the
 // permission audit in one Redis, for every replica of the server, the push
 // configs and outbox (redis-push.ts), and the runtime's sessions and
-// pipelines (runtime/store/redis-runtime-store.ts). Changes are
-// staged and written together, as with SQLite: what one event-loop turn
-// staged goes out as one Lua script call (atomic in Redis), and commit()
+// pipelines (runtime/store/redis-runtime-store.ts). Changes are staged and
+// written by the group commit (server/group-commit.ts), as with SQLite: what
+// one event-loop turn staged goes out as one Lua script call (atomic in Redis), and commit()
 // resolves once Redis has applied it. A write for a context this replica holds
 // a lease on carries the lease's fencing token, checked in the same script: a
 // replica that lost its lease cannot write (its staged changes are dropped and
@@ -18,22 +18,24 @@ import { inSpan } from "../../server/tracing/index.js";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
 import { RedisRuntimeStore, type StagedRuntimeOps } from "../../runtime/store/redis-runtime-store.js";
-import type { RedisArg } from "../../server/redis.js";
+import { GroupCommit, type Staged, type StagedPart } from "../../server/group-commit.js";
+import { text, type RedisArg } from "../../server/redis.js";
 import { RedisPush, type StagedPush } from "./redis-push.js";
 import { COMMIT, GET_TASKS, LIST_TASKS, QUARANTINE_ARTIFACT, QUARANTINE_TASK } from "./redis-scripts.js";
-import type {
-  ArtifactIndex,
-  AuditEntry,
-  ContextRecord,
-  ContextStore,
-  PermissionAudit,
-  PushConfigStore,
-  PushOutbox,
-  StateStore,
-  StoredTask,
-  TaskPage,
-  TaskQuery,
-  TaskStore,
+import {
+  nothingStaged,
+  type ArtifactIndex,
+  type AuditEntry,
+  type ContextStore,
+  type PermissionAudit,
+  type PushConfigStore,
+  type PushOutbox,
+  type StagedState,
+  type StateStore,
+  type StoredTask,
+  type TaskPage,
+  type TaskQuery,
+  type TaskStore,
 } from "./state.js";
 import {
   decodeArtifact,
@@ -71,21 +73,18 @@ interface StreamEntry {
 /** Fields of one task as the scripts return them, in readTask's order. */
 const TASK_FIELDS = 9;
 
-const text = (value: unknown): string => (Buffer.isBuffer(value) ? value.toString("utf8") : String(value));
-
-/** What one commit writes, taken from the staging areas. */
-interface Staged {
-  tasks: Map<string, StoredTask>;
-  contexts: Map<string, ContextRecord>;
-  artifacts: Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>;
-  audit: AuditEntry[];
-  push: StagedPush;
-  runtime: StagedRuntimeOps;
+/** The A2A state staged for the next commit, the relayed events and the leases to give back (value by context). */
+interface RedisStaged extends StagedState<{ taskId: string; contextId: string; artifact: pb.Artifact }> {
   stream: StreamEntry[];
   releases: Map<string, string>;
 }
 
-export class RedisStateStore implements StateStore {
+const nothingStagedInRedis = (): RedisStaged => ({ ...nothingStaged(), stream: [], releases: new Map() });
+
+/** One commit: the COMMIT script's arguments (the state's, the push outbox's and the runtime's writes). */
+type StagedCommit = Staged & { args: RedisArg[] };
+
+export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
   readonly tasks: TaskStore;
   readonly contexts: ContextStore;
   readonly artifacts: ArtifactIndex;
@@ -93,47 +92,39 @@ export class RedisStateStore implements StateStore {
   readonly pushConfigs: PushConfigStore;
   readonly pushJobs: PushOutbox;
   readonly runtime: RedisRuntimeStore;
-  /** Script calls written so far (each one a group commit). */
-  commits = 0;
 
   private readonly redis: Redis;
   private readonly push: RedisPush;
-  private stagedTasks = new Map<string, StoredTask>();
-  private stagedContexts = new Map<string, ContextRecord>();
-  private stagedArtifacts = new Map<string, { taskId: string; contextId: string; artifact: pb.Artifact }>();
-  private stagedAudit: AuditEntry[] = [];
-  private stagedStream: StreamEntry[] = [];
-  /** The entry of stagedStream still taking events, by stream. */
+  /** Script calls, one per event-loop turn that staged something; this store is its only part. */
+  private readonly group: GroupCommit<StagedCommit>;
+  private staged = nothingStagedInRedis();
+  /** The entry of the staged stream still taking events, by stream. */
   private openEntries = new Map<string, StreamEntry>();
   private streamTimer: NodeJS.Timeout | undefined;
-  /** Leases to give back with the next commit: their value by context. */
-  private stagedReleases = new Map<string, string>();
   /** The context of the tasks this replica wrote lately (an artifact is fenced by its task's context). */
   private readonly contextOfTask = new Map<string, string>();
-  private scheduled = false;
-  private inFlight: Promise<void> = Promise.resolve();
-  private waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
-  private closed = false;
 
   constructor(private readonly options: RedisStateOptions) {
     this.redis = options.redis;
+    this.group = new GroupCommit<StagedCommit>(([commit]) => this.send(commit.args), options.logger);
+    this.group.join(this);
     this.push = new RedisPush(this.redis, A2A_PREFIX, {
-      schedule: () => this.schedule(),
+      schedule: () => this.group.schedule(),
       commit: () => this.commit(),
       contextOf: (taskId, event) => event.payload.value?.contextId || this.contextOf(taskId),
     });
     this.pushConfigs = this.push.configs;
     this.pushJobs = this.push.jobs;
     this.runtime = new RedisRuntimeStore(this.redis, {
-      schedule: () => this.schedule(),
+      schedule: () => this.group.schedule(),
       commit: () => this.commit(),
     });
     this.tasks = {
       get: async (id) => (await this.readTasks([id]))[0],
       save: (task) => {
-        this.stagedTasks.set(task.task.id, task);
+        this.staged.tasks.set(task.task.id, task);
         this.rememberContext(task.task.id, task.task.contextId);
-        this.schedule();
+        this.group.schedule();
       },
       list: (query) => this.list(query),
       unfinished: async () => {
@@ -144,27 +135,27 @@ export class RedisStateStore implements StateStore {
     };
     this.contexts = {
       get: async (contextId) => {
-        const staged = this.stagedContexts.get(contextId);
+        const staged = this.staged.contexts.get(contextId);
         if (staged) return { ...staged };
         const h = await this.redis.hgetall(`${A2A_PREFIX}c:${contextId}`);
         if (h.o === undefined) return undefined;
         return { contextId, owner: h.o, sessionId: h.s ?? "", cwd: h.w ?? "", updatedAt: Number(h.u) };
       },
       save: (record) => {
-        this.stagedContexts.set(record.contextId, { ...record });
-        this.schedule();
+        this.staged.contexts.set(record.contextId, { ...record });
+        this.group.schedule();
       },
     };
     this.artifacts = {
       save: (taskId, artifact) => {
         const contextId = this.contextOf(taskId);
-        this.stagedArtifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, contextId, artifact });
-        this.schedule();
+        this.staged.artifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, contextId, artifact });
+        this.group.schedule();
       },
     };
     this.audit = {
       record: (entry) => {
-        this.stagedAudit.push({ ...entry });
+        this.staged.audit.push({ ...entry });
         return this.commit();
       },
       entries: async () => {
@@ -184,16 +175,16 @@ export class RedisStateStore implements StateStore {
     let entry = this.openEntries.get(key);
     if (!entry || entry.parts.length >= RELAY_BATCH_MAX) {
       entry = { key, parts: [], end: false };
-      this.stagedStream.push(entry);
+      this.staged.stream.push(entry);
       this.openEntries.set(key, entry);
     }
     entry.parts.push(events);
     if (end) {
       entry.end = true;
       this.openEntries.delete(key);
-      this.schedule();
+      this.group.schedule();
     } else {
-      this.streamTimer ??= setTimeout(() => this.schedule(), RELAY_WAIT_MS);
+      this.streamTimer ??= setTimeout(() => this.group.schedule(), RELAY_WAIT_MS);
     }
   }
 
@@ -202,55 +193,87 @@ export class RedisStateStore implements StateStore {
    * every write staged for it; resolves once done.
    */
   releaseLease(contextId: string, value: string): Promise<void> {
-    this.stagedReleases.set(contextId, value);
+    this.staged.releases.set(contextId, value);
     return this.commit();
   }
 
   /** Cancels a release not sent yet: the lease's value, still held; undefined when none is staged. */
   keepLease(contextId: string): string | undefined {
-    const value = this.stagedReleases.get(contextId);
-    this.stagedReleases.delete(contextId);
+    const value = this.staged.releases.get(contextId);
+    this.staged.releases.delete(contextId);
     return value;
+  }
+
+  /** Script calls written so far (each one a group commit). */
+  get commits(): number {
+    return this.group.commits;
   }
 
   /** Resolves once what is staged now is applied in Redis (and once a commit in flight is). */
   commit(): Promise<void> {
-    if (!this.hasStaged()) return this.inFlight;
-    return inSpan(
-      "iac-code.a2a",
-      "store commit",
-      { attributes: { "db.system.name": "redis" } },
-      () =>
-        new Promise<void>((resolve, reject) => {
-          this.waiters.push({ resolve, reject });
-          this.schedule();
-        }),
+    if (!this.hasStaged()) return this.group.commit();
+    return inSpan("iac-code.a2a", "store commit", { attributes: { "db.system.name": "redis" } }, () =>
+      this.group.commit(),
     );
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    if (this.hasStaged()) this.flush();
-    await this.inFlight;
-    this.closed = true;
+  close(): Promise<void> {
+    return this.group.close();
   }
 
-  private hasStaged(): boolean {
+  hasStaged(): boolean {
+    const { tasks, contexts, artifacts, audit, stream, releases } = this.staged;
     return (
-      this.stagedTasks.size > 0 ||
-      this.stagedContexts.size > 0 ||
-      this.stagedArtifacts.size > 0 ||
-      this.stagedAudit.length > 0 ||
-      this.stagedStream.length > 0 ||
-      this.stagedReleases.size > 0 ||
+      tasks.size + contexts.size + artifacts.size + audit.length + stream.length + releases.size > 0 ||
       this.push.hasStaged() ||
       this.runtime.hasStaged()
     );
   }
 
+  /** What is staged, as one script call; the next one may be sent before this one is answered. */
+  take(): StagedCommit {
+    const staged = this.staged;
+    this.staged = nothingStagedInRedis();
+    this.openEntries = new Map();
+    clearTimeout(this.streamTimer);
+    this.streamTimer = undefined;
+    const push = this.push.take();
+    const runtime = this.runtime.take();
+    return {
+      args: this.commitArgs(staged, push, runtime),
+      restage: () => {
+        // Staged again unless something newer was staged meanwhile.
+        const now = this.staged;
+        for (const [id, task] of staged.tasks) if (!now.tasks.has(id)) now.tasks.set(id, task);
+        for (const [id, c] of staged.contexts) if (!now.contexts.has(id)) now.contexts.set(id, c);
+        for (const [id, a] of staged.artifacts) if (!now.artifacts.has(id)) now.artifacts.set(id, a);
+        push.restage();
+        runtime.restage();
+        now.stream.unshift(...staged.stream);
+        if (staged.stream.length > 0)
+          this.streamTimer ??= setTimeout(() => this.group.schedule(), RELAY_WAIT_MS);
+        // A lease this replica took again meanwhile stays; the others are given back next time.
+        for (const [id, value] of staged.releases) {
+          if (!now.releases.has(id) && this.options.fenceOf(id) === undefined) now.releases.set(id, value);
+        }
+        // An audit record that was not written does not land later (the decision fails closed).
+      },
+    };
+  }
+
+  private async send(args: RedisArg[]): Promise<void> {
+    const refused = (await COMMIT.run(this.redis, [], args)) as Buffer[];
+    if (refused.length > 0) {
+      this.options.logger.warn(
+        { contexts: refused.map(text) },
+        "writes dropped: this replica no longer holds these contexts' leases",
+      );
+    }
+  }
+
   /** The context of a task staged or written lately ("" when unknown: not fenced). */
   private contextOf(taskId: string): string {
-    return this.stagedTasks.get(taskId)?.task.contextId ?? this.contextOfTask.get(taskId) ?? "";
+    return this.staged.tasks.get(taskId)?.task.contextId ?? this.contextOfTask.get(taskId) ?? "";
   }
 
   private rememberContext(taskId: string, contextId: string): void {
@@ -262,84 +285,11 @@ export class RedisStateStore implements StateStore {
     }
   }
 
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => this.flush());
-  }
-
-  /** Sends what is staged as one script call; the next one may be sent before this one is answered. */
-  private flush(): void {
-    this.scheduled = false;
-    if (!this.hasStaged()) {
-      for (const waiter of this.waiters.splice(0)) void this.inFlight.then(waiter.resolve, waiter.reject);
-      return;
-    }
-    const tasks = this.stagedTasks;
-    const contexts = this.stagedContexts;
-    const artifacts = this.stagedArtifacts;
-    const audit = this.stagedAudit;
-    const stream = this.stagedStream;
-    const releases = this.stagedReleases;
-    const waiters = this.waiters;
-    this.stagedTasks = new Map();
-    this.stagedContexts = new Map();
-    this.stagedArtifacts = new Map();
-    this.stagedAudit = [];
-    this.stagedStream = [];
-    this.openEntries = new Map();
-    clearTimeout(this.streamTimer);
-    this.streamTimer = undefined;
-    this.stagedReleases = new Map();
-    this.waiters = [];
-    const push = this.push.take();
-    const runtime = this.runtime.take();
-    const args = this.commitArgs({ tasks, contexts, artifacts, audit, push, runtime, stream, releases });
-    const previous = this.inFlight;
-    const done = (async () => {
-      const refused = (await COMMIT.run(this.redis, [], args)) as Buffer[];
-      await previous.catch(() => undefined);
-      this.commits += 1;
-      if (refused.length > 0) {
-        this.options.logger.warn(
-          { contexts: refused.map(text) },
-          "writes dropped: this replica no longer holds these contexts' leases",
-        );
-      }
-    })();
-    this.inFlight = done.catch((error: unknown) => {
-      this.options.logger.error({ err: error }, "state commit failed; changes stay staged");
-      // Staged again unless something newer was staged meanwhile.
-      for (const [id, task] of tasks) if (!this.stagedTasks.has(id)) this.stagedTasks.set(id, task);
-      for (const [id, c] of contexts) if (!this.stagedContexts.has(id)) this.stagedContexts.set(id, c);
-      for (const [id, a] of artifacts) if (!this.stagedArtifacts.has(id)) this.stagedArtifacts.set(id, a);
-      push.restage();
-      runtime.restage();
-      this.stagedStream.unshift(...stream);
-      if (stream.length > 0) this.streamTimer ??= setTimeout(() => this.schedule(), RELAY_WAIT_MS);
-      // A lease this replica took again meanwhile stays; the others are given back next time.
-      for (const [id, value] of releases) {
-        if (!this.stagedReleases.has(id) && this.options.fenceOf(id) === undefined)
-          this.stagedReleases.set(id, value);
-      }
-      // An audit record that was not written does not land later (the decision fails closed).
-    });
-    void done.then(
-      () => waiters.forEach((w) => w.resolve()),
-      (error: unknown) => waiters.forEach((w) => w.reject(error)),
-    );
-  }
-
-  private commitArgs({
-    tasks,
-    contexts,
-    artifacts,
-    audit,
-    push,
-    runtime,
-    stream,
-    releases,
-  }: Staged): RedisArg[] {
+  private commitArgs(
+    { tasks, contexts, artifacts, audit, stream, releases }: RedisStaged,
+    push: StagedPush,
+    runtime: StagedRuntimeOps,
+  ): RedisArg[] {
     const args: RedisArg[] = [A2A_PREFIX];
     const fenced = new Set<string>();
     const fence = (contextId: string): void => {
@@ -439,9 +389,8 @@ export class RedisStateStore implements StateStore {
         task = decodeTask(id, rawBody);
       } catch (error) {
         if (!(error instanceof UnreadableRecordError)) throw error;
-        await this.quarantine("task", id, error.message, () =>
-          QUARANTINE_TASK.run(this.redis, [], [A2A_PREFIX, id]),
-        );
+        this.warnUnreadable("task", id, error);
+        await QUARANTINE_TASK.run(this.redis, [], [A2A_PREFIX, id]);
         unreadable = true;
         continue;
       }
@@ -451,9 +400,8 @@ export class RedisStateStore implements StateStore {
           task.artifacts.push(decodeArtifact(id, artifacts[a + 1]));
         } catch (error) {
           if (!(error instanceof UnreadableRecordError)) throw error;
-          await this.quarantine("artifact", id, error.message, () =>
-            QUARANTINE_ARTIFACT.run(this.redis, [], [A2A_PREFIX, id, artifactId]),
-          );
+          this.warnUnreadable("artifact", id, error);
+          await QUARANTINE_ARTIFACT.run(this.redis, [], [A2A_PREFIX, id, artifactId]);
         }
       }
       tasks.push({
@@ -467,13 +415,8 @@ export class RedisStateStore implements StateStore {
     return { tasks, unreadable };
   }
 
-  private async quarantine(
-    kind: string,
-    id: string,
-    reason: string,
-    move: () => Promise<unknown>,
-  ): Promise<void> {
-    this.options.logger.warn({ kind, id, reason }, "unreadable stored record quarantined");
-    await move();
+  /** Logged before the record moves to the quarantine. */
+  private warnUnreadable(kind: string, id: string, error: Error): void {
+    this.options.logger.warn({ kind, id, reason: error.message }, "unreadable stored record quarantined");
   }
 }

@@ -8,7 +8,8 @@
 import { randomUUID } from "node:crypto";
 import type { Database, Statement } from "better-sqlite3";
 import { encodeProtoJson, pb } from "../../contract/index.js";
-import { settled, type CommitHooks, type StagedWriter } from "../../runtime/store/sqlite-group-commit.js";
+import { settled, type StagedPart } from "../../server/group-commit.js";
+import type { SqliteCommitHooks, SqliteStaged } from "../../runtime/store/sqlite-group-commit.js";
 import type { PushConfigStore, PushJob, PushOutbox, StoredPushConfig } from "./state.js";
 
 interface ConfigRow {
@@ -58,12 +59,13 @@ const jobOf = (r: JobRow): PushJob => ({
 });
 
 type StagedConfig = { config: StoredPushConfig } | { removed: { owner: string; taskId: string; id: string } };
+type StagedEvent = { taskId: string; event: pb.StreamResponse };
 
-export class SqlitePush implements StagedWriter {
+export class SqlitePush implements StagedPart<SqliteStaged> {
   readonly configs: PushConfigStore;
   readonly jobs: PushOutbox;
-  private readonly stagedConfigs = new Map<string, StagedConfig>();
-  private readonly stagedEvents: Array<{ taskId: string; event: pb.StreamResponse }> = [];
+  private stagedConfigs = new Map<string, StagedConfig>();
+  private stagedEvents: StagedEvent[] = [];
   private readonly putConfig: Statement;
   private readonly deleteConfig: Statement;
   private readonly configsOfTask: Statement<[string], ConfigRow>;
@@ -71,7 +73,7 @@ export class SqlitePush implements StagedWriter {
 
   constructor(
     private readonly db: Database,
-    hooks: CommitHooks,
+    hooks: SqliteCommitHooks,
   ) {
     this.putConfig = db.prepare(
       `INSERT INTO push_configs (task_id, id, owner, url, scheme, sealed_secrets) VALUES (?, ?, ?, ?, ?, ?)
@@ -95,31 +97,40 @@ export class SqlitePush implements StagedWriter {
     return this.stagedConfigs.size > 0 || this.stagedEvents.length > 0;
   }
 
-  /** Writes what is staged; runs inside the store's transaction (configs first, so new ones get jobs). */
-  write(now: number): void {
-    for (const staged of this.stagedConfigs.values()) {
+  take(): SqliteStaged {
+    const configs = this.stagedConfigs;
+    const events = this.stagedEvents;
+    this.stagedConfigs = new Map();
+    this.stagedEvents = [];
+    return {
+      write: (now) => this.write(configs, events, now),
+      restage: () => {
+        this.stagedConfigs = configs;
+        this.stagedEvents = events;
+      },
+    };
+  }
+
+  /** Writes what was staged; runs inside the store's transaction (configs first, so new ones get jobs). */
+  private write(configs: Map<string, StagedConfig>, events: StagedEvent[], now: number): void {
+    for (const staged of configs.values()) {
       if ("config" in staged) {
         const c = staged.config;
         this.putConfig.run(c.taskId, c.id, c.owner, c.url, c.scheme, c.sealedSecrets);
       } else this.deleteConfig.run(staged.removed.taskId, staged.removed.id, staged.removed.owner);
     }
-    for (const { taskId, event } of this.stagedEvents) {
-      const configs = this.configsOfTask.all(taskId);
-      if (configs.length === 0) continue;
+    for (const { taskId, event } of events) {
+      const targets = this.configsOfTask.all(taskId);
+      if (targets.length === 0) continue;
       const payload = JSON.stringify(encodeProtoJson(pb.StreamResponseSchema, event));
       const eventId = randomUUID();
-      for (const c of configs) {
+      for (const c of targets) {
         this.putJob.run(randomUUID(), eventId, taskId, c.id, c.url, c.scheme, c.sealed_secrets, payload, now);
       }
     }
   }
 
-  clear(): void {
-    this.stagedConfigs.clear();
-    this.stagedEvents.length = 0;
-  }
-
-  private configStore(hooks: CommitHooks): PushConfigStore {
+  private configStore(hooks: SqliteCommitHooks): PushConfigStore {
     const one = this.db.prepare<[string, string, string], ConfigRow>(
       "SELECT * FROM push_configs WHERE task_id = ? AND id = ? AND owner = ?",
     );
@@ -150,7 +161,7 @@ export class SqlitePush implements StagedWriter {
     };
   }
 
-  private outbox(hooks: CommitHooks): PushOutbox {
+  private outbox(hooks: SqliteCommitHooks): PushOutbox {
     const claim = this.db.prepare<[number, number, number], JobRow>(
       `UPDATE push_jobs SET lease_until_ms = ? WHERE seq = (
          SELECT seq FROM push_jobs WHERE next_attempt_ms <= ? AND lease_until_ms <= ?

@@ -13,25 +13,26 @@ import path from "node:path";
 import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
-import { settled, SqliteGroupCommit, type StagedWriter } from "../../runtime/store/sqlite-group-commit.js";
+import { settled, type GroupCommit, type StagedPart } from "../../server/group-commit.js";
+import { sqliteGroupCommit, type SqliteStaged } from "../../runtime/store/sqlite-group-commit.js";
 import { SqliteRuntimeStore } from "../../runtime/store/sqlite-runtime-store.js";
 import { ownerPid, PersistenceDirInUseError, recordOwner, releaseOwner } from "./owner-lock.js";
 import { SqlitePush } from "./sqlite-push.js";
 import { applySchema } from "./sqlite-schema.js";
 import { SqliteTaskReader } from "./sqlite-tasks.js";
-import type {
-  ArtifactIndex,
-  AuditEntry,
-  ContextRecord,
-  ContextStore,
-  PermissionAudit,
-  PushConfigStore,
-  PushOutbox,
-  StateStore,
-  StoredTask,
-  TaskPage,
-  TaskQuery,
-  TaskStore,
+import {
+  nothingStaged,
+  type ArtifactIndex,
+  type AuditEntry,
+  type ContextStore,
+  type PermissionAudit,
+  type PushConfigStore,
+  type PushOutbox,
+  type StagedState,
+  type StateStore,
+  type TaskPage,
+  type TaskQuery,
+  type TaskStore,
 } from "./state.js";
 import { encodeArtifact, encodeTask, statusMs } from "./task-codec.js";
 
@@ -44,6 +45,8 @@ export interface SqliteStateOptions {
   syncEveryCommit: boolean;
   logger: Logger;
 }
+
+type Staged = StagedState<{ taskId: string; artifact: pb.Artifact }>;
 
 interface ContextRow {
   id: string;
@@ -87,7 +90,7 @@ function openDatabase(options: SqliteStateOptions): Database {
   return db;
 }
 
-export class SqliteStateStore implements StateStore, StagedWriter {
+export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
   readonly tasks: TaskStore;
   readonly contexts: ContextStore;
   readonly artifacts: ArtifactIndex;
@@ -96,20 +99,17 @@ export class SqliteStateStore implements StateStore, StagedWriter {
   readonly pushJobs: PushOutbox;
   readonly runtime: SqliteRuntimeStore;
 
-  private readonly group: SqliteGroupCommit;
+  private readonly group: GroupCommit<SqliteStaged>;
   private readonly push: SqlitePush;
-  private readonly stagedTasks = new Map<string, StoredTask>();
-  private readonly stagedContexts = new Map<string, ContextRecord>();
-  private readonly stagedArtifacts = new Map<string, { taskId: string; artifact: pb.Artifact }>();
-  private readonly stagedAudit: AuditEntry[] = [];
+  private staged: Staged = nothingStaged();
   private readonly reader: SqliteTaskReader;
-  private readonly writeStaged: () => void;
+  private readonly writeStaged: (staged: Staged) => void;
 
   private constructor(
     private readonly db: Database,
     private readonly options: SqliteStateOptions,
   ) {
-    this.group = new SqliteGroupCommit(db, options.logger);
+    this.group = sqliteGroupCommit(db, options.logger);
     this.reader = new SqliteTaskReader(db, options.logger);
     this.push = new SqlitePush(db, this.group);
     this.runtime = new SqliteRuntimeStore(db, this.group);
@@ -137,8 +137,8 @@ export class SqliteStateStore implements StateStore, StagedWriter {
          cwd = excluded.cwd, updated_ms = excluded.updated_ms`,
     );
     const putAudit = db.prepare("INSERT INTO permission_audit_lines (line) VALUES (?)");
-    this.writeStaged = () => {
-      for (const { task, owner, updatedAt, language, credentialNames } of this.stagedTasks.values()) {
+    this.writeStaged = ({ tasks, artifacts, contexts, audit }) => {
+      for (const { task, owner, updatedAt, language, credentialNames } of tasks.values()) {
         const s = task.status?.state ?? 0;
         const body = encodeTask(task);
         putTask.run(
@@ -153,20 +153,20 @@ export class SqliteStateStore implements StateStore, StagedWriter {
           body,
         );
       }
-      for (const { taskId, artifact } of this.stagedArtifacts.values()) {
+      for (const { taskId, artifact } of artifacts.values()) {
         putArtifact.run(taskId, artifact.artifactId, encodeArtifact(artifact));
       }
-      for (const c of this.stagedContexts.values()) {
+      for (const c of contexts.values()) {
         putContext.run(c.contextId, c.owner, c.sessionId, c.cwd, c.updatedAt);
       }
-      for (const entry of this.stagedAudit) putAudit.run(JSON.stringify(entry));
+      for (const entry of audit) putAudit.run(JSON.stringify(entry));
     };
     this.tasks = this.taskStore();
     this.contexts = this.contextStore(db.prepare("SELECT * FROM contexts WHERE id = ?"));
     this.artifacts = {
       save: (taskId, artifact) => {
-        this.stagedArtifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, artifact });
-        this.schedule();
+        this.staged.artifacts.set(`${taskId}\u0000${artifact.artifactId}`, { taskId, artifact });
+        this.group.schedule();
       },
     };
     this.audit = this.auditLog(db.prepare("SELECT line FROM permission_audit_lines ORDER BY seq"));
@@ -200,51 +200,38 @@ export class SqliteStateStore implements StateStore, StagedWriter {
   }
 
   close(): Promise<void> {
-    return this.group.close(() => releaseOwner(this.options.dir));
+    return this.group.close(() => {
+      this.db.close();
+      releaseOwner(this.options.dir);
+    });
   }
 
-  // ---- StagedWriter: the A2A state's part of each commit ----------------------
+  // ---- StagedPart: the A2A state's part of each commit ------------------------
 
   hasStaged(): boolean {
-    return (
-      this.stagedTasks.size > 0 ||
-      this.stagedContexts.size > 0 ||
-      this.stagedArtifacts.size > 0 ||
-      this.stagedAudit.length > 0
-    );
+    const { tasks, contexts, artifacts, audit } = this.staged;
+    return tasks.size > 0 || contexts.size > 0 || artifacts.size > 0 || audit.length > 0;
   }
 
-  write(): void {
-    this.writeStaged();
-  }
-
-  clear(): void {
-    this.stagedTasks.clear();
-    this.stagedContexts.clear();
-    this.stagedArtifacts.clear();
-    this.stagedAudit.length = 0;
-  }
-
-  private schedule(): void {
-    this.group.schedule();
-  }
-
-  private commitNow(): void {
-    this.group.commitNow();
+  take(): SqliteStaged {
+    const staged = this.staged;
+    this.staged = nothingStaged();
+    // Audit records are staged again too: record() takes out one whose commit failed.
+    return { write: () => this.writeStaged(staged), restage: () => (this.staged = staged) };
   }
 
   private taskStore(): TaskStore {
     // Reads see staged changes: they are committed first.
     const read = <T>(query: () => T): Promise<T> =>
       settled(() => {
-        this.commitNow();
+        this.group.commitNow();
         return query();
       });
     return {
       get: (id) => read(() => this.reader.get(id)),
       save: (task) => {
-        this.stagedTasks.set(task.task.id, task);
-        this.schedule();
+        this.staged.tasks.set(task.task.id, task);
+        this.group.schedule();
       },
       list: (query: TaskQuery) => read((): TaskPage | undefined => this.reader.list(query)),
       unfinished: () => read(() => this.reader.unfinished()),
@@ -254,7 +241,7 @@ export class SqliteStateStore implements StateStore, StagedWriter {
   private contextStore(byId: Statement<[string], ContextRow>): ContextStore {
     return {
       get: (contextId) => {
-        const staged = this.stagedContexts.get(contextId);
+        const staged = this.staged.contexts.get(contextId);
         if (staged) return Promise.resolve({ ...staged });
         const row = byId.get(contextId);
         return Promise.resolve(
@@ -268,8 +255,8 @@ export class SqliteStateStore implements StateStore, StagedWriter {
         );
       },
       save: (record) => {
-        this.stagedContexts.set(record.contextId, { ...record });
-        this.schedule();
+        this.staged.contexts.set(record.contextId, { ...record });
+        this.group.schedule();
       },
     };
   }
@@ -278,10 +265,10 @@ export class SqliteStateStore implements StateStore, StagedWriter {
     return {
       record: (entry) => {
         const staged = { ...entry };
-        this.stagedAudit.push(staged);
+        this.staged.audit.push(staged);
         return this.commit().catch((error: unknown) => {
           // Not written: it must not land with a later commit either (the decision fails closed).
-          this.stagedAudit.splice(this.stagedAudit.indexOf(staged), 1);
+          this.staged.audit.splice(this.staged.audit.indexOf(staged), 1);
           throw error;
         });
       },

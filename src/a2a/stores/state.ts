@@ -38,6 +38,22 @@ export interface ContextRecord {
  */
 export type AuditEntry = PermissionAuditLine;
 
+/** The A2A state a store stages for its next commit; `A`: what it keeps of an artifact. */
+export interface StagedState<A> {
+  tasks: Map<string, StoredTask>;
+  contexts: Map<string, ContextRecord>;
+  /** By task and artifact id. */
+  artifacts: Map<string, A>;
+  audit: AuditEntry[];
+}
+
+export const nothingStaged = <A>(): StagedState<A> => ({
+  tasks: new Map(),
+  contexts: new Map(),
+  artifacts: new Map(),
+  audit: [],
+});
+
 /** ListTasks filters and page, already validated. */
 export interface TaskQuery {
   owner: string;

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
 import type { Authenticator } from "../core/auth.js";
-import type { A2aServerSettings } from "../../server/config.js";
+import type { A2aServerSettings } from "../config/server-settings.js";
 import type { RunningTransport } from "./transport.js";
 
 export type { RunningTransport } from "./transport.js";

@@ -8,24 +8,17 @@
 // replica that lost a context cannot write to its session any more. Reads
 // wait for the commits in flight.
 import type { Redis } from "ioredis";
+import type { CommitHooks, Staged, StagedPart } from "../../server/group-commit.js";
 import type { RedisArg } from "../../server/redis.js";
 import type { PartCatalog, RuntimeStore, StoreLog, StoreScope } from "./runtime-store.js";
 
 export const SESSION_PREFIX = "iac-code:session:";
 
-/** What the hosting state store asks of the runtime store at each commit. */
-export interface RedisCommitHost {
-  schedule(): void;
-  commit(): Promise<void>;
-}
-
 /** The staged writes of one commit: the contexts to fence, and the script's ops. */
-export interface StagedRuntimeOps {
+export interface StagedRuntimeOps extends Staged {
   contexts: Set<string>;
   /** L ctx key row (append), D ctx key value (set), X ctx key (delete). */
   ops: RedisArg[];
-  /** Staged again after a failed commit. */
-  restage(): void;
 }
 
 function partKey(scope: { sessionId: string; part: string }): string {
@@ -57,14 +50,14 @@ class RedisLog implements StoreLog {
   }
 }
 
-export class RedisRuntimeStore implements RuntimeStore {
+export class RedisRuntimeStore implements RuntimeStore, StagedPart<StagedRuntimeOps> {
   private contexts = new Set<string>();
   private ops: RedisArg[] = [];
   private readonly staged = new Map<string, string | undefined>();
 
   constructor(
     private readonly redis: Redis,
-    private readonly host: RedisCommitHost,
+    private readonly host: CommitHooks,
   ) {}
 
   /** @internal stages ops for a scope. */

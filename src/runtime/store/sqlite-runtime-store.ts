@@ -4,8 +4,8 @@
 // store's (state.db) when a server hosts the runtime, else the standalone
 // database's (standalone-store.ts).
 import type { Database, Statement } from "better-sqlite3";
-import type { CommitHooks, StagedWriter } from "./sqlite-group-commit.js";
-import { settled } from "./sqlite-group-commit.js";
+import { settled, type StagedPart } from "../../server/group-commit.js";
+import type { SqliteCommitHooks, SqliteStaged } from "./sqlite-group-commit.js";
 import {
   scopeKey,
   type PartCatalog,
@@ -64,9 +64,9 @@ class SqliteLog implements StoreLog {
   }
 }
 
-export class SqliteRuntimeStore implements RuntimeStore, StagedWriter {
+export class SqliteRuntimeStore implements RuntimeStore, StagedPart<SqliteStaged> {
   private rows: StagedRow[] = [];
-  private readonly docs = new Map<string, { scope: StoreScope; name: string; body: string | undefined }>();
+  private docs = new Map<string, { scope: StoreScope; name: string; body: string | undefined }>();
   private readonly putRow: Statement;
   private readonly putDoc: Statement;
   private readonly deleteDoc: Statement;
@@ -77,7 +77,7 @@ export class SqliteRuntimeStore implements RuntimeStore, StagedWriter {
 
   constructor(
     db: Database,
-    private readonly hooks: CommitHooks,
+    private readonly hooks: SqliteCommitHooks,
     private readonly onClose: () => Promise<void> = () => hooks.commit(),
   ) {
     db.exec(RUNTIME_SCHEMA);
@@ -103,23 +103,30 @@ export class SqliteRuntimeStore implements RuntimeStore, StagedWriter {
     );
   }
 
-  // ---- StagedWriter: the group commit writes and clears what is staged ----------
+  // ---- StagedPart: the group commit takes what is staged and writes it ----------
 
   hasStaged(): boolean {
     return this.rows.length > 0 || this.docs.size > 0;
   }
 
-  write(): void {
-    for (const r of this.rows) this.putRow.run(r.scope.sessionId, r.scope.part, r.log, r.seq, r.body);
-    for (const d of this.docs.values()) {
-      if (d.body === undefined) this.deleteDoc.run(d.scope.sessionId, d.scope.part, d.name);
-      else this.putDoc.run(d.scope.sessionId, d.scope.part, d.name, d.body);
-    }
-  }
-
-  clear(): void {
+  take(): SqliteStaged {
+    const rows = this.rows;
+    const docs = this.docs;
     this.rows = [];
-    this.docs.clear();
+    this.docs = new Map();
+    return {
+      write: () => {
+        for (const r of rows) this.putRow.run(r.scope.sessionId, r.scope.part, r.log, r.seq, r.body);
+        for (const d of docs.values()) {
+          if (d.body === undefined) this.deleteDoc.run(d.scope.sessionId, d.scope.part, d.name);
+          else this.putDoc.run(d.scope.sessionId, d.scope.part, d.name, d.body);
+        }
+      },
+      restage: () => {
+        this.rows = rows;
+        this.docs = docs;
+      },
+    };
   }
 
   // ---- RuntimeStore -----------------------------------------------------------

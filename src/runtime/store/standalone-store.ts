@@ -7,7 +7,7 @@ import path from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import type { Logger } from "pino";
 import type { RuntimeStore } from "./runtime-store.js";
-import { SqliteGroupCommit } from "./sqlite-group-commit.js";
+import { sqliteGroupCommit } from "./sqlite-group-commit.js";
 import { SqliteRuntimeStore } from "./sqlite-runtime-store.js";
 
 /** The file of a standalone runtime's store under its config dir. */
@@ -20,8 +20,8 @@ export function openStandaloneStore(configDir: string, logger: Logger): RuntimeS
   db.pragma("synchronous = NORMAL");
   // Statement journals in memory, not in temporary files (sqlite-state.ts).
   db.pragma("temp_store = MEMORY");
-  const group = new SqliteGroupCommit(db, logger);
-  const store = new SqliteRuntimeStore(db, group, () => group.close());
+  const group = sqliteGroupCommit(db, logger);
+  const store = new SqliteRuntimeStore(db, group, () => group.close(() => db.close()));
   group.join(store);
   return store;
 }

@@ -1,9 +1,9 @@
 // The push notification settings of `iac-code a2a` as the server runs with
-// them: the push-* entries of the settings table (src/server/a2a-settings.ts),
+// them: the push-* entries of the settings table (src/a2a/config/settings-table.ts),
 // merged and type-checked, plus the checks only their combination can make.
 // The keyring comes from IAC_CODE_A2A_PUSH_KEYRING only (src/a2a/push/keyring.ts).
-import { PrivateHostAllowlist } from "../a2a/push/url-policy.js";
-import type { A2AServerConfig } from "../contract/index.js";
+import { PrivateHostAllowlist } from "../push/url-policy.js";
+import type { A2AServerConfig } from "../../contract/index.js";
 
 export type PushQueueKind = "local-file" | "redis-streams";
 
@@ -24,7 +24,7 @@ export interface PushSettings {
   allowPrivateHosts: string[];
 }
 
-/** The push keys of a2a-server.yml (each also a flag and an IACCODE_A2A_* variable: src/server/a2a-settings.ts). */
+/** The push keys of a2a-server.yml (each also a flag and an IACCODE_A2A_* variable: src/a2a/config/settings-table.ts). */
 export type PushKey =
   | "push-notifications"
   | "push-queue"

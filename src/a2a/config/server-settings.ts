@@ -1,32 +1,32 @@
 // Server configuration of `iac-code a2a`: the settings table
-// (src/server/a2a-settings.ts) merges the command line, the YAML file
+// (src/a2a/config/settings-table.ts) merges the command line, the YAML file
 // (validated by the config/a2a-server schema) and the environment into one
 // config object (command line > file > environment > default), which is then
 // turned into the settings the server runs with.
 import path from "node:path";
-import { schemaIndex, type A2AServerConfig } from "../contract/index.js";
+import { schemaIndex, type A2AServerConfig } from "../../contract/index.js";
 import {
   A2A_SETTINGS,
   normaliseTransport,
   parseThinkingExposure,
   type ThinkingType,
-} from "./a2a-settings.js";
-import { type LogFormat } from "./logger.js";
-import { configDir, expandPath } from "./paths.js";
-import { ConfigError, type CliValues } from "./settings.js";
-import { loadConfigFile as loadFile, mergeSettings } from "./settings-merge.js";
-import { resolveTimeouts, type ServerTimeouts } from "./timeouts.js";
+} from "./settings-table.js";
+import { type LogFormat } from "../../server/logger.js";
+import { configDir, expandPath } from "../../server/paths.js";
+import { ConfigError, type CliValues } from "../../server/settings.js";
+import { loadConfigFile as loadFile, mergeSettings } from "../../server/settings-merge.js";
+import { resolveTimeouts, type ServerTimeouts } from "../../server/timeouts.js";
 import {
   checkTransport,
   resolveTransportSettings,
   type TransportName,
   type TransportSettings,
 } from "./transport-settings.js";
-import { KEYRING_ENV } from "../a2a/push/keyring.js";
+import { KEYRING_ENV } from "../push/keyring.js";
 import { resolvePushSettings, type PushSettings } from "./push-settings.js";
 
-export { ConfigError } from "./settings.js";
-export { normaliseTransport, parseThinkingExposure, type ThinkingType } from "./a2a-settings.js";
+export { ConfigError } from "../../server/settings.js";
+export { normaliseTransport, parseThinkingExposure, type ThinkingType } from "./settings-table.js";
 
 const CONTRACT = schemaIndex["config/a2a-server"];
 

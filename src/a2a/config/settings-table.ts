@@ -3,10 +3,10 @@
 // IACCODE_A2A_HTTP_TOKEN; the model settings are the runtime's IAC_CODE_*).
 // Adding a setting: one entry here, its property in
 // schemas/config/a2a-server.json, its field in A2aServerSettings
-// (src/server/config.ts), and its README row (test/server/settings-table.test.ts
+// (src/a2a/config/server-settings.ts), and its README row (test/server/settings-table.test.ts
 // prints the row when it is missing).
-import { ConfigError, type SettingsTable } from "./settings.js";
-import { TIMEOUT_SETTINGS } from "./timeouts.js";
+import { ConfigError, type SettingsTable } from "../../server/settings.js";
+import { TIMEOUT_SETTINGS } from "../../server/timeouts.js";
 import { TRANSPORT_NAMES, type TransportName } from "./transport-settings.js";
 
 export type ThinkingType = "tool_trace" | "raw_thinking";

@@ -1,8 +1,8 @@
 // The settings of the custom JSON-RPC transports (stdio, unix, websocket,
 // grpc-jsonrpc, redis-streams) as the server runs with them: their entries in
-// the settings table (src/server/a2a-settings.ts), merged and checked against
+// the settings table (src/a2a/config/settings-table.ts), merged and checked against
 // the schema. The start-up refusals for a transport missing what it needs live here too.
-import type { A2AServerConfig } from "../contract/index.js";
+import type { A2AServerConfig } from "../../contract/index.js";
 
 export const TRANSPORT_NAMES = [
   "grpc",
@@ -29,7 +29,7 @@ export interface TransportSettings {
   consumerGroup: string;
 }
 
-/** The transport keys of a2a-server.yml (each also a flag and an IACCODE_A2A_* variable: src/server/a2a-settings.ts). */
+/** The transport keys of a2a-server.yml (each also a flag and an IACCODE_A2A_* variable: src/a2a/config/settings-table.ts). */
 export type TransportKey =
   | "socket-path"
   | "socket-mode"
