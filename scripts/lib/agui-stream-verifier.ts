@@ -4,6 +4,8 @@
 // caught even when each run on its own looks fine. Used on every AG-UI stream
 // of the tests and by scripts/verify-agui-stream.ts on captured SSE files.
 
+import { parseSseText } from "../../src/server/sse.js";
+
 /** An event as read off the wire. */
 export interface StreamEvent {
   type: string;
@@ -355,16 +357,9 @@ class RunCheck {
 
 /** The events of an SSE body (`data:` lines joined per record; comments and other fields ignored). */
 export function parseSse(text: string): StreamEvent[] {
-  const events: StreamEvent[] = [];
-  for (const record of text.replace(/\r\n?/g, "\n").split("\n\n")) {
-    const data = record
-      .split("\n")
-      .filter((line) => line.startsWith("data:"))
-      .map((line) => line.slice(line.startsWith("data: ") ? 6 : 5))
-      .join("\n");
-    if (data) events.push(JSON.parse(data) as StreamEvent);
-  }
-  return events;
+  return parseSseText(text)
+    .filter((e) => e.data !== "")
+    .map((e) => JSON.parse(e.data) as StreamEvent);
 }
 
 /**

@@ -5,6 +5,7 @@
 // one write (corked until the tick ends): one syscall per burst, not per event.
 import type { ServerResponse } from "node:http";
 import type { AguiEvent } from "../events.js";
+import { sseComment, sseFrame } from "../../server/sse.js";
 
 export const HEARTBEAT_MS = 15_000;
 
@@ -62,7 +63,7 @@ export class SseWriter {
         this.res.uncork();
       });
     }
-    this.res.write(`data: ${JSON.stringify(event)}\n\n`);
+    this.res.write(sseFrame(JSON.stringify(event)));
     this.lastWrite = Date.now();
   }
 
@@ -81,7 +82,7 @@ export class SseWriter {
       if (this.ended || this.closedByClient) return;
       const quiet = Date.now() - this.lastWrite;
       if (quiet < this.heartbeatMs) return this.armHeartbeat(this.heartbeatMs - quiet);
-      this.res.write(": heartbeat\n\n");
+      this.res.write(sseComment("heartbeat"));
       this.lastWrite = Date.now();
       this.armHeartbeat();
     }, delay);
