@@ -9,7 +9,7 @@
 // client reads on node:http (fetch would add the same large cost to both sides).
 // Usage:
 //   npx tsx scripts/bench/agui-vs-a2a.ts [--runs 96] [--deltas 200] [--concurrency 1,16]
-//     [--only a2a|agui] [--in-process]
+//     [--only a2a|agui] [--in-process] [--profile-dir DIR]
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -32,6 +32,8 @@ const DELTAS = option("deltas", 200);
 const CONCURRENCY = (textOption("concurrency") ?? "1,16").split(",").map(Number);
 const ONLY = textOption("only");
 const IN_PROCESS = process.argv.includes("--in-process");
+/** Each server process writes a CPU profile there when it stops. */
+const PROFILE_DIR = textOption("profile-dir");
 
 /** The scripted agent: DELTAS text chunks and a usage record per turn. */
 class BenchRuntime implements AgentRuntime {
@@ -149,9 +151,14 @@ async function serveChild(kind: string): Promise<void> {
 }
 
 async function spawnServer(args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const profile = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = spawn(
+    process.execPath,
+    [...profile, "--import", "tsx", fileURLToPath(import.meta.url), ...args],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const [line] = (await once(createInterface({ input: child.stdout }), "line")) as [string];
   return { url: line.trim(), child };
 }

@@ -19,7 +19,11 @@ export const ACTIVITY_PIPELINE = "iac-code.pipeline.v1";
 /** Drops keys whose value is undefined or null (AG-UI 1.0 rejects null optionals). */
 export function compact<T extends Record<string, unknown>>(obj: T): T {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) if (v !== undefined && v !== null) out[k] = v;
+  // for-in over an own-keys object literal: no entry arrays on the path of every event.
+  for (const k in obj) {
+    const v = obj[k];
+    if (v !== undefined && v !== null) out[k] = v;
+  }
   return out as T;
 }
 
