@@ -18,8 +18,8 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import pino from "pino";
 import { pb } from "../../src/contract/index.js";
-import { GRPC_MAX_MESSAGE_BYTES, type A2AGrpcImpl } from "../../src/a2a/bindings/grpc.js";
-import { withUnaryFastPath } from "../../src/a2a/bindings/grpc-unary.js";
+import { GRPC_MAX_MESSAGE_BYTES } from "../../src/a2a/bindings/grpc.js";
+import { withUnaryFastPath, type A2AGrpcImpl } from "../../src/a2a/bindings/grpc-unary.js";
 import { grpcDriver, median, pool } from "./bench-clients.js";
 
 const ANSWER = create(pb.SendMessageResponseSchema, {

@@ -15,7 +15,7 @@ import {
   type Message,
   type MessageInitShape,
 } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { encodeEnvelope } from "@connectrpc/connect/protocol";
 import {
   contentTypeProto,
@@ -28,7 +28,23 @@ import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
 import { encodeBinary } from "../../contract/fast-binary.js";
 import type { Http2Handler } from "../../server/one-port.js";
-import type { A2AGrpcImpl, GrpcCall } from "./grpc.js";
+
+/**
+ * What the binding reads of a call: its metadata and its signal. Connect's
+ * HandlerContext is one; this fast path makes its own.
+ */
+export interface GrpcCall {
+  requestHeader: { get(name: string): string | null };
+  signal: AbortSignal;
+}
+
+/** The service implementation, each method taking a GrpcCall where Connect passes its HandlerContext. */
+export type A2AGrpcImpl = {
+  [K in keyof ServiceImpl<typeof pb.A2AService>]: (
+    request: Parameters<ServiceImpl<typeof pb.A2AService>[K]>[0],
+    call: GrpcCall,
+  ) => ReturnType<ServiceImpl<typeof pb.A2AService>[K]>;
+};
 
 type UnaryRun = (request: Message, call: GrpcCall) => Promise<MessageInitShape<DescMessage>>;
 

@@ -2,7 +2,7 @@
 // the generated service descriptor. Each RPC reads the caller from metadata
 // (auth, a2a-version, a2a-extensions), calls the core, and returns its
 // protobuf-es result; failures become a gRPC status with ErrorInfo details.
-import { ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Message } from "@bufbuild/protobuf";
 import type { OutgoingHttpHeaders } from "node:http";
@@ -15,7 +15,7 @@ import type { A2AService as A2ACore } from "../core/service.js";
 import { checkDecodedRequest } from "../core/decoded-request.js";
 import { checkVersion, parseExtensions } from "../core/service-params.js";
 import type { Http2Handler } from "../../server/one-port.js";
-import { withUnaryFastPath } from "./grpc-unary.js";
+import { withUnaryFastPath, type A2AGrpcImpl, type GrpcCall } from "./grpc-unary.js";
 import { asA2AError, connectErrorOf, unauthenticated } from "./wire-errors.js";
 
 /** Largest gRPC request message accepted by default. */
@@ -28,23 +28,6 @@ export interface GrpcBindingOptions {
   /** Largest accepted request message (default 32 MiB). */
   readMaxBytes?: number;
 }
-
-/**
- * What the binding reads of a call: its metadata and its signal. Connect's
- * HandlerContext is one; the unary fast path (grpc-unary.ts) makes its own.
- */
-export interface GrpcCall {
-  requestHeader: { get(name: string): string | null };
-  signal: AbortSignal;
-}
-
-/** The service implementation, each method taking a GrpcCall where Connect passes its HandlerContext. */
-export type A2AGrpcImpl = {
-  [K in keyof ServiceImpl<typeof pb.A2AService>]: (
-    request: Parameters<ServiceImpl<typeof pb.A2AService>[K]>[0],
-    call: GrpcCall,
-  ) => ReturnType<ServiceImpl<typeof pb.A2AService>[K]>;
-};
 
 /** gRPC metadata → the core's CallContext, with the same auth rules as HTTP. */
 function callContext(options: GrpcBindingOptions, hc: GrpcCall): CallContext {
