@@ -1,8 +1,8 @@
 // HTTP authentication: bearer token, Basic, API key. Any configured scheme may
-// satisfy a request; comparisons are constant-time. The matched principal is
+// satisfy a request; comparisons are constant-time (server/bearer.ts). The matched principal is
 // the owner scope of the caller's tasks and contexts.
-import { createHash, timingSafeEqual } from "node:crypto";
 import { isStrictBase64 } from "../../server/base64.js";
+import { bearerMatches, credentialsOf, safeEqual } from "../../server/bearer.js";
 
 export interface AuthSettings {
   token?: string;
@@ -15,13 +15,6 @@ export interface AuthSettings {
 export interface AuthResult {
   owner: string;
   authenticated: boolean;
-}
-
-/** Compares via SHA-256 digests so lengths leak nothing either. */
-function safeEqual(a: string, b: string): boolean {
-  const da = createHash("sha256").update(a, "utf8").digest();
-  const db = createHash("sha256").update(b, "utf8").digest();
-  return timingSafeEqual(da, db);
 }
 
 export class Authenticator {
@@ -50,12 +43,11 @@ export class Authenticator {
   authenticate(header: (name: string) => string | undefined): AuthResult | undefined {
     if (!this.enabled) return { owner: "", authenticated: false };
     const authorization = header("authorization") ?? "";
-    if (this.bearerEnabled && authorization.startsWith("Bearer ")) {
-      if (safeEqual(authorization.slice(7), this.settings.token ?? ""))
-        return { owner: "bearer", authenticated: true };
-    }
-    if (this.basicEnabled && authorization.startsWith("Basic ")) {
-      const user = this.checkBasic(authorization.slice(6));
+    if (this.bearerEnabled && bearerMatches(authorization, this.settings.token ?? ""))
+      return { owner: "bearer", authenticated: true };
+    const basic = this.basicEnabled ? credentialsOf(authorization, "Basic") : undefined;
+    if (basic !== undefined) {
+      const user = this.checkBasic(basic);
       if (user !== undefined) return { owner: `basic:${user}`, authenticated: true };
     }
     if (this.apiKeyEnabled) {

@@ -1,7 +1,6 @@
 // The AG-UI HTTP surface: GET /health, POST / (RunAgentInput -> SSE) and the
 // cancel extension. Errors before the stream starts are JSON envelopes with the
 // catalogue's HTTP status; after it starts they are RUN_ERROR events.
-import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
@@ -20,6 +19,7 @@ import { fieldError } from "./field-errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "../run/inputs.js";
 import type { ResumeAnswer } from "../threads/execution.js";
 import { SseWriter } from "./sse-writer.js";
+import { bearerMatches } from "../../server/bearer.js";
 import { readJsonBody } from "../../server/json-body.js";
 import type { ServerMetrics } from "../../server/metrics.js";
 
@@ -106,15 +106,6 @@ function acceptLanguage(req: IncomingMessage): Language {
   return parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
 }
 
-function tokenMatches(header: string | undefined, token: string): boolean {
-  if (!header) return false;
-  const space = header.indexOf(" ");
-  if (space < 0 || header.slice(0, space).toLowerCase() !== "bearer") return false;
-  const given = Buffer.from(header.slice(space + 1).trim(), "utf8");
-  const want = Buffer.from(token, "utf8");
-  return given.length === want.length && timingSafeEqual(given, want);
-}
-
 function isJsonContentType(header: string | undefined): boolean {
   return (header ?? "").split(";")[0].trim().toLowerCase() === "application/json";
 }
@@ -137,7 +128,7 @@ async function readJsonObject(
   limit: number,
   messages: BodyMessages,
 ): Promise<JsonObject> {
-  if (authToken && !tokenMatches(req.headers.authorization, authToken)) {
+  if (authToken && !bearerMatches(req.headers.authorization, authToken, true)) {
     throw new AguiError("UNAUTHORIZED", MSG.unauthorized);
   }
   if (!isJsonContentType(req.headers["content-type"])) {
@@ -224,7 +215,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
   if (metrics) {
     // The same bearer token as POST /: the numbers describe every caller's traffic.
     router.get("/metrics", async (ctx) => {
-      if (authToken && !tokenMatches(ctx.get("Authorization") || undefined, authToken)) {
+      if (authToken && !bearerMatches(ctx.get("Authorization") || undefined, authToken, true)) {
         const refused = new AguiError("UNAUTHORIZED", MSG.unauthorized);
         ctx.status = refused.status;
         ctx.body = refused.body(acceptLanguage(ctx.req));
