@@ -3,10 +3,7 @@
 // core, Koa app and listener. Returns the URL and a close() that stops
 // accepting, cancels running turns, commits and closes the store and destroys
 // open sockets.
-// JSON-RPC, REST and gRPC share one port (HTTP/2 preface sniffing, or ALPN with
-// TLS) unless grpc-port asks for a separate gRPC listener.
-import { readFileSync } from "node:fs";
-import os from "node:os";
+// Where it listens: listeners.ts; safe mode's path projection: safe-mode-service.ts.
 import path from "node:path";
 import type { Router } from "@koa/router";
 import type { Logger } from "pino";
@@ -14,12 +11,8 @@ import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "./config/server-settings.js";
 import { createLogger } from "../server/logger.js";
 import { flushTracing, startTracing } from "../server/tracing/index.js";
-import { tracedHttp } from "../server/tracing/http.js";
 import { ServerMetrics } from "../server/metrics.js";
 import { redactRedisUrl } from "../server/redis-url.js";
-import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from "../server/one-port.js";
-import { createA2aGrpcHandler } from "./bindings/grpc.js";
-import { createRestRouter } from "./bindings/rest.js";
 import { runtimeDetails } from "./bindings/runtime-details.js";
 import { signCards } from "./signing/sign-cards.js";
 import { Authenticator } from "./core/auth.js";
@@ -27,23 +20,16 @@ import { buildAgentCards, type AgentCards } from "./core/card.js";
 import { mediaTypesFromEnv } from "./core/parts.js";
 import { A2AService } from "./core/service.js";
 import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
-import { buildHttpApp, type A2aState } from "./http-app.js";
+import type { PathProjector } from "./core/path-projection.js";
+import type { A2aState } from "./http-app.js";
+import { listenHttp, servedByTransport } from "./listeners.js";
 import { meteredService } from "./metered-service.js";
-import { projectedService } from "./safe-mode-service.js";
-import { PathProjector } from "./core/path-projection.js";
-import { configDir } from "../server/paths.js";
-import { PACKAGE_ROOT } from "../package-root.js";
-import { createPipelineStateRouter } from "./pipeline-state.js";
+import { projectedService, projectJsonText, safeModeProjector } from "./safe-mode-service.js";
 import { openPush, type Push } from "./push/index.js";
 import type { Resolver } from "./push/url-policy.js";
 import { FileArtifactStore } from "./stores/artifact-store.js";
 import { JsonRpcCore } from "./bindings/jsonrpc-core.js";
-import {
-  isJsonRpcTransport,
-  startJsonRpcTransport,
-  usesHttpAuth,
-  type RunningTransport,
-} from "./transports/index.js";
+import { isJsonRpcTransport, startJsonRpcTransport, usesHttpAuth } from "./transports/index.js";
 import type { RedisBackend } from "./replicas/redis-backend.js";
 import type { StateStore } from "./stores/state.js";
 
@@ -154,32 +140,6 @@ export async function startA2aServer(
   }
 }
 
-/**
- * Safe mode's known roots: the server's cwd, the temp dir, the config, persistence and
- * artifact dirs and the install dir; each context's workspace and the allowed roots join.
- */
-function safeModeProjector(settings: A2aServerSettings, cwd: string, env: NodeJS.ProcessEnv): PathProjector {
-  const roots = [
-    cwd,
-    os.tmpdir(),
-    configDir(env),
-    settings.persistenceDir,
-    settings.artifactDir,
-    PACKAGE_ROOT,
-  ];
-  // Both spellings: a symlinked temp dir (macOS /var → /private/var) appears either way.
-  return new PathProjector([...roots, ...existingRoots(roots)]);
-}
-
-/** A JSON payload with its paths projected (a payload that is not JSON is projected as text). */
-function projectJsonText(projector: PathProjector, payload: string): string {
-  try {
-    return JSON.stringify(projector.project(JSON.parse(payload) as unknown));
-  } catch {
-    return projector.projectText(payload);
-  }
-}
-
 /** store: redis (ioredis is loaded here, on use). */
 export async function openRedisStore(settings: A2aServerSettings, logger: Logger): Promise<RedisBackend> {
   const { openRedisBackend } = await import("./replicas/redis-backend.js");
@@ -266,7 +226,16 @@ async function startWithState(
         auth,
         logger,
       }).then((transport) => servedByTransport(transport))
-    : await listenHttp(settings, { deps, logger, state, service: core, metrics, auth, getCards });
+    : await listenHttp(settings, {
+        runtime: deps.runtime,
+        routers: deps.routers,
+        logger,
+        state,
+        service: core,
+        metrics,
+        auth,
+        getCards,
+      });
   // The stdio, unix and redis-streams channels are guarded by their own means: the card shows no HTTP schemes.
   const cardAuth =
     isJsonRpcTransport(settings.transport) && !usesHttpAuth(settings.transport)
@@ -334,139 +303,6 @@ async function startWithState(
         logger.info("A2A server stopped");
       })();
       return closing;
-    },
-  };
-}
-
-/** What the listening part (HTTP/gRPC, or a custom transport) gives the rest of start-up. */
-interface Served {
-  url: string;
-  restUrl?: string;
-  grpcTarget: string;
-  port: number;
-  interfaces: Array<{ url: string; protocolBinding: string }>;
-  tls: boolean;
-  grpcSeparatePort: boolean;
-  inputEnded?: Promise<void>;
-  close(graceMs: number): Promise<void>;
-}
-
-function servedByTransport(transport: RunningTransport): Served {
-  return {
-    url: transport.url,
-    grpcTarget:
-      transport.interfaces[0].protocolBinding === "grpc-jsonrpc"
-        ? transport.url.slice("grpc-jsonrpc://".length)
-        : "",
-    port: transport.port ?? 0,
-    interfaces: transport.interfaces,
-    tls: transport.tls,
-    grpcSeparatePort: false,
-    inputEnded: transport.inputEnded,
-    close: (graceMs) => transport.close(graceMs),
-  };
-}
-
-/** JSON-RPC, REST and gRPC on one port (transport http), or gRPC alone (transport grpc). */
-async function listenHttp(
-  settings: A2aServerSettings,
-  parts: {
-    deps: A2aServerDeps;
-    logger: Logger;
-    state: StateStore;
-    service: A2AService;
-    metrics: ServerMetrics;
-    auth: Authenticator;
-    getCards: () => AgentCards;
-  },
-): Promise<Served> {
-  const { deps, logger, state, service, metrics, auth, getCards } = parts;
-  const httpServed = settings.transport === "http";
-  const app = buildHttpApp({
-    service,
-    metrics,
-    auth,
-    cards: getCards,
-    runtimeInfo: () => deps.runtime.info(),
-    ...(deps.runtime.readiness ? { readiness: () => deps.runtime.readiness!() } : {}),
-    logger,
-    routers: [
-      createRestRouter({ core: service, auth, logger }),
-      createPipelineStateRouter({
-        runtime: deps.runtime,
-        tasks: state.tasks,
-        contexts: state.contexts,
-        auth,
-        exposure: { toolTrace: false, rawThinking: settings.thinkingExposure.includes("raw_thinking") },
-      }),
-      ...(deps.routers ?? []),
-    ],
-  });
-  const koa = app.callback();
-  const koaHandler: HttpHandler = (req, res) => void koa(req, res);
-  // With transport grpc, and on a separate gRPC port, nothing but gRPC is answered.
-  const notServed: HttpHandler = (_req, res) => {
-    res.statusCode = 404;
-    res.setHeader("Content-Type", "application/json");
-    res.end(JSON.stringify({ error: "Not found: this listener only serves the A2A gRPC binding." }));
-  };
-  const grpc = tracedHttp("iac-code.a2a", createA2aGrpcHandler({ core: service, auth, logger }));
-  const tls =
-    settings.tlsCert && settings.tlsKey
-      ? { cert: readFileSync(settings.tlsCert), key: readFileSync(settings.tlsKey) }
-      : undefined;
-  const grpcHost = settings.grpcHost ?? settings.host;
-  const separateGrpc =
-    httpServed &&
-    ((settings.grpcPort !== undefined && (settings.grpcPort === 0 || settings.grpcPort !== settings.port)) ||
-      grpcHost !== settings.host);
-  const http = tracedHttp("iac-code.a2a", httpServed ? koaHandler : notServed);
-  const listener = await listenOnePort({
-    host: httpServed ? settings.host : grpcHost,
-    port: httpServed ? settings.port : (settings.grpcPort ?? settings.port),
-    http1: http,
-    http2: separateGrpc ? http : splitGrpc(grpc, http),
-    tls,
-    timeouts: settings.timeouts,
-  });
-  let grpcListener: OnePortListener | undefined;
-  if (separateGrpc) {
-    try {
-      grpcListener = await listenOnePort({
-        host: grpcHost,
-        port: settings.grpcPort ?? 0,
-        http1: notServed,
-        http2: splitGrpc(grpc, notServed),
-        tls,
-        timeouts: settings.timeouts,
-      });
-    } catch (error) {
-      await listener.close(0);
-      throw error;
-    }
-  }
-  const urlHost = (host: string): string => (host.includes(":") ? `[${host}]` : host);
-  const scheme = tls ? "https" : "http";
-  const base = `${scheme}://${urlHost(settings.host)}:${listener.port}`;
-  const grpcTarget = grpcListener
-    ? `${urlHost(grpcHost)}:${grpcListener.port}`
-    : `${urlHost(listener.host)}:${listener.port}`;
-  const restUrl = httpServed ? base : undefined;
-  const url = httpServed ? `${base}/` : grpcTarget;
-  const extraInterfaces = [
-    ...(restUrl ? [{ url: restUrl, protocolBinding: "HTTP+JSON" }] : []),
-    { url: grpcTarget, protocolBinding: "GRPC" },
-  ];
-  return {
-    url,
-    restUrl,
-    grpcTarget,
-    port: listener.port,
-    interfaces: [...(httpServed ? [{ url, protocolBinding: "JSONRPC" }] : []), ...extraInterfaces],
-    tls: Boolean(tls),
-    grpcSeparatePort: Boolean(grpcListener),
-    close: async (graceMs) => {
-      await Promise.all([listener.close(graceMs), grpcListener?.close(graceMs)]);
     },
   };
 }
