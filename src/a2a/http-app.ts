@@ -7,9 +7,9 @@ import type { Logger } from "pino";
 import type { ServerMetrics } from "../server/metrics.js";
 import { VERSION } from "../version.js";
 import type { RuntimeInfo, RuntimeReadiness } from "../runtime/seam.js";
-import type { Authenticator, AuthResult } from "./core/auth.js";
+import type { Authenticator, AuthResult } from "./core/request/auth.js";
 import type { AgentCards } from "./core/card.js";
-import { parseExtensions } from "./core/service-params.js";
+import { parseExtensions } from "./core/request/service-params.js";
 import type { A2AService } from "./core/service.js";
 import { JsonRpcBinding } from "./bindings/jsonrpc.js";
 

@@ -12,7 +12,7 @@ import { listenOnePort, splitGrpc, type HttpHandler, type OnePortListener } from
 import { tracedHttp } from "../server/tracing/http.js";
 import { createA2aGrpcHandler } from "./bindings/grpc.js";
 import { createRestRouter } from "./bindings/rest.js";
-import type { Authenticator } from "./core/auth.js";
+import type { Authenticator } from "./core/request/auth.js";
 import type { AgentCards } from "./core/card.js";
 import type { A2AService } from "./core/service.js";
 import { buildHttpApp, type A2aState } from "./http-app.js";

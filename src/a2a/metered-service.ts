@@ -5,8 +5,8 @@
 import type { Message } from "@bufbuild/protobuf";
 import { pb } from "../contract/index.js";
 import type { ServerMetrics } from "../server/metrics.js";
-import type { CallContext } from "./core/call-context.js";
-import { A2AError } from "./core/errors.js";
+import type { CallContext } from "./core/request/call-context.js";
+import { A2AError } from "./core/request/errors.js";
 import { failSpan, SpanKind, startSpan, withSpan, type Span } from "../server/tracing/index.js";
 import { A2A_METHODS, callStream, callUnary, overrideMethod, type A2AMethod } from "./core/methods.js";
 import type { A2AService } from "./core/service.js";

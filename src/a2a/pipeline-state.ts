@@ -5,9 +5,9 @@
 // caller is not found. Errors are {"error": "<text>"} (400, 404).
 import { Router } from "@koa/router";
 import type { AgentRuntime } from "../runtime/seam.js";
-import type { Authenticator } from "./core/auth.js";
-import type { ExposureOptions } from "./core/event-mapper.js";
-import { isValidA2aId } from "./core/ids.js";
+import type { Authenticator } from "./core/request/auth.js";
+import type { ExposureOptions } from "./core/turn/event-mapper.js";
+import { isValidA2aId } from "./core/request/ids.js";
 import { requireAuth, type A2aState } from "./http-app.js";
 import type { ContextStore, TaskStore } from "./stores/state.js";
 

@@ -8,7 +8,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Redis } from "ioredis";
 import { pb } from "../../src/contract/index.js";
-import { EventHub } from "../../src/a2a/core/event-hub.js";
+import { EventHub } from "../../src/a2a/core/turn/event-hub.js";
 import { openRedisBackend, type RedisBackend } from "../../src/a2a/replicas/redis-backend.js";
 import { leaseKey } from "../../src/a2a/stores/redis-leases.js";
 import { A2A_PREFIX } from "../../src/a2a/stores/redis-state.js";

@@ -7,7 +7,7 @@ import path from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { pb } from "../../src/contract/index.js";
-import { settleInterruptedTasks } from "../../src/a2a/core/recovery.js";
+import { settleInterruptedTasks } from "../../src/a2a/core/turn/recovery.js";
 import { PersistenceDirInUseError } from "../../src/a2a/stores/owner-lock.js";
 import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
 import type { StoredTask } from "../../src/a2a/stores/state.js";

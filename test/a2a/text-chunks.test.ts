@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary, equals } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { expect } from "chai";
-import { streamResponseText, knownProtoJson, TextChunks } from "../../src/a2a/core/text-chunks.js";
+import { streamResponseText, knownProtoJson, TextChunks } from "../../src/a2a/core/turn/text-chunks.js";
 import { encodeProtoJson, pb } from "../../src/contract/index.js";
 
 function chunkOf(text: string, messageId: string, session: string): pb.StreamResponse {

@@ -1,7 +1,7 @@
 // metadata.iac_code per-turn overrides: parsing rules, and that they reach the
 // runtime for that turn only.
 import { expect } from "chai";
-import { turnOverridesFrom } from "../../src/a2a/core/turn-overrides.js";
+import { turnOverridesFrom } from "../../src/a2a/core/incoming-message/turn-overrides.js";
 import { cleanup, startTestServer, userMessage, type TestServer } from "./helpers.js";
 
 describe("A2A per-turn overrides", () => {

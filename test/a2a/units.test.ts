@@ -1,14 +1,14 @@
 import { expect } from "chai";
 import { Writable } from "node:stream";
 import { sanitizeClientText } from "../../src/a2a/core/sanitize.js";
-import { boundJson } from "../../src/a2a/core/truncate.js";
-import { checkVersion, parseExtensions } from "../../src/a2a/core/service-params.js";
-import { Authenticator } from "../../src/a2a/core/auth.js";
+import { boundJson } from "../../src/a2a/core/turn/truncate.js";
+import { checkVersion, parseExtensions } from "../../src/a2a/core/request/service-params.js";
+import { Authenticator } from "../../src/a2a/core/request/auth.js";
 import { sanitizeArtifactFilename } from "../../src/a2a/stores/artifact-store.js";
 import { decodeProtoJson, pb } from "../../src/contract/index.js";
-import { nonFinitePath } from "../../src/a2a/core/finite.js";
-import { credentialNamesOf, storableMessage } from "../../src/a2a/core/request-secrets.js";
-import { EventHub } from "../../src/a2a/core/event-hub.js";
+import { nonFinitePath } from "../../src/a2a/core/request/finite.js";
+import { credentialNamesOf, storableMessage } from "../../src/a2a/core/request/request-secrets.js";
+import { EventHub } from "../../src/a2a/core/turn/event-hub.js";
 import { createLogger } from "../../src/server/logger.js";
 
 describe("A2A building blocks", () => {

@@ -1,7 +1,7 @@
 // Server-made ids: task, context and session ids are version 7 UUIDs (time
 // first), so the rows keyed by them land together in the state store.
 import { expect } from "chai";
-import { newId } from "../../src/a2a/core/ids.js";
+import { newId } from "../../src/a2a/core/request/ids.js";
 import { newSessionId, newTimeOrderedId } from "../../src/runtime/ids.js";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

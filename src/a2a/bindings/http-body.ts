@@ -3,7 +3,7 @@
 // has nothing to send (cancel, subscribe).
 import type { IncomingMessage } from "node:http";
 import { readJsonBody as readSafeJson } from "../../server/json-body.js";
-import { A2AError } from "../core/errors.js";
+import { A2AError } from "../core/request/errors.js";
 
 const JSON_TYPES = /^application\/(?:a2a\+)?json\s*(?:;|$)/i;
 

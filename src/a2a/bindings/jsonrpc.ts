@@ -3,8 +3,8 @@
 // JSON, or SSE whose every `data:` is one JSON-RPC response.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { CONNECTION_CLOSED } from "../core/call-context.js";
-import { A2AError } from "../core/errors.js";
+import { CONNECTION_CLOSED } from "../core/request/call-context.js";
+import { A2AError } from "../core/request/errors.js";
 import type { A2AService } from "../core/service.js";
 import { writeSse } from "./sse.js";
 import { readJsonBody } from "../../server/json-body.js";

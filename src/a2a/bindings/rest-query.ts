@@ -10,7 +10,7 @@ import {
   type JsonObject,
   type JsonValue,
 } from "@bufbuild/protobuf";
-import { A2AError } from "../core/errors.js";
+import { A2AError } from "../core/request/errors.js";
 
 type QueryValue = string | string[] | undefined;
 

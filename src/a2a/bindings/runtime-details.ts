@@ -2,9 +2,9 @@
 // server: the interfaces actually served, TLS, thinking exposure and the
 // limits each binding and the core enforce.
 import type { JsonObject } from "@bufbuild/protobuf";
-import { LIMITS } from "../core/parts.js";
-import { MAX_PAGE_SIZE } from "../core/list-tasks.js";
-import { MAX_FIELD_CHARS } from "../core/truncate.js";
+import { LIMITS } from "../core/incoming-message/parts.js";
+import { MAX_PAGE_SIZE } from "../core/request/list-tasks.js";
+import { MAX_FIELD_CHARS } from "../core/turn/truncate.js";
 import { MAX_BODY_BYTES as JSONRPC_MAX_BODY_BYTES } from "./jsonrpc.js";
 import { GRPC_MAX_MESSAGE_BYTES } from "./grpc.js";
 import { REST_MAX_BODY_BYTES } from "./rest.js";

@@ -14,7 +14,7 @@ import {
   rpc,
   type RestErrorBody,
 } from "../../contract/index.js";
-import { A2AError } from "../core/errors.js";
+import { A2AError } from "../core/request/errors.js";
 
 /** A request that does not decode: InvalidParams, naming the field when the decoder knows it. */
 export function invalidParamsOf(error: ProtoJsonError): A2AError {

@@ -5,8 +5,8 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { pb, encodeProtoJson } from "../../contract/index.js";
 import { PIPELINE_EVENTS_EXTENSION } from "../../runtime/seam.js";
 import { VERSION } from "../../version.js";
-import type { Authenticator } from "./auth.js";
-import { canonicalJson, type MediaTypes } from "./parts.js";
+import type { Authenticator } from "./request/auth.js";
+import { canonicalJson, type MediaTypes } from "./incoming-message/parts.js";
 
 export const ARTIFACT_METADATA_EXTENSION = "urn:iac-code:a2a:artifact-metadata:v1";
 export const THINKING_EXPOSURE_EXTENSION = "urn:iac-code:a2a:thinking-exposure:v1";

@@ -5,7 +5,7 @@
 // proto adds cannot be served by one binding and missed by another.
 import type { DescMessage, Message } from "@bufbuild/protobuf";
 import { pb } from "../../contract/index.js";
-import type { CallContext } from "./call-context.js";
+import type { CallContext } from "./request/call-context.js";
 import type { A2AService } from "./service.js";
 
 /** The core's method names: the descriptor's local names (sendMessage, ...). */

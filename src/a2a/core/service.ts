@@ -10,16 +10,16 @@ import type { AgentRuntime } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { PushConfigs } from "../push/configs.js";
 import type { AuditEntry, PushOutbox, StateStore } from "../stores/state.js";
-import { admit, type AdmissionDeps } from "./admission.js";
-import type { CallContext } from "./call-context.js";
-import type { Cluster } from "./cluster.js";
+import { admit, type AdmissionDeps } from "./incoming-message/admission.js";
+import type { CallContext } from "./request/call-context.js";
+import type { Cluster } from "./turn/cluster.js";
 import type { AgentCards } from "./card.js";
-import { ContextManager } from "./contexts.js";
-import { A2AError, invalidParams, taskNotFound } from "./errors.js";
-import { isValidA2aId } from "./ids.js";
-import { checkHistoryLength, listTasksQuery, listTasksResponse } from "./list-tasks.js";
-import type { MediaTypes } from "./parts.js";
-import { checkRequiredExtensions } from "./service-params.js";
+import { ContextManager } from "./turn/contexts.js";
+import { A2AError, invalidParams, taskNotFound } from "./request/errors.js";
+import { isValidA2aId } from "./request/ids.js";
+import { checkHistoryLength, listTasksQuery, listTasksResponse } from "./request/list-tasks.js";
+import type { MediaTypes } from "./incoming-message/parts.js";
+import { checkRequiredExtensions } from "./request/service-params.js";
 import {
   INTERRUPTED_STATES,
   TaskRecord,
@@ -28,9 +28,9 @@ import {
   snapshotEvent,
   trimTask,
 } from "./task-record.js";
-import { settleInterruptedTasks, settleOrphanedTasks } from "./recovery.js";
-import type { TurnObserver } from "./execution.js";
-import { Turns } from "./turns.js";
+import { settleInterruptedTasks, settleOrphanedTasks } from "./turn/recovery.js";
+import type { TurnObserver } from "./turn/execution.js";
+import { Turns } from "./turn/turns.js";
 
 export interface A2AServiceOptions {
   runtime: AgentRuntime;
@@ -101,7 +101,7 @@ export class A2AService {
       findTask: (taskId, owner) => this.findTask(taskId, owner),
       isRunning: (taskId) => this.turns.get(taskId) !== undefined,
       checkTurn: options.runtime.checkTurn?.bind(options.runtime),
-      contexts: this.contexts,
+      findContext: (contextId) => this.contexts.find(contextId),
       defaultCwd: options.defaultCwd,
       allowedRoots: options.allowedRoots,
       mediaTypes: options.mediaTypes,

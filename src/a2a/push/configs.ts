@@ -6,9 +6,14 @@
 import { create } from "@bufbuild/protobuf";
 import { pb } from "../../contract/index.js";
 import type { PushConfigStore, StoredPushConfig } from "../stores/state.js";
-import { invalidParams } from "../core/errors.js";
-import { isValidA2aId } from "../core/ids.js";
-import { decodePageToken, DEFAULT_PAGE_SIZE, encodePageToken, MAX_PAGE_SIZE } from "../core/list-tasks.js";
+import { invalidParams } from "../core/request/errors.js";
+import { isValidA2aId } from "../core/request/ids.js";
+import {
+  decodePageToken,
+  DEFAULT_PAGE_SIZE,
+  encodePageToken,
+  MAX_PAGE_SIZE,
+} from "../core/request/list-tasks.js";
 import type { Keyring } from "./keyring.js";
 import { checkCallbackUrlParam, type PrivateHostAllowlist } from "./url-policy.js";
 

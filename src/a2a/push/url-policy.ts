@@ -8,7 +8,7 @@
 // receiver on the same machine or an internal network).
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
-import { invalidParams } from "../core/errors.js";
+import { invalidParams } from "../core/request/errors.js";
 
 export const MUST_BE_HTTP = "A2A push callback URL must be http or https";
 export const MUST_NOT_TARGET_PRIVATE = "A2A push callback URL must not target private or local hosts";

@@ -9,7 +9,7 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { pb } from "../../contract/index.js";
 import { encodeBinary } from "../../contract/fast-binary.js";
 import { StoredTaskSchema } from "../../../generated/proto/iac_code/a2a/state/v1/stored_task_pb.js";
-import { nonFinitePath } from "../core/finite.js";
+import { nonFinitePath } from "../core/request/finite.js";
 
 /** Sort key of a task without a status timestamp: after every task that has one. */
 export const NO_TIMESTAMP_MS = Number.MIN_SAFE_INTEGER;

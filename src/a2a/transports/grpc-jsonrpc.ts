@@ -15,8 +15,8 @@ import {
   JsonRpcEnvelopeSchema,
   type JsonRpcEnvelope,
 } from "../../../generated/proto/iac_code/a2a/transports/proto/a2a_jsonrpc_pb.js";
-import type { Authenticator } from "../core/auth.js";
-import { parseExtensions } from "../core/service-params.js";
+import type { Authenticator } from "../core/request/auth.js";
+import { parseExtensions } from "../core/request/service-params.js";
 import type { JsonRpcCaller, JsonRpcCore } from "../bindings/jsonrpc-core.js";
 import { unauthenticated } from "../bindings/wire-errors.js";
 import { listenOnePort, splitGrpc, type HttpHandler, type TlsMaterial } from "../../server/one-port.js";

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
-import type { Authenticator } from "../core/auth.js";
+import type { Authenticator } from "../core/request/auth.js";
 import type { A2aServerSettings } from "../config/server-settings.js";
 import type { RunningTransport } from "./transport.js";
 

@@ -6,7 +6,7 @@
 import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { JsonRpcCore } from "../bindings/jsonrpc-core.js";
-import { A2AError } from "../core/errors.js";
+import { A2AError } from "../core/request/errors.js";
 import { errorBody } from "../bindings/jsonrpc-core.js";
 import { replyLine } from "./frames.js";
 import { InFlight, MAX_FRAME_BYTES, replies, transportCaller } from "./replies.js";

@@ -4,7 +4,7 @@
 // transports differ only in how they frame a reply and which caller they vouch for.
 import { setMaxListeners } from "node:events";
 import type { pb } from "../../contract/index.js";
-import { CONNECTION_CLOSED, type CallBinding } from "../core/call-context.js";
+import { CONNECTION_CLOSED, type CallBinding } from "../core/request/call-context.js";
 import {
   unreadableBody,
   type DispatchOptions,

@@ -4,20 +4,20 @@
 import { randomUUID } from "node:crypto";
 import { create, type JsonObject } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
-import { pb } from "../../contract/index.js";
-import { t, type Language } from "../../i18n/index.js";
-import { ERROR_CODE_MESSAGES, errorCodeFor, InvalidInputAnswerError } from "../../runtime/errors.js";
-import { checkAnswer } from "../../runtime/permissions/input-requests.js";
+import { pb } from "../../../contract/index.js";
+import { t, type Language } from "../../../i18n/index.js";
+import { ERROR_CODE_MESSAGES, errorCodeFor, InvalidInputAnswerError } from "../../../runtime/errors.js";
+import { checkAnswer } from "../../../runtime/permissions/input-requests.js";
 import type {
   AgentSession,
   InputRequest,
   PipelineEnvelope,
   RuntimeErrorCode,
   RuntimeEvent,
-} from "../../runtime/seam.js";
-import type { ArtifactStore, StoredArtifact } from "../stores/artifact-store.js";
-import type { AuditEntry, PushOutbox, StateStore } from "../stores/state.js";
-import { invalidParams } from "./errors.js";
+} from "../../../runtime/seam.js";
+import type { ArtifactStore, StoredArtifact } from "../../stores/artifact-store.js";
+import type { AuditEntry, PushOutbox, StateStore } from "../../stores/state.js";
+import { invalidParams } from "../request/errors.js";
 import { EventHub } from "./event-hub.js";
 import {
   artifactMetadata,
@@ -26,12 +26,12 @@ import {
   pipelineTaskState,
   type ExposureOptions,
 } from "./event-mapper.js";
-import { inputEnvelope, matchesRequest, type ParsedAnswer } from "./input-answer.js";
-import { sanitizeClientText } from "./sanitize.js";
+import { inputEnvelope, matchesRequest, type ParsedAnswer } from "../incoming-message/input-answer.js";
+import { sanitizeClientText } from "../sanitize.js";
 import { now, TextChunks } from "./text-chunks.js";
-import type { TaskRecord } from "./task-record.js";
-import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
-import { failSpan, startSpan, withSpan, type Span } from "../../server/tracing/index.js";
+import type { TaskRecord } from "../task-record.js";
+import { addModelTokens, type ModelTokens } from "../../../server/model-tokens.js";
+import { failSpan, startSpan, withSpan, type Span } from "../../../server/tracing/index.js";
 
 /** One turn as the log line and the metrics see it. */
 export interface TurnSummary {

@@ -5,25 +5,25 @@
 // store, and the service commits before any event leaves.
 import { setImmediate as afterGroupCommit } from "node:timers/promises";
 import type { Logger } from "pino";
-import { pb } from "../../contract/index.js";
-import { t, type Language } from "../../i18n/index.js";
-import type { AgentSession } from "../../runtime/seam.js";
-import type { ArtifactStore } from "../stores/artifact-store.js";
-import type { PushOutbox, StateStore } from "../stores/state.js";
-import type { Admission } from "./admission.js";
+import { pb } from "../../../contract/index.js";
+import { t, type Language } from "../../../i18n/index.js";
+import type { AgentSession } from "../../../runtime/seam.js";
+import type { ArtifactStore } from "../../stores/artifact-store.js";
+import type { PushOutbox, StateStore } from "../../stores/state.js";
+import type { Admission } from "../incoming-message/admission.js";
 import type { Cluster, LeaseResult, ReplicaCommand } from "./cluster.js";
 import type { ContextManager, LiveContext } from "./contexts.js";
-import { A2AError, invalidParams } from "./errors.js";
+import { A2AError, invalidParams } from "../request/errors.js";
 import type { ExposureOptions } from "./event-mapper.js";
 import { TurnExecution, type TurnObserver } from "./execution.js";
-import { matchesRequest } from "./input-answer.js";
+import { matchesRequest } from "../incoming-message/input-answer.js";
 import {
   INTERRUPTED_STATES,
   isTerminal,
   serverStatusEvent,
   snapshotEvent,
   type TaskRecord,
-} from "./task-record.js";
+} from "../task-record.js";
 
 export interface TurnsDeps {
   state: StateStore;

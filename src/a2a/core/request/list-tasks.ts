@@ -3,10 +3,10 @@
 // of the first task id of the requested page).
 import { create } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { pb } from "../../contract/index.js";
-import type { TaskPage, TaskQuery } from "../stores/state.js";
+import { pb } from "../../../contract/index.js";
+import type { TaskPage, TaskQuery } from "../../stores/state.js";
 import { invalidParams } from "./errors.js";
-import { trimTask } from "./task-record.js";
+import { trimTask } from "../task-record.js";
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;

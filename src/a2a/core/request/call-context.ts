@@ -1,5 +1,5 @@
 // What a binding tells the core about the caller of one request.
-import type { Language } from "../../i18n/index.js";
+import type { Language } from "../../../i18n/index.js";
 
 export interface CallContext {
   /** Auth principal: "" (anonymous), "bearer", "basic:<user>", "api-key:<header>". */

@@ -7,7 +7,7 @@
 // JSON.stringify of a chunk: 8.3 -> 1.9 µs).
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import { timestampFromMs, TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { encodeProtoJson, pb } from "../../contract/index.js";
+import { encodeProtoJson, pb } from "../../../contract/index.js";
 
 type Metadata = NonNullable<pb.TaskStatusUpdateEvent["metadata"]>;
 

@@ -1,8 +1,8 @@
 // HTTP authentication: bearer token, Basic, API key. Any configured scheme may
 // satisfy a request; comparisons are constant-time (server/bearer.ts). The matched principal is
 // the owner scope of the caller's tasks and contexts.
-import { isStrictBase64 } from "../../server/base64.js";
-import { bearerMatches, credentialsOf, safeEqual } from "../../server/bearer.js";
+import { isStrictBase64 } from "../../../server/base64.js";
+import { bearerMatches, credentialsOf, safeEqual } from "../../../server/bearer.js";
 
 export interface AuthSettings {
   token?: string;

@@ -8,7 +8,7 @@ import {
   type A2aErrorEntry,
   type A2aErrorName,
   type ErrorInfoDetail,
-} from "../../contract/index.js";
+} from "../../../contract/index.js";
 
 export class A2AError extends Error {
   readonly errorName: A2aErrorName;

@@ -1,5 +1,5 @@
 // A2A task and context ids: non-empty, at most 128 characters of [A-Za-z0-9_.:-].
-import { newTimeOrderedId } from "../../runtime/ids.js";
+import { newTimeOrderedId } from "../../../runtime/ids.js";
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 

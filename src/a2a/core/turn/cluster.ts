@@ -3,8 +3,8 @@
 // core behaves as it always did. With one, a turn runs on the replica that
 // holds its context's lease; the others follow its events, and hand it the
 // cancels and input answers they receive.
-import type { pb } from "../../contract/index.js";
-import type { ParsedAnswer } from "./input-answer.js";
+import type { pb } from "../../../contract/index.js";
+import type { ParsedAnswer } from "../incoming-message/input-answer.js";
 
 /** held: this replica already had the context; acquired: newly taken (cached sessions are stale); busy: another's. */
 export type LeaseResult = "held" | "acquired" | "busy";

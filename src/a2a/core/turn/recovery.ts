@@ -6,11 +6,11 @@
 // the context takes new turns. Tasks waiting for input are left as they are:
 // the answer resumes them.
 import type { Logger } from "pino";
-import { pb } from "../../contract/index.js";
-import { t } from "../../i18n/index.js";
-import type { PushOutbox, StateStore } from "../stores/state.js";
+import { pb } from "../../../contract/index.js";
+import { t } from "../../../i18n/index.js";
+import type { PushOutbox, StateStore } from "../../stores/state.js";
 import type { Cluster } from "./cluster.js";
-import { serverStatusEvent, TaskRecord } from "./task-record.js";
+import { serverStatusEvent, TaskRecord } from "../task-record.js";
 
 /** Ends a task whose turn died with its process: FAILED with the localised reason (staged). */
 function failInterrupted(

@@ -2,9 +2,13 @@
 // updates (a2a-iaccode.md §6.8, seed "Mises à jour en streaming"). Tool and
 // automatic-permission data need tool_trace; raw thinking needs raw_thinking.
 import type { JsonObject } from "@bufbuild/protobuf";
-import { pb } from "../../contract/index.js";
-import { PIPELINE_EVENTS_EXTENSION, type PipelineEnvelope, type RuntimeEvent } from "../../runtime/seam.js";
-import type { StoredArtifact } from "../stores/artifact-store.js";
+import { pb } from "../../../contract/index.js";
+import {
+  PIPELINE_EVENTS_EXTENSION,
+  type PipelineEnvelope,
+  type RuntimeEvent,
+} from "../../../runtime/seam.js";
+import type { StoredArtifact } from "../../stores/artifact-store.js";
 import { boundJson, truncateString } from "./truncate.js";
 
 export interface ExposureOptions {

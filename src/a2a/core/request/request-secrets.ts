@@ -4,8 +4,8 @@
 // every answer that echoes it (streams, GetTask, ListTasks, after a restart
 // too), is the request's message without them.
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import type { pb } from "../../contract/index.js";
-import { iacCode } from "./task-record.js";
+import type { pb } from "../../../contract/index.js";
+import { iacCode } from "../task-record.js";
 
 /** metadata.iac_code keys that carry credentials a turn uses. */
 export const CREDENTIAL_KEYS = [

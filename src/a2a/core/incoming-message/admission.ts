@@ -9,18 +9,18 @@
 // any event; a "refused" admission becomes a task that fails at once.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { pb } from "../../contract/index.js";
-import { resolveLanguage, t, type Language } from "../../i18n/index.js";
-import type { TurnImage, TurnOverrides } from "../../runtime/seam.js";
-import type { CallContext } from "./call-context.js";
-import type { ContextManager } from "./contexts.js";
-import { A2AError, invalidParams, taskNotFound } from "./errors.js";
-import { isValidA2aId, newId } from "./ids.js";
+import { pb } from "../../../contract/index.js";
+import { resolveLanguage, t, type Language } from "../../../i18n/index.js";
+import type { TurnImage, TurnOverrides } from "../../../runtime/seam.js";
+import type { ContextRecord } from "../../stores/state.js";
+import type { CallContext } from "../request/call-context.js";
+import { A2AError, invalidParams, taskNotFound } from "../request/errors.js";
+import { isValidA2aId, newId } from "../request/ids.js";
 import { looksLikeAnswer, parseAnswer, type ParsedAnswer } from "./input-answer.js";
 import { ingestParts, type MediaTypes } from "./parts.js";
-import { credentialNamesOf, storableMessage } from "./request-secrets.js";
-import { checkRequiredExtensions } from "./service-params.js";
-import { iacCode, isTerminal, TaskRecord } from "./task-record.js";
+import { credentialNamesOf, storableMessage } from "../request/request-secrets.js";
+import { checkRequiredExtensions } from "../request/service-params.js";
+import { iacCode, isTerminal, TaskRecord } from "../task-record.js";
 import { preferredLanguageOf, turnOverridesFrom } from "./turn-overrides.js";
 import { CWD_FIELD, resolveWorkspace } from "./workspace.js";
 
@@ -32,7 +32,8 @@ export interface AdmissionDeps {
   isRunning(taskId: string): boolean;
   /** The runtime's refusal of a turn's settings (e.g. an unknown pipeline), before any task exists. */
   checkTurn?(overrides: TurnOverrides): string | undefined;
-  contexts: ContextManager;
+  /** The context in memory or stored; undefined when unknown. */
+  findContext(contextId: string): Promise<{ record: ContextRecord } | undefined>;
   defaultCwd: string;
   allowedRoots: readonly string[];
   mediaTypes: MediaTypes;
@@ -118,7 +119,7 @@ export async function admit(
       );
     }
     if (deps.isRunning(existing.task.id)) {
-      const context = await deps.contexts.find(existing.task.contextId);
+      const context = await deps.findContext(existing.task.contextId);
       if (message.role !== pb.Role.USER || !context) {
         throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
           taskId: existing.task.id,
@@ -163,7 +164,7 @@ export async function admit(
 
   // A context id made just now names no stored context.
   const known = existing !== undefined || message.contextId !== "";
-  const context = known ? await deps.contexts.find(contextId) : undefined;
+  const context = known ? await deps.findContext(contextId) : undefined;
   if (context && context.record.owner !== ctx.owner) return refused("a2a.contextOtherOwner");
   const workspace = resolveWorkspace(meta.cwd ?? context?.record.cwd, deps.defaultCwd, deps.allowedRoots);
   if (!workspace.ok) {

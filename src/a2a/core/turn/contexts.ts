@@ -4,8 +4,8 @@
 // idle ones are open, least recently used first), and reopened with the same
 // session id. Memory holds running turns and a bounded set of idle sessions.
 import type { Logger } from "pino";
-import type { AgentRuntime, AgentSession } from "../../runtime/seam.js";
-import type { ContextRecord, ContextStore } from "../stores/state.js";
+import type { AgentRuntime, AgentSession } from "../../../runtime/seam.js";
+import type { ContextRecord, ContextStore } from "../../stores/state.js";
 import type { TurnExecution } from "./execution.js";
 
 /** Idle contexts kept open at most; older ones are closed (and reopened on demand). */
@@ -152,10 +152,6 @@ export class ContextManager {
 
   isLoaded(contextId: string): boolean {
     return this.live.has(contextId);
-  }
-
-  executions(): TurnExecution[] {
-    return [...this.live.values()].flatMap((c) => (c.execution ? [c.execution] : []));
   }
 
   async closeAll(): Promise<void> {

@@ -12,7 +12,7 @@ import {
   type DescMessage,
   type Message,
 } from "@bufbuild/protobuf";
-import { pb } from "../../contract/index.js";
+import { pb } from "../../../contract/index.js";
 import { invalidParams, type A2AError } from "./errors.js";
 import { nonFiniteError } from "./finite.js";
 

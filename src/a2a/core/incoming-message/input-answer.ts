@@ -3,10 +3,10 @@
 // message on the same task carrying exactly one application/json data part.
 import { toJson, type JsonObject } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import { parseInputAnswer, pb } from "../../contract/index.js";
-import { DEFAULT_LANGUAGE, type Language } from "../../i18n/index.js";
-import type { DisplayParameter, InputAnswer, InputRequest, ResourceSelector } from "../../runtime/seam.js";
-import { invalidParams } from "./errors.js";
+import { parseInputAnswer, pb } from "../../../contract/index.js";
+import { DEFAULT_LANGUAGE, type Language } from "../../../i18n/index.js";
+import type { DisplayParameter, InputAnswer, InputRequest, ResourceSelector } from "../../../runtime/seam.js";
+import { invalidParams } from "../request/errors.js";
 import {
   checkAgainstRequest,
   checkStructuredKeys,

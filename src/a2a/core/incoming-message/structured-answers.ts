@@ -4,10 +4,10 @@
 // is InvalidParams naming the data part's field and why, in the caller's
 // language; checkAgainstRequest then holds the answer to what the task asked.
 import type { JsonObject } from "@bufbuild/protobuf";
-import { t, type Language } from "../../i18n/index.js";
-import type { DeploymentConfirmationAnswer, ResourceSelectionAnswer } from "../../contract/index.js";
-import type { InputAnswer } from "../../runtime/seam.js";
-import { invalidParams } from "./errors.js";
+import { t, type Language } from "../../../i18n/index.js";
+import type { DeploymentConfirmationAnswer, ResourceSelectionAnswer } from "../../../contract/index.js";
+import type { InputAnswer } from "../../../runtime/seam.js";
+import { invalidParams } from "../request/errors.js";
 
 /** Where the answer sits in the message: field names in errors start here. */
 const DATA = "message.parts[0].data";

@@ -2,8 +2,8 @@
 // §6.3). They apply to one turn only and are never persisted. Values that do
 // not parse are ignored rather than failing the turn, as the reference does.
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
-import type { Language } from "../../i18n/index.js";
-import type { TurnOverrides } from "../../runtime/seam.js";
+import type { Language } from "../../../i18n/index.js";
+import type { TurnOverrides } from "../../../runtime/seam.js";
 
 const TRUE_WORDS = new Set(["1", "true", "t", "yes", "y", "on", "enable", "enabled"]);
 const FALSE_WORDS = new Set(["0", "false", "f", "no", "n", "off", "disable", "disabled"]);

@@ -8,11 +8,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { toJson, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
-import type { pb } from "../../contract/index.js";
-import type { TurnImage } from "../../runtime/seam.js";
-import { invalidParams } from "./errors.js";
-import { isInside } from "../../server/workspace-roots.js";
-import { isStrictBase64 } from "../../server/base64.js";
+import type { pb } from "../../../contract/index.js";
+import type { TurnImage } from "../../../runtime/seam.js";
+import { invalidParams } from "../request/errors.js";
+import { isInside } from "../../../server/workspace-roots.js";
+import { isStrictBase64 } from "../../../server/base64.js";
 
 export const MiB = 1024 * 1024;
 export const LIMITS = {

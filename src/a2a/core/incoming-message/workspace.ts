@@ -1,6 +1,6 @@
 // The workspace of a turn (metadata.iac_code.cwd): absent means the server's
 // default; otherwise the rule both protocols share (server/workspace-roots.ts).
-import { checkWorkspace, type WorkspaceCheck } from "../../server/workspace-roots.js";
+import { checkWorkspace, type WorkspaceCheck } from "../../../server/workspace-roots.js";
 
 /** The field a workspace refusal names. */
 export const CWD_FIELD = "metadata.iac_code.cwd";
