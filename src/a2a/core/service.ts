@@ -1,7 +1,8 @@
 // The A2A service core: every A2A method, transport-agnostic. Bindings decode
 // the wire into protobuf-es requests, call these methods with a CallContext,
 // and encode the result (or the A2AError) back. No binding holds logic.
-// A message goes one way: admission.ts -> turns.ts -> execution.ts -> store.
+// A message goes one way: incoming-message/admission.ts -> turn/turns.ts ->
+// turn/execution.ts -> store (README.md, "The core's rooms").
 import { create } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { pb } from "../../contract/index.js";
@@ -30,7 +31,8 @@ import {
 } from "./task-record.js";
 import { settleInterruptedTasks, settleOrphanedTasks } from "./turn/recovery.js";
 import type { TurnObserver } from "./turn/execution.js";
-import { Turns } from "./turn/turns.js";
+import { ReplicaTurns } from "./turn/replica-turns.js";
+import { Turns, type TurnsDeps } from "./turn/turns.js";
 
 export interface A2AServiceOptions {
   runtime: AgentRuntime;
@@ -64,6 +66,8 @@ export class A2AService {
   private readonly state: StateStore;
   private readonly contexts: ContextManager;
   private readonly turns: Turns;
+  /** The same turns, when other replicas share the store. */
+  private readonly replicas?: ReplicaTurns;
   private readonly admission: AdmissionDeps;
   private readonly sweepTimer: NodeJS.Timeout;
   private orphanTimer?: NodeJS.Timeout;
@@ -81,7 +85,7 @@ export class A2AService {
       options.idleContextMs,
       options.workspaceSeen,
     );
-    this.turns = new Turns({
+    const turns: TurnsDeps = {
       state: options.state,
       artifactFiles: options.artifactFiles,
       contexts: this.contexts,
@@ -93,8 +97,9 @@ export class A2AService {
       autoApprovePermissions: options.autoApprovePermissions,
       observer: options.turnObserver,
       notify: this.notify,
-      cluster: options.cluster,
-    });
+    };
+    this.replicas = options.cluster && new ReplicaTurns(options.cluster, turns);
+    this.turns = this.replicas ?? new Turns(turns);
     this.admission = {
       closing: () => this.closing,
       requiredExtensions: options.requiredExtensions,
@@ -225,7 +230,7 @@ export class A2AService {
       await this.state.commit();
       return trimTask(running.record.task);
     }
-    if (await this.turns.cancelElsewhere(record)) return trimTask(record.task);
+    if (await this.replicas?.cancelElsewhere(record)) return trimTask(record.task);
     // A wait point kept across a restart: the task is canceled without reviving its turn.
     if (record.state === pb.TaskState.INPUT_REQUIRED && record.pendingInput) {
       await this.cancelWaiting(record);
@@ -279,7 +284,7 @@ export class A2AService {
     const record = await this.findTask(request.id, ctx.owner);
     if (!record) throw taskNotFound(request.id);
     const running = this.turns.get(request.id);
-    const elsewhere = running ? undefined : await this.turns.followElsewhere(record, ctx.signal);
+    const elsewhere = running ? undefined : await this.replicas?.followElsewhere(record, ctx.signal);
     if (elsewhere) return this.durable([snapshotEvent(record.task)], elsewhere);
     if (
       !running ||
@@ -378,13 +383,13 @@ export class A2AService {
    * while the server runs.
    */
   async recover(): Promise<number> {
-    const cluster = this.options.cluster;
+    const replicas = this.replicas;
     const revive = (record: TaskRecord) => this.turns.revive(record);
-    if (!cluster) return settleInterruptedTasks(this.state, this.options.logger, this.notify, revive);
+    if (!replicas) return settleInterruptedTasks(this.state, this.options.logger, this.notify, revive);
     const leases = {
-      takeIdle: (contextId: string) => this.turns.takeIdle(cluster, contextId),
-      give: (contextId: string) => this.turns.unclaim(contextId),
-      publishEnd: cluster.publishEnd.bind(cluster),
+      takeIdle: (contextId: string) => replicas.takeIdle(contextId),
+      give: (contextId: string) => replicas.unclaim(contextId),
+      publishEnd: replicas.cluster.publishEnd.bind(replicas.cluster),
     };
     const sweep = () => settleOrphanedTasks(this.state, leases, this.options.logger, this.notify, revive);
     const settled = await sweep();

@@ -14,7 +14,7 @@ import { resolveLanguage, t, type Language } from "../../../i18n/index.js";
 import type { TurnImage, TurnOverrides } from "../../../runtime/seam.js";
 import type { ContextRecord } from "../../stores/state.js";
 import type { CallContext } from "../request/call-context.js";
-import { A2AError, invalidParams, taskNotFound } from "../request/errors.js";
+import { A2AError, invalidParams, taskAlreadyWorking, taskNotFound } from "../request/errors.js";
 import { isValidA2aId, newId } from "../request/ids.js";
 import { looksLikeAnswer, parseAnswer, type ParsedAnswer } from "./input-answer.js";
 import { ingestParts, type MediaTypes } from "./parts.js";
@@ -121,9 +121,7 @@ export async function admit(
     if (deps.isRunning(existing.task.id)) {
       const context = await deps.findContext(existing.task.contextId);
       if (message.role !== pb.Role.USER || !context) {
-        throw new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), {
-          taskId: existing.task.id,
-        });
+        throw taskAlreadyWorking(language, existing.task.id);
       }
       const input = ingestParts(message.parts, {
         cwd: context.record.cwd,

@@ -206,6 +206,13 @@ export function parseAnswer(
   return { requestTaskId: data.requestTaskId, toolUseId: data.toolUseId, answer };
 }
 
+/** The refusals of an answer that does not fit the task's wait (the text's prefix names the reason). */
+export const answerRefusal = {
+  mismatch: () => invalidParams("input_response_mismatch: permission correlation does not match."),
+  inactive: () => invalidParams("permission_resume_invalid: pending permission is not active."),
+  unavailable: () => invalidParams("permission_resume_invalid: permission wait point is unavailable."),
+};
+
 /** The answer matches the pending request (same input, tool use and kind)? */
 export function matchesRequest(
   parsed: ParsedAnswer,

@@ -9,6 +9,7 @@ import {
   type A2aErrorName,
   type ErrorInfoDetail,
 } from "../../../contract/index.js";
+import { t, type Language } from "../../../i18n/index.js";
 
 export class A2AError extends Error {
   readonly errorName: A2aErrorName;
@@ -37,3 +38,7 @@ export const invalidParams = (message: string, metadata?: Record<string, string>
 
 export const taskNotFound = (taskId: string, message?: string): A2AError =>
   new A2AError("TaskNotFoundError", message ?? `Task ${taskId} not found`, { taskId });
+
+/** A message for a task whose turn runs (here or on another replica) that the turn cannot take. */
+export const taskAlreadyWorking = (language: Language, taskId: string): A2AError =>
+  new A2AError("UnsupportedOperationError", t(language, "a2a.taskAlreadyWorking"), { taskId });

@@ -10,7 +10,12 @@ import { InvalidInputAnswerError } from "../../../runtime/errors.js";
 import { checkAnswer } from "../../../runtime/permissions/input-requests.js";
 import type { AgentSession, InputRequest } from "../../../runtime/seam.js";
 import type { AuditEntry } from "../../stores/state.js";
-import { inputEnvelope, matchesRequest, type ParsedAnswer } from "../incoming-message/input-answer.js";
+import {
+  answerRefusal,
+  inputEnvelope,
+  matchesRequest,
+  type ParsedAnswer,
+} from "../incoming-message/input-answer.js";
 import { invalidParams } from "../request/errors.js";
 import type { TurnPublisher } from "./publisher.js";
 
@@ -80,19 +85,17 @@ export class InputWaits {
       return;
     }
     const pending = this.pending;
-    if (!pending) throw invalidParams("permission_resume_invalid: pending permission is not active.");
-    if (!matchesRequest(parsed, pending))
-      throw invalidParams("input_response_mismatch: permission correlation does not match.");
+    if (!pending) throw answerRefusal.inactive();
+    if (!matchesRequest(parsed, pending)) throw answerRefusal.mismatch();
     const taken = checked(() => session.answerInput(parsed.answer));
-    if (!taken) throw invalidParams("permission_resume_invalid: permission wait point is unavailable.");
+    if (!taken) throw answerRefusal.unavailable();
     this.pending = undefined;
     this.accept(parsed, message);
   }
 
   /** An answer for a restored wait not published again yet: checked now, handed over when it is. */
   private takeEarly(parsed: ParsedAnswer, message: pb.Message, wait: InputRequest): void {
-    if (!matchesRequest(parsed, wait))
-      throw invalidParams("input_response_mismatch: permission correlation does not match.");
+    if (!matchesRequest(parsed, wait)) throw answerRefusal.mismatch();
     checked(() => checkAnswer(wait, parsed.answer));
     this.earlyAnswers.set(wait.inputId, parsed);
     this.accept(parsed, message);
