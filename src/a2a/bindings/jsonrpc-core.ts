@@ -3,10 +3,9 @@
 // (`data: [ErrorInfo]`). The HTTP binding (jsonrpc.ts) and every custom
 // transport (src/a2a/transports/) hand it a parsed request and frame what it
 // returns: one response, or a stream whose first event was already pulled.
-import { randomUUID } from "node:crypto";
 import type { Message } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
-import { type pb, decodeProtoJson, ProtoJsonError } from "../../contract/index.js";
+import { type pb, decodeProtoJson } from "../../contract/index.js";
 import { streamResponseText } from "../core/turn/text-chunks.js";
 import type { CallContext } from "../core/request/call-context.js";
 import { A2AError } from "../core/request/errors.js";
@@ -15,7 +14,7 @@ import { a2aMethod, callStream, callUnary } from "../core/methods.js";
 import type { A2AService } from "../core/service.js";
 import { encodeResult, PARAMS_OPTIONAL } from "./method-json.js";
 import { checkVersion } from "../core/request/service-params.js";
-import { invalidParamsOf } from "./wire-errors.js";
+import { asA2AError } from "./wire-errors.js";
 import type { JsonBody } from "../../server/json-body.js";
 
 export type JsonRpcId = string | number | null;
@@ -85,14 +84,6 @@ export class JsonRpcCore {
     private readonly service: A2AService,
     private readonly logger: Logger,
   ) {}
-
-  /** Maps anything thrown to an A2AError; unexpected ones are logged and sanitised. */
-  private toA2AError(error: unknown, method?: string): A2AError {
-    if (error instanceof A2AError) return error;
-    const errorId = randomUUID();
-    this.logger.error({ err: error, errorId, method }, "unexpected error in A2A call");
-    return new A2AError("InternalError", "Internal error", { errorId });
-  }
 
   /**
    * Answers one parsed JSON-RPC request; never throws for what the client sent.
@@ -168,8 +159,7 @@ export class JsonRpcCore {
       request = decodeProtoJson(spec.input, params, { strictEnums: true });
       checkDecodedRequest(request);
     } catch (error) {
-      const a2a = error instanceof ProtoJsonError ? invalidParamsOf(error) : this.toA2AError(error, name);
-      return fail(id, a2a, streaming);
+      return fail(id, asA2AError(error, this.logger, name), streaming);
     }
 
     const ctx: CallContext = caller;
@@ -178,7 +168,7 @@ export class JsonRpcCore {
         const result = encodeResult(spec, await callUnary(this.service, spec, request, ctx));
         return { kind: "response", id, body: JSON.stringify({ jsonrpc: "2.0", id, result }), streaming };
       } catch (error) {
-        return fail(id, this.toA2AError(error, name));
+        return fail(id, asA2AError(error, this.logger, name));
       }
     }
     // Streaming: errors up to and including the first event are plain JSON-RPC errors.
@@ -188,7 +178,7 @@ export class JsonRpcCore {
       rest = (await callStream(this.service, spec, request, ctx))[Symbol.asyncIterator]();
       first = await rest.next();
     } catch (error) {
-      return fail(id, this.toA2AError(error, name), streaming);
+      return fail(id, asA2AError(error, this.logger, name), streaming);
     }
     if (first.done)
       return fail(id, new A2AError("InternalError", "The stream ended before any event"), streaming);
@@ -199,7 +189,7 @@ export class JsonRpcCore {
       rest,
       // The envelope around the event's JSON text: JSON.stringify({ jsonrpc, id, result }) without the object.
       encode: (event) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${streamResponseText(event)}}`,
-      encodeError: (error) => errorBody(id, this.toA2AError(error, name)),
+      encodeError: (error) => errorBody(id, asA2AError(error, this.logger, name)),
     };
   }
 }

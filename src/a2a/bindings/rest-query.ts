@@ -10,9 +10,13 @@ import {
   type JsonObject,
   type JsonValue,
 } from "@bufbuild/protobuf";
-import { A2AError } from "../core/request/errors.js";
+import { invalidParams, type A2AError } from "../core/request/errors.js";
 
 type QueryValue = string | string[] | undefined;
+
+/** InvalidParams naming the query field and what is wrong with it. */
+const refused = (field: DescField, why: string): A2AError =>
+  invalidParams(`Invalid params: ${field.jsonName} ${why}`, { field: field.jsonName });
 
 function fieldFor(schema: DescMessage, key: string): DescField | undefined {
   return schema.fields.find((field) => field.jsonName === key || field.name === key);
@@ -22,9 +26,7 @@ function scalarValue(field: DescField, type: ScalarType | "enum", raw: string): 
   if (type === ScalarType.BOOL) {
     if (raw === "true") return true;
     if (raw === "false") return false;
-    throw new A2AError("InvalidParamsError", `Invalid params: ${field.jsonName} must be true or false`, {
-      field: field.jsonName,
-    });
+    throw refused(field, "must be true or false");
   }
   if (type === "enum") {
     if (/^-?\d+$/.test(raw)) return Number(raw);
@@ -32,13 +34,7 @@ function scalarValue(field: DescField, type: ScalarType | "enum", raw: string): 
     const known = field.fieldKind === "enum" || (field.fieldKind === "list" && field.listKind === "enum");
     // UNRECOGNIZED: a ts-proto client's "not set" (src/contract/protojson.ts), read as unset on every binding.
     if (known && raw !== "UNRECOGNIZED" && !field.enum.values.some((value) => value.name === raw)) {
-      throw new A2AError(
-        "InvalidParamsError",
-        `Invalid params: ${field.jsonName} has no value ${raw.slice(0, 64)}`,
-        {
-          field: field.jsonName,
-        },
-      );
+      throw refused(field, `has no value ${raw.slice(0, 64)}`);
     }
     return raw;
   }
@@ -56,11 +52,7 @@ export function queryToProtoJson(schema: DescMessage, query: Record<string, Quer
     switch (field.fieldKind) {
       case "scalar":
       case "enum": {
-        if (values.length !== 1) {
-          throw new A2AError("InvalidParamsError", `Invalid params: ${field.jsonName} may be given once`, {
-            field: field.jsonName,
-          });
-        }
+        if (values.length !== 1) throw refused(field, "may be given once");
         json[field.jsonName] = scalarValue(
           field,
           field.fieldKind === "enum" ? "enum" : field.scalar,
@@ -69,42 +61,21 @@ export function queryToProtoJson(schema: DescMessage, query: Record<string, Quer
         break;
       }
       case "message": {
-        if (field.message.typeName !== "google.protobuf.Timestamp" || values.length !== 1) {
-          throw new A2AError(
-            "InvalidParamsError",
-            `Invalid params: ${field.jsonName} cannot be given in a query`,
-            {
-              field: field.jsonName,
-            },
-          );
-        }
+        if (field.message.typeName !== "google.protobuf.Timestamp" || values.length !== 1)
+          throw refused(field, "cannot be given in a query");
         json[field.jsonName] = values[0];
         break;
       }
       case "list": {
         const items = values.flatMap((v) => v.split(",")).filter((v) => v !== "");
-        if (field.listKind === "message") {
-          throw new A2AError(
-            "InvalidParamsError",
-            `Invalid params: ${field.jsonName} cannot be given in a query`,
-            {
-              field: field.jsonName,
-            },
-          );
-        }
+        if (field.listKind === "message") throw refused(field, "cannot be given in a query");
         json[field.jsonName] = items.map((item) =>
           scalarValue(field, field.listKind === "enum" ? "enum" : field.scalar, item),
         );
         break;
       }
       default:
-        throw new A2AError(
-          "InvalidParamsError",
-          `Invalid params: ${field.jsonName} cannot be given in a query`,
-          {
-            field: field.jsonName,
-          },
-        );
+        throw refused(field, "cannot be given in a query");
     }
   }
   return json;

@@ -66,6 +66,13 @@ function pathParam(koa: Ctx, name: string): string {
   return (koa.params as Record<string, string | undefined>)[name] ?? "";
 }
 
+/** A request message from its ProtoJSON, checked as every binding checks it. */
+function decode<D extends DescMessage>(schema: D, json: JsonObject): MessageShape<D> {
+  const request = decodeProtoJson(schema, json, { strictEnums: true });
+  checkDecodedRequest(request);
+  return request;
+}
+
 type Verb = "get" | "post" | "delete";
 
 /** Where a method's route is and where its request message comes from. */
@@ -174,22 +181,10 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
           if (body !== undefined && (body === null || typeof body !== "object" || Array.isArray(body))) {
             throw new A2AError("InvalidParamsError", "Invalid params: the body must be a JSON object");
           }
-          const request = decodeProtoJson(
-            schema,
-            { ...(body as JsonObject | undefined), ...tenantOf(koa), ...fromPath },
-            { strictEnums: true },
-          );
-          checkDecodedRequest(request);
-          return request;
+          return decode(schema, { ...(body as JsonObject | undefined), ...tenantOf(koa), ...fromPath });
         },
         queryRequest(schema, fromPath = {}) {
-          const request = decodeProtoJson(
-            schema,
-            { ...queryToProtoJson(schema, koa.query), ...tenantOf(koa), ...fromPath },
-            { strictEnums: true },
-          );
-          checkDecodedRequest(request);
-          return request;
+          return decode(schema, { ...queryToProtoJson(schema, koa.query), ...tenantOf(koa), ...fromPath });
         },
         json(body, status = 200) {
           koa.status = status;
