@@ -109,9 +109,7 @@ export class ContextManager {
       if (context === keep || context.execution || context.opening) continue;
       this.live.delete(id);
       excess -= 1;
-      void context.session?.close().catch((error: unknown) => {
-        this.logger.warn({ err: error, contextId: id }, "session close failed during eviction");
-      });
+      void this.close(context.session, id, " during eviction");
     }
   }
 
@@ -123,9 +121,7 @@ export class ContextManager {
       if (now - context.lastUsed < this.idleMs) continue;
       this.live.delete(id);
       evicted += 1;
-      await context.session?.close().catch((error: unknown) => {
-        this.logger.warn({ err: error, contextId: id }, "session close failed during eviction");
-      });
+      await this.close(context.session, id, " during eviction");
     }
     if (evicted > 0) this.logger.debug({ evicted }, "idle contexts evicted");
     return evicted;
@@ -145,20 +141,23 @@ export class ContextManager {
     if (!context?.session || context.execution || context.opening) return;
     const session = context.session;
     context.session = undefined;
-    void session.close().catch((error: unknown) => {
-      this.logger.warn({ err: error, contextId }, "session close failed");
-    });
+    void this.close(session, contextId);
   }
 
   isLoaded(contextId: string): boolean {
     return this.live.has(contextId);
   }
 
+  /** Closes a session; a failure is logged, not thrown. */
+  private async close(session: AgentSession | undefined, contextId: string, when = ""): Promise<void> {
+    await session?.close().catch((error: unknown) => {
+      this.logger.warn({ err: error, contextId }, `session close failed${when}`);
+    });
+  }
+
   async closeAll(): Promise<void> {
     for (const [id, context] of this.live) {
-      await context.session?.close().catch((error: unknown) => {
-        this.logger.warn({ err: error, contextId: id }, "session close failed");
-      });
+      await this.close(context.session, id);
     }
     this.live.clear();
   }

@@ -60,21 +60,13 @@ function stripArtifactBodies(value: unknown, depth = 0): unknown {
   return out;
 }
 
-/** The task state a pipeline update carries: the status of its last envelope. */
-export function pipelineTaskState(envelopes: readonly PipelineEnvelope[]): pb.TaskState {
-  switch (envelopes.at(-1)?.status) {
-    case "input_required":
-      return pb.TaskState.INPUT_REQUIRED;
-    case "completed":
-      return pb.TaskState.COMPLETED;
-    case "failed":
-      return pb.TaskState.FAILED;
-    case "canceled":
-      return pb.TaskState.CANCELED;
-    default:
-      return pb.TaskState.WORKING;
-  }
-}
+/** The task state a pipeline update carries: the status of its last envelope (WORKING by default). */
+const PIPELINE_STATES: Partial<Record<string, pb.TaskState>> = {
+  input_required: pb.TaskState.INPUT_REQUIRED,
+  completed: pb.TaskState.COMPLETED,
+  failed: pb.TaskState.FAILED,
+  canceled: pb.TaskState.CANCELED,
+};
 
 /**
  * metadata.iac_code for pipeline envelopes (a2a/pipeline-envelope): one as
@@ -269,7 +261,7 @@ export class EventMapper {
       ? cleanupOnly.status === "completed"
         ? pb.TaskState.COMPLETED
         : pb.TaskState.FAILED
-      : pipelineTaskState(envelopes);
+      : (PIPELINE_STATES[envelopes.at(-1)?.status ?? ""] ?? pb.TaskState.WORKING);
     if (state === pb.TaskState.WORKING || state === pb.TaskState.INPUT_REQUIRED) {
       this.releasePipelineEnd();
       this.out.status(state, { metadata });

@@ -6,7 +6,7 @@
 // the publisher (publisher.ts).
 import { randomUUID } from "node:crypto";
 import { pb } from "../../../contract/index.js";
-import type { AgentSession, InputRequest, RuntimeEvent } from "../../../runtime/seam.js";
+import type { AgentSession, RuntimeEvent } from "../../../runtime/seam.js";
 import type { ModelTokens } from "../../../server/model-tokens.js";
 import { failSpan, startSpan, withSpan, type Span } from "../../../server/tracing/index.js";
 import type { ParsedAnswer } from "../incoming-message/input-answer.js";
@@ -46,7 +46,8 @@ export class TurnExecution {
   readonly hub: TurnPublisher["hub"];
   private readonly controller = new AbortController();
   private readonly out: TurnPublisher;
-  private readonly waits: InputWaits;
+  /** The turn's input waits: restored ones expected, answers accepted (turns.ts). */
+  readonly waits: InputWaits;
   private readonly mapper: EventMapper;
   private startedAt = performance.now();
   private canceling = false;
@@ -98,21 +99,11 @@ export class TurnExecution {
     this.done = withSpan(this.span, () => this.run(open, events));
   }
 
-  /** The waits a restored turn will publish again: their answers are taken before they are. */
-  expect(waits: readonly InputRequest[]): void {
-    this.waits.expect(waits);
-  }
-
   /** Resolves a pending input of the live turn (the answer came on the same task). */
   answer(parsed: ParsedAnswer, message: pb.Message, session: AgentSession): void {
     if (this.canceling)
       throw invalidParams("permission_resume_invalid: task cancellation is already in progress.");
     this.waits.answer(parsed, message, session);
-  }
-
-  /** The answer joins the task (see InputWaits.accept); the runtime gets it when it waits again. */
-  accept(parsed: ParsedAnswer, message: pb.Message): void {
-    this.waits.accept(parsed, message);
   }
 
   async cancel(session?: AgentSession): Promise<void> {

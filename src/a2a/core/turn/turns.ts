@@ -162,7 +162,7 @@ export class Turns {
       if (!wait || (revives && !session.revivable?.())) throw answerRefusal.unavailable();
       if (revives && !matchesRequest(answer, wait)) throw answerRefusal.mismatch();
       // The run's other waits (parallel candidates) can be answered before they are published again.
-      if (revives) execution.expect(session.pendingInputs());
+      if (revives) execution.waits.expect(session.pendingInputs());
     } catch (error) {
       this.release(context, execution);
       if (error instanceof A2AError) throw error;
@@ -172,7 +172,7 @@ export class Turns {
     const live = execution.hub.subscribe(signal);
     const first = [snapshotEvent(record.task)];
     record.language = language;
-    execution.accept(answer, message);
+    execution.waits.accept(answer, message);
     execution.start(
       () => Promise.resolve(session),
       (s) => s.resumeTurn(settings.overrides, execution.signal),
@@ -201,7 +201,7 @@ export class Turns {
     }
     if (!session.revivable?.() || context.execution) return false;
     const execution = this.reserve(context, record);
-    execution.expect(session.pendingInputs());
+    execution.waits.expect(session.pendingInputs());
     execution.start(
       () => Promise.resolve(session),
       (s) => s.resumeTurn({ language: record.language }, execution.signal),
