@@ -10,7 +10,7 @@ import { t } from "../../i18n/index.js";
 import type { AgentRuntime } from "../../runtime/seam.js";
 import type { ArtifactStore } from "../stores/artifact-store.js";
 import type { PushConfigs } from "../push/configs.js";
-import type { AuditEntry, PushOutbox, StateStore } from "../stores/state.js";
+import type { PushOutbox, StateStore } from "../stores/state.js";
 import { admit, type AdmissionDeps } from "./incoming-message/admission.js";
 import type { CallContext } from "./request/call-context.js";
 import type { Cluster } from "./turn/cluster.js";
@@ -31,6 +31,7 @@ import {
 } from "./task-record.js";
 import { settleInterruptedTasks, settleOrphanedTasks } from "./turn/recovery.js";
 import type { TurnObserver } from "./turn/execution.js";
+import { permissionAudit } from "./turn/input-waits.js";
 import { ReplicaTurns } from "./turn/replica-turns.js";
 import { Turns, type TurnsDeps } from "./turn/turns.js";
 
@@ -198,12 +199,23 @@ export class A2AService {
     return stored && stored.owner === owner ? TaskRecord.fromStored(stored) : undefined;
   }
 
+  /**
+   * The task a method names, the caller's (required extensions first, then
+   * the id, then TaskNotFound for an unknown task or another owner's).
+   */
+  private async callerTask(taskId: string, ctx: CallContext, field = "id"): Promise<TaskRecord> {
+    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
+    if (!taskId) throw invalidParams(`${field} is required`, { field });
+    const record = await this.findTask(taskId, ctx.owner);
+    if (!record) throw taskNotFound(taskId);
+    return record;
+  }
+
   async getTask(request: pb.GetTaskRequest, ctx: CallContext): Promise<pb.Task> {
     checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
     if (!request.id) throw invalidParams("id is required", { field: "id" });
     checkHistoryLength(request.historyLength);
-    const record = await this.findTask(request.id, ctx.owner);
-    if (!record) throw taskNotFound(request.id);
+    const record = await this.callerTask(request.id, ctx);
     await this.state.commit();
     return trimTask(record.task, request.historyLength);
   }
@@ -219,10 +231,7 @@ export class A2AService {
   }
 
   async cancelTask(request: pb.CancelTaskRequest, ctx: CallContext): Promise<pb.Task> {
-    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    if (!request.id) throw invalidParams("id is required", { field: "id" });
-    const record = await this.findTask(request.id, ctx.owner);
-    if (!record) throw taskNotFound(request.id);
+    const record = await this.callerTask(request.id, ctx);
     const running = this.turns.get(request.id);
     if (running) {
       const context = await this.contexts.find(record.task.contextId);
@@ -245,24 +254,13 @@ export class A2AService {
    * point is superseded by the context's next message.
    */
   private async cancelWaiting(record: TaskRecord): Promise<void> {
-    const { id, contextId } = record.task;
+    const { contextId } = record.task;
     const input = record.pendingInput ?? {};
     const text = (key: string): string => (typeof input[key] === "string" ? input[key] : "");
     if (text("kind") === "permission") {
       const session = await this.state.contexts.get(contextId);
-      const entry: AuditEntry = {
-        ts: new Date().toISOString(),
-        ...(session?.sessionId && { sessionId: session.sessionId }),
-        taskId: id,
-        contextId,
-        owner: record.owner,
-        toolName: text("toolName"),
-        toolUseId: text("toolUseId"),
-        inputId: text("inputId"),
-        decision: "cancelled",
-        reason: "task_canceled",
-        autoApproved: false,
-      };
+      const wait = { toolName: text("toolName"), toolUseId: text("toolUseId"), inputId: text("inputId") };
+      const entry = permissionAudit(record, session?.sessionId, wait, "cancelled", "task_canceled");
       this.options.logger.info({ audit: entry }, "permission decision");
       await this.state.audit.record(entry);
     }
@@ -279,10 +277,7 @@ export class A2AService {
   }
 
   async subscribeToTask(request: pb.SubscribeToTaskRequest, ctx: CallContext): Promise<Stream> {
-    checkRequiredExtensions(this.options.requiredExtensions, ctx.requestedExtensions);
-    if (!request.id) throw invalidParams("id is required", { field: "id" });
-    const record = await this.findTask(request.id, ctx.owner);
-    if (!record) throw taskNotFound(request.id);
+    const record = await this.callerTask(request.id, ctx);
     const running = this.turns.get(request.id);
     const elsewhere = running ? undefined : await this.replicas?.followElsewhere(record, ctx.signal);
     if (elsewhere) return this.durable([snapshotEvent(record.task)], elsewhere);
@@ -321,21 +316,13 @@ export class A2AService {
     return this.options.push;
   }
 
-  /** The caller's task a push config method names (must exist for this owner). */
-  private async pushTask(taskId: string, ctx: CallContext): Promise<TaskRecord> {
-    if (!taskId) throw invalidParams("taskId is required", { field: "taskId" });
-    const record = await this.findTask(taskId, ctx.owner);
-    if (!record) throw taskNotFound(taskId);
-    return record;
-  }
-
   async createTaskPushNotificationConfig(
     request: pb.TaskPushNotificationConfig,
     ctx: CallContext,
   ): Promise<pb.TaskPushNotificationConfig> {
     const push = this.pushConfigs(ctx);
     push.check(request);
-    const record = await this.pushTask(request.taskId, ctx);
+    const record = await this.callerTask(request.taskId, ctx, "taskId");
     const stored = push.save(ctx.owner, record.task.id, request);
     await this.state.commit();
     return stored;
@@ -347,7 +334,7 @@ export class A2AService {
   ): Promise<pb.TaskPushNotificationConfig> {
     const push = this.pushConfigs(ctx);
     if (!request.id) throw invalidParams("id is required", { field: "id" });
-    const record = await this.pushTask(request.taskId, ctx);
+    const record = await this.callerTask(request.taskId, ctx, "taskId");
     const config = await push.get(ctx.owner, record.task.id, request.id);
     if (!config) throw taskNotFound(request.taskId, `Push notification config ${request.id} not found`);
     return config;
@@ -358,7 +345,7 @@ export class A2AService {
     ctx: CallContext,
   ): Promise<pb.ListTaskPushNotificationConfigsResponse> {
     const push = this.pushConfigs(ctx);
-    const record = await this.pushTask(request.taskId, ctx);
+    const record = await this.callerTask(request.taskId, ctx, "taskId");
     return push.list(ctx.owner, { ...request, taskId: record.task.id });
   }
 
@@ -369,7 +356,7 @@ export class A2AService {
   ): Promise<void> {
     const push = this.pushConfigs(ctx);
     if (!request.id) throw invalidParams("id is required", { field: "id" });
-    const record = await this.pushTask(request.taskId, ctx);
+    const record = await this.callerTask(request.taskId, ctx, "taskId");
     push.remove(ctx.owner, record.task.id, request.id);
     await this.state.commit();
   }

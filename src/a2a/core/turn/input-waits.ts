@@ -17,6 +17,7 @@ import {
   type ParsedAnswer,
 } from "../incoming-message/input-answer.js";
 import { invalidParams } from "../request/errors.js";
+import type { TaskRecord } from "../task-record.js";
 import type { TurnPublisher } from "./publisher.js";
 
 export interface WaitsDeps {
@@ -193,25 +194,39 @@ export class InputWaits {
     reason: string,
     autoApproved = false,
   ): Promise<boolean> {
-    const { record } = this.out;
     try {
-      await this.deps.audit({
-        ts: new Date().toISOString(),
-        ...(this.out.sessionId && { sessionId: this.out.sessionId }),
-        taskId: record.task.id,
-        contextId: record.task.contextId,
-        owner: record.owner,
-        toolName: request.toolName,
-        toolUseId: request.toolUseId,
-        inputId: request.inputId,
-        decision,
-        reason,
-        autoApproved,
-      });
+      await this.deps.audit(
+        permissionAudit(this.out.record, this.out.sessionId, request, decision, reason, autoApproved),
+      );
       return true;
     } catch (error) {
-      this.deps.logger.error({ err: error, taskId: record.task.id }, "permission audit record not written");
+      const taskId = this.out.record.task.id;
+      this.deps.logger.error({ err: error, taskId }, "permission audit record not written");
       return false;
     }
   }
+}
+
+/** The audit line of a permission decision the server takes itself (auto-approval, a cancel). */
+export function permissionAudit(
+  record: TaskRecord,
+  sessionId: string | undefined,
+  wait: Pick<InputRequest, "toolName" | "toolUseId" | "inputId">,
+  decision: AuditEntry["decision"],
+  reason: string,
+  autoApproved = false,
+): AuditEntry {
+  return {
+    ts: new Date().toISOString(),
+    ...(sessionId && { sessionId }),
+    taskId: record.task.id,
+    contextId: record.task.contextId,
+    owner: record.owner,
+    toolName: wait.toolName,
+    toolUseId: wait.toolUseId,
+    inputId: wait.inputId,
+    decision,
+    reason,
+    autoApproved,
+  };
 }
