@@ -120,34 +120,24 @@ export class JsonRpcCore {
       streaming,
       failure: error,
     });
-    if (Array.isArray(envelope))
-      return fail(null, new A2AError("InvalidRequestError", "Batch requests are not supported"));
+    const invalid = (id: JsonRpcId, message: string) =>
+      fail(id, new A2AError("InvalidRequestError", message));
+    if (Array.isArray(envelope)) return invalid(null, "Batch requests are not supported");
     if (!envelope || typeof envelope !== "object")
-      return fail(null, new A2AError("InvalidRequestError", "Invalid request: expected a JSON object"));
+      return invalid(null, "Invalid request: expected a JSON object");
     const body = envelope as Record<string, unknown>;
     const rawId = body.id;
     if (!(rawId === undefined || rawId === null || typeof rawId === "string" || Number.isInteger(rawId)))
-      return fail(
-        null,
-        new A2AError("InvalidRequestError", "Invalid request: 'id' must be a string, an integer or null"),
-      );
+      return invalid(null, "Invalid request: 'id' must be a string, an integer or null");
     const id = (rawId ?? null) as JsonRpcId;
-    if (body.jsonrpc !== "2.0")
-      return fail(
-        id,
-        new A2AError("InvalidRequestError", "Invalid request: 'jsonrpc' must be exactly '2.0'"),
-      );
-    if (typeof body.method !== "string" || body.method === "")
-      return fail(id, new A2AError("InvalidRequestError", "Method is required"));
+    if (body.jsonrpc !== "2.0") return invalid(id, "Invalid request: 'jsonrpc' must be exactly '2.0'");
+    if (typeof body.method !== "string" || body.method === "") return invalid(id, "Method is required");
     const name = body.method;
     const spec = a2aMethod(name);
     if (!spec) return fail(id, new A2AError("MethodNotFoundError", "Method not found", { method: name }));
     const streaming = spec.streaming;
     if (streaming && options.unaryOnly)
-      return fail(
-        id,
-        new A2AError("InvalidRequestError", `Invalid request: ${name} is a streaming method; call Stream`),
-      );
+      return invalid(id, `Invalid request: ${name} is a streaming method; call Stream`);
 
     let request: Message;
     try {

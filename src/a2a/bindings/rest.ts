@@ -57,6 +57,12 @@ function responseType(koa: Ctx): string {
   return (koa.get("Accept") || "").toLowerCase().includes(A2A_JSON) ? A2A_JSON : "application/json";
 }
 
+function sendJson(koa: Ctx, body: unknown, status = 200): void {
+  koa.status = status;
+  koa.type = responseType(koa);
+  koa.body = JSON.stringify(body);
+}
+
 function tenantOf(koa: Ctx): JsonObject {
   const tenant = (koa.params as Record<string, string | undefined>).tenant;
   return tenant ? { tenant } : {};
@@ -154,13 +160,6 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
   const router = new Router<A2aState>();
   const auth = requireAuth(options.auth);
 
-  const sendError = (koa: Ctx, error: A2AError): void => {
-    const { status, body } = restErrorOf(error);
-    koa.status = status;
-    koa.type = responseType(koa);
-    koa.body = JSON.stringify(body);
-  };
-
   const handle =
     (where: string, answer: Answer) =>
     async (koa: Ctx): Promise<void> => {
@@ -186,11 +185,7 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
         queryRequest(schema, fromPath = {}) {
           return decode(schema, { ...queryToProtoJson(schema, koa.query), ...tenantOf(koa), ...fromPath });
         },
-        json(body, status = 200) {
-          koa.status = status;
-          koa.type = responseType(koa);
-          koa.body = JSON.stringify(body);
-        },
+        json: (body, status) => sendJson(koa, body, status),
         async stream(events) {
           // The first event is pulled before any header, so early failures are plain errors.
           const iterator = events[Symbol.asyncIterator]();
@@ -210,7 +205,8 @@ export function createRestRouter(options: RestBindingOptions): Router<A2aState> 
         await answer(call);
       } catch (error) {
         if (koa.respond === false) return; // the stream already reported it
-        sendError(koa, asA2AError(error, logger, where));
+        const { status, body } = restErrorOf(asA2AError(error, logger, where));
+        sendJson(koa, body, status);
       }
     };
 

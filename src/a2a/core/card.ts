@@ -152,18 +152,12 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
       }),
     );
   };
-  if (options.auth.bearerEnabled) {
-    addScheme("bearerAuth", {
-      case: "httpAuthSecurityScheme",
-      value: create(pb.HTTPAuthSecuritySchemeSchema, { scheme: "bearer" }),
-    });
-  }
-  if (options.auth.basicEnabled) {
-    addScheme("basicAuth", {
-      case: "httpAuthSecurityScheme",
-      value: create(pb.HTTPAuthSecuritySchemeSchema, { scheme: "basic" }),
-    });
-  }
+  const http = (scheme: string): pb.SecurityScheme["scheme"] => ({
+    case: "httpAuthSecurityScheme",
+    value: create(pb.HTTPAuthSecuritySchemeSchema, { scheme }),
+  });
+  if (options.auth.bearerEnabled) addScheme("bearerAuth", http("bearer"));
+  if (options.auth.basicEnabled) addScheme("basicAuth", http("basic"));
   if (options.auth.apiKeyEnabled) {
     addScheme("apiKeyAuth", {
       case: "apiKeySecurityScheme",

@@ -3,12 +3,9 @@
 // string values and in mapping keys (keys that collide after projection become
 // [PATH#2], [PATH#3], ...). Path-only: secrets are not this module's business.
 // Values are copied only where something changes.
+import { escapeRegExp } from "./sanitize.js";
 
 const MAX_KNOWN_ROOTS = 4096;
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 /** A root without its trailing separator; the filesystem root itself is never one (it would take every path). */
 function normaliseRoot(root: string): string | undefined {

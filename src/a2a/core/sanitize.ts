@@ -21,7 +21,7 @@ const SECRET_PATTERNS: Array<[RegExp, string]> = [
   ],
 ];
 
-function escapeRegExp(s: string): string {
+export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 

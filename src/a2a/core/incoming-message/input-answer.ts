@@ -114,12 +114,13 @@ const QUESTION_KEYS = new Set([
   "freeText",
 ]);
 
+const fieldsMismatch = () =>
+  invalidParams("Permission response payload fields do not match schemaVersion 1.");
 const nonEmptyString = (v: unknown): v is string => typeof v === "string" && v.trim() !== "";
 
 /** The a2a/input-answer contract decides what the precise checks below do not spell out. */
 function checkContract(data: JsonObject): void {
-  if (!parseInputAnswer(data).ok)
-    throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+  if (!parseInputAnswer(data).ok) throw fieldsMismatch();
 }
 
 export interface AnswerChecks {
@@ -147,12 +148,12 @@ export function parseAnswer(
   const kind = data.kind;
   if (kind === "permission") {
     if (Object.keys(data).sort().join(",") !== PERMISSION_KEYS.join(",")) {
-      throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+      throw fieldsMismatch();
     }
   } else if (isStructuredKind(kind)) {
     checkStructuredKeys(data, kind, language);
   } else if (Object.keys(data).some((k) => !QUESTION_KEYS.has(k))) {
-    throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+    throw fieldsMismatch();
   }
   if (data.schemaVersion !== INPUT_SCHEMA_VERSION)
     throw invalidParams("Permission response schemaVersion must be 1.");
@@ -189,7 +190,7 @@ export function parseAnswer(
     return { requestTaskId: data.requestTaskId, toolUseId: data.toolUseId, answer };
   }
   if (typeof kind !== "string" || !ANSWER_KINDS.has(kind)) {
-    throw invalidParams("Permission response payload fields do not match schemaVersion 1.");
+    throw fieldsMismatch();
   }
   const answer: InputAnswer = { kind: kind as ChoiceKind, inputId: data.inputId };
   for (const key of ["selectedId", "freeText"] as const) {
