@@ -13,6 +13,7 @@ import type { A2AService } from "./core/service.js";
 
 type Stream = AsyncIterable<pb.StreamResponse>;
 
+/** A failed call's outcome (metrics label, span status): the A2A reason, never the message. */
 const outcomeOf = (error: unknown): string => (error instanceof A2AError ? error.spec.reason : "INTERNAL");
 
 const pbService = pb.A2AService.typeName;
@@ -30,11 +31,6 @@ function methodSpan(method: A2AMethod, ctx: CallContext): Span | undefined {
   });
 }
 
-/** Marks a failed call: the A2A reason (a catalogue code), never the message. */
-function endFailed(span: Span | undefined, error: unknown): void {
-  failSpan(span, error, outcomeOf(error));
-}
-
 /** A view of `service` whose API methods are metered; everything else is the service's own. */
 export function meteredService(service: A2AService, metrics: ServerMetrics): A2AService {
   const count = (method: string, ctx: CallContext, outcome: string): void =>
@@ -49,7 +45,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
         return result;
       } catch (error) {
         count(method.name, ctx, outcomeOf(error));
-        endFailed(span, error);
+        failSpan(span, error, outcomeOf(error));
         throw error;
       } finally {
         span?.end();
@@ -74,7 +70,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
         yield event;
       }
     } catch (error) {
-      endFailed(span, error);
+      failSpan(span, error, outcomeOf(error));
       throw error;
     } finally {
       metrics.openStreams.dec({ binding });
@@ -93,7 +89,7 @@ export function meteredService(service: A2AService, metrics: ServerMetrics): A2A
         stream = await withSpan(span, () => callStream(service, method, req, ctx));
       } catch (error) {
         count(method.name, ctx, outcomeOf(error));
-        endFailed(span, error);
+        failSpan(span, error, outcomeOf(error));
         span?.end();
         throw error;
       }

@@ -158,13 +158,8 @@ async function startWithState(
 ): Promise<RunningA2aServer> {
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
-  const auth = new Authenticator({
-    token: settings.token,
-    basicUsername: settings.basicUsername,
-    basicPassword: settings.basicPassword,
-    apiKey: settings.apiKey,
-    apiKeyHeader: settings.apiKeyHeader,
-  });
+  // The settings' token, basic-username/-password, api-key and api-key-header.
+  const auth = new Authenticator(settings);
   const configuredRoots = existingRoots(
     settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, defaultRoots(cwd)),
   );

@@ -42,13 +42,8 @@ export class JsonRpcBinding {
     const contentType = String(req.headers["content-type"] ?? "application/json").toLowerCase();
     if (!/^application\/(?:[a-z0-9.+-]*\+)?json\b/.test(contentType)) {
       req.resume();
-      return sendJson(
-        res,
-        errorBody(
-          null,
-          new A2AError("ContentTypeNotSupportedError", "Content-Type must be application/json"),
-        ),
-      );
+      const refused = new A2AError("ContentTypeNotSupportedError", "Content-Type must be application/json");
+      return sendJson(res, errorBody(null, refused));
     }
     const read = await readJsonBody(req, { maxBytes: MAX_BODY_BYTES });
     if (!read.ok || read.value === undefined) return sendJson(res, unreadableBody(read));

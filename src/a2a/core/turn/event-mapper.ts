@@ -114,6 +114,9 @@ export class EventMapper {
   private working(metadata: JsonObject): void {
     this.out.status(pb.TaskState.WORKING, { metadata });
   }
+  private tool(tool: JsonObject): void {
+    this.working({ tool });
+  }
 
   async map(event: RuntimeEvent, session: AgentSession): Promise<void> {
     if (event.type !== "pipeline") this.releasePipelineEnd();
@@ -137,20 +140,17 @@ export class EventMapper {
         return;
       }
       case "tool_use_start":
-        if (toolTrace)
-          this.working({ tool: { status: "started", toolUseId: event.toolUseId, name: event.name } });
+        if (toolTrace) this.tool({ status: "started", toolUseId: event.toolUseId, name: event.name });
         return;
       case "tool_input_delta": {
         const { toolUseId, partialJsonLength } = event;
-        if (toolTrace) this.working({ tool: { status: "input_delta", toolUseId, partialJsonLength } });
+        if (toolTrace) this.tool({ status: "input_delta", toolUseId, partialJsonLength });
         return;
       }
       case "tool_use_end": {
         const { toolUseId, name } = event;
         if (toolTrace)
-          this.working({
-            tool: { status: "input_complete", toolUseId, name, input: boundJson(event.input) },
-          });
+          this.tool({ status: "input_complete", toolUseId, name, input: boundJson(event.input) });
         return;
       }
       case "tool_result": {
@@ -171,23 +171,16 @@ export class EventMapper {
           result: boundJson(stripArtifactBodies(event.result)),
         };
         if (stored) tool.artifact = artifactMetadata(stored);
-        this.working({ tool });
+        this.tool(tool);
         return;
       }
       case "tool_progress": {
         if (!toolTrace) return;
-        const { toolUseId, name } = event;
-        this.working({
-          tool: event.mcp
-            ? {
-                status: "progress",
-                toolUseId,
-                name,
-                mcp: { ...event.mcp },
-                mcpProgress: boundJson(event.progress),
-              }
-            : { status: "progress", toolUseId, name, progress: boundJson(event.progress) },
-        });
+        const base = { status: "progress", toolUseId: event.toolUseId, name: event.name };
+        const progress = boundJson(event.progress);
+        this.tool(
+          event.mcp ? { ...base, mcp: { ...event.mcp }, mcpProgress: progress } : { ...base, progress },
+        );
         return;
       }
       case "permission_decided":
