@@ -157,6 +157,10 @@ export async function openStream(
   const parser = new SseParser();
   const pending: SseEvent[] = [];
   let ended = false;
+  // An error answered before the stream started is one plain JSON response, not SSE.
+  const plainJson = !(res.headers.get("content-type") ?? "").includes("text/event-stream");
+  let plainBody = "";
+  const decoder = new TextDecoder();
   const rawFrames: string[] = [];
   const stream: LiveStream = {
     status: res.status,
@@ -178,8 +182,12 @@ export async function openStream(
         }
         if (chunk.done) {
           ended = true;
-          pending.push(...parser.end());
-        } else pending.push(...parser.push(chunk.value));
+          if (plainJson) {
+            const text = plainBody.trim();
+            if (text !== "") pending.push({ data: text });
+          } else pending.push(...parser.end());
+        } else if (plainJson) plainBody += decoder.decode(chunk.value, { stream: true });
+        else pending.push(...parser.push(chunk.value));
       }
     },
     async until(pred) {
