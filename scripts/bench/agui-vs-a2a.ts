@@ -7,10 +7,11 @@
 // events/s, the time to the first event and to the first text, the CPU time per
 // event of each server process, and the ratios AG-UI/A2A; bounded loops. The
 // client reads on node:http (fetch would add the same large cost to both sides).
+// The servers run from the built dist/ (IAC_CODE_FROM_SOURCE=1: src/ through tsx).
 // Usage:
 //   npx tsx scripts/bench/agui-vs-a2a.ts [--runs 96] [--deltas 200] [--concurrency 1,16]
 //     [--only a2a|agui] [--in-process] [--profile-dir DIR]
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -19,11 +20,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { startA2aServer } from "../../src/a2a/server.js";
-import { resolveSettings } from "../../src/a2a/config/server-settings.js";
-import { createLogger } from "../../src/server/logger.js";
 import { SseParser } from "../../src/server/sse.js";
-import { startAguiServer } from "../../src/agui/server.js";
 import type { AgentRuntime, AgentSession, RuntimeEvent, TurnInput } from "../../src/runtime/seam.js";
 import { option, textOption } from "./bench-args.js";
 
@@ -34,6 +31,22 @@ const ONLY = textOption("only");
 const IN_PROCESS = process.argv.includes("--in-process");
 /** Each server process writes a CPU profile there when it stops. */
 const PROFILE_DIR = textOption("profile-dir");
+/** The servers run from dist/ as users run them, or from src/ through tsx. */
+const FROM_SOURCE = process.env.IAC_CODE_FROM_SOURCE === "1";
+
+/** The servers' modules, from dist/ (built first, once) or src/. */
+async function serverModules() {
+  const root = FROM_SOURCE ? "../../src" : "../../dist/src";
+  const [a2a, settings, logger, agui] = await Promise.all([
+    import(`${root}/a2a/server.js`) as Promise<typeof import("../../src/a2a/server.js")>,
+    import(`${root}/a2a/config/server-settings.js`) as Promise<
+      typeof import("../../src/a2a/config/server-settings.js")
+    >,
+    import(`${root}/server/logger.js`) as Promise<typeof import("../../src/server/logger.js")>,
+    import(`${root}/agui/server.js`) as Promise<typeof import("../../src/agui/server.js")>,
+  ]);
+  return { ...a2a, ...settings, ...logger, ...agui };
+}
 
 /** The scripted agent: DELTAS text chunks and a usage record per turn. */
 class BenchRuntime implements AgentRuntime {
@@ -109,6 +122,7 @@ const TOKEN = "bench-token";
 
 /** Starts the A2A server with the scripted agent; its URL. */
 async function startA2a(dir: string, workspace: string) {
+  const { startA2aServer, resolveSettings, createLogger } = await serverModules();
   return startA2aServer(
     resolveSettings({ port: 0, "persistence-dir": path.join(dir, "a2a"), token: TOKEN }, {}, {}),
     {
@@ -120,7 +134,8 @@ async function startA2a(dir: string, workspace: string) {
   );
 }
 
-function startAgui(dir: string, a2aUrl: string) {
+async function startAgui(dir: string, a2aUrl: string) {
+  const { startAguiServer } = await serverModules();
   return startAguiServer({
     host: "127.0.0.1", port: 0, a2aUrl, a2aToken: TOKEN, stateDir: path.join(dir, "state"),
     idleShutdown: 0, interruptTtl: 540, allowedCwds: [dir], debug: false, logStdout: false,
@@ -250,7 +265,7 @@ async function main(): Promise<void> {
       firstTextMs: median(results.map((r) => r.firstTextMs)),
     };
   };
-  const where = IN_PROCESS ? "both servers and the client in one process" : "one process per server";
+  const where = `${IN_PROCESS ? "both servers and the client in one process" : "one process per server"}, from ${FROM_SOURCE ? "src/ (tsx)" : "dist/"}`;
   try {
     console.log(`runs=${RUNS} text deltas per run=${DELTAS} (loopback, ${where})`);
     for (const c of CONCURRENCY) {
@@ -283,4 +298,11 @@ async function main(): Promise<void> {
 
 const serve = textOption("serve");
 if (serve) await serveChild(serve);
-else await main();
+else {
+  if (!FROM_SOURCE) {
+    execFileSync(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "..", "build.ts")], {
+      stdio: "inherit",
+    });
+  }
+  await main();
+}
