@@ -1,7 +1,8 @@
-// One admitted run (agui-iaccode.md §4.1, §5.10): the run skeleton, a new run's single SendStreamingMessage (or the resume), turning
-// whatever ends the run early into one RUN_ERROR (and what that does to the
-// execution), and a client disconnect, which cancels the task unless the run
-// is paused on an interrupt or waiting for its answers to be accepted.
+// One admitted run (agui-iaccode.md §4.1, §5.10): the run skeleton, a new
+// run's single SendStreamingMessage (or the resume), turning whatever ends the
+// run early into one RUN_ERROR (and what that does to the execution), and a
+// client disconnect, which cancels the task unless the run is paused on an
+// interrupt or waiting for its answers to be accepted.
 import { randomUUID } from "node:crypto";
 import { failSpan, startSpan, withSpan } from "../../server/tracing/index.js";
 import { t } from "../../i18n/index.js";
