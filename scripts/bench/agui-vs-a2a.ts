@@ -9,7 +9,7 @@
 // client reads on node:http (fetch would add the same large cost to both sides).
 // The servers run from the built dist/ (IAC_CODE_FROM_SOURCE=1: src/ through tsx).
 // Usage:
-//   npx tsx scripts/bench/agui-vs-a2a.ts [--runs 96] [--deltas 200] [--concurrency 1,16]
+//   npx tsx scripts/bench/agui-vs-a2a.ts [--runs 96] [--deltas 200] [--concurrency 1,16] [--rounds 3]
 //     [--only a2a|agui] [--in-process] [--profile-dir DIR]
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -28,6 +28,8 @@ const RUNS = option("runs", 96);
 const DELTAS = option("deltas", 200);
 const CONCURRENCY = (textOption("concurrency") ?? "1,16").split(",").map(Number);
 const ONLY = textOption("only");
+/** Alternating rounds: the ratios are taken within a round (the machine may be shared). */
+const ROUNDS = option("rounds", 3);
 const IN_PROCESS = process.argv.includes("--in-process");
 /** Each server process writes a CPU profile there when it stops. */
 const PROFILE_DIR = textOption("profile-dir");
@@ -267,26 +269,40 @@ async function main(): Promise<void> {
   };
   const where = `${IN_PROCESS ? "both servers and the client in one process" : "one process per server"}, from ${FROM_SOURCE ? "src/ (tsx)" : "dist/"}`;
   try {
-    console.log(`runs=${RUNS} text deltas per run=${DELTAS} (loopback, ${where})`);
+    console.log(`runs=${RUNS} text deltas per run=${DELTAS} rounds=${ROUNDS} (loopback, ${where})`);
     for (const c of CONCURRENCY) {
-      const a = ONLY === "agui" ? undefined : await measure(direct, c);
-      const g = ONLY === "a2a" ? undefined : await measure(viaAgui, c);
-      for (const [name, r] of [
-        ["A2A direct (SendStreamingMessage)", a],
-        ["AG-UI via adapter (POST /)", g],
-      ] as const) {
-        if (!r) continue;
-        const cpu = IN_PROCESS
-          ? `process CPU ${r.a2aCpuUsPerEvent.toFixed(1)} µs/event`
-          : `CPU µs/event: A2A ${r.a2aCpuUsPerEvent.toFixed(1)}, adapter ${r.aguiCpuUsPerEvent.toFixed(1)}`;
-        console.log(
-          `c=${String(c).padEnd(3)} ${name.padEnd(34)} events=${r.events} ${r.eventsPerSec.toFixed(0).padStart(6)} events/s  first event ${r.firstEventMs.toFixed(2)} ms  first text ${r.firstTextMs.toFixed(2)} ms  ${cpu}`,
-        );
+      const ratios: Record<"eventsPerSec" | "firstEvent" | "firstText" | "addedUs", number[]> = {
+        eventsPerSec: [],
+        firstEvent: [],
+        firstText: [],
+        addedUs: [],
+      };
+      for (let round = 1; round <= ROUNDS; round++) {
+        const a = ONLY === "agui" ? undefined : await measure(direct, c);
+        const g = ONLY === "a2a" ? undefined : await measure(viaAgui, c);
+        for (const [name, r] of [
+          ["A2A direct (SendStreamingMessage)", a],
+          ["AG-UI via adapter (POST /)", g],
+        ] as const) {
+          if (!r) continue;
+          const cpu = IN_PROCESS
+            ? `process CPU ${r.a2aCpuUsPerEvent.toFixed(1)} µs/event`
+            : `CPU µs/event: A2A ${r.a2aCpuUsPerEvent.toFixed(1)}, adapter ${r.aguiCpuUsPerEvent.toFixed(1)}`;
+          console.log(
+            `c=${String(c).padEnd(3)} round ${round} ${name.padEnd(34)} events=${r.events} ${r.eventsPerSec.toFixed(0).padStart(6)} events/s  first event ${r.firstEventMs.toFixed(2)} ms  first text ${r.firstTextMs.toFixed(2)} ms  ${cpu}`,
+          );
+        }
+        if (!a || !g) continue;
+        ratios.eventsPerSec.push(g.eventsPerSec / a.eventsPerSec);
+        ratios.firstEvent.push(g.firstEventMs / a.firstEventMs);
+        ratios.firstText.push(g.firstTextMs / a.firstTextMs);
+        ratios.addedUs.push(((g.ms - a.ms) / g.events) * 1000);
       }
-      if (!a || !g) continue;
-      const addedUs = ((g.ms - a.ms) / g.events) * 1000;
+      if (!ratios.eventsPerSec.length) continue;
+      const spread = (v: number[], digits = 2) =>
+        `${median(v).toFixed(digits)} [${Math.min(...v).toFixed(digits)}-${Math.max(...v).toFixed(digits)}]`;
       console.log(
-        `c=${String(c).padEnd(3)} ratio AG-UI/A2A: events/s ${(g.eventsPerSec / a.eventsPerSec).toFixed(2)}  first event ${(g.firstEventMs / a.firstEventMs).toFixed(2)}  first text ${(g.firstTextMs / a.firstTextMs).toFixed(2)}  added per AG-UI event ${addedUs.toFixed(1)} µs`,
+        `c=${String(c).padEnd(3)} ratio AG-UI/A2A, median [min-max] of ${ROUNDS} rounds: events/s ${spread(ratios.eventsPerSec)} (goal >= 0.8)  first event ${spread(ratios.firstEvent)} (goal <= 1.2)  first text ${spread(ratios.firstText)}  added per AG-UI event ${spread(ratios.addedUs, 1)} µs  load ${os.loadavg()[0].toFixed(1)}`,
       );
     }
   } finally {
