@@ -272,9 +272,18 @@ describe("e2e: kill -9 at random moments, conversation and task state agree", fu
     // Then one process takes the run to its end, each wait answered as it comes.
     server = await startSourceCli(["a2a", "--config", file], env);
     let done = false;
+    /** How each step ended (its last state and text), for the failure message. */
+    const steps: string[] = [];
     for (let step = 0; step < 20 && !done; step++) {
-      const { message, answered } = await nextMessage(server.url, false);
-      const stream = await openStream(server.url, "SendStreamingMessage", { message });
+      // A run the restart revived goes on by itself: follow it to its next wait or its end.
+      const live = await liveTask(server.url, contextId!);
+      const revived = live?.status?.state === "TASK_STATE_WORKING";
+      const { message, answered } = revived
+        ? { message: undefined, answered: undefined }
+        : await nextMessage(server.url, false);
+      const stream = revived
+        ? await openStream(server.url, "SubscribeToTask", { id: live.id })
+        : await openStream(server.url, "SendStreamingMessage", { message });
       // The next wait (not the one just answered, which the first event still shows) or the end.
       const events = await stream.until(
         (e) =>
@@ -284,10 +293,13 @@ describe("e2e: kill -9 at random moments, conversation and task state agree", fu
       );
       stream.stop();
       done = stateOf(events.at(-1)!) === "TASK_STATE_COMPLETED";
+      steps.push(
+        `${revived ? "followed" : (answered ?? "message")} -> ${JSON.stringify(events.at(-1)).slice(0, 600)}`,
+      );
     }
     await server.stop();
     server = undefined;
-    expect(done, "the pipeline completed").to.equal(true);
+    expect(done, `the pipeline completed; steps:\n${steps.join("\n")}`).to.equal(true);
     const events = await checkJournal(persistDir, contextId!);
     expect(events.filter((e) => e.eventType === "pipeline_completed")).to.have.length(1);
     // A deployment the kill cut off is reported interrupted, never run again by the engine; the
@@ -305,10 +317,21 @@ interface Waiting {
   option?: string;
 }
 
-/** The input the context's latest task waits for, if any. */
+/**
+ * The context's live task: the latest one working or waiting for input. (A message refused while
+ * a revived run works is a task of its own, failed: it is not the run.)
+ */
+async function liveTask(url: string, contextId: string): Promise<TaskJson | undefined> {
+  const page = (await rpc(url, "ListTasks", { contextId, pageSize: 20 })).body.result as {
+    tasks: TaskJson[];
+  };
+  const live = ["TASK_STATE_WORKING", "TASK_STATE_INPUT_REQUIRED"];
+  return page.tasks.find((t) => live.includes(t.status?.state ?? ""));
+}
+
+/** The input the context's live task waits for, if any. */
 async function inputWaiting(url: string, contextId: string): Promise<Waiting | undefined> {
-  const page = (await rpc(url, "ListTasks", { contextId, pageSize: 1 })).body.result as { tasks: TaskJson[] };
-  const task = page.tasks[0];
+  const task = await liveTask(url, contextId);
   const input = task?.metadata?.iac_code?.input;
   return task?.status?.state === "TASK_STATE_INPUT_REQUIRED" && input?.inputId
     ? {
