@@ -8,7 +8,7 @@
 import { expect } from "chai";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { SendMessageRequest, TaskState, type StreamResponse } from "@a2a-js/sdk";
+import { TaskState, type SendMessageRequest, type StreamResponse } from "@a2a-js/sdk";
 import type { Client } from "@a2a-js/sdk/client";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import type { PipelineEnvelope } from "../../src/runtime/seam.js";
@@ -17,30 +17,9 @@ import { BINDINGS, sdkClient } from "../a2a-bindings/fixtures/server.js";
 import { agentRun } from "../agui/harness.js";
 import type { WireEvent } from "../agui/helpers.js";
 import { adapterSettings } from "../e2e/helpers.js";
+import { envelopesOf, iacOf, request, stateOf, type Meta } from "./sdk-stream.js";
 import { removeTempDirs } from "../runtime/helpers.js";
 import { startPipelineA2a, type PipelineA2a } from "./helpers.js";
-
-type Meta = Record<string, unknown>;
-
-function request(parts: unknown[], extra: Meta = {}): SendMessageRequest {
-  return SendMessageRequest.fromJSON({
-    message: { messageId: `m-${Math.random().toString(16).slice(2)}`, role: "ROLE_USER", parts, ...extra },
-  });
-}
-
-function stateOf(event: StreamResponse): TaskState | undefined {
-  return event.payload?.$case === "statusUpdate" ? event.payload.value.status?.state : undefined;
-}
-
-function iacOf(event: StreamResponse): Meta {
-  return (event.payload?.$case === "statusUpdate" ? event.payload.value.metadata?.iac_code : {}) as Meta;
-}
-
-function envelopesOf(event: StreamResponse): PipelineEnvelope[] {
-  const iac = iacOf(event) ?? {};
-  if (iac.pipeline) return [iac.pipeline as PipelineEnvelope];
-  return (iac.pipelineBatch as { events?: PipelineEnvelope[] } | undefined)?.events ?? [];
-}
 
 /** A streaming call until the turn ends or waits. */
 async function stream(client: Client, req: SendMessageRequest): Promise<StreamResponse[]> {

@@ -9,7 +9,7 @@
 import { expect } from "chai";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { SendMessageRequest, TaskState, type StreamResponse } from "@a2a-js/sdk";
+import { TaskState, type StreamResponse } from "@a2a-js/sdk";
 import type { Client } from "@a2a-js/sdk/client";
 import { HttpAgent, type Interrupt } from "@ag-ui/client";
 import type { RunningA2aServer } from "../../src/a2a/server.js";
@@ -20,11 +20,10 @@ import { BINDINGS, sdkClient, type Binding } from "../a2a-bindings/fixtures/serv
 import { agentRun } from "../agui/harness.js";
 import type { WireEvent } from "../agui/helpers.js";
 import { adapterSettings } from "../e2e/helpers.js";
+import { envelopesOf, iacOf, request, stateOf, type Meta } from "./sdk-stream.js";
 import { removeTempDirs, tempDir } from "../runtime/helpers.js";
 import { answerFor, type ResumeEntry } from "./answers.js";
 import { startDemoA2a } from "./helpers.js";
-
-type Meta = Record<string, unknown>;
 
 interface Scenario {
   tag: string;
@@ -109,27 +108,6 @@ function expectInOrder(journal: PipelineEnvelope[], story: string[]): void {
     expect(found, `${type} after position ${at} in ${types.join(" ")}`).to.be.greaterThan(-1);
     at = found + 1;
   }
-}
-
-function request(parts: unknown[], extra: Meta = {}): SendMessageRequest {
-  return SendMessageRequest.fromJSON({
-    message: { messageId: `m-${Math.random().toString(16).slice(2)}`, role: "ROLE_USER", parts, ...extra },
-  });
-}
-
-function stateOf(event: StreamResponse): TaskState | undefined {
-  return event.payload?.$case === "statusUpdate" ? event.payload.value.status?.state : undefined;
-}
-
-function iacOf(event: StreamResponse): Meta {
-  return ((event.payload?.$case === "statusUpdate" ? event.payload.value.metadata?.iac_code : undefined) ??
-    {}) as Meta;
-}
-
-function envelopesOf(event: StreamResponse): PipelineEnvelope[] {
-  const iac = iacOf(event);
-  if (iac.pipeline) return [iac.pipeline as PipelineEnvelope];
-  return (iac.pipelineBatch as { events?: PipelineEnvelope[] } | undefined)?.events ?? [];
 }
 
 /** The data part answering an A2A input request the way the scenario wants. */

@@ -48,7 +48,7 @@ const NOT_CONNECTED = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
-/** Every error code in a fetch failure's cause chain (an AggregateError holds several). */
+/** Every error code in a failed request's cause chain (an AggregateError holds several). */
 function codesOf(err: unknown, depth = 0): string[] {
   if (!err || typeof err !== "object" || depth > 4) return [];
   const e = err as { code?: unknown; cause?: unknown; errors?: unknown };
@@ -57,7 +57,7 @@ function codesOf(err: unknown, depth = 0): string[] {
   return [...own, ...nested, ...codesOf(e.cause, depth + 1)];
 }
 
-/** A fetch that failed before any response: not-sent when it never connected, else no-answer. */
+/** A request that failed before any response: not-sent when it never connected, else no-answer. */
 export function reachOf(err: unknown): Reach {
   const codes = codesOf(err);
   return codes.length > 0 && codes.every((c) => NOT_CONNECTED.has(c)) ? "not-sent" : "no-answer";
