@@ -8,15 +8,20 @@
 // event of each server process, and the ratios AG-UI/A2A; bounded loops. The
 // client reads on node:http (fetch would add the same large cost to both sides).
 // The servers run from the built dist/ (IAC_CODE_FROM_SOURCE=1: src/ through tsx).
+// `--floors` also measures two stand-ins for any adapter, each in a process of its
+// own in front of the same A2A server: a byte pipe (the cost of the extra hop
+// alone) and a minimal relay (parse each A2A event, write one small AG-UI-like
+// event): what no adapter process can go below on this machine.
 // Usage:
 //   npx tsx scripts/bench/agui-vs-a2a.ts [--runs 96] [--deltas 200] [--concurrency 1,16] [--rounds 3]
-//     [--only a2a|agui] [--in-process] [--profile-dir DIR]
+//     [--only a2a|agui] [--in-process] [--profile-dir DIR] [--floors]
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import net from "node:net";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
@@ -31,6 +36,7 @@ const ONLY = textOption("only");
 /** Alternating rounds: the ratios are taken within a round (the machine may be shared). */
 const ROUNDS = option("rounds", 3);
 const IN_PROCESS = process.argv.includes("--in-process");
+const FLOORS = process.argv.includes("--floors");
 /** Each server process writes a CPU profile there when it stops. */
 const PROFILE_DIR = textOption("profile-dir");
 /** The servers run from dist/ as users run them, or from src/ through tsx. */
@@ -150,16 +156,78 @@ function processCpuUs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
+/** The process in front of the A2A server in a measurement. */
+type Front = "agui" | "pipe" | "relay";
+
 interface Servers {
   a2aUrl: string;
   aguiUrl: string;
-  /** CPU µs used so far by the A2A server and by the adapter (in-process: both are this process). */
-  cpu(): { a2a: number; agui: number };
+  /** With --floors: the byte pipe's and the minimal relay's URLs (each in front of the A2A server). */
+  pipeUrl?: string;
+  relayUrl?: string;
+  /** CPU µs used so far by each server process (in-process: all are this process). */
+  cpu(): Record<Front | "a2a", number>;
   close(): Promise<void>;
 }
 
-/** `--serve a2a|agui`: one server in this process, for the parent to measure; prints its URL. */
+/** A byte pipe to the A2A server: every connection relayed as is. */
+function servePipe(target: URL): Promise<string> {
+  const server = net.createServer((socket) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    socket.pipe(upstream).pipe(socket);
+    for (const s of [socket, upstream]) s.on("error", () => (socket.destroy(), upstream.destroy()));
+  });
+  return listenUrl(server);
+}
+
+/**
+ * The least an adapter does: POSTs the run to the A2A server, parses each SSE
+ * event and writes one small event of its own per event it read.
+ */
+function serveRelay(target: URL): Promise<string> {
+  const upstreamAgent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const server = http.createServer((req, res) => {
+    const body: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => body.push(chunk));
+    req.on("end", () => {
+      const up = http.request(
+        target,
+        { method: "POST", agent: upstreamAgent, headers: req.headers },
+        (upRes) => {
+          res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" });
+          const parser = new SseParser();
+          upRes.on("data", (chunk: Buffer) => {
+            let out = "";
+            for (const { data } of parser.push(chunk)) {
+              const event = JSON.parse(data) as { result?: { statusUpdate?: unknown } };
+              out += `data: ${JSON.stringify({ type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: event.result?.statusUpdate ? "status" : "text" })}\n\n`;
+            }
+            if (out) res.write(out);
+          });
+          upRes.on("end", () => res.end());
+        },
+      );
+      up.on("error", () => res.destroy());
+      up.end(Buffer.concat(body));
+    });
+  });
+  return listenUrl(server);
+}
+
+async function listenUrl(server: net.Server): Promise<string> {
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`;
+}
+
+/** `--serve a2a|agui|pipe|relay`: one server in this process, for the parent to measure; prints its URL. */
 async function serveChild(kind: string): Promise<void> {
+  if (kind === "pipe" || kind === "relay") {
+    const target = new URL(textOption("a2a-url")!);
+    process.stdout.write(`${kind === "pipe" ? await servePipe(target) : await serveRelay(target)}\n`);
+    process.on("SIGTERM", () => process.exit(0));
+    return;
+  }
   const dir = textOption("dir")!;
   const server =
     kind === "a2a" ? await startA2a(dir, path.join(dir, "ws")) : await startAgui(dir, textOption("a2a-url")!);
@@ -185,8 +253,8 @@ async function startServers(dir: string, workspace: string): Promise<Servers> {
     const a2a = await startA2a(dir, workspace);
     const agui = await startAgui(dir, a2a.url);
     const cpu = () => {
-      const u = process.cpuUsage();
-      return { a2a: u.user + u.system, agui: u.user + u.system };
+      const u = process.cpuUsage().user + process.cpuUsage().system;
+      return { a2a: u, agui: u, pipe: u, relay: u };
     };
     return {
       a2aUrl: a2a.url,
@@ -197,12 +265,18 @@ async function startServers(dir: string, workspace: string): Promise<Servers> {
   }
   const a2a = await spawnServer(["--serve", "a2a", "--dir", dir]);
   const agui = await spawnServer(["--serve", "agui", "--dir", dir, "--a2a-url", a2a.url]);
+  const floors = FLOORS
+    ? await Promise.all(["pipe", "relay"].map((k) => spawnServer(["--serve", k, "--a2a-url", a2a.url])))
+    : [];
+  const cpuOf = (s?: { child: ChildProcess }) => (s ? processCpuUs(s.child.pid!) : 0);
   return {
     a2aUrl: a2a.url,
     aguiUrl: agui.url,
-    cpu: () => ({ a2a: processCpuUs(a2a.child.pid!), agui: processCpuUs(agui.child.pid!) }),
+    pipeUrl: floors[0]?.url,
+    relayUrl: floors[1]?.url,
+    cpu: () => ({ a2a: cpuOf(a2a), agui: cpuOf(agui), pipe: cpuOf(floors[0]), relay: cpuOf(floors[1]) }),
     close: async () => {
-      for (const { child } of [agui, a2a]) {
+      for (const { child } of [agui, ...floors, a2a]) {
         child.kill("SIGTERM");
         await once(child, "exit");
       }
@@ -217,18 +291,26 @@ async function main(): Promise<void> {
   const servers = await startServers(dir, workspace);
 
   let seq = 0;
-  const direct = () => {
+  /** A2A SendStreamingMessage runs, sent to `url` (the server, or a floor in front of it). */
+  const a2aRuns = (url: string, isText: (data: string) => boolean) => () => {
     const i = seq++;
     return post(
-      servers.a2aUrl,
+      url,
       { "Content-Type": "application/json", "A2A-Version": "1.0", Authorization: `Bearer ${TOKEN}`, Accept: "text/event-stream" },
       JSON.stringify({
         jsonrpc: "2.0", id: i, method: "SendStreamingMessage",
         params: { message: { messageId: `m-${i}`, role: "ROLE_USER", parts: [{ text: "go" }], contextId: `bench-direct-${i}`, metadata: { iac_code: { cwd: workspace } } } },
       }),
-      (data) => data.includes('"text":"chunk'),
+      isText,
     ); // prettier-ignore
   };
+  const direct = a2aRuns(servers.a2aUrl, (data) => data.includes('"text":"chunk'));
+  const floors = servers.pipeUrl && servers.relayUrl
+    ? [
+        ["A2A via a byte pipe (floor)", "pipe", a2aRuns(servers.pipeUrl, (data) => data.includes('"text":"chunk'))],
+        ["A2A via a minimal relay (floor)", "relay", a2aRuns(servers.relayUrl, (data) => data.includes('"delta":"text"'))],
+      ] as const
+    : []; // prettier-ignore
   const viaAgui = () => {
     const i = seq++;
     return post(
@@ -244,7 +326,7 @@ async function main(): Promise<void> {
   };
 
   /** RUNS runs, `concurrency` at a time. */
-  const measure = async (fn: () => Promise<RunResult>, concurrency: number) => {
+  const measure = async (fn: () => Promise<RunResult>, concurrency: number, front: Front = "agui") => {
     await Promise.all(Array.from({ length: concurrency }, fn)); // warm-up
     const results: RunResult[] = [];
     const cpu0 = servers.cpu();
@@ -262,7 +344,7 @@ async function main(): Promise<void> {
       ms,
       eventsPerSec: (events / ms) * 1000,
       a2aCpuUsPerEvent: (cpu1.a2a - cpu0.a2a) / events,
-      aguiCpuUsPerEvent: (cpu1.agui - cpu0.agui) / events,
+      frontCpuUsPerEvent: (cpu1[front] - cpu0[front]) / events,
       firstEventMs: median(results.map((r) => r.firstEventMs)),
       firstTextMs: median(results.map((r) => r.firstTextMs)),
     };
@@ -271,39 +353,45 @@ async function main(): Promise<void> {
   try {
     console.log(`runs=${RUNS} text deltas per run=${DELTAS} rounds=${ROUNDS} (loopback, ${where})`);
     for (const c of CONCURRENCY) {
-      const ratios: Record<"eventsPerSec" | "firstEvent" | "firstText" | "addedUs", number[]> = {
-        eventsPerSec: [],
-        firstEvent: [],
-        firstText: [],
-        addedUs: [],
+      /** Per front (agui and each floor): its ratios to direct A2A, one per round. */
+      const ratios = new Map<
+        string,
+        Record<"eventsPerSec" | "firstEvent" | "firstText" | "addedUs", number[]>
+      >();
+      const line = (name: string, r: Awaited<ReturnType<typeof measure>>, round: number) => {
+        const cpu = IN_PROCESS
+          ? `process CPU ${r.a2aCpuUsPerEvent.toFixed(1)} µs/event`
+          : `CPU µs/event: A2A ${r.a2aCpuUsPerEvent.toFixed(1)}, front ${r.frontCpuUsPerEvent.toFixed(1)}`;
+        console.log(
+          `c=${String(c).padEnd(3)} round ${round} ${name.padEnd(34)} events=${r.events} ${r.eventsPerSec.toFixed(0).padStart(6)} events/s  first event ${r.firstEventMs.toFixed(2)} ms  first text ${r.firstTextMs.toFixed(2)} ms  ${cpu}`,
+        );
       };
       for (let round = 1; round <= ROUNDS; round++) {
         const a = ONLY === "agui" ? undefined : await measure(direct, c);
-        const g = ONLY === "a2a" ? undefined : await measure(viaAgui, c);
-        for (const [name, r] of [
-          ["A2A direct (SendStreamingMessage)", a],
-          ["AG-UI via adapter (POST /)", g],
-        ] as const) {
-          if (!r) continue;
-          const cpu = IN_PROCESS
-            ? `process CPU ${r.a2aCpuUsPerEvent.toFixed(1)} µs/event`
-            : `CPU µs/event: A2A ${r.a2aCpuUsPerEvent.toFixed(1)}, adapter ${r.aguiCpuUsPerEvent.toFixed(1)}`;
-          console.log(
-            `c=${String(c).padEnd(3)} round ${round} ${name.padEnd(34)} events=${r.events} ${r.eventsPerSec.toFixed(0).padStart(6)} events/s  first event ${r.firstEventMs.toFixed(2)} ms  first text ${r.firstTextMs.toFixed(2)} ms  ${cpu}`,
-          );
+        if (a) line("A2A direct (SendStreamingMessage)", a, round);
+        const fronts = [
+          ...(ONLY === "a2a" ? [] : [["AG-UI via adapter (POST /)", "agui", viaAgui] as const]),
+          ...floors,
+        ];
+        for (const [name, front, fn] of fronts) {
+          const g = await measure(fn, c, front);
+          line(name, g, round);
+          if (!a) continue;
+          const r = ratios.get(name) ?? { eventsPerSec: [], firstEvent: [], firstText: [], addedUs: [] };
+          ratios.set(name, r);
+          r.eventsPerSec.push(g.eventsPerSec / a.eventsPerSec);
+          r.firstEvent.push(g.firstEventMs / a.firstEventMs);
+          r.firstText.push(g.firstTextMs / a.firstTextMs);
+          r.addedUs.push(((g.ms - a.ms) / g.events) * 1000);
         }
-        if (!a || !g) continue;
-        ratios.eventsPerSec.push(g.eventsPerSec / a.eventsPerSec);
-        ratios.firstEvent.push(g.firstEventMs / a.firstEventMs);
-        ratios.firstText.push(g.firstTextMs / a.firstTextMs);
-        ratios.addedUs.push(((g.ms - a.ms) / g.events) * 1000);
       }
-      if (!ratios.eventsPerSec.length) continue;
       const spread = (v: number[], digits = 2) =>
         `${median(v).toFixed(digits)} [${Math.min(...v).toFixed(digits)}-${Math.max(...v).toFixed(digits)}]`;
-      console.log(
-        `c=${String(c).padEnd(3)} ratio AG-UI/A2A, median [min-max] of ${ROUNDS} rounds: events/s ${spread(ratios.eventsPerSec)} (goal >= 0.8)  first event ${spread(ratios.firstEvent)} (goal <= 1.2)  first text ${spread(ratios.firstText)}  added per AG-UI event ${spread(ratios.addedUs, 1)} µs  load ${os.loadavg()[0].toFixed(1)}`,
-      );
+      for (const [name, r] of ratios) {
+        console.log(
+          `c=${String(c).padEnd(3)} ratio ${name} / A2A direct, median [min-max] of ${ROUNDS} rounds: events/s ${spread(r.eventsPerSec)} (goal >= 0.8)  first event ${spread(r.firstEvent)} (goal <= 1.2)  first text ${spread(r.firstText)}  added per event ${spread(r.addedUs, 1)} µs  load ${os.loadavg()[0].toFixed(1)}`,
+        );
+      }
     }
   } finally {
     agent.destroy();

@@ -211,7 +211,7 @@ describe("e2e: replicas of `iac-code a2a` on one Redis (store: redis)", function
     // The same answer again, on either replica, is refused: nothing waits any more.
     for (const url of [a.url, b.url]) {
       const again = await rpc(url, "SendMessage", { message: answerMessage(waiting, "allow_once") });
-      expect(again.body.error).to.deep.include({ code: -32602 });
+      expect(again.body.error, `${url}: ${JSON.stringify(again.body)}`).to.deep.include({ code: -32602 });
     }
     // The context continues on B (the conversation comes from the shared session).
     const next = await rpc(b.url, "SendMessage", {
