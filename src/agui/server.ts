@@ -5,6 +5,7 @@
 import type http from "node:http";
 import type { Redis } from "ioredis";
 import path from "node:path";
+import { DirInUseError, lockDir, type DirLock } from "../server/dir-lock.js";
 import { listenHttp } from "../server/listener.js";
 import { ServerMetrics } from "../server/metrics.js";
 import { flushTracing, startTracing } from "../server/tracing/index.js";
@@ -65,6 +66,8 @@ export async function startAguiServer(
   const configuredUrl = settings.a2aUrl ? normalizeA2aUrl(settings.a2aUrl) : undefined;
   // OTLP traces when the standard OTEL_* variables name an endpoint (the SDK is loaded only then).
   await startTracing(deps.env ?? process.env);
+  // One adapter per home: a second one never touches the first one's threads or managed child.
+  const home = takeHome(settings.stateDir);
   // Bind first: a port in use fails before the managed child starts or anything is announced.
   // Until the adapter is ready the listener answers 503.
   let handle: http.RequestListener = (_req, res) => {
@@ -75,7 +78,10 @@ export async function startAguiServer(
     settings.host,
     settings.port,
     settings.timeouts,
-  );
+  ).catch((error: unknown) => {
+    home.release();
+    throw error;
+  });
   let started: ManagedA2a | undefined;
   try {
     if (!configuredUrl) {
@@ -88,6 +94,7 @@ export async function startAguiServer(
     }
   } catch (err) {
     await listener.close();
+    home.release();
     throw err;
   }
   const managed = started;
@@ -162,6 +169,7 @@ export async function startAguiServer(
       await managed?.stop();
       await redis?.quit().catch(() => redis.disconnect());
       await flushTracing();
+      home.release();
     })();
     return closing;
   };
@@ -190,4 +198,22 @@ export async function startAguiServer(
     managed,
     close,
   };
+}
+
+/**
+ * Takes the adapter's state dir for this process (its threads and its managed
+ * child's PID file are there); refused, with the holder and the fix, while
+ * another adapter runs on it.
+ */
+function takeHome(stateDir: string): DirLock {
+  try {
+    return lockDir(stateDir, "adapter");
+  } catch (error) {
+    if (!(error instanceof DirInUseError)) throw error;
+    throw new Error(
+      `The state directory ${stateDir} is in use by another iac-code AG-UI adapter (PID ${error.pid ?? "unknown"}). ` +
+        "Stop that adapter, or give this one a home of its own (IAC_CODE_CONFIG_DIR=<dir>).",
+      { cause: error },
+    );
+  }
 }

@@ -2,7 +2,7 @@
 // managed child with an IPC channel) start a graceful stop. The whole stop,
 // from the first signal to the exit, takes at most the shutdown timeout: the
 // graceful part gets the timeout less a reserve; past that, or on a second
-// signal, `keep` saves what the stores must keep (within the reserve) and the
+// signal (not for a managed child: see stop), `keep` saves what the stores must keep (within the reserve) and the
 // process exits 1. Log lines still queued get a short, bounded flush: a log
 // destination never holds the stop up (see fd-log-writer.ts).
 import type { Logger } from "pino";
@@ -59,7 +59,10 @@ export function handleStopSignals(options: StopOptions): (reason: string) => voi
   };
   const stop = (reason: string): void => {
     if (stopping) {
-      force(`${reason} during shutdown`);
+      // A managed child gets a group's Ctrl-C (or systemd's SIGTERM) and then its parent's
+      // SIGTERM: the second is not a hurry. Its parent kills it past its own grace period.
+      if (options.watchParent) logger.info({ reason }, "already shutting down");
+      else force(`${reason} during shutdown`);
       return;
     }
     stopping = true;

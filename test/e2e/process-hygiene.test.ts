@@ -41,10 +41,12 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 /** Starts `iac-code agui` on a free port; resolves with its URL once it listens. */
 async function startAdapter(
   configDir: string,
+  options: { detached?: boolean } = {},
 ): Promise<{ proc: ChildProcess; url: string; stderr: () => string }> {
   const proc = spawn(process.execPath, [BIN, "agui", "--port", "0", "--log-format", "json"], {
     env: cleanEnv(configDir),
     stdio: ["ignore", "pipe", "pipe"],
+    detached: options.detached,
   });
   let out = "";
   let err = "";
@@ -138,6 +140,50 @@ describe("process hygiene (real CLI)", function () {
       expect((await exited(adapter.proc)).code).to.equal(0);
     }
     expect(existsSync(pidFile), "the pid file goes with the child").to.equal(false);
+  });
+
+  it("a second adapter on the same home refuses at once in one line naming the holder; the first one's child is untouched", async () => {
+    const pidFile = path.join(dir, "agui", "managed-a2a.pid");
+    const first = await startAdapter(dir);
+    try {
+      const childPid = Number(readFileSync(pidFile, "utf8"));
+      const second = spawn(process.execPath, [BIN, "serve", "--port", "0"], {
+        env: cleanEnv(dir),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let err = "";
+      second.stderr.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+      const end = await Promise.race([exited(second), sleep(10_000).then(() => "still running" as const)]);
+      expect(end, err).to.deep.equal({ code: 1, signal: null });
+      expect(err.trim().split("\n"), err).to.have.length(1);
+      expect(err).to.include(`in use by another iac-code AG-UI adapter (PID ${first.proc.pid})`);
+      expect(err).to.include("IAC_CODE_CONFIG_DIR");
+      // The old bug killed the first adapter's child ~15 s after the second started.
+      await sleep(1000);
+      expect(running(childPid)).to.equal(true);
+      expect(Number(readFileSync(pidFile, "utf8"))).to.equal(childPid);
+      const health = (await (await fetch(`${first.url}health`)).json()) as { a2a?: Record<string, unknown> };
+      expect(health.a2a).to.deep.include({ state: "up", restarts: 0 });
+    } finally {
+      first.proc.kill("SIGTERM");
+      expect((await exited(first.proc)).code).to.equal(0);
+    }
+    // Once the first has stopped, the home is free again.
+    const third = await startAdapter(dir);
+    third.proc.kill("SIGTERM");
+    expect((await exited(third.proc)).code).to.equal(0);
+  });
+
+  it("Ctrl-C to the process group stops the adapter and its managed child cleanly, without a forced stop", async () => {
+    const pidFile = path.join(dir, "agui", "managed-a2a.pid");
+    const adapter = await startAdapter(dir, { detached: true });
+    const childPid = Number(readFileSync(pidFile, "utf8"));
+    // As a terminal's Ctrl-C (or systemd's KillMode=control-group) does: every process of the group.
+    process.kill(-adapter.proc.pid!, "SIGINT");
+    const end = await Promise.race([exited(adapter.proc), sleep(15_000).then(() => "hung" as const)]);
+    expect(end, adapter.stderr()).to.deep.equal({ code: 0, signal: null });
+    expect(await until(() => !running(childPid), 5000), "the child is gone").to.equal(true);
+    expect(adapter.stderr()).to.not.include("stopping without waiting any longer");
   });
 
   it("an A2A server whose stdout and stderr are closed keeps serving and exits 0 on SIGTERM", async () => {

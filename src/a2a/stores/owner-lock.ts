@@ -1,9 +1,11 @@
 // One server per persistence dir. The lock itself is SQLite's exclusive
-// locking mode on the state database: the OS releases it when the process
-// dies, however it dies, so a stale lock never blocks a restart. The PID file
-// beside it only lets a refused server name the process that holds the dir.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import path from "node:path";
+// locking mode on the state database (sqlite-state.ts); the PID file beside it
+// (server/dir-lock.ts) only lets a refused server name the process that holds the dir.
+import {
+  ownerPid as recordedPid,
+  recordOwner as record,
+  releaseOwner as release,
+} from "../../server/dir-lock.js";
 
 const PID_FILE = "owner.pid";
 
@@ -22,21 +24,10 @@ export class PersistenceDirInUseError extends Error {
 }
 
 /** The PID recorded by the server that holds the dir, if readable. */
-export function ownerPid(dir: string): number | undefined {
-  try {
-    const pid = Number(readFileSync(path.join(dir, PID_FILE), "utf8").trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const ownerPid = (dir: string): number | undefined => recordedPid(dir, PID_FILE);
 
 /** Records this process as the holder (called once the lock is taken). */
-export function recordOwner(dir: string): void {
-  writeFileSync(path.join(dir, PID_FILE), `${process.pid}\n`, { mode: 0o600 });
-}
+export const recordOwner = (dir: string): void => record(dir, PID_FILE);
 
 /** Removes the record if it still names this process. */
-export function releaseOwner(dir: string): void {
-  if (ownerPid(dir) === process.pid) rmSync(path.join(dir, PID_FILE), { force: true });
-}
+export const releaseOwner = (dir: string): void => release(dir, PID_FILE);

@@ -13,6 +13,7 @@ import path from "node:path";
 import BetterSqlite3, { type Database, type Statement } from "better-sqlite3";
 import type { Logger } from "pino";
 import type { pb } from "../../contract/index.js";
+import { isBusy } from "../../server/dir-lock.js";
 import { settled, type GroupCommit, type StagedPart } from "../../server/group-commit.js";
 import { sqliteGroupCommit, type SqliteStaged } from "../../runtime/store/sqlite-group-commit.js";
 import { SqliteRuntimeStore } from "../../runtime/store/sqlite-runtime-store.js";
@@ -54,11 +55,6 @@ interface ContextRow {
   session_id: string;
   cwd: string;
   updated_ms: number;
-}
-
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code;
-  return code === "SQLITE_BUSY" || code === "SQLITE_LOCKED";
 }
 
 /** Opens the database and takes the dir for this process (refused while another server holds it). */

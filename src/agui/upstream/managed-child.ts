@@ -58,7 +58,11 @@ function isManagedChild(pid: number): boolean {
   }
 }
 
-/** Waits for the child a previous adapter left (it stops by itself once its parent is gone), else kills it. */
+/**
+ * Waits for the child a previous adapter left (it stops by itself once its
+ * parent is gone), else kills it. Called once this adapter holds the home
+ * (server.ts takeHome): the adapter that started that child is gone.
+ */
 export async function reapStaleChild(pidFile: string, waitMs: number): Promise<void> {
   let pid: number;
   try {
