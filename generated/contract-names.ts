@@ -56,6 +56,7 @@ export const contractTitles: Readonly<Record<string, string>> = {
   "config/a2a-client": "A2AClientConfig",
   "config/a2a-server": "A2AServerConfig",
   "config/agui-server": "AguiServerConfig",
+  "config/settings": "RuntimeSettingsFile",
   "errors/a2a-error-catalogue": "A2AErrorCatalogue",
   "errors/agui-error-catalogue": "AguiErrorCatalogue",
   "errors/error-envelope": "ErrorEnvelope",

@@ -89,6 +89,7 @@ export const schemaIndex = {
   "config/a2a-client": { id: "https://schemas.iac-code.dev/config/a2a-client.json", title: "A2AClientConfig", file: "schemas/config/a2a-client.json", validate: V.v_config_a2a_client },
   "config/a2a-server": { id: "https://schemas.iac-code.dev/config/a2a-server.json", title: "A2AServerConfig", file: "schemas/config/a2a-server.json", validate: V.v_config_a2a_server },
   "config/agui-server": { id: "https://schemas.iac-code.dev/config/agui-server.json", title: "AguiServerConfig", file: "schemas/config/agui-server.json", validate: V.v_config_agui_server },
+  "config/settings": { id: "https://schemas.iac-code.dev/config/settings.json", title: "RuntimeSettingsFile", file: "schemas/config/settings.json", validate: V.v_config_settings },
   "errors/a2a-error-catalogue": { id: "https://schemas.iac-code.dev/errors/a2a-error-catalogue.json", title: "A2AErrorCatalogue", file: "schemas/errors/a2a-error-catalogue.json", validate: V.v_errors_a2a_error_catalogue },
   "errors/agui-error-catalogue": { id: "https://schemas.iac-code.dev/errors/agui-error-catalogue.json", title: "AguiErrorCatalogue", file: "schemas/errors/agui-error-catalogue.json", validate: V.v_errors_agui_error_catalogue },
   "errors/error-envelope": { id: "https://schemas.iac-code.dev/errors/error-envelope.json", title: "ErrorEnvelope", file: "schemas/errors/error-envelope.json", validate: V.v_errors_error_envelope },
@@ -332,6 +333,10 @@ export function parseA2AServerConfig(value: unknown): ParseResult<T.A2AServerCon
 
 export function parseAguiServerConfig(value: unknown): ParseResult<T.AguiServerConfig> {
   return parseWith<T.AguiServerConfig>(V.v_config_agui_server, value);
+}
+
+export function parseRuntimeSettingsFile(value: unknown): ParseResult<T.RuntimeSettingsFile> {
+  return parseWith<T.RuntimeSettingsFile>(V.v_config_settings, value);
 }
 
 export function parseA2AErrorCatalogue(value: unknown): ParseResult<T.A2AErrorCatalogue> {

@@ -1387,6 +1387,10 @@ export type A2AClientRoute =
  */
 export type A2AClientList = string | string[];
 /**
+ * Rules such as `Bash(npm test:*)` or `Write`.
+ */
+export type Rules = string[];
+/**
  * Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).
  *
  * @minItems 1
@@ -1755,6 +1759,7 @@ export interface IacCodeContracts {
   "config/a2a-client"?: A2AClientConfig;
   "config/a2a-server"?: A2AServerConfig;
   "config/agui-server"?: AguiServerConfig;
+  "config/settings"?: RuntimeSettingsFile;
   "errors/a2a-error-catalogue"?: A2AErrorCatalogue;
   "errors/agui-error-catalogue"?: AguiErrorCatalogue;
   "errors/error-envelope"?: ErrorEnvelope;
@@ -4049,6 +4054,84 @@ export interface AguiServerConfig {
    * Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).
    */
   "shutdown-timeout-seconds"?: number;
+}
+/**
+ * settings.yml in the config dir (IAC_CODE_CONFIG_DIR, default ~/.iac-code): the model the agent runtime uses, and its permission rules. Two forms, which may be mixed: the short one (`provider`, `model`, `base-url`, `api-key` or `api-key-env`) and the reference's (`activeProvider` and `providers.<name>`). The short form wins over `providers.<name>` for the provider it names; the command line and the IAC_CODE_PROVIDER / IAC_CODE_MODEL / IAC_CODE_BASE_URL / IAC_CODE_API_KEY variables win over the file. Top-level keys may be written with `_` for `-`. Unknown keys are refused with the file's line and column, so that a typo is reported instead of ignored.
+ */
+export interface RuntimeSettingsFile {
+  /**
+   * The provider to use (a key or display name, case-insensitive: dashscope, openai, deepseek, ollama, anthropic, openai_compatible, scripted, ...). Same as `activeProvider`; give one of the two.
+   */
+  provider?: string;
+  /**
+   * The model to use with that provider (e.g. qwen-max). Wins over `providers.<name>.model`.
+   */
+  model?: string;
+  /**
+   * The provider's API base URL (http or https). Wins over `providers.<name>.apiBase`.
+   */
+  "base-url"?: string;
+  /**
+   * The provider's API key. Prefer `api-key-env` or .credentials.yml, which keep the key out of a file people share.
+   */
+  "api-key"?: string;
+  /**
+   * The name of an environment variable holding the provider's API key (e.g. DASHSCOPE_API_KEY); the start fails when it is unset or empty.
+   */
+  "api-key-env"?: string;
+  /**
+   * The reference's name for `provider`.
+   */
+  activeProvider?: string;
+  /**
+   * Per-provider settings, by provider key.
+   */
+  providers?: {
+    [k: string]: ProviderEntry | undefined;
+  };
+  /**
+   * Permission mode and rules (see the README's permissions section).
+   */
+  permissions?: {
+    /**
+     * default, acceptEdits, plan or bypassPermissions.
+     */
+    mode?: string;
+    allow?: Rules;
+    deny?: Rules;
+    ask?: Rules;
+  };
+}
+export interface ProviderEntry {
+  /**
+   * The provider's model.
+   */
+  model?: string;
+  /**
+   * The provider's API base URL.
+   */
+  apiBase?: string;
+  /**
+   * The scripted provider's script file.
+   */
+  scriptFile?: string;
+  thinkingEnabled?: boolean;
+  thinkingBudget?: number;
+  maxCompletionTokens?: number;
+  effort?: string;
+  /**
+   * Per-model overrides of the thinking and token knobs, by model name.
+   */
+  models?: {
+    [k: string]:
+      | {
+          thinkingEnabled?: boolean;
+          thinkingBudget?: number;
+          maxCompletionTokens?: number;
+          effort?: string;
+        }
+      | undefined;
+  };
 }
 export interface A2AErrorSpec {
   /**

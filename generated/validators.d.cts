@@ -54,6 +54,7 @@ export declare const v_audit_permission_audit_line: ValidateFunction;
 export declare const v_config_a2a_client: ValidateFunction;
 export declare const v_config_a2a_server: ValidateFunction;
 export declare const v_config_agui_server: ValidateFunction;
+export declare const v_config_settings: ValidateFunction;
 export declare const v_errors_a2a_error_catalogue: ValidateFunction;
 export declare const v_errors_agui_error_catalogue: ValidateFunction;
 export declare const v_errors_error_envelope: ValidateFunction;

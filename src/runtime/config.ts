@@ -3,11 +3,13 @@
 // (IAC_CODE_*) > files under the config dir (settings.yml, .credentials.yml)
 // > the provider catalogue. Per-turn overrides are applied later, per turn.
 import type { RuntimeStore } from "./store/runtime-store.js";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "pino";
 import YAML from "yaml";
+import { schemaIndex } from "../contract/index.js";
 import { t } from "../i18n/index.js";
+import { ConfigError as FileConfigError, loadConfigFile } from "../server/settings-merge.js";
 import { ConfigError } from "./errors.js";
 import { parsePermissionMode, type PermissionSettings } from "./permissions/policy.js";
 import { parseRules } from "./permissions/rules.js";
@@ -131,6 +133,35 @@ function readYamlFile(file: string): Record<string, unknown> | undefined {
   return data as Record<string, unknown>;
 }
 
+/** settings.yml, checked against its schema (unknown keys refused with line and column); undefined when absent. */
+function readSettingsFile(file: string): Record<string, unknown> | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    return loadConfigFile(file, schemaIndex["config/settings"], { keys: "top" });
+  } catch (error) {
+    if (error instanceof FileConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
+}
+
+/** The short form's provider (`provider`, or the reference's `activeProvider`); both must agree. */
+function settingsProviderOf(settings: Record<string, unknown> | undefined): string | undefined {
+  const short = nonEmpty(settings?.provider);
+  const long = nonEmpty(settings?.activeProvider);
+  if (short && long && findProvider(short)?.key !== findProvider(long)?.key)
+    throw new ConfigError("settings.yml: provider and activeProvider name different providers; keep one.");
+  return short ?? long;
+}
+
+/** The short form's API key: `api-key`, or the variable `api-key-env` names (which must be set). */
+function settingsKeyOf(settings: Record<string, unknown> | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const name = nonEmpty(settings?.["api-key-env"]);
+  if (name === undefined) return nonEmpty(settings?.["api-key"]);
+  const key = nonEmpty(env[name]);
+  if (key === undefined) throw new ConfigError(`settings.yml api-key-env names ${name}, which is not set.`);
+  return key;
+}
+
 function section(
   data: Record<string, unknown> | undefined,
   key: string,
@@ -169,15 +200,19 @@ function requireProvider(name: string, where: string): ProviderSpec {
 export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRuntimeConfig {
   const env = options.env ?? process.env;
   const configDir = options.configDir ? path.resolve(options.configDir) : defaultConfigDir(env);
-  const settings = readYamlFile(path.join(configDir, "settings.yml"));
+  const settings = readSettingsFile(path.join(configDir, "settings.yml"));
   const credentials = readYamlFile(path.join(configDir, ".credentials.yml")) ?? {};
   const providers = section(settings, "providers", "settings.yml");
+  for (const name of Object.keys(providers)) requireProvider(name, "settings.yml providers");
 
   const explicitProvider = nonEmpty(options.provider) ?? nonEmpty(env.IAC_CODE_PROVIDER);
-  const settingsProvider = nonEmpty(settings?.activeProvider);
-  const explicitModel = nonEmpty(options.model) ?? nonEmpty(env.IAC_CODE_MODEL);
-  const explicitBaseUrl = nonEmpty(options.baseUrl) ?? nonEmpty(env.IAC_CODE_BASE_URL);
-  const explicitKey = nonEmpty(options.apiKey) ?? nonEmpty(env.IAC_CODE_API_KEY);
+  const settingsProvider = settingsProviderOf(settings);
+  // The file's short form counts as given, below the command line and the environment.
+  const explicitModel = nonEmpty(options.model) ?? nonEmpty(env.IAC_CODE_MODEL) ?? nonEmpty(settings?.model);
+  const explicitBaseUrl =
+    nonEmpty(options.baseUrl) ?? nonEmpty(env.IAC_CODE_BASE_URL) ?? nonEmpty(settings?.["base-url"]);
+  const explicitKey =
+    nonEmpty(options.apiKey) ?? nonEmpty(env.IAC_CODE_API_KEY) ?? settingsKeyOf(settings, env);
   // IAC_CODE_SCRIPT_FILE: the older documented name.
   const scriptFile =
     nonEmpty(options.scriptFile) ?? nonEmpty(env.IAC_CODE_SCRIPT) ?? nonEmpty(env.IAC_CODE_SCRIPT_FILE);
@@ -220,7 +255,7 @@ export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRunt
     provider = requireProvider("scripted", "script");
     providerSource = "options";
   } else if (settingsProvider) {
-    provider = requireProvider(settingsProvider, "settings.yml activeProvider");
+    provider = requireProvider(settingsProvider, "settings.yml provider");
     providerSource = "settings";
   } else if (explicitBaseUrl) {
     // A known vendor URL keeps its provider (thinking knobs, default model); anything else is generic.
@@ -234,12 +269,14 @@ export function resolveRuntimeConfig(options: RuntimeOptions = {}): ResolvedRunt
     provider = providerForModel(explicitModel);
     providerSource = "model";
   } else {
-    const saved = Object.keys(providers).find((k) => findProvider(k));
+    const saved = Object.keys(providers)[0];
     provider = requireProvider(saved ?? DEFAULT_PROVIDER, "settings.yml providers");
     providerSource = saved ? "settings" : "default";
   }
 
-  const saved = section(providers, provider.key, "settings.yml providers");
+  // Entries may name their provider by key or display name.
+  const entry = Object.keys(providers).find((k) => findProvider(k)?.key === provider.key);
+  const saved = entry === undefined ? {} : section(providers, entry, "settings.yml providers");
   if (provider.wire === "scripted") {
     const file = scriptFile ?? nonEmpty(saved.scriptFile);
     if (!file)

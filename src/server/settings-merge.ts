@@ -6,6 +6,7 @@ import path from "node:path";
 import { LineCounter, parseDocument, isMap, isScalar, isSeq, type Node } from "yaml";
 import { violations, type ContractViolation } from "../contract/index.js";
 import { PACKAGE_ROOT } from "../package-root.js";
+import { closest } from "./suggest.js";
 import {
   ConfigError,
   envOf,
@@ -125,22 +126,49 @@ export function mergeSettings(table: SettingsTable, sources: SettingSources): Re
 /** The violation's message; an enum's adds the allowed values (read from the schema file, on error only). */
 function reason(violation: ContractViolation, contract: ConfigContract): string {
   if (violation.keyword !== "enum") return violation.message;
-  try {
-    let node = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, contract.file), "utf8")) as SchemaNode;
-    for (const segment of violation.path.split("/").slice(1)) {
-      node = (/^\d+$/.test(segment) ? node.items : node.properties?.[segment]) ?? {};
-    }
-    if (node.enum) return `must be one of ${node.enum.join(", ")}`;
-  } catch {
-    // Without the schema file the plain message still says what is wrong.
-  }
-  return violation.message;
+  const node = schemaAt(contract, violation.path.split("/").slice(1));
+  return node?.enum ? `must be one of ${node.enum.join(", ")}` : violation.message;
 }
 
 interface SchemaNode {
   properties?: Record<string, SchemaNode>;
+  additionalProperties?: SchemaNode | boolean;
   items?: SchemaNode;
   enum?: unknown[];
+  $ref?: string;
+  $defs?: Record<string, SchemaNode>;
+}
+
+/**
+ * The schema of the value at `segments` (read from the schema file, on error
+ * only), following local `$ref`s and maps' `additionalProperties`; undefined
+ * when the schema file cannot be read or the path leaves it.
+ */
+function schemaAt(contract: ConfigContract, segments: string[]): SchemaNode | undefined {
+  let root: SchemaNode;
+  try {
+    root = JSON.parse(readFileSync(path.join(PACKAGE_ROOT, contract.file), "utf8")) as SchemaNode;
+  } catch {
+    // Without the schema file the plain message still says what is wrong.
+    return undefined;
+  }
+  const resolve = (node: SchemaNode | undefined) =>
+    node?.$ref?.startsWith("#/$defs/") ? root.$defs?.[node.$ref.slice("#/$defs/".length)] : node;
+  let node = resolve(root);
+  for (const segment of segments) {
+    const extra = typeof node?.additionalProperties === "object" ? node.additionalProperties : undefined;
+    node = resolve(/^\d+$/.test(segment) ? node?.items : (node?.properties?.[segment] ?? extra));
+    if (!node) return undefined;
+  }
+  return node;
+}
+
+/** For an unknown key: the known key it is probably a typo of, as a hint. */
+function suggestion(contract: ConfigContract, violation: ContractViolation, key: string): string {
+  const parent = violation.path.split("/").slice(1, -1);
+  const known = Object.keys(schemaAt(contract, parent)?.properties ?? {});
+  const near = closest(key, known);
+  return near ? ` (did you mean ${near}?)` : "";
 }
 
 function normaliseKeys(value: unknown): unknown {
@@ -192,7 +220,11 @@ function nodeAt(root: Node | null, violation: ContractViolation): Node | null {
  * validates it. Every failure names the file, and for bad YAML or a value the
  * schema refuses, the line and column: `a2a-server.yml:3:7: port must be <= 65535`.
  */
-export function loadConfigFile(file: string, contract: ConfigContract): Record<string, unknown> {
+export function loadConfigFile(
+  file: string,
+  contract: ConfigContract,
+  options: { keys?: "all" | "top" } = {},
+): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -217,15 +249,21 @@ export function loadConfigFile(file: string, contract: ConfigContract): Record<s
   if (typeof data !== "object" || Array.isArray(data)) {
     throw new ConfigError(`${file}: a config file must contain a mapping of keys to values.`);
   }
-  const normalised = normaliseKeys(data) as Record<string, unknown>;
+  // "top": below the first level, keys are names (providers, models), kept as written.
+  const normalised = (
+    options.keys === "top"
+      ? Object.fromEntries(Object.entries(data as object).map(([k, v]) => [k.replace(/_/g, "-"), v]))
+      : normaliseKeys(data)
+  ) as Record<string, unknown>;
   if (!contract.validate(normalised)) {
     const details = violations(contract.validate).map((e) => {
       const node = nodeAt(doc.contents, e);
       const name = e.path === "/" ? "" : e.path.slice(1).replace(/\//g, ".");
-      // An unknown key as the file spells it.
+      // An unknown key as the file spells it, with the known key it is probably a typo of.
+      const key = isScalar(node) ? String(node.value) : name;
       const why =
         e.keyword === "additionalProperties"
-          ? `unknown key ${isScalar(node) ? String(node.value) : name}`
+          ? `unknown key ${key}${suggestion(contract, e, key)}`
           : `${name} ${reason(e, contract)}`;
       return `${at(node?.range?.[0])}: ${why.trim()}`;
     });

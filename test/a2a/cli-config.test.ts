@@ -48,6 +48,15 @@ describe("A2A server configuration", () => {
       ConfigError,
       /b\.yml:2:1: unknown key prot_col$/,
     );
+    // A typo of a known key names it, as the command line does for flags.
+    expect(() => loadConfigFile(write("t.yml", "prot: 8080\n"))).to.throw(
+      ConfigError,
+      /t\.yml:1:1: unknown key prot \(did you mean port\?\)$/,
+    );
+    expect(() => loadConfigFile(write("u.yml", "persistence_dri: /tmp/x\n"))).to.throw(
+      ConfigError,
+      /u\.yml:1:1: unknown key persistence_dri \(did you mean persistence-dir\?\)$/,
+    );
     expect(() => loadConfigFile(write("c.yml", "host: a\nport:   70000\n"))).to.throw(
       ConfigError,
       /c\.yml:2:9: port must be <= 65535$/,

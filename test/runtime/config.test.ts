@@ -208,21 +208,70 @@ describe("runtime: configuration", () => {
         resolveRuntimeConfig({ configDir, env: {}, permissionRules: { allow: ["write_file("] } }),
       ),
     ).to.match(/^Invalid permission rule "write_file\("/);
-    await writeFile(path.join(configDir, "settings.yml"), "providers: [1, 2]\n");
+    const settingsFile = path.join(configDir, "settings.yml");
+    await writeFile(settingsFile, "providers: [1, 2]\n");
     expect(configError(() => resolveRuntimeConfig({ configDir, env: {} }))).to.equal(
-      "settings.yml: providers must be a mapping.",
+      `${settingsFile}:1:12: providers must be object`,
     );
-    await writeFile(path.join(configDir, "settings.yml"), "a: [unclosed\n");
+    await writeFile(settingsFile, "model: [unclosed\n");
     expect(configError(() => resolveRuntimeConfig({ configDir, env: {} }))).to.match(
-      /^settings.yml is not valid YAML/,
+      new RegExp(`^${settingsFile}:\\d+:\\d+: not valid YAML`),
     );
-    await writeFile(
-      path.join(configDir, "settings.yml"),
-      "providers:\n  dashscope:\n    thinkingBudget: -3\n",
-    );
+    await writeFile(settingsFile, "providers:\n  dashscope:\n    thinkingBudget: -3\n");
     expect(configError(() => resolveRuntimeConfig({ configDir, env: { IAC_CODE_API_KEY: "k" } }))).to.equal(
-      "dashscope.thinkingBudget must be a positive integer.",
+      `${settingsFile}:3:21: providers.dashscope.thinkingBudget must be >= 1`,
     );
+  });
+
+  it("settings.yml: the short form people write works, and what it would ignore is refused where it stands", async () => {
+    const settingsFile = path.join(configDir, "settings.yml");
+    const resolve = (env: NodeJS.ProcessEnv = {}) => resolveRuntimeConfig({ configDir, env });
+    await writeFile(settingsFile, "provider: dashscope\nmodel: qwen-max\napi-key: sk-short\n");
+    expect(resolve()).to.include({
+      demo: false,
+      model: "qwen-max",
+      apiKey: "sk-short",
+      providerSource: "settings",
+    });
+    expect(resolve().provider.key).to.equal("dashscope");
+    // The environment beats the file; `_` is accepted for `-` at the top level.
+    expect(resolve({ IAC_CODE_MODEL: "qwen-plus" }).model).to.equal("qwen-plus");
+    await writeFile(
+      settingsFile,
+      "provider: openai_compatible\nbase_url: http://127.0.0.1:9/v1\nmodel: m1\n",
+    );
+    expect(resolve()).to.include({ baseUrl: "http://127.0.0.1:9/v1", model: "m1" });
+    // api-key-env: the key comes from the variable it names, which must be set.
+    await writeFile(settingsFile, "provider: deepseek\napi-key-env: MY_DEEPSEEK_KEY\n");
+    expect(resolve({ MY_DEEPSEEK_KEY: "sk-env" })).to.include({ apiKey: "sk-env" });
+    expect(configError(() => resolve())).to.equal(
+      "settings.yml api-key-env names MY_DEEPSEEK_KEY, which is not set.",
+    );
+    // The short form wins over providers.<name> for the provider it names; display names work there.
+    await writeFile(
+      settingsFile,
+      "activeProvider: DashScope\nmodel: qwen-max\nproviders:\n  DashScope:\n    model: qwen-plus\n    maxCompletionTokens: 99\n",
+    );
+    expect(resolve({ IAC_CODE_API_KEY: "k" })).to.include({ model: "qwen-max", maxTokens: 99 });
+    await writeFile(settingsFile, "provider: openai\nactiveProvider: dashscope\n");
+    expect(configError(() => resolve())).to.equal(
+      "settings.yml: provider and activeProvider name different providers; keep one.",
+    );
+    // Typos and unknown keys are refused with the line, the column and the key they are probably a typo of.
+    await writeFile(settingsFile, "provder: dashscope\nmodel: qwen-max\n");
+    expect(configError(() => resolve())).to.equal(
+      `${settingsFile}:1:1: unknown key provder (did you mean provider?)`,
+    );
+    await writeFile(settingsFile, "model: qwen-max\nproviders:\n  dashscope:\n    modle: qwen-plus\n");
+    expect(configError(() => resolve())).to.equal(
+      `${settingsFile}:4:5: unknown key modle (did you mean model?)`,
+    );
+    await writeFile(settingsFile, "colour: blue\n");
+    expect(configError(() => resolve())).to.equal(`${settingsFile}:1:1: unknown key colour`);
+    await writeFile(settingsFile, "providers:\n  dashscop:\n    model: qwen-max\n");
+    expect(configError(() => resolve())).to.match(/^settings.yml providers: unknown provider "dashscop"/);
+    await writeFile(settingsFile, "provider: acme\n");
+    expect(configError(() => resolve())).to.match(/^settings.yml provider: unknown provider "acme"/);
   });
 
   it("rejects a script that does not match the format, naming the problem", async () => {
