@@ -3987,6 +3987,18 @@ export interface AguiServerConfig {
    */
   "a2a-config"?: string;
   /**
+   * LLM provider of the managed A2A server, passed to it as --provider (env IAC_CODE_PROVIDER, which the managed server reads itself); refused together with a2a-url.
+   */
+  provider?: string;
+  /**
+   * Model of the managed A2A server, passed to it as --model (env IAC_CODE_MODEL); refused together with a2a-url.
+   */
+  model?: string;
+  /**
+   * Provider base URL of the managed A2A server, passed to it as --base-url (env IAC_CODE_BASE_URL); refused together with a2a-url.
+   */
+  "base-url"?: string;
+  /**
    * Bearer token clients must send; empty disables auth.
    */
   "auth-token"?: string;

@@ -32,6 +32,8 @@ export interface AguiSettings {
   a2aWaitSeconds?: number;
   /** Config file of the managed A2A server. */
   a2aConfig?: string;
+  /** --provider, --model, --base-url for the managed A2A server (flags or file keys; their env vars it reads itself). */
+  a2aModelArgs?: string[];
   authToken?: string;
   /** Browser origins allowed by CORS (exact `scheme://host[:port]`); none by default. */
   corsOrigins?: string[];
@@ -100,10 +102,12 @@ export function resolveSettings(
   }) as AguiServerConfig;
   // serve always manages its own A2A server.
   const a2aUrl = command === "serve" ? "" : (config["a2a-url"] ?? "");
-  if (a2aUrl && config["a2a-config"]) {
-    throw new ConfigError(
-      "a2a-config configures the managed A2A server, which is not started when a2a-url is set.",
-    );
+  for (const key of ["a2a-config", "provider", "model", "base-url"] as const) {
+    if (a2aUrl && config[key]) {
+      throw new ConfigError(
+        `${key} configures the managed A2A server, which is not started when a2a-url is set.`,
+      );
+    }
   }
   const threadStore = config["thread-store"] ?? "file";
   if (threadStore === "redis" && config["redis-url"] === undefined) {
@@ -125,6 +129,11 @@ export function resolveSettings(
     a2aToken: (command === "serve" ? undefined : config["a2a-token"]) || undefined,
     a2aWaitSeconds: config["a2a-wait-seconds"] ?? DEFAULT_A2A_WAIT_SECONDS,
     a2aConfig: config["a2a-config"] ? expandPath(config["a2a-config"], env) : undefined,
+    a2aModelArgs: [
+      ...(config.provider ? ["--provider", config.provider] : []),
+      ...(config.model ? ["--model", config.model] : []),
+      ...(config["base-url"] ? ["--base-url", config["base-url"]] : []),
+    ],
     authToken: config["auth-token"] || undefined,
     corsOrigins: [...new Set((config["cors-origins"] ?? []).map(normaliseOrigin))],
     console: config.console ?? isLoopbackHost(host),

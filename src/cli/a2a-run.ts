@@ -17,6 +17,7 @@ import {
 } from "../a2a/config/server-settings.js";
 import { exposureWarning, isLoopbackHost } from "../server/exposure.js";
 import { createLogger, guardStdio } from "../server/logger.js";
+import { unknownEnvWarnings } from "./env-check.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { cliValues } from "../server/settings.js";
 
@@ -35,6 +36,9 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
     logToStdout: settings.logToStdout,
     format: settings.logFormat,
   });
+  // A managed child's environment is its adapter's, which has warned already.
+  if (process.env.IAC_CODE_MANAGED_A2A !== "1")
+    for (const w of unknownEnvWarnings(process.env)) logger.warn(w);
   // The runtime writes its sessions and pipelines through the server's state store: one
   // database (or one Redis, shared by the replicas and fenced by the same context leases),
   // one commit with the task state.

@@ -10,6 +10,7 @@ import { exposureWarning } from "../server/exposure.js";
 import { guardStdio, logDestination } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
+import { unknownEnvWarnings } from "./env-check.js";
 
 const cliLanguage = () =>
   parseAcceptLanguage(
@@ -55,6 +56,7 @@ export async function announce(server: AguiServer, logger: Logger): Promise<void
 export async function runAdapter(settings: AguiSettings): Promise<void> {
   guardStdio();
   const logger = aguiLogger(settings);
+  for (const warning of unknownEnvWarnings(process.env)) logger.warn(warning);
   let server: AguiServer;
   try {
     server = await startAguiServer(settings, {
@@ -63,6 +65,7 @@ export async function runAdapter(settings: AguiSettings): Promise<void> {
         // The managed server logs in the adapter's format (both write to the same stderr).
         extraArgs: [
           ...(settings.a2aConfig ? ["--config", settings.a2aConfig] : []),
+          ...(settings.a2aModelArgs ?? []),
           ...(settings.logFormat ? ["--log-format", settings.logFormat] : []),
         ],
       },

@@ -19,9 +19,17 @@ function distance(a: string, b: string): number {
   return rows[s.length][t.length];
 }
 
-/** The known name closest to `name`, when it is within a typo's reach (a third of its length, at least 2). */
-export function closest(name: string, known: Iterable<string>): string | undefined {
-  const reach = Math.max(2, Math.floor(name.length / 3));
+/**
+ * The known name closest to `name`, when it is within a typo's reach (by
+ * default a third of its length, at least 2; names sharing a long prefix pass
+ * the length of the part that differs).
+ */
+export function closest(
+  name: string,
+  known: Iterable<string>,
+  typedLength = name.length,
+): string | undefined {
+  const reach = Math.max(2, Math.floor(typedLength / 3));
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {

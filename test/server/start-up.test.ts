@@ -2,14 +2,16 @@
 // before anything else starts, a bad setting names its source, and a server
 // reachable from other machines without authentication says so.
 import { expect } from "chai";
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { knownEnvNames, unknownEnvWarnings } from "../../src/cli/env-check.js";
 import { exposureWarning, isLoopbackHost } from "../../src/server/exposure.js";
 
-const BIN = path.resolve(import.meta.dirname, "../../bin/iac-code.mjs");
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const BIN = path.join(ROOT, "bin/iac-code.mjs");
 
 interface Run {
   code: number | null;
@@ -93,6 +95,86 @@ describe("server start-up", function () {
     const adapter = await run(["serve", "--host", "0.0.0.0", "--port", "0"], env, /without authentication/);
     expect(adapter.stderr).to.match(/Listening on 0\.0\.0\.0 without authentication/);
     expect(adapter.stderr).to.match(/IAC_CODE_AGUI_AUTH_TOKEN/);
+  });
+
+  it("a variable with our prefixes that nothing reads is named at start-up, with the one it is probably meant to be", async () => {
+    const a2a = await run(["a2a", "--port", "0"], { ...env, IAC_CODE_A2A_PORT: "41300" }, /listening on/);
+    expect(a2a.stderr).to.include(
+      "IAC_CODE_A2A_PORT is set but iac-code reads no such variable; did you mean IACCODE_A2A_PORT?",
+    );
+    // The managed A2A server does not repeat the adapter's warning.
+    const adapter = await run(["serve", "--port", "0"], { ...env, IAC_CODE_AGUI_PROT: "1" }, /listening on/);
+    const warnings = adapter.stderr.split("\n").filter((l) => l.includes("IAC_CODE_AGUI_PROT"));
+    expect(warnings, adapter.stderr).to.have.length(1);
+    expect(warnings[0]).to.include("did you mean IAC_CODE_AGUI_PORT?");
+    const quiet = await run(
+      ["a2a", "--port", "0", "--persistence-dir", path.join(dir, "p3")],
+      { ...env, IAC_CODE_MODEL: "" },
+      /listening on/,
+    );
+    expect(quiet.stderr).to.not.include("reads no such variable");
+  });
+
+  it("every IAC_CODE_* / IACCODE_* variable the code reads is known to the start-up check", () => {
+    const known = knownEnvNames();
+    const read = new Set<string>();
+    const files = execFileSync("git", ["ls-files", "src", "bin"], { cwd: ROOT, encoding: "utf8" }).split(
+      "\n",
+    );
+    for (const file of files.filter((f) => /\.(ts|mjs)$/.test(f)))
+      for (const [name] of readFileSync(path.join(ROOT, file), "utf8").matchAll(
+        /\b(?:IAC_CODE|IACCODE)_[A-Z0-9_]*[A-Z0-9]\b/g,
+      ))
+        read.add(name);
+    expect(read.size).to.be.greaterThan(20);
+    expect([...read].filter((n) => !known.has(n))).to.deep.equal([]);
+    expect(
+      unknownEnvWarnings({ IACCODE_A2A_PORT: "1", IAC_CODE_AGUI_PORT: "2", IAC_CODE_FOO: "x" }),
+    ).to.deep.equal(["IAC_CODE_FOO is set but iac-code reads no such variable"]);
+  });
+
+  it("serve takes --provider, --model and --base-url and hands them to the A2A server it manages", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        "serve",
+        "--port",
+        "0",
+        "--provider",
+        "openai_compatible",
+        "--model",
+        "m-from-flag",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+      ],
+      { env, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    try {
+      let out = "";
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+          if (match) resolve(match[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      });
+      const health = (await (await fetch(`${url}health`)).json()) as { runtime?: Record<string, unknown> };
+      expect(health.runtime).to.deep.include({
+        provider: "openai_compatible",
+        model: "m-from-flag",
+        demo: false,
+      });
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
+    const refused = await run(["agui", "--a2a-url", "http://127.0.0.1:1/", "--model", "m"], env);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr.trim()).to.equal(
+      "model configures the managed A2A server, which is not started when a2a-url is set.",
+    );
   });
 
   it("knows which addresses are loopback", () => {
