@@ -341,6 +341,17 @@ export const aguiErrorCatalogue = [
     "description": "The model provider refused the request (another 4xx, an error in the stream, a malformed answer)."
   },
   {
+    "code": "MODEL_NOT_FOUND",
+    "httpStatus": 502,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "model.error.notFound"
+    ],
+    "description": "The model endpoint answered 404 (on the chat request or on GET /models): the model name or the base URL is wrong; the text names IAC_CODE_MODEL and IAC_CODE_BASE_URL."
+  },
+  {
     "code": "RUNTIME_ERROR",
     "httpStatus": 500,
     "surfaces": [

@@ -1862,6 +1862,7 @@ export interface IacCodeEventMetadata {
       | "MODEL_RATE_LIMITED"
       | "MODEL_UNAVAILABLE"
       | "MODEL_REQUEST_REJECTED"
+      | "MODEL_NOT_FOUND"
       | "RUNTIME_ERROR";
   };
   mcpWarning?: McpWarning;

@@ -32,6 +32,8 @@ export class ProviderError extends Error {
 export function errorCodeFor(kind: RuntimeErrorKind, status?: number): RuntimeErrorCode {
   if (kind === "authentication") return "MODEL_AUTHENTICATION_FAILED";
   if (status === 429) return "MODEL_RATE_LIMITED";
+  // A 404 is a model name or a base URL that is wrong: the client text names both settings.
+  if (status === 404) return "MODEL_NOT_FOUND";
   return kind === "retryable" ? "MODEL_UNAVAILABLE" : "MODEL_REQUEST_REJECTED";
 }
 
@@ -42,6 +44,7 @@ export const ERROR_CODE_MESSAGES: Record<RuntimeErrorCode, string> = {
   MODEL_RATE_LIMITED: "model.error.rateLimited",
   MODEL_UNAVAILABLE: "model.error.unavailable",
   MODEL_REQUEST_REJECTED: "model.error.rejected",
+  MODEL_NOT_FOUND: "model.error.notFound",
   RUNTIME_ERROR: "turn.error.internal",
 };
 

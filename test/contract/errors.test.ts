@@ -91,6 +91,7 @@ describe("error catalogues", () => {
       MODEL_RATE_LIMITED: { status: 429, surfaces: ["sse"] },
       MODEL_UNAVAILABLE: { status: 503, surfaces: ["sse"] },
       MODEL_REQUEST_REJECTED: { status: 502, surfaces: ["sse"] },
+      MODEL_NOT_FOUND: { status: 502, surfaces: ["sse"] },
       RUNTIME_ERROR: { status: 500, surfaces: ["sse"] },
       // HTTP-level codes.
       UNAUTHORIZED: { status: 401, surfaces: ["http"] },

@@ -7,6 +7,7 @@
 // the client's text never does; a cancel notice is never assistant text.
 import { expect } from "chai";
 import { mkdirSync } from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -42,7 +43,7 @@ interface Stack {
   close(): Promise<void>;
 }
 
-async function startStack(baseUrl: string): Promise<Stack> {
+async function startStack(baseUrl: string, model: string | undefined = "fixture-model"): Promise<Stack> {
   const dir = tempDir("iac-failures-");
   const workspace = path.join(dir, "workspace");
   mkdirSync(workspace, { recursive: true });
@@ -60,7 +61,7 @@ async function startStack(baseUrl: string): Promise<Stack> {
     homeDir: dir,
     provider: "openai_compatible",
     baseUrl,
-    model: "fixture-model",
+    model,
     apiKey: "sk-failure-test-key-0123456789",
     retry: { maxRetries: 0 },
     logger,
@@ -283,6 +284,46 @@ describe("e2e: model and runtime failures end the same way on AG-UI and A2A", fu
     expect(a2a.state).to.equal(TaskState.TASK_STATE_FAILED);
     expect(a2a.error).to.deep.include({ code: "MODEL_AUTHENTICATION_FAILED", retryable: false });
     expect(a2a.text).to.match(/^The model provider needs valid credentials/);
+  });
+
+  it("404: MODEL_NOT_FOUND on both, the text naming the settings to fix; GET /models answering 404 too", async () => {
+    const missing = {
+      status: 404,
+      body: { error: { message: "The model `qwen-maxx` does not exist", type: "invalid_request_error" } },
+    };
+    fixture.enqueue(missing);
+    const { events } = await aguiRun(live, "hello");
+    await expectValidStream(events);
+    const error = expectRunError(events, "MODEL_NOT_FOUND");
+    expect(error.message).to.match(
+      /^The model endpoint answered 404: the model name or the base URL is wrong\. Check IAC_CODE_MODEL \(--model\) and IAC_CODE_BASE_URL \(--base-url\)/,
+    );
+    expect(failureLine(live, error.message as string)).to.deep.include({
+      status: 404,
+      code: "MODEL_NOT_FOUND",
+    });
+
+    fixture.enqueue(missing);
+    const a2a = lastStatus(await a2aTurn(live, "hello"));
+    expect(a2a.state).to.equal(TaskState.TASK_STATE_FAILED);
+    expect(a2a.error).to.deep.include({ code: "MODEL_NOT_FOUND", retryable: false });
+    expect(a2a.text).to.include("IAC_CODE_BASE_URL");
+
+    // No model configured: the endpoint's GET /models answers 404 (a base URL missing its /v1, say).
+    const nowhere = http.createServer((_req, res) => res.writeHead(404).end("not found"));
+    await new Promise<void>((resolve) => nowhere.listen(0, "127.0.0.1", resolve));
+    const lost = await startStack(
+      `http://127.0.0.1:${(nowhere.address() as net.AddressInfo).port}/v1`,
+      undefined,
+    );
+    try {
+      const run = await aguiRun(lost, "hello");
+      const listing = expectRunError(run.events, "MODEL_NOT_FOUND");
+      expect(listing.message).to.include("IAC_CODE_MODEL");
+    } finally {
+      await lost.close();
+      await new Promise((resolve) => nowhere.close(resolve));
+    }
   });
 
   it("429: MODEL_RATE_LIMITED on both", async () => {

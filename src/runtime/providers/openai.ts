@@ -167,6 +167,9 @@ export class OpenAIChatProvider implements Provider {
       throw new ProviderError(
         "fatal",
         `no model configured and GET /models gave none (HTTP ${response.status}); set IAC_CODE_MODEL`,
+        response.status === 404 ? 404 : undefined,
+        undefined,
+        endpointOf(this.base),
       );
     }
     this.logger.info({ provider: s.name, model: id }, "using the endpoint's first model");
