@@ -105,7 +105,7 @@ export async function startA2aServer(
 ): Promise<RunningA2aServer> {
   const logger = deps.logger ?? createLogger({ debug: settings.debug, logToStdout: settings.logToStdout });
   // OTLP traces when the standard OTEL_* variables name an endpoint (the SDK is loaded only then).
-  await startTracing(deps.env ?? process.env);
+  await startTracing(deps.env ?? process.env, "a2a");
   // Each store's module (ioredis, better-sqlite3) is loaded only when the settings choose it.
   const redis =
     settings.store === "redis" ? (deps.redis ?? (await openRedisStore(settings, logger))) : undefined;

@@ -65,7 +65,7 @@ export async function startAguiServer(
 ): Promise<AguiServer> {
   const configuredUrl = settings.a2aUrl ? normalizeA2aUrl(settings.a2aUrl) : undefined;
   // OTLP traces when the standard OTEL_* variables name an endpoint (the SDK is loaded only then).
-  await startTracing(deps.env ?? process.env);
+  await startTracing(deps.env ?? process.env, "agui");
   // One adapter per home: a second one never touches the first one's threads or managed child.
   const home = takeHome(settings.stateDir);
   // Bind first: a port in use fails before the managed child starts or anything is announced.

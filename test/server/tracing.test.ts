@@ -10,6 +10,8 @@ import { expect } from "chai";
 import path from "node:path";
 import { mkdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { spawn } from "node:child_process";
+import os from "node:os";
 import { startAguiServer } from "../../src/agui/server.js";
 import { stopTracing, tracingOn } from "../../src/server/tracing/index.js";
 import { tracingSettings } from "../../src/server/tracing/settings.js";
@@ -97,8 +99,71 @@ async function permissionRoundTrip(protocol: "http/json" | "http/protobuf"): Pro
   return { spans: receiver.spans, traceId, callerSpanIds, contentTypes: receiver.contentTypes };
 }
 
+const BIN = path.resolve(import.meta.dirname, "../../bin/iac-code.mjs");
+
 describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", function () {
   this.timeout(60_000);
+
+  it("npm start's two processes export as iac-code-agui and iac-code-a2a, each with its own service.instance.id, in one trace", async () => {
+    const otlp = new OtlpReceiver();
+    const endpoint = await otlp.listen();
+    const home = path.join(os.tmpdir(), `iac-otel-serve-${randomBytes(4).toString("hex")}`);
+    mkdirSync(path.join(home, "ws"), { recursive: true });
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: home,
+      IAC_CODE_CONFIG_DIR: path.join(home, "cfg"),
+      IAC_CODE_FROM_SOURCE: process.env.IAC_CODE_FROM_SOURCE,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    };
+    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--allowed-cwds", home], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      let out = "";
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const match = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
+          if (match) resolve(match[1]);
+        });
+        child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
+      });
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+        body: JSON.stringify({
+          threadId: "otel-thread", runId: "otel-run", state: {}, tools: [], context: [],
+          messages: [{ id: "u1", role: "user", content: "hello" }],
+          forwardedProps: { iacCode: { schemaVersion: 1, rosInvocationId: "otel", cwd: path.join(home, "ws") } },
+        }),
+      }); // prettier-ignore
+      expect(await res.text()).to.include("RUN_FINISHED");
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+      removeDir(home);
+    }
+    const services = new Map<string, Set<string>>();
+    for (const span of otlp.spans)
+      services.set(span.service, (services.get(span.service) ?? new Set()).add(span.instance));
+    expect([...services.keys()].sort()).to.deep.equal(["iac-code-a2a", "iac-code-agui"]);
+    const [a2a] = [...services.get("iac-code-a2a")!];
+    const [agui] = [...services.get("iac-code-agui")!];
+    expect(services.get("iac-code-a2a")!.size).to.equal(1);
+    expect(a2a).to.match(/^.+:\d+:[0-9a-f]{8}$/);
+    expect(agui).to.not.equal(a2a);
+    // The adapter's run and the A2A server's turn are one trace.
+    const aguiTraces = new Set(
+      otlp.spans.filter((sp) => sp.service === "iac-code-agui").map((sp) => sp.traceId),
+    );
+    expect(otlp.spans.some((sp) => sp.service === "iac-code-a2a" && aguiTraces.has(sp.traceId))).to.equal(
+      true,
+    );
+    await otlp.close();
+  });
 
   it("reads only the standard variables: off without an endpoint, a bad protocol named", () => {
     expect(tracingSettings({})).to.equal(undefined);
@@ -109,7 +174,7 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
     expect(tracingSettings({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" })).to.deep.equal({
       url: "http://collector:4318/v1/traces",
       protocol: "http/protobuf",
-      serviceName: "iac-code",
+      serviceName: undefined,
       captureMessageContent: false,
     });
     expect(
@@ -247,7 +312,10 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
     const otlp = new OtlpReceiver();
     const endpoint = await otlp.listen();
     const receiver = await startPushReceiver();
-    await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    await startTracing(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+      "a2a",
+    );
     const h = await startPushServer();
     let taskId = "";
     try {
@@ -296,7 +364,10 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
   it("a caller's traceparent is accepted on JSON-RPC, REST and gRPC alike", async () => {
     const otlp = new OtlpReceiver();
     const endpoint = await otlp.listen();
-    await startTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" });
+    await startTracing(
+      { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" },
+      "a2a",
+    );
     const s = await startTestServer({ file: { token: TOKEN } });
     const traceId = randomBytes(16).toString("hex");
     const sent: Record<string, string> = {};
@@ -343,10 +414,13 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
   it("a pipeline turn: one span per step, the step's model and tool calls its children", async () => {
     const otlp = new OtlpReceiver();
     const endpoint = await otlp.listen();
-    await startTracing({
-      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
-    });
+    await startTracing(
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+      },
+      "a2a",
+    );
     const world = await pipelineWorld();
     try {
       const answer = (request: InputRequest): AnswerBody | undefined => {
@@ -385,11 +459,14 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
   it("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true puts the prompt and the reply on the model call", async () => {
     const otlp = new OtlpReceiver();
     const endpoint = await otlp.listen();
-    await startTracing({
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/v1/traces`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
-    });
+    await startTracing(
+      {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${endpoint}/v1/traces`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true",
+      },
+      "a2a",
+    );
     const a2a = await startE2eServer({ script: "metrics.yaml", file: { token: TOKEN } });
     try {
       const sent = await rpc(

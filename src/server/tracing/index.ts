@@ -17,7 +17,12 @@ import {
 } from "@opentelemetry/api";
 import { VERSION } from "../../version.js";
 import type { SdkTracing } from "./sdk.js";
-import { tracingSettings, type TracingSettings } from "./settings.js";
+import {
+  DEFAULT_SERVICE_NAMES,
+  tracingSettings,
+  type TracedServer,
+  type TracingSettings,
+} from "./settings.js";
 
 export { SpanKind, SpanStatusCode, type Span };
 
@@ -47,9 +52,11 @@ export function captureMessageContent(): boolean {
 /**
  * Starts exporting spans when the environment names an OTLP endpoint (a bad
  * protocol or URL throws a ConfigError naming the variable). Idempotent per
- * process; other settings replace the exporter (tests run several).
+ * process; other settings replace the exporter (tests run several). Without
+ * OTEL_SERVICE_NAME the resource is named after `server`; one process holding
+ * both servers (tests, benches) keeps the first one's name.
  */
-export async function startTracing(env: NodeJS.ProcessEnv): Promise<boolean> {
+export async function startTracing(env: NodeJS.ProcessEnv, server: TracedServer): Promise<boolean> {
   const settings = tracingSettings(env);
   if (!settings) return false;
   await shared.opening;
@@ -60,7 +67,8 @@ export async function startTracing(env: NodeJS.ProcessEnv): Promise<boolean> {
     shared.sdk = undefined;
     if (previous) await previous.tracing.shutdown();
     const { registerSdk } = await import("./sdk.js");
-    shared.sdk = { key, settings, tracing: await registerSdk(settings) };
+    const serviceName = settings.serviceName ?? DEFAULT_SERVICE_NAMES[server];
+    shared.sdk = { key, settings, tracing: await registerSdk({ ...settings, serviceName }) };
   })();
   await shared.opening;
   return true;

@@ -2,6 +2,8 @@
 // HTTP (JSON or protobuf) in batches, the AsyncLocalStorage context manager and
 // the W3C trace-context propagator, registered globally. Imported (dynamically)
 // only when an endpoint is configured: a server without one never loads it.
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
@@ -27,11 +29,13 @@ async function exporterFor(settings: TracingSettings): Promise<SpanExporter> {
   return new OTLPTraceExporter({ url: settings.url });
 }
 
-export async function registerSdk(settings: TracingSettings): Promise<SdkTracing> {
+export async function registerSdk(settings: TracingSettings & { serviceName: string }): Promise<SdkTracing> {
   const provider = new TracerProvider({
     resource: resourceFromAttributes({
       "service.name": settings.serviceName,
       "service.version": VERSION,
+      // Tells replicas (and an adapter from its A2A server on one host) apart in a trace viewer.
+      "service.instance.id": `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     }),
     spanProcessors: [new BatchSpanProcessor({ exporter: await exporterFor(settings) })],
   });

@@ -11,13 +11,15 @@ export interface TracingSettings {
   /** Where spans are POSTed (the traces path included). */
   url: string;
   protocol: OtlpProtocol;
-  serviceName: string;
+  /** OTEL_SERVICE_NAME; unset, each server names itself (iac-code-a2a, iac-code-agui). */
+  serviceName?: string;
   /** Prompt and reply text on model-call spans (off unless asked for). */
   captureMessageContent: boolean;
 }
 
-/** The name of the resource when OTEL_SERVICE_NAME is not set. */
-export const DEFAULT_SERVICE_NAME = "iac-code";
+/** The service name of each server when OTEL_SERVICE_NAME is not set. */
+export const DEFAULT_SERVICE_NAMES = { a2a: "iac-code-a2a", agui: "iac-code-agui" } as const;
+export type TracedServer = keyof typeof DEFAULT_SERVICE_NAMES;
 
 function checkedUrl(raw: string, variable: string): string {
   let url: URL;
@@ -49,7 +51,7 @@ export function tracingSettings(env: NodeJS.ProcessEnv): TracingSettings | undef
   return {
     url,
     protocol: protocol as OtlpProtocol,
-    serviceName: env.OTEL_SERVICE_NAME?.trim() || DEFAULT_SERVICE_NAME,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || undefined,
     captureMessageContent:
       env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.trim().toLowerCase() === "true",
   };
