@@ -1,5 +1,6 @@
 // Per-request secrets (metadata.iac_code.iac_code_api_key, the Alibaba Cloud
-// AccessKey pair and STS token, and anything else named like a credential)
+// AccessKey pair and STS token, the model headers llm_headers, and anything
+// else named like a credential)
 // serve one turn, in memory. The message a task keeps in its history, and so
 // every answer that echoes it (streams, GetTask, ListTasks, after a restart
 // too), is the request's message without them.
@@ -17,7 +18,7 @@ export const CREDENTIAL_KEYS = [
 
 /** Key names treated as secret wherever they appear in message metadata. */
 const SECRET_NAME =
-  /(?:api[_-]?key|secret|passw(?:or)?d|credential|(?:access|auth|bearer|id|refresh|security|session)[_-]?token|^token$|^authorization$|access[_-]?key)/i;
+  /(?:api[_-]?key|secret|passw(?:or)?d|credential|(?:access|auth|bearer|id|refresh|security|session)[_-]?token|^token$|^authorization$|access[_-]?key|^llm[_-]?headers$)/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_NAME.test(key);
