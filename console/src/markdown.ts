@@ -1,5 +1,6 @@
 // The model's Markdown (assistant text, reasoning) as DOM nodes. marked's
-// lexer (GFM: tables, task lists, strikethrough, autolinks) turns the text
+// lexer (GFM: tables, task lists, strikethrough, autolinks; a single newline
+// is a line break, as models write for chat) turns the text
 // into tokens, and this module builds elements from them: never HTML strings,
 // never innerHTML. Raw HTML in the text stays text (shown as typed, never
 // markup); links open in a new tab and only when they are http: or https:
@@ -189,7 +190,7 @@ function blocks(tokens: readonly Token[]): Node[] {
 
 /** The nodes of `markdown` (no HTML parsing anywhere: raw HTML comes out as text). */
 export function markdownNodes(markdown: string): Node[] {
-  return blocks(new Lexer({ gfm: true, breaks: false }).lex(markdown));
+  return blocks(new Lexer({ gfm: true, breaks: true }).lex(markdown));
 }
 
 /** Renders `markdown` into `el`, replacing what it held. */

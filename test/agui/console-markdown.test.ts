@@ -60,6 +60,7 @@ const SECOND_HALF = [
   "> a quote",
   "",
   "Plain link: https://example.com/path?q=1 and a mail <mailto:ops@example.com>.",
+  "A second line of the same paragraph.",
 ].join("\n");
 
 const HOSTILE = [
@@ -197,6 +198,10 @@ describe("AG-UI console: Markdown (Chromium)", function () {
     ]);
     // mailto: is not http(s): its words stay, as text.
     expect(await body.innerText()).to.include("ops@example.com");
+    // A single newline is a line break (as models write for chat).
+    const last = body.locator("p", { hasText: "A second line" });
+    expect(await last.locator("br").count()).to.equal(1);
+    expect(await last.innerText()).to.match(/ops@example\.com\.\nA second line/);
 
     // Reasoning is Markdown too.
     const reasoning = page.locator(".reasoning").last();

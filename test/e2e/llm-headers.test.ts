@@ -19,7 +19,16 @@ import { createAgentRuntime, type AgentRuntime } from "../../src/runtime/index.j
 import { createLogger } from "../../src/server/logger.js";
 import { AnthropicFixture, ev } from "../fixtures/anthropic-server.js";
 import { OpenAiFixture, textReply } from "../fixtures/openai-server.js";
-import { rpc, userMessage, type AnyJson } from "../a2a/helpers.js";
+import {
+  cleanup,
+  makeTempDir,
+  openStream,
+  resultOf,
+  rpc,
+  startTestServer,
+  userMessage,
+  type AnyJson,
+} from "../a2a/helpers.js";
 import { post } from "../agui/harness.js";
 import { removeDir, tempDir } from "./helpers.js";
 
@@ -253,5 +262,63 @@ describe("e2e: llmHeaders reach the model provider, and only there", function ()
       expect(reply.raw).not.to.include("SECRET-VALUE");
     }
     expect(openai.requests.length).to.equal(before);
+  });
+
+  it("a turn waiting across a restart: the answer must bring llm_headers again (never kept)", async () => {
+    const dir = makeTempDir();
+    try {
+      const a = await startTestServer({ dir });
+      const reply = await a.rpc("SendMessage", {
+        message: userMessage("[[permission]] deploy", {
+          metadata: { iac_code: { llm_headers: { "X-Tenant": "tenant-RESTART-0004" } } },
+        }),
+      });
+      const task = (reply.body.result as AnyJson).task as AnyJson;
+      expect(a.runtime.overridesSeen.at(-1)?.llmHeaders).to.deep.equal({ "X-Tenant": "tenant-RESTART-0004" });
+      expect(JSON.stringify(task)).not.to.include("tenant-RESTART-0004");
+      const envelope = task.metadata.iac_code.input as AnyJson;
+      await a.close();
+
+      const b = await startTestServer({ dir });
+      try {
+        const answer = (iac: AnyJson) =>
+          userMessage("", {
+            taskId: task.id,
+            contextId: task.contextId,
+            metadata: { iac_code: iac },
+            parts: [
+              {
+                mediaType: "application/json",
+                data: {
+                  schemaVersion: 1,
+                  kind: "permission",
+                  requestTaskId: task.id as string,
+                  inputId: envelope.inputId as string,
+                  toolUseId: envelope.toolUseId as string,
+                  decision: "allow_once",
+                },
+              },
+            ],
+          });
+        const refused = await b.rpc("SendMessage", { message: answer({}) });
+        expect(refused.body.error).to.deep.include({ code: -32602 });
+        expect((refused.body.error as AnyJson).message).to.include("llm_headers");
+        const stream = await openStream(b.url, "SendStreamingMessage", {
+          message: answer({ llm_headers: { "X-Tenant": "tenant-RESTART-0004" } }),
+        });
+        const events = await stream.rest();
+        expect(resultOf(events[0]).task.id).to.equal(task.id);
+        expect(b.runtime.overridesSeen.at(-1)?.llmHeaders).to.deep.equal({
+          "X-Tenant": "tenant-RESTART-0004",
+        });
+        expect(JSON.stringify(events)).not.to.include("tenant-RESTART-0004");
+        const stored = await b.rpc("GetTask", { id: task.id as string });
+        expect(stored.raw).not.to.include("tenant-RESTART-0004");
+      } finally {
+        await b.close();
+      }
+    } finally {
+      cleanup(dir);
+    }
   });
 });

@@ -49,11 +49,19 @@ export function storableMessage(message: pb.Message): pb.Message {
   };
 }
 
-/** Which credentials of CREDENTIAL_KEYS the message brings (names only). */
+/**
+ * Which credentials of CREDENTIAL_KEYS the message brings (names only), and
+ * `llm_headers` when it names at least one model header (a turn resumed after
+ * a restart needs them again as much as the key).
+ */
 export function credentialNamesOf(message: pb.Message): string[] {
   const iac = iacCode(message.metadata);
-  return CREDENTIAL_KEYS.filter((key) => {
+  const names: string[] = CREDENTIAL_KEYS.filter((key) => {
     const value = iac[key];
     return typeof value === "string" && value.trim() !== "";
   });
+  const headers = iac.llm_headers;
+  if (headers && typeof headers === "object" && !Array.isArray(headers) && Object.keys(headers).length > 0)
+    names.push("llm_headers");
+  return names;
 }
