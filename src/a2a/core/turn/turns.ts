@@ -223,6 +223,7 @@ export class Turns {
     const { record, message, language, input, settings } = admission;
     const running = this.running.get(record.task.id);
     const context = await this.deps.contexts.find(record.task.contextId);
+    if (context) this.deps.contexts.bindChannel(context, settings.overrides.channel);
     const turn = { text: input.text, images: [], overrides: settings.overrides, taskId: record.task.id };
     if (running && context?.session?.interject) {
       const live = running.hub.subscribe(signal);
