@@ -3327,6 +3327,12 @@ export interface IacCodeProps {
    */
   llmApiKey?: string | null;
   /**
+   * HTTP headers sent with this request's model calls (a gateway's tenant, tracing, quota headers). Forwarded, never stored. Names are HTTP tokens, values visible ASCII, spaces and tabs; the provider's own headers (authorization, x-api-key, api-key, content-type, accept, anthropic-version, host, content-length and the connection headers) cannot be given. An empty object is forwarded too.
+   */
+  llmHeaders?: {
+    [k: string]: string | undefined;
+  } | null;
+  /**
    * Reasoning request for this run.
    */
   thinking?: {

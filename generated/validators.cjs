@@ -34203,7 +34203,7 @@ return errors === 0;
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_iac_code_props = validate76;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
+const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"llmHeaders":{"description":"HTTP headers sent with this request's model calls (a gateway's tenant, tracing, quota headers). Forwarded, never stored. Names are HTTP tokens, values visible ASCII, spaces and tabs; the provider's own headers (authorization, x-api-key, api-key, content-type, accept, anthropic-version, host, content-length and the connection headers) cannot be given. An empty object is forwarded too.","type":["object","null"],"additionalProperties":{"type":"string"}},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/iac-code-props.json" */;
@@ -34367,10 +34367,10 @@ vErrors.push(err12);
 errors++;
 }
 }
-if(data.thinking !== undefined){
-let data5 = data.thinking;
+if(data.llmHeaders !== undefined){
+let data5 = data.llmHeaders;
 if((!(data5 && typeof data5 == "object" && !Array.isArray(data5))) && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
+const err13 = {instancePath:instancePath+"/llmHeaders",schemaPath:"#/properties/llmHeaders/type",keyword:"type",params:{type: schema150.properties.llmHeaders.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34381,8 +34381,8 @@ errors++;
 }
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 for(const key1 in data5){
-if(!(((key1 === "enabled") || (key1 === "effort")) || (key1 === "budget"))){
-const err14 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(typeof data5[key1] !== "string"){
+const err14 = {instancePath:instancePath+"/llmHeaders/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/llmHeaders/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -34392,9 +34392,12 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data5.enabled !== undefined){
-if(typeof data5.enabled !== "boolean"){
-const err15 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/properties/thinking/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+}
+if(data.thinking !== undefined){
+let data7 = data.thinking;
+if((!(data7 && typeof data7 == "object" && !Array.isArray(data7))) && (data7 !== null)){
+const err15 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34403,11 +34406,10 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data5.effort !== undefined){
-let data7 = data5.effort;
-if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key2 in data7){
+if(!(((key2 === "enabled") || (key2 === "effort")) || (key2 === "budget"))){
+const err16 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -34417,10 +34419,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data5.budget !== undefined){
-let data8 = data5.budget;
-if((!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))) && (data8 !== null)){
-const err17 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
+if(data7.enabled !== undefined){
+if(typeof data7.enabled !== "boolean"){
+const err17 = {instancePath:instancePath+"/thinking/enabled",schemaPath:"#/properties/thinking/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -34429,9 +34430,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 1 || isNaN(data8)){
-const err18 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data7.effort !== undefined){
+let data9 = data7.effort;
+if((typeof data9 !== "string") && (data9 !== null)){
+const err18 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34441,13 +34444,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-}
-}
-if(data.userId !== undefined){
-let data9 = data.userId;
-if((typeof data9 !== "string") && (data9 !== null)){
-const err19 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
+if(data7.budget !== undefined){
+let data10 = data7.budget;
+if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
+const err19 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34456,11 +34456,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data.channel !== undefined){
-let data10 = data.channel;
-if((typeof data10 !== "string") && (data10 !== null)){
-const err20 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 1 || isNaN(data10)){
+const err20 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -34470,10 +34468,13 @@ vErrors.push(err20);
 errors++;
 }
 }
-if(data.preferredLanguage !== undefined){
-let data11 = data.preferredLanguage;
+}
+}
+}
+if(data.userId !== undefined){
+let data11 = data.userId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err21 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34483,10 +34484,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.candidatePresentation !== undefined){
-let data12 = data.candidatePresentation;
-if(!(((data12 === "standard") || (data12 === "rich")) || (data12 === null))){
-const err22 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+if(data.channel !== undefined){
+let data12 = data.channel;
+if((typeof data12 !== "string") && (data12 !== null)){
+const err22 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34496,10 +34497,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-if(data.runMode !== undefined){
-let data13 = data.runMode;
-if(!(((data13 === "normal") || (data13 === "pipeline")) || (data13 === null))){
-const err23 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+if(data.preferredLanguage !== undefined){
+let data13 = data.preferredLanguage;
+if((typeof data13 !== "string") && (data13 !== null)){
+const err23 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34509,10 +34510,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.pipelineName !== undefined){
-let data14 = data.pipelineName;
-if((typeof data14 !== "string") && (data14 !== null)){
-const err24 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
+if(data.candidatePresentation !== undefined){
+let data14 = data.candidatePresentation;
+if(!(((data14 === "standard") || (data14 === "rich")) || (data14 === null))){
+const err24 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -34522,9 +34523,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.cleanupOnly !== undefined){
-if(typeof data.cleanupOnly !== "boolean"){
-const err25 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data.runMode !== undefined){
+let data15 = data.runMode;
+if(!(((data15 === "normal") || (data15 === "pipeline")) || (data15 === null))){
+const err25 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34534,10 +34536,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data.alibabaCloud !== undefined){
-let data16 = data.alibabaCloud;
-if((!(data16 && typeof data16 == "object" && !Array.isArray(data16))) && (data16 !== null)){
-const err26 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
+if(data.pipelineName !== undefined){
+let data16 = data.pipelineName;
+if((typeof data16 !== "string") && (data16 !== null)){
+const err26 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34546,10 +34548,10 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-for(const key2 in data16){
-if(!((((key2 === "accessKeyId") || (key2 === "accessKeySecret")) || (key2 === "securityToken")) || (key2 === "regionId"))){
-const err27 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+if(data.cleanupOnly !== undefined){
+if(typeof data.cleanupOnly !== "boolean"){
+const err27 = {instancePath:instancePath+"/cleanupOnly",schemaPath:"#/properties/cleanupOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -34559,10 +34561,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data16.accessKeyId !== undefined){
-let data17 = data16.accessKeyId;
-if((typeof data17 !== "string") && (data17 !== null)){
-const err28 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+if(data.alibabaCloud !== undefined){
+let data18 = data.alibabaCloud;
+if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
+const err28 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -34571,11 +34573,10 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data16.accessKeySecret !== undefined){
-let data18 = data16.accessKeySecret;
-if((typeof data18 !== "string") && (data18 !== null)){
-const err29 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+for(const key3 in data18){
+if(!((((key3 === "accessKeyId") || (key3 === "accessKeySecret")) || (key3 === "securityToken")) || (key3 === "regionId"))){
+const err29 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -34585,10 +34586,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data16.securityToken !== undefined){
-let data19 = data16.securityToken;
+if(data18.accessKeyId !== undefined){
+let data19 = data18.accessKeyId;
 if((typeof data19 !== "string") && (data19 !== null)){
-const err30 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34598,10 +34599,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data16.regionId !== undefined){
-let data20 = data16.regionId;
+if(data18.accessKeySecret !== undefined){
+let data20 = data18.accessKeySecret;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err31 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -34611,16 +34612,42 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
-}
-}
-else {
-const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data18.securityToken !== undefined){
+let data21 = data18.securityToken;
+if((typeof data21 !== "string") && (data21 !== null)){
+const err32 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
 else {
 vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data18.regionId !== undefined){
+let data22 = data18.regionId;
+if((typeof data22 !== "string") && (data22 !== null)){
+const err33 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -37050,10 +37077,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-if(data12.thinking !== undefined){
-let data18 = data12.thinking;
+if(data12.llmHeaders !== undefined){
+let data18 = data12.llmHeaders;
 if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
+const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/llmHeaders",schemaPath:"iac-code-props.json/properties/llmHeaders/type",keyword:"type",params:{type: schema150.properties.llmHeaders.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -37064,8 +37091,8 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 for(const key2 in data18){
-if(!(((key2 === "enabled") || (key2 === "effort")) || (key2 === "budget"))){
-const err38 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(typeof data18[key2] !== "string"){
+const err38 = {instancePath:instancePath+"/forwardedProps/iacCode/llmHeaders/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"iac-code-props.json/properties/llmHeaders/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -37075,9 +37102,12 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data18.enabled !== undefined){
-if(typeof data18.enabled !== "boolean"){
-const err39 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/enabled",schemaPath:"iac-code-props.json/properties/thinking/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+}
+}
+if(data12.thinking !== undefined){
+let data20 = data12.thinking;
+if((!(data20 && typeof data20 == "object" && !Array.isArray(data20))) && (data20 !== null)){
+const err39 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -37086,11 +37116,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data18.effort !== undefined){
-let data20 = data18.effort;
-if((typeof data20 !== "string") && (data20 !== null)){
-const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+for(const key3 in data20){
+if(!(((key3 === "enabled") || (key3 === "effort")) || (key3 === "budget"))){
+const err40 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -37100,10 +37129,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data18.budget !== undefined){
-let data21 = data18.budget;
-if((!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))) && (data21 !== null)){
-const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
+if(data20.enabled !== undefined){
+if(typeof data20.enabled !== "boolean"){
+const err41 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/enabled",schemaPath:"iac-code-props.json/properties/thinking/properties/enabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -37112,9 +37140,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
-const err42 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data20.effort !== undefined){
+let data22 = data20.effort;
+if((typeof data22 !== "string") && (data22 !== null)){
+const err42 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -37124,13 +37154,10 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-}
-}
-if(data12.userId !== undefined){
-let data22 = data12.userId;
-if((typeof data22 !== "string") && (data22 !== null)){
-const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
+if(data20.budget !== undefined){
+let data23 = data20.budget;
+if((!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))) && (data23 !== null)){
+const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -37139,11 +37166,9 @@ vErrors.push(err43);
 }
 errors++;
 }
-}
-if(data12.channel !== undefined){
-let data23 = data12.channel;
-if((typeof data23 !== "string") && (data23 !== null)){
-const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 1 || isNaN(data23)){
+const err44 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -37153,10 +37178,13 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data12.preferredLanguage !== undefined){
-let data24 = data12.preferredLanguage;
+}
+}
+}
+if(data12.userId !== undefined){
+let data24 = data12.userId;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -37166,10 +37194,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data12.candidatePresentation !== undefined){
-let data25 = data12.candidatePresentation;
-if(!(((data25 === "standard") || (data25 === "rich")) || (data25 === null))){
-const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+if(data12.channel !== undefined){
+let data25 = data12.channel;
+if((typeof data25 !== "string") && (data25 !== null)){
+const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -37179,10 +37207,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data12.runMode !== undefined){
-let data26 = data12.runMode;
-if(!(((data26 === "normal") || (data26 === "pipeline")) || (data26 === null))){
-const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+if(data12.preferredLanguage !== undefined){
+let data26 = data12.preferredLanguage;
+if((typeof data26 !== "string") && (data26 !== null)){
+const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -37192,10 +37220,10 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data12.pipelineName !== undefined){
-let data27 = data12.pipelineName;
-if((typeof data27 !== "string") && (data27 !== null)){
-const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
+if(data12.candidatePresentation !== undefined){
+let data27 = data12.candidatePresentation;
+if(!(((data27 === "standard") || (data27 === "rich")) || (data27 === null))){
+const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -37205,9 +37233,10 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data12.cleanupOnly !== undefined){
-if(typeof data12.cleanupOnly !== "boolean"){
-const err49 = {instancePath:instancePath+"/forwardedProps/iacCode/cleanupOnly",schemaPath:"iac-code-props.json/properties/cleanupOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data12.runMode !== undefined){
+let data28 = data12.runMode;
+if(!(((data28 === "normal") || (data28 === "pipeline")) || (data28 === null))){
+const err49 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -37217,10 +37246,10 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data12.alibabaCloud !== undefined){
-let data29 = data12.alibabaCloud;
-if((!(data29 && typeof data29 == "object" && !Array.isArray(data29))) && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
+if(data12.pipelineName !== undefined){
+let data29 = data12.pipelineName;
+if((typeof data29 !== "string") && (data29 !== null)){
+const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -37229,10 +37258,10 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
-for(const key3 in data29){
-if(!((((key3 === "accessKeyId") || (key3 === "accessKeySecret")) || (key3 === "securityToken")) || (key3 === "regionId"))){
-const err51 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+if(data12.cleanupOnly !== undefined){
+if(typeof data12.cleanupOnly !== "boolean"){
+const err51 = {instancePath:instancePath+"/forwardedProps/iacCode/cleanupOnly",schemaPath:"iac-code-props.json/properties/cleanupOnly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -37242,10 +37271,10 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data29.accessKeyId !== undefined){
-let data30 = data29.accessKeyId;
-if((typeof data30 !== "string") && (data30 !== null)){
-const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+if(data12.alibabaCloud !== undefined){
+let data31 = data12.alibabaCloud;
+if((!(data31 && typeof data31 == "object" && !Array.isArray(data31))) && (data31 !== null)){
+const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -37254,11 +37283,10 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-if(data29.accessKeySecret !== undefined){
-let data31 = data29.accessKeySecret;
-if((typeof data31 !== "string") && (data31 !== null)){
-const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key4 in data31){
+if(!((((key4 === "accessKeyId") || (key4 === "accessKeySecret")) || (key4 === "securityToken")) || (key4 === "regionId"))){
+const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -37268,10 +37296,10 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data29.securityToken !== undefined){
-let data32 = data29.securityToken;
+if(data31.accessKeyId !== undefined){
+let data32 = data31.accessKeyId;
 if((typeof data32 !== "string") && (data32 !== null)){
-const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -37281,10 +37309,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data29.regionId !== undefined){
-let data33 = data29.regionId;
+if(data31.accessKeySecret !== undefined){
+let data33 = data31.accessKeySecret;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -37294,11 +37322,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-}
-}
-}
-else {
-const err56 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data31.securityToken !== undefined){
+let data34 = data31.securityToken;
+if((typeof data34 !== "string") && (data34 !== null)){
+const err56 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -37308,9 +37335,10 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
-else {
-const err57 = {instancePath:instancePath+"/forwardedProps",schemaPath:"#/properties/forwardedProps/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data31.regionId !== undefined){
+let data35 = data31.regionId;
+if((typeof data35 !== "string") && (data35 !== null)){
+const err57 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -37320,15 +37348,11 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data.resume !== undefined){
-let data34 = data.resume;
-if(Array.isArray(data34)){
-const len2 = data34.length;
-for(let i2=0; i2<len2; i2++){
-let data35 = data34[i2];
-if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
-if(data35.interruptId === undefined){
-const err58 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "interruptId"},message:"must have required property '"+"interruptId"+"'"};
+}
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -37337,8 +37361,10 @@ vErrors.push(err58);
 }
 errors++;
 }
-if(data35.status === undefined){
-const err59 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/forwardedProps",schemaPath:"#/properties/forwardedProps/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -37347,11 +37373,16 @@ vErrors.push(err59);
 }
 errors++;
 }
-if(data35.interruptId !== undefined){
-let data36 = data35.interruptId;
-if(typeof data36 === "string"){
-if(func1(data36) < 1){
-const err60 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data.resume !== undefined){
+let data36 = data.resume;
+if(Array.isArray(data36)){
+const len2 = data36.length;
+for(let i2=0; i2<len2; i2++){
+let data37 = data36[i2];
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.interruptId === undefined){
+const err60 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "interruptId"},message:"must have required property '"+"interruptId"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -37360,9 +37391,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-else {
-const err61 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data37.status === undefined){
+const err61 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -37371,11 +37401,11 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data35.status !== undefined){
-let data37 = data35.status;
-if(!((data37 === "resolved") || (data37 === "cancelled"))){
-const err62 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data37.interruptId !== undefined){
+let data38 = data37.interruptId;
+if(typeof data38 === "string"){
+if(func1(data38) < 1){
+const err62 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -37385,11 +37415,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data35.payload !== undefined){
-const _errs79 = errors;
-const _errs80 = errors;
-if(data35.payload !== null){
-const err63 = {};
+else {
+const err63 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -37398,9 +37425,11 @@ vErrors.push(err63);
 }
 errors++;
 }
-var valid15 = _errs80 === errors;
-if(valid15){
-const err64 = {instancePath:instancePath+"/resume/" + i2+"/payload",schemaPath:"resume-entry.json/properties/payload/not",keyword:"not",params:{},message:"must NOT be valid"};
+}
+if(data37.status !== undefined){
+let data39 = data37.status;
+if(!((data39 === "resolved") || (data39 === "cancelled"))){
+const err64 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -37409,22 +37438,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-else {
-errors = _errs79;
-if(vErrors !== null){
-if(_errs79){
-vErrors.length = _errs79;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data35.metadata !== undefined){
-let data39 = data35.metadata;
-if(!(data39 && typeof data39 == "object" && !Array.isArray(data39))){
-const err65 = {instancePath:instancePath+"/resume/" + i2+"/metadata",schemaPath:"resume-entry.json/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data37.payload !== undefined){
+const _errs84 = errors;
+const _errs85 = errors;
+if(data37.payload !== null){
+const err65 = {};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -37433,10 +37452,9 @@ vErrors.push(err65);
 }
 errors++;
 }
-}
-}
-else {
-const err66 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid16 = _errs85 === errors;
+if(valid16){
+const err66 = {instancePath:instancePath+"/resume/" + i2+"/payload",schemaPath:"resume-entry.json/properties/payload/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -37445,10 +37463,22 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
+else {
+errors = _errs84;
+if(vErrors !== null){
+if(_errs84){
+vErrors.length = _errs84;
 }
 else {
-const err67 = {instancePath:instancePath+"/resume",schemaPath:"#/properties/resume/type",keyword:"type",params:{type: "array"},message:"must be array"};
+vErrors = null;
+}
+}
+}
+}
+if(data37.metadata !== undefined){
+let data41 = data37.metadata;
+if(!(data41 && typeof data41 == "object" && !Array.isArray(data41))){
+const err67 = {instancePath:instancePath+"/resume/" + i2+"/metadata",schemaPath:"resume-entry.json/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -37460,12 +37490,36 @@ errors++;
 }
 }
 else {
-const err68 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err68 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err68];
 }
 else {
 vErrors.push(err68);
+}
+errors++;
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/resume",schemaPath:"#/properties/resume/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
 }
 errors++;
 }

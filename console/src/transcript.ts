@@ -1,11 +1,14 @@
 // The conversation: user messages, streamed assistant text, collapsible
 // reasoning, tool calls with their arguments and results, notes (errors,
-// cancellation). Fed the AG-UI events of every run, in order.
+// cancellation). Fed the AG-UI events of every run, in order. Assistant text
+// and reasoning are Markdown (markdown.ts), rendered again as each delta
+// arrives; user text stays as typed.
 import { h, keepAtEnd } from "./dom.js";
 import type { FilesView } from "./files-view.js";
 import { codeBlock } from "./highlight.js";
 import { i18nLabel, tr, type MessageKey } from "./i18n.js";
 import { num, obj, type Json } from "./json.js";
+import { renderMarkdown } from "./markdown.js";
 
 /** An AG-UI event as the console reads it (fields by name; unknown ones ignored). */
 export type WireEvent = { type: string } & Record<string, unknown>;
@@ -48,10 +51,22 @@ function prettyJson(text: string): string | undefined {
   }
 }
 
+/** A streamed Markdown message: its element and the text received so far. */
+interface Streamed {
+  body: HTMLElement;
+  text: string;
+}
+
+function appendDelta(message: Streamed | undefined, delta: string): void {
+  if (!message || delta === "") return;
+  message.text += delta;
+  renderMarkdown(message.body, message.text);
+}
+
 export class Transcript {
   readonly root: HTMLElement;
-  private readonly texts = new Map<string, HTMLElement>();
-  private readonly reasonings = new Map<string, HTMLElement>();
+  private readonly texts = new Map<string, Streamed>();
+  private readonly reasonings = new Map<string, Streamed>();
   private readonly tools = new Map<string, ToolView>();
 
   constructor(
@@ -92,7 +107,7 @@ export class Transcript {
   apply(ev: WireEvent): void {
     switch (ev.type) {
       case "TEXT_MESSAGE_START": {
-        const body = h("div", { class: "body" });
+        const body = h("div", { class: "body md" });
         this.add(
           h(
             "article",
@@ -101,22 +116,22 @@ export class Transcript {
             body,
           ),
         );
-        this.texts.set(str(ev.messageId), body);
+        this.texts.set(str(ev.messageId), { body, text: "" });
         break;
       }
       case "TEXT_MESSAGE_CONTENT": {
-        const body = this.texts.get(str(ev.messageId));
-        if (body) keepAtEnd(this.scroller(), () => body.append(str(ev.delta)));
+        const message = this.texts.get(str(ev.messageId));
+        keepAtEnd(this.scroller(), () => appendDelta(message, str(ev.delta)));
         break;
       }
       case "REASONING_MESSAGE_START": {
-        const body = h("div", { class: "body" });
+        const body = h("div", { class: "body md" });
         this.add(h("details", { class: "reasoning" }, tr("summary", "reasoning"), body));
-        this.reasonings.set(str(ev.messageId), body);
+        this.reasonings.set(str(ev.messageId), { body, text: "" });
         break;
       }
       case "REASONING_MESSAGE_CONTENT":
-        this.reasonings.get(str(ev.messageId))?.append(str(ev.delta));
+        appendDelta(this.reasonings.get(str(ev.messageId)), str(ev.delta));
         break;
       case "TOOL_CALL_START": {
         const name = str(ev.toolCallName) || "tool";

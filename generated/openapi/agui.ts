@@ -378,6 +378,10 @@ export interface components {
             cwd: string;
             /** @description LLM provider key for this request only. Forwarded, never stored. */
             llmApiKey?: string | null;
+            /** @description HTTP headers sent with this request's model calls (a gateway's tenant, tracing, quota headers). Forwarded, never stored. Names are HTTP tokens, values visible ASCII, spaces and tabs; the provider's own headers (authorization, x-api-key, api-key, content-type, accept, anthropic-version, host, content-length and the connection headers) cannot be given. An empty object is forwarded too. */
+            llmHeaders?: {
+                [key: string]: string;
+            } | null;
             /** @description Model for this request only. */
             model?: string | null;
             /** @description Pipeline name, e.g. selling. */

@@ -11,7 +11,7 @@ import type { AgentRuntime } from "../runtime/seam.js";
 import type { A2aServerSettings } from "./config/server-settings.js";
 import { createLogger } from "../server/logger.js";
 import { flushTracing, startTracing } from "../server/tracing/index.js";
-import { ServerMetrics } from "../server/metrics.js";
+import { defaultChannel, ServerMetrics } from "../server/metrics.js";
 import { redactRedisUrl } from "../server/redis-url.js";
 import { runtimeDetails } from "./bindings/runtime-details.js";
 import { signCards } from "./signing/sign-cards.js";
@@ -198,10 +198,11 @@ async function startWithState(
     defaultCwd: cwd,
     allowedRoots: roots,
     mediaTypes,
+    defaultChannel: defaultChannel(env),
     turnObserver: {
       ended(turn) {
-        metrics.turnSeconds.observe({ outcome: turn.code ?? turn.outcome }, turn.durationMs / 1000);
-        metrics.countTokens(turn.usage);
+        metrics.observeTurn(turn.code ?? turn.outcome, turn.channel, turn.durationMs / 1000);
+        metrics.countTokens(turn.usage, turn.channel);
       },
       waiting(delta) {
         waiting += delta;

@@ -24,7 +24,14 @@ export function aguiLogger(settings: Pick<AguiSettings, "debug" | "logStdout" | 
       level: settings.debug ? "debug" : "info",
       base: { session: "agui-adapter" },
       redact: {
-        paths: ["*.llmApiKey", "*.accessKeySecret", "*.securityToken", "*.token"],
+        paths: [
+          "*.llmApiKey",
+          "*.llmHeaders",
+          "*.llm_headers",
+          "*.accessKeySecret",
+          "*.securityToken",
+          "*.token",
+        ],
         censor: "[REDACTED]",
       },
     },

@@ -30,6 +30,8 @@ export interface McpToolProgress {
 export interface TurnOverrides {
   model?: string;
   apiKey?: string;
+  /** Headers added to this turn's model requests (secret; already checked by src/server/llm-headers.ts). */
+  llmHeaders?: Record<string, string>;
   thinking?: { enabled?: boolean; effort?: string; budget?: number };
   alibabaCloud?: {
     accessKeyId?: string;

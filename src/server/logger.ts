@@ -16,6 +16,7 @@ const LOG_REDACT_PATHS = [
   ...["signingSecret", "signing_secret", "authorization"],
   ...["headers.authorization", "req.headers.authorization", "req.headers.cookie"],
   ...["token", "apiKey", "password", "basicPassword", "authorization"].map((key) => `*.${key}`),
+  ...["llmHeaders", "llm_headers", "extraHeaders"].flatMap((key) => [key, `*.${key}`]),
   ...["token", "apiKey", "basicPassword", "signingSecret"].map((key) => `config.${key}`),
 ];
 

@@ -2,7 +2,9 @@
 // /metrics. Each server has its own registry (two servers in one process do
 // not mix their numbers). Labels take values from small fixed sets (method
 // names, bindings, outcome codes of the error catalogues), never ids, so the
-// number of series stays bounded; the hot path only bumps counters.
+// number of series stays bounded; the hot path only bumps counters. The one
+// label a caller names, the telemetry `channel` of turns and tokens, keeps the
+// first MAX_CHANNELS values it sees and counts any later one as "other".
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { ModelTokens } from "./model-tokens.js";
 
@@ -10,6 +12,17 @@ import type { ModelTokens } from "./model-tokens.js";
 const TURN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 /** Seconds until the first event a client sees after its request. */
 const FIRST_EVENT_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Distinct `channel` label values a registry keeps before it counts new ones as "other". */
+export const MAX_CHANNELS = 32;
+
+/** The telemetry channel when none is bound or configured. */
+export const UNKNOWN_CHANNEL = "unknown";
+
+/** IAC_CODE_CHANNEL trimmed and bounded (128 characters), else "unknown". */
+export function defaultChannel(env: NodeJS.ProcessEnv = process.env): string {
+  return (env.IAC_CODE_CHANNEL ?? "").trim().slice(0, 128) || UNKNOWN_CHANNEL;
+}
 
 export interface MetricsOptions {
   /** "a2a" or "agui": the value of the `server` label on every series. */
@@ -42,10 +55,10 @@ function mirroredCounter(registry: Registry, name: string, help: string, count: 
 export class ServerMetrics {
   readonly registry = new Registry();
   readonly requests: Counter<"method" | "binding" | "outcome">;
-  readonly turnSeconds: Histogram<"outcome">;
+  readonly turnSeconds: Histogram<"outcome" | "channel">;
   readonly firstEventSeconds: Histogram<"binding">;
   readonly openStreams: Gauge<"binding">;
-  readonly tokens: Counter<"kind" | "provider" | "model">;
+  readonly tokens: Counter<"kind" | "provider" | "model" | "channel">;
   readonly runsStarted: Counter<"kind">;
   readonly runsFinished: Counter<"outcome">;
   readonly runsErrored: Counter<"code">;
@@ -61,8 +74,8 @@ export class ServerMetrics {
     });
     this.turnSeconds = new Histogram({
       name: "iac_code_turn_duration_seconds",
-      help: "Duration of a turn (A2A) or a run (AG-UI), by outcome.",
-      labelNames: ["outcome"],
+      help: "Duration of a turn (A2A) or a run (AG-UI), by outcome and telemetry channel.",
+      labelNames: ["outcome", "channel"],
       buckets: TURN_BUCKETS,
       registers,
     });
@@ -81,8 +94,8 @@ export class ServerMetrics {
     });
     this.tokens = new Counter({
       name: "iac_code_tokens_total",
-      help: "Model tokens used by finished turns (A2A) or runs (AG-UI), by kind (input, output), provider and model.",
-      labelNames: ["kind", "provider", "model"],
+      help: "Model tokens used by finished turns (A2A) or runs (AG-UI), by kind (input, output), provider, model and telemetry channel.",
+      labelNames: ["kind", "provider", "model", "channel"],
       registers,
     });
     this.runsStarted = new Counter({
@@ -152,10 +165,27 @@ export class ServerMetrics {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Tokens of a finished turn or run, by provider and model ("unknown" when the runtime named none). */
-  countTokens(usage: readonly ModelTokens[]): void {
+  private readonly channels = new Set<string>();
+
+  /** The `channel` label of a channel: itself while fewer than MAX_CHANNELS were seen, else "other". */
+  channelLabel(channel: string | undefined): string {
+    const name = channel || UNKNOWN_CHANNEL;
+    if (this.channels.has(name)) return name;
+    if (this.channels.size >= MAX_CHANNELS) return "other";
+    this.channels.add(name);
+    return name;
+  }
+
+  /** A finished turn or run: its duration by outcome and channel. */
+  observeTurn(outcome: string, channel: string | undefined, seconds: number): void {
+    this.turnSeconds.observe({ outcome, channel: this.channelLabel(channel) }, seconds);
+  }
+
+  /** Tokens of a finished turn or run, by provider and model ("unknown" when the runtime named none) and channel. */
+  countTokens(usage: readonly ModelTokens[], channel?: string): void {
+    const label = this.channelLabel(channel);
     for (const { provider, model, inputTokens, outputTokens } of usage) {
-      const labels = { provider: provider || "unknown", model: model || "unknown" };
+      const labels = { provider: provider || "unknown", model: model || "unknown", channel: label };
       if (inputTokens > 0) this.tokens.inc({ kind: "input", ...labels }, inputTokens);
       if (outputTokens > 0) this.tokens.inc({ kind: "output", ...labels }, outputTokens);
     }

@@ -5,6 +5,39 @@ import { turnOverridesFrom } from "../../src/a2a/core/incoming-message/turn-over
 import { cleanup, startTestServer, userMessage, type TestServer } from "./helpers.js";
 
 describe("A2A per-turn overrides", () => {
+  it("reads llm_headers as given ({} included, null as absent) and refuses unusable ones naming the header", () => {
+    const headers = { "X-Tenant": "t-1", "x-trace-id": "a b\tc" };
+    expect(turnOverridesFrom({ llm_headers: headers }, "en").llmHeaders).to.deep.equal(headers);
+    expect(turnOverridesFrom({ llm_headers: {} }, "en").llmHeaders).to.deep.equal({});
+    expect(turnOverridesFrom({ llm_headers: null }, "en")).not.to.have.property("llmHeaders");
+    const refusal = (value: unknown) => {
+      try {
+        turnOverridesFrom({ llm_headers: value as never }, "en");
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "accepted";
+    };
+    expect(refusal("x")).to.match(/^metadata\.iac_code\.llm_headers must be an object/);
+    expect(refusal({ "X-A": 1 })).to.match(
+      /^metadata\.iac_code\.llm_headers\.X-A must be a valid HTTP header value/,
+    );
+    expect(refusal({ "X-A": "v\r\nX-B: w" })).to.match(/^metadata\.iac_code\.llm_headers\.X-A must be/);
+    expect(refusal({ "a:b": "v" })).to.match(/has a name that is not a valid HTTP header name/);
+    for (const reserved of [
+      "Authorization",
+      "x-api-key",
+      "API-KEY",
+      "Content-Type",
+      "anthropic-version",
+      "Host",
+    ])
+      expect(refusal({ [reserved]: "v" })).to.include(`llm_headers.${reserved} cannot be given`);
+    expect(refusal(Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`X-${i}`, "v"])))).to.include(
+      "at most 64 headers",
+    );
+  });
+
   it("reads model, key, thinking (nested or flat aliases), cloud credentials and modes", () => {
     const o = turnOverridesFrom(
       {

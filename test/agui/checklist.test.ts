@@ -161,10 +161,8 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
     await h.close();
   });
 
-  it("item 2: model, llmApiKey, thinking and alibabaCloud reach A2A as metadata.iac_code exactly and as the turn's overrides", async () => {
-    // llmHeaders (era C) is not in this implementation's forwardedProps contract (refused
-    // as an unknown field, schemas/examples/agui/iac-code-props/invalid/unknown-field.json),
-    // so it is not sent here; the rest of the reference's fixture is.
+  it("item 2: model, llmApiKey, thinking, alibabaCloud and llmHeaders reach A2A as metadata.iac_code exactly and as the turn's overrides", async () => {
+    const headers = { "X-Tenant": "tenant-7", "x-trace-id": "trace-abc" };
     const cloud = {
       accessKeyId: "fake-access-key",
       accessKeySecret: "fake-access-secret",
@@ -182,6 +180,7 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
           llmApiKey: "fake-provider-key",
           thinking: { enabled: true, effort: "low", budget: 1024 },
           alibabaCloud: cloud,
+          llmHeaders: headers,
         },
       }),
     );
@@ -193,6 +192,7 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
       cwd: realpathSync(h.workspace),
       iac_code_model: "qwen-test",
       iac_code_api_key: "fake-provider-key",
+      llm_headers: headers,
       thinking: { enabled: true, effort: "low", budget: 1024 },
       preferredLanguage: "en",
       cleanupOnly: false,
@@ -209,7 +209,36 @@ describe("AG-UI acceptance checklist (agui-iaccode.md §10), items with code and
       apiKey: "fake-provider-key",
       thinking: { enabled: true, effort: "low", budget: 1024 },
       alibabaCloud: cloud,
+      llmHeaders: headers,
     });
+    // The headers are secret: not in the thread's state file, not echoed in the run's events.
+    const state = readFileSync(h.store.fileFor("t-overrides"), "utf8");
+    for (const value of Object.values(headers)) {
+      expect(state).not.to.include(value);
+      expect(res.raw).not.to.include(value);
+    }
+  });
+
+  it("item 3: an empty llmHeaders {} is forwarded as {}", async () => {
+    const res = await post(
+      h.url,
+      runInput(h, { threadId: "t-empty-headers", runId: "r1", text: "hello", iac: { llmHeaders: {} } }),
+    );
+    expectSuccess(res.events);
+    const [send] = calls(h, "SendStreamingMessage");
+    const iac = (send.params!.message as { metadata: { iac_code: Json } }).metadata.iac_code;
+    expect(iac).to.have.property("llm_headers").that.deep.equals({});
+    expect(h.runtime.turns[0].overrides.llmHeaders).to.deep.equal({});
+    // null means "not given": no key at all.
+    const none = await post(
+      h.url,
+      runInput(h, { threadId: "t-null-headers", runId: "r1", text: "hello", iac: { llmHeaders: null } }),
+    );
+    expectSuccess(none.events);
+    const second = calls(h, "SendStreamingMessage")[1];
+    expect(
+      (second.params!.message as { metadata: { iac_code: Json } }).metadata.iac_code,
+    ).not.to.have.property("llm_headers");
   });
 
   it("item 25: the session id is read from pipelineBatch.events[].iacCodeSessionId", async () => {

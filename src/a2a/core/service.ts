@@ -59,6 +59,8 @@ export interface A2AServiceOptions {
   orphanSweepMs?: number;
   /** Told of each context's workspace when it is created or restored (safe mode's known roots). */
   workspaceSeen?: (cwd: string) => void;
+  /** The telemetry channel of a context no message named one for (IAC_CODE_CHANNEL, else "unknown"). */
+  defaultChannel?: string;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -85,6 +87,7 @@ export class A2AService {
       options.logger,
       options.idleContextMs,
       options.workspaceSeen,
+      options.defaultChannel,
     );
     const turns: TurnsDeps = {
       state: options.state,

@@ -30,7 +30,7 @@ local function ok(owner) return #owner .. ':' .. owner end
 /**
  * ARGV: P, then ops: F ctx lease (fence check, first), T ctx id owner state ms
  * updated language names body, A ctx task artifact body, C ctx owner session
- * cwd updated, U json, P - task id configJson (push config saved), R - task
+ * cwd updated channel ("" when none), U json, P - task id configJson (push config saved), R - task
  * id owner (removed if the owner's), E ctx task eventId payload now (a task
  * event: one job per config the task has now; after the P and R ops), and the
  * runtime's L ctx key row (append to a list), D ctx key value (set), X ctx key
@@ -84,9 +84,10 @@ while i <= n do
     i = i + 5
   elseif op == 'C' then
     if not fenced[ctx] then
-      redis.call('HSET', P .. 'c:' .. ctx, 'o', ARGV[i + 2], 's', ARGV[i + 3], 'w', ARGV[i + 4], 'u', ARGV[i + 5])
+      redis.call('HSET', P .. 'c:' .. ctx, 'o', ARGV[i + 2], 's', ARGV[i + 3], 'w', ARGV[i + 4], 'u', ARGV[i + 5],
+        'h', ARGV[i + 6])
     end
-    i = i + 6
+    i = i + 7
   elseif op == 'U' then
     redis.call('RPUSH', P .. 'audit', ctx)
     i = i + 2

@@ -139,7 +139,14 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
         if (staged) return { ...staged };
         const h = await this.redis.hgetall(`${A2A_PREFIX}c:${contextId}`);
         if (h.o === undefined) return undefined;
-        return { contextId, owner: h.o, sessionId: h.s ?? "", cwd: h.w ?? "", updatedAt: Number(h.u) };
+        return {
+          contextId,
+          owner: h.o,
+          sessionId: h.s ?? "",
+          cwd: h.w ?? "",
+          updatedAt: Number(h.u),
+          ...(h.h ? { channel: h.h } : {}),
+        };
       },
       save: (record) => {
         this.staged.contexts.set(record.contextId, { ...record });
@@ -322,7 +329,7 @@ export class RedisStateStore implements StateStore, StagedPart<StagedCommit> {
       args.push("A", contextId, taskId, artifact.artifactId, Buffer.from(encodeArtifact(artifact)));
     }
     for (const c of contexts.values()) {
-      args.push("C", c.contextId, c.owner, c.sessionId, c.cwd, String(c.updatedAt));
+      args.push("C", c.contextId, c.owner, c.sessionId, c.cwd, String(c.updatedAt), c.channel ?? "");
     }
     args.push(...push.ops);
     for (const entry of audit) args.push("U", JSON.stringify(entry));

@@ -62,7 +62,8 @@ CREATE TABLE IF NOT EXISTS contexts (
   owner TEXT NOT NULL,
   session_id TEXT NOT NULL,
   cwd TEXT NOT NULL,
-  updated_ms INTEGER NOT NULL
+  updated_ms INTEGER NOT NULL,
+  telemetry_channel TEXT
 ) WITHOUT ROWID;
 
 -- The permission audit: each line as JSON in the contract shape (schemas/audit/permission-audit-line.json).
@@ -140,8 +141,19 @@ export function applySchema(db: Database, file: string): void {
     );
   }
   db.exec(SCHEMA);
+  contextChannels(db);
   if (version === 1) storedTaskBodies(db);
   if (version < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+}
+
+/**
+ * The contexts' telemetry channel (a nullable column added in place: a database
+ * of an earlier version gets it, and an earlier version still reads this one).
+ */
+function contextChannels(db: Database): void {
+  const columns = db.prepare<[], { name: string }>("PRAGMA table_info(contexts)").all();
+  if (!columns.some((c) => c.name === "telemetry_channel"))
+    db.exec("ALTER TABLE contexts ADD COLUMN telemetry_channel TEXT");
 }
 
 /** Schema 1 -> 2: every task body rewritten as a StoredTask; a body that does not decode is left for the quarantine. */

@@ -55,6 +55,7 @@ interface ContextRow {
   session_id: string;
   cwd: string;
   updated_ms: number;
+  telemetry_channel: string | null;
 }
 
 /** Opens the database and takes the dir for this process (refused while another server holds it). */
@@ -128,9 +129,9 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
        ON CONFLICT (task_id, artifact_id) DO UPDATE SET body = excluded.body`,
     );
     const putContext = db.prepare(
-      `INSERT INTO contexts (id, owner, session_id, cwd, updated_ms) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO contexts (id, owner, session_id, cwd, updated_ms, telemetry_channel) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, session_id = excluded.session_id,
-         cwd = excluded.cwd, updated_ms = excluded.updated_ms`,
+         cwd = excluded.cwd, updated_ms = excluded.updated_ms, telemetry_channel = excluded.telemetry_channel`,
     );
     const putAudit = db.prepare("INSERT INTO permission_audit_lines (line) VALUES (?)");
     this.writeStaged = ({ tasks, artifacts, contexts, audit }) => {
@@ -153,7 +154,7 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
         putArtifact.run(taskId, artifact.artifactId, encodeArtifact(artifact));
       }
       for (const c of contexts.values()) {
-        putContext.run(c.contextId, c.owner, c.sessionId, c.cwd, c.updatedAt);
+        putContext.run(c.contextId, c.owner, c.sessionId, c.cwd, c.updatedAt, c.channel ?? null);
       }
       for (const entry of audit) putAudit.run(JSON.stringify(entry));
     };
@@ -247,6 +248,7 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
             sessionId: row.session_id,
             cwd: row.cwd,
             updatedAt: row.updated_ms,
+            ...(row.telemetry_channel ? { channel: row.telemetry_channel } : {}),
           },
         );
       },

@@ -30,6 +30,8 @@ export interface ContextRecord {
   cwd: string;
   owner: string;
   updatedAt: number;
+  /** The telemetry channel bound to the context (metadata.iac_code.channel; a later one replaces it). */
+  channel?: string;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { AdapterCore } from "../adapter-core.js";
 import { AguiError, MSG } from "../errors.js";
 import { canonicalJson } from "../events.js";
 import { freshExecution, hasExpired, hasPending, rotateExecution } from "../threads/execution.js";
-import { resolveWorkspace, type IacCode } from "./inputs.js";
+import { checkLlmHeaders, resolveWorkspace, type IacCode } from "./inputs.js";
 import type { ResumeAnswer } from "../threads/execution.js";
 import { contextIdFor, type ThreadDoc } from "../threads/thread-store.js";
 import type { Language } from "../../i18n/index.js";
@@ -59,6 +59,7 @@ function newBinding(request: RunRequest, cwd: string, userId: string | null): Th
 export async function admit(core: AdapterCore, request: RunRequest, language: Language): Promise<Admission> {
   core.lastActivity = core.now();
   const cwd = resolveWorkspace(request.iacCode.cwd, core.roots);
+  checkLlmHeaders(request.iacCode);
   // The pipelines are the A2A server's bundled ones; an unknown name is never run as a normal turn.
   const pipeline = request.iacCode.pipelineName;
   if (pipeline !== undefined && pipeline !== null && !bundledPipelineNames().includes(pipeline)) {

@@ -15,6 +15,7 @@ import {
   type WorkspaceRefusal,
 } from "../../server/workspace-roots.js";
 import { expandUserPath } from "../../server/paths.js";
+import { llmHeadersProblem, MAX_LLM_HEADERS } from "../../server/llm-headers.js";
 
 export const REQUEST_LIMIT = 12 * 1024 * 1024;
 export const IMAGE_LIMIT = 8 * 1024 * 1024;
@@ -54,6 +55,32 @@ export function resolveWorkspace(cwd: string, roots: string[]): string {
   throw new AguiError("INVALID_INPUT", WORKSPACE_MESSAGES[checked.reason], {
     field: "forwardedProps.iacCode.cwd",
   });
+}
+
+const LLM_HEADERS_FIELD = "forwardedProps.iacCode.llmHeaders";
+
+/**
+ * Refuses llmHeaders the providers could not send or must not take (the
+ * contract already checked the types): INVALID_INPUT naming the header, never
+ * repeating its value.
+ */
+export function checkLlmHeaders(iac: IacCode): void {
+  if (iac.llmHeaders === undefined || iac.llmHeaders === null) return;
+  const problem = llmHeadersProblem(iac.llmHeaders);
+  if (!problem) return;
+  if (!("name" in problem)) {
+    throw new AguiError("INVALID_INPUT", MSG.llmHeadersTooMany, {
+      field: LLM_HEADERS_FIELD,
+      limit: String(MAX_LLM_HEADERS),
+    });
+  }
+  const key =
+    problem.reason === "name"
+      ? MSG.llmHeaderName
+      : problem.reason === "value"
+        ? MSG.llmHeaderValue
+        : MSG.llmHeaderReserved;
+  throw new AguiError("INVALID_INPUT", key, { field: `${LLM_HEADERS_FIELD}.${problem.name}` });
 }
 
 /** The last message with role user, if any. */
@@ -132,6 +159,8 @@ export function iacMetadata(iac: IacCode, cwd: string, language: string): JsonOb
     cwd,
     iac_code_model: trimmed(iac.model),
     iac_code_api_key: trimmed(iac.llmApiKey),
+    // Forwarded as given, an empty object too (agui-iaccode.md §3.2); null is "not given".
+    llm_headers: iac.llmHeaders ?? undefined,
     thinking: thinking && Object.keys(thinking).length ? thinking : undefined,
     user_id: iac.userId ?? undefined,
     channel: iac.channel ?? undefined,

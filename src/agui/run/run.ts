@@ -9,6 +9,7 @@ import { t } from "../../i18n/index.js";
 import { A2aCallError } from "../../a2a/client/errors.js";
 import { A2aUnavailableError } from "../upstream/a2a-client.js";
 import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
+import { defaultChannel } from "../../server/metrics.js";
 import type { AdapterCore } from "../adapter-core.js";
 import type { Admission } from "./admission.js";
 import { AguiError, MSG, type MessageKey, type MessageParams, RunFailure } from "../errors.js";
@@ -28,6 +29,9 @@ export function runAdmitted(core: AdapterCore, admission: Admission, sink: Event
 
 export class Run extends RunState {
   private readonly stream = new RunStream(this);
+  /** The run's telemetry channel: forwardedProps.iacCode.channel, else IAC_CODE_CHANNEL, else "unknown". */
+  private readonly channel =
+    (this.admission.request.iacCode.channel ?? "").trim().slice(0, 128) || defaultChannel();
 
   constructor(core: AdapterCore, admission: Admission, sink: EventSink) {
     super(core, admission, sink);
@@ -46,6 +50,7 @@ export class Run extends RunState {
         "iac_code.agui.thread_id": request.threadId,
         "iac_code.agui.run_id": request.runId,
         "iac_code.context_id": this.admission.doc.contextId,
+        "iac_code.channel": this.channel,
       },
     });
     try {
@@ -104,13 +109,13 @@ export class Run extends RunState {
     const metrics = this.core.metrics;
     if (!metrics) return;
     metrics.requests.inc({ method: isResume ? "resume" : "run", binding: "agui", outcome: watched.outcome });
-    metrics.turnSeconds.observe({ outcome: watched.outcome }, durationMs / 1000);
+    metrics.observeTurn(watched.outcome, this.channel, durationMs / 1000);
     // A run that sent neither end event counts as errored (disconnected): started = finished + errored + running.
     if (watched.ended === "finished") metrics.runsFinished.inc({ outcome: watched.outcome });
     else metrics.runsErrored.inc({ code: watched.outcome });
     const byModel = new Map<string, ModelTokens>();
     for (const entry of usage) addModelTokens(byModel, entry);
-    metrics.countTokens([...byModel.values()]);
+    metrics.countTokens([...byModel.values()], this.channel);
   }
 
   private async newRun(): Promise<void> {

@@ -11,6 +11,7 @@ import { DEFAULT_PROVIDER, findProvider, type ProviderSpec } from "./registry.js
 import type { Script } from "./script-format.js";
 import { ScriptedProvider } from "./scripted.js";
 import type { Provider, RetryPolicy, ThinkingPolicy } from "./types.js";
+import { forwardableLlmHeaders } from "../../server/llm-headers.js";
 
 export interface ProviderFactoryOptions {
   config: ResolvedRuntimeConfig;
@@ -68,6 +69,8 @@ export function createTurnProvider(options: ProviderFactoryOptions, overrides: T
     ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
     idleTimeoutMs: options.idleTimeoutMs,
     retry: options.retry,
+    // The request's own headers (a gateway's tenant, trace, quota), this turn only; never the provider's.
+    ...(overrides.llmHeaders ? { extraHeaders: forwardableLlmHeaders(overrides.llmHeaders) } : {}),
     thinkingFamily:
       spec.thinkingFamily === "generic" && /dashscope/i.test(baseUrl ?? "") && overrides.thinking
         ? "dashscope"

@@ -23,8 +23,9 @@ function backoff(policy: RetryPolicy, attempt: number, retryAfter: string | null
 /**
  * Posts a streaming request to a provider. The settings give the retry
  * policy, the time allowed until the response headers arrive (the idle
- * timeout) and the key to redact; `accept` comes first, then the request's
- * headers, then the endpoint's extra headers.
+ * timeout) and the key to redact; the turn's extra headers (llmHeaders,
+ * reserved names already dropped) come first, then `content-type` and
+ * `accept`, then the provider's request headers (its key).
  */
 export async function postToProvider(
   settings: HttpProviderSettings,
@@ -33,12 +34,15 @@ export async function postToProvider(
 ): Promise<PostResult> {
   const { retry, idleTimeoutMs: headerTimeoutMs, name: provider } = settings;
   const { signal } = request;
-  const secrets = settings.apiKey ? [settings.apiKey] : [];
+  // The request's extra headers (llmHeaders) are secrets too: a gateway's error body may echo them.
+  const extra = settings.extraHeaders ?? {};
+  const secrets = [...(settings.apiKey ? [settings.apiKey] : []), ...Object.values(extra)];
+  // Extra headers first: the provider's own (content type, accept, key) always win.
   const headers = {
+    ...extra,
     "content-type": "application/json",
     accept: "text/event-stream",
     ...request.headers,
-    ...settings.extraHeaders,
   };
   const payload = JSON.stringify(request.body);
   const endpoint = endpointOf(request.url);

@@ -1,9 +1,13 @@
 // Per-turn runtime overrides read from message.metadata.iac_code (a2a-iaccode
 // §6.3). They apply to one turn only and are never persisted. Values that do
-// not parse are ignored rather than failing the turn, as the reference does.
+// not parse are ignored rather than failing the turn, as the reference does;
+// llm_headers alone is refused when unusable (headers a provider could not
+// send, or would have to drop, must not pass silently).
 import type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 import type { Language } from "../../../i18n/index.js";
 import type { TurnOverrides } from "../../../runtime/seam.js";
+import { llmHeadersProblem, MAX_LLM_HEADERS } from "../../../server/llm-headers.js";
+import { invalidParams } from "../request/errors.js";
 
 const TRUE_WORDS = new Set(["1", "true", "t", "yes", "y", "on", "enable", "enabled"]);
 const FALSE_WORDS = new Set(["0", "false", "f", "no", "n", "off", "disable", "disabled"]);
@@ -65,6 +69,40 @@ function alibabaCloudFrom(meta: JsonObject): TurnOverrides["alibabaCloud"] {
   return credentials;
 }
 
+const LLM_HEADERS_FIELD = "metadata.iac_code.llm_headers";
+
+/** metadata.iac_code.llm_headers: an object of header name to value (even empty), or absent/null. */
+function llmHeadersFrom(meta: JsonObject): Record<string, string> | undefined {
+  const value = meta.llm_headers;
+  if (value === undefined || value === null) return undefined;
+  const problem = llmHeadersProblem(value);
+  if (!problem) return { ...(value as Record<string, string>) };
+  // The refusal names the header, never its value.
+  switch (problem.reason) {
+    case "type":
+      throw invalidParams(`${LLM_HEADERS_FIELD} must be an object of header names to string values.`, {
+        field: LLM_HEADERS_FIELD,
+      });
+    case "tooMany":
+      throw invalidParams(`${LLM_HEADERS_FIELD} may hold at most ${MAX_LLM_HEADERS} headers.`, {
+        field: LLM_HEADERS_FIELD,
+      });
+    case "name":
+      throw invalidParams(`${LLM_HEADERS_FIELD} has a name that is not a valid HTTP header name.`, {
+        field: LLM_HEADERS_FIELD,
+      });
+    case "value":
+      throw invalidParams(`${LLM_HEADERS_FIELD}.${problem.name} must be a valid HTTP header value string.`, {
+        field: `${LLM_HEADERS_FIELD}.${problem.name}`,
+      });
+    case "reserved":
+      throw invalidParams(
+        `${LLM_HEADERS_FIELD}.${problem.name} cannot be given: the model provider sets this header itself.`,
+        { field: `${LLM_HEADERS_FIELD}.${problem.name}` },
+      );
+  }
+}
+
 /** The requested display language as sent (normalised later by i18n). */
 export function preferredLanguageOf(meta: JsonObject): string | undefined {
   return text(meta, "preferredLanguage", "preferred_language");
@@ -76,6 +114,8 @@ export function turnOverridesFrom(meta: JsonObject, language: Language): TurnOve
   if (model) overrides.model = model;
   const apiKey = text(meta, "iac_code_api_key");
   if (apiKey) overrides.apiKey = apiKey;
+  const llmHeaders = llmHeadersFrom(meta);
+  if (llmHeaders) overrides.llmHeaders = llmHeaders;
   const thinking = thinkingFrom(meta);
   if (thinking) overrides.thinking = thinking;
   const alibabaCloud = alibabaCloudFrom(meta);

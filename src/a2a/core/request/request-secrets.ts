@@ -1,5 +1,6 @@
 // Per-request secrets (metadata.iac_code.iac_code_api_key, the Alibaba Cloud
-// AccessKey pair and STS token, and anything else named like a credential)
+// AccessKey pair and STS token, the model headers llm_headers, and anything
+// else named like a credential)
 // serve one turn, in memory. The message a task keeps in its history, and so
 // every answer that echoes it (streams, GetTask, ListTasks, after a restart
 // too), is the request's message without them.
@@ -17,7 +18,7 @@ export const CREDENTIAL_KEYS = [
 
 /** Key names treated as secret wherever they appear in message metadata. */
 const SECRET_NAME =
-  /(?:api[_-]?key|secret|passw(?:or)?d|credential|(?:access|auth|bearer|id|refresh|security|session)[_-]?token|^token$|^authorization$|access[_-]?key)/i;
+  /(?:api[_-]?key|secret|passw(?:or)?d|credential|(?:access|auth|bearer|id|refresh|security|session)[_-]?token|^token$|^authorization$|access[_-]?key|^llm[_-]?headers$)/i;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_NAME.test(key);
@@ -48,11 +49,19 @@ export function storableMessage(message: pb.Message): pb.Message {
   };
 }
 
-/** Which credentials of CREDENTIAL_KEYS the message brings (names only). */
+/**
+ * Which credentials of CREDENTIAL_KEYS the message brings (names only), and
+ * `llm_headers` when it names at least one model header (a turn resumed after
+ * a restart needs them again as much as the key).
+ */
 export function credentialNamesOf(message: pb.Message): string[] {
   const iac = iacCode(message.metadata);
-  return CREDENTIAL_KEYS.filter((key) => {
+  const names: string[] = CREDENTIAL_KEYS.filter((key) => {
     const value = iac[key];
     return typeof value === "string" && value.trim() !== "";
   });
+  const headers = iac.llm_headers;
+  if (headers && typeof headers === "object" && !Array.isArray(headers) && Object.keys(headers).length > 0)
+    names.push("llm_headers");
+  return names;
 }

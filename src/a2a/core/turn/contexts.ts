@@ -3,6 +3,9 @@
 // context is in use, closed when idle (or when more than MAX_IDLE_CONTEXTS
 // idle ones are open, least recently used first), and reopened with the same
 // session id. Memory holds running turns and a bounded set of idle sessions.
+// A context also keeps its telemetry channel: the last one a message named
+// (metadata.iac_code.channel), else the server's default (IAC_CODE_CHANNEL,
+// else "unknown").
 import type { Logger } from "pino";
 import type { AgentRuntime, AgentSession } from "../../../runtime/seam.js";
 import type { ContextRecord, ContextStore } from "../../stores/state.js";
@@ -28,7 +31,20 @@ export class ContextManager {
     private readonly logger: Logger,
     private readonly idleMs: number,
     private readonly workspaceSeen: (cwd: string) => void = () => {},
+    private readonly defaultChannel = "unknown",
   ) {}
+
+  /** The context's telemetry channel: its bound one, else the server's default. */
+  channelOf(context: LiveContext): string {
+    return context.record.channel ?? this.defaultChannel;
+  }
+
+  /** Binds a message's channel to the context (persisted with it); none given keeps the bound one. */
+  bindChannel(context: LiveContext, channel: string | undefined): void {
+    if (!channel || channel === context.record.channel) return;
+    context.record.channel = channel;
+    this.save(context);
+  }
 
   /** The context in memory, else restored from its record; undefined when unknown. */
   async find(contextId: string): Promise<LiveContext | undefined> {

@@ -20,6 +20,8 @@ import { TurnPublisher, type PublisherDeps } from "./publisher.js";
 export interface TurnSummary {
   taskId: string;
   contextId: string;
+  /** The context's telemetry channel when the turn started. */
+  channel: string;
   /** completed (ready for the next message), failed, canceled, detached (shutdown while waiting), or a pipeline end state. */
   outcome: string;
   /** The failure's code, when failed. */
@@ -58,6 +60,8 @@ export class TurnExecution {
   /** Ends the wait for the runtime's next event (set while the turn runs). */
   private stopFollowing?: () => void;
   private span?: Span;
+  /** The context's telemetry channel (set when the turn is reserved). */
+  channel = "unknown";
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -92,6 +96,7 @@ export class TurnExecution {
       attributes: {
         "iac_code.task_id": this.taskId,
         "iac_code.context_id": this.contextId,
+        "iac_code.channel": this.channel,
         ...(resume ? { "iac_code.turn.resumed": true } : {}),
       },
     });
@@ -201,6 +206,7 @@ export class TurnExecution {
     const summary: TurnSummary = {
       taskId: this.taskId,
       contextId: this.contextId,
+      channel: this.channel,
       outcome: this.detached ? "detached" : this.canceling ? "canceled" : this.mapper.outcome(),
       durationMs: Math.round(performance.now() - this.startedAt),
       inputTokens: tokens.input,

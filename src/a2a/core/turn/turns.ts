@@ -85,6 +85,7 @@ export class Turns {
     if (context.record.owner !== record.owner) return refuse("a2a.contextOtherOwner");
     if (context.record.cwd !== cwd) return refuse("a2a.contextOtherWorkspace");
     if (context.execution) return refuse("a2a.taskAlreadyWorking");
+    this.deps.contexts.bindChannel(context, settings.overrides.channel);
 
     record.beginTurn(message, language, settings.credentialNames);
     this.deps.state.tasks.save(record);
@@ -143,6 +144,7 @@ export class Turns {
       if (!matchesRequest(answer, pending)) throw answerRefusal.mismatch();
     }
     if (!context || context.record.owner !== record.owner) throw answerRefusal.unavailable();
+    this.deps.contexts.bindChannel(context, settings.overrides.channel);
     // The turn's credentials were not kept: the answer must bring them again.
     const missing = record.credentialNames.filter((name) => !settings.credentialNames.includes(name));
     if (missing.length > 0) {
@@ -221,6 +223,7 @@ export class Turns {
     const { record, message, language, input, settings } = admission;
     const running = this.running.get(record.task.id);
     const context = await this.deps.contexts.find(record.task.contextId);
+    if (context) this.deps.contexts.bindChannel(context, settings.overrides.channel);
     const turn = { text: input.text, images: [], overrides: settings.overrides, taskId: record.task.id };
     if (running && context?.session?.interject) {
       const live = running.hub.subscribe(signal);
@@ -249,6 +252,7 @@ export class Turns {
       record,
       () => this.release(context, execution),
     );
+    execution.channel = this.deps.contexts.channelOf(context);
     context.execution = execution;
     this.running.set(record.task.id, execution);
     this.deps.contexts.touch(context);
