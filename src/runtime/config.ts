@@ -154,7 +154,10 @@ function settingsProviderOf(settings: Record<string, unknown> | undefined): stri
 }
 
 /** The short form's API key: `api-key`, or the variable `api-key-env` names (which must be set). */
-function settingsKeyOf(settings: Record<string, unknown> | undefined, env: NodeJS.ProcessEnv): string | undefined {
+function settingsKeyOf(
+  settings: Record<string, unknown> | undefined,
+  env: NodeJS.ProcessEnv,
+): string | undefined {
   const name = nonEmpty(settings?.["api-key-env"]);
   if (name === undefined) return nonEmpty(settings?.["api-key"]);
   const key = nonEmpty(env[name]);
