@@ -33,7 +33,9 @@ const VERDICT = "interrupt_classified";
 function hasVerdict(item: A2aItem): boolean {
   if (item.kind === "task") return false;
   const batch = isObject(item.iac.pipelineBatch) ? item.iac.pipelineBatch.events : undefined;
-  const envelopes = [...(Array.isArray(batch) ? batch : []), item.iac.pipeline];
+  const envelopes: unknown[] = Array.isArray(batch)
+    ? [...(batch as unknown[]), item.iac.pipeline]
+    : [item.iac.pipeline];
   return envelopes.some((e) => isObject(e) && e.eventType === VERDICT);
 }
 
