@@ -12,20 +12,16 @@
 import { expect } from "chai";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
-import { resolveSettings } from "../../src/a2a/config/server-settings.js";
+import type { RunningA2aServer } from "../../src/a2a/server.js";
 import { startAguiServer, type AguiServer } from "../../src/agui/server.js";
-import { createAgentRuntime } from "../../src/runtime/index.js";
-import type { AgentRuntime } from "../../src/runtime/seam.js";
-import { createLogger } from "../../src/server/logger.js";
 import { SseParser } from "../../src/server/sse.js";
 import { ThreadStore } from "../../src/agui/threads/thread-store.js";
-import { post, startTap, type A2aTap } from "../agui/harness.js";
+import { post, type A2aTap } from "../agui/harness.js";
+import { guidanceWorld, type GuidanceWorld } from "./guidance-world.js";
 import { expectValidStream, type WireEvent } from "../agui/helpers.js";
-import { adapterSettings, cleanEnv, SCRIPTS, startSourceCli } from "../e2e/helpers.js";
-import { removeTempDirs, silentLogger, tempDir } from "../runtime/helpers.js";
+import { adapterSettings, cleanEnv, startSourceCli } from "../e2e/helpers.js";
+import { removeTempDirs } from "../runtime/helpers.js";
 
-const GUIDANCE_SCRIPT = path.join(SCRIPTS, "pipeline-guidance.yaml");
 const TOKEN = "guidance-token";
 
 /** A run read as it streams: the events so far, and a wait for the one a test needs. */
@@ -96,44 +92,25 @@ const textOf = (events: WireEvent[]) =>
 
 describe("AG-UI active guidance runs reach the running pipeline's judge", function () {
   this.timeout(60_000);
+  let world: GuidanceWorld;
   let dir: string;
   let workspace: string;
-  let runtime: AgentRuntime;
   let a2a: RunningA2aServer;
   let tap: A2aTap;
   let agui: AguiServer;
   let n = 0;
 
   before(async () => {
-    dir = await tempDir("iac-guidance-");
-    runtime = await createAgentRuntime({
-      configDir: path.join(dir, "config"),
-      scriptFile: GUIDANCE_SCRIPT,
-      env: { HOME: dir },
-      homeDir: dir,
-      logger: silentLogger(),
-    });
-    const settings = resolveSettings(
-      { port: 0, "persistence-dir": path.join(dir, "persist"), token: TOKEN },
-      {},
-      {},
-    );
-    a2a = await startA2aServer(settings, {
-      runtime,
-      logger: createLogger({ silent: true }),
-      cwd: dir,
-      env: { IACCODE_A2A_ALLOWED_CWDS: dir },
-    });
-    tap = await startTap(a2a.url);
-    agui = await startAguiServer({ ...adapterSettings({ url: tap.url, dir }, TOKEN) });
+    world = await guidanceWorld(TOKEN);
+    ({ dir, a2a, tap } = world);
+    agui = await startAguiServer(adapterSettings({ url: tap.url, dir }, TOKEN));
   });
   after(async () => {
     await agui?.close();
-    await tap?.close();
-    await a2a?.close();
-    await runtime?.close();
+    await world?.close();
     await removeTempDirs();
   });
+
   beforeEach(() => {
     n++;
     workspace = path.join(dir, `ws-${n}`);
