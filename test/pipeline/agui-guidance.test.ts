@@ -21,6 +21,8 @@ import { guidanceWorld, type GuidanceWorld } from "./guidance-world.js";
 import { expectValidStream, type WireEvent } from "../agui/helpers.js";
 import { adapterSettings, cleanEnv, startSourceCli } from "../e2e/helpers.js";
 import { removeTempDirs } from "../runtime/helpers.js";
+import { demoWorld, play } from "./demo-world.js";
+import { storyOf } from "./helpers.js";
 
 const TOKEN = "guidance-token";
 
@@ -401,5 +403,32 @@ describe("AG-UI active guidance runs reach the running pipeline's judge", functi
         ),
       ).to.equal("此线程上没有可引导的正在运行的流水线。");
     });
+  });
+});
+
+describe("demo mode: guidance while [demo:slow-deploy] deploys", function () {
+  this.timeout(120_000);
+  after(removeTempDirs);
+
+  it("is noted (continue): the stack group is deployed once, no second confirmation", async () => {
+    const w = await demoWorld();
+    try {
+      let taken: boolean | undefined;
+      const played = await play(w.session, "I need a website [demo:slow-deploy]", undefined, {
+        onEvent: (event) => {
+          if (taken !== undefined || event.type !== "pipeline") return;
+          if (event.envelopes.some((e) => e.eventType === "stack_instances_progress"))
+            taken = w.session.interject!({ text: "tag everything team=web", images: [], overrides: {} });
+        },
+      });
+      expect(taken).to.equal(true);
+      const verdict = played.list.find((e) => e.eventType === "interrupt_classified")!;
+      expect(verdict.data).to.include({ action: "continue", targetStepId: "deploying", judgeFailed: false });
+      expect(played.inputs.filter((i) => i.kind === "deployment_confirmation")).to.have.length(1);
+      expect(played.list.filter((e) => e.eventType === "stack_current_changed")).to.have.length(1);
+      expect(storyOf(played.list).at(-2)).to.equal("pipeline_completed");
+    } finally {
+      await w.close();
+    }
   });
 });
