@@ -54,7 +54,6 @@ export async function runGuidance(core: AdapterCore, admission: Admission, sink:
     waitStop.abort();
     upstream.abort();
   });
-  core.metrics?.runsStarted.inc({ kind: "guidance" });
   const started = performance.now();
   let outcome = "success";
   const send = (ev: AguiEvent): void => {
