@@ -8,8 +8,12 @@
 // the judge's verdict shows on the pipeline's run as CUSTOM
 // iac-code.guidance.v1; a supplement changes the step's next model call; the
 // main run stays the thread's active run and nothing is ever cancelled. An
-// adapter killed (-9) mid-run and started again still delivers guidance.
+// adapter killed (-9) mid-run and started again still delivers guidance. Every
+// admission refusal has its code. Last, the demo's [demo:slow-deploy] (demo
+// script, simulated ROS endpoint) guided while its stack group deploys: "stop"
+// pauses the run (the judge fails, deploying's policy), anything else is noted.
 import { expect } from "chai";
+import { HttpAgent, type BaseEvent, type Interrupt } from "@ag-ui/client";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { RunningA2aServer } from "../../src/a2a/server.js";
@@ -20,9 +24,9 @@ import { post, type A2aTap } from "../agui/harness.js";
 import { guidanceWorld, type GuidanceWorld } from "./guidance-world.js";
 import { expectValidStream, type WireEvent } from "../agui/helpers.js";
 import { adapterSettings, cleanEnv, startSourceCli } from "../e2e/helpers.js";
-import { removeTempDirs } from "../runtime/helpers.js";
-import { demoWorld, play } from "./demo-world.js";
-import { storyOf } from "./helpers.js";
+import { removeTempDirs, tempDir } from "../runtime/helpers.js";
+import { startDemoA2a } from "./helpers.js";
+import { answerFor, type ResumeEntry } from "./answers.js";
 
 const TOKEN = "guidance-token";
 
@@ -406,29 +410,108 @@ describe("AG-UI active guidance runs reach the running pipeline's judge", functi
   });
 });
 
-describe("demo mode: guidance while [demo:slow-deploy] deploys", function () {
+describe("AG-UI guidance during [demo:slow-deploy] (the demo's scripted model and simulated ROS endpoint)", function () {
   this.timeout(120_000);
-  after(removeTempDirs);
+  let dir: string;
+  let demo: Awaited<ReturnType<typeof startDemoA2a>>;
+  let agui: AguiServer;
+  let n = 0;
 
-  it("is noted (continue): the stack group is deployed once, no second confirmation", async () => {
-    const w = await demoWorld();
-    try {
-      let taken: boolean | undefined;
-      const played = await play(w.session, "I need a website [demo:slow-deploy]", undefined, {
-        onEvent: (event) => {
-          if (taken !== undefined || event.type !== "pipeline") return;
-          if (event.envelopes.some((e) => e.eventType === "stack_instances_progress"))
-            taken = w.session.interject!({ text: "tag everything team=web", images: [], overrides: {} });
+  before(async () => {
+    dir = await tempDir("iac-guidance-demo-");
+    demo = await startDemoA2a(dir);
+    agui = await startAguiServer(adapterSettings({ url: demo.server.url, dir }));
+  });
+  after(async () => {
+    await agui?.close();
+    await demo?.close();
+    await removeTempDirs();
+  });
+
+  /**
+   * Plays the scenario over AG-UI (the official client), answering every interrupt with its
+   * first choice; once the stack group's progress shows, `text` is sent as guidance.
+   */
+  async function playGuided(text: string) {
+    n++;
+    const cwd = path.join(dir, `ws-${n}`);
+    mkdirSync(cwd, { recursive: true });
+    const iacCode = { schemaVersion: 1, rosInvocationId: `inv-${n}`, cwd, runMode: "pipeline" };
+    const agent = new HttpAgent({
+      url: agui.url,
+      threadId: `demo-${n}`,
+      initialMessages: [{ id: "u1", role: "user", content: "I need a website [demo:slow-deploy]" }],
+    });
+    const runs: WireEvent[][] = [];
+    let guidance: ReturnType<typeof post> | undefined;
+    let resume: ResumeEntry[] | undefined;
+    for (let i = 1; i <= 20; i++) {
+      const events: WireEvent[] = [];
+      await agent.runAgent(
+        { runId: `run-${i}`, forwardedProps: { iacCode }, ...(resume ? { resume } : {}) },
+        {
+          onEvent: ({ event }: { event: BaseEvent }) => {
+            const ev = event as unknown as WireEvent;
+            events.push(ev);
+            const value = ev.value as { eventType?: string } | undefined;
+            if (!guidance && ev.type === "CUSTOM" && value?.eventType === "stack_instances_progress") {
+              const body = {
+                threadId: `demo-${n}`,
+                runId: "guide-1",
+                state: {},
+                messages: [{ id: "g1", role: "user", content: text }],
+                tools: [],
+                context: [],
+                forwardedProps: {
+                  iacCode: { ...iacCode, rosInvocationId: "inv-guide", activeGuidance: true },
+                },
+              };
+              guidance = post(agui.url, body);
+            }
+          },
         },
-      });
-      expect(taken).to.equal(true);
-      const verdict = played.list.find((e) => e.eventType === "interrupt_classified")!;
-      expect(verdict.data).to.include({ action: "continue", targetStepId: "deploying", judgeFailed: false });
-      expect(played.inputs.filter((i) => i.kind === "deployment_confirmation")).to.have.length(1);
-      expect(played.list.filter((e) => e.eventType === "stack_current_changed")).to.have.length(1);
-      expect(storyOf(played.list).at(-2)).to.equal("pipeline_completed");
-    } finally {
-      await w.close();
+      );
+      await expectValidStream(events);
+      runs.push(events);
+      const outcome = events.at(-1)!.outcome as { type: string; interrupts?: Interrupt[] } | undefined;
+      if (outcome?.type !== "interrupt") break;
+      resume = outcome.interrupts!.map((it) => answerFor(it));
     }
+    expect(guidance, "the deployment's progress showed").to.not.equal(undefined);
+    return { runs, guidance: await guidance! };
+  }
+
+  const kinds = (runs: WireEvent[][]) =>
+    runs.flatMap((events) => {
+      const outcome = events.at(-1)!.outcome as { interrupts?: Interrupt[] } | undefined;
+      return (outcome?.interrupts ?? []).map((it) => (it.metadata as { kind: string }).kind);
+    });
+  const verdictOf = (runs: WireEvent[][]) =>
+    customs(runs.flat(), "iac-code.guidance.v1").find((v) => v.eventType === "interrupt_classified");
+
+  it("'stop' reaches the judge while the stack group deploys; the judge fails, so deploying pauses until the user continues", async () => {
+    const { runs, guidance } = await playGuided("stop");
+    expect(guidance.events.map((e) => e.type)).to.deep.equal(["RUN_STARTED", "RUN_FINISHED"]);
+    expect(verdictOf(runs)!.data).to.include({
+      action: "continue",
+      targetStepId: "deploying",
+      paused: true,
+      judgeFailed: true,
+    });
+    expect(kinds(runs)).to.include("pipeline_pause_confirmation");
+    expect(runs.at(-1)!.at(-1)!.outcome).to.deep.equal({ type: "success" });
+    const stacks = customs(runs.flat(), "iac-code.pipeline.v1").filter(
+      (v) => v.eventType === "stack_current_changed",
+    );
+    expect(stacks).to.have.length(1);
+  });
+
+  it("any other message is noted (continue): no pause, no second confirmation, one deployment", async () => {
+    const { runs, guidance } = await playGuided("please tag everything team=web");
+    expect(guidance.events.map((e) => e.type)).to.deep.equal(["RUN_STARTED", "RUN_FINISHED"]);
+    expect(verdictOf(runs)!.data).to.include({ action: "continue", paused: false, judgeFailed: false });
+    expect(kinds(runs)).to.not.include("pipeline_pause_confirmation");
+    expect(kinds(runs).filter((k) => k === "deployment_confirmation")).to.have.length(1);
+    expect(runs.at(-1)!.at(-1)!.outcome).to.deep.equal({ type: "success" });
   });
 });
