@@ -316,6 +316,46 @@ describe("AG-UI active guidance runs reach the running pipeline's judge", functi
     }
   });
 
+  it("a guidance stream that goes wrong ends in its code (A2A_UNAVAILABLE, A2A_PROTOCOL_ERROR, A2A_EXECUTION_FAILED, CANCELLED); the pipeline's run goes on, nothing is cancelled", async () => {
+    const main = await startPipeline();
+    type Rpc = { id?: unknown; result?: { task?: { id: string; status: { state: string } } } };
+    const breaks: Record<string, (rpc: Rpc) => unknown> = {
+      "A2A_UNAVAILABLE": (rpc) => ({ jsonrpc: "2.0", id: rpc.id, error: { code: -32603, message: "boom" } }),
+      "A2A_PROTOCOL_ERROR": (rpc) => (rpc.result?.task && (rpc.result.task.id = "another-task"), rpc),
+      "A2A_EXECUTION_FAILED": (rpc) => (rpc.result?.task && (rpc.result.task.status.state = "TASK_STATE_FAILED"), rpc),
+      "CANCELLED": (rpc) => (rpc.result?.task && (rpc.result.task.status.state = "TASK_STATE_CANCELED"), rpc),
+    }; // prettier-ignore
+    try {
+      for (const [code, broken] of Object.entries(breaks)) {
+        // Only the guidance's stream is broken: the pipeline's own run reads A2A untouched.
+        tap.rewrite = (call, rpc) => {
+          const message = call.params?.message as { messageId?: string } | undefined;
+          return message?.messageId === `msg-g-${code}` ? broken(rpc as Rpc) : rpc;
+        };
+        const res = await post(
+          agui.url,
+          body({ runId: `g-${code}`, text: "[IGNORE] x", ros: "inv-guide", guidance: true }),
+        );
+        expect(
+          res.events.map((e) => e.type),
+          code,
+        ).to.deep.equal(["RUN_STARTED", "RUN_ERROR"]);
+        expect(res.events[1].code).to.equal(code);
+      }
+    } finally {
+      tap.rewrite = undefined;
+    }
+    // The execution was not touched: guidance is still admitted, and the pipeline ends well.
+    const again = await post(
+      agui.url,
+      body({ runId: "g-after", text: "[IGNORE] y", ros: "inv-guide", guidance: true }),
+    );
+    expect(again.events.map((e) => e.type)).to.deep.equal(["RUN_STARTED", "RUN_FINISHED"]);
+    const events = await main.end();
+    expect(events.at(-1)!.outcome).to.deep.equal({ type: "success" });
+    expect(tap.calls.map((c) => c.method)).to.not.include("CancelTask");
+  });
+
   describe("admission (§9.3): every refusal has its code, before any A2A call", () => {
     const refused = async (
       request: Record<string, unknown>,
