@@ -309,6 +309,19 @@ describe("AG-UI active guidance runs reach the running pipeline's judge", functi
         .map((e) => String(e.data.text))
         .join("");
       expect(said).to.contain("Taking your guidance into account.");
+      // The pipeline has ended meanwhile: more guidance finds no running task and sends nothing
+      // (a message to the ended task would start a new turn on it).
+      const sent = sends().length;
+      const late = await post(
+        restarted.url,
+        body({ runId: "guide-5", text: "[GUIDE] too late", ros: "inv-guide", guidance: true }),
+      );
+      expect(late.events.map((e) => [e.type, e.code])).to.deep.equal([
+        ["RUN_STARTED", undefined],
+        ["RUN_ERROR", "EXECUTION_LOST"],
+      ]);
+      expect(late.events[1].message).to.equal("There is no running pipeline on this thread to guide.");
+      expect(sends().length).to.equal(sent);
       expect(tap.calls.map((c) => c.method)).to.not.include("CancelTask");
     } finally {
       await restarted?.close();

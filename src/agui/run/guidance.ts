@@ -3,10 +3,12 @@
 // rosInvocationId in the metadata); the A2A server hands it to the pipeline's
 // interrupt judge. The run is RUN_STARTED, then RUN_FINISHED success or one
 // RUN_ERROR: the A2A events are read, never mapped (the pipeline's own run
-// shows them). It reads until the judge's verdict (interrupt_classified) or
-// the stream's end. It never takes the thread's active run, never reopens
-// steps, never announces the session, never marks the execution terminal, and
-// neither its end nor its client's disconnect cancels anything.
+// shows them), until the judge's verdict (interrupt_classified) or the
+// stream's end. The task is asked first (GetTask): one whose turn has ended
+// gets no message (it would start a new turn on it), EXECUTION_LOST. It never
+// takes the thread's active run, never reopens steps, never announces the
+// session, never marks the execution terminal, and neither its end nor its
+// client's disconnect cancels anything.
 import { randomUUID } from "node:crypto";
 import { t } from "../../i18n/index.js";
 import { A2aCallError } from "../../a2a/client/errors.js";
@@ -25,6 +27,9 @@ import type { Admission } from "./admission.js";
 import { iacMetadata, lastUserMessage, userParts } from "./inputs.js";
 import type { EventSink } from "./run-state.js";
 import { RunTranslator } from "./translate.js";
+
+/** Task states in which a turn runs (a message then goes to the running pipeline). */
+const RUNNING = new Set(["working", "submitted"]);
 
 /** The pipeline envelope that carries the judge's verdict on a message. */
 const VERDICT = "interrupt_classified";
@@ -74,11 +79,13 @@ export async function runGuidance(core: AdapterCore, admission: Admission, sink:
       taskId,
       metadata: { iac_code: iacMetadata(request.iacCode, admission.cwd, admission.language) },
     };
+    const signals = { signal: upstream.signal, stop: waitStop.signal };
+    // The task must still be running: a message to a task whose turn has ended would start a
+    // new turn on it (an adapter that was down may not have seen the pipeline end).
+    const now = readItem(await core.client.getTask(taskId, signals)).state ?? "";
+    if (!RUNNING.has(now)) throw new RunFailure("EXECUTION_LOST", MSG.guidanceNoRun);
     const params = { message, configuration: { acceptedOutputModes: ["text/plain"] } };
-    const stream = core.client.sendStreamingMessage(params, {
-      signal: upstream.signal,
-      stop: waitStop.signal,
-    });
+    const stream = core.client.sendStreamingMessage(params, signals);
     for await (const raw of stream) {
       const item = readItem(raw);
       if (item.contextId && item.contextId !== doc.contextId)
