@@ -22,6 +22,7 @@ export const contractTitles: Readonly<Record<string, string>> = {
   "agui/cancel-response": "CancelResponse",
   "agui/content-part": "UserContentPart",
   "agui/custom/artifact": "IacCodeArtifactPayload",
+  "agui/custom/guidance": "IacCodeGuidancePayload",
   "agui/custom/pipeline": "IacCodePipelinePayload",
   "agui/custom/session": "IacCodeSessionPayload",
   "agui/custom/tool-progress": "IacCodeToolProgressPayload",

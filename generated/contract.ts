@@ -55,6 +55,7 @@ export const schemaIndex = {
   "agui/cancel-response": { id: "https://schemas.iac-code.dev/agui/cancel-response.json", title: "CancelResponse", file: "schemas/agui/cancel-response.json", validate: V.v_agui_cancel_response },
   "agui/content-part": { id: "https://schemas.iac-code.dev/agui/content-part.json", title: "UserContentPart", file: "schemas/agui/content-part.json", validate: V.v_agui_content_part },
   "agui/custom/artifact": { id: "https://schemas.iac-code.dev/agui/custom/artifact.json", title: "IacCodeArtifactPayload", file: "schemas/agui/custom/artifact.json", validate: V.v_agui_custom_artifact },
+  "agui/custom/guidance": { id: "https://schemas.iac-code.dev/agui/custom/guidance.json", title: "IacCodeGuidancePayload", file: "schemas/agui/custom/guidance.json", validate: V.v_agui_custom_guidance },
   "agui/custom/pipeline": { id: "https://schemas.iac-code.dev/agui/custom/pipeline.json", title: "IacCodePipelinePayload", file: "schemas/agui/custom/pipeline.json", validate: V.v_agui_custom_pipeline },
   "agui/custom/session": { id: "https://schemas.iac-code.dev/agui/custom/session.json", title: "IacCodeSessionPayload", file: "schemas/agui/custom/session.json", validate: V.v_agui_custom_session },
   "agui/custom/tool-progress": { id: "https://schemas.iac-code.dev/agui/custom/tool-progress.json", title: "IacCodeToolProgressPayload", file: "schemas/agui/custom/tool-progress.json", validate: V.v_agui_custom_tool_progress },
@@ -197,6 +198,10 @@ export function parseUserContentPart(value: unknown): ParseResult<T.UserContentP
 
 export function parseIacCodeArtifactPayload(value: unknown): ParseResult<T.IacCodeArtifactPayload> {
   return parseWith<T.IacCodeArtifactPayload>(V.v_agui_custom_artifact, value);
+}
+
+export function parseIacCodeGuidancePayload(value: unknown): ParseResult<T.IacCodeGuidancePayload> {
+  return parseWith<T.IacCodeGuidancePayload>(V.v_agui_custom_guidance, value);
 }
 
 export function parseIacCodePipelinePayload(value: unknown): ParseResult<T.IacCodePipelinePayload> {

@@ -229,9 +229,10 @@ export const aguiErrorCatalogue = [
       "agui.error.executionLost",
       "agui.error.resumeMismatch",
       "agui.error.resumeTaskUnavailable",
-      "agui.error.resumeSessionUnavailable"
+      "agui.error.resumeSessionUnavailable",
+      "agui.error.guidanceNoRun"
     ],
-    "description": "HTTP: resume on an unknown thread, or with another rosInvocationId. SSE: the A2A task or the iac-code session to resume is gone."
+    "description": "HTTP: resume on an unknown thread, or with another rosInvocationId; a guidance run (activeGuidance) with no thread, a resume, a runMode other than pipeline, or no running task to guide. SSE: the A2A task or the iac-code session to resume is gone."
   },
   {
     "code": "STATE_PERSISTENCE_FAILED",

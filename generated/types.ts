@@ -1340,7 +1340,7 @@ export type CustomEvent = {
    */
   timestamp: number;
   /**
-   * Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.
+   * Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1, iac-code.pipeline.v1 or iac-code.guidance.v1.
    */
   name: string;
   /**
@@ -1351,6 +1351,7 @@ export type CustomEvent = {
     | IacCodeArtifactPayload
     | IacCodeToolProgressPayload
     | IacCodePipelinePayload
+    | IacCodeGuidancePayload
     | {
         [k: string]: unknown | undefined;
       };
@@ -1725,6 +1726,7 @@ export interface IacCodeContracts {
   "agui/cancel-response"?: CancelResponse;
   "agui/content-part"?: UserContentPart;
   "agui/custom/artifact"?: IacCodeArtifactPayload;
+  "agui/custom/guidance"?: IacCodeGuidancePayload;
   "agui/custom/pipeline"?: IacCodePipelinePayload;
   "agui/custom/session"?: IacCodeSessionPayload;
   "agui/custom/tool-progress"?: IacCodeToolProgressPayload;
@@ -2566,6 +2568,35 @@ export interface IacCodeArtifactPayload {
   toolUseId?: string;
 }
 /**
+ * The value of CUSTOM iac-code.guidance.v1: the pipeline interrupt judge's envelope, exactly as the A2A server published it, for a message sent while the pipeline runs (a guidance run, activeGuidance). interrupt_received says a message reached the judge; interrupt_classified carries its verdict. These two types are outside the iac-code.pipeline.v1 allowlist (agui-iaccode.md §4.6), hence their own name. Open: envelope keys not listed here pass through.
+ */
+export interface IacCodeGuidancePayload {
+  /**
+   * Unique id of the event.
+   */
+  eventId: string;
+  eventType: "interrupt_received" | "interrupt_classified";
+  /**
+   * Position in the pipeline's event journal.
+   */
+  sequence: number;
+  data: IacCodeGuidanceData;
+  [k: string]: unknown | undefined;
+}
+/**
+ * interrupt_received: messageLength. interrupt_classified: action (continue, ignored, supplement, hard_interrupt), targetStepId, candidateScope, reason, paused (the judge failed and the running step's policy paused the run), judgeFailed.
+ */
+export interface IacCodeGuidanceData {
+  messageLength?: number;
+  action?: "continue" | "ignored" | "supplement" | "hard_interrupt";
+  targetStepId?: string;
+  candidateScope?: string;
+  reason?: string;
+  paused?: boolean;
+  judgeFailed?: boolean;
+  [k: string]: unknown | undefined;
+}
+/**
  * The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.
  */
 export interface IacCodePipelinePayload {
@@ -3377,6 +3408,10 @@ export interface IacCodeProps {
    * Only drain pending pipeline cleanup.
    */
   cleanupOnly?: boolean;
+  /**
+   * A guidance run: the last user message goes to the thread's running pipeline (its interrupt judge classifies it) instead of starting a turn. Needs runMode pipeline and a bound task; never takes the thread's active run, never cancels it.
+   */
+  activeGuidance?: boolean;
   /**
    * Alibaba Cloud credentials for this request only. Forwarded, never stored.
    */

@@ -21927,14 +21927,271 @@ return errors === 0;
 }
 validate48.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_custom_pipeline = validate49;
-const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
+exports.v_agui_custom_guidance = validate49;
+const schema99 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/guidance.json","title":"IacCodeGuidancePayload","description":"The value of CUSTOM iac-code.guidance.v1: the pipeline interrupt judge's envelope, exactly as the A2A server published it, for a message sent while the pipeline runs (a guidance run, activeGuidance). interrupt_received says a message reached the judge; interrupt_classified carries its verdict. These two types are outside the iac-code.pipeline.v1 allowlist (agui-iaccode.md §4.6), hence their own name. Open: envelope keys not listed here pass through.","type":"object","required":["eventId","eventType","sequence","data"],"properties":{"eventId":{"description":"Unique id of the event.","type":"string","minLength":1},"eventType":{"enum":["interrupt_received","interrupt_classified"]},"sequence":{"description":"Position in the pipeline's event journal.","type":"integer","minimum":0,"maximum":9007199254740991},"data":{"title":"IacCodeGuidanceData","description":"interrupt_received: messageLength. interrupt_classified: action (continue, ignored, supplement, hard_interrupt), targetStepId, candidateScope, reason, paused (the judge failed and the running step's policy paused the run), judgeFailed.","type":"object","properties":{"messageLength":{"type":"integer","minimum":0},"action":{"enum":["continue","ignored","supplement","hard_interrupt"]},"targetStepId":{"type":"string"},"candidateScope":{"type":"string"},"reason":{"type":"string"},"paused":{"type":"boolean"},"judgeFailed":{"type":"boolean"}}}}};
 
 function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://schemas.iac-code.dev/agui/custom/pipeline.json" */;
+/*# sourceURL="https://schemas.iac-code.dev/agui/custom/guidance.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate49.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventId === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.eventType === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.sequence === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.data === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.eventId !== undefined){
+let data0 = data.eventId;
+if(typeof data0 === "string"){
+if(func1(data0) < 1){
+const err4 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.eventType !== undefined){
+let data1 = data.eventType;
+if(!((data1 === "interrupt_received") || (data1 === "interrupt_classified"))){
+const err6 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.sequence !== undefined){
+let data2 = data.sequence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data2 < 0 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.data !== undefined){
+let data3 = data.data;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.messageLength !== undefined){
+let data4 = data3.messageLength;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err10 = {instancePath:instancePath+"/data/messageLength",schemaPath:"#/properties/data/properties/messageLength/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/data/messageLength",schemaPath:"#/properties/data/properties/messageLength/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data3.action !== undefined){
+let data5 = data3.action;
+if(!((((data5 === "continue") || (data5 === "ignored")) || (data5 === "supplement")) || (data5 === "hard_interrupt"))){
+const err12 = {instancePath:instancePath+"/data/action",schemaPath:"#/properties/data/properties/action/enum",keyword:"enum",params:{allowedValues: schema99.properties.data.properties.action.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data3.targetStepId !== undefined){
+if(typeof data3.targetStepId !== "string"){
+const err13 = {instancePath:instancePath+"/data/targetStepId",schemaPath:"#/properties/data/properties/targetStepId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.candidateScope !== undefined){
+if(typeof data3.candidateScope !== "string"){
+const err14 = {instancePath:instancePath+"/data/candidateScope",schemaPath:"#/properties/data/properties/candidateScope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data3.reason !== undefined){
+if(typeof data3.reason !== "string"){
+const err15 = {instancePath:instancePath+"/data/reason",schemaPath:"#/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data3.paused !== undefined){
+if(typeof data3.paused !== "boolean"){
+const err16 = {instancePath:instancePath+"/data/paused",schemaPath:"#/properties/data/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data3.judgeFailed !== undefined){
+if(typeof data3.judgeFailed !== "boolean"){
+const err17 = {instancePath:instancePath+"/data/judgeFailed",schemaPath:"#/properties/data/properties/judgeFailed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate49.errors = vErrors;
+return errors === 0;
+}
+validate49.evaluated = {"props":{"eventId":true,"eventType":true,"sequence":true,"data":true},"dynamicProps":false,"dynamicItems":false};
+
+exports.v_agui_custom_pipeline = validate50;
+const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/pipeline.json","title":"IacCodePipelinePayload","description":"The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.","type":"object","required":["eventId","eventType","sequence"],"properties":{"schemaVersion":{"description":"Version of the pipeline envelope.","const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"Unique id of the event, e.g. evt-<hex>.","type":"string","minLength":1},"eventType":{"description":"The kinds of pipeline event projected as CUSTOM (no other value is emitted).","enum":["pipeline_started","pipeline_resumed","pipeline_completed","pipeline_error","pipeline_warning","backup_blocked","candidate_started","candidate_completed","candidate_failed","candidate_interrupted","candidate_restart_requested","candidate_selected","candidate_detail_shown","candidate_step_failed","sub_pipeline_started","sub_pipeline_completed","sub_step_failed","step_failed","stack_progress","stack_instances_progress","stack_current_changed","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","rollback_triggered","rollback_completed","context_compaction_started","context_compacted","context_compaction_failed","fields_marked_stale","diagram_shown","mcp_status","tool_progress"]},"sequence":{"description":"Position in the pipeline's event journal; grows monotonically.","type":"integer","minimum":0,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"scope":{"description":"pipeline, candidate, ...","type":"string"},"pipelineRunId":{"type":"string"},"pipelineName":{"description":"e.g. selling.","type":"string"},"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"description":"Pipeline status carried by the envelope.","type":"string"},"iacCodeSessionId":{"type":"string"},"data":{"description":"Event-type-specific data.","type":"object"},"step":{"title":"PipelineStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidateStep":{"title":"PipelineCandidateStepRef","type":"object","properties":{"id":{"type":"string"},"runId":{"type":"string"}}},"candidate":{"title":"PipelineCandidateRef","type":"object","properties":{"id":{"type":"string"},"subPipelineId":{"type":"string"},"runId":{"type":"string"}}},"visibility":{"description":"Who the event is meant for, as set by the pipeline."}}};
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/agui/custom/pipeline.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate50.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22024,7 +22281,7 @@ errors++;
 if(data.eventType !== undefined){
 let data3 = data.eventType;
 if(!((((((((((((((((((((((((((((((((((data3 === "pipeline_started") || (data3 === "pipeline_resumed")) || (data3 === "pipeline_completed")) || (data3 === "pipeline_error")) || (data3 === "pipeline_warning")) || (data3 === "backup_blocked")) || (data3 === "candidate_started")) || (data3 === "candidate_completed")) || (data3 === "candidate_failed")) || (data3 === "candidate_interrupted")) || (data3 === "candidate_restart_requested")) || (data3 === "candidate_selected")) || (data3 === "candidate_detail_shown")) || (data3 === "candidate_step_failed")) || (data3 === "sub_pipeline_started")) || (data3 === "sub_pipeline_completed")) || (data3 === "sub_step_failed")) || (data3 === "step_failed")) || (data3 === "stack_progress")) || (data3 === "stack_instances_progress")) || (data3 === "stack_current_changed")) || (data3 === "cleanup_started")) || (data3 === "cleanup_progress")) || (data3 === "cleanup_completed")) || (data3 === "cleanup_failed")) || (data3 === "rollback_triggered")) || (data3 === "rollback_completed")) || (data3 === "context_compaction_started")) || (data3 === "context_compacted")) || (data3 === "context_compaction_failed")) || (data3 === "fields_marked_stale")) || (data3 === "diagram_shown")) || (data3 === "mcp_status")) || (data3 === "tool_progress"))){
-const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema100.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -22331,21 +22588,21 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
-validate49.evaluated = {"props":{"schemaVersion":true,"extensionUri":true,"eventId":true,"eventType":true,"sequence":true,"createdAt":true,"scope":true,"pipelineRunId":true,"pipelineName":true,"taskId":true,"contextId":true,"status":true,"iacCodeSessionId":true,"data":true,"step":true,"candidateStep":true,"candidate":true,"visibility":true},"dynamicProps":false,"dynamicItems":false};
+validate50.evaluated = {"props":{"schemaVersion":true,"extensionUri":true,"eventId":true,"eventType":true,"sequence":true,"createdAt":true,"scope":true,"pipelineRunId":true,"pipelineName":true,"taskId":true,"contextId":true,"status":true,"iacCodeSessionId":true,"data":true,"step":true,"candidateStep":true,"candidate":true,"visibility":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_custom_session = validate50;
-const schema100 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
+exports.v_agui_custom_session = validate51;
+const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/session.json","title":"IacCodeSessionPayload","description":"The value of CUSTOM iac-code.session.v1: how this AG-UI run maps onto A2A and the iac-code session. Emitted at most once per run. Use executionId with the cancel extension. Unknown ids (taskId, sessionId) are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","threadId","aguiRunId","executionId","contextId","rosInvocationId"],"properties":{"schemaVersion":{"const":1},"threadId":{"description":"The AG-UI threadId.","type":"string","minLength":1},"aguiRunId":{"description":"The AG-UI runId of this run.","type":"string","minLength":1},"executionId":{"description":"Adapter execution id (UUID v4): new on each normal turn, unchanged across interrupt and resume runs.","type":"string","format":"uuid"},"contextId":{"description":"The A2A contextId of the thread: agui- followed by the first 40 hex digits of SHA-256(threadId).","type":"string","pattern":"^agui-[0-9a-f]{40}$"},"taskId":{"description":"The A2A task of the execution, once known.","type":"string","minLength":1},"rosInvocationId":{"description":"The caller identity of the current execution.","type":"string","minLength":1,"maxLength":256},"sessionId":{"description":"The iac-code session id, once known.","type":"string","minLength":1}}};
 const formats10 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 const pattern31 = new RegExp("^agui-[0-9a-f]{40}$", "u");
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/session.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate50.evaluated;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22633,19 +22890,19 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_custom_tool_progress = validate51;
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
+exports.v_agui_custom_tool_progress = validate52;
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/custom/tool-progress.json","title":"IacCodeToolProgressPayload","description":"The value of CUSTOM iac-code.tool-progress.v1: intermediate progress of a running tool (MCP progress notifications). Start, arguments and final result stay standard TOOL_CALL_* events and are not repeated here. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["schemaVersion","status","toolUseId","name"],"properties":{"schemaVersion":{"const":1},"status":{"const":"progress"},"toolUseId":{"description":"The tool call (TOOL_CALL_START toolCallId).","type":"string","minLength":1},"name":{"description":"The tool name.","type":"string","minLength":1},"mcp":{"title":"McpToolProgress","description":"The MCP progress notification (known fields typed; others pass through).","type":"object","properties":{"serverName":{"type":"string"},"toolName":{"type":"string"},"progress":{"description":"Progress so far; grows with each notification.","type":"number","minimum":0},"total":{"description":"Total when the server knows it.","type":"number","minimum":0},"message":{"type":"string"}}},"progress":{"description":"Intermediate progress of a built-in tool (e.g. stack polling).","type":"object"},"mcpProgress":{"description":"The raw MCP progress record, as the A2A server projected it.","type":"object"}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/custom/tool-progress.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -22917,37 +23174,37 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_event = validate52;
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
-const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
-const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
-const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
-const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
-const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
-const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
-const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
-const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
-const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
-const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
-const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
-const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
+exports.v_agui_event = validate53;
+const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
+const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-end.json","title":"TextMessageEndEvent","description":"TEXT_MESSAGE_END: Closes a text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"TEXT_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1}}};
+const schema108 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-start.json","title":"ReasoningStartEvent","description":"REASONING_START: Opens a reasoning span (raw provider thinking). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the span: reasoning-<message id or run id>.","type":"string","minLength":1}}};
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-start.json","title":"ReasoningMessageStartEvent","description":"REASONING_MESSAGE_START: Opens a streamed reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"REASONING_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the reasoning message (the same id as its span).","type":"string","minLength":1},"role":{"description":"Required literal: @ag-ui/core 1.0 rejects the event without it.","const":"reasoning"}}};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-content.json","title":"ReasoningMessageContentEvent","description":"REASONING_MESSAGE_CONTENT: Appends a fragment to an open reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"REASONING_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1},"delta":{"description":"The new reasoning text. Never empty.","type":"string","minLength":1}}};
+const schema111 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-message-end.json","title":"ReasoningMessageEndEvent","description":"REASONING_MESSAGE_END: Closes a reasoning message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_MESSAGE_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning message.","type":"string","minLength":1}}};
+const schema112 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/reasoning-end.json","title":"ReasoningEndEvent","description":"REASONING_END: Closes a reasoning span. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId"],"properties":{"type":{"const":"REASONING_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open reasoning span.","type":"string","minLength":1}}};
+const schema113 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-start.json","title":"ToolCallStartEvent","description":"TOOL_CALL_START: Opens a tool call. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","toolCallName"],"properties":{"type":{"const":"TOOL_CALL_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"The A2A toolUseId (or tool-<32 hex> when A2A gave none).","type":"string","minLength":1},"toolCallName":{"description":"The tool name (\"tool\" when A2A gave none).","type":"string","minLength":1},"parentMessageId":{"description":"The assistant text message open when the tool started, if any.","type":"string","minLength":1}}};
+const schema114 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-args.json","title":"ToolCallArgsEvent","description":"TOOL_CALL_ARGS: The tool's arguments as JSON text (sorted keys, compact; redacted values pass through). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId","delta"],"properties":{"type":{"const":"TOOL_CALL_ARGS"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1},"delta":{"description":"JSON text of the arguments. Never empty.","type":"string","minLength":1}}};
+const schema115 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-end.json","title":"ToolCallEndEvent","description":"TOOL_CALL_END: Closes a tool call: its arguments are complete. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","toolCallId"],"properties":{"type":{"const":"TOOL_CALL_END"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"toolCallId":{"description":"Id of an open tool call.","type":"string","minLength":1}}};
+const schema116 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/tool-call-result.json","title":"ToolCallResultEvent","description":"TOOL_CALL_RESULT: What a tool returned, once per tool call and run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","toolCallId","content","role"],"properties":{"type":{"const":"TOOL_CALL_RESULT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the tool message this creates: tool-result-<toolCallId>. Required by @ag-ui/core 1.0.","type":"string","minLength":1},"toolCallId":{"description":"The tool call answered.","type":"string","minLength":1},"content":{"description":"The result: the text itself, or compact sorted-key JSON. Always a string, which 0.0.5x clients also accept.","type":"string"},"role":{"const":"tool"}}};
+const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-started.json","title":"StepStartedEvent","description":"STEP_STARTED: Opens a pipeline step (or reopens a durable one at the start of a resumed run). Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"<stepId>, or candidate:<candidate>:<stepId> for a candidate's step.","type":"string","minLength":1}}};
+const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
+const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
 const pattern32 = new RegExp("^pipeline:.+$", "u");
-const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}}]};
+const schema120 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1, iac-code.pipeline.v1 or iac-code.guidance.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"$ref":"../custom/guidance.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.guidance.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/guidance.json"}}}}]};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/custom.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -24212,7 +24469,7 @@ errors++;
 if(data40.eventType !== undefined){
 let data44 = data40.eventType;
 if(!((((((((((((((((((((((((((((((((((data44 === "pipeline_started") || (data44 === "pipeline_resumed")) || (data44 === "pipeline_completed")) || (data44 === "pipeline_error")) || (data44 === "pipeline_warning")) || (data44 === "backup_blocked")) || (data44 === "candidate_started")) || (data44 === "candidate_completed")) || (data44 === "candidate_failed")) || (data44 === "candidate_interrupted")) || (data44 === "candidate_restart_requested")) || (data44 === "candidate_selected")) || (data44 === "candidate_detail_shown")) || (data44 === "candidate_step_failed")) || (data44 === "sub_pipeline_started")) || (data44 === "sub_pipeline_completed")) || (data44 === "sub_step_failed")) || (data44 === "step_failed")) || (data44 === "stack_progress")) || (data44 === "stack_instances_progress")) || (data44 === "stack_current_changed")) || (data44 === "cleanup_started")) || (data44 === "cleanup_progress")) || (data44 === "cleanup_completed")) || (data44 === "cleanup_failed")) || (data44 === "rollback_triggered")) || (data44 === "rollback_completed")) || (data44 === "context_compaction_started")) || (data44 === "context_compacted")) || (data44 === "context_compaction_failed")) || (data44 === "fields_marked_stale")) || (data44 === "diagram_shown")) || (data44 === "mcp_status")) || (data44 === "tool_progress"))){
-const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+const err96 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema100.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -24548,9 +24805,13 @@ props0 = props0 || {};
 Object.assign(props0, props3);
 }
 }
+const _errs144 = errors;
+let valid25 = true;
+const _errs145 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.type === undefined){
-const err122 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data.name !== undefined){
+if("iac-code.guidance.v1" !== data.name){
+const err122 = {};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -24559,8 +24820,26 @@ vErrors.push(err122);
 }
 errors++;
 }
-if(data.timestamp === undefined){
-const err123 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
+}
+}
+var _valid4 = _errs145 === errors;
+errors = _errs144;
+if(vErrors !== null){
+if(_errs144){
+vErrors.length = _errs144;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid4){
+const _errs147 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.value !== undefined){
+let data66 = data.value;
+if(data66 && typeof data66 == "object" && !Array.isArray(data66)){
+if(data66.eventId === undefined){
+const err123 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -24569,8 +24848,8 @@ vErrors.push(err123);
 }
 errors++;
 }
-if(data.name === undefined){
-const err124 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data66.eventType === undefined){
+const err124 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -24579,8 +24858,8 @@ vErrors.push(err124);
 }
 errors++;
 }
-if(data.value === undefined){
-const err125 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(data66.sequence === undefined){
+const err125 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -24589,9 +24868,8 @@ vErrors.push(err125);
 }
 errors++;
 }
-for(const key3 in data){
-if(!((((key3 === "type") || (key3 === "timestamp")) || (key3 === "name")) || (key3 === "value"))){
-const err126 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(data66.data === undefined){
+const err126 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -24600,10 +24878,11 @@ vErrors.push(err126);
 }
 errors++;
 }
-}
-if(data.type !== undefined){
-if("CUSTOM" !== data.type){
-const err127 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "CUSTOM"},message:"must be equal to constant"};
+if(data66.eventId !== undefined){
+let data67 = data66.eventId;
+if(typeof data67 === "string"){
+if(func1(data67) < 1){
+const err127 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/guidance.json/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -24613,10 +24892,8 @@ vErrors.push(err127);
 errors++;
 }
 }
-if(data.timestamp !== undefined){
-let data66 = data.timestamp;
-if(!(((typeof data66 == "number") && (!(data66 % 1) && !isNaN(data66))) && (isFinite(data66)))){
-const err128 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err128 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/guidance.json/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -24625,9 +24902,11 @@ vErrors.push(err128);
 }
 errors++;
 }
-if((typeof data66 == "number") && (isFinite(data66))){
-if(data66 > 9007199254740991 || isNaN(data66)){
-const err129 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+}
+if(data66.eventType !== undefined){
+let data68 = data66.eventType;
+if(!((data68 === "interrupt_received") || (data68 === "interrupt_classified"))){
+const err129 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/guidance.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -24636,8 +24915,11 @@ vErrors.push(err129);
 }
 errors++;
 }
-if(data66 < 0 || isNaN(data66)){
-const err130 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data66.sequence !== undefined){
+let data69 = data66.sequence;
+if(!(((typeof data69 == "number") && (!(data69 % 1) && !isNaN(data69))) && (isFinite(data69)))){
+const err130 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/guidance.json/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -24646,13 +24928,9 @@ vErrors.push(err130);
 }
 errors++;
 }
-}
-}
-if(data.name !== undefined){
-let data67 = data.name;
-if(typeof data67 === "string"){
-if(func1(data67) < 1){
-const err131 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 > 9007199254740991 || isNaN(data69)){
+const err131 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/guidance.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -24661,9 +24939,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-}
-else {
-const err132 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data69 < 0 || isNaN(data69)){
+const err132 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/guidance.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -24673,14 +24950,14 @@ vErrors.push(err132);
 errors++;
 }
 }
-if(data.value !== undefined){
-let data68 = data.value;
-const _errs150 = errors;
-let valid26 = false;
-const _errs151 = errors;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-if(data68.schemaVersion === undefined){
-const err133 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+}
+if(data66.data !== undefined){
+let data70 = data66.data;
+if(data70 && typeof data70 == "object" && !Array.isArray(data70)){
+if(data70.messageLength !== undefined){
+let data71 = data70.messageLength;
+if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
+const err133 = {instancePath:instancePath+"/value/data/messageLength",schemaPath:"../custom/guidance.json/properties/data/properties/messageLength/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -24689,8 +24966,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-if(data68.threadId === undefined){
-const err134 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "threadId"},message:"must have required property '"+"threadId"+"'"};
+if((typeof data71 == "number") && (isFinite(data71))){
+if(data71 < 0 || isNaN(data71)){
+const err134 = {instancePath:instancePath+"/value/data/messageLength",schemaPath:"../custom/guidance.json/properties/data/properties/messageLength/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -24699,8 +24977,12 @@ vErrors.push(err134);
 }
 errors++;
 }
-if(data68.aguiRunId === undefined){
-const err135 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "aguiRunId"},message:"must have required property '"+"aguiRunId"+"'"};
+}
+}
+if(data70.action !== undefined){
+let data72 = data70.action;
+if(!((((data72 === "continue") || (data72 === "ignored")) || (data72 === "supplement")) || (data72 === "hard_interrupt"))){
+const err135 = {instancePath:instancePath+"/value/data/action",schemaPath:"../custom/guidance.json/properties/data/properties/action/enum",keyword:"enum",params:{allowedValues: schema99.properties.data.properties.action.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -24709,8 +24991,10 @@ vErrors.push(err135);
 }
 errors++;
 }
-if(data68.executionId === undefined){
-const err136 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "executionId"},message:"must have required property '"+"executionId"+"'"};
+}
+if(data70.targetStepId !== undefined){
+if(typeof data70.targetStepId !== "string"){
+const err136 = {instancePath:instancePath+"/value/data/targetStepId",schemaPath:"../custom/guidance.json/properties/data/properties/targetStepId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -24719,8 +25003,10 @@ vErrors.push(err136);
 }
 errors++;
 }
-if(data68.contextId === undefined){
-const err137 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+}
+if(data70.candidateScope !== undefined){
+if(typeof data70.candidateScope !== "string"){
+const err137 = {instancePath:instancePath+"/value/data/candidateScope",schemaPath:"../custom/guidance.json/properties/data/properties/candidateScope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -24729,8 +25015,10 @@ vErrors.push(err137);
 }
 errors++;
 }
-if(data68.rosInvocationId === undefined){
-const err138 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "rosInvocationId"},message:"must have required property '"+"rosInvocationId"+"'"};
+}
+if(data70.reason !== undefined){
+if(typeof data70.reason !== "string"){
+const err138 = {instancePath:instancePath+"/value/data/reason",schemaPath:"../custom/guidance.json/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -24739,9 +25027,10 @@ vErrors.push(err138);
 }
 errors++;
 }
-for(const key4 in data68){
-if(!((((((((key4 === "schemaVersion") || (key4 === "threadId")) || (key4 === "aguiRunId")) || (key4 === "executionId")) || (key4 === "contextId")) || (key4 === "taskId")) || (key4 === "rosInvocationId")) || (key4 === "sessionId"))){
-const err139 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data70.paused !== undefined){
+if(typeof data70.paused !== "boolean"){
+const err139 = {instancePath:instancePath+"/value/data/paused",schemaPath:"../custom/guidance.json/properties/data/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -24751,9 +25040,9 @@ vErrors.push(err139);
 errors++;
 }
 }
-if(data68.schemaVersion !== undefined){
-if(1 !== data68.schemaVersion){
-const err140 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/session.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(data70.judgeFailed !== undefined){
+if(typeof data70.judgeFailed !== "boolean"){
+const err140 = {instancePath:instancePath+"/value/data/judgeFailed",schemaPath:"../custom/guidance.json/properties/data/properties/judgeFailed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -24763,11 +25052,9 @@ vErrors.push(err140);
 errors++;
 }
 }
-if(data68.threadId !== undefined){
-let data70 = data68.threadId;
-if(typeof data70 === "string"){
-if(func1(data70) < 1){
-const err141 = {instancePath:instancePath+"/value/threadId",schemaPath:"../custom/session.json/properties/threadId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err141 = {instancePath:instancePath+"/value/data",schemaPath:"../custom/guidance.json/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -24777,8 +25064,9 @@ vErrors.push(err141);
 errors++;
 }
 }
+}
 else {
-const err142 = {instancePath:instancePath+"/value/threadId",schemaPath:"../custom/session.json/properties/threadId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err142 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err142];
 }
@@ -24788,11 +25076,17 @@ vErrors.push(err142);
 errors++;
 }
 }
-if(data68.aguiRunId !== undefined){
-let data71 = data68.aguiRunId;
-if(typeof data71 === "string"){
-if(func1(data71) < 1){
-const err143 = {instancePath:instancePath+"/value/aguiRunId",schemaPath:"../custom/session.json/properties/aguiRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+var _valid4 = _errs147 === errors;
+valid25 = _valid4;
+if(valid25){
+var props4 = {};
+props4.value = true;
+props4.name = true;
+}
+}
+if(!valid25){
+const err143 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err143];
 }
@@ -24801,9 +25095,18 @@ vErrors.push(err143);
 }
 errors++;
 }
+if(props0 !== true && props4 !== undefined){
+if(props4 === true){
+props0 = true;
 }
 else {
-const err144 = {instancePath:instancePath+"/value/aguiRunId",schemaPath:"../custom/session.json/properties/aguiRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+props0 = props0 || {};
+Object.assign(props0, props4);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err144 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err144];
 }
@@ -24812,12 +25115,8 @@ vErrors.push(err144);
 }
 errors++;
 }
-}
-if(data68.executionId !== undefined){
-let data72 = data68.executionId;
-if(typeof data72 === "string"){
-if(!(formats10.test(data72))){
-const err145 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(data.timestamp === undefined){
+const err145 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
 if(vErrors === null){
 vErrors = [err145];
 }
@@ -24826,9 +25125,8 @@ vErrors.push(err145);
 }
 errors++;
 }
-}
-else {
-const err146 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.name === undefined){
+const err146 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err146];
 }
@@ -24837,12 +25135,8 @@ vErrors.push(err146);
 }
 errors++;
 }
-}
-if(data68.contextId !== undefined){
-let data73 = data68.contextId;
-if(typeof data73 === "string"){
-if(!pattern31.test(data73)){
-const err147 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
+if(data.value === undefined){
+const err147 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err147];
 }
@@ -24851,9 +25145,9 @@ vErrors.push(err147);
 }
 errors++;
 }
-}
-else {
-const err148 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key3 in data){
+if(!((((key3 === "type") || (key3 === "timestamp")) || (key3 === "name")) || (key3 === "value"))){
+const err148 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err148];
 }
@@ -24863,11 +25157,9 @@ vErrors.push(err148);
 errors++;
 }
 }
-if(data68.taskId !== undefined){
-let data74 = data68.taskId;
-if(typeof data74 === "string"){
-if(func1(data74) < 1){
-const err149 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/session.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.type !== undefined){
+if("CUSTOM" !== data.type){
+const err149 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "CUSTOM"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err149];
 }
@@ -24877,8 +25169,10 @@ vErrors.push(err149);
 errors++;
 }
 }
-else {
-const err150 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/session.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.timestamp !== undefined){
+let data79 = data.timestamp;
+if(!(((typeof data79 == "number") && (!(data79 % 1) && !isNaN(data79))) && (isFinite(data79)))){
+const err150 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err150];
 }
@@ -24887,12 +25181,9 @@ vErrors.push(err150);
 }
 errors++;
 }
-}
-if(data68.rosInvocationId !== undefined){
-let data75 = data68.rosInvocationId;
-if(typeof data75 === "string"){
-if(func1(data75) > 256){
-const err151 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 > 9007199254740991 || isNaN(data79)){
+const err151 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -24901,8 +25192,8 @@ vErrors.push(err151);
 }
 errors++;
 }
-if(func1(data75) < 1){
-const err152 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data79 < 0 || isNaN(data79)){
+const err152 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -24912,8 +25203,12 @@ vErrors.push(err152);
 errors++;
 }
 }
-else {
-const err153 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.name !== undefined){
+let data80 = data.name;
+if(typeof data80 === "string"){
+if(func1(data80) < 1){
+const err153 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -24923,11 +25218,8 @@ vErrors.push(err153);
 errors++;
 }
 }
-if(data68.sessionId !== undefined){
-let data76 = data68.sessionId;
-if(typeof data76 === "string"){
-if(func1(data76) < 1){
-const err154 = {instancePath:instancePath+"/value/sessionId",schemaPath:"../custom/session.json/properties/sessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err154 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -24937,8 +25229,14 @@ vErrors.push(err154);
 errors++;
 }
 }
-else {
-const err155 = {instancePath:instancePath+"/value/sessionId",schemaPath:"../custom/session.json/properties/sessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.value !== undefined){
+let data81 = data.value;
+const _errs178 = errors;
+let valid32 = false;
+const _errs179 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.schemaVersion === undefined){
+const err155 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err155];
 }
@@ -24947,10 +25245,8 @@ vErrors.push(err155);
 }
 errors++;
 }
-}
-}
-else {
-const err156 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data81.threadId === undefined){
+const err156 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "threadId"},message:"must have required property '"+"threadId"+"'"};
 if(vErrors === null){
 vErrors = [err156];
 }
@@ -24959,15 +25255,8 @@ vErrors.push(err156);
 }
 errors++;
 }
-var _valid4 = _errs151 === errors;
-valid26 = valid26 || _valid4;
-if(_valid4){
-var props4 = true;
-}
-const _errs170 = errors;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-if(data68.schemaVersion === undefined){
-const err157 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(data81.aguiRunId === undefined){
+const err157 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "aguiRunId"},message:"must have required property '"+"aguiRunId"+"'"};
 if(vErrors === null){
 vErrors = [err157];
 }
@@ -24976,8 +25265,8 @@ vErrors.push(err157);
 }
 errors++;
 }
-if(data68.artifactId === undefined){
-const err158 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "artifactId"},message:"must have required property '"+"artifactId"+"'"};
+if(data81.executionId === undefined){
+const err158 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "executionId"},message:"must have required property '"+"executionId"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -24986,8 +25275,8 @@ vErrors.push(err158);
 }
 errors++;
 }
-if(data68.name === undefined){
-const err159 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data81.contextId === undefined){
+const err159 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -24996,8 +25285,8 @@ vErrors.push(err159);
 }
 errors++;
 }
-if(data68.filename === undefined){
-const err160 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(data81.rosInvocationId === undefined){
+const err160 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/required",keyword:"required",params:{missingProperty: "rosInvocationId"},message:"must have required property '"+"rosInvocationId"+"'"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -25006,8 +25295,9 @@ vErrors.push(err160);
 }
 errors++;
 }
-if(data68.mediaType === undefined){
-const err161 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+for(const key4 in data81){
+if(!((((((((key4 === "schemaVersion") || (key4 === "threadId")) || (key4 === "aguiRunId")) || (key4 === "executionId")) || (key4 === "contextId")) || (key4 === "taskId")) || (key4 === "rosInvocationId")) || (key4 === "sessionId"))){
+const err161 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err161];
 }
@@ -25016,8 +25306,10 @@ vErrors.push(err161);
 }
 errors++;
 }
-if(data68.byteSize === undefined){
-const err162 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "byteSize"},message:"must have required property '"+"byteSize"+"'"};
+}
+if(data81.schemaVersion !== undefined){
+if(1 !== data81.schemaVersion){
+const err162 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/session.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err162];
 }
@@ -25026,8 +25318,12 @@ vErrors.push(err162);
 }
 errors++;
 }
-if(data68.sha256 === undefined){
-const err163 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'"};
+}
+if(data81.threadId !== undefined){
+let data83 = data81.threadId;
+if(typeof data83 === "string"){
+if(func1(data83) < 1){
+const err163 = {instancePath:instancePath+"/value/threadId",schemaPath:"../custom/session.json/properties/threadId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err163];
 }
@@ -25036,8 +25332,9 @@ vErrors.push(err163);
 }
 errors++;
 }
-if(data68.uri === undefined){
-const err164 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "uri"},message:"must have required property '"+"uri"+"'"};
+}
+else {
+const err164 = {instancePath:instancePath+"/value/threadId",schemaPath:"../custom/session.json/properties/threadId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -25046,9 +25343,12 @@ vErrors.push(err164);
 }
 errors++;
 }
-for(const key5 in data68){
-if(!(func3.call(schema98.properties, key5))){
-const err165 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
+}
+if(data81.aguiRunId !== undefined){
+let data84 = data81.aguiRunId;
+if(typeof data84 === "string"){
+if(func1(data84) < 1){
+const err165 = {instancePath:instancePath+"/value/aguiRunId",schemaPath:"../custom/session.json/properties/aguiRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -25058,9 +25358,8 @@ vErrors.push(err165);
 errors++;
 }
 }
-if(data68.schemaVersion !== undefined){
-if(1 !== data68.schemaVersion){
-const err166 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/artifact.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+else {
+const err166 = {instancePath:instancePath+"/value/aguiRunId",schemaPath:"../custom/session.json/properties/aguiRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -25070,11 +25369,11 @@ vErrors.push(err166);
 errors++;
 }
 }
-if(data68.artifactId !== undefined){
-let data78 = data68.artifactId;
-if(typeof data78 === "string"){
-if(func1(data78) < 1){
-const err167 = {instancePath:instancePath+"/value/artifactId",schemaPath:"../custom/artifact.json/properties/artifactId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data81.executionId !== undefined){
+let data85 = data81.executionId;
+if(typeof data85 === "string"){
+if(!(formats10.test(data85))){
+const err167 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -25085,7 +25384,7 @@ errors++;
 }
 }
 else {
-const err168 = {instancePath:instancePath+"/value/artifactId",schemaPath:"../custom/artifact.json/properties/artifactId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err168 = {instancePath:instancePath+"/value/executionId",schemaPath:"../custom/session.json/properties/executionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -25095,11 +25394,11 @@ vErrors.push(err168);
 errors++;
 }
 }
-if(data68.name !== undefined){
-let data79 = data68.name;
-if(typeof data79 === "string"){
-if(func1(data79) < 1){
-const err169 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/artifact.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data81.contextId !== undefined){
+let data86 = data81.contextId;
+if(typeof data86 === "string"){
+if(!pattern31.test(data86)){
+const err169 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/pattern",keyword:"pattern",params:{pattern: "^agui-[0-9a-f]{40}$"},message:"must match pattern \""+"^agui-[0-9a-f]{40}$"+"\""};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -25110,7 +25409,7 @@ errors++;
 }
 }
 else {
-const err170 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/artifact.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err170 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/session.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err170];
 }
@@ -25120,9 +25419,11 @@ vErrors.push(err170);
 errors++;
 }
 }
-if(data68.description !== undefined){
-if(typeof data68.description !== "string"){
-const err171 = {instancePath:instancePath+"/value/description",schemaPath:"../custom/artifact.json/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.taskId !== undefined){
+let data87 = data81.taskId;
+if(typeof data87 === "string"){
+if(func1(data87) < 1){
+const err171 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/session.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err171];
 }
@@ -25132,11 +25433,8 @@ vErrors.push(err171);
 errors++;
 }
 }
-if(data68.filename !== undefined){
-let data81 = data68.filename;
-if(typeof data81 === "string"){
-if(func1(data81) < 1){
-const err172 = {instancePath:instancePath+"/value/filename",schemaPath:"../custom/artifact.json/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err172 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/session.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err172];
 }
@@ -25146,8 +25444,11 @@ vErrors.push(err172);
 errors++;
 }
 }
-else {
-const err173 = {instancePath:instancePath+"/value/filename",schemaPath:"../custom/artifact.json/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.rosInvocationId !== undefined){
+let data88 = data81.rosInvocationId;
+if(typeof data88 === "string"){
+if(func1(data88) > 256){
+const err173 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
 if(vErrors === null){
 vErrors = [err173];
 }
@@ -25156,12 +25457,8 @@ vErrors.push(err173);
 }
 errors++;
 }
-}
-if(data68.mediaType !== undefined){
-let data82 = data68.mediaType;
-if(typeof data82 === "string"){
-if(func1(data82) < 1){
-const err174 = {instancePath:instancePath+"/value/mediaType",schemaPath:"../custom/artifact.json/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(func1(data88) < 1){
+const err174 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err174];
 }
@@ -25172,7 +25469,7 @@ errors++;
 }
 }
 else {
-const err175 = {instancePath:instancePath+"/value/mediaType",schemaPath:"../custom/artifact.json/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err175 = {instancePath:instancePath+"/value/rosInvocationId",schemaPath:"../custom/session.json/properties/rosInvocationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err175];
 }
@@ -25182,10 +25479,11 @@ vErrors.push(err175);
 errors++;
 }
 }
-if(data68.byteSize !== undefined){
-let data83 = data68.byteSize;
-if(!(((typeof data83 == "number") && (!(data83 % 1) && !isNaN(data83))) && (isFinite(data83)))){
-const err176 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data81.sessionId !== undefined){
+let data89 = data81.sessionId;
+if(typeof data89 === "string"){
+if(func1(data89) < 1){
+const err176 = {instancePath:instancePath+"/value/sessionId",schemaPath:"../custom/session.json/properties/sessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err176];
 }
@@ -25194,9 +25492,9 @@ vErrors.push(err176);
 }
 errors++;
 }
-if((typeof data83 == "number") && (isFinite(data83))){
-if(data83 > 9007199254740991 || isNaN(data83)){
-const err177 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+}
+else {
+const err177 = {instancePath:instancePath+"/value/sessionId",schemaPath:"../custom/session.json/properties/sessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err177];
 }
@@ -25205,8 +25503,10 @@ vErrors.push(err177);
 }
 errors++;
 }
-if(data83 < 0 || isNaN(data83)){
-const err178 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+else {
+const err178 = {instancePath:instancePath+"/value",schemaPath:"../custom/session.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err178];
 }
@@ -25215,13 +25515,15 @@ vErrors.push(err178);
 }
 errors++;
 }
+var _valid5 = _errs179 === errors;
+valid32 = valid32 || _valid5;
+if(_valid5){
+var props5 = true;
 }
-}
-if(data68.sha256 !== undefined){
-let data84 = data68.sha256;
-if(typeof data84 === "string"){
-if(!pattern6.test(data84)){
-const err179 = {instancePath:instancePath+"/value/sha256",schemaPath:"../custom/artifact.json/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
+const _errs198 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.schemaVersion === undefined){
+const err179 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err179];
 }
@@ -25230,9 +25532,8 @@ vErrors.push(err179);
 }
 errors++;
 }
-}
-else {
-const err180 = {instancePath:instancePath+"/value/sha256",schemaPath:"../custom/artifact.json/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.artifactId === undefined){
+const err180 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "artifactId"},message:"must have required property '"+"artifactId"+"'"};
 if(vErrors === null){
 vErrors = [err180];
 }
@@ -25241,12 +25542,8 @@ vErrors.push(err180);
 }
 errors++;
 }
-}
-if(data68.uri !== undefined){
-let data85 = data68.uri;
-if(typeof data85 === "string"){
-if(!pattern7.test(data85)){
-const err181 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/pattern",keyword:"pattern",params:{pattern: "^file://"},message:"must match pattern \""+"^file://"+"\""};
+if(data81.name === undefined){
+const err181 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err181];
 }
@@ -25255,8 +25552,8 @@ vErrors.push(err181);
 }
 errors++;
 }
-if(!(formats6(data85))){
-const err182 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(data81.filename === undefined){
+const err182 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
 if(vErrors === null){
 vErrors = [err182];
 }
@@ -25265,9 +25562,8 @@ vErrors.push(err182);
 }
 errors++;
 }
-}
-else {
-const err183 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.mediaType === undefined){
+const err183 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
 if(vErrors === null){
 vErrors = [err183];
 }
@@ -25276,12 +25572,8 @@ vErrors.push(err183);
 }
 errors++;
 }
-}
-if(data68.sourcePath !== undefined){
-let data86 = data68.sourcePath;
-if(typeof data86 === "string"){
-if(func1(data86) < 1){
-const err184 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data81.byteSize === undefined){
+const err184 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "byteSize"},message:"must have required property '"+"byteSize"+"'"};
 if(vErrors === null){
 vErrors = [err184];
 }
@@ -25290,9 +25582,8 @@ vErrors.push(err184);
 }
 errors++;
 }
-}
-else {
-const err185 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.sha256 === undefined){
+const err185 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "sha256"},message:"must have required property '"+"sha256"+"'"};
 if(vErrors === null){
 vErrors = [err185];
 }
@@ -25301,12 +25592,8 @@ vErrors.push(err185);
 }
 errors++;
 }
-}
-if(data68.taskId !== undefined){
-let data87 = data68.taskId;
-if(typeof data87 === "string"){
-if(func1(data87) < 1){
-const err186 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data81.uri === undefined){
+const err186 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/required",keyword:"required",params:{missingProperty: "uri"},message:"must have required property '"+"uri"+"'"};
 if(vErrors === null){
 vErrors = [err186];
 }
@@ -25315,9 +25602,9 @@ vErrors.push(err186);
 }
 errors++;
 }
-}
-else {
-const err187 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key5 in data81){
+if(!(func3.call(schema98.properties, key5))){
+const err187 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err187];
 }
@@ -25327,11 +25614,9 @@ vErrors.push(err187);
 errors++;
 }
 }
-if(data68.contextId !== undefined){
-let data88 = data68.contextId;
-if(typeof data88 === "string"){
-if(func1(data88) < 1){
-const err188 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data81.schemaVersion !== undefined){
+if(1 !== data81.schemaVersion){
+const err188 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/artifact.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err188];
 }
@@ -25341,8 +25626,11 @@ vErrors.push(err188);
 errors++;
 }
 }
-else {
-const err189 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.artifactId !== undefined){
+let data91 = data81.artifactId;
+if(typeof data91 === "string"){
+if(func1(data91) < 1){
+const err189 = {instancePath:instancePath+"/value/artifactId",schemaPath:"../custom/artifact.json/properties/artifactId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err189];
 }
@@ -25352,11 +25640,8 @@ vErrors.push(err189);
 errors++;
 }
 }
-if(data68.toolUseId !== undefined){
-let data89 = data68.toolUseId;
-if(typeof data89 === "string"){
-if(func1(data89) < 1){
-const err190 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err190 = {instancePath:instancePath+"/value/artifactId",schemaPath:"../custom/artifact.json/properties/artifactId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err190];
 }
@@ -25366,8 +25651,11 @@ vErrors.push(err190);
 errors++;
 }
 }
-else {
-const err191 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.name !== undefined){
+let data92 = data81.name;
+if(typeof data92 === "string"){
+if(func1(data92) < 1){
+const err191 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/artifact.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err191];
 }
@@ -25377,9 +25665,8 @@ vErrors.push(err191);
 errors++;
 }
 }
-}
 else {
-const err192 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err192 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/artifact.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err192];
 }
@@ -25388,17 +25675,10 @@ vErrors.push(err192);
 }
 errors++;
 }
-var _valid4 = _errs170 === errors;
-valid26 = valid26 || _valid4;
-if(_valid4){
-if(props4 !== true){
-props4 = true;
 }
-}
-const _errs199 = errors;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-if(data68.schemaVersion === undefined){
-const err193 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
+if(data81.description !== undefined){
+if(typeof data81.description !== "string"){
+const err193 = {instancePath:instancePath+"/value/description",schemaPath:"../custom/artifact.json/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err193];
 }
@@ -25407,8 +25687,12 @@ vErrors.push(err193);
 }
 errors++;
 }
-if(data68.status === undefined){
-const err194 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+if(data81.filename !== undefined){
+let data94 = data81.filename;
+if(typeof data94 === "string"){
+if(func1(data94) < 1){
+const err194 = {instancePath:instancePath+"/value/filename",schemaPath:"../custom/artifact.json/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err194];
 }
@@ -25417,8 +25701,9 @@ vErrors.push(err194);
 }
 errors++;
 }
-if(data68.toolUseId === undefined){
-const err195 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+}
+else {
+const err195 = {instancePath:instancePath+"/value/filename",schemaPath:"../custom/artifact.json/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err195];
 }
@@ -25427,8 +25712,12 @@ vErrors.push(err195);
 }
 errors++;
 }
-if(data68.name === undefined){
-const err196 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data81.mediaType !== undefined){
+let data95 = data81.mediaType;
+if(typeof data95 === "string"){
+if(func1(data95) < 1){
+const err196 = {instancePath:instancePath+"/value/mediaType",schemaPath:"../custom/artifact.json/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err196];
 }
@@ -25437,9 +25726,9 @@ vErrors.push(err196);
 }
 errors++;
 }
-for(const key6 in data68){
-if(!(((((((key6 === "schemaVersion") || (key6 === "status")) || (key6 === "toolUseId")) || (key6 === "name")) || (key6 === "mcp")) || (key6 === "progress")) || (key6 === "mcpProgress"))){
-const err197 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
+}
+else {
+const err197 = {instancePath:instancePath+"/value/mediaType",schemaPath:"../custom/artifact.json/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err197];
 }
@@ -25449,9 +25738,10 @@ vErrors.push(err197);
 errors++;
 }
 }
-if(data68.schemaVersion !== undefined){
-if(1 !== data68.schemaVersion){
-const err198 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/tool-progress.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
+if(data81.byteSize !== undefined){
+let data96 = data81.byteSize;
+if(!(((typeof data96 == "number") && (!(data96 % 1) && !isNaN(data96))) && (isFinite(data96)))){
+const err198 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err198];
 }
@@ -25460,10 +25750,9 @@ vErrors.push(err198);
 }
 errors++;
 }
-}
-if(data68.status !== undefined){
-if("progress" !== data68.status){
-const err199 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/tool-progress.json/properties/status/const",keyword:"const",params:{allowedValue: "progress"},message:"must be equal to constant"};
+if((typeof data96 == "number") && (isFinite(data96))){
+if(data96 > 9007199254740991 || isNaN(data96)){
+const err199 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err199];
 }
@@ -25472,12 +25761,8 @@ vErrors.push(err199);
 }
 errors++;
 }
-}
-if(data68.toolUseId !== undefined){
-let data92 = data68.toolUseId;
-if(typeof data92 === "string"){
-if(func1(data92) < 1){
-const err200 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data96 < 0 || isNaN(data96)){
+const err200 = {instancePath:instancePath+"/value/byteSize",schemaPath:"../custom/artifact.json/properties/byteSize/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err200];
 }
@@ -25487,8 +25772,12 @@ vErrors.push(err200);
 errors++;
 }
 }
-else {
-const err201 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data81.sha256 !== undefined){
+let data97 = data81.sha256;
+if(typeof data97 === "string"){
+if(!pattern6.test(data97)){
+const err201 = {instancePath:instancePath+"/value/sha256",schemaPath:"../custom/artifact.json/properties/sha256/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""};
 if(vErrors === null){
 vErrors = [err201];
 }
@@ -25498,11 +25787,8 @@ vErrors.push(err201);
 errors++;
 }
 }
-if(data68.name !== undefined){
-let data93 = data68.name;
-if(typeof data93 === "string"){
-if(func1(data93) < 1){
-const err202 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+const err202 = {instancePath:instancePath+"/value/sha256",schemaPath:"../custom/artifact.json/properties/sha256/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err202];
 }
@@ -25512,8 +25798,11 @@ vErrors.push(err202);
 errors++;
 }
 }
-else {
-const err203 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.uri !== undefined){
+let data98 = data81.uri;
+if(typeof data98 === "string"){
+if(!pattern7.test(data98)){
+const err203 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/pattern",keyword:"pattern",params:{pattern: "^file://"},message:"must match pattern \""+"^file://"+"\""};
 if(vErrors === null){
 vErrors = [err203];
 }
@@ -25522,13 +25811,8 @@ vErrors.push(err203);
 }
 errors++;
 }
-}
-if(data68.mcp !== undefined){
-let data94 = data68.mcp;
-if(data94 && typeof data94 == "object" && !Array.isArray(data94)){
-if(data94.serverName !== undefined){
-if(typeof data94.serverName !== "string"){
-const err204 = {instancePath:instancePath+"/value/mcp/serverName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(formats6(data98))){
+const err204 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err204];
 }
@@ -25538,9 +25822,8 @@ vErrors.push(err204);
 errors++;
 }
 }
-if(data94.toolName !== undefined){
-if(typeof data94.toolName !== "string"){
-const err205 = {instancePath:instancePath+"/value/mcp/toolName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err205 = {instancePath:instancePath+"/value/uri",schemaPath:"../custom/artifact.json/properties/uri/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err205];
 }
@@ -25550,11 +25833,11 @@ vErrors.push(err205);
 errors++;
 }
 }
-if(data94.progress !== undefined){
-let data97 = data94.progress;
-if((typeof data97 == "number") && (isFinite(data97))){
-if(data97 < 0 || isNaN(data97)){
-const err206 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data81.sourcePath !== undefined){
+let data99 = data81.sourcePath;
+if(typeof data99 === "string"){
+if(func1(data99) < 1){
+const err206 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err206];
 }
@@ -25565,7 +25848,7 @@ errors++;
 }
 }
 else {
-const err207 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err207 = {instancePath:instancePath+"/value/sourcePath",schemaPath:"../custom/artifact.json/properties/sourcePath/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err207];
 }
@@ -25575,11 +25858,11 @@ vErrors.push(err207);
 errors++;
 }
 }
-if(data94.total !== undefined){
-let data98 = data94.total;
-if((typeof data98 == "number") && (isFinite(data98))){
-if(data98 < 0 || isNaN(data98)){
-const err208 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data81.taskId !== undefined){
+let data100 = data81.taskId;
+if(typeof data100 === "string"){
+if(func1(data100) < 1){
+const err208 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err208];
 }
@@ -25590,7 +25873,7 @@ errors++;
 }
 }
 else {
-const err209 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err209 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/artifact.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err209];
 }
@@ -25600,9 +25883,11 @@ vErrors.push(err209);
 errors++;
 }
 }
-if(data94.message !== undefined){
-if(typeof data94.message !== "string"){
-const err210 = {instancePath:instancePath+"/value/mcp/message",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.contextId !== undefined){
+let data101 = data81.contextId;
+if(typeof data101 === "string"){
+if(func1(data101) < 1){
+const err210 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err210];
 }
@@ -25612,9 +25897,8 @@ vErrors.push(err210);
 errors++;
 }
 }
-}
 else {
-const err211 = {instancePath:instancePath+"/value/mcp",schemaPath:"../custom/tool-progress.json/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err211 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/artifact.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err211];
 }
@@ -25624,10 +25908,11 @@ vErrors.push(err211);
 errors++;
 }
 }
-if(data68.progress !== undefined){
-let data100 = data68.progress;
-if(!(data100 && typeof data100 == "object" && !Array.isArray(data100))){
-const err212 = {instancePath:instancePath+"/value/progress",schemaPath:"../custom/tool-progress.json/properties/progress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data81.toolUseId !== undefined){
+let data102 = data81.toolUseId;
+if(typeof data102 === "string"){
+if(func1(data102) < 1){
+const err212 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err212];
 }
@@ -25637,10 +25922,8 @@ vErrors.push(err212);
 errors++;
 }
 }
-if(data68.mcpProgress !== undefined){
-let data101 = data68.mcpProgress;
-if(!(data101 && typeof data101 == "object" && !Array.isArray(data101))){
-const err213 = {instancePath:instancePath+"/value/mcpProgress",schemaPath:"../custom/tool-progress.json/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+else {
+const err213 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/artifact.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err213];
 }
@@ -25652,7 +25935,7 @@ errors++;
 }
 }
 else {
-const err214 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err214 = {instancePath:instancePath+"/value",schemaPath:"../custom/artifact.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err214];
 }
@@ -25661,17 +25944,17 @@ vErrors.push(err214);
 }
 errors++;
 }
-var _valid4 = _errs199 === errors;
-valid26 = valid26 || _valid4;
-if(_valid4){
-if(props4 !== true){
-props4 = true;
+var _valid5 = _errs198 === errors;
+valid32 = valid32 || _valid5;
+if(_valid5){
+if(props5 !== true){
+props5 = true;
 }
 }
-const _errs225 = errors;
-if(data68 && typeof data68 == "object" && !Array.isArray(data68)){
-if(data68.eventId === undefined){
-const err215 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
+const _errs227 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.schemaVersion === undefined){
+const err215 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err215];
 }
@@ -25680,8 +25963,8 @@ vErrors.push(err215);
 }
 errors++;
 }
-if(data68.eventType === undefined){
-const err216 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
+if(data81.status === undefined){
+const err216 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err216];
 }
@@ -25690,8 +25973,8 @@ vErrors.push(err216);
 }
 errors++;
 }
-if(data68.sequence === undefined){
-const err217 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+if(data81.toolUseId === undefined){
+const err217 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err217];
 }
@@ -25700,9 +25983,8 @@ vErrors.push(err217);
 }
 errors++;
 }
-if(data68.schemaVersion !== undefined){
-if("1.0" !== data68.schemaVersion){
-const err218 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/pipeline.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(data81.name === undefined){
+const err218 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err218];
 }
@@ -25711,10 +25993,9 @@ vErrors.push(err218);
 }
 errors++;
 }
-}
-if(data68.extensionUri !== undefined){
-if("urn:iac-code:a2a:pipeline-events:v1" !== data68.extensionUri){
-const err219 = {instancePath:instancePath+"/value/extensionUri",schemaPath:"../custom/pipeline.json/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+for(const key6 in data81){
+if(!(((((((key6 === "schemaVersion") || (key6 === "status")) || (key6 === "toolUseId")) || (key6 === "name")) || (key6 === "mcp")) || (key6 === "progress")) || (key6 === "mcpProgress"))){
+const err219 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err219];
 }
@@ -25724,11 +26005,9 @@ vErrors.push(err219);
 errors++;
 }
 }
-if(data68.eventId !== undefined){
-let data104 = data68.eventId;
-if(typeof data104 === "string"){
-if(func1(data104) < 1){
-const err220 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data81.schemaVersion !== undefined){
+if(1 !== data81.schemaVersion){
+const err220 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/tool-progress.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err220];
 }
@@ -25738,8 +26017,9 @@ vErrors.push(err220);
 errors++;
 }
 }
-else {
-const err221 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.status !== undefined){
+if("progress" !== data81.status){
+const err221 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/tool-progress.json/properties/status/const",keyword:"const",params:{allowedValue: "progress"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err221];
 }
@@ -25749,10 +26029,11 @@ vErrors.push(err221);
 errors++;
 }
 }
-if(data68.eventType !== undefined){
-let data105 = data68.eventType;
-if(!((((((((((((((((((((((((((((((((((data105 === "pipeline_started") || (data105 === "pipeline_resumed")) || (data105 === "pipeline_completed")) || (data105 === "pipeline_error")) || (data105 === "pipeline_warning")) || (data105 === "backup_blocked")) || (data105 === "candidate_started")) || (data105 === "candidate_completed")) || (data105 === "candidate_failed")) || (data105 === "candidate_interrupted")) || (data105 === "candidate_restart_requested")) || (data105 === "candidate_selected")) || (data105 === "candidate_detail_shown")) || (data105 === "candidate_step_failed")) || (data105 === "sub_pipeline_started")) || (data105 === "sub_pipeline_completed")) || (data105 === "sub_step_failed")) || (data105 === "step_failed")) || (data105 === "stack_progress")) || (data105 === "stack_instances_progress")) || (data105 === "stack_current_changed")) || (data105 === "cleanup_started")) || (data105 === "cleanup_progress")) || (data105 === "cleanup_completed")) || (data105 === "cleanup_failed")) || (data105 === "rollback_triggered")) || (data105 === "rollback_completed")) || (data105 === "context_compaction_started")) || (data105 === "context_compacted")) || (data105 === "context_compaction_failed")) || (data105 === "fields_marked_stale")) || (data105 === "diagram_shown")) || (data105 === "mcp_status")) || (data105 === "tool_progress"))){
-const err222 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(data81.toolUseId !== undefined){
+let data105 = data81.toolUseId;
+if(typeof data105 === "string"){
+if(func1(data105) < 1){
+const err222 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err222];
 }
@@ -25762,10 +26043,8 @@ vErrors.push(err222);
 errors++;
 }
 }
-if(data68.sequence !== undefined){
-let data106 = data68.sequence;
-if(!(((typeof data106 == "number") && (!(data106 % 1) && !isNaN(data106))) && (isFinite(data106)))){
-const err223 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err223 = {instancePath:instancePath+"/value/toolUseId",schemaPath:"../custom/tool-progress.json/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err223];
 }
@@ -25774,9 +26053,12 @@ vErrors.push(err223);
 }
 errors++;
 }
-if((typeof data106 == "number") && (isFinite(data106))){
-if(data106 > 9007199254740991 || isNaN(data106)){
-const err224 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+}
+if(data81.name !== undefined){
+let data106 = data81.name;
+if(typeof data106 === "string"){
+if(func1(data106) < 1){
+const err224 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err224];
 }
@@ -25785,8 +26067,9 @@ vErrors.push(err224);
 }
 errors++;
 }
-if(data106 < 0 || isNaN(data106)){
-const err225 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err225 = {instancePath:instancePath+"/value/name",schemaPath:"../custom/tool-progress.json/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err225];
 }
@@ -25796,12 +26079,12 @@ vErrors.push(err225);
 errors++;
 }
 }
-}
-if(data68.createdAt !== undefined){
-let data107 = data68.createdAt;
-if(typeof data107 === "string"){
-if(!(formats0.validate(data107))){
-const err226 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data81.mcp !== undefined){
+let data107 = data81.mcp;
+if(data107 && typeof data107 == "object" && !Array.isArray(data107)){
+if(data107.serverName !== undefined){
+if(typeof data107.serverName !== "string"){
+const err226 = {instancePath:instancePath+"/value/mcp/serverName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err226];
 }
@@ -25811,8 +26094,9 @@ vErrors.push(err226);
 errors++;
 }
 }
-else {
-const err227 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data107.toolName !== undefined){
+if(typeof data107.toolName !== "string"){
+const err227 = {instancePath:instancePath+"/value/mcp/toolName",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err227];
 }
@@ -25822,9 +26106,11 @@ vErrors.push(err227);
 errors++;
 }
 }
-if(data68.scope !== undefined){
-if(typeof data68.scope !== "string"){
-const err228 = {instancePath:instancePath+"/value/scope",schemaPath:"../custom/pipeline.json/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data107.progress !== undefined){
+let data110 = data107.progress;
+if((typeof data110 == "number") && (isFinite(data110))){
+if(data110 < 0 || isNaN(data110)){
+const err228 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err228];
 }
@@ -25834,9 +26120,8 @@ vErrors.push(err228);
 errors++;
 }
 }
-if(data68.pipelineRunId !== undefined){
-if(typeof data68.pipelineRunId !== "string"){
-const err229 = {instancePath:instancePath+"/value/pipelineRunId",schemaPath:"../custom/pipeline.json/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err229 = {instancePath:instancePath+"/value/mcp/progress",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/progress/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err229];
 }
@@ -25846,9 +26131,11 @@ vErrors.push(err229);
 errors++;
 }
 }
-if(data68.pipelineName !== undefined){
-if(typeof data68.pipelineName !== "string"){
-const err230 = {instancePath:instancePath+"/value/pipelineName",schemaPath:"../custom/pipeline.json/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data107.total !== undefined){
+let data111 = data107.total;
+if((typeof data111 == "number") && (isFinite(data111))){
+if(data111 < 0 || isNaN(data111)){
+const err230 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err230];
 }
@@ -25858,9 +26145,8 @@ vErrors.push(err230);
 errors++;
 }
 }
-if(data68.taskId !== undefined){
-if(typeof data68.taskId !== "string"){
-const err231 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/pipeline.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err231 = {instancePath:instancePath+"/value/mcp/total",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err231];
 }
@@ -25870,9 +26156,9 @@ vErrors.push(err231);
 errors++;
 }
 }
-if(data68.contextId !== undefined){
-if(typeof data68.contextId !== "string"){
-const err232 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/pipeline.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data107.message !== undefined){
+if(typeof data107.message !== "string"){
+const err232 = {instancePath:instancePath+"/value/mcp/message",schemaPath:"../custom/tool-progress.json/properties/mcp/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err232];
 }
@@ -25882,9 +26168,9 @@ vErrors.push(err232);
 errors++;
 }
 }
-if(data68.status !== undefined){
-if(typeof data68.status !== "string"){
-const err233 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/pipeline.json/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err233 = {instancePath:instancePath+"/value/mcp",schemaPath:"../custom/tool-progress.json/properties/mcp/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err233];
 }
@@ -25894,9 +26180,10 @@ vErrors.push(err233);
 errors++;
 }
 }
-if(data68.iacCodeSessionId !== undefined){
-if(typeof data68.iacCodeSessionId !== "string"){
-const err234 = {instancePath:instancePath+"/value/iacCodeSessionId",schemaPath:"../custom/pipeline.json/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.progress !== undefined){
+let data113 = data81.progress;
+if(!(data113 && typeof data113 == "object" && !Array.isArray(data113))){
+const err234 = {instancePath:instancePath+"/value/progress",schemaPath:"../custom/tool-progress.json/properties/progress/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err234];
 }
@@ -25906,10 +26193,10 @@ vErrors.push(err234);
 errors++;
 }
 }
-if(data68.data !== undefined){
-let data115 = data68.data;
-if(!(data115 && typeof data115 == "object" && !Array.isArray(data115))){
-const err235 = {instancePath:instancePath+"/value/data",schemaPath:"../custom/pipeline.json/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data81.mcpProgress !== undefined){
+let data114 = data81.mcpProgress;
+if(!(data114 && typeof data114 == "object" && !Array.isArray(data114))){
+const err235 = {instancePath:instancePath+"/value/mcpProgress",schemaPath:"../custom/tool-progress.json/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err235];
 }
@@ -25919,12 +26206,9 @@ vErrors.push(err235);
 errors++;
 }
 }
-if(data68.step !== undefined){
-let data116 = data68.step;
-if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
-if(data116.id !== undefined){
-if(typeof data116.id !== "string"){
-const err236 = {instancePath:instancePath+"/value/step/id",schemaPath:"../custom/pipeline.json/properties/step/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err236 = {instancePath:instancePath+"/value",schemaPath:"../custom/tool-progress.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err236];
 }
@@ -25933,10 +26217,17 @@ vErrors.push(err236);
 }
 errors++;
 }
+var _valid5 = _errs227 === errors;
+valid32 = valid32 || _valid5;
+if(_valid5){
+if(props5 !== true){
+props5 = true;
 }
-if(data116.runId !== undefined){
-if(typeof data116.runId !== "string"){
-const err237 = {instancePath:instancePath+"/value/step/runId",schemaPath:"../custom/pipeline.json/properties/step/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+const _errs253 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.eventId === undefined){
+const err237 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
 if(vErrors === null){
 vErrors = [err237];
 }
@@ -25945,10 +26236,8 @@ vErrors.push(err237);
 }
 errors++;
 }
-}
-}
-else {
-const err238 = {instancePath:instancePath+"/value/step",schemaPath:"../custom/pipeline.json/properties/step/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data81.eventType === undefined){
+const err238 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
 if(vErrors === null){
 vErrors = [err238];
 }
@@ -25957,13 +26246,8 @@ vErrors.push(err238);
 }
 errors++;
 }
-}
-if(data68.candidateStep !== undefined){
-let data119 = data68.candidateStep;
-if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
-if(data119.id !== undefined){
-if(typeof data119.id !== "string"){
-const err239 = {instancePath:instancePath+"/value/candidateStep/id",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.sequence === undefined){
+const err239 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
 if(vErrors === null){
 vErrors = [err239];
 }
@@ -25972,10 +26256,9 @@ vErrors.push(err239);
 }
 errors++;
 }
-}
-if(data119.runId !== undefined){
-if(typeof data119.runId !== "string"){
-const err240 = {instancePath:instancePath+"/value/candidateStep/runId",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.schemaVersion !== undefined){
+if("1.0" !== data81.schemaVersion){
+const err240 = {instancePath:instancePath+"/value/schemaVersion",schemaPath:"../custom/pipeline.json/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err240];
 }
@@ -25985,9 +26268,9 @@ vErrors.push(err240);
 errors++;
 }
 }
-}
-else {
-const err241 = {instancePath:instancePath+"/value/candidateStep",schemaPath:"../custom/pipeline.json/properties/candidateStep/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data81.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data81.extensionUri){
+const err241 = {instancePath:instancePath+"/value/extensionUri",schemaPath:"../custom/pipeline.json/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err241];
 }
@@ -25997,12 +26280,11 @@ vErrors.push(err241);
 errors++;
 }
 }
-if(data68.candidate !== undefined){
-let data122 = data68.candidate;
-if(data122 && typeof data122 == "object" && !Array.isArray(data122)){
-if(data122.id !== undefined){
-if(typeof data122.id !== "string"){
-const err242 = {instancePath:instancePath+"/value/candidate/id",schemaPath:"../custom/pipeline.json/properties/candidate/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.eventId !== undefined){
+let data117 = data81.eventId;
+if(typeof data117 === "string"){
+if(func1(data117) < 1){
+const err242 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err242];
 }
@@ -26012,9 +26294,8 @@ vErrors.push(err242);
 errors++;
 }
 }
-if(data122.subPipelineId !== undefined){
-if(typeof data122.subPipelineId !== "string"){
-const err243 = {instancePath:instancePath+"/value/candidate/subPipelineId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+const err243 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/pipeline.json/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err243];
 }
@@ -26024,9 +26305,10 @@ vErrors.push(err243);
 errors++;
 }
 }
-if(data122.runId !== undefined){
-if(typeof data122.runId !== "string"){
-const err244 = {instancePath:instancePath+"/value/candidate/runId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data81.eventType !== undefined){
+let data118 = data81.eventType;
+if(!((((((((((((((((((((((((((((((((((data118 === "pipeline_started") || (data118 === "pipeline_resumed")) || (data118 === "pipeline_completed")) || (data118 === "pipeline_error")) || (data118 === "pipeline_warning")) || (data118 === "backup_blocked")) || (data118 === "candidate_started")) || (data118 === "candidate_completed")) || (data118 === "candidate_failed")) || (data118 === "candidate_interrupted")) || (data118 === "candidate_restart_requested")) || (data118 === "candidate_selected")) || (data118 === "candidate_detail_shown")) || (data118 === "candidate_step_failed")) || (data118 === "sub_pipeline_started")) || (data118 === "sub_pipeline_completed")) || (data118 === "sub_step_failed")) || (data118 === "step_failed")) || (data118 === "stack_progress")) || (data118 === "stack_instances_progress")) || (data118 === "stack_current_changed")) || (data118 === "cleanup_started")) || (data118 === "cleanup_progress")) || (data118 === "cleanup_completed")) || (data118 === "cleanup_failed")) || (data118 === "rollback_triggered")) || (data118 === "rollback_completed")) || (data118 === "context_compaction_started")) || (data118 === "context_compacted")) || (data118 === "context_compaction_failed")) || (data118 === "fields_marked_stale")) || (data118 === "diagram_shown")) || (data118 === "mcp_status")) || (data118 === "tool_progress"))){
+const err244 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/pipeline.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema100.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err244];
 }
@@ -26036,9 +26318,10 @@ vErrors.push(err244);
 errors++;
 }
 }
-}
-else {
-const err245 = {instancePath:instancePath+"/value/candidate",schemaPath:"../custom/pipeline.json/properties/candidate/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data81.sequence !== undefined){
+let data119 = data81.sequence;
+if(!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))){
+const err245 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err245];
 }
@@ -26047,10 +26330,9 @@ vErrors.push(err245);
 }
 errors++;
 }
-}
-}
-else {
-const err246 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data119 == "number") && (isFinite(data119))){
+if(data119 > 9007199254740991 || isNaN(data119)){
+const err246 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err246];
 }
@@ -26059,34 +26341,8 @@ vErrors.push(err246);
 }
 errors++;
 }
-var _valid4 = _errs225 === errors;
-valid26 = valid26 || _valid4;
-if(_valid4){
-if(props4 !== true){
-props4 = props4 || {};
-props4.schemaVersion = true;
-props4.extensionUri = true;
-props4.eventId = true;
-props4.eventType = true;
-props4.sequence = true;
-props4.createdAt = true;
-props4.scope = true;
-props4.pipelineRunId = true;
-props4.pipelineName = true;
-props4.taskId = true;
-props4.contextId = true;
-props4.status = true;
-props4.iacCodeSessionId = true;
-props4.data = true;
-props4.step = true;
-props4.candidateStep = true;
-props4.candidate = true;
-props4.visibility = true;
-}
-}
-const _errs273 = errors;
-if(!(data68 && typeof data68 == "object" && !Array.isArray(data68))){
-const err247 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/4/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data119 < 0 || isNaN(data119)){
+const err247 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/pipeline.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err247];
 }
@@ -26095,10 +26351,13 @@ vErrors.push(err247);
 }
 errors++;
 }
-var _valid4 = _errs273 === errors;
-valid26 = valid26 || _valid4;
-if(!valid26){
-const err248 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+}
+if(data81.createdAt !== undefined){
+let data120 = data81.createdAt;
+if(typeof data120 === "string"){
+if(!(formats0.validate(data120))){
+const err248 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err248];
 }
@@ -26107,11 +26366,558 @@ vErrors.push(err248);
 }
 errors++;
 }
+}
 else {
-errors = _errs150;
+const err249 = {instancePath:instancePath+"/value/createdAt",schemaPath:"../custom/pipeline.json/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+}
+if(data81.scope !== undefined){
+if(typeof data81.scope !== "string"){
+const err250 = {instancePath:instancePath+"/value/scope",schemaPath:"../custom/pipeline.json/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+}
+if(data81.pipelineRunId !== undefined){
+if(typeof data81.pipelineRunId !== "string"){
+const err251 = {instancePath:instancePath+"/value/pipelineRunId",schemaPath:"../custom/pipeline.json/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+}
+if(data81.pipelineName !== undefined){
+if(typeof data81.pipelineName !== "string"){
+const err252 = {instancePath:instancePath+"/value/pipelineName",schemaPath:"../custom/pipeline.json/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+}
+if(data81.taskId !== undefined){
+if(typeof data81.taskId !== "string"){
+const err253 = {instancePath:instancePath+"/value/taskId",schemaPath:"../custom/pipeline.json/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+}
+if(data81.contextId !== undefined){
+if(typeof data81.contextId !== "string"){
+const err254 = {instancePath:instancePath+"/value/contextId",schemaPath:"../custom/pipeline.json/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+}
+if(data81.status !== undefined){
+if(typeof data81.status !== "string"){
+const err255 = {instancePath:instancePath+"/value/status",schemaPath:"../custom/pipeline.json/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+}
+if(data81.iacCodeSessionId !== undefined){
+if(typeof data81.iacCodeSessionId !== "string"){
+const err256 = {instancePath:instancePath+"/value/iacCodeSessionId",schemaPath:"../custom/pipeline.json/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+}
+if(data81.data !== undefined){
+let data128 = data81.data;
+if(!(data128 && typeof data128 == "object" && !Array.isArray(data128))){
+const err257 = {instancePath:instancePath+"/value/data",schemaPath:"../custom/pipeline.json/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+}
+if(data81.step !== undefined){
+let data129 = data81.step;
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+if(data129.id !== undefined){
+if(typeof data129.id !== "string"){
+const err258 = {instancePath:instancePath+"/value/step/id",schemaPath:"../custom/pipeline.json/properties/step/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+}
+if(data129.runId !== undefined){
+if(typeof data129.runId !== "string"){
+const err259 = {instancePath:instancePath+"/value/step/runId",schemaPath:"../custom/pipeline.json/properties/step/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
+}
+}
+else {
+const err260 = {instancePath:instancePath+"/value/step",schemaPath:"../custom/pipeline.json/properties/step/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err260];
+}
+else {
+vErrors.push(err260);
+}
+errors++;
+}
+}
+if(data81.candidateStep !== undefined){
+let data132 = data81.candidateStep;
+if(data132 && typeof data132 == "object" && !Array.isArray(data132)){
+if(data132.id !== undefined){
+if(typeof data132.id !== "string"){
+const err261 = {instancePath:instancePath+"/value/candidateStep/id",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+}
+if(data132.runId !== undefined){
+if(typeof data132.runId !== "string"){
+const err262 = {instancePath:instancePath+"/value/candidateStep/runId",schemaPath:"../custom/pipeline.json/properties/candidateStep/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+}
+}
+else {
+const err263 = {instancePath:instancePath+"/value/candidateStep",schemaPath:"../custom/pipeline.json/properties/candidateStep/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+}
+if(data81.candidate !== undefined){
+let data135 = data81.candidate;
+if(data135 && typeof data135 == "object" && !Array.isArray(data135)){
+if(data135.id !== undefined){
+if(typeof data135.id !== "string"){
+const err264 = {instancePath:instancePath+"/value/candidate/id",schemaPath:"../custom/pipeline.json/properties/candidate/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
+}
+errors++;
+}
+}
+if(data135.subPipelineId !== undefined){
+if(typeof data135.subPipelineId !== "string"){
+const err265 = {instancePath:instancePath+"/value/candidate/subPipelineId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err265];
+}
+else {
+vErrors.push(err265);
+}
+errors++;
+}
+}
+if(data135.runId !== undefined){
+if(typeof data135.runId !== "string"){
+const err266 = {instancePath:instancePath+"/value/candidate/runId",schemaPath:"../custom/pipeline.json/properties/candidate/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err266];
+}
+else {
+vErrors.push(err266);
+}
+errors++;
+}
+}
+}
+else {
+const err267 = {instancePath:instancePath+"/value/candidate",schemaPath:"../custom/pipeline.json/properties/candidate/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err267];
+}
+else {
+vErrors.push(err267);
+}
+errors++;
+}
+}
+}
+else {
+const err268 = {instancePath:instancePath+"/value",schemaPath:"../custom/pipeline.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
+}
+errors++;
+}
+var _valid5 = _errs253 === errors;
+valid32 = valid32 || _valid5;
+if(_valid5){
+if(props5 !== true){
+props5 = props5 || {};
+props5.schemaVersion = true;
+props5.extensionUri = true;
+props5.eventId = true;
+props5.eventType = true;
+props5.sequence = true;
+props5.createdAt = true;
+props5.scope = true;
+props5.pipelineRunId = true;
+props5.pipelineName = true;
+props5.taskId = true;
+props5.contextId = true;
+props5.status = true;
+props5.iacCodeSessionId = true;
+props5.data = true;
+props5.step = true;
+props5.candidateStep = true;
+props5.candidate = true;
+props5.visibility = true;
+}
+}
+const _errs301 = errors;
+if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
+if(data81.eventId === undefined){
+const err269 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
+}
+errors++;
+}
+if(data81.eventType === undefined){
+const err270 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
+if(vErrors === null){
+vErrors = [err270];
+}
+else {
+vErrors.push(err270);
+}
+errors++;
+}
+if(data81.sequence === undefined){
+const err271 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
+if(vErrors === null){
+vErrors = [err271];
+}
+else {
+vErrors.push(err271);
+}
+errors++;
+}
+if(data81.data === undefined){
+const err272 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+if(data81.eventId !== undefined){
+let data139 = data81.eventId;
+if(typeof data139 === "string"){
+if(func1(data139) < 1){
+const err273 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/guidance.json/properties/eventId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
+}
+errors++;
+}
+}
+else {
+const err274 = {instancePath:instancePath+"/value/eventId",schemaPath:"../custom/guidance.json/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+}
+if(data81.eventType !== undefined){
+let data140 = data81.eventType;
+if(!((data140 === "interrupt_received") || (data140 === "interrupt_classified"))){
+const err275 = {instancePath:instancePath+"/value/eventType",schemaPath:"../custom/guidance.json/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema99.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+}
+if(data81.sequence !== undefined){
+let data141 = data81.sequence;
+if(!(((typeof data141 == "number") && (!(data141 % 1) && !isNaN(data141))) && (isFinite(data141)))){
+const err276 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/guidance.json/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+if((typeof data141 == "number") && (isFinite(data141))){
+if(data141 > 9007199254740991 || isNaN(data141)){
+const err277 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/guidance.json/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+if(data141 < 0 || isNaN(data141)){
+const err278 = {instancePath:instancePath+"/value/sequence",schemaPath:"../custom/guidance.json/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
+}
+errors++;
+}
+}
+}
+if(data81.data !== undefined){
+let data142 = data81.data;
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+if(data142.messageLength !== undefined){
+let data143 = data142.messageLength;
+if(!(((typeof data143 == "number") && (!(data143 % 1) && !isNaN(data143))) && (isFinite(data143)))){
+const err279 = {instancePath:instancePath+"/value/data/messageLength",schemaPath:"../custom/guidance.json/properties/data/properties/messageLength/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+if((typeof data143 == "number") && (isFinite(data143))){
+if(data143 < 0 || isNaN(data143)){
+const err280 = {instancePath:instancePath+"/value/data/messageLength",schemaPath:"../custom/guidance.json/properties/data/properties/messageLength/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err280];
+}
+else {
+vErrors.push(err280);
+}
+errors++;
+}
+}
+}
+if(data142.action !== undefined){
+let data144 = data142.action;
+if(!((((data144 === "continue") || (data144 === "ignored")) || (data144 === "supplement")) || (data144 === "hard_interrupt"))){
+const err281 = {instancePath:instancePath+"/value/data/action",schemaPath:"../custom/guidance.json/properties/data/properties/action/enum",keyword:"enum",params:{allowedValues: schema99.properties.data.properties.action.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err281];
+}
+else {
+vErrors.push(err281);
+}
+errors++;
+}
+}
+if(data142.targetStepId !== undefined){
+if(typeof data142.targetStepId !== "string"){
+const err282 = {instancePath:instancePath+"/value/data/targetStepId",schemaPath:"../custom/guidance.json/properties/data/properties/targetStepId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err282];
+}
+else {
+vErrors.push(err282);
+}
+errors++;
+}
+}
+if(data142.candidateScope !== undefined){
+if(typeof data142.candidateScope !== "string"){
+const err283 = {instancePath:instancePath+"/value/data/candidateScope",schemaPath:"../custom/guidance.json/properties/data/properties/candidateScope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+}
+if(data142.reason !== undefined){
+if(typeof data142.reason !== "string"){
+const err284 = {instancePath:instancePath+"/value/data/reason",schemaPath:"../custom/guidance.json/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+}
+if(data142.paused !== undefined){
+if(typeof data142.paused !== "boolean"){
+const err285 = {instancePath:instancePath+"/value/data/paused",schemaPath:"../custom/guidance.json/properties/data/properties/paused/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+}
+if(data142.judgeFailed !== undefined){
+if(typeof data142.judgeFailed !== "boolean"){
+const err286 = {instancePath:instancePath+"/value/data/judgeFailed",schemaPath:"../custom/guidance.json/properties/data/properties/judgeFailed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
+}
+errors++;
+}
+}
+}
+else {
+const err287 = {instancePath:instancePath+"/value/data",schemaPath:"../custom/guidance.json/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err287];
+}
+else {
+vErrors.push(err287);
+}
+errors++;
+}
+}
+}
+else {
+const err288 = {instancePath:instancePath+"/value",schemaPath:"../custom/guidance.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err288];
+}
+else {
+vErrors.push(err288);
+}
+errors++;
+}
+var _valid5 = _errs301 === errors;
+valid32 = valid32 || _valid5;
+if(_valid5){
+if(props5 !== true){
+props5 = props5 || {};
+props5.eventId = true;
+props5.eventType = true;
+props5.sequence = true;
+props5.data = true;
+}
+}
+const _errs324 = errors;
+if(!(data81 && typeof data81 == "object" && !Array.isArray(data81))){
+const err289 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf/5/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err289];
+}
+else {
+vErrors.push(err289);
+}
+errors++;
+}
+var _valid5 = _errs324 === errors;
+valid32 = valid32 || _valid5;
+if(!valid32){
+const err290 = {instancePath:instancePath+"/value",schemaPath:"#/properties/value/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err290];
+}
+else {
+vErrors.push(err290);
+}
+errors++;
+}
+else {
+errors = _errs178;
 if(vErrors !== null){
-if(_errs150){
-vErrors.length = _errs150;
+if(_errs178){
+vErrors.length = _errs178;
 }
 else {
 vErrors = null;
@@ -26121,29 +26927,29 @@ vErrors = null;
 }
 }
 else {
-const err249 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err291 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err249];
+vErrors = [err291];
 }
 else {
-vErrors.push(err249);
+vErrors.push(err291);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
-const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-finished.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate55.evaluated;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -26531,7 +27337,7 @@ errors++;
 if(data8.reason !== undefined){
 let data10 = data8.reason;
 if(!((data10 === "tool_call") || (data10 === "input_required"))){
-const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema129.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema132.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -27462,18 +28268,18 @@ vErrors.push(err106);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate57.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27944,17 +28750,17 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate57.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/event.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate52.evaluated;
+const evaluated0 = validate53.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -30707,8 +31513,8 @@ props0 = true;
 }
 }
 const _errs176 = errors;
-if(!(validate53(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs176 === errors;
@@ -30725,8 +31531,8 @@ props0 = true;
 }
 }
 const _errs177 = errors;
-if(!(validate55(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs177 === errors;
@@ -30743,8 +31549,8 @@ props0 = true;
 }
 }
 const _errs178 = errors;
-if(!(validate57(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate58(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs178 === errors;
@@ -30799,19 +31605,19 @@ vErrors = null;
 }
 }
 }
-validate52.errors = vErrors;
+validate53.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate52.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.v_agui_events_activity_snapshot = validate59;
+exports.v_agui_events_activity_snapshot = validate60;
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/activity-snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate59.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31105,20 +31911,20 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate59.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_custom = validate53;
+exports.v_agui_events_custom = validate54;
 
-exports.v_agui_events_reasoning_end = validate60;
+exports.v_agui_events_reasoning_end = validate61;
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate61.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31251,18 +32057,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_content = validate61;
+exports.v_agui_events_reasoning_message_content = validate62;
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-content.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31430,18 +32236,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_end = validate62;
+exports.v_agui_events_reasoning_message_end = validate63;
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31574,18 +32380,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_start = validate63;
+exports.v_agui_events_reasoning_message_start = validate64;
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31740,18 +32546,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_start = validate64;
+exports.v_agui_events_reasoning_start = validate65;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -31884,22 +32690,22 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_run_error = validate57;
+exports.v_agui_events_run_error = validate58;
 
-exports.v_agui_events_run_finished = validate55;
+exports.v_agui_events_run_finished = validate56;
 
-exports.v_agui_events_run_started = validate65;
+exports.v_agui_events_run_started = validate66;
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-started.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32092,18 +32898,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_step_finished = validate66;
+exports.v_agui_events_step_finished = validate67;
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/step-finished.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32236,18 +33042,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_step_started = validate67;
+exports.v_agui_events_step_started = validate68;
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/step-started.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32380,18 +33186,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_content = validate68;
+exports.v_agui_events_text_message_content = validate69;
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-content.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32559,18 +33365,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_end = validate69;
+exports.v_agui_events_text_message_end = validate70;
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32703,18 +33509,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_start = validate70;
+exports.v_agui_events_text_message_start = validate71;
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32869,18 +33675,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_args = validate71;
+exports.v_agui_events_tool_call_args = validate72;
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-args.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33048,18 +33854,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_end = validate72;
+exports.v_agui_events_tool_call_end = validate73;
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33192,18 +33998,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_result = validate73;
+exports.v_agui_events_tool_call_result = validate74;
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-result.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33415,18 +34221,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_start = validate74;
+exports.v_agui_events_tool_call_start = validate75;
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33619,19 +34425,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_health = validate75;
-const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+exports.v_agui_health = validate76;
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33835,7 +34641,7 @@ errors++;
 if(data5.state !== undefined){
 let data6 = data5.state;
 if(!((((data6 === "starting") || (data6 === "up")) || (data6 === "down")) || (data6 === "stopped"))){
-const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema149.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema152.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -33978,7 +34784,7 @@ errors++;
 if(data10.code !== undefined){
 let data11 = data10.code;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema149.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema152.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -33991,7 +34797,7 @@ errors++;
 if(data10.signal !== undefined){
 let data12 = data10.signal;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema149.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema152.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34197,19 +35003,19 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_iac_code_props = validate76;
-const schema150 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"llmHeaders":{"description":"HTTP headers sent with this request's model calls (a gateway's tenant, tracing, quota headers). Forwarded, never stored. Names are HTTP tokens, values visible ASCII, spaces and tabs; the provider's own headers (authorization, x-api-key, api-key, content-type, accept, anthropic-version, host, content-length and the connection headers) cannot be given. An empty object is forwarded too.","type":["object","null"],"additionalProperties":{"type":"string"}},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
+exports.v_agui_iac_code_props = validate77;
+const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"llmHeaders":{"description":"HTTP headers sent with this request's model calls (a gateway's tenant, tracing, quota headers). Forwarded, never stored. Names are HTTP tokens, values visible ASCII, spaces and tabs; the provider's own headers (authorization, x-api-key, api-key, content-type, accept, anthropic-version, host, content-length and the connection headers) cannot be given. An empty object is forwarded too.","type":["object","null"],"additionalProperties":{"type":"string"}},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"activeGuidance":{"description":"A guidance run: the last user message goes to the thread's running pipeline (its interrupt judge classifies it) instead of starting a turn. Needs runMode pipeline and a bound task; never takes the thread's active run, never cancels it.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/iac-code-props.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34248,7 +35054,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema150.properties, key0))){
+if(!(func3.call(schema153.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -34344,7 +35150,7 @@ errors++;
 if(data.model !== undefined){
 let data3 = data.model;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema150.properties.model.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema153.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -34357,7 +35163,7 @@ errors++;
 if(data.llmApiKey !== undefined){
 let data4 = data.llmApiKey;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema150.properties.llmApiKey.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema153.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -34370,7 +35176,7 @@ errors++;
 if(data.llmHeaders !== undefined){
 let data5 = data.llmHeaders;
 if((!(data5 && typeof data5 == "object" && !Array.isArray(data5))) && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/llmHeaders",schemaPath:"#/properties/llmHeaders/type",keyword:"type",params:{type: schema150.properties.llmHeaders.type},message:"must be object,null"};
+const err13 = {instancePath:instancePath+"/llmHeaders",schemaPath:"#/properties/llmHeaders/type",keyword:"type",params:{type: schema153.properties.llmHeaders.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -34397,7 +35203,7 @@ errors++;
 if(data.thinking !== undefined){
 let data7 = data.thinking;
 if((!(data7 && typeof data7 == "object" && !Array.isArray(data7))) && (data7 !== null)){
-const err15 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
+const err15 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema153.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -34434,7 +35240,7 @@ errors++;
 if(data7.effort !== undefined){
 let data9 = data7.effort;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err18 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema153.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -34447,7 +35253,7 @@ errors++;
 if(data7.budget !== undefined){
 let data10 = data7.budget;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err19 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err19 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema153.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -34474,7 +35280,7 @@ errors++;
 if(data.userId !== undefined){
 let data11 = data.userId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err21 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema153.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -34487,7 +35293,7 @@ errors++;
 if(data.channel !== undefined){
 let data12 = data.channel;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err22 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema153.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -34500,7 +35306,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data13 = data.preferredLanguage;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err23 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema153.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -34513,7 +35319,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data14 = data.candidatePresentation;
 if(!(((data14 === "standard") || (data14 === "rich")) || (data14 === null))){
-const err24 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema153.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -34526,7 +35332,7 @@ errors++;
 if(data.runMode !== undefined){
 let data15 = data.runMode;
 if(!(((data15 === "normal") || (data15 === "pipeline")) || (data15 === null))){
-const err25 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema153.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -34539,7 +35345,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data16 = data.pipelineName;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err26 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema153.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -34561,10 +35367,9 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data.alibabaCloud !== undefined){
-let data18 = data.alibabaCloud;
-if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err28 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
+if(data.activeGuidance !== undefined){
+if(typeof data.activeGuidance !== "boolean"){
+const err28 = {instancePath:instancePath+"/activeGuidance",schemaPath:"#/properties/activeGuidance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -34573,10 +35378,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-for(const key3 in data18){
-if(!((((key3 === "accessKeyId") || (key3 === "accessKeySecret")) || (key3 === "securityToken")) || (key3 === "regionId"))){
-const err29 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+if(data.alibabaCloud !== undefined){
+let data19 = data.alibabaCloud;
+if((!(data19 && typeof data19 == "object" && !Array.isArray(data19))) && (data19 !== null)){
+const err29 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -34585,11 +35391,10 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-if(data18.accessKeyId !== undefined){
-let data19 = data18.accessKeyId;
-if((typeof data19 !== "string") && (data19 !== null)){
-const err30 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+for(const key3 in data19){
+if(!((((key3 === "accessKeyId") || (key3 === "accessKeySecret")) || (key3 === "securityToken")) || (key3 === "regionId"))){
+const err30 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -34599,10 +35404,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data18.accessKeySecret !== undefined){
-let data20 = data18.accessKeySecret;
+if(data19.accessKeyId !== undefined){
+let data20 = data19.accessKeyId;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err31 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -34612,10 +35417,10 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data18.securityToken !== undefined){
-let data21 = data18.securityToken;
+if(data19.accessKeySecret !== undefined){
+let data21 = data19.accessKeySecret;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err32 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -34625,10 +35430,10 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data18.regionId !== undefined){
-let data22 = data18.regionId;
+if(data19.securityToken !== undefined){
+let data22 = data19.securityToken;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err33 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -34638,11 +35443,10 @@ vErrors.push(err33);
 errors++;
 }
 }
-}
-}
-}
-else {
-const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.regionId !== undefined){
+let data23 = data19.regionId;
+if((typeof data23 !== "string") && (data23 !== null)){
+const err34 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -34651,18 +35455,32 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate76.errors = vErrors;
+}
+}
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_interrupt = validate77;
+exports.v_agui_interrupt = validate78;
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/interrupt.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34770,7 +35588,7 @@ errors++;
 if(data.reason !== undefined){
 let data1 = data.reason;
 if(!((data1 === "tool_call") || (data1 === "input_required"))){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema129.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema132.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -35327,19 +36145,19 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_message = validate78;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
+exports.v_agui_message = validate79;
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/message.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35816,7 +36634,7 @@ errors++;
 if(data.role !== undefined){
 let data16 = data.role;
 if(!((data16 === "developer") || (data16 === "system"))){
-const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema152.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema155.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -36453,7 +37271,7 @@ errors++;
 if(data.role !== undefined){
 let data39 = data.role;
 if(!(((((((data39 === "developer") || (data39 === "system")) || (data39 === "assistant")) || (data39 === "user")) || (data39 === "tool")) || (data39 === "activity")) || (data39 === "reasoning"))){
-const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema152.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema155.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -36474,20 +37292,20 @@ vErrors.push(err76);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate79.errors = vErrors;
 evaluated0.props = props1;
 return errors === 0;
 }
-validate78.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate79.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.v_agui_resume_entry = validate79;
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
+exports.v_agui_resume_entry = validate80;
+const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/resume-entry.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36543,7 +37361,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "resolved") || (data1 === "cancelled"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -36613,19 +37431,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_run_agent_input = validate80;
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
+exports.v_agui_run_agent_input = validate81;
+const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/run-agent-input.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36782,8 +37600,8 @@ let data4 = data.messages;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate78(data4[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+if(!(validate79(data4[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
 errors = vErrors.length;
 }
 }
@@ -36958,7 +37776,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key1 in data12){
-if(!(func3.call(schema150.properties, key1))){
+if(!(func3.call(schema153.properties, key1))){
 const err27 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
@@ -37054,7 +37872,7 @@ errors++;
 if(data12.model !== undefined){
 let data16 = data12.model;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema150.properties.model.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema153.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -37067,7 +37885,7 @@ errors++;
 if(data12.llmApiKey !== undefined){
 let data17 = data12.llmApiKey;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema150.properties.llmApiKey.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema153.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -37080,7 +37898,7 @@ errors++;
 if(data12.llmHeaders !== undefined){
 let data18 = data12.llmHeaders;
 if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/llmHeaders",schemaPath:"iac-code-props.json/properties/llmHeaders/type",keyword:"type",params:{type: schema150.properties.llmHeaders.type},message:"must be object,null"};
+const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/llmHeaders",schemaPath:"iac-code-props.json/properties/llmHeaders/type",keyword:"type",params:{type: schema153.properties.llmHeaders.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -37107,7 +37925,7 @@ errors++;
 if(data12.thinking !== undefined){
 let data20 = data12.thinking;
 if((!(data20 && typeof data20 == "object" && !Array.isArray(data20))) && (data20 !== null)){
-const err39 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema150.properties.thinking.type},message:"must be object,null"};
+const err39 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema153.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -37144,7 +37962,7 @@ errors++;
 if(data20.effort !== undefined){
 let data22 = data20.effort;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err42 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema150.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema153.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -37157,7 +37975,7 @@ errors++;
 if(data20.budget !== undefined){
 let data23 = data20.budget;
 if((!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))) && (data23 !== null)){
-const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema150.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema153.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -37184,7 +38002,7 @@ errors++;
 if(data12.userId !== undefined){
 let data24 = data12.userId;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema150.properties.userId.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema153.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -37197,7 +38015,7 @@ errors++;
 if(data12.channel !== undefined){
 let data25 = data12.channel;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema150.properties.channel.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema153.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -37210,7 +38028,7 @@ errors++;
 if(data12.preferredLanguage !== undefined){
 let data26 = data12.preferredLanguage;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema150.properties.preferredLanguage.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema153.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -37223,7 +38041,7 @@ errors++;
 if(data12.candidatePresentation !== undefined){
 let data27 = data12.candidatePresentation;
 if(!(((data27 === "standard") || (data27 === "rich")) || (data27 === null))){
-const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema150.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema153.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -37236,7 +38054,7 @@ errors++;
 if(data12.runMode !== undefined){
 let data28 = data12.runMode;
 if(!(((data28 === "normal") || (data28 === "pipeline")) || (data28 === null))){
-const err49 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema150.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err49 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema153.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -37249,7 +38067,7 @@ errors++;
 if(data12.pipelineName !== undefined){
 let data29 = data12.pipelineName;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema150.properties.pipelineName.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema153.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -37271,10 +38089,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data12.alibabaCloud !== undefined){
-let data31 = data12.alibabaCloud;
-if((!(data31 && typeof data31 == "object" && !Array.isArray(data31))) && (data31 !== null)){
-const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.type},message:"must be object,null"};
+if(data12.activeGuidance !== undefined){
+if(typeof data12.activeGuidance !== "boolean"){
+const err52 = {instancePath:instancePath+"/forwardedProps/iacCode/activeGuidance",schemaPath:"iac-code-props.json/properties/activeGuidance/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -37283,10 +38100,11 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-for(const key4 in data31){
-if(!((((key4 === "accessKeyId") || (key4 === "accessKeySecret")) || (key4 === "securityToken")) || (key4 === "regionId"))){
-const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data12.alibabaCloud !== undefined){
+let data32 = data12.alibabaCloud;
+if((!(data32 && typeof data32 == "object" && !Array.isArray(data32))) && (data32 !== null)){
+const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -37295,11 +38113,10 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data31.accessKeyId !== undefined){
-let data32 = data31.accessKeyId;
-if((typeof data32 !== "string") && (data32 !== null)){
-const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key4 in data32){
+if(!((((key4 === "accessKeyId") || (key4 === "accessKeySecret")) || (key4 === "securityToken")) || (key4 === "regionId"))){
+const err54 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -37309,10 +38126,10 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data31.accessKeySecret !== undefined){
-let data33 = data31.accessKeySecret;
+if(data32.accessKeyId !== undefined){
+let data33 = data32.accessKeyId;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -37322,10 +38139,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data31.securityToken !== undefined){
-let data34 = data31.securityToken;
+if(data32.accessKeySecret !== undefined){
+let data34 = data32.accessKeySecret;
 if((typeof data34 !== "string") && (data34 !== null)){
-const err56 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err56 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -37335,10 +38152,10 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data31.regionId !== undefined){
-let data35 = data31.regionId;
+if(data32.securityToken !== undefined){
+let data35 = data32.securityToken;
 if((typeof data35 !== "string") && (data35 !== null)){
-const err57 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema150.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err57 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -37348,11 +38165,10 @@ vErrors.push(err57);
 errors++;
 }
 }
-}
-}
-}
-else {
-const err58 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data32.regionId !== undefined){
+let data36 = data32.regionId;
+if((typeof data36 !== "string") && (data36 !== null)){
+const err58 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -37363,8 +38179,10 @@ errors++;
 }
 }
 }
+}
+}
 else {
-const err59 = {instancePath:instancePath+"/forwardedProps",schemaPath:"#/properties/forwardedProps/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err59 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -37374,15 +38192,9 @@ vErrors.push(err59);
 errors++;
 }
 }
-if(data.resume !== undefined){
-let data36 = data.resume;
-if(Array.isArray(data36)){
-const len2 = data36.length;
-for(let i2=0; i2<len2; i2++){
-let data37 = data36[i2];
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.interruptId === undefined){
-const err60 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "interruptId"},message:"must have required property '"+"interruptId"+"'"};
+}
+else {
+const err60 = {instancePath:instancePath+"/forwardedProps",schemaPath:"#/properties/forwardedProps/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -37391,8 +38203,16 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data37.status === undefined){
-const err61 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+if(data.resume !== undefined){
+let data37 = data.resume;
+if(Array.isArray(data37)){
+const len2 = data37.length;
+for(let i2=0; i2<len2; i2++){
+let data38 = data37[i2];
+if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
+if(data38.interruptId === undefined){
+const err61 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "interruptId"},message:"must have required property '"+"interruptId"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -37401,11 +38221,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(data37.interruptId !== undefined){
-let data38 = data37.interruptId;
-if(typeof data38 === "string"){
-if(func1(data38) < 1){
-const err62 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data38.status === undefined){
+const err62 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -37414,9 +38231,11 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-else {
-const err63 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data38.interruptId !== undefined){
+let data39 = data38.interruptId;
+if(typeof data39 === "string"){
+if(func1(data39) < 1){
+const err63 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -37426,10 +38245,8 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data37.status !== undefined){
-let data39 = data37.status;
-if(!((data39 === "resolved") || (data39 === "cancelled"))){
-const err64 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema154.properties.status.enum},message:"must be equal to one of the allowed values"};
+else {
+const err64 = {instancePath:instancePath+"/resume/" + i2+"/interruptId",schemaPath:"resume-entry.json/properties/interruptId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -37439,11 +38256,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data37.payload !== undefined){
-const _errs84 = errors;
-const _errs85 = errors;
-if(data37.payload !== null){
-const err65 = {};
+if(data38.status !== undefined){
+let data40 = data38.status;
+if(!((data40 === "resolved") || (data40 === "cancelled"))){
+const err65 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -37452,9 +38268,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-var valid16 = _errs85 === errors;
-if(valid16){
-const err66 = {instancePath:instancePath+"/resume/" + i2+"/payload",schemaPath:"resume-entry.json/properties/payload/not",keyword:"not",params:{},message:"must NOT be valid"};
+}
+if(data38.payload !== undefined){
+const _errs86 = errors;
+const _errs87 = errors;
+if(data38.payload !== null){
+const err66 = {};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -37463,22 +38282,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-else {
-errors = _errs84;
-if(vErrors !== null){
-if(_errs84){
-vErrors.length = _errs84;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data37.metadata !== undefined){
-let data41 = data37.metadata;
-if(!(data41 && typeof data41 == "object" && !Array.isArray(data41))){
-const err67 = {instancePath:instancePath+"/resume/" + i2+"/metadata",schemaPath:"resume-entry.json/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var valid16 = _errs87 === errors;
+if(valid16){
+const err67 = {instancePath:instancePath+"/resume/" + i2+"/payload",schemaPath:"resume-entry.json/properties/payload/not",keyword:"not",params:{},message:"must NOT be valid"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -37487,10 +38293,22 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
+else {
+errors = _errs86;
+if(vErrors !== null){
+if(_errs86){
+vErrors.length = _errs86;
 }
 else {
-const err68 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+}
+}
+if(data38.metadata !== undefined){
+let data42 = data38.metadata;
+if(!(data42 && typeof data42 == "object" && !Array.isArray(data42))){
+const err68 = {instancePath:instancePath+"/resume/" + i2+"/metadata",schemaPath:"resume-entry.json/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -37502,7 +38320,7 @@ errors++;
 }
 }
 else {
-const err69 = {instancePath:instancePath+"/resume",schemaPath:"#/properties/resume/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err69 = {instancePath:instancePath+"/resume/" + i2,schemaPath:"resume-entry.json/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -37514,7 +38332,7 @@ errors++;
 }
 }
 else {
-const err70 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err70 = {instancePath:instancePath+"/resume",schemaPath:"#/properties/resume/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -37523,18 +38341,30 @@ vErrors.push(err70);
 }
 errors++;
 }
-validate80.errors = vErrors;
+}
+}
+else {
+const err71 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"threadId":true,"runId":true,"parentRunId":true,"protocolVersion":true,"state":true,"messages":true,"tools":true,"context":true,"forwardedProps":true,"resume":true},"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"props":{"threadId":true,"runId":true,"parentRunId":true,"protocolVersion":true,"state":true,"messages":true,"tools":true,"context":true,"forwardedProps":true,"resume":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_token_usage = validate82;
+exports.v_agui_token_usage = validate83;
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/token-usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37825,20 +38655,20 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_audit_permission_audit_line = validate83;
-const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
+exports.v_audit_permission_audit_line = validate84;
+const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
 const pattern44 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/audit/permission-audit-line.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37907,7 +38737,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema159.properties, key0))){
+if(!(func3.call(schema162.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -38108,7 +38938,7 @@ errors++;
 if(data.decision !== undefined){
 let data8 = data.decision;
 if(!((((data8 === "allow_once") || (data8 === "allow_always")) || (data8 === "deny")) || (data8 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema159.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema162.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -38191,21 +39021,21 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_a2a_client = validate84;
-const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
-const schema161 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
-const schema162 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
-const schema163 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
+exports.v_config_a2a_client = validate85;
+const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
+const schema164 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
+const schema165 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
+const schema166 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38531,17 +39361,17 @@ vErrors = null;
 }
 }
 }
-validate86.errors = vErrors;
+validate87.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate86.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate87.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38583,8 +39413,8 @@ const _errs3 = errors;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate86(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate87(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
 errors = vErrors.length;
 }
 }
@@ -38632,19 +39462,19 @@ vErrors = null;
 }
 }
 }
-validate85.errors = vErrors;
+validate86.errors = vErrors;
 evaluated0.items = items0;
 return errors === 0;
 }
-validate85.evaluated = {"dynamicProps":false,"dynamicItems":true};
+validate86.evaluated = {"dynamicProps":false,"dynamicItems":true};
 
 const pattern45 = new RegExp("^https://", "u");
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-client.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38653,7 +39483,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema160.properties, key0))){
+if(!(func3.call(schema163.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -38679,7 +39509,7 @@ errors++;
 if(data.binding !== undefined){
 let data1 = data.binding;
 if(!(((data1 === "jsonrpc") || (data1 === "rest")) || (data1 === "grpc"))){
-const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema160.properties.binding.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema163.properties.binding.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -38690,14 +39520,14 @@ errors++;
 }
 }
 if(data.route !== undefined){
-if(!(validate85(data.route, {instancePath:instancePath+"/route",parentData:data,parentDataProperty:"route",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate86(data.route, {instancePath:instancePath+"/route",parentData:data,parentDataProperty:"route",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 }
 if(data.routes !== undefined){
-if(!(validate85(data.routes, {instancePath:instancePath+"/routes",parentData:data,parentDataProperty:"routes",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate86(data.routes, {instancePath:instancePath+"/routes",parentData:data,parentDataProperty:"routes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 }
@@ -39070,7 +39900,7 @@ errors++;
 if(data.output !== undefined){
 let data29 = data.output;
 if(!(((data29 === "text") || (data29 === "table")) || (data29 === "json"))){
-const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema160.properties.output.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema163.properties.output.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -39151,13 +39981,13 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_a2a_server = validate90;
-const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+exports.v_config_a2a_server = validate91;
+const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
 const pattern46 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
 const pattern47 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
 const pattern48 = new RegExp("^rediss?://", "u");
@@ -39166,11 +39996,11 @@ const pattern50 = new RegExp("^/", "u");
 const pattern53 = new RegExp("^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", "u");
 const pattern55 = new RegExp("^https?://", "u");
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39179,7 +40009,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema165.properties, key0))){
+if(!(func3.call(schema168.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -39263,7 +40093,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((((data2 === "http") || (data2 === "stdio")) || (data2 === "unix")) || (data2 === "websocket")) || (data2 === "grpc")) || (data2 === "grpc-jsonrpc")) || (data2 === "redis-streams")) || (data2 === "jsonrpc")) || (data2 === "json-rpc")) || (data2 === "http+jsonrpc")) || (data2 === "http-jsonrpc")) || (data2 === "https")) || (data2 === "grpcs")) || (data2 === "grpc+jsonrpc")) || (data2 === "ws")) || (data2 === "wss")) || (data2 === "redis")) || (data2 === "redis-stream"))){
-const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema165.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema168.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -39310,7 +40140,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data5 === "pretty") || (data5 === "json"))){
-const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema165.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema168.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -39365,7 +40195,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((data7 === "tool-trace") || (data7 === "raw-thinking")) || (data7 === "tool_trace")) || (data7 === "raw_thinking")) || (data7 === "all")) || (data7 === "none"))){
-const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema165.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema168.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -39595,7 +40425,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data18 === "local-file") || (data18 === "redis-streams"))){
-const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema165.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema168.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -40204,7 +41034,7 @@ vErrors.push(err80);
 errors++;
 }
 if(!((data43 === "sqlite") || (data43 === "redis"))){
-const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema165.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema168.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -40475,7 +41305,7 @@ vErrors.push(err100);
 errors++;
 }
 if(!((data54 === "normal") || (data54 === "pipeline"))){
-const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema165.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema168.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -40776,21 +41606,21 @@ vErrors.push(err124);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_agui_server = validate91;
-const schema166 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"provider":{"description":"LLM provider of the managed A2A server, passed to it as --provider (env IAC_CODE_PROVIDER, which the managed server reads itself); refused together with a2a-url.","type":"string","minLength":1},"model":{"description":"Model of the managed A2A server, passed to it as --model (env IAC_CODE_MODEL); refused together with a2a-url.","type":"string","minLength":1},"base-url":{"description":"Provider base URL of the managed A2A server, passed to it as --base-url (env IAC_CODE_BASE_URL); refused together with a2a-url.","type":"string","pattern":"^https?://"},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+exports.v_config_agui_server = validate92;
+const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"provider":{"description":"LLM provider of the managed A2A server, passed to it as --provider (env IAC_CODE_PROVIDER, which the managed server reads itself); refused together with a2a-url.","type":"string","minLength":1},"model":{"description":"Model of the managed A2A server, passed to it as --model (env IAC_CODE_MODEL); refused together with a2a-url.","type":"string","minLength":1},"base-url":{"description":"Provider base URL of the managed A2A server, passed to it as --base-url (env IAC_CODE_BASE_URL); refused together with a2a-url.","type":"string","pattern":"^https?://"},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern56 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 const pattern58 = new RegExp("^https?://[^/?#]+/?$", "u");
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/agui-server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40799,7 +41629,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema166.properties, key0))){
+if(!(func3.call(schema169.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -41180,7 +42010,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data16 === "pretty") || (data16 === "json"))){
-const err30 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema166.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema169.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -41215,7 +42045,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data18 === "file") || (data18 === "redis"))){
-const err33 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema166.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema169.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -41452,22 +42282,22 @@ vErrors.push(err51);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_settings = validate92;
-const schema167 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/settings.json","title":"RuntimeSettingsFile","description":"settings.yml in the config dir (IAC_CODE_CONFIG_DIR, default ~/.iac-code): the model the agent runtime uses, and its permission rules. Two forms, which may be mixed: the short one (`provider`, `model`, `base-url`, `api-key` or `api-key-env`) and the reference's (`activeProvider` and `providers.<name>`). The short form wins over `providers.<name>` for the provider it names; the command line and the IAC_CODE_PROVIDER / IAC_CODE_MODEL / IAC_CODE_BASE_URL / IAC_CODE_API_KEY variables win over the file. Top-level keys may be written with `_` for `-`. Unknown keys are refused with the file's line and column, so that a typo is reported instead of ignored.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"The provider to use (a key or display name, case-insensitive: dashscope, openai, deepseek, ollama, anthropic, openai_compatible, scripted, ...). Same as `activeProvider`; give one of the two.","type":"string","minLength":1},"model":{"description":"The model to use with that provider (e.g. qwen-max). Wins over `providers.<name>.model`.","type":"string","minLength":1},"base-url":{"description":"The provider's API base URL (http or https). Wins over `providers.<name>.apiBase`.","type":"string","pattern":"^https?://"},"api-key":{"description":"The provider's API key. Prefer `api-key-env` or .credentials.yml, which keep the key out of a file people share.","type":"string","minLength":1},"api-key-env":{"description":"The name of an environment variable holding the provider's API key (e.g. DASHSCOPE_API_KEY); the start fails when it is unset or empty.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"activeProvider":{"description":"The reference's name for `provider`.","type":"string","minLength":1},"providers":{"description":"Per-provider settings, by provider key.","type":"object","additionalProperties":{"$ref":"#/$defs/providerEntry"}},"permissions":{"description":"Permission mode and rules (see the README's permissions section).","type":"object","additionalProperties":false,"properties":{"mode":{"description":"default, acceptEdits, plan or bypassPermissions.","type":"string"},"allow":{"$ref":"#/$defs/rules"},"deny":{"$ref":"#/$defs/rules"},"ask":{"$ref":"#/$defs/rules"}}}},"$defs":{"rules":{"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}},"providerEntry":{"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}}}};
-const schema168 = {"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}};
-const schema169 = {"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}};
+exports.v_config_settings = validate93;
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/settings.json","title":"RuntimeSettingsFile","description":"settings.yml in the config dir (IAC_CODE_CONFIG_DIR, default ~/.iac-code): the model the agent runtime uses, and its permission rules. Two forms, which may be mixed: the short one (`provider`, `model`, `base-url`, `api-key` or `api-key-env`) and the reference's (`activeProvider` and `providers.<name>`). The short form wins over `providers.<name>` for the provider it names; the command line and the IAC_CODE_PROVIDER / IAC_CODE_MODEL / IAC_CODE_BASE_URL / IAC_CODE_API_KEY variables win over the file. Top-level keys may be written with `_` for `-`. Unknown keys are refused with the file's line and column, so that a typo is reported instead of ignored.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"The provider to use (a key or display name, case-insensitive: dashscope, openai, deepseek, ollama, anthropic, openai_compatible, scripted, ...). Same as `activeProvider`; give one of the two.","type":"string","minLength":1},"model":{"description":"The model to use with that provider (e.g. qwen-max). Wins over `providers.<name>.model`.","type":"string","minLength":1},"base-url":{"description":"The provider's API base URL (http or https). Wins over `providers.<name>.apiBase`.","type":"string","pattern":"^https?://"},"api-key":{"description":"The provider's API key. Prefer `api-key-env` or .credentials.yml, which keep the key out of a file people share.","type":"string","minLength":1},"api-key-env":{"description":"The name of an environment variable holding the provider's API key (e.g. DASHSCOPE_API_KEY); the start fails when it is unset or empty.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"activeProvider":{"description":"The reference's name for `provider`.","type":"string","minLength":1},"providers":{"description":"Per-provider settings, by provider key.","type":"object","additionalProperties":{"$ref":"#/$defs/providerEntry"}},"permissions":{"description":"Permission mode and rules (see the README's permissions section).","type":"object","additionalProperties":false,"properties":{"mode":{"description":"default, acceptEdits, plan or bypassPermissions.","type":"string"},"allow":{"$ref":"#/$defs/rules"},"deny":{"$ref":"#/$defs/rules"},"ask":{"$ref":"#/$defs/rules"}}}},"$defs":{"rules":{"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}},"providerEntry":{"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}}}};
+const schema171 = {"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}};
+const schema172 = {"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}};
 const pattern62 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/settings.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42104,20 +42934,20 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_a2a_error_catalogue = validate93;
-const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
+exports.v_errors_a2a_error_catalogue = validate94;
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
 const pattern64 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/a2a-error-catalogue.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42220,7 +43050,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data0){
-if(!(func3.call(schema172.items.properties, key0))){
+if(!(func3.call(schema175.items.properties, key0))){
 const err9 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -42259,7 +43089,7 @@ errors++;
 if(data0.kind !== undefined){
 let data2 = data0.kind;
 if(!(((data2 === "a2a") || (data2 === "jsonrpc")) || (data2 === "transport"))){
-const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema172.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema175.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -42297,7 +43127,7 @@ errors++;
 if(data0.jsonrpcCode !== undefined){
 let data4 = data0.jsonrpcCode;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema172.items.properties.jsonrpcCode.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema175.items.properties.jsonrpcCode.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -42367,7 +43197,7 @@ errors++;
 if(data0.grpcStatus !== undefined){
 let data6 = data0.grpcStatus;
 if(!((((((((((((((((data6 === "CANCELLED") || (data6 === "UNKNOWN")) || (data6 === "INVALID_ARGUMENT")) || (data6 === "DEADLINE_EXCEEDED")) || (data6 === "NOT_FOUND")) || (data6 === "ALREADY_EXISTS")) || (data6 === "PERMISSION_DENIED")) || (data6 === "RESOURCE_EXHAUSTED")) || (data6 === "FAILED_PRECONDITION")) || (data6 === "ABORTED")) || (data6 === "OUT_OF_RANGE")) || (data6 === "UNIMPLEMENTED")) || (data6 === "INTERNAL")) || (data6 === "UNAVAILABLE")) || (data6 === "DATA_LOSS")) || (data6 === "UNAUTHENTICATED"))){
-const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema172.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema175.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -42473,21 +43303,21 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_agui_error_catalogue = validate94;
-const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
+exports.v_errors_agui_error_catalogue = validate95;
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
 const pattern67 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/agui-error-catalogue.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42648,7 +43478,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 let data4 = data3[i1];
 if(!((data4 === "http") || (data4 === "sse"))){
-const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema173.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema176.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -42813,19 +43643,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_error_envelope = validate95;
-const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
+exports.v_errors_error_envelope = validate96;
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/error-envelope.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42963,28 +43793,28 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_pipeline_definition = validate96;
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
-const schema176 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+exports.v_pipeline_definition = validate97;
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema179 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
 const pattern69 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const schema178 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
+const schema181 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
 const pattern71 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
-const schema179 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
-const schema185 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
-const schema187 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
+const schema182 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema188 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
+const schema190 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
 const pattern75 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
-const schema183 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
-const schema184 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
+const schema186 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
+const schema187 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43037,7 +43867,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "tool_called") || (data0 === "tool_succeeded"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema183.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema186.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -43274,16 +44104,16 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43410,7 +44240,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema179.properties, key0))){
+if(!(func3.call(schema182.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -43461,7 +44291,7 @@ errors++;
 if(data.type !== undefined){
 let data4 = data.type;
 if(!((data4 === "agent") || (data4 === "parallel_sub_pipeline"))){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema179.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema182.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -43524,7 +44354,7 @@ errors++;
 if(data.forward !== undefined){
 let data7 = data.forward;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema179.properties.forward.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema182.properties.forward.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -43765,7 +44595,7 @@ const len3 = data17.length;
 for(let i4=0; i4<len3; i4++){
 let data18 = data17[i4];
 if(!(((((data18 === "ros_deploy") || (data18 === "confirm_deployment")) || (data18 === "select_cloud_resource")) || (data18 === "show_architecture_diagram")) || (data18 === "show_candidate_detail"))){
-const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema179.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema182.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -43901,8 +44731,8 @@ let data22 = data.completion_guards;
 if(Array.isArray(data22)){
 const len4 = data22.length;
 for(let i6=0; i6<len4; i6++){
-if(!(validate99(data22[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data22,parentDataProperty:i6,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate100(data22[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data22,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -44111,7 +44941,7 @@ errors++;
 }
 if(data.ui_mode !== undefined){
 if(!(data.ui_mode === "candidate_selection")){
-const err60 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema179.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema182.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -44136,7 +44966,7 @@ errors++;
 if(data.interrupt_judge_failure !== undefined){
 let data32 = data.interrupt_judge_failure;
 if(!(((data32 === "continue") || (data32 === "pause")) || (data32 === "hard_interrupt"))){
-const err62 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema179.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema182.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -44464,16 +45294,16 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44641,8 +45471,8 @@ errors++;
 }
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate98(data5[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data5[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 }
@@ -44669,17 +45499,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/pipeline/definition.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44927,7 +45757,7 @@ const len1 = data9.length;
 for(let i2=0; i2<len1; i2++){
 let data10 = data9[i2];
 if(!((((data10 === "completed") || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
-const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema175.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema178.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -45089,8 +45919,8 @@ errors++;
 }
 }
 for(const key5 in data14){
-if(!(validate97(data14[key5], {instancePath:instancePath+"/sub_pipelines/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate98(data14[key5], {instancePath:instancePath+"/sub_pipelines/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 }
@@ -45121,8 +45951,8 @@ errors++;
 }
 const len3 = data16.length;
 for(let i5=0; i5<len3; i5++){
-if(!(validate98(data16[i5], {instancePath:instancePath+"/steps/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate99(data16[i5], {instancePath:instancePath+"/steps/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
 errors = vErrors.length;
 }
 }
@@ -45149,23 +45979,23 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_AgentCard = validate105;
-const schema190 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
-const schema191 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
-const schema192 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
-const schema210 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
-const schema193 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
-const schema194 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+exports.v_a2a_protojson_AgentCard = validate106;
+const schema193 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
+const schema194 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
+const schema195 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
+const schema213 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
+const schema196 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
+const schema197 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate107.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45324,28 +46154,28 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate107.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema195 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
-const schema196 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
-const schema197 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
-const schema205 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
-const schema206 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
-const schema198 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
-const schema199 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
-const schema200 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
-const schema201 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
-const schema202 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema203 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema204 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
+const schema198 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
+const schema199 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
+const schema200 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema208 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
+const schema209 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
+const schema201 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
+const schema202 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
+const schema203 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
+const schema204 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
+const schema205 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema206 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema207 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46102,16 +46932,16 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate110.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46154,8 +46984,8 @@ errors++;
 }
 }
 if(data.flows !== undefined){
-if(!(validate110(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate111(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
 }
@@ -46182,16 +47012,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate110.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate108.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46368,8 +47198,8 @@ errors++;
 }
 }
 if(data.oauth2SecurityScheme !== undefined){
-if(!(validate109(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate110(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
 errors = vErrors.length;
 }
 }
@@ -46704,18 +47534,18 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate108.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema207 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
-const schema208 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+const schema210 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
+const schema211 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate114.evaluated;
+const evaluated0 = validate115.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46816,17 +47646,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate114.errors = vErrors;
+validate115.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema209 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
+const schema212 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47039,8 +47869,8 @@ let data11 = data.securityRequirements;
 if(Array.isArray(data11)){
 const len4 = data11.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate114(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
@@ -47067,16 +47897,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate116.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47165,7 +47995,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema190.properties, key0))){
+if(!(func3.call(schema193.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -47417,8 +48247,8 @@ errors++;
 }
 }
 if(data.capabilities !== undefined){
-if(!(validate106(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+if(!(validate107(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
 errors = vErrors.length;
 }
 }
@@ -47426,8 +48256,8 @@ if(data.securitySchemes !== undefined){
 let data14 = data.securitySchemes;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key3 in data14){
-if(!(validate108(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+if(!(validate109(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -47448,8 +48278,8 @@ let data16 = data.securityRequirements;
 if(Array.isArray(data16)){
 const len1 = data16.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate114(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+if(!(validate115(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
 errors = vErrors.length;
 }
 }
@@ -47526,8 +48356,8 @@ let data22 = data.skills;
 if(Array.isArray(data22)){
 const len4 = data22.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate116(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+if(!(validate117(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 }
@@ -47666,19 +48496,19 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Artifact = validate119;
-const schema211 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
-const schema212 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
+exports.v_a2a_protojson_Artifact = validate120;
+const schema214 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
+const schema215 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
 
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate119.evaluated;
+const evaluated0 = validate120.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48058,18 +48888,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate119.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_CancelTaskRequest = validate120;
-const schema213 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_CancelTaskRequest = validate121;
+const schema216 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate121.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48147,18 +48977,18 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate121.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate121;
-const schema214 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate122;
+const schema217 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48245,18 +49075,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate122;
-const schema215 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
+exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate123;
+const schema218 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48299,18 +49129,18 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate122.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate123;
-const schema216 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate124;
+const schema219 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate123.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48397,18 +49227,18 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate123.errors = vErrors;
+validate124.errors = vErrors;
 return errors === 0;
 }
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskRequest = validate124;
-const schema217 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_GetTaskRequest = validate125;
+const schema220 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
 
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate124.evaluated;
+const evaluated0 = validate125.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48508,18 +49338,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate124.errors = vErrors;
+validate125.errors = vErrors;
 return errors === 0;
 }
-validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate125;
-const schema218 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate126;
+const schema221 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
 
-function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate125.evaluated;
+const evaluated0 = validate126.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48631,20 +49461,20 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate126.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate126;
-const schema219 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
-const schema220 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
-const schema221 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate127;
+const schema222 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
+const schema223 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
+const schema224 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48806,16 +49636,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48840,8 +49670,8 @@ let data0 = data.configs;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate127(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+if(!(validate128(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 }
@@ -48880,19 +49710,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksRequest = validate129;
-const schema222 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
-const schema223 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
+exports.v_a2a_protojson_ListTasksRequest = validate130;
+const schema225 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
+const schema226 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
 
-function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate129.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48949,7 +49779,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data2 === "TASK_STATE_SUBMITTED") || (data2 === "TASK_STATE_WORKING")) || (data2 === "TASK_STATE_COMPLETED")) || (data2 === "TASK_STATE_FAILED")) || (data2 === "TASK_STATE_CANCELED")) || (data2 === "TASK_STATE_INPUT_REQUIRED")) || (data2 === "TASK_STATE_REJECTED")) || (data2 === "TASK_STATE_AUTH_REQUIRED"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema223.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -49089,22 +49919,22 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate129.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksResponse = validate130;
-const schema224 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
-const schema225 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
-const schema226 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
-const schema228 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
-const schema229 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
+exports.v_a2a_protojson_ListTasksResponse = validate131;
+const schema227 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
+const schema228 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
+const schema229 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
+const schema231 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
+const schema232 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49203,7 +50033,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema229.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema232.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -49545,16 +50375,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49597,7 +50427,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data0 === "TASK_STATE_SUBMITTED") || (data0 === "TASK_STATE_WORKING")) || (data0 === "TASK_STATE_COMPLETED")) || (data0 === "TASK_STATE_FAILED")) || (data0 === "TASK_STATE_CANCELED")) || (data0 === "TASK_STATE_INPUT_REQUIRED")) || (data0 === "TASK_STATE_REJECTED")) || (data0 === "TASK_STATE_AUTH_REQUIRED"))){
-const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema223.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -49608,8 +50438,8 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate133(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
@@ -49649,16 +50479,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49723,8 +50553,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate132(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 }
@@ -49733,8 +50563,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate119(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -49755,8 +50585,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate133(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate134(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
@@ -49796,16 +50626,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate131.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49870,8 +50700,8 @@ let data0 = data.tasks;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate131(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate132(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 }
@@ -49980,17 +50810,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate131.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Message = validate139;
+exports.v_a2a_protojson_Message = validate140;
 
-function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate139.evaluated;
+const evaluated0 = validate140.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50089,7 +50919,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema229.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema232.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -50431,17 +51261,17 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate139.errors = vErrors;
+validate140.errors = vErrors;
 return errors === 0;
 }
-validate139.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Part = validate140;
+exports.v_a2a_protojson_Part = validate141;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate141.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50681,19 +51511,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate141.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageRequest = validate141;
-const schema235 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
-const schema236 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
+exports.v_a2a_protojson_SendMessageRequest = validate142;
+const schema238 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
+const schema239 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
 
-function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate143.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50742,8 +51572,8 @@ errors++;
 }
 }
 if(data.taskPushNotificationConfig !== undefined){
-if(!(validate127(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+if(!(validate128(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
 errors = vErrors.length;
 }
 }
@@ -50805,16 +51635,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate143.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50857,14 +51687,14 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate133(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
 if(data.configuration !== undefined){
-if(!(validate143(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+if(!(validate144(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
 errors = vErrors.length;
 }
 }
@@ -50892,18 +51722,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageResponse = validate146;
-const schema237 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
+exports.v_a2a_protojson_SendMessageResponse = validate147;
+const schema240 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
 
-function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate146.evaluated;
+const evaluated0 = validate147.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50924,14 +51754,14 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate131(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate132(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 }
 if(data.message !== undefined){
-if(!(validate133(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
@@ -50974,19 +51804,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate146.errors = vErrors;
+validate147.errors = vErrors;
 return errors === 0;
 }
-validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_StreamResponse = validate149;
-const schema238 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
-const schema239 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
+exports.v_a2a_protojson_StreamResponse = validate150;
+const schema241 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
+const schema242 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
 
-function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate152.evaluated;
+const evaluated0 = validate153.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51061,8 +51891,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate132(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 }
@@ -51090,17 +51920,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate152.errors = vErrors;
+validate153.errors = vErrors;
 return errors === 0;
 }
-validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema240 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
+const schema243 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51175,8 +52005,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate119(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -51228,16 +52058,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate155.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate149.evaluated;
+const evaluated0 = validate150.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51258,26 +52088,26 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate131(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+if(!(validate132(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
 errors = vErrors.length;
 }
 }
 if(data.message !== undefined){
-if(!(validate133(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
 if(data.statusUpdate !== undefined){
-if(!(validate152(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+if(!(validate153(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
 errors = vErrors.length;
 }
 }
 if(data.artifactUpdate !== undefined){
-if(!(validate155(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+if(!(validate156(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
 errors = vErrors.length;
 }
 }
@@ -51428,18 +52258,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate149.errors = vErrors;
+validate150.errors = vErrors;
 return errors === 0;
 }
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SubscribeToTaskRequest = validate158;
-const schema241 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_SubscribeToTaskRequest = validate159;
+const schema244 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
 
-function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate158.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51504,17 +52334,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate158.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Task = validate159;
+exports.v_a2a_protojson_Task = validate160;
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate160.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51579,8 +52409,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate132(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 }
@@ -51589,8 +52419,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate119(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -51611,8 +52441,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate133(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate134(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
@@ -51652,17 +52482,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate160.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate163;
+exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate164;
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51737,8 +52567,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate119(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+if(!(validate120(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
 errors = vErrors.length;
 }
 }
@@ -51790,17 +52620,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate163.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskPushNotificationConfig = validate165;
+exports.v_a2a_protojson_TaskPushNotificationConfig = validate166;
 
-function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate165.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51962,17 +52792,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate165.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate165.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskStatusUpdateEvent = validate166;
+exports.v_a2a_protojson_TaskStatusUpdateEvent = validate167;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate167.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52047,8 +52877,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate132(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
 errors = vErrors.length;
 }
 }
@@ -52076,7 +52906,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate167.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

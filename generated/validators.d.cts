@@ -20,6 +20,7 @@ export declare const v_agui_cancel_request: ValidateFunction;
 export declare const v_agui_cancel_response: ValidateFunction;
 export declare const v_agui_content_part: ValidateFunction;
 export declare const v_agui_custom_artifact: ValidateFunction;
+export declare const v_agui_custom_guidance: ValidateFunction;
 export declare const v_agui_custom_pipeline: ValidateFunction;
 export declare const v_agui_custom_session: ValidateFunction;
 export declare const v_agui_custom_tool_progress: ValidateFunction;

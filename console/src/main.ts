@@ -32,6 +32,8 @@ const message = h("textarea", { id: "message", rows: 3, "data-i18n-placeholder":
 const pipelineBox = h("input", { type: "checkbox", id: "pipeline-mode" });
 const workspace = h("input", { type: "text", id: "workspace", spellcheck: "false" });
 const sendButton = tr("button", "send", undefined, { type: "submit", class: "primary" });
+// Shown while a pipeline runs: the message box then sends guidance to it.
+const guidanceMarker = tr("span", "guidance", undefined, { class: "guidance-marker" });
 const cancelButton = tr("button", "cancel", undefined, { type: "button", class: "danger" });
 const composer = h(
   "form",
@@ -44,6 +46,7 @@ const composer = h(
     h("label", { class: "check" }, pipelineBox, " ", tr("span", "pipelineMode")),
     h("label", { class: "workspace" }, tr("span", "workspace"), " ", workspace),
     h("span", { class: "spacer" }),
+    guidanceMarker,
     cancelButton,
     sendButton,
   ),
@@ -165,8 +168,15 @@ function refreshControls(): void {
   const started = Boolean(current.record.title);
   // A thread stays bound to its workspace: the adapter refuses another one.
   workspace.readOnly = started;
-  // A thread waiting on interrupts takes answers (or Cancel), not a new message.
-  sendButton.disabled = current.running || current.pending.length > 0;
+  // A thread waiting on interrupts takes answers (or Cancel), not a new message;
+  // a running pipeline takes guidance.
+  const guiding = current.running && current.pipelineRun;
+  sendButton.disabled = (current.running && !guiding) || current.pending.length > 0;
+  guidanceMarker.hidden = !guiding;
+  composer.classList.toggle("guiding", guiding);
+  sendButton.dataset.i18n = guiding ? "sendGuidance" : "send";
+  message.dataset.i18nPlaceholder = guiding ? "guidancePlaceholder" : "messagePlaceholder";
+  translate(composer);
   cancelButton.disabled = !current.running && current.pending.length === 0;
 }
 
@@ -191,6 +201,11 @@ function renderThreads(): void {
 composer.addEventListener("submit", (e) => {
   e.preventDefault();
   const text = message.value.trim();
+  if (text && current.running && current.pipelineRun) {
+    message.value = "";
+    void current.guide(text);
+    return;
+  }
   if (!text || current.running) return;
   if (!current.record.title) current.record.cwd = workspace.value.trim() || DEFAULT_WORKSPACE;
   message.value = "";

@@ -5,6 +5,7 @@
 import { HttpAgent, type BaseEvent, type Interrupt } from "@ag-ui/client";
 import { h, randomId } from "./dom.js";
 import { FilesView } from "./files-view.js";
+import { guidanceMessage, sendGuidance, verdictElement } from "./guidance.js";
 import { language, t, tr } from "./i18n.js";
 import { interruptCard, type Answer } from "./interrupts.js";
 import { PipelineView } from "./pipeline-view.js";
@@ -31,6 +32,8 @@ export class ThreadSession {
   readonly transcript: Transcript;
   readonly agent: HttpAgent;
   running = false;
+  /** The run in flight is a pipeline's: the message box sends guidance to it. */
+  pipelineRun = false;
   private answers = new Map<string, Answer>();
   private status?: HTMLElement;
 
@@ -62,6 +65,28 @@ export class ThreadSession {
     this.transcript.user(text);
     this.agent.addMessage({ id: randomId("user"), role: "user", content: text });
     await this.run({ pipeline });
+  }
+
+  /** Guidance for the running pipeline: its own run next to the pipeline's; the verdict comes on the pipeline's. */
+  async guide(text: string): Promise<void> {
+    this.transcript.element(guidanceMessage(text));
+    const auth = this.host.authorization();
+    try {
+      const result = await sendGuidance({
+        url: BASE_URL,
+        threadId: this.record.id,
+        text,
+        iacCode: this.forwardedProps(true, false).iacCode as Record<string, unknown>,
+        headers: { "Accept-Language": language(), ...(auth ? { Authorization: auth } : {}) },
+      });
+      if (result.ok) this.transcript.note("guidanceSent", "status guidance-sent");
+      else {
+        if (result.status === 401) this.host.unauthorized();
+        this.transcript.note("error", "error", { code: result.code, message: result.message });
+      }
+    } catch (err) {
+      this.transcript.note("requestFailed", "error", { message: (err as Error).message });
+    }
   }
 
   /** Deletes the stacks the pipeline left behind: a cleanupOnly request (no model turn). */
@@ -102,6 +127,7 @@ export class ThreadSession {
     resume?: Array<{ interruptId: string } & Answer>;
   }): Promise<void> {
     this.running = true;
+    this.pipelineRun = options.pipeline === true;
     this.status?.remove();
     this.status = this.transcript.note("running", "status");
     this.host.changed(this);
@@ -149,6 +175,7 @@ export class ThreadSession {
       sawError = true;
     } finally {
       this.running = false;
+      this.pipelineRun = false;
       this.status?.remove();
       this.status = undefined;
     }
@@ -176,6 +203,14 @@ export class ThreadSession {
     }
     this.transcript.apply(ev);
     this.pipeline.apply(ev);
+    const verdict = verdictElement(ev);
+    if (verdict) this.transcript.element(verdict);
+    // A resume of a pipeline's run is a pipeline run too, once its steps show.
+    const piped = ev.type === "STEP_STARTED" || (ev.type === "CUSTOM" && ev.name === "iac-code.pipeline.v1");
+    if (this.running && !this.pipelineRun && piped) {
+      this.pipelineRun = true;
+      this.host.changed(this);
+    }
   }
 
   private showInterrupts(interrupts: Interrupt[]): void {

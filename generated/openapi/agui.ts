@@ -251,15 +251,15 @@ export interface components {
          * @description CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.
          */
         custom: {
-            /** @description Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1 or iac-code.pipeline.v1. */
+            /** @description Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1, iac-code.pipeline.v1 or iac-code.guidance.v1. */
             name: string;
             /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
             timestamp: number;
             /** @constant */
             type: "CUSTOM";
             /** @description The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types. */
-            value: components["schemas"]["session"] | components["schemas"]["artifact"] | components["schemas"]["tool-progress"] | components["schemas"]["pipeline"] | Record<string, unknown>;
-        } & (unknown & unknown & unknown & unknown);
+            value: components["schemas"]["session"] | components["schemas"]["artifact"] | components["schemas"]["tool-progress"] | components["schemas"]["pipeline"] | components["schemas"]["guidance"] | Record<string, unknown>;
+        } & (unknown & unknown & unknown & unknown & unknown);
         /**
          * ErrorEnvelope
          * @description The JSON body of every AG-UI HTTP error answered before an SSE stream starts.
@@ -279,6 +279,32 @@ export interface components {
          * @description Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.
          */
         event: components["schemas"]["run-started"] | components["schemas"]["text-message-start"] | components["schemas"]["text-message-content"] | components["schemas"]["text-message-end"] | components["schemas"]["reasoning-start"] | components["schemas"]["reasoning-message-start"] | components["schemas"]["reasoning-message-content"] | components["schemas"]["reasoning-message-end"] | components["schemas"]["reasoning-end"] | components["schemas"]["tool-call-start"] | components["schemas"]["tool-call-args"] | components["schemas"]["tool-call-end"] | components["schemas"]["tool-call-result"] | components["schemas"]["step-started"] | components["schemas"]["step-finished"] | components["schemas"]["activity-snapshot"] | components["schemas"]["custom"] | components["schemas"]["run-finished"] | components["schemas"]["run-error"];
+        /**
+         * IacCodeGuidancePayload
+         * @description The value of CUSTOM iac-code.guidance.v1: the pipeline interrupt judge's envelope, exactly as the A2A server published it, for a message sent while the pipeline runs (a guidance run, activeGuidance). interrupt_received says a message reached the judge; interrupt_classified carries its verdict. These two types are outside the iac-code.pipeline.v1 allowlist (agui-iaccode.md §4.6), hence their own name. Open: envelope keys not listed here pass through.
+         */
+        guidance: {
+            /**
+             * IacCodeGuidanceData
+             * @description interrupt_received: messageLength. interrupt_classified: action (continue, ignored, supplement, hard_interrupt), targetStepId, candidateScope, reason, paused (the judge failed and the running step's policy paused the run), judgeFailed.
+             */
+            data: {
+                /** @enum {unknown} */
+                action?: "continue" | "ignored" | "supplement" | "hard_interrupt";
+                candidateScope?: string;
+                judgeFailed?: boolean;
+                messageLength?: number;
+                paused?: boolean;
+                reason?: string;
+                targetStepId?: string;
+            };
+            /** @description Unique id of the event. */
+            eventId: string;
+            /** @enum {unknown} */
+            eventType: "interrupt_received" | "interrupt_classified";
+            /** @description Position in the pipeline's event journal. */
+            sequence: number;
+        };
         /**
          * AguiHealth
          * @description Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).
@@ -356,6 +382,8 @@ export interface components {
          * @description forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.
          */
         "iac-code-props": {
+            /** @description A guidance run: the last user message goes to the thread's running pipeline (its interrupt judge classifies it) instead of starting a turn. Needs runMode pipeline and a bound task; never takes the thread's active run, never cancels it. */
+            activeGuidance?: boolean;
             /** @description Alibaba Cloud credentials for this request only. Forwarded, never stored. */
             alibabaCloud?: {
                 accessKeyId?: string | null;

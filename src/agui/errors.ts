@@ -48,6 +48,7 @@ export const MSG = {
   bindingConflict: "agui.error.threadBindingConflict",
   resumeRequired: "agui.error.resumeRequired",
   executionLostResume: "agui.error.executionLost",
+  guidanceNoRun: "agui.error.guidanceNoRun",
   resumeMismatch: "agui.error.resumeMismatch",
   taskUnavailable: "agui.error.resumeTaskUnavailable",
   newRunNeedsMessage: "agui.error.userMessageRequired",

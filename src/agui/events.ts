@@ -14,6 +14,8 @@ export const CUSTOM_SESSION = "iac-code.session.v1";
 export const CUSTOM_ARTIFACT = "iac-code.artifact.v1";
 export const CUSTOM_TOOL_PROGRESS = "iac-code.tool-progress.v1";
 export const CUSTOM_PIPELINE = "iac-code.pipeline.v1";
+/** The interrupt judge's events (interrupt_received, interrupt_classified) for guidance, outside §4.6's allowlist. */
+export const CUSTOM_GUIDANCE = "iac-code.guidance.v1";
 export const ACTIVITY_PIPELINE = "iac-code.pipeline.v1";
 
 /** Drops keys whose value is undefined or null (AG-UI 1.0 rejects null optionals). */

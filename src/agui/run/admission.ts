@@ -33,6 +33,8 @@ export interface Admission {
   cwd: string;
   language: Language;
   isResume: boolean;
+  /** activeGuidance (§9.3): the message goes to the running pipeline; no active run is taken. */
+  isGuidance?: boolean;
 }
 
 /** SHA-256 hex of the canonical JSON of the whole request (only the hash is stored). */
@@ -55,6 +57,18 @@ function newBinding(request: RunRequest, cwd: string, userId: string | null): Th
   };
 }
 
+/**
+ * A guidance run (§9.3): no resume, runMode pipeline, a task bound to the
+ * thread (a finished execution has none) and no interrupt waiting.
+ */
+function checkGuidance(request: RunRequest, doc: ThreadDoc): void {
+  const { iacCode } = request;
+  if (request.resume !== undefined || iacCode.runMode !== "pipeline" || !doc.execution.taskId) {
+    throw new AguiError("EXECUTION_LOST", MSG.guidanceNoRun);
+  }
+  if (hasPending(doc)) throw new AguiError("RESUME_REQUIRED", MSG.resumeRequired);
+}
+
 /** Throws AguiError with its HTTP status, or reserves the thread for the run. */
 export async function admit(core: AdapterCore, request: RunRequest, language: Language): Promise<Admission> {
   core.lastActivity = core.now();
@@ -66,11 +80,13 @@ export async function admit(core: AdapterCore, request: RunRequest, language: La
     throw new AguiError("INVALID_INPUT", MSG.unknownPipeline);
   }
   const isResume = request.resume !== undefined;
+  const isGuidance = request.iacCode.activeGuidance === true;
   const userId = request.iacCode.userId ?? null;
   return core.lock.run(request.threadId, async () => {
     let doc = await core.loadThread(request.threadId);
     const created = !doc;
     if (!doc) {
+      if (isGuidance) throw new AguiError("EXECUTION_LOST", MSG.guidanceNoRun);
       if (isResume) throw new AguiError("EXECUTION_LOST", MSG.executionLostResume);
       doc = newBinding(request, cwd, userId);
     }
@@ -79,12 +95,13 @@ export async function admit(core: AdapterCore, request: RunRequest, language: La
     if (seen !== undefined) {
       throw new AguiError(seen === digest ? "DUPLICATE_RUN_ID" : "RUN_ID_CONFLICT", MSG.runIdUsed);
     }
-    if (core.active.has(request.threadId)) throw new AguiError("THREAD_BUSY", MSG.threadBusy);
+    if (!isGuidance && core.active.has(request.threadId)) throw new AguiError("THREAD_BUSY", MSG.threadBusy);
     if (doc.cwd !== cwd || doc.userId !== userId) {
       throw new AguiError("THREAD_BINDING_CONFLICT", MSG.bindingConflict);
     }
     const before = structuredClone(doc);
-    if (isResume) {
+    if (isGuidance) checkGuidance(request, doc);
+    else if (isResume) {
       if (request.iacCode.rosInvocationId !== doc.execution.rosInvocationId) {
         throw new AguiError("EXECUTION_LOST", MSG.resumeMismatch);
       }
@@ -104,6 +121,8 @@ export async function admit(core: AdapterCore, request: RunRequest, language: La
       else Object.assign(doc, before);
       throw new AguiError("STATE_UNAVAILABLE", MSG.stateUnavailable);
     }
+    // A guidance run takes no active run: the pipeline's own run goes on (§9.3).
+    if (isGuidance) return { request, doc, cwd, language, isResume, isGuidance };
     core.active.set(request.threadId, {
       runId: request.runId,
       executionId: doc.execution.executionId,

@@ -3,7 +3,7 @@
 // open set that survives the run, the steps this run opened (closed again at its
 // end), and the message key a pipeline text or tool call is grouped under.
 import { isObject, str, type JsonObject } from "../upstream/a2a-items.js";
-import type { AguiEvent } from "../events.js";
+import { CUSTOM_GUIDANCE, CUSTOM_PIPELINE, type AguiEvent } from "../events.js";
 
 /** Pipeline eventTypes that get a CUSTOM iac-code.pipeline.v1 projection (the seed's list). */
 export const PIPELINE_CUSTOM_TYPES = new Set([
@@ -16,6 +16,15 @@ export const PIPELINE_CUSTOM_TYPES = new Set([
   "context_compaction_started", "context_compacted", "context_compaction_failed", "fields_marked_stale",
   "diagram_shown", "mcp_status", "tool_progress",
 ]); // prettier-ignore
+
+/** The judge's events on a message sent while the pipeline runs: CUSTOM iac-code.guidance.v1. */
+export const GUIDANCE_CUSTOM_TYPES = new Set(["interrupt_received", "interrupt_classified"]);
+
+/** The CUSTOM name a pipeline envelope is projected under, if any. */
+export function pipelineCustomName(eventType: string): string | undefined {
+  if (PIPELINE_CUSTOM_TYPES.has(eventType)) return CUSTOM_PIPELINE;
+  return GUIDANCE_CUSTOM_TYPES.has(eventType) ? CUSTOM_GUIDANCE : undefined;
+}
 
 const STEP_OPEN_TYPES = new Set(["step_started", "candidate_step_started", "input_received"]);
 const STEP_CLOSE_TYPES = new Set([

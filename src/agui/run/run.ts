@@ -16,6 +16,7 @@ import { AguiError, MSG, type MessageKey, type MessageParams, RunFailure } from 
 import { hasPending, isTerminal, markTerminal } from "../threads/execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { Resume } from "./resume.js";
+import { runGuidance } from "./guidance.js";
 import { RunStream } from "./stream.js";
 import { RunState, type EventSink } from "./run-state.js";
 
@@ -24,6 +25,7 @@ const ENDS_EXECUTION = ["CANCELLED", "A2A_EXECUTION_FAILED", "A2A_PROTOCOL_ERROR
 
 /** Runs an admitted request to its end, sending AG-UI events to the sink. */
 export function runAdmitted(core: AdapterCore, admission: Admission, sink: EventSink): Promise<void> {
+  if (admission.isGuidance) return runGuidance(core, admission, sink);
   return new Run(core, admission, sink).execute();
 }
 

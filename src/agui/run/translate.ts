@@ -5,7 +5,7 @@
 // pipeline steps, pipeline cursor, text snapshot digests) in `durable`.
 import { createHash } from "node:crypto";
 import { isObject, statusText, str, type A2aItem, type JsonObject } from "../upstream/a2a-items.js";
-import { PIPELINE_CUSTOM_TYPES, PipelineSteps, pipelineMessageKey } from "./pipeline-steps.js";
+import { PipelineSteps, pipelineCustomName, pipelineMessageKey } from "./pipeline-steps.js";
 import { UsageTally } from "./usage-tally.js";
 import { artifactValue, toolProgressValue } from "./custom-values.js";
 import {
@@ -13,7 +13,6 @@ import {
   canonicalJson,
   compact,
   CUSTOM_ARTIFACT,
-  CUSTOM_PIPELINE,
   CUSTOM_TOOL_PROGRESS,
   dropNulls,
   type AguiEvent,
@@ -349,8 +348,8 @@ export class RunTranslator {
       else if (eventType === "usage") this.usage.add(data);
     } // prettier-ignore
     this.steps.lifecycle(env, eventType, out);
-    if (PIPELINE_CUSTOM_TYPES.has(eventType))
-      out.push(this.ev("CUSTOM", { name: CUSTOM_PIPELINE, value: dropNulls(env) }));
+    const name = pipelineCustomName(eventType);
+    if (name) out.push(this.ev("CUSTOM", { name, value: dropNulls(env) }));
   }
 
   /** A pipeline recovery snapshot: one ACTIVITY_SNAPSHOT, then the missed events. */
