@@ -32,6 +32,7 @@ import { JsonRpcCore } from "./bindings/jsonrpc-core.js";
 import { isJsonRpcTransport, startJsonRpcTransport, usesHttpAuth } from "./transports/index.js";
 import type { RedisBackend } from "./replicas/redis-backend.js";
 import type { StateStore } from "./stores/state.js";
+import { backupSettingsFromEnv, SessionBackups } from "./stores/session-backup.js";
 
 export interface A2aServerDeps {
   runtime: AgentRuntime;
@@ -166,6 +167,8 @@ async function startWithState(
   // trust-request-cwd: every absolute workspace lies under the filesystem root.
   const roots = settings.trustRequestCwd ? [path.parse(cwd).root] : configuredRoots;
   projector?.addRoots(configuredRoots);
+  // IAC_CODE_CONFIG_BACKUP_DIR (+ _TMP_DIR): session backups (stores/session-backup.ts).
+  const backupSettings = backupSettingsFromEnv(env);
   const mediaTypes = mediaTypesFromEnv(env, {
     text: settings.textMimeTypes,
     multimodal: settings.multimodalMimeTypes,
@@ -210,6 +213,7 @@ async function startWithState(
     cluster: redis?.cluster,
     orphanSweepMs: redis && Math.max(250, Math.floor(redis.leaseMs / 2)),
     ...(projector ? { workspaceSeen: (workspace: string) => projector.addRoot(workspace) } : {}),
+    ...(backupSettings ? { backups: new SessionBackups(backupSettings, state, logger) } : {}),
   });
   await service.recover();
   // The bindings and transports call the core through its metered (and in safe mode, projected) view.

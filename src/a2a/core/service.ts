@@ -34,6 +34,9 @@ import type { TurnObserver } from "./turn/execution.js";
 import { permissionAudit } from "./turn/input-waits.js";
 import { ReplicaTurns } from "./turn/replica-turns.js";
 import { Turns, type TurnsDeps } from "./turn/turns.js";
+import { BackupGate } from "./turn/backup-gate.js";
+import { restoreFromBackup } from "./turn/backup-restore.js";
+import type { SessionBackups } from "../stores/session-backup.js";
 
 export interface A2AServiceOptions {
   runtime: AgentRuntime;
@@ -59,6 +62,8 @@ export interface A2AServiceOptions {
   orphanSweepMs?: number;
   /** Told of each context's workspace when it is created or restored (safe mode's known roots). */
   workspaceSeen?: (cwd: string) => void;
+  /** Session backups (IAC_CODE_CONFIG_BACKUP_DIR): committed at turn ends, restored on the next message. */
+  backups?: SessionBackups;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -98,6 +103,7 @@ export class A2AService {
       autoApprovePermissions: options.autoApprovePermissions,
       observer: options.turnObserver,
       notify: this.notify,
+      ...(options.backups ? { backup: new BackupGate(options.backups, options.logger) } : {}),
     };
     this.replicas = options.cluster && new ReplicaTurns(options.cluster, turns);
     this.turns = this.replicas ?? new Turns(turns);
@@ -159,6 +165,7 @@ export class A2AService {
     const inline = request.configuration?.taskPushNotificationConfig;
     const prefix = "configuration.taskPushNotificationConfig.";
     if (inline) this.pushConfigs(ctx).check(inline, prefix);
+    await restoreFromBackup(this.options.backups, request.message?.contextId, this.contexts);
     const admission = await admit(request, ctx, this.admission);
     if (inline) this.pushConfigs(ctx).save(ctx.owner, admission.record.task.id, inline);
     return admission;

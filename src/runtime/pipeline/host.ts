@@ -9,7 +9,14 @@ import type { Language } from "../../i18n/index.js";
 import { simulatedCloud, SimulatedRos } from "../cloud/simulated-ros.js";
 import { textMessage } from "../messages.js";
 import { Channel } from "../loop/channel.js";
-import type { InputAnswer, InputRequest, RuntimeEvent, TurnInput, TurnOverrides } from "../seam.js";
+import type {
+  InputAnswer,
+  InputRequest,
+  PipelineEnvelope,
+  RuntimeEvent,
+  TurnInput,
+  TurnOverrides,
+} from "../seam.js";
 import type { SessionContext } from "../session/session-context.js";
 import { openSessionData } from "../session/store.js";
 import { startTurn, toolSet, turnLanguage, type Turn } from "../session/turn.js";
@@ -20,7 +27,7 @@ import { runCleanup } from "./cleanup.js";
 import { demoScenarioOf } from "./demo-scenarios.js";
 import { CleanupLedger, cleanupSummary, type LedgerEntry } from "./ledger.js";
 import { PipelineContext } from "./context.js";
-import { PipelineEmitter } from "./emitter.js";
+import { PipelineEmitter, type EnvelopeSpec } from "./emitter.js";
 import { PipelineFiles, type PipelineMeta } from "./files.js";
 import { InputGate, InputRegistry } from "./inputs.js";
 import { StepControl } from "./interrupts.js";
@@ -115,6 +122,16 @@ export class PipelineHost {
 
   answer(answer: InputAnswer): boolean {
     return this.registry?.answer(answer) ?? false;
+  }
+
+  /** Envelopes the server adds to the latest run's journal (backup notices); undefined without a run. */
+  async journal(specs: EnvelopeSpec[]): Promise<PipelineEnvelope[] | undefined> {
+    const meta = this.meta;
+    if (!meta) return undefined;
+    const emitter = await this.emitterFor({ taskId: meta.taskId, pipelineName: meta.pipelineName });
+    const envelopes = await emitter.envelopes(...specs);
+    await emitter.checkpoint();
+    return envelopes;
   }
 
   /** A message while the run goes on (see PipelineRunner.interject); false when no run goes on. */

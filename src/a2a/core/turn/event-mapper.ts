@@ -96,6 +96,8 @@ export class EventMapper {
   /** The same tokens by provider and model (one entry per model the turn called). */
   readonly tokensByModel = new Map<string, ModelTokens>();
   failure?: { state: pb.TaskState; text: string; error: JsonObject };
+  /** The turn's end was held back by a failed critical backup (blocked()). */
+  private backupBlocked = false;
   /**
    * A pipeline update that ends the task (COMPLETED / FAILED / CANCELED): the
    * end of the turn, published when the turn is over (so the context is free
@@ -324,8 +326,35 @@ export class EventMapper {
     }
   }
 
+  /**
+   * The end of a turn whose critical backup failed (backup-gate.ts): INPUT_REQUIRED
+   * with the reference's text and metadata.iac_code.backupBlocked instead of the
+   * terminal state; a pipeline's held end envelopes go with it (`pipeline`: the
+   * backup_blocked envelope, when the run journaled one).
+   */
+  blocked(backupBlocked: JsonObject, pipeline?: PipelineEnvelope[]): void {
+    this.backupBlocked = true;
+    const envelopes = [...(this.pipelineEnd?.envelopes ?? []), ...(pipeline ?? [])];
+    this.out.status(pb.TaskState.INPUT_REQUIRED, {
+      text: t(this.out.record.language, "a2a.backupBlocked"),
+      keep: true,
+      metadata: { ...pipelineMetadata(envelopes, this.deps.exposure), backupBlocked },
+    });
+  }
+
+  /** A held pipeline end goes out with more envelopes (backup_committed) after its own. */
+  appendToEnd(envelopes: PipelineEnvelope[]): void {
+    if (this.pipelineEnd) this.pipelineEnd.envelopes.push(...envelopes);
+  }
+
+  /** The envelope whose publication a backup gated: the last held one of the pipeline's end. */
+  get gatedEnvelope(): PipelineEnvelope | undefined {
+    return this.pipelineEnd?.envelopes.at(-1);
+  }
+
   /** How the turn ended unless canceled or detached: failed, a pipeline's end state, or completed. */
   outcome(): string {
+    if (this.backupBlocked) return "backup-blocked";
     if (this.failure) return "failed";
     if (this.pipelineEnd) return pb.TaskState[this.pipelineEnd.state].toLowerCase().replace(/_/g, "-");
     return "completed";

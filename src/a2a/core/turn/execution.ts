@@ -6,12 +6,13 @@
 // the publisher (publisher.ts).
 import { randomUUID } from "node:crypto";
 import { pb } from "../../../contract/index.js";
-import type { AgentSession, RuntimeEvent } from "../../../runtime/seam.js";
+import type { AgentSession, PipelineEnvelope, RuntimeEvent } from "../../../runtime/seam.js";
 import type { ModelTokens } from "../../../server/model-tokens.js";
 import { failSpan, startSpan, withSpan, type Span } from "../../../server/tracing/index.js";
 import type { ParsedAnswer } from "../incoming-message/input-answer.js";
 import { invalidParams } from "../request/errors.js";
 import type { TaskRecord } from "../task-record.js";
+import type { BackupGate } from "./backup-gate.js";
 import { EventMapper, type MapperDeps } from "./event-mapper.js";
 import { InputWaits, type WaitsDeps } from "./input-waits.js";
 import { TurnPublisher, type PublisherDeps } from "./publisher.js";
@@ -37,7 +38,9 @@ export interface TurnObserver {
   waiting(delta: 1 | -1): void;
 }
 
-export type ExecutionDeps = PublisherDeps & MapperDeps & WaitsDeps & { observer?: TurnObserver };
+export type ExecutionDeps = PublisherDeps &
+  MapperDeps &
+  WaitsDeps & { observer?: TurnObserver; backup?: BackupGate };
 
 /** How long a cancel waits for the runtime to unwind before giving up on it. */
 const CANCEL_UNWIND_MS = 30_000;
@@ -163,10 +166,10 @@ export class TurnExecution {
         if (step.done) break;
         await this.mapper.map(step.value, session);
       }
-      this.finish();
+      await this.finish(session);
     } catch (error) {
       if (error instanceof CanceledSignal || this.canceling) {
-        this.finish();
+        await this.finish(session);
       } else {
         const errorId = randomUUID();
         this.deps.logger.error({ err: error, errorId, taskId: this.taskId }, "turn failed unexpectedly");
@@ -180,7 +183,7 @@ export class TurnExecution {
         this.controller.abort();
         const unwound = iterator?.return?.().catch(() => undefined);
         if (unwound) await boundedWait(unwound, CANCEL_UNWIND_MS);
-        this.finish();
+        await this.finish(session);
       }
     } finally {
       this.finished = true;
@@ -191,8 +194,39 @@ export class TurnExecution {
     }
   }
 
-  private finish(): void {
-    if (!this.detached) this.mapper.finish(this.canceling);
+  /**
+   * Publishes the turn's end; with session backups, only once the backup of
+   * what the end leaves holds (backup-gate.ts): a terminal end whose backup
+   * fails is published INPUT_REQUIRED with backupBlocked instead.
+   */
+  private async finish(session: AgentSession | undefined): Promise<void> {
+    if (this.detached) return;
+    const gate = this.deps.backup;
+    if (!gate?.enabled) return this.mapper.finish(this.canceling);
+    const ended = this.out.preview(() => this.mapper.finish(this.canceling));
+    const verdict = await gate.turnEnd(this.contextId, ended);
+    const gated = this.mapper.gatedEnvelope;
+    // Pipeline ends only: the notices join the run's journal (a normal turn has no envelope to gate).
+    if (verdict.kind === "blocked") {
+      const notice =
+        gated &&
+        (await journal(session, "backup_blocked", "input_required", {
+          reason: verdict.backupBlocked.reason,
+          error: verdict.backupBlocked.error,
+          recoverable: true,
+        }));
+      this.mapper.blocked(verdict.backupBlocked, notice);
+      return;
+    }
+    if (verdict.kind === "committed" && gated) {
+      const notice = await journal(session, "backup_committed", gated.status, {
+        committedEventId: gated.eventId,
+        committedEventType: gated.eventType,
+        committedSequence: gated.sequence,
+      });
+      if (notice) this.mapper.appendToEnd(notice);
+    }
+    this.mapper.finish(this.canceling);
   }
 
   /** One info line per turn (task, context, outcome, duration, tokens), and the same to the observer. */
@@ -233,6 +267,20 @@ export class TurnExecution {
 }
 
 class CanceledSignal extends Error {}
+
+/** A backup notice journaled into the session's pipeline run (none without a run, or on failure). */
+async function journal(
+  session: AgentSession | undefined,
+  eventType: string,
+  status: PipelineEnvelope["status"],
+  data: Record<string, unknown>,
+): Promise<PipelineEnvelope[] | undefined> {
+  try {
+    return await session?.journalPipeline?.([{ eventType, scope: "pipeline", status, data }]);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The steps of `iterator`, each one ending early with "aborted" once the

@@ -1,0 +1,95 @@
+// The session backup at a turn's end (a2a-iaccode.md §12.3), before the end is
+// published: a terminal end (FAILED, CANCELED, a pipeline's COMPLETED) needs a
+// critical `terminal` backup, and when it fails the would-be terminal becomes
+// INPUT_REQUIRED with metadata.iac_code.backupBlocked (§6.7; the task stays
+// usable, a later turn's backup commits everything); the normal end of a turn
+// (INPUT_REQUIRED) takes a `normal_turn_end` backup whose failure is only
+// logged. Pipeline waits take a critical `input_required` backup after the
+// wait is published (event-mapper.ts).
+import type { JsonObject } from "@bufbuild/protobuf";
+import type { Logger } from "pino";
+import { pb } from "../../../contract/index.js";
+import type { SessionBackups } from "../../stores/session-backup.js";
+import type { StoredTask } from "../../stores/state.js";
+import { sanitizeClientText } from "../sanitize.js";
+import { isTerminal } from "../task-record.js";
+
+/** Which backup a publication needs (the reference's names). */
+export type BackupKind = "normal_turn_end" | "input_required" | "terminal";
+
+export type BackupVerdict =
+  /** Backups are off. */
+  | { kind: "off" }
+  | { kind: "committed" }
+  /** A non-critical backup failed: logged, the publication goes on. */
+  | { kind: "failed" }
+  /** A critical backup failed: metadata.iac_code.backupBlocked. */
+  | { kind: "blocked"; backupBlocked: JsonObject };
+
+/** The lower-case state name a blocked terminal would have had (completed, failed, canceled). */
+export function stateName(state: pb.TaskState): string {
+  return pb.TaskState[state].toLowerCase().replace(/_/g, "-");
+}
+
+/** Why a backup failed, as a client may read it: the error code and a sanitised text (no path). */
+function errorText(error: unknown): string {
+  const e = error as NodeJS.ErrnoException | null;
+  const text = sanitizeClientText(e?.message ?? String(error), 300);
+  return e?.code && !text.startsWith(e.code) ? `${e.code}: ${text}` : text;
+}
+
+export class BackupGate {
+  constructor(
+    private readonly backups: SessionBackups | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  get enabled(): boolean {
+    return this.backups !== undefined;
+  }
+
+  /**
+   * Backs up the context with `ended` (the task as its end leaves it) before
+   * that end is published; critical when the end is terminal.
+   */
+  turnEnd(contextId: string, ended: StoredTask): Promise<BackupVerdict> {
+    const state = ended.task.status?.state ?? pb.TaskState.UNSPECIFIED;
+    const terminal = isTerminal(state);
+    return this.run(contextId, ended, terminal ? "terminal" : "normal_turn_end", terminal, state);
+  }
+
+  /** The critical backup after a pipeline wait was published. */
+  inputRequired(contextId: string): Promise<BackupVerdict> {
+    return this.run(contextId, undefined, "input_required", true, pb.TaskState.INPUT_REQUIRED);
+  }
+
+  private async run(
+    contextId: string,
+    live: StoredTask | undefined,
+    reason: BackupKind,
+    critical: boolean,
+    state: pb.TaskState,
+  ): Promise<BackupVerdict> {
+    if (!this.backups) return { kind: "off" };
+    try {
+      await this.backups.commit(contextId, live);
+      return { kind: "committed" };
+    } catch (error) {
+      const taskId = live?.task.id;
+      if (!critical) {
+        this.logger.warn({ err: error, contextId, taskId, reason }, "session backup failed");
+        return { kind: "failed" };
+      }
+      this.logger.error({ err: error, contextId, taskId, reason }, "session backup blocked");
+      return {
+        kind: "blocked",
+        backupBlocked: {
+          reason,
+          blockedTerminalState: stateName(state),
+          error: errorText(error),
+          recoverable: true,
+        },
+      };
+    }
+  }
+}
