@@ -33,6 +33,7 @@ import { isJsonRpcTransport, startJsonRpcTransport, usesHttpAuth } from "./trans
 import type { RedisBackend } from "./replicas/redis-backend.js";
 import type { StateStore } from "./stores/state.js";
 import { backupSettingsFromEnv, SessionBackups } from "./stores/session-backup.js";
+import { createSessionRestoreRouter } from "./session-restore.js";
 
 export interface A2aServerDeps {
   runtime: AgentRuntime;
@@ -169,6 +170,7 @@ async function startWithState(
   projector?.addRoots(configuredRoots);
   // IAC_CODE_CONFIG_BACKUP_DIR (+ _TMP_DIR): session backups (stores/session-backup.ts).
   const backupSettings = backupSettingsFromEnv(env);
+  const backups = backupSettings && new SessionBackups(backupSettings, state, logger);
   const mediaTypes = mediaTypesFromEnv(env, {
     text: settings.textMimeTypes,
     multimodal: settings.multimodalMimeTypes,
@@ -213,7 +215,7 @@ async function startWithState(
     cluster: redis?.cluster,
     orphanSweepMs: redis && Math.max(250, Math.floor(redis.leaseMs / 2)),
     ...(projector ? { workspaceSeen: (workspace: string) => projector.addRoot(workspace) } : {}),
-    ...(backupSettings ? { backups: new SessionBackups(backupSettings, state, logger) } : {}),
+    ...(backups ? { backups } : {}),
   });
   await service.recover();
   // The bindings and transports call the core through its metered (and in safe mode, projected) view.
@@ -227,7 +229,10 @@ async function startWithState(
       }).then((transport) => servedByTransport(transport))
     : await listenHttp(settings, {
         runtime: deps.runtime,
-        routers: deps.routers,
+        routers: [
+          createSessionRestoreRouter({ tasks: state.tasks, contexts: state.contexts, auth, backups }),
+          ...(deps.routers ?? []),
+        ],
         logger,
         state,
         service: core,

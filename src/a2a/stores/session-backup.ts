@@ -156,6 +156,29 @@ export class SessionBackups {
     const file = await this.snapshot(contextId, live);
     if (!file) return;
     await writeWhole(this.fileOf(contextId), this.settings.tmpDir, JSON.stringify(file));
+    // The session's pointer to its context (the restore preflight names a session, not a context).
+    const pointer = this.sessionFileOf(file.context.sessionId);
+    const known = await fs.readFile(pointer, "utf8").catch(() => "");
+    if (known !== JSON.stringify({ contextId })) {
+      await writeWhole(pointer, this.settings.tmpDir, JSON.stringify({ contextId }));
+    }
+  }
+
+  private sessionFileOf(sessionId: string): string {
+    return path.join(this.settings.dir, "sessions", `${sessionId}.json`);
+  }
+
+  /** The context a backed-up session belongs to (undefined: none); BackupNotReadyError when unreadable. */
+  async contextOfSession(sessionId: string): Promise<string | undefined> {
+    try {
+      const pointer = JSON.parse(await fs.readFile(this.sessionFileOf(sessionId), "utf8")) as {
+        contextId?: unknown;
+      };
+      return typeof pointer.contextId === "string" ? pointer.contextId : undefined;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw new BackupNotReadyError(`session backup unreadable: ${(error as Error).message}`);
+    }
   }
 
   /** What a backup of the context holds now (undefined: the context has no session yet). */

@@ -4,8 +4,10 @@
 // INPUT_REQUIRED with metadata.iac_code.backupBlocked (§6.7; the task stays
 // usable, a later turn's backup commits everything); the normal end of a turn
 // (INPUT_REQUIRED) takes a `normal_turn_end` backup whose failure is only
-// logged. Pipeline waits take a critical `input_required` backup after the
-// wait is published (event-mapper.ts).
+// logged. A wait for input (a permission, a pipeline's question or choice)
+// takes a critical `input_required` backup before it is published
+// (input-waits.ts): when it fails the wait carries backupBlocked and stays
+// answerable.
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Logger } from "pino";
 import { pb } from "../../../contract/index.js";
@@ -58,9 +60,9 @@ export class BackupGate {
     return this.run(contextId, ended, terminal ? "terminal" : "normal_turn_end", terminal, state);
   }
 
-  /** The critical backup after a pipeline wait was published. */
-  inputRequired(contextId: string): Promise<BackupVerdict> {
-    return this.run(contextId, undefined, "input_required", true, pb.TaskState.INPUT_REQUIRED);
+  /** The critical backup of a wait (`waiting`: the task as the wait leaves it), before it is published. */
+  inputRequired(contextId: string, waiting: StoredTask): Promise<BackupVerdict> {
+    return this.run(contextId, waiting, "input_required", true, pb.TaskState.INPUT_REQUIRED);
   }
 
   private async run(

@@ -21,6 +21,7 @@ import {
 import { addModelTokens, type ModelTokens } from "../../../server/model-tokens.js";
 import type { ArtifactStore, StoredArtifact } from "../../stores/artifact-store.js";
 import { sanitizeClientText } from "../sanitize.js";
+import { iacCode } from "../task-record.js";
 import type { InputWaits } from "./input-waits.js";
 import { artifactMetadata, type TurnPublisher } from "./publisher.js";
 import { boundJson, truncateString } from "./truncate.js";
@@ -259,6 +260,9 @@ export class EventMapper {
       : (PIPELINE_STATES[envelopes.at(-1)?.status ?? ""] ?? pb.TaskState.WORKING);
     if (state === pb.TaskState.WORKING || state === pb.TaskState.INPUT_REQUIRED) {
       this.releasePipelineEnd();
+      // A notice while a wait is open (backup_blocked) keeps the wait's envelope on the task.
+      const input = state === pb.TaskState.INPUT_REQUIRED && iacCode(this.out.record.task.metadata).input;
+      if (input) Object.assign(metadata, { input });
       this.out.status(state, { metadata });
       return;
     }

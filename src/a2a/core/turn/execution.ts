@@ -5,6 +5,7 @@
 // waits and answers to input-waits.ts, and what the task hears leaves through
 // the publisher (publisher.ts).
 import { randomUUID } from "node:crypto";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { pb } from "../../../contract/index.js";
 import type { AgentSession, PipelineEnvelope, RuntimeEvent } from "../../../runtime/seam.js";
 import type { ModelTokens } from "../../../server/model-tokens.js";
@@ -61,6 +62,8 @@ export class TurnExecution {
   /** Ends the wait for the runtime's next event (set while the turn runs). */
   private stopFollowing?: () => void;
   private span?: Span;
+  /** The turn's session once open (the backup of a wait journals its notice there). */
+  private session?: AgentSession;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -71,6 +74,7 @@ export class TurnExecution {
     this.hub = this.out.hub;
     this.waits = new InputWaits(deps, this.out, (reason) => this.failUnexpectedly(reason));
     this.mapper = new EventMapper(deps, this.out, this.waits);
+    if (deps.backup?.enabled) this.waits.beforeWait = (publish) => this.backUpWait(publish);
   }
 
   get signal(): AbortSignal {
@@ -147,6 +151,7 @@ export class TurnExecution {
     let iterator: AsyncIterator<RuntimeEvent> | undefined;
     try {
       session = await open();
+      this.session = session;
       this.out.sessionId = session.sessionId;
       if (this.canceling) throw new CanceledSignal();
       this.out.status(pb.TaskState.WORKING, {});
@@ -227,6 +232,24 @@ export class TurnExecution {
       if (notice) this.mapper.appendToEnd(notice);
     }
     this.mapper.finish(this.canceling);
+  }
+
+  /**
+   * The critical `input_required` backup of a wait, taken from the task as the
+   * wait leaves it before the wait is published: backupBlocked when it fails
+   * (the wait stays answerable; a pipeline run journals backup_blocked too).
+   */
+  private async backUpWait(publish: () => void): Promise<JsonObject | undefined> {
+    const gate = this.deps.backup;
+    if (!gate) return undefined;
+    const waiting = this.out.preview(publish);
+    const verdict = await gate.inputRequired(this.contextId, waiting);
+    if (verdict.kind !== "blocked") return undefined;
+    const { reason, error } = verdict.backupBlocked;
+    const session = this.session;
+    if (session?.revivable?.())
+      await journal(session, "backup_blocked", "input_required", { reason, error, recoverable: true });
+    return verdict.backupBlocked;
   }
 
   /** One info line per turn (task, context, outcome, duration, tokens), and the same to the observer. */
