@@ -90,6 +90,14 @@ export function pipelineMetadata(
   };
 }
 
+/** Pipeline envelopes published only once a session backup holds them (a2a-iaccode.md §12.3). */
+const GATED = new Set([
+  "pipeline_completed",
+  "pipeline_failed",
+  "pipeline_canceled",
+  "pipeline_handoff_ready",
+]);
+
 export class EventMapper {
   /** The text of the turn's last model message that did not call a tool: its final answer. */
   private finalText = "";
@@ -351,9 +359,9 @@ export class EventMapper {
     if (this.pipelineEnd) this.pipelineEnd.envelopes.push(...envelopes);
   }
 
-  /** The envelope whose publication a backup gated: the last held one of the pipeline's end. */
-  get gatedEnvelope(): PipelineEnvelope | undefined {
-    return this.pipelineEnd?.envelopes.at(-1);
+  /** The envelopes whose publication a backup gates: the pipeline's end and its handoff. */
+  get gatedEnvelopes(): PipelineEnvelope[] {
+    return (this.pipelineEnd?.envelopes ?? []).filter((e) => GATED.has(e.eventType));
   }
 
   /** How the turn ended unless canceled or detached: failed, a pipeline's end state, or completed. */

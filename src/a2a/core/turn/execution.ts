@@ -210,25 +210,37 @@ export class TurnExecution {
     if (!gate?.enabled) return this.mapper.finish(this.canceling);
     const ended = this.out.preview(() => this.mapper.finish(this.canceling));
     const verdict = await gate.turnEnd(this.contextId, ended);
-    const gated = this.mapper.gatedEnvelope;
+    const gated = this.mapper.gatedEnvelopes;
     // Pipeline ends only: the notices join the run's journal (a normal turn has no envelope to gate).
     if (verdict.kind === "blocked") {
+      const { reason, error } = verdict.backupBlocked;
       const notice =
-        gated &&
-        (await journal(session, "backup_blocked", "input_required", {
-          reason: verdict.backupBlocked.reason,
-          error: verdict.backupBlocked.error,
-          recoverable: true,
-        }));
+        gated.length > 0
+          ? await journal(session, [
+              {
+                eventType: "backup_blocked",
+                status: "input_required",
+                data: { reason, error, recoverable: true },
+              },
+            ])
+          : undefined;
       this.mapper.blocked(verdict.backupBlocked, notice);
       return;
     }
-    if (verdict.kind === "committed" && gated) {
-      const notice = await journal(session, "backup_committed", gated.status, {
-        committedEventId: gated.eventId,
-        committedEventType: gated.eventType,
-        committedSequence: gated.sequence,
-      });
+    if (verdict.kind === "committed" && gated.length > 0) {
+      // One acknowledgement per gated envelope (the end, the handoff), after them.
+      const notice = await journal(
+        session,
+        gated.map((e) => ({
+          eventType: "backup_committed",
+          status: e.status,
+          data: {
+            committedEventId: e.eventId,
+            committedEventType: e.eventType,
+            committedSequence: e.sequence,
+          },
+        })),
+      );
       if (notice) this.mapper.appendToEnd(notice);
     }
     this.mapper.finish(this.canceling);
@@ -247,8 +259,10 @@ export class TurnExecution {
     if (verdict.kind !== "blocked") return undefined;
     const { reason, error } = verdict.backupBlocked;
     const session = this.session;
-    if (session?.revivable?.())
-      await journal(session, "backup_blocked", "input_required", { reason, error, recoverable: true });
+    if (session?.revivable?.()) {
+      const data = { reason, error, recoverable: true };
+      await journal(session, [{ eventType: "backup_blocked", status: "input_required", data }]);
+    }
     return verdict.backupBlocked;
   }
 
@@ -291,15 +305,15 @@ export class TurnExecution {
 
 class CanceledSignal extends Error {}
 
-/** A backup notice journaled into the session's pipeline run (none without a run, or on failure). */
+type Notice = { eventType: string; status: PipelineEnvelope["status"]; data: Record<string, unknown> };
+
+/** Backup notices journaled into the session's pipeline run (none without a run, or on failure). */
 async function journal(
   session: AgentSession | undefined,
-  eventType: string,
-  status: PipelineEnvelope["status"],
-  data: Record<string, unknown>,
+  notices: Notice[],
 ): Promise<PipelineEnvelope[] | undefined> {
   try {
-    return await session?.journalPipeline?.([{ eventType, scope: "pipeline", status, data }]);
+    return await session?.journalPipeline?.(notices.map((n) => ({ ...n, scope: "pipeline" as const })));
   } catch {
     return undefined;
   }
