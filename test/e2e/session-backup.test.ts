@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { rpc, userMessage, type AnyJson } from "../a2a/helpers.js";
-import { OpenAiFixture, textReply, type RecordedRequest } from "../fixtures/openai-server.js";
+import { OpenAiFixture, textReply, toolReply, type RecordedRequest } from "../fixtures/openai-server.js";
 import { cleanEnv, removeDir, sourceCliArgs, startSourceCli, tempDir, type CliChild } from "./helpers.js";
 
 const SERVER_KEY = "sk-backup-server-key-0123456789abcdef";
@@ -215,6 +215,47 @@ describe("e2e: session backups (IAC_CODE_CONFIG_BACKUP_DIR)", function () {
     }
     expect(lastText(await getTask(server.url, blocked.id as string))).to.equal(BLOCKED_TEXT);
     expect(conversationOf(fixture.lastRequest)).to.include("Remember the number 42.");
+  });
+
+  it("a wait for permission with the backup path unwritable carries backupBlocked and keeps its input; CancelTask after a restart stays waiting until the backup works", async () => {
+    server = await start(s);
+    const ctx = { contextId: "ctx-backup-wait", metadata: { iac_code: { cwd: s.workspace } } };
+    await send(server.url, "Hello.", ctx);
+    rmSync(s.backup, { recursive: true });
+    writeFileSync(s.backup, "not a directory\n");
+    fixture.enqueue(toolReply("call-1", "write_file", { path: "out.txt", content: "x\n" }));
+    const waiting = await send(server.url, "Write out.txt.", ctx);
+    expect(waiting.status.state).to.equal("TASK_STATE_INPUT_REQUIRED");
+    expect(waiting.metadata.iac_code.input).to.include({ kind: "permission" });
+    expect(waiting.metadata.iac_code.backupBlocked).to.include({
+      reason: "input_required",
+      blockedTerminalState: "input-required",
+      recoverable: true,
+    });
+
+    // After a restart the wait has no live turn: CancelTask needs the terminal backup first.
+    await server.stop("SIGKILL");
+    server = await start(s);
+    const refused = (await rpc(server.url, "CancelTask", { id: waiting.id as string })).body
+      .result as AnyJson;
+    expect(refused.status.state).to.equal("TASK_STATE_INPUT_REQUIRED");
+    expect(lastText(refused)).to.equal(BLOCKED_TEXT);
+    expect(refused.metadata.iac_code.backupBlocked).to.include({
+      reason: "terminal",
+      blockedTerminalState: "canceled",
+    });
+    expect(refused.metadata.iac_code.input.inputId).to.equal(waiting.metadata.iac_code.input.inputId);
+
+    rmSync(s.backup);
+    const canceled = (await rpc(server.url, "CancelTask", { id: waiting.id as string })).body
+      .result as AnyJson;
+    expect(canceled.status.state).to.equal("TASK_STATE_CANCELED");
+    expect(canceled.metadata.iac_code).to.not.have.property("backupBlocked");
+    const backup = JSON.parse(
+      readFileSync(path.join(s.backup, "contexts", `${ctx.contextId}.json`), "utf8"),
+    ) as AnyJson;
+    expect((backup.tasks as AnyJson[]).map((t) => t.id)).to.include(waiting.id);
+    expect(existsSync(path.join(s.workspace, "out.txt"))).to.equal(false);
   });
 
   it("`iac-code state backup <dir>` / `state restore <dir>` round-trip the state database of a stopped server", async () => {

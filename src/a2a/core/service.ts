@@ -80,10 +80,13 @@ export class A2AService {
   private closing = false;
   /** Stages a push delivery of a task event; a no-op while push is off. */
   private readonly notify: PushOutbox["enqueue"];
+  /** Session backups at turn ends and cancels (IAC_CODE_CONFIG_BACKUP_DIR); absent when off. */
+  private readonly backupGate?: BackupGate;
 
   constructor(private readonly options: A2AServiceOptions) {
     this.state = options.state;
     this.notify = options.push ? (taskId, event) => options.state.pushJobs.enqueue(taskId, event) : () => {};
+    this.backupGate = options.backups && new BackupGate(options.backups, options.logger);
     this.contexts = new ContextManager(
       options.runtime,
       options.state.contexts,
@@ -103,7 +106,7 @@ export class A2AService {
       autoApprovePermissions: options.autoApprovePermissions,
       observer: options.turnObserver,
       notify: this.notify,
-      ...(options.backups ? { backup: new BackupGate(options.backups, options.logger) } : {}),
+      ...(this.backupGate ? { backup: this.backupGate } : {}),
     };
     this.replicas = options.cluster && new ReplicaTurns(options.cluster, turns);
     this.turns = this.replicas ?? new Turns(turns);
@@ -262,6 +265,19 @@ export class A2AService {
    */
   private async cancelWaiting(record: TaskRecord): Promise<void> {
     const { contextId } = record.task;
+    const canceled = serverStatusEvent(
+      record.task,
+      pb.TaskState.CANCELED,
+      t(record.language, "a2a.taskCanceled"),
+      "canceled",
+    );
+    // With session backups the cancel is published once backed up; blocked, the task stays waiting.
+    const gated = await this.backupGate?.cancelWaiting(record, canceled);
+    if (gated && !gated.ok) {
+      this.state.tasks.save(record);
+      this.notify(record.task.id, gated.blocked);
+      return this.state.commit();
+    }
     const input = record.pendingInput ?? {};
     const text = (key: string): string => (typeof input[key] === "string" ? input[key] : "");
     if (text("kind") === "permission") {
@@ -271,12 +287,6 @@ export class A2AService {
       this.options.logger.info({ audit: entry }, "permission decision");
       await this.state.audit.record(entry);
     }
-    const canceled = serverStatusEvent(
-      record.task,
-      pb.TaskState.CANCELED,
-      t(record.language, "a2a.taskCanceled"),
-      "canceled",
-    );
     record.apply(canceled, true);
     this.state.tasks.save(record);
     this.notify(record.task.id, canceled);

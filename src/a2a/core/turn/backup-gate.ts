@@ -13,8 +13,9 @@ import type { Logger } from "pino";
 import { pb } from "../../../contract/index.js";
 import type { SessionBackups } from "../../stores/session-backup.js";
 import type { StoredTask } from "../../stores/state.js";
+import { t } from "../../../i18n/index.js";
 import { sanitizeClientText } from "../sanitize.js";
-import { isTerminal } from "../task-record.js";
+import { isTerminal, serverStatusEvent, TaskRecord } from "../task-record.js";
 
 /** Which backup a publication needs (the reference's names). */
 export type BackupKind = "normal_turn_end" | "input_required" | "terminal";
@@ -63,6 +64,41 @@ export class BackupGate {
   /** The critical backup of a wait (`waiting`: the task as the wait leaves it), before it is published. */
   inputRequired(contextId: string, waiting: StoredTask): Promise<BackupVerdict> {
     return this.run(contextId, waiting, "input_required", true, pb.TaskState.INPUT_REQUIRED);
+  }
+
+  /**
+   * CancelTask of a task that waits with no live turn: the `terminal` backup
+   * of the task as `canceled` leaves it. True when the cancel may be
+   * published; false when the backup is blocked: the task then stays waiting
+   * (its input kept) with backupBlocked, applied to `record` (the caller
+   * stages and commits it) and returned as `blocked`.
+   */
+  async cancelWaiting(
+    record: TaskRecord,
+    canceled: pb.StreamResponse,
+  ): Promise<{ ok: true } | { ok: false; blocked: pb.StreamResponse }> {
+    const { task, owner, language, updatedAt, credentialNames } = record;
+    const copy = new TaskRecord(
+      { ...task, history: task.history.slice() },
+      owner,
+      language,
+      updatedAt,
+      credentialNames,
+    );
+    copy.apply(canceled, true);
+    const verdict = await this.turnEnd(task.contextId, copy);
+    if (verdict.kind !== "blocked") return { ok: true };
+    const iac: JsonObject = { backupBlocked: verdict.backupBlocked };
+    if (record.pendingInput) iac.input = record.pendingInput;
+    const blocked = serverStatusEvent(
+      task,
+      pb.TaskState.INPUT_REQUIRED,
+      t(language, "a2a.backupBlocked"),
+      "backup-blocked",
+      { iac_code: iac },
+    );
+    record.apply(blocked, true);
+    return { ok: false, blocked };
   }
 
   private async run(
