@@ -276,6 +276,7 @@ async function startWithState(
       transport: settings.transport,
       tls: served.tls,
       persistenceDir: settings.persistenceDir,
+      ...(backupSettings ? { backupDir: backupSettings.dir } : {}),
       store: settings.store,
       ...(redis ? { redis: redactRedisUrl(settings.redisUrl ?? ""), replica: redis.replicaId } : {}),
       auth: auth.enabled,
