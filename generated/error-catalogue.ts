@@ -249,6 +249,17 @@ export const aguiErrorCatalogue = [
     "description": "A write that a resume depends on failed mid-run; the A2A task is cancelled first."
   },
   {
+    "code": "SESSION_BACKUP_NOT_READY",
+    "httpStatus": 503,
+    "surfaces": [
+      "sse"
+    ],
+    "messageKeys": [
+      "agui.error.sessionBackupNotReady"
+    ],
+    "description": "The A2A server cannot read the session backup it must restore the session from yet (JSON-RPC error data code SESSION_BACKUP_NOT_READY, retryable; or the ensure-restored preflight answered 409): retry later, nothing was sent and pending interrupts stay."
+  },
+  {
     "code": "A2A_UNAVAILABLE",
     "httpStatus": 503,
     "surfaces": [

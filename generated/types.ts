@@ -1140,7 +1140,9 @@ export type PipelineEnvelope = {
     | "pipeline_warning"
     | "pipeline_completed"
     | "pipeline_canceled"
-    | "pipeline_handoff_ready";
+    | "pipeline_handoff_ready"
+    | "backup_committed"
+    | "backup_blocked";
   scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
   /**
    * The context id: one journal per context.
@@ -1236,7 +1238,9 @@ export type PipelineEnvelope1 = {
     | "pipeline_warning"
     | "pipeline_completed"
     | "pipeline_canceled"
-    | "pipeline_handoff_ready";
+    | "pipeline_handoff_ready"
+    | "backup_committed"
+    | "backup_blocked";
   scope: "pipeline" | "step" | "candidate" | "candidate_step" | "interrupt" | "stack" | "cleanup";
   /**
    * The context id: one journal per context.

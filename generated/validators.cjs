@@ -1424,7 +1424,7 @@ return errors === 0;
 }
 validate23.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","stack_instances_progress","context_compaction_started","context_compacted","context_compaction_failed","candidate_restart_requested","candidate_detail_shown","diagram_shown","pipeline_warning","pipeline_completed","pipeline_canceled","pipeline_handoff_ready"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation","cloud_resource_selection","deployment_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"pipeline_warning"}}},"then":{"properties":{"data":{"description":"Something the run could not do and goes on without; reason cleanup_tracking_unavailable: the cleanup ledger could not be read (operation load) or saved (observe, mark_pending, update), so the resources named (or counted) may not be deleted automatically.","type":"object","required":["reason","operation","message"],"properties":{"reason":{"enum":["cleanup_tracking_unavailable"]},"operation":{"enum":["load","observe","mark_pending","update"]},"resourceId":{"type":"string"},"resourceCount":{"type":"integer","minimum":0},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"tool_progress"}}},"then":{"properties":{"data":{"description":"A tool's progress that is not a stack's: an MCP notification (serverName, mcpToolName, mcpProgress, progress, total?, message?) or a phase of a ROS operation (progress {phase, message}, message).","type":"object","required":["toolName","toolUseId"],"properties":{"toolName":{"type":"string"},"toolUseId":{"type":"string"},"serverName":{"type":"string"},"mcpToolName":{"type":"string"},"mcpProgress":{"type":"object"},"progress":{},"total":{"type":"number"},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"stack_instances_progress"}}},"then":{"properties":{"data":{"description":"A stack group operation's progress (a deployment to several regions): each stack instance's status at this poll.","type":"object","required":["toolUseId","stackGroupName","operationId","status","progressPercentage","instances","elapsedSeconds"],"properties":{"toolUseId":{"type":"string"},"stackGroupName":{"type":"string"},"operationId":{"type":"string"},"status":{"type":"string"},"progressPercentage":{"type":"number","minimum":0,"maximum":100},"instances":{"type":"array","items":{"type":"object","required":["accountId","regionId","status"],"properties":{"accountId":{"type":"string"},"regionId":{"type":"string"},"status":{"type":"string"},"statusReason":{"type":"string"},"stackId":{"type":"string"}}}},"elapsedSeconds":{"type":"number","minimum":0}}}}}},{"if":{"properties":{"eventType":{"enum":["context_compaction_started","context_compacted","context_compaction_failed"]}}},"then":{"required":["scope"],"properties":{"scope":{"enum":["step","candidate_step"]},"data":{"description":"Compaction of the step's transcript: started (originalTokens), compacted (the summary and both estimates), failed (originalTokens; the step goes on with its whole transcript).","type":"object","required":["originalTokens"],"properties":{"summary":{"type":"string"},"originalTokens":{"type":"integer","minimum":0},"compactedTokens":{"type":"integer","minimum":0}}}}}},{"if":{"properties":{"eventType":{"const":"context_compacted"}}},"then":{"properties":{"data":{"type":"object","properties":{"summary":true,"originalTokens":true,"compactedTokens":true},"required":["summary","originalTokens","compactedTokens"]}}}},{"if":{"properties":{"eventType":{"const":"candidate_restart_requested"}}},"then":{"required":["candidate"],"properties":{"data":{"description":"A hard interrupt of the running parallel step: the candidate (its attempt that stops) starts again at targetCandidateStepId as attempt nextCandidateAttempt, with reason (the user's message) as feedback.","type":"object","required":["candidateScope","targetCandidateStepId","nextCandidateAttempt","reason"],"properties":{"candidateScope":{"type":"string","pattern":"^(all|candidate:[0-9]+)$"},"targetCandidateStepId":{"type":"string"},"nextCandidateAttempt":{"type":"integer","minimum":2},"reason":{"type":"string"}}},"candidate":true}}},{"if":{"properties":{"eventType":{"const":"diagram_shown"}}},"then":{"properties":{"data":{"description":"A candidate's architecture diagram, shown by show_architecture_diagram (the step that presents the candidates).","type":"object","required":["candidateName","templateContent","mermaidSource","format","diagramStage","views"],"properties":{"toolUseId":{"type":"string"},"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"templateContent":{"type":"string"},"mermaidSource":{"type":"string"},"format":{"const":"mermaid"},"diagramStage":{"enum":["draft","optimized"]},"views":{"type":"array","items":{"type":"string"}},"architectureContext":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"candidate_detail_shown"}}},"then":{"properties":{"data":{"description":"A candidate's detail (summary, cost items, monthly total), shown by show_candidate_detail.","type":"object","required":["detailId","toolUseId","detail"],"properties":{"detailId":{"type":"string"},"toolUseId":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"detail":{"type":"object","required":["candidateName","summary","costItems"],"properties":{"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"summary":{"type":"string"},"costItems":{"type":"array","items":{"type":"object","required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number"}}}},"totalMonthlyCost":{"type":"number"},"currency":{"type":"string"}}}}}}}},{"if":{"properties":{"eventType":{"const":"cleanup_failed"}}},"then":{"properties":{"data":{"type":"object","properties":{"lastError":{"type":"string","minLength":1}},"required":["lastError"]}}}},{"if":{"properties":{"eventType":{"const":"cleanup_progress"}}},"then":{"properties":{"data":{"type":"object","properties":{"progressStatus":true,"progressPercentage":true,"stackStatus":true},"required":["progressStatus","progressPercentage","stackStatus"]}}}},{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"description":"How the run ended.","properties":{"totalSteps":{"type":"integer","minimum":0},"failed":{"description":"The run failed (status failed).","const":true},"earlyExit":{"description":"The request was not about infrastructure: the run ended early.","const":true},"reason":{"description":"What the user reads at the end: the outcome and, when the run left stacks, which ones and how to delete them.","type":"string"},"leftoverResourceCount":{"description":"Stacks the run left for a cleanupOnly request (the same as pipeline_handoff_ready's cleanup.resourceCount, for clients that do not see that event).","type":"integer","minimum":1}},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
+const schema43 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/a2a/pipeline-envelope.json","title":"PipelineEnvelope","description":"One pipeline event (extension urn:iac-code:a2a:pipeline-events:v1) as published in metadata.iac_code.pipeline of a status update, in metadata.iac_code.pipelineBatch.events, and in GET /iac-code/pipeline/state. sequence grows by one per event of a context (across its pipeline runs); eventId is unique. The task state of the update follows status: input_required -> TASK_STATE_INPUT_REQUIRED, completed / failed / canceled -> the terminal state, working -> TASK_STATE_WORKING. data keys are camelCase; conclusions inside data keep the pipeline's own (snake_case) field names.","type":"object","additionalProperties":false,"required":["schemaVersion","extensionUri","eventId","sequence","createdAt","eventType","scope","pipelineRunId","taskId","contextId","pipelineName","iacCodeSessionId","status","data"],"properties":{"schemaVersion":{"const":"1.0"},"extensionUri":{"const":"urn:iac-code:a2a:pipeline-events:v1"},"eventId":{"description":"evt-<24 hex>.","type":"string","pattern":"^evt-[0-9a-f]{24}$"},"sequence":{"type":"integer","minimum":1,"maximum":9007199254740991},"createdAt":{"type":"string","format":"date-time"},"eventType":{"description":"What happened. Every value listed is emitted by this server.","enum":["pipeline_started","pipeline_resumed","mcp_status","step_started","step_completed","step_failed","candidate_started","candidate_step_started","candidate_step_completed","candidate_step_failed","candidate_completed","candidate_failed","candidate_selected","rollback_completed","interrupt_received","interrupt_classified","input_required","input_received","permission_requested","permission_resolved","message_started","text_delta","thinking_delta","tool_started","tool_result","tool_progress","stack_progress","stack_current_changed","usage","artifact_created","cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed","stack_instances_progress","context_compaction_started","context_compacted","context_compaction_failed","candidate_restart_requested","candidate_detail_shown","diagram_shown","pipeline_warning","pipeline_completed","pipeline_canceled","pipeline_handoff_ready","backup_committed","backup_blocked"]},"scope":{"enum":["pipeline","step","candidate","candidate_step","interrupt","stack","cleanup"]},"pipelineRunId":{"description":"The context id: one journal per context.","type":"string","minLength":1},"taskId":{"description":"The A2A task the run belongs to (the cleanup-only task for cleanup events of such a turn).","type":"string"},"contextId":{"type":"string","minLength":1},"pipelineName":{"type":"string","minLength":1},"iacCodeSessionId":{"type":"string","minLength":1},"status":{"enum":["working","input_required","completed","failed","canceled"]},"data":{"type":"object"},"step":{"$ref":"#/$defs/stepRef"},"candidate":{"$ref":"#/$defs/candidateRef"},"candidateStep":{"$ref":"#/$defs/candidateStepRef"},"input":{"description":"Which input the event is about.","type":"object","additionalProperties":false,"required":["kind","inputId","toolUseId"],"properties":{"kind":{"enum":["permission","ask_user_question","candidate_selection","pipeline_pause_confirmation","cloud_resource_selection","deployment_confirmation"]},"inputId":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1}}},"artifact":{"$ref":"#/$defs/artifact"}},"allOf":[{"if":{"properties":{"eventType":{"const":"backup_committed"}}},"then":{"properties":{"data":{"description":"The session backup (IAC_CODE_CONFIG_BACKUP_DIR) holds the run up to the envelope named: a terminal or handoff envelope, published in the same update after it.","type":"object","required":["committedEventId","committedEventType","committedSequence"],"properties":{"committedEventId":{"type":"string"},"committedEventType":{"type":"string"},"committedSequence":{"type":"integer","minimum":1}}}}}},{"if":{"properties":{"eventType":{"const":"backup_blocked"}}},"then":{"properties":{"status":{"const":"input_required"},"data":{"description":"A critical session backup failed: the task waits (INPUT_REQUIRED, metadata.iac_code.backupBlocked) instead of ending, or its wait is not backed up; reason: the backup that failed (terminal or input_required).","type":"object","required":["reason","error","recoverable"],"properties":{"reason":{"enum":["terminal","input_required"]},"error":{"type":"string"},"recoverable":{"const":true}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_warning"}}},"then":{"properties":{"data":{"description":"Something the run could not do and goes on without; reason cleanup_tracking_unavailable: the cleanup ledger could not be read (operation load) or saved (observe, mark_pending, update), so the resources named (or counted) may not be deleted automatically.","type":"object","required":["reason","operation","message"],"properties":{"reason":{"enum":["cleanup_tracking_unavailable"]},"operation":{"enum":["load","observe","mark_pending","update"]},"resourceId":{"type":"string"},"resourceCount":{"type":"integer","minimum":0},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"tool_progress"}}},"then":{"properties":{"data":{"description":"A tool's progress that is not a stack's: an MCP notification (serverName, mcpToolName, mcpProgress, progress, total?, message?) or a phase of a ROS operation (progress {phase, message}, message).","type":"object","required":["toolName","toolUseId"],"properties":{"toolName":{"type":"string"},"toolUseId":{"type":"string"},"serverName":{"type":"string"},"mcpToolName":{"type":"string"},"mcpProgress":{"type":"object"},"progress":{},"total":{"type":"number"},"message":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"stack_instances_progress"}}},"then":{"properties":{"data":{"description":"A stack group operation's progress (a deployment to several regions): each stack instance's status at this poll.","type":"object","required":["toolUseId","stackGroupName","operationId","status","progressPercentage","instances","elapsedSeconds"],"properties":{"toolUseId":{"type":"string"},"stackGroupName":{"type":"string"},"operationId":{"type":"string"},"status":{"type":"string"},"progressPercentage":{"type":"number","minimum":0,"maximum":100},"instances":{"type":"array","items":{"type":"object","required":["accountId","regionId","status"],"properties":{"accountId":{"type":"string"},"regionId":{"type":"string"},"status":{"type":"string"},"statusReason":{"type":"string"},"stackId":{"type":"string"}}}},"elapsedSeconds":{"type":"number","minimum":0}}}}}},{"if":{"properties":{"eventType":{"enum":["context_compaction_started","context_compacted","context_compaction_failed"]}}},"then":{"required":["scope"],"properties":{"scope":{"enum":["step","candidate_step"]},"data":{"description":"Compaction of the step's transcript: started (originalTokens), compacted (the summary and both estimates), failed (originalTokens; the step goes on with its whole transcript).","type":"object","required":["originalTokens"],"properties":{"summary":{"type":"string"},"originalTokens":{"type":"integer","minimum":0},"compactedTokens":{"type":"integer","minimum":0}}}}}},{"if":{"properties":{"eventType":{"const":"context_compacted"}}},"then":{"properties":{"data":{"type":"object","properties":{"summary":true,"originalTokens":true,"compactedTokens":true},"required":["summary","originalTokens","compactedTokens"]}}}},{"if":{"properties":{"eventType":{"const":"candidate_restart_requested"}}},"then":{"required":["candidate"],"properties":{"data":{"description":"A hard interrupt of the running parallel step: the candidate (its attempt that stops) starts again at targetCandidateStepId as attempt nextCandidateAttempt, with reason (the user's message) as feedback.","type":"object","required":["candidateScope","targetCandidateStepId","nextCandidateAttempt","reason"],"properties":{"candidateScope":{"type":"string","pattern":"^(all|candidate:[0-9]+)$"},"targetCandidateStepId":{"type":"string"},"nextCandidateAttempt":{"type":"integer","minimum":2},"reason":{"type":"string"}}},"candidate":true}}},{"if":{"properties":{"eventType":{"const":"diagram_shown"}}},"then":{"properties":{"data":{"description":"A candidate's architecture diagram, shown by show_architecture_diagram (the step that presents the candidates).","type":"object","required":["candidateName","templateContent","mermaidSource","format","diagramStage","views"],"properties":{"toolUseId":{"type":"string"},"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"templateContent":{"type":"string"},"mermaidSource":{"type":"string"},"format":{"const":"mermaid"},"diagramStage":{"enum":["draft","optimized"]},"views":{"type":"array","items":{"type":"string"}},"architectureContext":{"type":"string"}}}}}},{"if":{"properties":{"eventType":{"const":"candidate_detail_shown"}}},"then":{"properties":{"data":{"description":"A candidate's detail (summary, cost items, monthly total), shown by show_candidate_detail.","type":"object","required":["detailId","toolUseId","detail"],"properties":{"detailId":{"type":"string"},"toolUseId":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"detail":{"type":"object","required":["candidateName","summary","costItems"],"properties":{"candidateName":{"type":"string"},"candidateIndex":{"type":"integer","minimum":0},"summary":{"type":"string"},"costItems":{"type":"array","items":{"type":"object","required":["name","monthlyCost"],"properties":{"name":{"type":"string"},"spec":{"type":"string"},"monthlyCost":{"type":"number"}}}},"totalMonthlyCost":{"type":"number"},"currency":{"type":"string"}}}}}}}},{"if":{"properties":{"eventType":{"const":"cleanup_failed"}}},"then":{"properties":{"data":{"type":"object","properties":{"lastError":{"type":"string","minLength":1}},"required":["lastError"]}}}},{"if":{"properties":{"eventType":{"const":"cleanup_progress"}}},"then":{"properties":{"data":{"type":"object","properties":{"progressStatus":true,"progressPercentage":true,"stackStatus":true},"required":["progressStatus","progressPercentage","stackStatus"]}}}},{"if":{"properties":{"eventType":{"const":"mcp_status"}}},"then":{"properties":{"data":{"description":"The MCP servers' snapshot at the start of a run (only when MCP servers are configured).","type":"object","required":["kind","mcpStatus"],"properties":{"kind":{"const":"mcp_status"},"mcpStatus":{"description":"Shaped as metadata.iac_code.mcpStatus.","type":"object","required":["servers","warnings"],"properties":{"servers":{"type":"array","items":{"type":"object"}},"warnings":{"type":"array","items":{"type":"object"}}}}}}}}},{"if":{"properties":{"eventType":{"const":"pipeline_started"}}},"then":{"properties":{"data":{"properties":{"pipelineType":true,"totalSteps":true,"stepNames":true},"required":["pipelineType","totalSteps","stepNames"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"step_started"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"index":true,"attempt":true,"total":true,"name":true,"stepType":true},"required":["index","attempt","total","name","stepType"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"const":"step_completed"}}},"then":{"required":["step"],"properties":{"data":{"properties":{"conclusionField":true,"conclusion":true},"required":["conclusionField","conclusion"],"type":"object"},"step":true}}},{"if":{"properties":{"eventType":{"enum":["step_failed","candidate_step_failed","candidate_failed"]}}},"then":{"properties":{"data":{"properties":{"error":true,"errorSummary":true,"errorDetails":true},"required":["error","errorSummary","errorDetails"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["candidate_started","candidate_completed","candidate_failed","candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidate"],"properties":{"data":{"properties":{"subPipelineId":true,"candidateIndex":true,"candidateName":true,"subPipelineName":true,"totalSteps":true},"required":["subPipelineId","candidateIndex","candidateName","subPipelineName","totalSteps"],"type":"object"},"candidate":true}}},{"if":{"properties":{"eventType":{"enum":["candidate_step_started","candidate_step_completed","candidate_step_failed"]}}},"then":{"required":["candidateStep"],"properties":{"candidateStep":true}}},{"if":{"properties":{"eventType":{"enum":["input_required","input_received"]}}},"then":{"required":["input"],"properties":{"data":{"properties":{"kind":true,"inputId":true},"required":["kind","inputId"],"type":"object"},"input":true}}},{"if":{"properties":{"eventType":{"enum":["permission_requested","permission_resolved"]}}},"then":{"properties":{"data":{"properties":{"toolUseId":true,"inputId":true},"required":["toolUseId","inputId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"rollback_completed"}}},"then":{"properties":{"data":{"properties":{"toStep":true,"reason":true,"staleFields":true},"required":["toStep","reason","staleFields"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["text_delta","thinking_delta"]}}},"then":{"properties":{"data":{"properties":{"text":true},"required":["text"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_started"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"input":true},"required":["toolName","toolUseId","input"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"tool_result"}}},"then":{"properties":{"data":{"properties":{"toolName":true,"toolUseId":true,"isError":true},"required":["toolName","toolUseId","isError"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_progress"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"status":true},"required":["stackId","status"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"stack_current_changed"}}},"then":{"properties":{"data":{"properties":{"stackId":true,"stackStatus":true,"isSuccess":true},"required":["stackId","stackStatus","isSuccess"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["cleanup_started","cleanup_progress","cleanup_completed","cleanup_failed"]}}},"then":{"properties":{"data":{"properties":{"resourceId":true,"cleanupStatus":true,"sourceStepId":true},"required":["resourceId","cleanupStatus","sourceStepId"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"artifact_created"}}},"then":{"required":["artifact"],"properties":{"data":{"properties":{"source":true},"required":["source"],"type":"object"},"artifact":true}}},{"if":{"properties":{"eventType":{"const":"pipeline_completed"}}},"then":{"properties":{"data":{"description":"How the run ended.","properties":{"totalSteps":{"type":"integer","minimum":0},"failed":{"description":"The run failed (status failed).","const":true},"earlyExit":{"description":"The request was not about infrastructure: the run ended early.","const":true},"reason":{"description":"What the user reads at the end: the outcome and, when the run left stacks, which ones and how to delete them.","type":"string"},"leftoverResourceCount":{"description":"Stacks the run left for a cleanupOnly request (the same as pipeline_handoff_ready's cleanup.resourceCount, for clients that do not see that event).","type":"integer","minimum":1}},"required":["totalSteps"],"type":"object"}}}},{"if":{"properties":{"eventType":{"const":"pipeline_handoff_ready"}}},"then":{"properties":{"data":{"properties":{"action":true,"targetMode":true,"outcome":true,"summary":true},"required":["action","targetMode","outcome","summary"],"type":"object"}}}},{"if":{"properties":{"eventType":{"enum":["pipeline_completed","pipeline_handoff_ready","pipeline_canceled"]}}},"then":{"properties":{"status":{"enum":["completed","failed","canceled"]}}}},{"if":{"properties":{"eventType":{"const":"input_required"}}},"then":{"properties":{"status":{"const":"input_required"}}}},{"if":{"properties":{"eventType":{"const":"interrupt_received"}}},"then":{"properties":{"data":{"type":"object","properties":{"messageLength":true},"required":["messageLength"]}}}},{"if":{"properties":{"eventType":{"const":"interrupt_classified"}}},"then":{"properties":{"data":{"type":"object","properties":{"action":true,"targetStepId":true,"reason":true,"paused":true},"required":["action","targetStepId","reason","paused"]}}}}],"$defs":{"stepRef":{"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}},"candidateRef":{"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}},"candidateStepRef":{"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}},"artifact":{"title":"PipelineEnvelopeArtifact","description":"A file a step's conclusion names (a2a_artifacts), its text inline (at most 64 KiB).","type":"object","additionalProperties":false,"required":["filename","mediaType","content"],"properties":{"filename":{"type":"string","minLength":1},"mediaType":{"type":"string","minLength":1},"content":{"type":"string","maxLength":65536},"truncated":{"const":true},"role":{"type":"string"},"supersedesKey":{"type":"string"}}}}};
 const schema44 = {"title":"PipelineEnvelopeStep","description":"A top-level step attempt.","type":"object","required":["id","runId","attempt"],"properties":{"id":{"type":"string"},"runId":{"description":"step-<id>-<attempt>.","type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"type":{"enum":["agent","parallel_sub_pipeline"]},"uiMode":{"type":"string"}}};
 const schema45 = {"title":"PipelineEnvelopeCandidate","description":"One candidate's sub-pipeline run.","type":"object","required":["id","subPipelineId","index","attempt","name","runId"],"properties":{"id":{"description":"candidate-<index>.","type":"string"},"subPipelineId":{"type":"string"},"index":{"type":"integer","minimum":0},"attempt":{"type":"integer","minimum":1},"name":{"type":"string"},"pipelineName":{"type":"string"},"totalSteps":{"type":"integer"},"runId":{"type":"string"},"steps":{"type":"array","items":{"type":"string"}}}};
 const schema46 = {"title":"PipelineEnvelopeCandidateStep","type":"object","required":["id","attempt","runId"],"properties":{"id":{"type":"string"},"attempt":{"type":"integer","minimum":1},"index":{"type":"integer","minimum":0},"total":{"type":"integer","minimum":1},"runId":{"type":"string"}}};
@@ -1449,7 +1449,7 @@ let valid1 = true;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_warning" !== data.eventType){
+if("backup_committed" !== data.eventType){
 const err0 = {};
 if(vErrors === null){
 vErrors = [err0];
@@ -1477,8 +1477,8 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
 let data1 = data.data;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-if(data1.reason === undefined){
-const err1 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data1.committedEventId === undefined){
+const err1 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "committedEventId"},message:"must have required property '"+"committedEventId"+"'"};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1487,8 +1487,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(data1.operation === undefined){
-const err2 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "operation"},message:"must have required property '"+"operation"+"'"};
+if(data1.committedEventType === undefined){
+const err2 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "committedEventType"},message:"must have required property '"+"committedEventType"+"'"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1497,8 +1497,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-if(data1.message === undefined){
-const err3 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(data1.committedSequence === undefined){
+const err3 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/required",keyword:"required",params:{missingProperty: "committedSequence"},message:"must have required property '"+"committedSequence"+"'"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1507,9 +1507,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(data1.reason !== undefined){
-if(!(data1.reason === "cleanup_tracking_unavailable")){
-const err4 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/0/then/properties/data/properties/reason/enum",keyword:"enum",params:{allowedValues: schema43.allOf[0].then.properties.data.properties.reason.enum},message:"must be equal to one of the allowed values"};
+if(data1.committedEventId !== undefined){
+if(typeof data1.committedEventId !== "string"){
+const err4 = {instancePath:instancePath+"/data/committedEventId",schemaPath:"#/allOf/0/then/properties/data/properties/committedEventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1519,10 +1519,9 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data1.operation !== undefined){
-let data3 = data1.operation;
-if(!((((data3 === "load") || (data3 === "observe")) || (data3 === "mark_pending")) || (data3 === "update"))){
-const err5 = {instancePath:instancePath+"/data/operation",schemaPath:"#/allOf/0/then/properties/data/properties/operation/enum",keyword:"enum",params:{allowedValues: schema43.allOf[0].then.properties.data.properties.operation.enum},message:"must be equal to one of the allowed values"};
+if(data1.committedEventType !== undefined){
+if(typeof data1.committedEventType !== "string"){
+const err5 = {instancePath:instancePath+"/data/committedEventType",schemaPath:"#/allOf/0/then/properties/data/properties/committedEventType/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1532,9 +1531,10 @@ vErrors.push(err5);
 errors++;
 }
 }
-if(data1.resourceId !== undefined){
-if(typeof data1.resourceId !== "string"){
-const err6 = {instancePath:instancePath+"/data/resourceId",schemaPath:"#/allOf/0/then/properties/data/properties/resourceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data1.committedSequence !== undefined){
+let data4 = data1.committedSequence;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err6 = {instancePath:instancePath+"/data/committedSequence",schemaPath:"#/allOf/0/then/properties/data/properties/committedSequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1543,11 +1543,9 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-if(data1.resourceCount !== undefined){
-let data5 = data1.resourceCount;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err7 = {instancePath:instancePath+"/data/resourceCount",schemaPath:"#/allOf/0/then/properties/data/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 1 || isNaN(data4)){
+const err7 = {instancePath:instancePath+"/data/committedSequence",schemaPath:"#/allOf/0/then/properties/data/properties/committedSequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1556,39 +1554,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 0 || isNaN(data5)){
-const err8 = {instancePath:instancePath+"/data/resourceCount",schemaPath:"#/allOf/0/then/properties/data/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err8];
 }
 else {
 vErrors.push(err8);
-}
-errors++;
-}
-}
-}
-if(data1.message !== undefined){
-if(typeof data1.message !== "string"){
-const err9 = {instancePath:instancePath+"/data/message",schemaPath:"#/allOf/0/then/properties/data/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-}
-}
-else {
-const err10 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/0/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
 }
 errors++;
 }
@@ -1603,7 +1578,48 @@ props0.eventType = true;
 }
 }
 if(!valid1){
-const err11 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err9 = {instancePath,schemaPath:"#/allOf/0/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+const _errs15 = errors;
+let valid5 = true;
+const _errs16 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("backup_blocked" !== data.eventType){
+const err10 = {};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs16 === errors;
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid1){
+const _errs18 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.status !== undefined){
+if("input_required" !== data.status){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/1/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1612,13 +1628,12 @@ vErrors.push(err11);
 }
 errors++;
 }
-const _errs17 = errors;
-let valid5 = true;
-const _errs18 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.eventType !== undefined){
-if("tool_progress" !== data.eventType){
-const err12 = {};
+}
+if(data.data !== undefined){
+let data7 = data.data;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.reason === undefined){
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1627,26 +1642,8 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-}
-var _valid1 = _errs18 === errors;
-errors = _errs17;
-if(vErrors !== null){
-if(_errs17){
-vErrors.length = _errs17;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid1){
-const _errs20 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data8 = data.data;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(data8.toolName === undefined){
-const err13 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+if(data7.error === undefined){
+const err13 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1655,8 +1652,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data8.toolUseId === undefined){
-const err14 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data7.recoverable === undefined){
+const err14 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/required",keyword:"required",params:{missingProperty: "recoverable"},message:"must have required property '"+"recoverable"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1665,9 +1662,10 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(data8.toolName !== undefined){
-if(typeof data8.toolName !== "string"){
-const err15 = {instancePath:instancePath+"/data/toolName",schemaPath:"#/allOf/1/then/properties/data/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.reason !== undefined){
+let data8 = data7.reason;
+if(!((data8 === "terminal") || (data8 === "input_required"))){
+const err15 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/1/then/properties/data/properties/reason/enum",keyword:"enum",params:{allowedValues: schema43.allOf[1].then.properties.data.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1677,9 +1675,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data8.toolUseId !== undefined){
-if(typeof data8.toolUseId !== "string"){
-const err16 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/1/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.error !== undefined){
+if(typeof data7.error !== "string"){
+const err16 = {instancePath:instancePath+"/data/error",schemaPath:"#/allOf/1/then/properties/data/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1689,9 +1687,9 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data8.serverName !== undefined){
-if(typeof data8.serverName !== "string"){
-const err17 = {instancePath:instancePath+"/data/serverName",schemaPath:"#/allOf/1/then/properties/data/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data7.recoverable !== undefined){
+if(true !== data7.recoverable){
+const err17 = {instancePath:instancePath+"/data/recoverable",schemaPath:"#/allOf/1/then/properties/data/properties/recoverable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1701,9 +1699,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data8.mcpToolName !== undefined){
-if(typeof data8.mcpToolName !== "string"){
-const err18 = {instancePath:instancePath+"/data/mcpToolName",schemaPath:"#/allOf/1/then/properties/data/properties/mcpToolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+else {
+const err18 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1713,72 +1711,23 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data8.mcpProgress !== undefined){
-let data13 = data8.mcpProgress;
-if(!(data13 && typeof data13 == "object" && !Array.isArray(data13))){
-const err19 = {instancePath:instancePath+"/data/mcpProgress",schemaPath:"#/allOf/1/then/properties/data/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err19];
 }
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-if(data8.total !== undefined){
-let data14 = data8.total;
-if(!((typeof data14 == "number") && (isFinite(data14)))){
-const err20 = {instancePath:instancePath+"/data/total",schemaPath:"#/allOf/1/then/properties/data/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-}
-if(data8.message !== undefined){
-if(typeof data8.message !== "string"){
-const err21 = {instancePath:instancePath+"/data/message",schemaPath:"#/allOf/1/then/properties/data/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-}
-else {
-const err22 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/1/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-}
-var _valid1 = _errs20 === errors;
+var _valid1 = _errs18 === errors;
 valid5 = _valid1;
 if(valid5){
 var props1 = {};
+props1.status = true;
 props1.data = true;
 props1.eventType = true;
 }
 }
 if(!valid5){
-const err23 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err19 = {instancePath,schemaPath:"#/allOf/1/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err19];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err19);
 }
 errors++;
 }
@@ -1791,13 +1740,72 @@ props0 = props0 || {};
 Object.assign(props0, props1);
 }
 }
-const _errs38 = errors;
+const _errs27 = errors;
 let valid9 = true;
-const _errs39 = errors;
+const _errs28 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("stack_instances_progress" !== data.eventType){
-const err24 = {};
+if("pipeline_warning" !== data.eventType){
+const err20 = {};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+var _valid2 = _errs28 === errors;
+errors = _errs27;
+if(vErrors !== null){
+if(_errs27){
+vErrors.length = _errs27;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid2){
+const _errs30 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data12 = data.data;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+if(data12.reason === undefined){
+const err21 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data12.operation === undefined){
+const err22 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "operation"},message:"must have required property '"+"operation"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data12.message === undefined){
+const err23 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "message"},message:"must have required property '"+"message"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data12.reason !== undefined){
+if(!(data12.reason === "cleanup_tracking_unavailable")){
+const err24 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/2/then/properties/data/properties/reason/enum",keyword:"enum",params:{allowedValues: schema43.allOf[2].then.properties.data.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1807,25 +1815,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-}
-var _valid2 = _errs39 === errors;
-errors = _errs38;
-if(vErrors !== null){
-if(_errs38){
-vErrors.length = _errs38;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid2){
-const _errs41 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data17 = data.data;
-if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
-if(data17.toolUseId === undefined){
-const err25 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data12.operation !== undefined){
+let data14 = data12.operation;
+if(!((((data14 === "load") || (data14 === "observe")) || (data14 === "mark_pending")) || (data14 === "update"))){
+const err25 = {instancePath:instancePath+"/data/operation",schemaPath:"#/allOf/2/then/properties/data/properties/operation/enum",keyword:"enum",params:{allowedValues: schema43.allOf[2].then.properties.data.properties.operation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1834,8 +1827,10 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data17.stackGroupName === undefined){
-const err26 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "stackGroupName"},message:"must have required property '"+"stackGroupName"+"'"};
+}
+if(data12.resourceId !== undefined){
+if(typeof data12.resourceId !== "string"){
+const err26 = {instancePath:instancePath+"/data/resourceId",schemaPath:"#/allOf/2/then/properties/data/properties/resourceId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1844,8 +1839,11 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(data17.operationId === undefined){
-const err27 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "operationId"},message:"must have required property '"+"operationId"+"'"};
+}
+if(data12.resourceCount !== undefined){
+let data16 = data12.resourceCount;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err27 = {instancePath:instancePath+"/data/resourceCount",schemaPath:"#/allOf/2/then/properties/data/properties/resourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1854,8 +1852,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-if(data17.status === undefined){
-const err28 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err28 = {instancePath:instancePath+"/data/resourceCount",schemaPath:"#/allOf/2/then/properties/data/properties/resourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1864,8 +1863,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data17.progressPercentage === undefined){
-const err29 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "progressPercentage"},message:"must have required property '"+"progressPercentage"+"'"};
+}
+}
+if(data12.message !== undefined){
+if(typeof data12.message !== "string"){
+const err29 = {instancePath:instancePath+"/data/message",schemaPath:"#/allOf/2/then/properties/data/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1874,8 +1876,10 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(data17.instances === undefined){
-const err30 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "instances"},message:"must have required property '"+"instances"+"'"};
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1884,259 +1888,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(data17.elapsedSeconds === undefined){
-const err31 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/required",keyword:"required",params:{missingProperty: "elapsedSeconds"},message:"must have required property '"+"elapsedSeconds"+"'"};
-if(vErrors === null){
-vErrors = [err31];
 }
-else {
-vErrors.push(err31);
 }
-errors++;
-}
-if(data17.toolUseId !== undefined){
-if(typeof data17.toolUseId !== "string"){
-const err32 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/2/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data17.stackGroupName !== undefined){
-if(typeof data17.stackGroupName !== "string"){
-const err33 = {instancePath:instancePath+"/data/stackGroupName",schemaPath:"#/allOf/2/then/properties/data/properties/stackGroupName/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data17.operationId !== undefined){
-if(typeof data17.operationId !== "string"){
-const err34 = {instancePath:instancePath+"/data/operationId",schemaPath:"#/allOf/2/then/properties/data/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-if(data17.status !== undefined){
-if(typeof data17.status !== "string"){
-const err35 = {instancePath:instancePath+"/data/status",schemaPath:"#/allOf/2/then/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data17.progressPercentage !== undefined){
-let data22 = data17.progressPercentage;
-if((typeof data22 == "number") && (isFinite(data22))){
-if(data22 > 100 || isNaN(data22)){
-const err36 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/2/then/properties/data/properties/progressPercentage/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-if(data22 < 0 || isNaN(data22)){
-const err37 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/2/then/properties/data/properties/progressPercentage/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/2/then/properties/data/properties/progressPercentage/type",keyword:"type",params:{type: "number"},message:"must be number"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-if(data17.instances !== undefined){
-let data23 = data17.instances;
-if(Array.isArray(data23)){
-const len0 = data23.length;
-for(let i0=0; i0<len0; i0++){
-let data24 = data23[i0];
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.accountId === undefined){
-const err39 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "accountId"},message:"must have required property '"+"accountId"+"'"};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-if(data24.regionId === undefined){
-const err40 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "regionId"},message:"must have required property '"+"regionId"+"'"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-if(data24.status === undefined){
-const err41 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-if(data24.accountId !== undefined){
-if(typeof data24.accountId !== "string"){
-const err42 = {instancePath:instancePath+"/data/instances/" + i0+"/accountId",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-}
-if(data24.regionId !== undefined){
-if(typeof data24.regionId !== "string"){
-const err43 = {instancePath:instancePath+"/data/instances/" + i0+"/regionId",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/regionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-if(data24.status !== undefined){
-if(typeof data24.status !== "string"){
-const err44 = {instancePath:instancePath+"/data/instances/" + i0+"/status",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-}
-if(data24.statusReason !== undefined){
-if(typeof data24.statusReason !== "string"){
-const err45 = {instancePath:instancePath+"/data/instances/" + i0+"/statusReason",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/statusReason/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-}
-if(data24.stackId !== undefined){
-if(typeof data24.stackId !== "string"){
-const err46 = {instancePath:instancePath+"/data/instances/" + i0+"/stackId",schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/properties/stackId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-}
-}
-else {
-const err47 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/2/then/properties/data/properties/instances/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-}
-}
-else {
-const err48 = {instancePath:instancePath+"/data/instances",schemaPath:"#/allOf/2/then/properties/data/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
-}
-errors++;
-}
-}
-if(data17.elapsedSeconds !== undefined){
-let data30 = data17.elapsedSeconds;
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 < 0 || isNaN(data30)){
-const err49 = {instancePath:instancePath+"/data/elapsedSeconds",schemaPath:"#/allOf/2/then/properties/data/properties/elapsedSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
-}
-errors++;
-}
-}
-else {
-const err50 = {instancePath:instancePath+"/data/elapsedSeconds",schemaPath:"#/allOf/2/then/properties/data/properties/elapsedSeconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
-if(vErrors === null){
-vErrors = [err50];
-}
-else {
-vErrors.push(err50);
-}
-errors++;
-}
-}
-}
-else {
-const err51 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/2/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-}
-}
-var _valid2 = _errs41 === errors;
+var _valid2 = _errs30 === errors;
 valid9 = _valid2;
 if(valid9){
 var props2 = {};
@@ -2145,12 +1899,12 @@ props2.eventType = true;
 }
 }
 if(!valid9){
-const err52 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+const err31 = {instancePath,schemaPath:"#/allOf/2/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err31];
 }
 else {
-vErrors.push(err52);
+vErrors.push(err31);
 }
 errors++;
 }
@@ -2163,164 +1917,173 @@ props0 = props0 || {};
 Object.assign(props0, props2);
 }
 }
-const _errs71 = errors;
-let valid16 = true;
-const _errs72 = errors;
+const _errs42 = errors;
+let valid13 = true;
+const _errs43 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data31 = data.eventType;
-if(!(((data31 === "context_compaction_started") || (data31 === "context_compacted")) || (data31 === "context_compaction_failed"))){
-const err53 = {};
+if("tool_progress" !== data.eventType){
+const err32 = {};
 if(vErrors === null){
-vErrors = [err53];
+vErrors = [err32];
 }
 else {
-vErrors.push(err53);
+vErrors.push(err32);
 }
 errors++;
 }
 }
 }
-var _valid3 = _errs72 === errors;
-errors = _errs71;
+var _valid3 = _errs43 === errors;
+errors = _errs42;
 if(vErrors !== null){
-if(_errs71){
-vErrors.length = _errs71;
+if(_errs42){
+vErrors.length = _errs42;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid3){
-const _errs74 = errors;
+const _errs45 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.scope === undefined){
-const err54 = {instancePath,schemaPath:"#/allOf/3/then/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-if(data.scope !== undefined){
-let data32 = data.scope;
-if(!((data32 === "step") || (data32 === "candidate_step"))){
-const err55 = {instancePath:instancePath+"/scope",schemaPath:"#/allOf/3/then/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.allOf[3].then.properties.scope.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-}
 if(data.data !== undefined){
-let data33 = data.data;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.originalTokens === undefined){
-const err56 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "originalTokens"},message:"must have required property '"+"originalTokens"+"'"};
+let data19 = data.data;
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.toolName === undefined){
+const err33 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err33];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err33);
 }
 errors++;
 }
-if(data33.summary !== undefined){
-if(typeof data33.summary !== "string"){
-const err57 = {instancePath:instancePath+"/data/summary",schemaPath:"#/allOf/3/then/properties/data/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data19.toolUseId === undefined){
+const err34 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err34];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err34);
 }
 errors++;
 }
-}
-if(data33.originalTokens !== undefined){
-let data35 = data33.originalTokens;
-if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
-const err58 = {instancePath:instancePath+"/data/originalTokens",schemaPath:"#/allOf/3/then/properties/data/properties/originalTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data19.toolName !== undefined){
+if(typeof data19.toolName !== "string"){
+const err35 = {instancePath:instancePath+"/data/toolName",schemaPath:"#/allOf/3/then/properties/data/properties/toolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err35];
 }
 else {
-vErrors.push(err58);
-}
-errors++;
-}
-if((typeof data35 == "number") && (isFinite(data35))){
-if(data35 < 0 || isNaN(data35)){
-const err59 = {instancePath:instancePath+"/data/originalTokens",schemaPath:"#/allOf/3/then/properties/data/properties/originalTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
+vErrors.push(err35);
 }
 errors++;
 }
 }
-}
-if(data33.compactedTokens !== undefined){
-let data36 = data33.compactedTokens;
-if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
-const err60 = {instancePath:instancePath+"/data/compactedTokens",schemaPath:"#/allOf/3/then/properties/data/properties/compactedTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data19.toolUseId !== undefined){
+if(typeof data19.toolUseId !== "string"){
+const err36 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/3/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err60];
+vErrors = [err36];
 }
 else {
-vErrors.push(err60);
-}
-errors++;
-}
-if((typeof data36 == "number") && (isFinite(data36))){
-if(data36 < 0 || isNaN(data36)){
-const err61 = {instancePath:instancePath+"/data/compactedTokens",schemaPath:"#/allOf/3/then/properties/data/properties/compactedTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
+vErrors.push(err36);
 }
 errors++;
 }
 }
-}
-}
-else {
-const err62 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data19.serverName !== undefined){
+if(typeof data19.serverName !== "string"){
+const err37 = {instancePath:instancePath+"/data/serverName",schemaPath:"#/allOf/3/then/properties/data/properties/serverName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err62];
+vErrors = [err37];
 }
 else {
-vErrors.push(err62);
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data19.mcpToolName !== undefined){
+if(typeof data19.mcpToolName !== "string"){
+const err38 = {instancePath:instancePath+"/data/mcpToolName",schemaPath:"#/allOf/3/then/properties/data/properties/mcpToolName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data19.mcpProgress !== undefined){
+let data24 = data19.mcpProgress;
+if(!(data24 && typeof data24 == "object" && !Array.isArray(data24))){
+const err39 = {instancePath:instancePath+"/data/mcpProgress",schemaPath:"#/allOf/3/then/properties/data/properties/mcpProgress/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data19.total !== undefined){
+let data25 = data19.total;
+if(!((typeof data25 == "number") && (isFinite(data25)))){
+const err40 = {instancePath:instancePath+"/data/total",schemaPath:"#/allOf/3/then/properties/data/properties/total/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data19.message !== undefined){
+if(typeof data19.message !== "string"){
+const err41 = {instancePath:instancePath+"/data/message",schemaPath:"#/allOf/3/then/properties/data/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
 }
 errors++;
 }
 }
 }
-var _valid3 = _errs74 === errors;
-valid16 = _valid3;
-if(valid16){
+else {
+const err42 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/3/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+var _valid3 = _errs45 === errors;
+valid13 = _valid3;
+if(valid13){
 var props3 = {};
-props3.scope = true;
 props3.data = true;
 props3.eventType = true;
 }
 }
-if(!valid16){
-const err63 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid13){
+const err43 = {instancePath,schemaPath:"#/allOf/3/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err63];
+vErrors = [err43];
 }
 else {
-vErrors.push(err63);
+vErrors.push(err43);
 }
 errors++;
 }
@@ -2333,13 +2096,256 @@ props0 = props0 || {};
 Object.assign(props0, props3);
 }
 }
-const _errs85 = errors;
-let valid20 = true;
-const _errs86 = errors;
+const _errs63 = errors;
+let valid17 = true;
+const _errs64 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("context_compacted" !== data.eventType){
-const err64 = {};
+if("stack_instances_progress" !== data.eventType){
+const err44 = {};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs64 === errors;
+errors = _errs63;
+if(vErrors !== null){
+if(_errs63){
+vErrors.length = _errs63;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid4){
+const _errs66 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data28 = data.data;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.toolUseId === undefined){
+const err45 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data28.stackGroupName === undefined){
+const err46 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "stackGroupName"},message:"must have required property '"+"stackGroupName"+"'"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data28.operationId === undefined){
+const err47 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "operationId"},message:"must have required property '"+"operationId"+"'"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data28.status === undefined){
+const err48 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data28.progressPercentage === undefined){
+const err49 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "progressPercentage"},message:"must have required property '"+"progressPercentage"+"'"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(data28.instances === undefined){
+const err50 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "instances"},message:"must have required property '"+"instances"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(data28.elapsedSeconds === undefined){
+const err51 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "elapsedSeconds"},message:"must have required property '"+"elapsedSeconds"+"'"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(data28.toolUseId !== undefined){
+if(typeof data28.toolUseId !== "string"){
+const err52 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/4/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data28.stackGroupName !== undefined){
+if(typeof data28.stackGroupName !== "string"){
+const err53 = {instancePath:instancePath+"/data/stackGroupName",schemaPath:"#/allOf/4/then/properties/data/properties/stackGroupName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data28.operationId !== undefined){
+if(typeof data28.operationId !== "string"){
+const err54 = {instancePath:instancePath+"/data/operationId",schemaPath:"#/allOf/4/then/properties/data/properties/operationId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data28.status !== undefined){
+if(typeof data28.status !== "string"){
+const err55 = {instancePath:instancePath+"/data/status",schemaPath:"#/allOf/4/then/properties/data/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(data28.progressPercentage !== undefined){
+let data33 = data28.progressPercentage;
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 100 || isNaN(data33)){
+const err56 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/4/then/properties/data/properties/progressPercentage/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+if(data33 < 0 || isNaN(data33)){
+const err57 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/4/then/properties/data/properties/progressPercentage/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/data/progressPercentage",schemaPath:"#/allOf/4/then/properties/data/properties/progressPercentage/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+if(data28.instances !== undefined){
+let data34 = data28.instances;
+if(Array.isArray(data34)){
+const len0 = data34.length;
+for(let i0=0; i0<len0; i0++){
+let data35 = data34[i0];
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.accountId === undefined){
+const err59 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "accountId"},message:"must have required property '"+"accountId"+"'"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if(data35.regionId === undefined){
+const err60 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "regionId"},message:"must have required property '"+"regionId"+"'"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(data35.status === undefined){
+const err61 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(data35.accountId !== undefined){
+if(typeof data35.accountId !== "string"){
+const err62 = {instancePath:instancePath+"/data/instances/" + i0+"/accountId",schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/properties/accountId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data35.regionId !== undefined){
+if(typeof data35.regionId !== "string"){
+const err63 = {instancePath:instancePath+"/data/instances/" + i0+"/regionId",schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/properties/regionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+if(data35.status !== undefined){
+if(typeof data35.status !== "string"){
+const err64 = {instancePath:instancePath+"/data/instances/" + i0+"/status",schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -2349,25 +2355,9 @@ vErrors.push(err64);
 errors++;
 }
 }
-}
-var _valid4 = _errs86 === errors;
-errors = _errs85;
-if(vErrors !== null){
-if(_errs85){
-vErrors.length = _errs85;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid4){
-const _errs88 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data38 = data.data;
-if(data38 && typeof data38 == "object" && !Array.isArray(data38)){
-if(data38.summary === undefined){
-const err65 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(data35.statusReason !== undefined){
+if(typeof data35.statusReason !== "string"){
+const err65 = {instancePath:instancePath+"/data/instances/" + i0+"/statusReason",schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/properties/statusReason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -2376,8 +2366,10 @@ vErrors.push(err65);
 }
 errors++;
 }
-if(data38.originalTokens === undefined){
-const err66 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "originalTokens"},message:"must have required property '"+"originalTokens"+"'"};
+}
+if(data35.stackId !== undefined){
+if(typeof data35.stackId !== "string"){
+const err66 = {instancePath:instancePath+"/data/instances/" + i0+"/stackId",schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/properties/stackId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -2386,8 +2378,10 @@ vErrors.push(err66);
 }
 errors++;
 }
-if(data38.compactedTokens === undefined){
-const err67 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/required",keyword:"required",params:{missingProperty: "compactedTokens"},message:"must have required property '"+"compactedTokens"+"'"};
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/data/instances/" + i0,schemaPath:"#/allOf/4/then/properties/data/properties/instances/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -2397,8 +2391,9 @@ vErrors.push(err67);
 errors++;
 }
 }
+}
 else {
-const err68 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err68 = {instancePath:instancePath+"/data/instances",schemaPath:"#/allOf/4/then/properties/data/properties/instances/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2408,22 +2403,59 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
-var _valid4 = _errs88 === errors;
-valid20 = _valid4;
-if(valid20){
-var props4 = {};
-props4.data = true;
-props4.eventType = true;
-}
-}
-if(!valid20){
-const err69 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data28.elapsedSeconds !== undefined){
+let data41 = data28.elapsedSeconds;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 < 0 || isNaN(data41)){
+const err69 = {instancePath:instancePath+"/data/elapsedSeconds",schemaPath:"#/allOf/4/then/properties/data/properties/elapsedSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err69];
 }
 else {
 vErrors.push(err69);
+}
+errors++;
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/data/elapsedSeconds",schemaPath:"#/allOf/4/then/properties/data/properties/elapsedSeconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/4/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+var _valid4 = _errs66 === errors;
+valid17 = _valid4;
+if(valid17){
+var props4 = {};
+props4.data = true;
+props4.eventType = true;
+}
+}
+if(!valid17){
+const err72 = {instancePath,schemaPath:"#/allOf/4/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
 }
 errors++;
 }
@@ -2436,61 +2468,14 @@ props0 = props0 || {};
 Object.assign(props0, props4);
 }
 }
-const _errs92 = errors;
-let valid23 = true;
-const _errs93 = errors;
+const _errs96 = errors;
+let valid24 = true;
+const _errs97 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("candidate_restart_requested" !== data.eventType){
-const err70 = {};
-if(vErrors === null){
-vErrors = [err70];
-}
-else {
-vErrors.push(err70);
-}
-errors++;
-}
-}
-}
-var _valid5 = _errs93 === errors;
-errors = _errs92;
-if(vErrors !== null){
-if(_errs92){
-vErrors.length = _errs92;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid5){
-const _errs95 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.candidate === undefined){
-const err71 = {instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
-if(vErrors === null){
-vErrors = [err71];
-}
-else {
-vErrors.push(err71);
-}
-errors++;
-}
-if(data.data !== undefined){
-let data40 = data.data;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.candidateScope === undefined){
-const err72 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateScope"},message:"must have required property '"+"candidateScope"+"'"};
-if(vErrors === null){
-vErrors = [err72];
-}
-else {
-vErrors.push(err72);
-}
-errors++;
-}
-if(data40.targetCandidateStepId === undefined){
-const err73 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "targetCandidateStepId"},message:"must have required property '"+"targetCandidateStepId"+"'"};
+let data42 = data.eventType;
+if(!(((data42 === "context_compaction_started") || (data42 === "context_compacted")) || (data42 === "context_compaction_failed"))){
+const err73 = {};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2499,8 +2484,23 @@ vErrors.push(err73);
 }
 errors++;
 }
-if(data40.nextCandidateAttempt === undefined){
-const err74 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "nextCandidateAttempt"},message:"must have required property '"+"nextCandidateAttempt"+"'"};
+}
+}
+var _valid5 = _errs97 === errors;
+errors = _errs96;
+if(vErrors !== null){
+if(_errs96){
+vErrors.length = _errs96;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid5){
+const _errs99 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.scope === undefined){
+const err74 = {instancePath,schemaPath:"#/allOf/5/then/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -2509,8 +2509,10 @@ vErrors.push(err74);
 }
 errors++;
 }
-if(data40.reason === undefined){
-const err75 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data.scope !== undefined){
+let data43 = data.scope;
+if(!((data43 === "step") || (data43 === "candidate_step"))){
+const err75 = {instancePath:instancePath+"/scope",schemaPath:"#/allOf/5/then/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.allOf[5].then.properties.scope.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -2519,11 +2521,12 @@ vErrors.push(err75);
 }
 errors++;
 }
-if(data40.candidateScope !== undefined){
-let data41 = data40.candidateScope;
-if(typeof data41 === "string"){
-if(!pattern11.test(data41)){
-const err76 = {instancePath:instancePath+"/data/candidateScope",schemaPath:"#/allOf/5/then/properties/data/properties/candidateScope/pattern",keyword:"pattern",params:{pattern: "^(all|candidate:[0-9]+)$"},message:"must match pattern \""+"^(all|candidate:[0-9]+)$"+"\""};
+}
+if(data.data !== undefined){
+let data44 = data.data;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.originalTokens === undefined){
+const err76 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/5/then/properties/data/required",keyword:"required",params:{missingProperty: "originalTokens"},message:"must have required property '"+"originalTokens"+"'"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -2532,9 +2535,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-else {
-const err77 = {instancePath:instancePath+"/data/candidateScope",schemaPath:"#/allOf/5/then/properties/data/properties/candidateScope/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data44.summary !== undefined){
+if(typeof data44.summary !== "string"){
+const err77 = {instancePath:instancePath+"/data/summary",schemaPath:"#/allOf/5/then/properties/data/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -2544,9 +2547,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data40.targetCandidateStepId !== undefined){
-if(typeof data40.targetCandidateStepId !== "string"){
-const err78 = {instancePath:instancePath+"/data/targetCandidateStepId",schemaPath:"#/allOf/5/then/properties/data/properties/targetCandidateStepId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data44.originalTokens !== undefined){
+let data46 = data44.originalTokens;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+const err78 = {instancePath:instancePath+"/data/originalTokens",schemaPath:"#/allOf/5/then/properties/data/properties/originalTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2555,11 +2559,9 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-if(data40.nextCandidateAttempt !== undefined){
-let data43 = data40.nextCandidateAttempt;
-if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
-const err79 = {instancePath:instancePath+"/data/nextCandidateAttempt",schemaPath:"#/allOf/5/then/properties/data/properties/nextCandidateAttempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 < 0 || isNaN(data46)){
+const err79 = {instancePath:instancePath+"/data/originalTokens",schemaPath:"#/allOf/5/then/properties/data/properties/originalTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -2568,9 +2570,12 @@ vErrors.push(err79);
 }
 errors++;
 }
-if((typeof data43 == "number") && (isFinite(data43))){
-if(data43 < 2 || isNaN(data43)){
-const err80 = {instancePath:instancePath+"/data/nextCandidateAttempt",schemaPath:"#/allOf/5/then/properties/data/properties/nextCandidateAttempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2"};
+}
+}
+if(data44.compactedTokens !== undefined){
+let data47 = data44.compactedTokens;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+const err80 = {instancePath:instancePath+"/data/compactedTokens",schemaPath:"#/allOf/5/then/properties/data/properties/compactedTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -2579,11 +2584,9 @@ vErrors.push(err80);
 }
 errors++;
 }
-}
-}
-if(data40.reason !== undefined){
-if(typeof data40.reason !== "string"){
-const err81 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/5/then/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 < 0 || isNaN(data47)){
+const err81 = {instancePath:instancePath+"/data/compactedTokens",schemaPath:"#/allOf/5/then/properties/data/properties/compactedTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -2591,6 +2594,7 @@ else {
 vErrors.push(err81);
 }
 errors++;
+}
 }
 }
 }
@@ -2606,16 +2610,16 @@ errors++;
 }
 }
 }
-var _valid5 = _errs95 === errors;
-valid23 = _valid5;
-if(valid23){
+var _valid5 = _errs99 === errors;
+valid24 = _valid5;
+if(valid24){
 var props5 = {};
+props5.scope = true;
 props5.data = true;
-props5.candidate = true;
 props5.eventType = true;
 }
 }
-if(!valid23){
+if(!valid24){
 const err83 = {instancePath,schemaPath:"#/allOf/5/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err83];
@@ -2634,12 +2638,12 @@ props0 = props0 || {};
 Object.assign(props0, props5);
 }
 }
-const _errs107 = errors;
-let valid27 = true;
-const _errs108 = errors;
+const _errs110 = errors;
+let valid28 = true;
+const _errs111 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("diagram_shown" !== data.eventType){
+if("context_compacted" !== data.eventType){
 const err84 = {};
 if(vErrors === null){
 vErrors = [err84];
@@ -2651,24 +2655,24 @@ errors++;
 }
 }
 }
-var _valid6 = _errs108 === errors;
-errors = _errs107;
+var _valid6 = _errs111 === errors;
+errors = _errs110;
 if(vErrors !== null){
-if(_errs107){
-vErrors.length = _errs107;
+if(_errs110){
+vErrors.length = _errs110;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid6){
-const _errs110 = errors;
+const _errs113 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data46 = data.data;
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-if(data46.candidateName === undefined){
-const err85 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+let data49 = data.data;
+if(data49 && typeof data49 == "object" && !Array.isArray(data49)){
+if(data49.summary === undefined){
+const err85 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -2677,8 +2681,8 @@ vErrors.push(err85);
 }
 errors++;
 }
-if(data46.templateContent === undefined){
-const err86 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "templateContent"},message:"must have required property '"+"templateContent"+"'"};
+if(data49.originalTokens === undefined){
+const err86 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "originalTokens"},message:"must have required property '"+"originalTokens"+"'"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -2687,8 +2691,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(data46.mermaidSource === undefined){
-const err87 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "mermaidSource"},message:"must have required property '"+"mermaidSource"+"'"};
+if(data49.compactedTokens === undefined){
+const err87 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "compactedTokens"},message:"must have required property '"+"compactedTokens"+"'"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -2697,8 +2701,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data46.format === undefined){
-const err88 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'"};
+}
+else {
+const err88 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -2707,192 +2712,23 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(data46.diagramStage === undefined){
-const err89 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "diagramStage"},message:"must have required property '"+"diagramStage"+"'"};
-if(vErrors === null){
-vErrors = [err89];
-}
-else {
-vErrors.push(err89);
-}
-errors++;
-}
-if(data46.views === undefined){
-const err90 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/required",keyword:"required",params:{missingProperty: "views"},message:"must have required property '"+"views"+"'"};
-if(vErrors === null){
-vErrors = [err90];
-}
-else {
-vErrors.push(err90);
-}
-errors++;
-}
-if(data46.toolUseId !== undefined){
-if(typeof data46.toolUseId !== "string"){
-const err91 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/6/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err91];
-}
-else {
-vErrors.push(err91);
-}
-errors++;
 }
 }
-if(data46.candidateName !== undefined){
-if(typeof data46.candidateName !== "string"){
-const err92 = {instancePath:instancePath+"/data/candidateName",schemaPath:"#/allOf/6/then/properties/data/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err92];
-}
-else {
-vErrors.push(err92);
-}
-errors++;
-}
-}
-if(data46.candidateIndex !== undefined){
-let data49 = data46.candidateIndex;
-if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
-const err93 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/6/then/properties/data/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err93];
-}
-else {
-vErrors.push(err93);
-}
-errors++;
-}
-if((typeof data49 == "number") && (isFinite(data49))){
-if(data49 < 0 || isNaN(data49)){
-const err94 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/6/then/properties/data/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err94];
-}
-else {
-vErrors.push(err94);
-}
-errors++;
-}
-}
-}
-if(data46.templateContent !== undefined){
-if(typeof data46.templateContent !== "string"){
-const err95 = {instancePath:instancePath+"/data/templateContent",schemaPath:"#/allOf/6/then/properties/data/properties/templateContent/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err95];
-}
-else {
-vErrors.push(err95);
-}
-errors++;
-}
-}
-if(data46.mermaidSource !== undefined){
-if(typeof data46.mermaidSource !== "string"){
-const err96 = {instancePath:instancePath+"/data/mermaidSource",schemaPath:"#/allOf/6/then/properties/data/properties/mermaidSource/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err96];
-}
-else {
-vErrors.push(err96);
-}
-errors++;
-}
-}
-if(data46.format !== undefined){
-if("mermaid" !== data46.format){
-const err97 = {instancePath:instancePath+"/data/format",schemaPath:"#/allOf/6/then/properties/data/properties/format/const",keyword:"const",params:{allowedValue: "mermaid"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err97];
-}
-else {
-vErrors.push(err97);
-}
-errors++;
-}
-}
-if(data46.diagramStage !== undefined){
-let data53 = data46.diagramStage;
-if(!((data53 === "draft") || (data53 === "optimized"))){
-const err98 = {instancePath:instancePath+"/data/diagramStage",schemaPath:"#/allOf/6/then/properties/data/properties/diagramStage/enum",keyword:"enum",params:{allowedValues: schema43.allOf[6].then.properties.data.properties.diagramStage.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err98];
-}
-else {
-vErrors.push(err98);
-}
-errors++;
-}
-}
-if(data46.views !== undefined){
-let data54 = data46.views;
-if(Array.isArray(data54)){
-const len1 = data54.length;
-for(let i1=0; i1<len1; i1++){
-if(typeof data54[i1] !== "string"){
-const err99 = {instancePath:instancePath+"/data/views/" + i1,schemaPath:"#/allOf/6/then/properties/data/properties/views/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err99];
-}
-else {
-vErrors.push(err99);
-}
-errors++;
-}
-}
-}
-else {
-const err100 = {instancePath:instancePath+"/data/views",schemaPath:"#/allOf/6/then/properties/data/properties/views/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err100];
-}
-else {
-vErrors.push(err100);
-}
-errors++;
-}
-}
-if(data46.architectureContext !== undefined){
-if(typeof data46.architectureContext !== "string"){
-const err101 = {instancePath:instancePath+"/data/architectureContext",schemaPath:"#/allOf/6/then/properties/data/properties/architectureContext/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err101];
-}
-else {
-vErrors.push(err101);
-}
-errors++;
-}
-}
-}
-else {
-const err102 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/6/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err102];
-}
-else {
-vErrors.push(err102);
-}
-errors++;
-}
-}
-}
-var _valid6 = _errs110 === errors;
-valid27 = _valid6;
-if(valid27){
+var _valid6 = _errs113 === errors;
+valid28 = _valid6;
+if(valid28){
 var props6 = {};
 props6.data = true;
 props6.eventType = true;
 }
 }
-if(!valid27){
-const err103 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid28){
+const err89 = {instancePath,schemaPath:"#/allOf/6/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err103];
+vErrors = [err89];
 }
 else {
-vErrors.push(err103);
+vErrors.push(err89);
 }
 errors++;
 }
@@ -2905,353 +2741,192 @@ props0 = props0 || {};
 Object.assign(props0, props6);
 }
 }
-const _errs132 = errors;
-let valid33 = true;
-const _errs133 = errors;
+const _errs117 = errors;
+let valid31 = true;
+const _errs118 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("candidate_detail_shown" !== data.eventType){
-const err104 = {};
+if("candidate_restart_requested" !== data.eventType){
+const err90 = {};
 if(vErrors === null){
-vErrors = [err104];
+vErrors = [err90];
 }
 else {
-vErrors.push(err104);
+vErrors.push(err90);
 }
 errors++;
 }
 }
 }
-var _valid7 = _errs133 === errors;
-errors = _errs132;
+var _valid7 = _errs118 === errors;
+errors = _errs117;
 if(vErrors !== null){
-if(_errs132){
-vErrors.length = _errs132;
+if(_errs117){
+vErrors.length = _errs117;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid7){
-const _errs135 = errors;
+const _errs120 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.candidate === undefined){
+const err91 = {instancePath,schemaPath:"#/allOf/7/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data58 = data.data;
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-if(data58.detailId === undefined){
-const err105 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "detailId"},message:"must have required property '"+"detailId"+"'"};
+let data51 = data.data;
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+if(data51.candidateScope === undefined){
+const err92 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateScope"},message:"must have required property '"+"candidateScope"+"'"};
 if(vErrors === null){
-vErrors = [err105];
+vErrors = [err92];
 }
 else {
-vErrors.push(err105);
+vErrors.push(err92);
 }
 errors++;
 }
-if(data58.toolUseId === undefined){
-const err106 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data51.targetCandidateStepId === undefined){
+const err93 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "targetCandidateStepId"},message:"must have required property '"+"targetCandidateStepId"+"'"};
 if(vErrors === null){
-vErrors = [err106];
+vErrors = [err93];
 }
 else {
-vErrors.push(err106);
+vErrors.push(err93);
 }
 errors++;
 }
-if(data58.detail === undefined){
-const err107 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "detail"},message:"must have required property '"+"detail"+"'"};
+if(data51.nextCandidateAttempt === undefined){
+const err94 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "nextCandidateAttempt"},message:"must have required property '"+"nextCandidateAttempt"+"'"};
 if(vErrors === null){
-vErrors = [err107];
+vErrors = [err94];
 }
 else {
-vErrors.push(err107);
+vErrors.push(err94);
 }
 errors++;
 }
-if(data58.detailId !== undefined){
-if(typeof data58.detailId !== "string"){
-const err108 = {instancePath:instancePath+"/data/detailId",schemaPath:"#/allOf/7/then/properties/data/properties/detailId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data51.reason === undefined){
+const err95 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
-vErrors = [err108];
+vErrors = [err95];
 }
 else {
-vErrors.push(err108);
+vErrors.push(err95);
 }
 errors++;
 }
-}
-if(data58.toolUseId !== undefined){
-if(typeof data58.toolUseId !== "string"){
-const err109 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/7/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data51.candidateScope !== undefined){
+let data52 = data51.candidateScope;
+if(typeof data52 === "string"){
+if(!pattern11.test(data52)){
+const err96 = {instancePath:instancePath+"/data/candidateScope",schemaPath:"#/allOf/7/then/properties/data/properties/candidateScope/pattern",keyword:"pattern",params:{pattern: "^(all|candidate:[0-9]+)$"},message:"must match pattern \""+"^(all|candidate:[0-9]+)$"+"\""};
 if(vErrors === null){
-vErrors = [err109];
+vErrors = [err96];
 }
 else {
-vErrors.push(err109);
-}
-errors++;
-}
-}
-if(data58.candidateIndex !== undefined){
-let data61 = data58.candidateIndex;
-if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
-const err110 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err110];
-}
-else {
-vErrors.push(err110);
-}
-errors++;
-}
-if((typeof data61 == "number") && (isFinite(data61))){
-if(data61 < 0 || isNaN(data61)){
-const err111 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err111];
-}
-else {
-vErrors.push(err111);
+vErrors.push(err96);
 }
 errors++;
 }
 }
-}
-if(data58.detail !== undefined){
-let data62 = data58.detail;
-if(data62 && typeof data62 == "object" && !Array.isArray(data62)){
-if(data62.candidateName === undefined){
-const err112 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+else {
+const err97 = {instancePath:instancePath+"/data/candidateScope",schemaPath:"#/allOf/7/then/properties/data/properties/candidateScope/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err112];
+vErrors = [err97];
 }
 else {
-vErrors.push(err112);
-}
-errors++;
-}
-if(data62.summary === undefined){
-const err113 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
-if(vErrors === null){
-vErrors = [err113];
-}
-else {
-vErrors.push(err113);
-}
-errors++;
-}
-if(data62.costItems === undefined){
-const err114 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "costItems"},message:"must have required property '"+"costItems"+"'"};
-if(vErrors === null){
-vErrors = [err114];
-}
-else {
-vErrors.push(err114);
-}
-errors++;
-}
-if(data62.candidateName !== undefined){
-if(typeof data62.candidateName !== "string"){
-const err115 = {instancePath:instancePath+"/data/detail/candidateName",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err115];
-}
-else {
-vErrors.push(err115);
+vErrors.push(err97);
 }
 errors++;
 }
 }
-if(data62.candidateIndex !== undefined){
-let data64 = data62.candidateIndex;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
-const err116 = {instancePath:instancePath+"/data/detail/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data51.targetCandidateStepId !== undefined){
+if(typeof data51.targetCandidateStepId !== "string"){
+const err98 = {instancePath:instancePath+"/data/targetCandidateStepId",schemaPath:"#/allOf/7/then/properties/data/properties/targetCandidateStepId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err116];
+vErrors = [err98];
 }
 else {
-vErrors.push(err116);
+vErrors.push(err98);
 }
 errors++;
 }
-if((typeof data64 == "number") && (isFinite(data64))){
-if(data64 < 0 || isNaN(data64)){
-const err117 = {instancePath:instancePath+"/data/detail/candidateIndex",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data51.nextCandidateAttempt !== undefined){
+let data54 = data51.nextCandidateAttempt;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err99 = {instancePath:instancePath+"/data/nextCandidateAttempt",schemaPath:"#/allOf/7/then/properties/data/properties/nextCandidateAttempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err117];
+vErrors = [err99];
 }
 else {
-vErrors.push(err117);
+vErrors.push(err99);
+}
+errors++;
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 < 2 || isNaN(data54)){
+const err100 = {instancePath:instancePath+"/data/nextCandidateAttempt",schemaPath:"#/allOf/7/then/properties/data/properties/nextCandidateAttempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 2},message:"must be >= 2"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
 }
 errors++;
 }
 }
 }
-if(data62.summary !== undefined){
-if(typeof data62.summary !== "string"){
-const err118 = {instancePath:instancePath+"/data/detail/summary",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data51.reason !== undefined){
+if(typeof data51.reason !== "string"){
+const err101 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/7/then/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err118];
+vErrors = [err101];
 }
 else {
-vErrors.push(err118);
-}
-errors++;
-}
-}
-if(data62.costItems !== undefined){
-let data66 = data62.costItems;
-if(Array.isArray(data66)){
-const len2 = data66.length;
-for(let i2=0; i2<len2; i2++){
-let data67 = data66[i2];
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.name === undefined){
-const err119 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
-if(vErrors === null){
-vErrors = [err119];
-}
-else {
-vErrors.push(err119);
-}
-errors++;
-}
-if(data67.monthlyCost === undefined){
-const err120 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
-if(vErrors === null){
-vErrors = [err120];
-}
-else {
-vErrors.push(err120);
-}
-errors++;
-}
-if(data67.name !== undefined){
-if(typeof data67.name !== "string"){
-const err121 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/name",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err121];
-}
-else {
-vErrors.push(err121);
-}
-errors++;
-}
-}
-if(data67.spec !== undefined){
-if(typeof data67.spec !== "string"){
-const err122 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/spec",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err122];
-}
-else {
-vErrors.push(err122);
-}
-errors++;
-}
-}
-if(data67.monthlyCost !== undefined){
-let data70 = data67.monthlyCost;
-if(!((typeof data70 == "number") && (isFinite(data70)))){
-const err123 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/monthlyCost",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
-if(vErrors === null){
-vErrors = [err123];
-}
-else {
-vErrors.push(err123);
+vErrors.push(err101);
 }
 errors++;
 }
 }
 }
 else {
-const err124 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err102 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err124];
+vErrors = [err102];
 }
 else {
-vErrors.push(err124);
+vErrors.push(err102);
 }
 errors++;
 }
 }
 }
-else {
-const err125 = {instancePath:instancePath+"/data/detail/costItems",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err125];
-}
-else {
-vErrors.push(err125);
-}
-errors++;
-}
-}
-if(data62.totalMonthlyCost !== undefined){
-let data71 = data62.totalMonthlyCost;
-if(!((typeof data71 == "number") && (isFinite(data71)))){
-const err126 = {instancePath:instancePath+"/data/detail/totalMonthlyCost",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
-if(vErrors === null){
-vErrors = [err126];
-}
-else {
-vErrors.push(err126);
-}
-errors++;
-}
-}
-if(data62.currency !== undefined){
-if(typeof data62.currency !== "string"){
-const err127 = {instancePath:instancePath+"/data/detail/currency",schemaPath:"#/allOf/7/then/properties/data/properties/detail/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err127];
-}
-else {
-vErrors.push(err127);
-}
-errors++;
-}
-}
-}
-else {
-const err128 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/7/then/properties/data/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err128];
-}
-else {
-vErrors.push(err128);
-}
-errors++;
-}
-}
-}
-else {
-const err129 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/7/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err129];
-}
-else {
-vErrors.push(err129);
-}
-errors++;
-}
-}
-}
-var _valid7 = _errs135 === errors;
-valid33 = _valid7;
-if(valid33){
+var _valid7 = _errs120 === errors;
+valid31 = _valid7;
+if(valid31){
 var props7 = {};
 props7.data = true;
+props7.candidate = true;
 props7.eventType = true;
 }
 }
-if(!valid33){
-const err130 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid31){
+const err103 = {instancePath,schemaPath:"#/allOf/7/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err130];
+vErrors = [err103];
 }
 else {
-vErrors.push(err130);
+vErrors.push(err103);
 }
 errors++;
 }
@@ -3264,102 +2939,265 @@ props0 = props0 || {};
 Object.assign(props0, props7);
 }
 }
-const _errs167 = errors;
-let valid41 = true;
-const _errs168 = errors;
+const _errs132 = errors;
+let valid35 = true;
+const _errs133 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("cleanup_failed" !== data.eventType){
-const err131 = {};
+if("diagram_shown" !== data.eventType){
+const err104 = {};
 if(vErrors === null){
-vErrors = [err131];
+vErrors = [err104];
 }
 else {
-vErrors.push(err131);
+vErrors.push(err104);
 }
 errors++;
 }
 }
 }
-var _valid8 = _errs168 === errors;
-errors = _errs167;
+var _valid8 = _errs133 === errors;
+errors = _errs132;
 if(vErrors !== null){
-if(_errs167){
-vErrors.length = _errs167;
+if(_errs132){
+vErrors.length = _errs132;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid8){
-const _errs170 = errors;
+const _errs135 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data74 = data.data;
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-if(data74.lastError === undefined){
-const err132 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "lastError"},message:"must have required property '"+"lastError"+"'"};
+let data57 = data.data;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.candidateName === undefined){
+const err105 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
 if(vErrors === null){
-vErrors = [err132];
+vErrors = [err105];
 }
 else {
-vErrors.push(err132);
+vErrors.push(err105);
 }
 errors++;
 }
-if(data74.lastError !== undefined){
-let data75 = data74.lastError;
-if(typeof data75 === "string"){
-if(func1(data75) < 1){
-const err133 = {instancePath:instancePath+"/data/lastError",schemaPath:"#/allOf/8/then/properties/data/properties/lastError/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data57.templateContent === undefined){
+const err106 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "templateContent"},message:"must have required property '"+"templateContent"+"'"};
 if(vErrors === null){
-vErrors = [err133];
+vErrors = [err106];
 }
 else {
-vErrors.push(err133);
+vErrors.push(err106);
+}
+errors++;
+}
+if(data57.mermaidSource === undefined){
+const err107 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "mermaidSource"},message:"must have required property '"+"mermaidSource"+"'"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+if(data57.format === undefined){
+const err108 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+if(data57.diagramStage === undefined){
+const err109 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "diagramStage"},message:"must have required property '"+"diagramStage"+"'"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+if(data57.views === undefined){
+const err110 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/required",keyword:"required",params:{missingProperty: "views"},message:"must have required property '"+"views"+"'"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+if(data57.toolUseId !== undefined){
+if(typeof data57.toolUseId !== "string"){
+const err111 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/8/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
 }
 errors++;
 }
 }
-else {
-const err134 = {instancePath:instancePath+"/data/lastError",schemaPath:"#/allOf/8/then/properties/data/properties/lastError/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data57.candidateName !== undefined){
+if(typeof data57.candidateName !== "string"){
+const err112 = {instancePath:instancePath+"/data/candidateName",schemaPath:"#/allOf/8/then/properties/data/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err134];
+vErrors = [err112];
 }
 else {
-vErrors.push(err134);
+vErrors.push(err112);
+}
+errors++;
+}
+}
+if(data57.candidateIndex !== undefined){
+let data60 = data57.candidateIndex;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+const err113 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/8/then/properties/data/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 0 || isNaN(data60)){
+const err114 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/8/then/properties/data/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+if(data57.templateContent !== undefined){
+if(typeof data57.templateContent !== "string"){
+const err115 = {instancePath:instancePath+"/data/templateContent",schemaPath:"#/allOf/8/then/properties/data/properties/templateContent/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+if(data57.mermaidSource !== undefined){
+if(typeof data57.mermaidSource !== "string"){
+const err116 = {instancePath:instancePath+"/data/mermaidSource",schemaPath:"#/allOf/8/then/properties/data/properties/mermaidSource/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+if(data57.format !== undefined){
+if("mermaid" !== data57.format){
+const err117 = {instancePath:instancePath+"/data/format",schemaPath:"#/allOf/8/then/properties/data/properties/format/const",keyword:"const",params:{allowedValue: "mermaid"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+if(data57.diagramStage !== undefined){
+let data64 = data57.diagramStage;
+if(!((data64 === "draft") || (data64 === "optimized"))){
+const err118 = {instancePath:instancePath+"/data/diagramStage",schemaPath:"#/allOf/8/then/properties/data/properties/diagramStage/enum",keyword:"enum",params:{allowedValues: schema43.allOf[8].then.properties.data.properties.diagramStage.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+if(data57.views !== undefined){
+let data65 = data57.views;
+if(Array.isArray(data65)){
+const len1 = data65.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data65[i1] !== "string"){
+const err119 = {instancePath:instancePath+"/data/views/" + i1,schemaPath:"#/allOf/8/then/properties/data/properties/views/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
 }
 errors++;
 }
 }
 }
 else {
-const err135 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err120 = {instancePath:instancePath+"/data/views",schemaPath:"#/allOf/8/then/properties/data/properties/views/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
-vErrors = [err135];
+vErrors = [err120];
 }
 else {
-vErrors.push(err135);
+vErrors.push(err120);
+}
+errors++;
+}
+}
+if(data57.architectureContext !== undefined){
+if(typeof data57.architectureContext !== "string"){
+const err121 = {instancePath:instancePath+"/data/architectureContext",schemaPath:"#/allOf/8/then/properties/data/properties/architectureContext/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
 }
 errors++;
 }
 }
 }
-var _valid8 = _errs170 === errors;
-valid41 = _valid8;
-if(valid41){
+else {
+const err122 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/8/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+}
+var _valid8 = _errs135 === errors;
+valid35 = _valid8;
+if(valid35){
 var props8 = {};
 props8.data = true;
 props8.eventType = true;
 }
 }
-if(!valid41){
-const err136 = {instancePath,schemaPath:"#/allOf/8/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid35){
+const err123 = {instancePath,schemaPath:"#/allOf/8/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err136];
+vErrors = [err123];
 }
 else {
-vErrors.push(err136);
+vErrors.push(err123);
 }
 errors++;
 }
@@ -3372,13 +3210,178 @@ props0 = props0 || {};
 Object.assign(props0, props8);
 }
 }
-const _errs176 = errors;
-let valid45 = true;
-const _errs177 = errors;
+const _errs157 = errors;
+let valid41 = true;
+const _errs158 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("cleanup_progress" !== data.eventType){
-const err137 = {};
+if("candidate_detail_shown" !== data.eventType){
+const err124 = {};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+}
+var _valid9 = _errs158 === errors;
+errors = _errs157;
+if(vErrors !== null){
+if(_errs157){
+vErrors.length = _errs157;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid9){
+const _errs160 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data69 = data.data;
+if(data69 && typeof data69 == "object" && !Array.isArray(data69)){
+if(data69.detailId === undefined){
+const err125 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "detailId"},message:"must have required property '"+"detailId"+"'"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+if(data69.toolUseId === undefined){
+const err126 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+if(data69.detail === undefined){
+const err127 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "detail"},message:"must have required property '"+"detail"+"'"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if(data69.detailId !== undefined){
+if(typeof data69.detailId !== "string"){
+const err128 = {instancePath:instancePath+"/data/detailId",schemaPath:"#/allOf/9/then/properties/data/properties/detailId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+if(data69.toolUseId !== undefined){
+if(typeof data69.toolUseId !== "string"){
+const err129 = {instancePath:instancePath+"/data/toolUseId",schemaPath:"#/allOf/9/then/properties/data/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+if(data69.candidateIndex !== undefined){
+let data72 = data69.candidateIndex;
+if(!(((typeof data72 == "number") && (!(data72 % 1) && !isNaN(data72))) && (isFinite(data72)))){
+const err130 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/9/then/properties/data/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+if((typeof data72 == "number") && (isFinite(data72))){
+if(data72 < 0 || isNaN(data72)){
+const err131 = {instancePath:instancePath+"/data/candidateIndex",schemaPath:"#/allOf/9/then/properties/data/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+if(data69.detail !== undefined){
+let data73 = data69.detail;
+if(data73 && typeof data73 == "object" && !Array.isArray(data73)){
+if(data73.candidateName === undefined){
+const err132 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/9/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+if(data73.summary === undefined){
+const err133 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/9/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+if(data73.costItems === undefined){
+const err134 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/9/then/properties/data/properties/detail/required",keyword:"required",params:{missingProperty: "costItems"},message:"must have required property '"+"costItems"+"'"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+if(data73.candidateName !== undefined){
+if(typeof data73.candidateName !== "string"){
+const err135 = {instancePath:instancePath+"/data/detail/candidateName",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/candidateName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+if(data73.candidateIndex !== undefined){
+let data75 = data73.candidateIndex;
+if(!(((typeof data75 == "number") && (!(data75 % 1) && !isNaN(data75))) && (isFinite(data75)))){
+const err136 = {instancePath:instancePath+"/data/detail/candidateIndex",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/candidateIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+if((typeof data75 == "number") && (isFinite(data75))){
+if(data75 < 0 || isNaN(data75)){
+const err137 = {instancePath:instancePath+"/data/detail/candidateIndex",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/candidateIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -3389,24 +3392,9 @@ errors++;
 }
 }
 }
-var _valid9 = _errs177 === errors;
-errors = _errs176;
-if(vErrors !== null){
-if(_errs176){
-vErrors.length = _errs176;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid9){
-const _errs179 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data77 = data.data;
-if(data77 && typeof data77 == "object" && !Array.isArray(data77)){
-if(data77.progressStatus === undefined){
-const err138 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "progressStatus"},message:"must have required property '"+"progressStatus"+"'"};
+if(data73.summary !== undefined){
+if(typeof data73.summary !== "string"){
+const err138 = {instancePath:instancePath+"/data/detail/summary",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -3415,8 +3403,16 @@ vErrors.push(err138);
 }
 errors++;
 }
-if(data77.progressPercentage === undefined){
-const err139 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "progressPercentage"},message:"must have required property '"+"progressPercentage"+"'"};
+}
+if(data73.costItems !== undefined){
+let data77 = data73.costItems;
+if(Array.isArray(data77)){
+const len2 = data77.length;
+for(let i2=0; i2<len2; i2++){
+let data78 = data77[i2];
+if(data78 && typeof data78 == "object" && !Array.isArray(data78)){
+if(data78.name === undefined){
+const err139 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/costItems/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -3425,8 +3421,8 @@ vErrors.push(err139);
 }
 errors++;
 }
-if(data77.stackStatus === undefined){
-const err140 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
+if(data78.monthlyCost === undefined){
+const err140 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/costItems/items/required",keyword:"required",params:{missingProperty: "monthlyCost"},message:"must have required property '"+"monthlyCost"+"'"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -3435,9 +3431,9 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-else {
-const err141 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data78.name !== undefined){
+if(typeof data78.name !== "string"){
+const err141 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/name",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/costItems/items/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -3447,22 +3443,120 @@ vErrors.push(err141);
 errors++;
 }
 }
-}
-var _valid9 = _errs179 === errors;
-valid45 = _valid9;
-if(valid45){
-var props9 = {};
-props9.data = true;
-props9.eventType = true;
-}
-}
-if(!valid45){
-const err142 = {instancePath,schemaPath:"#/allOf/9/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data78.spec !== undefined){
+if(typeof data78.spec !== "string"){
+const err142 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/spec",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/costItems/items/properties/spec/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err142];
 }
 else {
 vErrors.push(err142);
+}
+errors++;
+}
+}
+if(data78.monthlyCost !== undefined){
+let data81 = data78.monthlyCost;
+if(!((typeof data81 == "number") && (isFinite(data81)))){
+const err143 = {instancePath:instancePath+"/data/detail/costItems/" + i2+"/monthlyCost",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/costItems/items/properties/monthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/data/detail/costItems/" + i2,schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/costItems/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+}
+else {
+const err145 = {instancePath:instancePath+"/data/detail/costItems",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/costItems/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+}
+if(data73.totalMonthlyCost !== undefined){
+let data82 = data73.totalMonthlyCost;
+if(!((typeof data82 == "number") && (isFinite(data82)))){
+const err146 = {instancePath:instancePath+"/data/detail/totalMonthlyCost",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/totalMonthlyCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+if(data73.currency !== undefined){
+if(typeof data73.currency !== "string"){
+const err147 = {instancePath:instancePath+"/data/detail/currency",schemaPath:"#/allOf/9/then/properties/data/properties/detail/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+}
+else {
+const err148 = {instancePath:instancePath+"/data/detail",schemaPath:"#/allOf/9/then/properties/data/properties/detail/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+}
+}
+else {
+const err149 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/9/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+}
+var _valid9 = _errs160 === errors;
+valid41 = _valid9;
+if(valid41){
+var props9 = {};
+props9.data = true;
+props9.eventType = true;
+}
+}
+if(!valid41){
+const err150 = {instancePath,schemaPath:"#/allOf/9/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
 }
 errors++;
 }
@@ -3475,131 +3569,13 @@ props0 = props0 || {};
 Object.assign(props0, props9);
 }
 }
-const _errs183 = errors;
-let valid48 = true;
-const _errs184 = errors;
+const _errs192 = errors;
+let valid49 = true;
+const _errs193 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("mcp_status" !== data.eventType){
-const err143 = {};
-if(vErrors === null){
-vErrors = [err143];
-}
-else {
-vErrors.push(err143);
-}
-errors++;
-}
-}
-}
-var _valid10 = _errs184 === errors;
-errors = _errs183;
-if(vErrors !== null){
-if(_errs183){
-vErrors.length = _errs183;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid10){
-const _errs186 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data79 = data.data;
-if(data79 && typeof data79 == "object" && !Array.isArray(data79)){
-if(data79.kind === undefined){
-const err144 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
-if(vErrors === null){
-vErrors = [err144];
-}
-else {
-vErrors.push(err144);
-}
-errors++;
-}
-if(data79.mcpStatus === undefined){
-const err145 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "mcpStatus"},message:"must have required property '"+"mcpStatus"+"'"};
-if(vErrors === null){
-vErrors = [err145];
-}
-else {
-vErrors.push(err145);
-}
-errors++;
-}
-if(data79.kind !== undefined){
-if("mcp_status" !== data79.kind){
-const err146 = {instancePath:instancePath+"/data/kind",schemaPath:"#/allOf/10/then/properties/data/properties/kind/const",keyword:"const",params:{allowedValue: "mcp_status"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err146];
-}
-else {
-vErrors.push(err146);
-}
-errors++;
-}
-}
-if(data79.mcpStatus !== undefined){
-let data81 = data79.mcpStatus;
-if(data81 && typeof data81 == "object" && !Array.isArray(data81)){
-if(data81.servers === undefined){
-const err147 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
-if(vErrors === null){
-vErrors = [err147];
-}
-else {
-vErrors.push(err147);
-}
-errors++;
-}
-if(data81.warnings === undefined){
-const err148 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
-if(vErrors === null){
-vErrors = [err148];
-}
-else {
-vErrors.push(err148);
-}
-errors++;
-}
-if(data81.servers !== undefined){
-let data82 = data81.servers;
-if(Array.isArray(data82)){
-const len3 = data82.length;
-for(let i3=0; i3<len3; i3++){
-let data83 = data82[i3];
-if(!(data83 && typeof data83 == "object" && !Array.isArray(data83))){
-const err149 = {instancePath:instancePath+"/data/mcpStatus/servers/" + i3,schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err149];
-}
-else {
-vErrors.push(err149);
-}
-errors++;
-}
-}
-}
-else {
-const err150 = {instancePath:instancePath+"/data/mcpStatus/servers",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
-if(vErrors === null){
-vErrors = [err150];
-}
-else {
-vErrors.push(err150);
-}
-errors++;
-}
-}
-if(data81.warnings !== undefined){
-let data84 = data81.warnings;
-if(Array.isArray(data84)){
-const len4 = data84.length;
-for(let i4=0; i4<len4; i4++){
-let data85 = data84[i4];
-if(!(data85 && typeof data85 == "object" && !Array.isArray(data85))){
-const err151 = {instancePath:instancePath+"/data/mcpStatus/warnings/" + i4,schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if("cleanup_failed" !== data.eventType){
+const err151 = {};
 if(vErrors === null){
 vErrors = [err151];
 }
@@ -3610,8 +3586,24 @@ errors++;
 }
 }
 }
+var _valid10 = _errs193 === errors;
+errors = _errs192;
+if(vErrors !== null){
+if(_errs192){
+vErrors.length = _errs192;
+}
 else {
-const err152 = {instancePath:instancePath+"/data/mcpStatus/warnings",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+vErrors = null;
+}
+}
+if(_valid10){
+const _errs195 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data85 = data.data;
+if(data85 && typeof data85 == "object" && !Array.isArray(data85)){
+if(data85.lastError === undefined){
+const err152 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/required",keyword:"required",params:{missingProperty: "lastError"},message:"must have required property '"+"lastError"+"'"};
 if(vErrors === null){
 vErrors = [err152];
 }
@@ -3620,10 +3612,11 @@ vErrors.push(err152);
 }
 errors++;
 }
-}
-}
-else {
-const err153 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/10/then/properties/data/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data85.lastError !== undefined){
+let data86 = data85.lastError;
+if(typeof data86 === "string"){
+if(func1(data86) < 1){
+const err153 = {instancePath:instancePath+"/data/lastError",schemaPath:"#/allOf/10/then/properties/data/properties/lastError/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err153];
 }
@@ -3633,9 +3626,8 @@ vErrors.push(err153);
 errors++;
 }
 }
-}
 else {
-const err154 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err154 = {instancePath:instancePath+"/data/lastError",schemaPath:"#/allOf/10/then/properties/data/properties/lastError/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err154];
 }
@@ -3646,21 +3638,33 @@ errors++;
 }
 }
 }
-var _valid10 = _errs186 === errors;
-valid48 = _valid10;
-if(valid48){
-var props10 = {};
-props10.data = true;
-props10.eventType = true;
-}
-}
-if(!valid48){
-const err155 = {instancePath,schemaPath:"#/allOf/10/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+else {
+const err155 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/10/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err155];
 }
 else {
 vErrors.push(err155);
+}
+errors++;
+}
+}
+}
+var _valid10 = _errs195 === errors;
+valid49 = _valid10;
+if(valid49){
+var props10 = {};
+props10.data = true;
+props10.eventType = true;
+}
+}
+if(!valid49){
+const err156 = {instancePath,schemaPath:"#/allOf/10/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
 }
 errors++;
 }
@@ -3674,17 +3678,17 @@ Object.assign(props0, props10);
 }
 }
 const _errs201 = errors;
-let valid57 = true;
+let valid53 = true;
 const _errs202 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_started" !== data.eventType){
-const err156 = {};
+if("cleanup_progress" !== data.eventType){
+const err157 = {};
 if(vErrors === null){
-vErrors = [err156];
+vErrors = [err157];
 }
 else {
-vErrors.push(err156);
+vErrors.push(err157);
 }
 errors++;
 }
@@ -3704,20 +3708,10 @@ if(_valid11){
 const _errs204 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data87 = data.data;
-if(data87 && typeof data87 == "object" && !Array.isArray(data87)){
-if(data87.pipelineType === undefined){
-const err157 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "pipelineType"},message:"must have required property '"+"pipelineType"+"'"};
-if(vErrors === null){
-vErrors = [err157];
-}
-else {
-vErrors.push(err157);
-}
-errors++;
-}
-if(data87.totalSteps === undefined){
-const err158 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+let data88 = data.data;
+if(data88 && typeof data88 == "object" && !Array.isArray(data88)){
+if(data88.progressStatus === undefined){
+const err158 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "progressStatus"},message:"must have required property '"+"progressStatus"+"'"};
 if(vErrors === null){
 vErrors = [err158];
 }
@@ -3726,8 +3720,8 @@ vErrors.push(err158);
 }
 errors++;
 }
-if(data87.stepNames === undefined){
-const err159 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "stepNames"},message:"must have required property '"+"stepNames"+"'"};
+if(data88.progressPercentage === undefined){
+const err159 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "progressPercentage"},message:"must have required property '"+"progressPercentage"+"'"};
 if(vErrors === null){
 vErrors = [err159];
 }
@@ -3736,9 +3730,8 @@ vErrors.push(err159);
 }
 errors++;
 }
-}
-else {
-const err160 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data88.stackStatus === undefined){
+const err160 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
 if(vErrors === null){
 vErrors = [err160];
 }
@@ -3748,22 +3741,33 @@ vErrors.push(err160);
 errors++;
 }
 }
-}
-var _valid11 = _errs204 === errors;
-valid57 = _valid11;
-if(valid57){
-var props11 = {};
-props11.data = true;
-props11.eventType = true;
-}
-}
-if(!valid57){
-const err161 = {instancePath,schemaPath:"#/allOf/11/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+else {
+const err161 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/11/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err161];
 }
 else {
 vErrors.push(err161);
+}
+errors++;
+}
+}
+}
+var _valid11 = _errs204 === errors;
+valid53 = _valid11;
+if(valid53){
+var props11 = {};
+props11.data = true;
+props11.eventType = true;
+}
+}
+if(!valid53){
+const err162 = {instancePath,schemaPath:"#/allOf/11/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
 }
 errors++;
 }
@@ -3777,17 +3781,17 @@ Object.assign(props0, props11);
 }
 }
 const _errs208 = errors;
-let valid60 = true;
+let valid56 = true;
 const _errs209 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("step_started" !== data.eventType){
-const err162 = {};
+if("mcp_status" !== data.eventType){
+const err163 = {};
 if(vErrors === null){
-vErrors = [err162];
+vErrors = [err163];
 }
 else {
-vErrors.push(err162);
+vErrors.push(err163);
 }
 errors++;
 }
@@ -3806,21 +3810,11 @@ vErrors = null;
 if(_valid12){
 const _errs211 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.step === undefined){
-const err163 = {instancePath,schemaPath:"#/allOf/12/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
-if(vErrors === null){
-vErrors = [err163];
-}
-else {
-vErrors.push(err163);
-}
-errors++;
-}
 if(data.data !== undefined){
-let data89 = data.data;
-if(data89 && typeof data89 == "object" && !Array.isArray(data89)){
-if(data89.index === undefined){
-const err164 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+let data90 = data.data;
+if(data90 && typeof data90 == "object" && !Array.isArray(data90)){
+if(data90.kind === undefined){
+const err164 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err164];
 }
@@ -3829,8 +3823,8 @@ vErrors.push(err164);
 }
 errors++;
 }
-if(data89.attempt === undefined){
-const err165 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+if(data90.mcpStatus === undefined){
+const err165 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "mcpStatus"},message:"must have required property '"+"mcpStatus"+"'"};
 if(vErrors === null){
 vErrors = [err165];
 }
@@ -3839,8 +3833,9 @@ vErrors.push(err165);
 }
 errors++;
 }
-if(data89.total === undefined){
-const err166 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
+if(data90.kind !== undefined){
+if("mcp_status" !== data90.kind){
+const err166 = {instancePath:instancePath+"/data/kind",schemaPath:"#/allOf/12/then/properties/data/properties/kind/const",keyword:"const",params:{allowedValue: "mcp_status"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err166];
 }
@@ -3849,8 +3844,12 @@ vErrors.push(err166);
 }
 errors++;
 }
-if(data89.name === undefined){
-const err167 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data90.mcpStatus !== undefined){
+let data92 = data90.mcpStatus;
+if(data92 && typeof data92 == "object" && !Array.isArray(data92)){
+if(data92.servers === undefined){
+const err167 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/12/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "servers"},message:"must have required property '"+"servers"+"'"};
 if(vErrors === null){
 vErrors = [err167];
 }
@@ -3859,8 +3858,8 @@ vErrors.push(err167);
 }
 errors++;
 }
-if(data89.stepType === undefined){
-const err168 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/required",keyword:"required",params:{missingProperty: "stepType"},message:"must have required property '"+"stepType"+"'"};
+if(data92.warnings === undefined){
+const err168 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/12/then/properties/data/properties/mcpStatus/required",keyword:"required",params:{missingProperty: "warnings"},message:"must have required property '"+"warnings"+"'"};
 if(vErrors === null){
 vErrors = [err168];
 }
@@ -3869,9 +3868,14 @@ vErrors.push(err168);
 }
 errors++;
 }
-}
-else {
-const err169 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data92.servers !== undefined){
+let data93 = data92.servers;
+if(Array.isArray(data93)){
+const len3 = data93.length;
+for(let i3=0; i3<len3; i3++){
+let data94 = data93[i3];
+if(!(data94 && typeof data94 == "object" && !Array.isArray(data94))){
+const err169 = {instancePath:instancePath+"/data/mcpStatus/servers/" + i3,schemaPath:"#/allOf/12/then/properties/data/properties/mcpStatus/properties/servers/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err169];
 }
@@ -3882,22 +3886,86 @@ errors++;
 }
 }
 }
-var _valid12 = _errs211 === errors;
-valid60 = _valid12;
-if(valid60){
-var props12 = {};
-props12.data = true;
-props12.step = true;
-props12.eventType = true;
-}
-}
-if(!valid60){
-const err170 = {instancePath,schemaPath:"#/allOf/12/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+else {
+const err170 = {instancePath:instancePath+"/data/mcpStatus/servers",schemaPath:"#/allOf/12/then/properties/data/properties/mcpStatus/properties/servers/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err170];
 }
 else {
 vErrors.push(err170);
+}
+errors++;
+}
+}
+if(data92.warnings !== undefined){
+let data95 = data92.warnings;
+if(Array.isArray(data95)){
+const len4 = data95.length;
+for(let i4=0; i4<len4; i4++){
+let data96 = data95[i4];
+if(!(data96 && typeof data96 == "object" && !Array.isArray(data96))){
+const err171 = {instancePath:instancePath+"/data/mcpStatus/warnings/" + i4,schemaPath:"#/allOf/12/then/properties/data/properties/mcpStatus/properties/warnings/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+}
+else {
+const err172 = {instancePath:instancePath+"/data/mcpStatus/warnings",schemaPath:"#/allOf/12/then/properties/data/properties/mcpStatus/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+}
+}
+else {
+const err173 = {instancePath:instancePath+"/data/mcpStatus",schemaPath:"#/allOf/12/then/properties/data/properties/mcpStatus/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+}
+}
+else {
+const err174 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/12/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+}
+var _valid12 = _errs211 === errors;
+valid56 = _valid12;
+if(valid56){
+var props12 = {};
+props12.data = true;
+props12.eventType = true;
+}
+}
+if(!valid56){
+const err175 = {instancePath,schemaPath:"#/allOf/12/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
 }
 errors++;
 }
@@ -3910,98 +3978,97 @@ props0 = props0 || {};
 Object.assign(props0, props12);
 }
 }
-const _errs215 = errors;
-let valid63 = true;
-const _errs216 = errors;
+const _errs226 = errors;
+let valid65 = true;
+const _errs227 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("step_completed" !== data.eventType){
-const err171 = {};
+if("pipeline_started" !== data.eventType){
+const err176 = {};
 if(vErrors === null){
-vErrors = [err171];
+vErrors = [err176];
 }
 else {
-vErrors.push(err171);
+vErrors.push(err176);
 }
 errors++;
 }
 }
 }
-var _valid13 = _errs216 === errors;
-errors = _errs215;
+var _valid13 = _errs227 === errors;
+errors = _errs226;
 if(vErrors !== null){
-if(_errs215){
-vErrors.length = _errs215;
+if(_errs226){
+vErrors.length = _errs226;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid13){
-const _errs218 = errors;
+const _errs229 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.step === undefined){
-const err172 = {instancePath,schemaPath:"#/allOf/13/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
-if(vErrors === null){
-vErrors = [err172];
-}
-else {
-vErrors.push(err172);
-}
-errors++;
-}
 if(data.data !== undefined){
-let data91 = data.data;
-if(data91 && typeof data91 == "object" && !Array.isArray(data91)){
-if(data91.conclusionField === undefined){
-const err173 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusionField"},message:"must have required property '"+"conclusionField"+"'"};
+let data98 = data.data;
+if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
+if(data98.pipelineType === undefined){
+const err177 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "pipelineType"},message:"must have required property '"+"pipelineType"+"'"};
 if(vErrors === null){
-vErrors = [err173];
+vErrors = [err177];
 }
 else {
-vErrors.push(err173);
+vErrors.push(err177);
 }
 errors++;
 }
-if(data91.conclusion === undefined){
-const err174 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusion"},message:"must have required property '"+"conclusion"+"'"};
+if(data98.totalSteps === undefined){
+const err178 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
 if(vErrors === null){
-vErrors = [err174];
+vErrors = [err178];
 }
 else {
-vErrors.push(err174);
+vErrors.push(err178);
+}
+errors++;
+}
+if(data98.stepNames === undefined){
+const err179 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/required",keyword:"required",params:{missingProperty: "stepNames"},message:"must have required property '"+"stepNames"+"'"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
 }
 errors++;
 }
 }
 else {
-const err175 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err180 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/13/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err175];
+vErrors = [err180];
 }
 else {
-vErrors.push(err175);
+vErrors.push(err180);
 }
 errors++;
 }
 }
 }
-var _valid13 = _errs218 === errors;
-valid63 = _valid13;
-if(valid63){
+var _valid13 = _errs229 === errors;
+valid65 = _valid13;
+if(valid65){
 var props13 = {};
 props13.data = true;
-props13.step = true;
 props13.eventType = true;
 }
 }
-if(!valid63){
-const err176 = {instancePath,schemaPath:"#/allOf/13/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid65){
+const err181 = {instancePath,schemaPath:"#/allOf/13/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err176];
+vErrors = [err181];
 }
 else {
-vErrors.push(err176);
+vErrors.push(err181);
 }
 errors++;
 }
@@ -4014,98 +4081,128 @@ props0 = props0 || {};
 Object.assign(props0, props13);
 }
 }
-const _errs222 = errors;
-let valid66 = true;
-const _errs223 = errors;
+const _errs233 = errors;
+let valid68 = true;
+const _errs234 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data92 = data.eventType;
-if(!(((data92 === "step_failed") || (data92 === "candidate_step_failed")) || (data92 === "candidate_failed"))){
-const err177 = {};
+if("step_started" !== data.eventType){
+const err182 = {};
 if(vErrors === null){
-vErrors = [err177];
+vErrors = [err182];
 }
 else {
-vErrors.push(err177);
+vErrors.push(err182);
 }
 errors++;
 }
 }
 }
-var _valid14 = _errs223 === errors;
-errors = _errs222;
+var _valid14 = _errs234 === errors;
+errors = _errs233;
 if(vErrors !== null){
-if(_errs222){
-vErrors.length = _errs222;
+if(_errs233){
+vErrors.length = _errs233;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid14){
-const _errs225 = errors;
+const _errs236 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.step === undefined){
+const err183 = {instancePath,schemaPath:"#/allOf/14/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data93 = data.data;
-if(data93 && typeof data93 == "object" && !Array.isArray(data93)){
-if(data93.error === undefined){
-const err178 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
+let data100 = data.data;
+if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
+if(data100.index === undefined){
+const err184 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
 if(vErrors === null){
-vErrors = [err178];
+vErrors = [err184];
 }
 else {
-vErrors.push(err178);
+vErrors.push(err184);
 }
 errors++;
 }
-if(data93.errorSummary === undefined){
-const err179 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "errorSummary"},message:"must have required property '"+"errorSummary"+"'"};
+if(data100.attempt === undefined){
+const err185 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
-vErrors = [err179];
+vErrors = [err185];
 }
 else {
-vErrors.push(err179);
+vErrors.push(err185);
 }
 errors++;
 }
-if(data93.errorDetails === undefined){
-const err180 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "errorDetails"},message:"must have required property '"+"errorDetails"+"'"};
+if(data100.total === undefined){
+const err186 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "total"},message:"must have required property '"+"total"+"'"};
 if(vErrors === null){
-vErrors = [err180];
+vErrors = [err186];
 }
 else {
-vErrors.push(err180);
+vErrors.push(err186);
+}
+errors++;
+}
+if(data100.name === undefined){
+const err187 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+if(data100.stepType === undefined){
+const err188 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/required",keyword:"required",params:{missingProperty: "stepType"},message:"must have required property '"+"stepType"+"'"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
 }
 errors++;
 }
 }
 else {
-const err181 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err189 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/14/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err181];
+vErrors = [err189];
 }
 else {
-vErrors.push(err181);
+vErrors.push(err189);
 }
 errors++;
 }
 }
 }
-var _valid14 = _errs225 === errors;
-valid66 = _valid14;
-if(valid66){
+var _valid14 = _errs236 === errors;
+valid68 = _valid14;
+if(valid68){
 var props14 = {};
 props14.data = true;
+props14.step = true;
 props14.eventType = true;
 }
 }
-if(!valid66){
-const err182 = {instancePath,schemaPath:"#/allOf/14/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid68){
+const err190 = {instancePath,schemaPath:"#/allOf/14/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err182];
+vErrors = [err190];
 }
 else {
-vErrors.push(err182);
+vErrors.push(err190);
 }
 errors++;
 }
@@ -4118,129 +4215,98 @@ props0 = props0 || {};
 Object.assign(props0, props14);
 }
 }
-const _errs229 = errors;
-let valid69 = true;
-const _errs230 = errors;
+const _errs240 = errors;
+let valid71 = true;
+const _errs241 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data94 = data.eventType;
-if(!((((((data94 === "candidate_started") || (data94 === "candidate_completed")) || (data94 === "candidate_failed")) || (data94 === "candidate_step_started")) || (data94 === "candidate_step_completed")) || (data94 === "candidate_step_failed"))){
-const err183 = {};
+if("step_completed" !== data.eventType){
+const err191 = {};
 if(vErrors === null){
-vErrors = [err183];
+vErrors = [err191];
 }
 else {
-vErrors.push(err183);
+vErrors.push(err191);
 }
 errors++;
 }
 }
 }
-var _valid15 = _errs230 === errors;
-errors = _errs229;
+var _valid15 = _errs241 === errors;
+errors = _errs240;
 if(vErrors !== null){
-if(_errs229){
-vErrors.length = _errs229;
+if(_errs240){
+vErrors.length = _errs240;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid15){
-const _errs232 = errors;
+const _errs243 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.candidate === undefined){
-const err184 = {instancePath,schemaPath:"#/allOf/15/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
+if(data.step === undefined){
+const err192 = {instancePath,schemaPath:"#/allOf/15/then/required",keyword:"required",params:{missingProperty: "step"},message:"must have required property '"+"step"+"'"};
 if(vErrors === null){
-vErrors = [err184];
+vErrors = [err192];
 }
 else {
-vErrors.push(err184);
+vErrors.push(err192);
 }
 errors++;
 }
 if(data.data !== undefined){
-let data95 = data.data;
-if(data95 && typeof data95 == "object" && !Array.isArray(data95)){
-if(data95.subPipelineId === undefined){
-const err185 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+let data102 = data.data;
+if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
+if(data102.conclusionField === undefined){
+const err193 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusionField"},message:"must have required property '"+"conclusionField"+"'"};
 if(vErrors === null){
-vErrors = [err185];
+vErrors = [err193];
 }
 else {
-vErrors.push(err185);
+vErrors.push(err193);
 }
 errors++;
 }
-if(data95.candidateIndex === undefined){
-const err186 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateIndex"},message:"must have required property '"+"candidateIndex"+"'"};
+if(data102.conclusion === undefined){
+const err194 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "conclusion"},message:"must have required property '"+"conclusion"+"'"};
 if(vErrors === null){
-vErrors = [err186];
+vErrors = [err194];
 }
 else {
-vErrors.push(err186);
-}
-errors++;
-}
-if(data95.candidateName === undefined){
-const err187 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
-if(vErrors === null){
-vErrors = [err187];
-}
-else {
-vErrors.push(err187);
-}
-errors++;
-}
-if(data95.subPipelineName === undefined){
-const err188 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineName"},message:"must have required property '"+"subPipelineName"+"'"};
-if(vErrors === null){
-vErrors = [err188];
-}
-else {
-vErrors.push(err188);
-}
-errors++;
-}
-if(data95.totalSteps === undefined){
-const err189 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
-if(vErrors === null){
-vErrors = [err189];
-}
-else {
-vErrors.push(err189);
+vErrors.push(err194);
 }
 errors++;
 }
 }
 else {
-const err190 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err195 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/15/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err190];
+vErrors = [err195];
 }
 else {
-vErrors.push(err190);
+vErrors.push(err195);
 }
 errors++;
 }
 }
 }
-var _valid15 = _errs232 === errors;
-valid69 = _valid15;
-if(valid69){
+var _valid15 = _errs243 === errors;
+valid71 = _valid15;
+if(valid71){
 var props15 = {};
 props15.data = true;
-props15.candidate = true;
+props15.step = true;
 props15.eventType = true;
 }
 }
-if(!valid69){
-const err191 = {instancePath,schemaPath:"#/allOf/15/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid71){
+const err196 = {instancePath,schemaPath:"#/allOf/15/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err191];
+vErrors = [err196];
 }
 else {
-vErrors.push(err191);
+vErrors.push(err196);
 }
 errors++;
 }
@@ -4253,63 +4319,98 @@ props0 = props0 || {};
 Object.assign(props0, props15);
 }
 }
-const _errs236 = errors;
-let valid72 = true;
-const _errs237 = errors;
+const _errs247 = errors;
+let valid74 = true;
+const _errs248 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data96 = data.eventType;
-if(!(((data96 === "candidate_step_started") || (data96 === "candidate_step_completed")) || (data96 === "candidate_step_failed"))){
-const err192 = {};
+let data103 = data.eventType;
+if(!(((data103 === "step_failed") || (data103 === "candidate_step_failed")) || (data103 === "candidate_failed"))){
+const err197 = {};
 if(vErrors === null){
-vErrors = [err192];
+vErrors = [err197];
 }
 else {
-vErrors.push(err192);
+vErrors.push(err197);
 }
 errors++;
 }
 }
 }
-var _valid16 = _errs237 === errors;
-errors = _errs236;
+var _valid16 = _errs248 === errors;
+errors = _errs247;
 if(vErrors !== null){
-if(_errs236){
-vErrors.length = _errs236;
+if(_errs247){
+vErrors.length = _errs247;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid16){
-const _errs239 = errors;
+const _errs250 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.candidateStep === undefined){
-const err193 = {instancePath,schemaPath:"#/allOf/16/then/required",keyword:"required",params:{missingProperty: "candidateStep"},message:"must have required property '"+"candidateStep"+"'"};
+if(data.data !== undefined){
+let data104 = data.data;
+if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
+if(data104.error === undefined){
+const err198 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/required",keyword:"required",params:{missingProperty: "error"},message:"must have required property '"+"error"+"'"};
 if(vErrors === null){
-vErrors = [err193];
+vErrors = [err198];
 }
 else {
-vErrors.push(err193);
+vErrors.push(err198);
+}
+errors++;
+}
+if(data104.errorSummary === undefined){
+const err199 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/required",keyword:"required",params:{missingProperty: "errorSummary"},message:"must have required property '"+"errorSummary"+"'"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+if(data104.errorDetails === undefined){
+const err200 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/required",keyword:"required",params:{missingProperty: "errorDetails"},message:"must have required property '"+"errorDetails"+"'"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
 }
 errors++;
 }
 }
-var _valid16 = _errs239 === errors;
-valid72 = _valid16;
-if(valid72){
+else {
+const err201 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/16/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+}
+}
+var _valid16 = _errs250 === errors;
+valid74 = _valid16;
+if(valid74){
 var props16 = {};
-props16.candidateStep = true;
+props16.data = true;
 props16.eventType = true;
 }
 }
-if(!valid72){
-const err194 = {instancePath,schemaPath:"#/allOf/16/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid74){
+const err202 = {instancePath,schemaPath:"#/allOf/16/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err194];
+vErrors = [err202];
 }
 else {
-vErrors.push(err194);
+vErrors.push(err202);
 }
 errors++;
 }
@@ -4322,99 +4423,129 @@ props0 = props0 || {};
 Object.assign(props0, props16);
 }
 }
-const _errs241 = errors;
-let valid74 = true;
-const _errs242 = errors;
+const _errs254 = errors;
+let valid77 = true;
+const _errs255 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data97 = data.eventType;
-if(!((data97 === "input_required") || (data97 === "input_received"))){
-const err195 = {};
+let data105 = data.eventType;
+if(!((((((data105 === "candidate_started") || (data105 === "candidate_completed")) || (data105 === "candidate_failed")) || (data105 === "candidate_step_started")) || (data105 === "candidate_step_completed")) || (data105 === "candidate_step_failed"))){
+const err203 = {};
 if(vErrors === null){
-vErrors = [err195];
+vErrors = [err203];
 }
 else {
-vErrors.push(err195);
+vErrors.push(err203);
 }
 errors++;
 }
 }
 }
-var _valid17 = _errs242 === errors;
-errors = _errs241;
+var _valid17 = _errs255 === errors;
+errors = _errs254;
 if(vErrors !== null){
-if(_errs241){
-vErrors.length = _errs241;
+if(_errs254){
+vErrors.length = _errs254;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid17){
-const _errs244 = errors;
+const _errs257 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.input === undefined){
-const err196 = {instancePath,schemaPath:"#/allOf/17/then/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data.candidate === undefined){
+const err204 = {instancePath,schemaPath:"#/allOf/17/then/required",keyword:"required",params:{missingProperty: "candidate"},message:"must have required property '"+"candidate"+"'"};
 if(vErrors === null){
-vErrors = [err196];
+vErrors = [err204];
 }
 else {
-vErrors.push(err196);
+vErrors.push(err204);
 }
 errors++;
 }
 if(data.data !== undefined){
-let data98 = data.data;
-if(data98 && typeof data98 == "object" && !Array.isArray(data98)){
-if(data98.kind === undefined){
-const err197 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+let data106 = data.data;
+if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
+if(data106.subPipelineId === undefined){
+const err205 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
 if(vErrors === null){
-vErrors = [err197];
+vErrors = [err205];
 }
 else {
-vErrors.push(err197);
+vErrors.push(err205);
 }
 errors++;
 }
-if(data98.inputId === undefined){
-const err198 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(data106.candidateIndex === undefined){
+const err206 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateIndex"},message:"must have required property '"+"candidateIndex"+"'"};
 if(vErrors === null){
-vErrors = [err198];
+vErrors = [err206];
 }
 else {
-vErrors.push(err198);
+vErrors.push(err206);
+}
+errors++;
+}
+if(data106.candidateName === undefined){
+const err207 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "candidateName"},message:"must have required property '"+"candidateName"+"'"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+if(data106.subPipelineName === undefined){
+const err208 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "subPipelineName"},message:"must have required property '"+"subPipelineName"+"'"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+if(data106.totalSteps === undefined){
+const err209 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
 }
 errors++;
 }
 }
 else {
-const err199 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err210 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/17/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err199];
+vErrors = [err210];
 }
 else {
-vErrors.push(err199);
+vErrors.push(err210);
 }
 errors++;
 }
 }
 }
-var _valid17 = _errs244 === errors;
-valid74 = _valid17;
-if(valid74){
+var _valid17 = _errs257 === errors;
+valid77 = _valid17;
+if(valid77){
 var props17 = {};
 props17.data = true;
-props17.input = true;
+props17.candidate = true;
 props17.eventType = true;
 }
 }
-if(!valid74){
-const err200 = {instancePath,schemaPath:"#/allOf/17/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid77){
+const err211 = {instancePath,schemaPath:"#/allOf/17/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err200];
+vErrors = [err211];
 }
 else {
-vErrors.push(err200);
+vErrors.push(err211);
 }
 errors++;
 }
@@ -4427,88 +4558,63 @@ props0 = props0 || {};
 Object.assign(props0, props17);
 }
 }
-const _errs248 = errors;
-let valid77 = true;
-const _errs249 = errors;
+const _errs261 = errors;
+let valid80 = true;
+const _errs262 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data99 = data.eventType;
-if(!((data99 === "permission_requested") || (data99 === "permission_resolved"))){
-const err201 = {};
+let data107 = data.eventType;
+if(!(((data107 === "candidate_step_started") || (data107 === "candidate_step_completed")) || (data107 === "candidate_step_failed"))){
+const err212 = {};
 if(vErrors === null){
-vErrors = [err201];
+vErrors = [err212];
 }
 else {
-vErrors.push(err201);
+vErrors.push(err212);
 }
 errors++;
 }
 }
 }
-var _valid18 = _errs249 === errors;
-errors = _errs248;
+var _valid18 = _errs262 === errors;
+errors = _errs261;
 if(vErrors !== null){
-if(_errs248){
-vErrors.length = _errs248;
+if(_errs261){
+vErrors.length = _errs261;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid18){
-const _errs251 = errors;
+const _errs264 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data100 = data.data;
-if(data100 && typeof data100 == "object" && !Array.isArray(data100)){
-if(data100.toolUseId === undefined){
-const err202 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data.candidateStep === undefined){
+const err213 = {instancePath,schemaPath:"#/allOf/18/then/required",keyword:"required",params:{missingProperty: "candidateStep"},message:"must have required property '"+"candidateStep"+"'"};
 if(vErrors === null){
-vErrors = [err202];
+vErrors = [err213];
 }
 else {
-vErrors.push(err202);
-}
-errors++;
-}
-if(data100.inputId === undefined){
-const err203 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
-if(vErrors === null){
-vErrors = [err203];
-}
-else {
-vErrors.push(err203);
+vErrors.push(err213);
 }
 errors++;
 }
 }
-else {
-const err204 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/18/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err204];
-}
-else {
-vErrors.push(err204);
-}
-errors++;
-}
-}
-}
-var _valid18 = _errs251 === errors;
-valid77 = _valid18;
-if(valid77){
+var _valid18 = _errs264 === errors;
+valid80 = _valid18;
+if(valid80){
 var props18 = {};
-props18.data = true;
+props18.candidateStep = true;
 props18.eventType = true;
 }
 }
-if(!valid77){
-const err205 = {instancePath,schemaPath:"#/allOf/18/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid80){
+const err214 = {instancePath,schemaPath:"#/allOf/18/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err205];
+vErrors = [err214];
 }
 else {
-vErrors.push(err205);
+vErrors.push(err214);
 }
 errors++;
 }
@@ -4521,97 +4627,99 @@ props0 = props0 || {};
 Object.assign(props0, props18);
 }
 }
-const _errs255 = errors;
-let valid80 = true;
-const _errs256 = errors;
+const _errs266 = errors;
+let valid82 = true;
+const _errs267 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("rollback_completed" !== data.eventType){
-const err206 = {};
+let data108 = data.eventType;
+if(!((data108 === "input_required") || (data108 === "input_received"))){
+const err215 = {};
 if(vErrors === null){
-vErrors = [err206];
+vErrors = [err215];
 }
 else {
-vErrors.push(err206);
+vErrors.push(err215);
 }
 errors++;
 }
 }
 }
-var _valid19 = _errs256 === errors;
-errors = _errs255;
+var _valid19 = _errs267 === errors;
+errors = _errs266;
 if(vErrors !== null){
-if(_errs255){
-vErrors.length = _errs255;
+if(_errs266){
+vErrors.length = _errs266;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid19){
-const _errs258 = errors;
+const _errs269 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.input === undefined){
+const err216 = {instancePath,schemaPath:"#/allOf/19/then/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
 if(data.data !== undefined){
-let data102 = data.data;
-if(data102 && typeof data102 == "object" && !Array.isArray(data102)){
-if(data102.toStep === undefined){
-const err207 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "toStep"},message:"must have required property '"+"toStep"+"'"};
+let data109 = data.data;
+if(data109 && typeof data109 == "object" && !Array.isArray(data109)){
+if(data109.kind === undefined){
+const err217 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
-vErrors = [err207];
+vErrors = [err217];
 }
 else {
-vErrors.push(err207);
+vErrors.push(err217);
 }
 errors++;
 }
-if(data102.reason === undefined){
-const err208 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
+if(data109.inputId === undefined){
+const err218 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
-vErrors = [err208];
+vErrors = [err218];
 }
 else {
-vErrors.push(err208);
-}
-errors++;
-}
-if(data102.staleFields === undefined){
-const err209 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
-if(vErrors === null){
-vErrors = [err209];
-}
-else {
-vErrors.push(err209);
+vErrors.push(err218);
 }
 errors++;
 }
 }
 else {
-const err210 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err219 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/19/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err210];
+vErrors = [err219];
 }
 else {
-vErrors.push(err210);
+vErrors.push(err219);
 }
 errors++;
 }
 }
 }
-var _valid19 = _errs258 === errors;
-valid80 = _valid19;
-if(valid80){
+var _valid19 = _errs269 === errors;
+valid82 = _valid19;
+if(valid82){
 var props19 = {};
 props19.data = true;
+props19.input = true;
 props19.eventType = true;
 }
 }
-if(!valid80){
-const err211 = {instancePath,schemaPath:"#/allOf/19/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid82){
+const err220 = {instancePath,schemaPath:"#/allOf/19/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err211];
+vErrors = [err220];
 }
 else {
-vErrors.push(err211);
+vErrors.push(err220);
 }
 errors++;
 }
@@ -4624,78 +4732,88 @@ props0 = props0 || {};
 Object.assign(props0, props19);
 }
 }
-const _errs262 = errors;
-let valid83 = true;
-const _errs263 = errors;
+const _errs273 = errors;
+let valid85 = true;
+const _errs274 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data103 = data.eventType;
-if(!((data103 === "text_delta") || (data103 === "thinking_delta"))){
-const err212 = {};
+let data110 = data.eventType;
+if(!((data110 === "permission_requested") || (data110 === "permission_resolved"))){
+const err221 = {};
 if(vErrors === null){
-vErrors = [err212];
+vErrors = [err221];
 }
 else {
-vErrors.push(err212);
+vErrors.push(err221);
 }
 errors++;
 }
 }
 }
-var _valid20 = _errs263 === errors;
-errors = _errs262;
+var _valid20 = _errs274 === errors;
+errors = _errs273;
 if(vErrors !== null){
-if(_errs262){
-vErrors.length = _errs262;
+if(_errs273){
+vErrors.length = _errs273;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid20){
-const _errs265 = errors;
+const _errs276 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data104 = data.data;
-if(data104 && typeof data104 == "object" && !Array.isArray(data104)){
-if(data104.text === undefined){
-const err213 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+let data111 = data.data;
+if(data111 && typeof data111 == "object" && !Array.isArray(data111)){
+if(data111.toolUseId === undefined){
+const err222 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err213];
+vErrors = [err222];
 }
 else {
-vErrors.push(err213);
+vErrors.push(err222);
+}
+errors++;
+}
+if(data111.inputId === undefined){
+const err223 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
 }
 errors++;
 }
 }
 else {
-const err214 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err224 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/20/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err214];
+vErrors = [err224];
 }
 else {
-vErrors.push(err214);
+vErrors.push(err224);
 }
 errors++;
 }
 }
 }
-var _valid20 = _errs265 === errors;
-valid83 = _valid20;
-if(valid83){
+var _valid20 = _errs276 === errors;
+valid85 = _valid20;
+if(valid85){
 var props20 = {};
 props20.data = true;
 props20.eventType = true;
 }
 }
-if(!valid83){
-const err215 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid85){
+const err225 = {instancePath,schemaPath:"#/allOf/20/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err215];
+vErrors = [err225];
 }
 else {
-vErrors.push(err215);
+vErrors.push(err225);
 }
 errors++;
 }
@@ -4708,97 +4826,97 @@ props0 = props0 || {};
 Object.assign(props0, props20);
 }
 }
-const _errs269 = errors;
-let valid86 = true;
-const _errs270 = errors;
+const _errs280 = errors;
+let valid88 = true;
+const _errs281 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("tool_started" !== data.eventType){
-const err216 = {};
+if("rollback_completed" !== data.eventType){
+const err226 = {};
 if(vErrors === null){
-vErrors = [err216];
+vErrors = [err226];
 }
 else {
-vErrors.push(err216);
+vErrors.push(err226);
 }
 errors++;
 }
 }
 }
-var _valid21 = _errs270 === errors;
-errors = _errs269;
+var _valid21 = _errs281 === errors;
+errors = _errs280;
 if(vErrors !== null){
-if(_errs269){
-vErrors.length = _errs269;
+if(_errs280){
+vErrors.length = _errs280;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid21){
-const _errs272 = errors;
+const _errs283 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data106 = data.data;
-if(data106 && typeof data106 == "object" && !Array.isArray(data106)){
-if(data106.toolName === undefined){
-const err217 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+let data113 = data.data;
+if(data113 && typeof data113 == "object" && !Array.isArray(data113)){
+if(data113.toStep === undefined){
+const err227 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "toStep"},message:"must have required property '"+"toStep"+"'"};
 if(vErrors === null){
-vErrors = [err217];
+vErrors = [err227];
 }
 else {
-vErrors.push(err217);
+vErrors.push(err227);
 }
 errors++;
 }
-if(data106.toolUseId === undefined){
-const err218 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+if(data113.reason === undefined){
+const err228 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
-vErrors = [err218];
+vErrors = [err228];
 }
 else {
-vErrors.push(err218);
+vErrors.push(err228);
 }
 errors++;
 }
-if(data106.input === undefined){
-const err219 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(data113.staleFields === undefined){
+const err229 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/required",keyword:"required",params:{missingProperty: "staleFields"},message:"must have required property '"+"staleFields"+"'"};
 if(vErrors === null){
-vErrors = [err219];
+vErrors = [err229];
 }
 else {
-vErrors.push(err219);
-}
-errors++;
-}
-}
-else {
-const err220 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err220];
-}
-else {
-vErrors.push(err220);
+vErrors.push(err229);
 }
 errors++;
 }
 }
+else {
+const err230 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/21/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err230];
 }
-var _valid21 = _errs272 === errors;
-valid86 = _valid21;
-if(valid86){
+else {
+vErrors.push(err230);
+}
+errors++;
+}
+}
+}
+var _valid21 = _errs283 === errors;
+valid88 = _valid21;
+if(valid88){
 var props21 = {};
 props21.data = true;
 props21.eventType = true;
 }
 }
-if(!valid86){
-const err221 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid88){
+const err231 = {instancePath,schemaPath:"#/allOf/21/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err221];
+vErrors = [err231];
 }
 else {
-vErrors.push(err221);
+vErrors.push(err231);
 }
 errors++;
 }
@@ -4811,97 +4929,78 @@ props0 = props0 || {};
 Object.assign(props0, props21);
 }
 }
-const _errs276 = errors;
-let valid89 = true;
-const _errs277 = errors;
+const _errs287 = errors;
+let valid91 = true;
+const _errs288 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("tool_result" !== data.eventType){
-const err222 = {};
+let data114 = data.eventType;
+if(!((data114 === "text_delta") || (data114 === "thinking_delta"))){
+const err232 = {};
 if(vErrors === null){
-vErrors = [err222];
+vErrors = [err232];
 }
 else {
-vErrors.push(err222);
+vErrors.push(err232);
 }
 errors++;
 }
 }
 }
-var _valid22 = _errs277 === errors;
-errors = _errs276;
+var _valid22 = _errs288 === errors;
+errors = _errs287;
 if(vErrors !== null){
-if(_errs276){
-vErrors.length = _errs276;
+if(_errs287){
+vErrors.length = _errs287;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid22){
-const _errs279 = errors;
+const _errs290 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data108 = data.data;
-if(data108 && typeof data108 == "object" && !Array.isArray(data108)){
-if(data108.toolName === undefined){
-const err223 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
+let data115 = data.data;
+if(data115 && typeof data115 == "object" && !Array.isArray(data115)){
+if(data115.text === undefined){
+const err233 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
 if(vErrors === null){
-vErrors = [err223];
+vErrors = [err233];
 }
 else {
-vErrors.push(err223);
-}
-errors++;
-}
-if(data108.toolUseId === undefined){
-const err224 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
-if(vErrors === null){
-vErrors = [err224];
-}
-else {
-vErrors.push(err224);
-}
-errors++;
-}
-if(data108.isError === undefined){
-const err225 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
-if(vErrors === null){
-vErrors = [err225];
-}
-else {
-vErrors.push(err225);
+vErrors.push(err233);
 }
 errors++;
 }
 }
 else {
-const err226 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err234 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/22/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err226];
+vErrors = [err234];
 }
 else {
-vErrors.push(err226);
+vErrors.push(err234);
 }
 errors++;
 }
 }
 }
-var _valid22 = _errs279 === errors;
-valid89 = _valid22;
-if(valid89){
+var _valid22 = _errs290 === errors;
+valid91 = _valid22;
+if(valid91){
 var props22 = {};
 props22.data = true;
 props22.eventType = true;
 }
 }
-if(!valid89){
-const err227 = {instancePath,schemaPath:"#/allOf/22/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid91){
+const err235 = {instancePath,schemaPath:"#/allOf/22/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err227];
+vErrors = [err235];
 }
 else {
-vErrors.push(err227);
+vErrors.push(err235);
 }
 errors++;
 }
@@ -4914,87 +5013,97 @@ props0 = props0 || {};
 Object.assign(props0, props22);
 }
 }
-const _errs283 = errors;
-let valid92 = true;
-const _errs284 = errors;
+const _errs294 = errors;
+let valid94 = true;
+const _errs295 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("stack_progress" !== data.eventType){
-const err228 = {};
+if("tool_started" !== data.eventType){
+const err236 = {};
 if(vErrors === null){
-vErrors = [err228];
+vErrors = [err236];
 }
 else {
-vErrors.push(err228);
+vErrors.push(err236);
 }
 errors++;
 }
 }
 }
-var _valid23 = _errs284 === errors;
-errors = _errs283;
+var _valid23 = _errs295 === errors;
+errors = _errs294;
 if(vErrors !== null){
-if(_errs283){
-vErrors.length = _errs283;
+if(_errs294){
+vErrors.length = _errs294;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid23){
-const _errs286 = errors;
+const _errs297 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data110 = data.data;
-if(data110 && typeof data110 == "object" && !Array.isArray(data110)){
-if(data110.stackId === undefined){
-const err229 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+let data117 = data.data;
+if(data117 && typeof data117 == "object" && !Array.isArray(data117)){
+if(data117.toolName === undefined){
+const err237 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
-vErrors = [err229];
+vErrors = [err237];
 }
 else {
-vErrors.push(err229);
+vErrors.push(err237);
 }
 errors++;
 }
-if(data110.status === undefined){
-const err230 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(data117.toolUseId === undefined){
+const err238 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err230];
+vErrors = [err238];
 }
 else {
-vErrors.push(err230);
+vErrors.push(err238);
+}
+errors++;
+}
+if(data117.input === undefined){
+const err239 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/required",keyword:"required",params:{missingProperty: "input"},message:"must have required property '"+"input"+"'"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
 }
 errors++;
 }
 }
 else {
-const err231 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err240 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/23/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err231];
+vErrors = [err240];
 }
 else {
-vErrors.push(err231);
+vErrors.push(err240);
 }
 errors++;
 }
 }
 }
-var _valid23 = _errs286 === errors;
-valid92 = _valid23;
-if(valid92){
+var _valid23 = _errs297 === errors;
+valid94 = _valid23;
+if(valid94){
 var props23 = {};
 props23.data = true;
 props23.eventType = true;
 }
 }
-if(!valid92){
-const err232 = {instancePath,schemaPath:"#/allOf/23/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid94){
+const err241 = {instancePath,schemaPath:"#/allOf/23/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err232];
+vErrors = [err241];
 }
 else {
-vErrors.push(err232);
+vErrors.push(err241);
 }
 errors++;
 }
@@ -5007,97 +5116,97 @@ props0 = props0 || {};
 Object.assign(props0, props23);
 }
 }
-const _errs290 = errors;
-let valid95 = true;
-const _errs291 = errors;
+const _errs301 = errors;
+let valid97 = true;
+const _errs302 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("stack_current_changed" !== data.eventType){
-const err233 = {};
+if("tool_result" !== data.eventType){
+const err242 = {};
 if(vErrors === null){
-vErrors = [err233];
+vErrors = [err242];
 }
 else {
-vErrors.push(err233);
+vErrors.push(err242);
 }
 errors++;
 }
 }
 }
-var _valid24 = _errs291 === errors;
-errors = _errs290;
+var _valid24 = _errs302 === errors;
+errors = _errs301;
 if(vErrors !== null){
-if(_errs290){
-vErrors.length = _errs290;
+if(_errs301){
+vErrors.length = _errs301;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid24){
-const _errs293 = errors;
+const _errs304 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data112 = data.data;
-if(data112 && typeof data112 == "object" && !Array.isArray(data112)){
-if(data112.stackId === undefined){
-const err234 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
+let data119 = data.data;
+if(data119 && typeof data119 == "object" && !Array.isArray(data119)){
+if(data119.toolName === undefined){
+const err243 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "toolName"},message:"must have required property '"+"toolName"+"'"};
 if(vErrors === null){
-vErrors = [err234];
+vErrors = [err243];
 }
 else {
-vErrors.push(err234);
+vErrors.push(err243);
 }
 errors++;
 }
-if(data112.stackStatus === undefined){
-const err235 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
+if(data119.toolUseId === undefined){
+const err244 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
-vErrors = [err235];
+vErrors = [err244];
 }
 else {
-vErrors.push(err235);
+vErrors.push(err244);
 }
 errors++;
 }
-if(data112.isSuccess === undefined){
-const err236 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "isSuccess"},message:"must have required property '"+"isSuccess"+"'"};
+if(data119.isError === undefined){
+const err245 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/required",keyword:"required",params:{missingProperty: "isError"},message:"must have required property '"+"isError"+"'"};
 if(vErrors === null){
-vErrors = [err236];
+vErrors = [err245];
 }
 else {
-vErrors.push(err236);
-}
-errors++;
-}
-}
-else {
-const err237 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err237];
-}
-else {
-vErrors.push(err237);
+vErrors.push(err245);
 }
 errors++;
 }
 }
+else {
+const err246 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/24/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err246];
 }
-var _valid24 = _errs293 === errors;
-valid95 = _valid24;
-if(valid95){
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+}
+}
+var _valid24 = _errs304 === errors;
+valid97 = _valid24;
+if(valid97){
 var props24 = {};
 props24.data = true;
 props24.eventType = true;
 }
 }
-if(!valid95){
-const err238 = {instancePath,schemaPath:"#/allOf/24/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid97){
+const err247 = {instancePath,schemaPath:"#/allOf/24/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err238];
+vErrors = [err247];
 }
 else {
-vErrors.push(err238);
+vErrors.push(err247);
 }
 errors++;
 }
@@ -5110,98 +5219,87 @@ props0 = props0 || {};
 Object.assign(props0, props24);
 }
 }
-const _errs297 = errors;
-let valid98 = true;
-const _errs298 = errors;
+const _errs308 = errors;
+let valid100 = true;
+const _errs309 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data113 = data.eventType;
-if(!((((data113 === "cleanup_started") || (data113 === "cleanup_progress")) || (data113 === "cleanup_completed")) || (data113 === "cleanup_failed"))){
-const err239 = {};
+if("stack_progress" !== data.eventType){
+const err248 = {};
 if(vErrors === null){
-vErrors = [err239];
+vErrors = [err248];
 }
 else {
-vErrors.push(err239);
+vErrors.push(err248);
 }
 errors++;
 }
 }
 }
-var _valid25 = _errs298 === errors;
-errors = _errs297;
+var _valid25 = _errs309 === errors;
+errors = _errs308;
 if(vErrors !== null){
-if(_errs297){
-vErrors.length = _errs297;
+if(_errs308){
+vErrors.length = _errs308;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid25){
-const _errs300 = errors;
+const _errs311 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.data !== undefined){
-let data114 = data.data;
-if(data114 && typeof data114 == "object" && !Array.isArray(data114)){
-if(data114.resourceId === undefined){
-const err240 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
+let data121 = data.data;
+if(data121 && typeof data121 == "object" && !Array.isArray(data121)){
+if(data121.stackId === undefined){
+const err249 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
 if(vErrors === null){
-vErrors = [err240];
+vErrors = [err249];
 }
 else {
-vErrors.push(err240);
+vErrors.push(err249);
 }
 errors++;
 }
-if(data114.cleanupStatus === undefined){
-const err241 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(data121.status === undefined){
+const err250 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
-vErrors = [err241];
+vErrors = [err250];
 }
 else {
-vErrors.push(err241);
-}
-errors++;
-}
-if(data114.sourceStepId === undefined){
-const err242 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/required",keyword:"required",params:{missingProperty: "sourceStepId"},message:"must have required property '"+"sourceStepId"+"'"};
-if(vErrors === null){
-vErrors = [err242];
-}
-else {
-vErrors.push(err242);
+vErrors.push(err250);
 }
 errors++;
 }
 }
 else {
-const err243 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err251 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/25/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err243];
+vErrors = [err251];
 }
 else {
-vErrors.push(err243);
+vErrors.push(err251);
 }
 errors++;
 }
 }
 }
-var _valid25 = _errs300 === errors;
-valid98 = _valid25;
-if(valid98){
+var _valid25 = _errs311 === errors;
+valid100 = _valid25;
+if(valid100){
 var props25 = {};
 props25.data = true;
 props25.eventType = true;
 }
 }
-if(!valid98){
-const err244 = {instancePath,schemaPath:"#/allOf/25/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid100){
+const err252 = {instancePath,schemaPath:"#/allOf/25/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err244];
+vErrors = [err252];
 }
 else {
-vErrors.push(err244);
+vErrors.push(err252);
 }
 errors++;
 }
@@ -5214,88 +5312,97 @@ props0 = props0 || {};
 Object.assign(props0, props25);
 }
 }
-const _errs304 = errors;
-let valid101 = true;
-const _errs305 = errors;
+const _errs315 = errors;
+let valid103 = true;
+const _errs316 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("artifact_created" !== data.eventType){
-const err245 = {};
+if("stack_current_changed" !== data.eventType){
+const err253 = {};
 if(vErrors === null){
-vErrors = [err245];
+vErrors = [err253];
 }
 else {
-vErrors.push(err245);
+vErrors.push(err253);
 }
 errors++;
 }
 }
 }
-var _valid26 = _errs305 === errors;
-errors = _errs304;
+var _valid26 = _errs316 === errors;
+errors = _errs315;
 if(vErrors !== null){
-if(_errs304){
-vErrors.length = _errs304;
+if(_errs315){
+vErrors.length = _errs315;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid26){
-const _errs307 = errors;
+const _errs318 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.artifact === undefined){
-const err246 = {instancePath,schemaPath:"#/allOf/26/then/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
-if(vErrors === null){
-vErrors = [err246];
-}
-else {
-vErrors.push(err246);
-}
-errors++;
-}
 if(data.data !== undefined){
-let data116 = data.data;
-if(data116 && typeof data116 == "object" && !Array.isArray(data116)){
-if(data116.source === undefined){
-const err247 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+let data123 = data.data;
+if(data123 && typeof data123 == "object" && !Array.isArray(data123)){
+if(data123.stackId === undefined){
+const err254 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/required",keyword:"required",params:{missingProperty: "stackId"},message:"must have required property '"+"stackId"+"'"};
 if(vErrors === null){
-vErrors = [err247];
+vErrors = [err254];
 }
 else {
-vErrors.push(err247);
+vErrors.push(err254);
+}
+errors++;
+}
+if(data123.stackStatus === undefined){
+const err255 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/required",keyword:"required",params:{missingProperty: "stackStatus"},message:"must have required property '"+"stackStatus"+"'"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+if(data123.isSuccess === undefined){
+const err256 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/required",keyword:"required",params:{missingProperty: "isSuccess"},message:"must have required property '"+"isSuccess"+"'"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
 }
 errors++;
 }
 }
 else {
-const err248 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err257 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/26/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err248];
+vErrors = [err257];
 }
 else {
-vErrors.push(err248);
+vErrors.push(err257);
 }
 errors++;
 }
 }
 }
-var _valid26 = _errs307 === errors;
-valid101 = _valid26;
-if(valid101){
+var _valid26 = _errs318 === errors;
+valid103 = _valid26;
+if(valid103){
 var props26 = {};
 props26.data = true;
-props26.artifact = true;
 props26.eventType = true;
 }
 }
-if(!valid101){
-const err249 = {instancePath,schemaPath:"#/allOf/26/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid103){
+const err258 = {instancePath,schemaPath:"#/allOf/26/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err249];
+vErrors = [err258];
 }
 else {
-vErrors.push(err249);
+vErrors.push(err258);
 }
 errors++;
 }
@@ -5308,138 +5415,14 @@ props0 = props0 || {};
 Object.assign(props0, props26);
 }
 }
-const _errs311 = errors;
-let valid104 = true;
-const _errs312 = errors;
+const _errs322 = errors;
+let valid106 = true;
+const _errs323 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_completed" !== data.eventType){
-const err250 = {};
-if(vErrors === null){
-vErrors = [err250];
-}
-else {
-vErrors.push(err250);
-}
-errors++;
-}
-}
-}
-var _valid27 = _errs312 === errors;
-errors = _errs311;
-if(vErrors !== null){
-if(_errs311){
-vErrors.length = _errs311;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid27){
-const _errs314 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data118 = data.data;
-if(data118 && typeof data118 == "object" && !Array.isArray(data118)){
-if(data118.totalSteps === undefined){
-const err251 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
-if(vErrors === null){
-vErrors = [err251];
-}
-else {
-vErrors.push(err251);
-}
-errors++;
-}
-if(data118.totalSteps !== undefined){
-let data119 = data118.totalSteps;
-if(!(((typeof data119 == "number") && (!(data119 % 1) && !isNaN(data119))) && (isFinite(data119)))){
-const err252 = {instancePath:instancePath+"/data/totalSteps",schemaPath:"#/allOf/27/then/properties/data/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err252];
-}
-else {
-vErrors.push(err252);
-}
-errors++;
-}
-if((typeof data119 == "number") && (isFinite(data119))){
-if(data119 < 0 || isNaN(data119)){
-const err253 = {instancePath:instancePath+"/data/totalSteps",schemaPath:"#/allOf/27/then/properties/data/properties/totalSteps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
-if(vErrors === null){
-vErrors = [err253];
-}
-else {
-vErrors.push(err253);
-}
-errors++;
-}
-}
-}
-if(data118.failed !== undefined){
-if(true !== data118.failed){
-const err254 = {instancePath:instancePath+"/data/failed",schemaPath:"#/allOf/27/then/properties/data/properties/failed/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err254];
-}
-else {
-vErrors.push(err254);
-}
-errors++;
-}
-}
-if(data118.earlyExit !== undefined){
-if(true !== data118.earlyExit){
-const err255 = {instancePath:instancePath+"/data/earlyExit",schemaPath:"#/allOf/27/then/properties/data/properties/earlyExit/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err255];
-}
-else {
-vErrors.push(err255);
-}
-errors++;
-}
-}
-if(data118.reason !== undefined){
-if(typeof data118.reason !== "string"){
-const err256 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/27/then/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err256];
-}
-else {
-vErrors.push(err256);
-}
-errors++;
-}
-}
-if(data118.leftoverResourceCount !== undefined){
-let data123 = data118.leftoverResourceCount;
-if(!(((typeof data123 == "number") && (!(data123 % 1) && !isNaN(data123))) && (isFinite(data123)))){
-const err257 = {instancePath:instancePath+"/data/leftoverResourceCount",schemaPath:"#/allOf/27/then/properties/data/properties/leftoverResourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err257];
-}
-else {
-vErrors.push(err257);
-}
-errors++;
-}
-if((typeof data123 == "number") && (isFinite(data123))){
-if(data123 < 1 || isNaN(data123)){
-const err258 = {instancePath:instancePath+"/data/leftoverResourceCount",schemaPath:"#/allOf/27/then/properties/data/properties/leftoverResourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err258];
-}
-else {
-vErrors.push(err258);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err259 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data124 = data.eventType;
+if(!((((data124 === "cleanup_started") || (data124 === "cleanup_progress")) || (data124 === "cleanup_completed")) || (data124 === "cleanup_failed"))){
+const err259 = {};
 if(vErrors === null){
 vErrors = [err259];
 }
@@ -5450,21 +5433,80 @@ errors++;
 }
 }
 }
-var _valid27 = _errs314 === errors;
-valid104 = _valid27;
-if(valid104){
-var props27 = {};
-props27.data = true;
-props27.eventType = true;
+var _valid27 = _errs323 === errors;
+errors = _errs322;
+if(vErrors !== null){
+if(_errs322){
+vErrors.length = _errs322;
+}
+else {
+vErrors = null;
 }
 }
-if(!valid104){
-const err260 = {instancePath,schemaPath:"#/allOf/27/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(_valid27){
+const _errs325 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data125 = data.data;
+if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
+if(data125.resourceId === undefined){
+const err260 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/required",keyword:"required",params:{missingProperty: "resourceId"},message:"must have required property '"+"resourceId"+"'"};
 if(vErrors === null){
 vErrors = [err260];
 }
 else {
 vErrors.push(err260);
+}
+errors++;
+}
+if(data125.cleanupStatus === undefined){
+const err261 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/required",keyword:"required",params:{missingProperty: "cleanupStatus"},message:"must have required property '"+"cleanupStatus"+"'"};
+if(vErrors === null){
+vErrors = [err261];
+}
+else {
+vErrors.push(err261);
+}
+errors++;
+}
+if(data125.sourceStepId === undefined){
+const err262 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/required",keyword:"required",params:{missingProperty: "sourceStepId"},message:"must have required property '"+"sourceStepId"+"'"};
+if(vErrors === null){
+vErrors = [err262];
+}
+else {
+vErrors.push(err262);
+}
+errors++;
+}
+}
+else {
+const err263 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/27/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err263];
+}
+else {
+vErrors.push(err263);
+}
+errors++;
+}
+}
+}
+var _valid27 = _errs325 === errors;
+valid106 = _valid27;
+if(valid106){
+var props27 = {};
+props27.data = true;
+props27.eventType = true;
+}
+}
+if(!valid106){
+const err264 = {instancePath,schemaPath:"#/allOf/27/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err264];
+}
+else {
+vErrors.push(err264);
 }
 errors++;
 }
@@ -5477,71 +5519,13 @@ props0 = props0 || {};
 Object.assign(props0, props27);
 }
 }
-const _errs326 = errors;
-let valid108 = true;
-const _errs327 = errors;
+const _errs329 = errors;
+let valid109 = true;
+const _errs330 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("pipeline_handoff_ready" !== data.eventType){
-const err261 = {};
-if(vErrors === null){
-vErrors = [err261];
-}
-else {
-vErrors.push(err261);
-}
-errors++;
-}
-}
-}
-var _valid28 = _errs327 === errors;
-errors = _errs326;
-if(vErrors !== null){
-if(_errs326){
-vErrors.length = _errs326;
-}
-else {
-vErrors = null;
-}
-}
-if(_valid28){
-const _errs329 = errors;
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data125 = data.data;
-if(data125 && typeof data125 == "object" && !Array.isArray(data125)){
-if(data125.action === undefined){
-const err262 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
-if(vErrors === null){
-vErrors = [err262];
-}
-else {
-vErrors.push(err262);
-}
-errors++;
-}
-if(data125.targetMode === undefined){
-const err263 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
-if(vErrors === null){
-vErrors = [err263];
-}
-else {
-vErrors.push(err263);
-}
-errors++;
-}
-if(data125.outcome === undefined){
-const err264 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
-if(vErrors === null){
-vErrors = [err264];
-}
-else {
-vErrors.push(err264);
-}
-errors++;
-}
-if(data125.summary === undefined){
-const err265 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if("artifact_created" !== data.eventType){
+const err265 = {};
 if(vErrors === null){
 vErrors = [err265];
 }
@@ -5551,8 +5535,22 @@ vErrors.push(err265);
 errors++;
 }
 }
+}
+var _valid28 = _errs330 === errors;
+errors = _errs329;
+if(vErrors !== null){
+if(_errs329){
+vErrors.length = _errs329;
+}
 else {
-const err266 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors = null;
+}
+}
+if(_valid28){
+const _errs332 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.artifact === undefined){
+const err266 = {instancePath,schemaPath:"#/allOf/28/then/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
 if(vErrors === null){
 vErrors = [err266];
 }
@@ -5561,23 +5559,48 @@ vErrors.push(err266);
 }
 errors++;
 }
-}
-}
-var _valid28 = _errs329 === errors;
-valid108 = _valid28;
-if(valid108){
-var props28 = {};
-props28.data = true;
-props28.eventType = true;
-}
-}
-if(!valid108){
-const err267 = {instancePath,schemaPath:"#/allOf/28/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(data.data !== undefined){
+let data127 = data.data;
+if(data127 && typeof data127 == "object" && !Array.isArray(data127)){
+if(data127.source === undefined){
+const err267 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
 if(vErrors === null){
 vErrors = [err267];
 }
 else {
 vErrors.push(err267);
+}
+errors++;
+}
+}
+else {
+const err268 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/28/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err268];
+}
+else {
+vErrors.push(err268);
+}
+errors++;
+}
+}
+}
+var _valid28 = _errs332 === errors;
+valid109 = _valid28;
+if(valid109){
+var props28 = {};
+props28.data = true;
+props28.artifact = true;
+props28.eventType = true;
+}
+}
+if(!valid109){
+const err269 = {instancePath,schemaPath:"#/allOf/28/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(vErrors === null){
+vErrors = [err269];
+}
+else {
+vErrors.push(err269);
 }
 errors++;
 }
@@ -5590,66 +5613,163 @@ props0 = props0 || {};
 Object.assign(props0, props28);
 }
 }
-const _errs333 = errors;
-let valid111 = true;
-const _errs334 = errors;
+const _errs336 = errors;
+let valid112 = true;
+const _errs337 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-let data126 = data.eventType;
-if(!(((data126 === "pipeline_completed") || (data126 === "pipeline_handoff_ready")) || (data126 === "pipeline_canceled"))){
-const err268 = {};
+if("pipeline_completed" !== data.eventType){
+const err270 = {};
 if(vErrors === null){
-vErrors = [err268];
+vErrors = [err270];
 }
 else {
-vErrors.push(err268);
+vErrors.push(err270);
 }
 errors++;
 }
 }
 }
-var _valid29 = _errs334 === errors;
-errors = _errs333;
+var _valid29 = _errs337 === errors;
+errors = _errs336;
 if(vErrors !== null){
-if(_errs333){
-vErrors.length = _errs333;
+if(_errs336){
+vErrors.length = _errs336;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid29){
-const _errs336 = errors;
+const _errs339 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status !== undefined){
-let data127 = data.status;
-if(!(((data127 === "completed") || (data127 === "failed")) || (data127 === "canceled"))){
-const err269 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/29/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.allOf[29].then.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.data !== undefined){
+let data129 = data.data;
+if(data129 && typeof data129 == "object" && !Array.isArray(data129)){
+if(data129.totalSteps === undefined){
+const err271 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/29/then/properties/data/required",keyword:"required",params:{missingProperty: "totalSteps"},message:"must have required property '"+"totalSteps"+"'"};
 if(vErrors === null){
-vErrors = [err269];
+vErrors = [err271];
 }
 else {
-vErrors.push(err269);
+vErrors.push(err271);
+}
+errors++;
+}
+if(data129.totalSteps !== undefined){
+let data130 = data129.totalSteps;
+if(!(((typeof data130 == "number") && (!(data130 % 1) && !isNaN(data130))) && (isFinite(data130)))){
+const err272 = {instancePath:instancePath+"/data/totalSteps",schemaPath:"#/allOf/29/then/properties/data/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err272];
+}
+else {
+vErrors.push(err272);
+}
+errors++;
+}
+if((typeof data130 == "number") && (isFinite(data130))){
+if(data130 < 0 || isNaN(data130)){
+const err273 = {instancePath:instancePath+"/data/totalSteps",schemaPath:"#/allOf/29/then/properties/data/properties/totalSteps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err273];
+}
+else {
+vErrors.push(err273);
 }
 errors++;
 }
 }
 }
-var _valid29 = _errs336 === errors;
-valid111 = _valid29;
-if(valid111){
+if(data129.failed !== undefined){
+if(true !== data129.failed){
+const err274 = {instancePath:instancePath+"/data/failed",schemaPath:"#/allOf/29/then/properties/data/properties/failed/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err274];
+}
+else {
+vErrors.push(err274);
+}
+errors++;
+}
+}
+if(data129.earlyExit !== undefined){
+if(true !== data129.earlyExit){
+const err275 = {instancePath:instancePath+"/data/earlyExit",schemaPath:"#/allOf/29/then/properties/data/properties/earlyExit/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err275];
+}
+else {
+vErrors.push(err275);
+}
+errors++;
+}
+}
+if(data129.reason !== undefined){
+if(typeof data129.reason !== "string"){
+const err276 = {instancePath:instancePath+"/data/reason",schemaPath:"#/allOf/29/then/properties/data/properties/reason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err276];
+}
+else {
+vErrors.push(err276);
+}
+errors++;
+}
+}
+if(data129.leftoverResourceCount !== undefined){
+let data134 = data129.leftoverResourceCount;
+if(!(((typeof data134 == "number") && (!(data134 % 1) && !isNaN(data134))) && (isFinite(data134)))){
+const err277 = {instancePath:instancePath+"/data/leftoverResourceCount",schemaPath:"#/allOf/29/then/properties/data/properties/leftoverResourceCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err277];
+}
+else {
+vErrors.push(err277);
+}
+errors++;
+}
+if((typeof data134 == "number") && (isFinite(data134))){
+if(data134 < 1 || isNaN(data134)){
+const err278 = {instancePath:instancePath+"/data/leftoverResourceCount",schemaPath:"#/allOf/29/then/properties/data/properties/leftoverResourceCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err278];
+}
+else {
+vErrors.push(err278);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err279 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/29/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err279];
+}
+else {
+vErrors.push(err279);
+}
+errors++;
+}
+}
+}
+var _valid29 = _errs339 === errors;
+valid112 = _valid29;
+if(valid112){
 var props29 = {};
-props29.status = true;
+props29.data = true;
 props29.eventType = true;
 }
 }
-if(!valid111){
-const err270 = {instancePath,schemaPath:"#/allOf/29/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid112){
+const err280 = {instancePath,schemaPath:"#/allOf/29/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err270];
+vErrors = [err280];
 }
 else {
-vErrors.push(err270);
+vErrors.push(err280);
 }
 errors++;
 }
@@ -5662,64 +5782,107 @@ props0 = props0 || {};
 Object.assign(props0, props29);
 }
 }
-const _errs339 = errors;
-let valid114 = true;
-const _errs340 = errors;
+const _errs351 = errors;
+let valid116 = true;
+const _errs352 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("input_required" !== data.eventType){
-const err271 = {};
+if("pipeline_handoff_ready" !== data.eventType){
+const err281 = {};
 if(vErrors === null){
-vErrors = [err271];
+vErrors = [err281];
 }
 else {
-vErrors.push(err271);
+vErrors.push(err281);
 }
 errors++;
 }
 }
 }
-var _valid30 = _errs340 === errors;
-errors = _errs339;
+var _valid30 = _errs352 === errors;
+errors = _errs351;
 if(vErrors !== null){
-if(_errs339){
-vErrors.length = _errs339;
+if(_errs351){
+vErrors.length = _errs351;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid30){
-const _errs342 = errors;
+const _errs354 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.status !== undefined){
-if("input_required" !== data.status){
-const err272 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/30/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
+if(data.data !== undefined){
+let data136 = data.data;
+if(data136 && typeof data136 == "object" && !Array.isArray(data136)){
+if(data136.action === undefined){
+const err282 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/30/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
-vErrors = [err272];
+vErrors = [err282];
 }
 else {
-vErrors.push(err272);
+vErrors.push(err282);
+}
+errors++;
+}
+if(data136.targetMode === undefined){
+const err283 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/30/then/properties/data/required",keyword:"required",params:{missingProperty: "targetMode"},message:"must have required property '"+"targetMode"+"'"};
+if(vErrors === null){
+vErrors = [err283];
+}
+else {
+vErrors.push(err283);
+}
+errors++;
+}
+if(data136.outcome === undefined){
+const err284 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/30/then/properties/data/required",keyword:"required",params:{missingProperty: "outcome"},message:"must have required property '"+"outcome"+"'"};
+if(vErrors === null){
+vErrors = [err284];
+}
+else {
+vErrors.push(err284);
+}
+errors++;
+}
+if(data136.summary === undefined){
+const err285 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/30/then/properties/data/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err285];
+}
+else {
+vErrors.push(err285);
+}
+errors++;
+}
+}
+else {
+const err286 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/30/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err286];
+}
+else {
+vErrors.push(err286);
 }
 errors++;
 }
 }
 }
-var _valid30 = _errs342 === errors;
-valid114 = _valid30;
-if(valid114){
+var _valid30 = _errs354 === errors;
+valid116 = _valid30;
+if(valid116){
 var props30 = {};
-props30.status = true;
+props30.data = true;
 props30.eventType = true;
 }
 }
-if(!valid114){
-const err273 = {instancePath,schemaPath:"#/allOf/30/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid116){
+const err287 = {instancePath,schemaPath:"#/allOf/30/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err273];
+vErrors = [err287];
 }
 else {
-vErrors.push(err273);
+vErrors.push(err287);
 }
 errors++;
 }
@@ -5732,77 +5895,66 @@ props0 = props0 || {};
 Object.assign(props0, props30);
 }
 }
-const _errs345 = errors;
-let valid117 = true;
-const _errs346 = errors;
+const _errs358 = errors;
+let valid119 = true;
+const _errs359 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("interrupt_received" !== data.eventType){
-const err274 = {};
+let data137 = data.eventType;
+if(!(((data137 === "pipeline_completed") || (data137 === "pipeline_handoff_ready")) || (data137 === "pipeline_canceled"))){
+const err288 = {};
 if(vErrors === null){
-vErrors = [err274];
+vErrors = [err288];
 }
 else {
-vErrors.push(err274);
+vErrors.push(err288);
 }
 errors++;
 }
 }
 }
-var _valid31 = _errs346 === errors;
-errors = _errs345;
+var _valid31 = _errs359 === errors;
+errors = _errs358;
 if(vErrors !== null){
-if(_errs345){
-vErrors.length = _errs345;
+if(_errs358){
+vErrors.length = _errs358;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid31){
-const _errs348 = errors;
+const _errs361 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data131 = data.data;
-if(data131 && typeof data131 == "object" && !Array.isArray(data131)){
-if(data131.messageLength === undefined){
-const err275 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
+if(data.status !== undefined){
+let data138 = data.status;
+if(!(((data138 === "completed") || (data138 === "failed")) || (data138 === "canceled"))){
+const err289 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/31/then/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.allOf[31].then.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err275];
+vErrors = [err289];
 }
 else {
-vErrors.push(err275);
-}
-errors++;
-}
-}
-else {
-const err276 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/31/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err276];
-}
-else {
-vErrors.push(err276);
+vErrors.push(err289);
 }
 errors++;
 }
 }
 }
-var _valid31 = _errs348 === errors;
-valid117 = _valid31;
-if(valid117){
+var _valid31 = _errs361 === errors;
+valid119 = _valid31;
+if(valid119){
 var props31 = {};
-props31.data = true;
+props31.status = true;
 props31.eventType = true;
 }
 }
-if(!valid117){
-const err277 = {instancePath,schemaPath:"#/allOf/31/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid119){
+const err290 = {instancePath,schemaPath:"#/allOf/31/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err277];
+vErrors = [err290];
 }
 else {
-vErrors.push(err277);
+vErrors.push(err290);
 }
 errors++;
 }
@@ -5815,107 +5967,64 @@ props0 = props0 || {};
 Object.assign(props0, props31);
 }
 }
-const _errs352 = errors;
-let valid120 = true;
-const _errs353 = errors;
+const _errs364 = errors;
+let valid122 = true;
+const _errs365 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.eventType !== undefined){
-if("interrupt_classified" !== data.eventType){
-const err278 = {};
+if("input_required" !== data.eventType){
+const err291 = {};
 if(vErrors === null){
-vErrors = [err278];
+vErrors = [err291];
 }
 else {
-vErrors.push(err278);
+vErrors.push(err291);
 }
 errors++;
 }
 }
 }
-var _valid32 = _errs353 === errors;
-errors = _errs352;
+var _valid32 = _errs365 === errors;
+errors = _errs364;
 if(vErrors !== null){
-if(_errs352){
-vErrors.length = _errs352;
+if(_errs364){
+vErrors.length = _errs364;
 }
 else {
 vErrors = null;
 }
 }
 if(_valid32){
-const _errs355 = errors;
+const _errs367 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.data !== undefined){
-let data133 = data.data;
-if(data133 && typeof data133 == "object" && !Array.isArray(data133)){
-if(data133.action === undefined){
-const err279 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
+if(data.status !== undefined){
+if("input_required" !== data.status){
+const err292 = {instancePath:instancePath+"/status",schemaPath:"#/allOf/32/then/properties/status/const",keyword:"const",params:{allowedValue: "input_required"},message:"must be equal to constant"};
 if(vErrors === null){
-vErrors = [err279];
+vErrors = [err292];
 }
 else {
-vErrors.push(err279);
-}
-errors++;
-}
-if(data133.targetStepId === undefined){
-const err280 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
-if(vErrors === null){
-vErrors = [err280];
-}
-else {
-vErrors.push(err280);
-}
-errors++;
-}
-if(data133.reason === undefined){
-const err281 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
-if(vErrors === null){
-vErrors = [err281];
-}
-else {
-vErrors.push(err281);
-}
-errors++;
-}
-if(data133.paused === undefined){
-const err282 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
-if(vErrors === null){
-vErrors = [err282];
-}
-else {
-vErrors.push(err282);
-}
-errors++;
-}
-}
-else {
-const err283 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/32/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err283];
-}
-else {
-vErrors.push(err283);
+vErrors.push(err292);
 }
 errors++;
 }
 }
 }
-var _valid32 = _errs355 === errors;
-valid120 = _valid32;
-if(valid120){
+var _valid32 = _errs367 === errors;
+valid122 = _valid32;
+if(valid122){
 var props32 = {};
-props32.data = true;
+props32.status = true;
 props32.eventType = true;
 }
 }
-if(!valid120){
-const err284 = {instancePath,schemaPath:"#/allOf/32/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
+if(!valid122){
+const err293 = {instancePath,schemaPath:"#/allOf/32/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
-vErrors = [err284];
+vErrors = [err293];
 }
 else {
-vErrors.push(err284);
+vErrors.push(err293);
 }
 errors++;
 }
@@ -5928,99 +6037,13 @@ props0 = props0 || {};
 Object.assign(props0, props32);
 }
 }
+const _errs370 = errors;
+let valid125 = true;
+const _errs371 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.schemaVersion === undefined){
-const err285 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
-if(vErrors === null){
-vErrors = [err285];
-}
-else {
-vErrors.push(err285);
-}
-errors++;
-}
-if(data.extensionUri === undefined){
-const err286 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
-if(vErrors === null){
-vErrors = [err286];
-}
-else {
-vErrors.push(err286);
-}
-errors++;
-}
-if(data.eventId === undefined){
-const err287 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
-if(vErrors === null){
-vErrors = [err287];
-}
-else {
-vErrors.push(err287);
-}
-errors++;
-}
-if(data.sequence === undefined){
-const err288 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
-if(vErrors === null){
-vErrors = [err288];
-}
-else {
-vErrors.push(err288);
-}
-errors++;
-}
-if(data.createdAt === undefined){
-const err289 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
-if(vErrors === null){
-vErrors = [err289];
-}
-else {
-vErrors.push(err289);
-}
-errors++;
-}
-if(data.eventType === undefined){
-const err290 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
-if(vErrors === null){
-vErrors = [err290];
-}
-else {
-vErrors.push(err290);
-}
-errors++;
-}
-if(data.scope === undefined){
-const err291 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
-if(vErrors === null){
-vErrors = [err291];
-}
-else {
-vErrors.push(err291);
-}
-errors++;
-}
-if(data.pipelineRunId === undefined){
-const err292 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
-if(vErrors === null){
-vErrors = [err292];
-}
-else {
-vErrors.push(err292);
-}
-errors++;
-}
-if(data.taskId === undefined){
-const err293 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
-if(vErrors === null){
-vErrors = [err293];
-}
-else {
-vErrors.push(err293);
-}
-errors++;
-}
-if(data.contextId === undefined){
-const err294 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
+if(data.eventType !== undefined){
+if("interrupt_received" !== data.eventType){
+const err294 = {};
 if(vErrors === null){
 vErrors = [err294];
 }
@@ -6029,8 +6052,26 @@ vErrors.push(err294);
 }
 errors++;
 }
-if(data.pipelineName === undefined){
-const err295 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
+}
+}
+var _valid33 = _errs371 === errors;
+errors = _errs370;
+if(vErrors !== null){
+if(_errs370){
+vErrors.length = _errs370;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid33){
+const _errs373 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data142 = data.data;
+if(data142 && typeof data142 == "object" && !Array.isArray(data142)){
+if(data142.messageLength === undefined){
+const err295 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/33/then/properties/data/required",keyword:"required",params:{missingProperty: "messageLength"},message:"must have required property '"+"messageLength"+"'"};
 if(vErrors === null){
 vErrors = [err295];
 }
@@ -6039,8 +6080,9 @@ vErrors.push(err295);
 }
 errors++;
 }
-if(data.iacCodeSessionId === undefined){
-const err296 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
+}
+else {
+const err296 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/33/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err296];
 }
@@ -6049,8 +6091,18 @@ vErrors.push(err296);
 }
 errors++;
 }
-if(data.status === undefined){
-const err297 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+}
+}
+var _valid33 = _errs373 === errors;
+valid125 = _valid33;
+if(valid125){
+var props33 = {};
+props33.data = true;
+props33.eventType = true;
+}
+}
+if(!valid125){
+const err297 = {instancePath,schemaPath:"#/allOf/33/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err297];
 }
@@ -6059,8 +6111,22 @@ vErrors.push(err297);
 }
 errors++;
 }
-if(data.data === undefined){
-const err298 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(props0 !== true && props33 !== undefined){
+if(props33 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props33);
+}
+}
+const _errs377 = errors;
+let valid128 = true;
+const _errs378 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.eventType !== undefined){
+if("interrupt_classified" !== data.eventType){
+const err298 = {};
 if(vErrors === null){
 vErrors = [err298];
 }
@@ -6069,9 +6135,26 @@ vErrors.push(err298);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(func3.call(schema43.properties, key0))){
-const err299 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+}
+}
+var _valid34 = _errs378 === errors;
+errors = _errs377;
+if(vErrors !== null){
+if(_errs377){
+vErrors.length = _errs377;
+}
+else {
+vErrors = null;
+}
+}
+if(_valid34){
+const _errs380 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data !== undefined){
+let data144 = data.data;
+if(data144 && typeof data144 == "object" && !Array.isArray(data144)){
+if(data144.action === undefined){
+const err299 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/34/then/properties/data/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'"};
 if(vErrors === null){
 vErrors = [err299];
 }
@@ -6080,10 +6163,8 @@ vErrors.push(err299);
 }
 errors++;
 }
-}
-if(data.schemaVersion !== undefined){
-if("1.0" !== data.schemaVersion){
-const err300 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
+if(data144.targetStepId === undefined){
+const err300 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/34/then/properties/data/required",keyword:"required",params:{missingProperty: "targetStepId"},message:"must have required property '"+"targetStepId"+"'"};
 if(vErrors === null){
 vErrors = [err300];
 }
@@ -6092,10 +6173,8 @@ vErrors.push(err300);
 }
 errors++;
 }
-}
-if(data.extensionUri !== undefined){
-if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
-const err301 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
+if(data144.reason === undefined){
+const err301 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/34/then/properties/data/required",keyword:"required",params:{missingProperty: "reason"},message:"must have required property '"+"reason"+"'"};
 if(vErrors === null){
 vErrors = [err301];
 }
@@ -6104,12 +6183,8 @@ vErrors.push(err301);
 }
 errors++;
 }
-}
-if(data.eventId !== undefined){
-let data136 = data.eventId;
-if(typeof data136 === "string"){
-if(!pattern12.test(data136)){
-const err302 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
+if(data144.paused === undefined){
+const err302 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/34/then/properties/data/required",keyword:"required",params:{missingProperty: "paused"},message:"must have required property '"+"paused"+"'"};
 if(vErrors === null){
 vErrors = [err302];
 }
@@ -6120,7 +6195,7 @@ errors++;
 }
 }
 else {
-const err303 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err303 = {instancePath:instancePath+"/data",schemaPath:"#/allOf/34/then/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err303];
 }
@@ -6130,10 +6205,17 @@ vErrors.push(err303);
 errors++;
 }
 }
-if(data.sequence !== undefined){
-let data137 = data.sequence;
-if(!(((typeof data137 == "number") && (!(data137 % 1) && !isNaN(data137))) && (isFinite(data137)))){
-const err304 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+var _valid34 = _errs380 === errors;
+valid128 = _valid34;
+if(valid128){
+var props34 = {};
+props34.data = true;
+props34.eventType = true;
+}
+}
+if(!valid128){
+const err304 = {instancePath,schemaPath:"#/allOf/34/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema"};
 if(vErrors === null){
 vErrors = [err304];
 }
@@ -6142,9 +6224,18 @@ vErrors.push(err304);
 }
 errors++;
 }
-if((typeof data137 == "number") && (isFinite(data137))){
-if(data137 > 9007199254740991 || isNaN(data137)){
-const err305 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(props0 !== true && props34 !== undefined){
+if(props34 === true){
+props0 = true;
+}
+else {
+props0 = props0 || {};
+Object.assign(props0, props34);
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.schemaVersion === undefined){
+const err305 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schemaVersion"},message:"must have required property '"+"schemaVersion"+"'"};
 if(vErrors === null){
 vErrors = [err305];
 }
@@ -6153,8 +6244,8 @@ vErrors.push(err305);
 }
 errors++;
 }
-if(data137 < 1 || isNaN(data137)){
-const err306 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data.extensionUri === undefined){
+const err306 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "extensionUri"},message:"must have required property '"+"extensionUri"+"'"};
 if(vErrors === null){
 vErrors = [err306];
 }
@@ -6163,13 +6254,8 @@ vErrors.push(err306);
 }
 errors++;
 }
-}
-}
-if(data.createdAt !== undefined){
-let data138 = data.createdAt;
-if(typeof data138 === "string"){
-if(!(formats0.validate(data138))){
-const err307 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
+if(data.eventId === undefined){
+const err307 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventId"},message:"must have required property '"+"eventId"+"'"};
 if(vErrors === null){
 vErrors = [err307];
 }
@@ -6178,9 +6264,8 @@ vErrors.push(err307);
 }
 errors++;
 }
-}
-else {
-const err308 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.sequence === undefined){
+const err308 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sequence"},message:"must have required property '"+"sequence"+"'"};
 if(vErrors === null){
 vErrors = [err308];
 }
@@ -6189,11 +6274,8 @@ vErrors.push(err308);
 }
 errors++;
 }
-}
-if(data.eventType !== undefined){
-let data139 = data.eventType;
-if(!(((((((((((((((((((((((((((((((((((((((((((((data139 === "pipeline_started") || (data139 === "pipeline_resumed")) || (data139 === "mcp_status")) || (data139 === "step_started")) || (data139 === "step_completed")) || (data139 === "step_failed")) || (data139 === "candidate_started")) || (data139 === "candidate_step_started")) || (data139 === "candidate_step_completed")) || (data139 === "candidate_step_failed")) || (data139 === "candidate_completed")) || (data139 === "candidate_failed")) || (data139 === "candidate_selected")) || (data139 === "rollback_completed")) || (data139 === "interrupt_received")) || (data139 === "interrupt_classified")) || (data139 === "input_required")) || (data139 === "input_received")) || (data139 === "permission_requested")) || (data139 === "permission_resolved")) || (data139 === "message_started")) || (data139 === "text_delta")) || (data139 === "thinking_delta")) || (data139 === "tool_started")) || (data139 === "tool_result")) || (data139 === "tool_progress")) || (data139 === "stack_progress")) || (data139 === "stack_current_changed")) || (data139 === "usage")) || (data139 === "artifact_created")) || (data139 === "cleanup_started")) || (data139 === "cleanup_progress")) || (data139 === "cleanup_completed")) || (data139 === "cleanup_failed")) || (data139 === "stack_instances_progress")) || (data139 === "context_compaction_started")) || (data139 === "context_compacted")) || (data139 === "context_compaction_failed")) || (data139 === "candidate_restart_requested")) || (data139 === "candidate_detail_shown")) || (data139 === "diagram_shown")) || (data139 === "pipeline_warning")) || (data139 === "pipeline_completed")) || (data139 === "pipeline_canceled")) || (data139 === "pipeline_handoff_ready"))){
-const err309 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
+if(data.createdAt === undefined){
+const err309 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "createdAt"},message:"must have required property '"+"createdAt"+"'"};
 if(vErrors === null){
 vErrors = [err309];
 }
@@ -6202,11 +6284,8 @@ vErrors.push(err309);
 }
 errors++;
 }
-}
-if(data.scope !== undefined){
-let data140 = data.scope;
-if(!(((((((data140 === "pipeline") || (data140 === "step")) || (data140 === "candidate")) || (data140 === "candidate_step")) || (data140 === "interrupt")) || (data140 === "stack")) || (data140 === "cleanup"))){
-const err310 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.properties.scope.enum},message:"must be equal to one of the allowed values"};
+if(data.eventType === undefined){
+const err310 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "eventType"},message:"must have required property '"+"eventType"+"'"};
 if(vErrors === null){
 vErrors = [err310];
 }
@@ -6215,12 +6294,8 @@ vErrors.push(err310);
 }
 errors++;
 }
-}
-if(data.pipelineRunId !== undefined){
-let data141 = data.pipelineRunId;
-if(typeof data141 === "string"){
-if(func1(data141) < 1){
-const err311 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.scope === undefined){
+const err311 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scope"},message:"must have required property '"+"scope"+"'"};
 if(vErrors === null){
 vErrors = [err311];
 }
@@ -6229,9 +6304,8 @@ vErrors.push(err311);
 }
 errors++;
 }
-}
-else {
-const err312 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.pipelineRunId === undefined){
+const err312 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineRunId"},message:"must have required property '"+"pipelineRunId"+"'"};
 if(vErrors === null){
 vErrors = [err312];
 }
@@ -6240,10 +6314,8 @@ vErrors.push(err312);
 }
 errors++;
 }
-}
-if(data.taskId !== undefined){
-if(typeof data.taskId !== "string"){
-const err313 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.taskId === undefined){
+const err313 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
 if(vErrors === null){
 vErrors = [err313];
 }
@@ -6252,12 +6324,8 @@ vErrors.push(err313);
 }
 errors++;
 }
-}
-if(data.contextId !== undefined){
-let data143 = data.contextId;
-if(typeof data143 === "string"){
-if(func1(data143) < 1){
-const err314 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.contextId === undefined){
+const err314 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contextId"},message:"must have required property '"+"contextId"+"'"};
 if(vErrors === null){
 vErrors = [err314];
 }
@@ -6266,9 +6334,8 @@ vErrors.push(err314);
 }
 errors++;
 }
-}
-else {
-const err315 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.pipelineName === undefined){
+const err315 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "pipelineName"},message:"must have required property '"+"pipelineName"+"'"};
 if(vErrors === null){
 vErrors = [err315];
 }
@@ -6277,12 +6344,8 @@ vErrors.push(err315);
 }
 errors++;
 }
-}
-if(data.pipelineName !== undefined){
-let data144 = data.pipelineName;
-if(typeof data144 === "string"){
-if(func1(data144) < 1){
-const err316 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.iacCodeSessionId === undefined){
+const err316 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "iacCodeSessionId"},message:"must have required property '"+"iacCodeSessionId"+"'"};
 if(vErrors === null){
 vErrors = [err316];
 }
@@ -6291,9 +6354,8 @@ vErrors.push(err316);
 }
 errors++;
 }
-}
-else {
-const err317 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.status === undefined){
+const err317 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
 if(vErrors === null){
 vErrors = [err317];
 }
@@ -6302,12 +6364,8 @@ vErrors.push(err317);
 }
 errors++;
 }
-}
-if(data.iacCodeSessionId !== undefined){
-let data145 = data.iacCodeSessionId;
-if(typeof data145 === "string"){
-if(func1(data145) < 1){
-const err318 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data.data === undefined){
+const err318 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err318];
 }
@@ -6316,9 +6374,9 @@ vErrors.push(err318);
 }
 errors++;
 }
-}
-else {
-const err319 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+for(const key0 in data){
+if(!(func3.call(schema43.properties, key0))){
+const err319 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err319];
 }
@@ -6328,10 +6386,9 @@ vErrors.push(err319);
 errors++;
 }
 }
-if(data.status !== undefined){
-let data146 = data.status;
-if(!(((((data146 === "working") || (data146 === "input_required")) || (data146 === "completed")) || (data146 === "failed")) || (data146 === "canceled"))){
-const err320 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(data.schemaVersion !== undefined){
+if("1.0" !== data.schemaVersion){
+const err320 = {instancePath:instancePath+"/schemaVersion",schemaPath:"#/properties/schemaVersion/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err320];
 }
@@ -6341,10 +6398,9 @@ vErrors.push(err320);
 errors++;
 }
 }
-if(data.data !== undefined){
-let data147 = data.data;
-if(!(data147 && typeof data147 == "object" && !Array.isArray(data147))){
-const err321 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.extensionUri !== undefined){
+if("urn:iac-code:a2a:pipeline-events:v1" !== data.extensionUri){
+const err321 = {instancePath:instancePath+"/extensionUri",schemaPath:"#/properties/extensionUri/const",keyword:"const",params:{allowedValue: "urn:iac-code:a2a:pipeline-events:v1"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err321];
 }
@@ -6354,11 +6410,11 @@ vErrors.push(err321);
 errors++;
 }
 }
-if(data.step !== undefined){
-let data148 = data.step;
-if(data148 && typeof data148 == "object" && !Array.isArray(data148)){
-if(data148.id === undefined){
-const err322 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.eventId !== undefined){
+let data147 = data.eventId;
+if(typeof data147 === "string"){
+if(!pattern12.test(data147)){
+const err322 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/pattern",keyword:"pattern",params:{pattern: "^evt-[0-9a-f]{24}$"},message:"must match pattern \""+"^evt-[0-9a-f]{24}$"+"\""};
 if(vErrors === null){
 vErrors = [err322];
 }
@@ -6367,8 +6423,9 @@ vErrors.push(err322);
 }
 errors++;
 }
-if(data148.runId === undefined){
-const err323 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+else {
+const err323 = {instancePath:instancePath+"/eventId",schemaPath:"#/properties/eventId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err323];
 }
@@ -6377,8 +6434,11 @@ vErrors.push(err323);
 }
 errors++;
 }
-if(data148.attempt === undefined){
-const err324 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+if(data.sequence !== undefined){
+let data148 = data.sequence;
+if(!(((typeof data148 == "number") && (!(data148 % 1) && !isNaN(data148))) && (isFinite(data148)))){
+const err324 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err324];
 }
@@ -6387,9 +6447,9 @@ vErrors.push(err324);
 }
 errors++;
 }
-if(data148.id !== undefined){
-if(typeof data148.id !== "string"){
-const err325 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data148 == "number") && (isFinite(data148))){
+if(data148 > 9007199254740991 || isNaN(data148)){
+const err325 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err325];
 }
@@ -6398,10 +6458,8 @@ vErrors.push(err325);
 }
 errors++;
 }
-}
-if(data148.runId !== undefined){
-if(typeof data148.runId !== "string"){
-const err326 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data148 < 1 || isNaN(data148)){
+const err326 = {instancePath:instancePath+"/sequence",schemaPath:"#/properties/sequence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err326];
 }
@@ -6411,10 +6469,12 @@ vErrors.push(err326);
 errors++;
 }
 }
-if(data148.attempt !== undefined){
-let data151 = data148.attempt;
-if(!(((typeof data151 == "number") && (!(data151 % 1) && !isNaN(data151))) && (isFinite(data151)))){
-const err327 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+if(data.createdAt !== undefined){
+let data149 = data.createdAt;
+if(typeof data149 === "string"){
+if(!(formats0.validate(data149))){
+const err327 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/format",keyword:"format",params:{format: "date-time"},message:"must match format \""+"date-time"+"\""};
 if(vErrors === null){
 vErrors = [err327];
 }
@@ -6423,9 +6483,9 @@ vErrors.push(err327);
 }
 errors++;
 }
-if((typeof data151 == "number") && (isFinite(data151))){
-if(data151 < 1 || isNaN(data151)){
-const err328 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err328 = {instancePath:instancePath+"/createdAt",schemaPath:"#/properties/createdAt/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err328];
 }
@@ -6435,11 +6495,10 @@ vErrors.push(err328);
 errors++;
 }
 }
-}
-if(data148.index !== undefined){
-let data152 = data148.index;
-if(!(((typeof data152 == "number") && (!(data152 % 1) && !isNaN(data152))) && (isFinite(data152)))){
-const err329 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.eventType !== undefined){
+let data150 = data.eventType;
+if(!(((((((((((((((((((((((((((((((((((((((((((((((data150 === "pipeline_started") || (data150 === "pipeline_resumed")) || (data150 === "mcp_status")) || (data150 === "step_started")) || (data150 === "step_completed")) || (data150 === "step_failed")) || (data150 === "candidate_started")) || (data150 === "candidate_step_started")) || (data150 === "candidate_step_completed")) || (data150 === "candidate_step_failed")) || (data150 === "candidate_completed")) || (data150 === "candidate_failed")) || (data150 === "candidate_selected")) || (data150 === "rollback_completed")) || (data150 === "interrupt_received")) || (data150 === "interrupt_classified")) || (data150 === "input_required")) || (data150 === "input_received")) || (data150 === "permission_requested")) || (data150 === "permission_resolved")) || (data150 === "message_started")) || (data150 === "text_delta")) || (data150 === "thinking_delta")) || (data150 === "tool_started")) || (data150 === "tool_result")) || (data150 === "tool_progress")) || (data150 === "stack_progress")) || (data150 === "stack_current_changed")) || (data150 === "usage")) || (data150 === "artifact_created")) || (data150 === "cleanup_started")) || (data150 === "cleanup_progress")) || (data150 === "cleanup_completed")) || (data150 === "cleanup_failed")) || (data150 === "stack_instances_progress")) || (data150 === "context_compaction_started")) || (data150 === "context_compacted")) || (data150 === "context_compaction_failed")) || (data150 === "candidate_restart_requested")) || (data150 === "candidate_detail_shown")) || (data150 === "diagram_shown")) || (data150 === "pipeline_warning")) || (data150 === "pipeline_completed")) || (data150 === "pipeline_canceled")) || (data150 === "pipeline_handoff_ready")) || (data150 === "backup_committed")) || (data150 === "backup_blocked"))){
+const err329 = {instancePath:instancePath+"/eventType",schemaPath:"#/properties/eventType/enum",keyword:"enum",params:{allowedValues: schema43.properties.eventType.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err329];
 }
@@ -6448,9 +6507,11 @@ vErrors.push(err329);
 }
 errors++;
 }
-if((typeof data152 == "number") && (isFinite(data152))){
-if(data152 < 0 || isNaN(data152)){
-const err330 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+if(data.scope !== undefined){
+let data151 = data.scope;
+if(!(((((((data151 === "pipeline") || (data151 === "step")) || (data151 === "candidate")) || (data151 === "candidate_step")) || (data151 === "interrupt")) || (data151 === "stack")) || (data151 === "cleanup"))){
+const err330 = {instancePath:instancePath+"/scope",schemaPath:"#/properties/scope/enum",keyword:"enum",params:{allowedValues: schema43.properties.scope.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err330];
 }
@@ -6460,11 +6521,11 @@ vErrors.push(err330);
 errors++;
 }
 }
-}
-if(data148.total !== undefined){
-let data153 = data148.total;
-if(!(((typeof data153 == "number") && (!(data153 % 1) && !isNaN(data153))) && (isFinite(data153)))){
-const err331 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.pipelineRunId !== undefined){
+let data152 = data.pipelineRunId;
+if(typeof data152 === "string"){
+if(func1(data152) < 1){
+const err331 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err331];
 }
@@ -6473,9 +6534,9 @@ vErrors.push(err331);
 }
 errors++;
 }
-if((typeof data153 == "number") && (isFinite(data153))){
-if(data153 < 1 || isNaN(data153)){
-const err332 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+else {
+const err332 = {instancePath:instancePath+"/pipelineRunId",schemaPath:"#/properties/pipelineRunId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err332];
 }
@@ -6485,11 +6546,9 @@ vErrors.push(err332);
 errors++;
 }
 }
-}
-if(data148.type !== undefined){
-let data154 = data148.type;
-if(!((data154 === "agent") || (data154 === "parallel_sub_pipeline"))){
-const err333 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema44.properties.type.enum},message:"must be equal to one of the allowed values"};
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err333 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err333];
 }
@@ -6499,9 +6558,11 @@ vErrors.push(err333);
 errors++;
 }
 }
-if(data148.uiMode !== undefined){
-if(typeof data148.uiMode !== "string"){
-const err334 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.contextId !== undefined){
+let data154 = data.contextId;
+if(typeof data154 === "string"){
+if(func1(data154) < 1){
+const err334 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err334];
 }
@@ -6511,9 +6572,8 @@ vErrors.push(err334);
 errors++;
 }
 }
-}
 else {
-const err335 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err335 = {instancePath:instancePath+"/contextId",schemaPath:"#/properties/contextId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err335];
 }
@@ -6523,11 +6583,11 @@ vErrors.push(err335);
 errors++;
 }
 }
-if(data.candidate !== undefined){
-let data156 = data.candidate;
-if(data156 && typeof data156 == "object" && !Array.isArray(data156)){
-if(data156.id === undefined){
-const err336 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data.pipelineName !== undefined){
+let data155 = data.pipelineName;
+if(typeof data155 === "string"){
+if(func1(data155) < 1){
+const err336 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err336];
 }
@@ -6536,8 +6596,9 @@ vErrors.push(err336);
 }
 errors++;
 }
-if(data156.subPipelineId === undefined){
-const err337 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
+}
+else {
+const err337 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err337];
 }
@@ -6546,8 +6607,12 @@ vErrors.push(err337);
 }
 errors++;
 }
-if(data156.index === undefined){
-const err338 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+}
+if(data.iacCodeSessionId !== undefined){
+let data156 = data.iacCodeSessionId;
+if(typeof data156 === "string"){
+if(func1(data156) < 1){
+const err338 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err338];
 }
@@ -6556,8 +6621,9 @@ vErrors.push(err338);
 }
 errors++;
 }
-if(data156.attempt === undefined){
-const err339 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+else {
+const err339 = {instancePath:instancePath+"/iacCodeSessionId",schemaPath:"#/properties/iacCodeSessionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err339];
 }
@@ -6566,8 +6632,11 @@ vErrors.push(err339);
 }
 errors++;
 }
-if(data156.name === undefined){
-const err340 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+}
+if(data.status !== undefined){
+let data157 = data.status;
+if(!(((((data157 === "working") || (data157 === "input_required")) || (data157 === "completed")) || (data157 === "failed")) || (data157 === "canceled"))){
+const err340 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema43.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err340];
 }
@@ -6576,8 +6645,11 @@ vErrors.push(err340);
 }
 errors++;
 }
-if(data156.runId === undefined){
-const err341 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+}
+if(data.data !== undefined){
+let data158 = data.data;
+if(!(data158 && typeof data158 == "object" && !Array.isArray(data158))){
+const err341 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err341];
 }
@@ -6586,9 +6658,12 @@ vErrors.push(err341);
 }
 errors++;
 }
-if(data156.id !== undefined){
-if(typeof data156.id !== "string"){
-const err342 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data.step !== undefined){
+let data159 = data.step;
+if(data159 && typeof data159 == "object" && !Array.isArray(data159)){
+if(data159.id === undefined){
+const err342 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err342];
 }
@@ -6597,10 +6672,8 @@ vErrors.push(err342);
 }
 errors++;
 }
-}
-if(data156.subPipelineId !== undefined){
-if(typeof data156.subPipelineId !== "string"){
-const err343 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data159.runId === undefined){
+const err343 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err343];
 }
@@ -6609,11 +6682,8 @@ vErrors.push(err343);
 }
 errors++;
 }
-}
-if(data156.index !== undefined){
-let data159 = data156.index;
-if(!(((typeof data159 == "number") && (!(data159 % 1) && !isNaN(data159))) && (isFinite(data159)))){
-const err344 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data159.attempt === undefined){
+const err344 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err344];
 }
@@ -6622,9 +6692,9 @@ vErrors.push(err344);
 }
 errors++;
 }
-if((typeof data159 == "number") && (isFinite(data159))){
-if(data159 < 0 || isNaN(data159)){
-const err345 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data159.id !== undefined){
+if(typeof data159.id !== "string"){
+const err345 = {instancePath:instancePath+"/step/id",schemaPath:"#/$defs/stepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err345];
 }
@@ -6634,11 +6704,9 @@ vErrors.push(err345);
 errors++;
 }
 }
-}
-if(data156.attempt !== undefined){
-let data160 = data156.attempt;
-if(!(((typeof data160 == "number") && (!(data160 % 1) && !isNaN(data160))) && (isFinite(data160)))){
-const err346 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data159.runId !== undefined){
+if(typeof data159.runId !== "string"){
+const err346 = {instancePath:instancePath+"/step/runId",schemaPath:"#/$defs/stepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err346];
 }
@@ -6647,9 +6715,11 @@ vErrors.push(err346);
 }
 errors++;
 }
-if((typeof data160 == "number") && (isFinite(data160))){
-if(data160 < 1 || isNaN(data160)){
-const err347 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data159.attempt !== undefined){
+let data162 = data159.attempt;
+if(!(((typeof data162 == "number") && (!(data162 % 1) && !isNaN(data162))) && (isFinite(data162)))){
+const err347 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err347];
 }
@@ -6658,11 +6728,9 @@ vErrors.push(err347);
 }
 errors++;
 }
-}
-}
-if(data156.name !== undefined){
-if(typeof data156.name !== "string"){
-const err348 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data162 == "number") && (isFinite(data162))){
+if(data162 < 1 || isNaN(data162)){
+const err348 = {instancePath:instancePath+"/step/attempt",schemaPath:"#/$defs/stepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err348];
 }
@@ -6672,9 +6740,11 @@ vErrors.push(err348);
 errors++;
 }
 }
-if(data156.pipelineName !== undefined){
-if(typeof data156.pipelineName !== "string"){
-const err349 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data159.index !== undefined){
+let data163 = data159.index;
+if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
+const err349 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err349];
 }
@@ -6683,11 +6753,9 @@ vErrors.push(err349);
 }
 errors++;
 }
-}
-if(data156.totalSteps !== undefined){
-let data163 = data156.totalSteps;
-if(!(((typeof data163 == "number") && (!(data163 % 1) && !isNaN(data163))) && (isFinite(data163)))){
-const err350 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if((typeof data163 == "number") && (isFinite(data163))){
+if(data163 < 0 || isNaN(data163)){
+const err350 = {instancePath:instancePath+"/step/index",schemaPath:"#/$defs/stepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err350];
 }
@@ -6697,9 +6765,11 @@ vErrors.push(err350);
 errors++;
 }
 }
-if(data156.runId !== undefined){
-if(typeof data156.runId !== "string"){
-const err351 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data159.total !== undefined){
+let data164 = data159.total;
+if(!(((typeof data164 == "number") && (!(data164 % 1) && !isNaN(data164))) && (isFinite(data164)))){
+const err351 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err351];
 }
@@ -6708,14 +6778,9 @@ vErrors.push(err351);
 }
 errors++;
 }
-}
-if(data156.steps !== undefined){
-let data165 = data156.steps;
-if(Array.isArray(data165)){
-const len5 = data165.length;
-for(let i5=0; i5<len5; i5++){
-if(typeof data165[i5] !== "string"){
-const err352 = {instancePath:instancePath+"/candidate/steps/" + i5,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data164 == "number") && (isFinite(data164))){
+if(data164 < 1 || isNaN(data164)){
+const err352 = {instancePath:instancePath+"/step/total",schemaPath:"#/$defs/stepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err352];
 }
@@ -6726,8 +6791,10 @@ errors++;
 }
 }
 }
-else {
-const err353 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data159.type !== undefined){
+let data165 = data159.type;
+if(!((data165 === "agent") || (data165 === "parallel_sub_pipeline"))){
+const err353 = {instancePath:instancePath+"/step/type",schemaPath:"#/$defs/stepRef/properties/type/enum",keyword:"enum",params:{allowedValues: schema44.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err353];
 }
@@ -6737,9 +6804,9 @@ vErrors.push(err353);
 errors++;
 }
 }
-}
-else {
-const err354 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data159.uiMode !== undefined){
+if(typeof data159.uiMode !== "string"){
+const err354 = {instancePath:instancePath+"/step/uiMode",schemaPath:"#/$defs/stepRef/properties/uiMode/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err354];
 }
@@ -6749,11 +6816,9 @@ vErrors.push(err354);
 errors++;
 }
 }
-if(data.candidateStep !== undefined){
-let data167 = data.candidateStep;
-if(data167 && typeof data167 == "object" && !Array.isArray(data167)){
-if(data167.id === undefined){
-const err355 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+}
+else {
+const err355 = {instancePath:instancePath+"/step",schemaPath:"#/$defs/stepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err355];
 }
@@ -6762,8 +6827,12 @@ vErrors.push(err355);
 }
 errors++;
 }
-if(data167.attempt === undefined){
-const err356 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
+}
+if(data.candidate !== undefined){
+let data167 = data.candidate;
+if(data167 && typeof data167 == "object" && !Array.isArray(data167)){
+if(data167.id === undefined){
+const err356 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err356];
 }
@@ -6772,8 +6841,8 @@ vErrors.push(err356);
 }
 errors++;
 }
-if(data167.runId === undefined){
-const err357 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
+if(data167.subPipelineId === undefined){
+const err357 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "subPipelineId"},message:"must have required property '"+"subPipelineId"+"'"};
 if(vErrors === null){
 vErrors = [err357];
 }
@@ -6782,9 +6851,8 @@ vErrors.push(err357);
 }
 errors++;
 }
-if(data167.id !== undefined){
-if(typeof data167.id !== "string"){
-const err358 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data167.index === undefined){
+const err358 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
 if(vErrors === null){
 vErrors = [err358];
 }
@@ -6793,11 +6861,8 @@ vErrors.push(err358);
 }
 errors++;
 }
-}
-if(data167.attempt !== undefined){
-let data169 = data167.attempt;
-if(!(((typeof data169 == "number") && (!(data169 % 1) && !isNaN(data169))) && (isFinite(data169)))){
-const err359 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data167.attempt === undefined){
+const err359 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err359];
 }
@@ -6806,9 +6871,8 @@ vErrors.push(err359);
 }
 errors++;
 }
-if((typeof data169 == "number") && (isFinite(data169))){
-if(data169 < 1 || isNaN(data169)){
-const err360 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(data167.name === undefined){
+const err360 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
 if(vErrors === null){
 vErrors = [err360];
 }
@@ -6817,12 +6881,8 @@ vErrors.push(err360);
 }
 errors++;
 }
-}
-}
-if(data167.index !== undefined){
-let data170 = data167.index;
-if(!(((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170))) && (isFinite(data170)))){
-const err361 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data167.runId === undefined){
+const err361 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err361];
 }
@@ -6831,9 +6891,9 @@ vErrors.push(err361);
 }
 errors++;
 }
-if((typeof data170 == "number") && (isFinite(data170))){
-if(data170 < 0 || isNaN(data170)){
-const err362 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(data167.id !== undefined){
+if(typeof data167.id !== "string"){
+const err362 = {instancePath:instancePath+"/candidate/id",schemaPath:"#/$defs/candidateRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err362];
 }
@@ -6843,11 +6903,9 @@ vErrors.push(err362);
 errors++;
 }
 }
-}
-if(data167.total !== undefined){
-let data171 = data167.total;
-if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
-const err363 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data167.subPipelineId !== undefined){
+if(typeof data167.subPipelineId !== "string"){
+const err363 = {instancePath:instancePath+"/candidate/subPipelineId",schemaPath:"#/$defs/candidateRef/properties/subPipelineId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err363];
 }
@@ -6856,9 +6914,11 @@ vErrors.push(err363);
 }
 errors++;
 }
-if((typeof data171 == "number") && (isFinite(data171))){
-if(data171 < 1 || isNaN(data171)){
-const err364 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data167.index !== undefined){
+let data170 = data167.index;
+if(!(((typeof data170 == "number") && (!(data170 % 1) && !isNaN(data170))) && (isFinite(data170)))){
+const err364 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err364];
 }
@@ -6867,11 +6927,9 @@ vErrors.push(err364);
 }
 errors++;
 }
-}
-}
-if(data167.runId !== undefined){
-if(typeof data167.runId !== "string"){
-const err365 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data170 == "number") && (isFinite(data170))){
+if(data170 < 0 || isNaN(data170)){
+const err365 = {instancePath:instancePath+"/candidate/index",schemaPath:"#/$defs/candidateRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err365];
 }
@@ -6882,8 +6940,10 @@ errors++;
 }
 }
 }
-else {
-const err366 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data167.attempt !== undefined){
+let data171 = data167.attempt;
+if(!(((typeof data171 == "number") && (!(data171 % 1) && !isNaN(data171))) && (isFinite(data171)))){
+const err366 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err366];
 }
@@ -6892,12 +6952,9 @@ vErrors.push(err366);
 }
 errors++;
 }
-}
-if(data.input !== undefined){
-let data173 = data.input;
-if(data173 && typeof data173 == "object" && !Array.isArray(data173)){
-if(data173.kind === undefined){
-const err367 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if((typeof data171 == "number") && (isFinite(data171))){
+if(data171 < 1 || isNaN(data171)){
+const err367 = {instancePath:instancePath+"/candidate/attempt",schemaPath:"#/$defs/candidateRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err367];
 }
@@ -6906,8 +6963,11 @@ vErrors.push(err367);
 }
 errors++;
 }
-if(data173.inputId === undefined){
-const err368 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
+}
+}
+if(data167.name !== undefined){
+if(typeof data167.name !== "string"){
+const err368 = {instancePath:instancePath+"/candidate/name",schemaPath:"#/$defs/candidateRef/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err368];
 }
@@ -6916,8 +6976,10 @@ vErrors.push(err368);
 }
 errors++;
 }
-if(data173.toolUseId === undefined){
-const err369 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
+}
+if(data167.pipelineName !== undefined){
+if(typeof data167.pipelineName !== "string"){
+const err369 = {instancePath:instancePath+"/candidate/pipelineName",schemaPath:"#/$defs/candidateRef/properties/pipelineName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err369];
 }
@@ -6926,9 +6988,11 @@ vErrors.push(err369);
 }
 errors++;
 }
-for(const key1 in data173){
-if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
-const err370 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+}
+if(data167.totalSteps !== undefined){
+let data174 = data167.totalSteps;
+if(!(((typeof data174 == "number") && (!(data174 % 1) && !isNaN(data174))) && (isFinite(data174)))){
+const err370 = {instancePath:instancePath+"/candidate/totalSteps",schemaPath:"#/$defs/candidateRef/properties/totalSteps/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err370];
 }
@@ -6938,10 +7002,9 @@ vErrors.push(err370);
 errors++;
 }
 }
-if(data173.kind !== undefined){
-let data174 = data173.kind;
-if(!((((((data174 === "permission") || (data174 === "ask_user_question")) || (data174 === "candidate_selection")) || (data174 === "pipeline_pause_confirmation")) || (data174 === "cloud_resource_selection")) || (data174 === "deployment_confirmation"))){
-const err371 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema43.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(data167.runId !== undefined){
+if(typeof data167.runId !== "string"){
+const err371 = {instancePath:instancePath+"/candidate/runId",schemaPath:"#/$defs/candidateRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err371];
 }
@@ -6951,11 +7014,13 @@ vErrors.push(err371);
 errors++;
 }
 }
-if(data173.inputId !== undefined){
-let data175 = data173.inputId;
-if(typeof data175 === "string"){
-if(func1(data175) < 1){
-const err372 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data167.steps !== undefined){
+let data176 = data167.steps;
+if(Array.isArray(data176)){
+const len5 = data176.length;
+for(let i5=0; i5<len5; i5++){
+if(typeof data176[i5] !== "string"){
+const err372 = {instancePath:instancePath+"/candidate/steps/" + i5,schemaPath:"#/$defs/candidateRef/properties/steps/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err372];
 }
@@ -6965,8 +7030,9 @@ vErrors.push(err372);
 errors++;
 }
 }
+}
 else {
-const err373 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err373 = {instancePath:instancePath+"/candidate/steps",schemaPath:"#/$defs/candidateRef/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err373];
 }
@@ -6976,11 +7042,9 @@ vErrors.push(err373);
 errors++;
 }
 }
-if(data173.toolUseId !== undefined){
-let data176 = data173.toolUseId;
-if(typeof data176 === "string"){
-if(func1(data176) < 1){
-const err374 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err374 = {instancePath:instancePath+"/candidate",schemaPath:"#/$defs/candidateRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err374];
 }
@@ -6990,8 +7054,11 @@ vErrors.push(err374);
 errors++;
 }
 }
-else {
-const err375 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.candidateStep !== undefined){
+let data178 = data.candidateStep;
+if(data178 && typeof data178 == "object" && !Array.isArray(data178)){
+if(data178.id === undefined){
+const err375 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err375];
 }
@@ -7000,10 +7067,8 @@ vErrors.push(err375);
 }
 errors++;
 }
-}
-}
-else {
-const err376 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data178.attempt === undefined){
+const err376 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "attempt"},message:"must have required property '"+"attempt"+"'"};
 if(vErrors === null){
 vErrors = [err376];
 }
@@ -7012,12 +7077,8 @@ vErrors.push(err376);
 }
 errors++;
 }
-}
-if(data.artifact !== undefined){
-let data177 = data.artifact;
-if(data177 && typeof data177 == "object" && !Array.isArray(data177)){
-if(data177.filename === undefined){
-const err377 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(data178.runId === undefined){
+const err377 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/required",keyword:"required",params:{missingProperty: "runId"},message:"must have required property '"+"runId"+"'"};
 if(vErrors === null){
 vErrors = [err377];
 }
@@ -7026,8 +7087,9 @@ vErrors.push(err377);
 }
 errors++;
 }
-if(data177.mediaType === undefined){
-const err378 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+if(data178.id !== undefined){
+if(typeof data178.id !== "string"){
+const err378 = {instancePath:instancePath+"/candidateStep/id",schemaPath:"#/$defs/candidateStepRef/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err378];
 }
@@ -7036,8 +7098,11 @@ vErrors.push(err378);
 }
 errors++;
 }
-if(data177.content === undefined){
-const err379 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+}
+if(data178.attempt !== undefined){
+let data180 = data178.attempt;
+if(!(((typeof data180 == "number") && (!(data180 % 1) && !isNaN(data180))) && (isFinite(data180)))){
+const err379 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err379];
 }
@@ -7046,9 +7111,9 @@ vErrors.push(err379);
 }
 errors++;
 }
-for(const key2 in data177){
-if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
-const err380 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if((typeof data180 == "number") && (isFinite(data180))){
+if(data180 < 1 || isNaN(data180)){
+const err380 = {instancePath:instancePath+"/candidateStep/attempt",schemaPath:"#/$defs/candidateStepRef/properties/attempt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err380];
 }
@@ -7058,11 +7123,11 @@ vErrors.push(err380);
 errors++;
 }
 }
-if(data177.filename !== undefined){
-let data178 = data177.filename;
-if(typeof data178 === "string"){
-if(func1(data178) < 1){
-const err381 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data178.index !== undefined){
+let data181 = data178.index;
+if(!(((typeof data181 == "number") && (!(data181 % 1) && !isNaN(data181))) && (isFinite(data181)))){
+const err381 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err381];
 }
@@ -7071,9 +7136,9 @@ vErrors.push(err381);
 }
 errors++;
 }
-}
-else {
-const err382 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data181 == "number") && (isFinite(data181))){
+if(data181 < 0 || isNaN(data181)){
+const err382 = {instancePath:instancePath+"/candidateStep/index",schemaPath:"#/$defs/candidateStepRef/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err382];
 }
@@ -7083,11 +7148,11 @@ vErrors.push(err382);
 errors++;
 }
 }
-if(data177.mediaType !== undefined){
-let data179 = data177.mediaType;
-if(typeof data179 === "string"){
-if(func1(data179) < 1){
-const err383 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+if(data178.total !== undefined){
+let data182 = data178.total;
+if(!(((typeof data182 == "number") && (!(data182 % 1) && !isNaN(data182))) && (isFinite(data182)))){
+const err383 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err383];
 }
@@ -7096,9 +7161,9 @@ vErrors.push(err383);
 }
 errors++;
 }
-}
-else {
-const err384 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data182 == "number") && (isFinite(data182))){
+if(data182 < 1 || isNaN(data182)){
+const err384 = {instancePath:instancePath+"/candidateStep/total",schemaPath:"#/$defs/candidateStepRef/properties/total/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err384];
 }
@@ -7108,11 +7173,10 @@ vErrors.push(err384);
 errors++;
 }
 }
-if(data177.content !== undefined){
-let data180 = data177.content;
-if(typeof data180 === "string"){
-if(func1(data180) > 65536){
-const err385 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+}
+if(data178.runId !== undefined){
+if(typeof data178.runId !== "string"){
+const err385 = {instancePath:instancePath+"/candidateStep/runId",schemaPath:"#/$defs/candidateStepRef/properties/runId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err385];
 }
@@ -7122,8 +7186,9 @@ vErrors.push(err385);
 errors++;
 }
 }
+}
 else {
-const err386 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err386 = {instancePath:instancePath+"/candidateStep",schemaPath:"#/$defs/candidateStepRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err386];
 }
@@ -7133,9 +7198,11 @@ vErrors.push(err386);
 errors++;
 }
 }
-if(data177.truncated !== undefined){
-if(true !== data177.truncated){
-const err387 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(data.input !== undefined){
+let data184 = data.input;
+if(data184 && typeof data184 == "object" && !Array.isArray(data184)){
+if(data184.kind === undefined){
+const err387 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
 if(vErrors === null){
 vErrors = [err387];
 }
@@ -7144,10 +7211,8 @@ vErrors.push(err387);
 }
 errors++;
 }
-}
-if(data177.role !== undefined){
-if(typeof data177.role !== "string"){
-const err388 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data184.inputId === undefined){
+const err388 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "inputId"},message:"must have required property '"+"inputId"+"'"};
 if(vErrors === null){
 vErrors = [err388];
 }
@@ -7156,10 +7221,8 @@ vErrors.push(err388);
 }
 errors++;
 }
-}
-if(data177.supersedesKey !== undefined){
-if(typeof data177.supersedesKey !== "string"){
-const err389 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data184.toolUseId === undefined){
+const err389 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/required",keyword:"required",params:{missingProperty: "toolUseId"},message:"must have required property '"+"toolUseId"+"'"};
 if(vErrors === null){
 vErrors = [err389];
 }
@@ -7168,10 +7231,9 @@ vErrors.push(err389);
 }
 errors++;
 }
-}
-}
-else {
-const err390 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key1 in data184){
+if(!(((key1 === "kind") || (key1 === "inputId")) || (key1 === "toolUseId"))){
+const err390 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err390];
 }
@@ -7181,14 +7243,257 @@ vErrors.push(err390);
 errors++;
 }
 }
-}
-else {
-const err391 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data184.kind !== undefined){
+let data185 = data184.kind;
+if(!((((((data185 === "permission") || (data185 === "ask_user_question")) || (data185 === "candidate_selection")) || (data185 === "pipeline_pause_confirmation")) || (data185 === "cloud_resource_selection")) || (data185 === "deployment_confirmation"))){
+const err391 = {instancePath:instancePath+"/input/kind",schemaPath:"#/properties/input/properties/kind/enum",keyword:"enum",params:{allowedValues: schema43.properties.input.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err391];
 }
 else {
 vErrors.push(err391);
+}
+errors++;
+}
+}
+if(data184.inputId !== undefined){
+let data186 = data184.inputId;
+if(typeof data186 === "string"){
+if(func1(data186) < 1){
+const err392 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err392];
+}
+else {
+vErrors.push(err392);
+}
+errors++;
+}
+}
+else {
+const err393 = {instancePath:instancePath+"/input/inputId",schemaPath:"#/properties/input/properties/inputId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err393];
+}
+else {
+vErrors.push(err393);
+}
+errors++;
+}
+}
+if(data184.toolUseId !== undefined){
+let data187 = data184.toolUseId;
+if(typeof data187 === "string"){
+if(func1(data187) < 1){
+const err394 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err394];
+}
+else {
+vErrors.push(err394);
+}
+errors++;
+}
+}
+else {
+const err395 = {instancePath:instancePath+"/input/toolUseId",schemaPath:"#/properties/input/properties/toolUseId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err395];
+}
+else {
+vErrors.push(err395);
+}
+errors++;
+}
+}
+}
+else {
+const err396 = {instancePath:instancePath+"/input",schemaPath:"#/properties/input/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err396];
+}
+else {
+vErrors.push(err396);
+}
+errors++;
+}
+}
+if(data.artifact !== undefined){
+let data188 = data.artifact;
+if(data188 && typeof data188 == "object" && !Array.isArray(data188)){
+if(data188.filename === undefined){
+const err397 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "filename"},message:"must have required property '"+"filename"+"'"};
+if(vErrors === null){
+vErrors = [err397];
+}
+else {
+vErrors.push(err397);
+}
+errors++;
+}
+if(data188.mediaType === undefined){
+const err398 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'"};
+if(vErrors === null){
+vErrors = [err398];
+}
+else {
+vErrors.push(err398);
+}
+errors++;
+}
+if(data188.content === undefined){
+const err399 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(vErrors === null){
+vErrors = [err399];
+}
+else {
+vErrors.push(err399);
+}
+errors++;
+}
+for(const key2 in data188){
+if(!((((((key2 === "filename") || (key2 === "mediaType")) || (key2 === "content")) || (key2 === "truncated")) || (key2 === "role")) || (key2 === "supersedesKey"))){
+const err400 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err400];
+}
+else {
+vErrors.push(err400);
+}
+errors++;
+}
+}
+if(data188.filename !== undefined){
+let data189 = data188.filename;
+if(typeof data189 === "string"){
+if(func1(data189) < 1){
+const err401 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err401];
+}
+else {
+vErrors.push(err401);
+}
+errors++;
+}
+}
+else {
+const err402 = {instancePath:instancePath+"/artifact/filename",schemaPath:"#/$defs/artifact/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err402];
+}
+else {
+vErrors.push(err402);
+}
+errors++;
+}
+}
+if(data188.mediaType !== undefined){
+let data190 = data188.mediaType;
+if(typeof data190 === "string"){
+if(func1(data190) < 1){
+const err403 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err403];
+}
+else {
+vErrors.push(err403);
+}
+errors++;
+}
+}
+else {
+const err404 = {instancePath:instancePath+"/artifact/mediaType",schemaPath:"#/$defs/artifact/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err404];
+}
+else {
+vErrors.push(err404);
+}
+errors++;
+}
+}
+if(data188.content !== undefined){
+let data191 = data188.content;
+if(typeof data191 === "string"){
+if(func1(data191) > 65536){
+const err405 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/maxLength",keyword:"maxLength",params:{limit: 65536},message:"must NOT have more than 65536 characters"};
+if(vErrors === null){
+vErrors = [err405];
+}
+else {
+vErrors.push(err405);
+}
+errors++;
+}
+}
+else {
+const err406 = {instancePath:instancePath+"/artifact/content",schemaPath:"#/$defs/artifact/properties/content/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err406];
+}
+else {
+vErrors.push(err406);
+}
+errors++;
+}
+}
+if(data188.truncated !== undefined){
+if(true !== data188.truncated){
+const err407 = {instancePath:instancePath+"/artifact/truncated",schemaPath:"#/$defs/artifact/properties/truncated/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err407];
+}
+else {
+vErrors.push(err407);
+}
+errors++;
+}
+}
+if(data188.role !== undefined){
+if(typeof data188.role !== "string"){
+const err408 = {instancePath:instancePath+"/artifact/role",schemaPath:"#/$defs/artifact/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err408];
+}
+else {
+vErrors.push(err408);
+}
+errors++;
+}
+}
+if(data188.supersedesKey !== undefined){
+if(typeof data188.supersedesKey !== "string"){
+const err409 = {instancePath:instancePath+"/artifact/supersedesKey",schemaPath:"#/$defs/artifact/properties/supersedesKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err409];
+}
+else {
+vErrors.push(err409);
+}
+errors++;
+}
+}
+}
+else {
+const err410 = {instancePath:instancePath+"/artifact",schemaPath:"#/$defs/artifact/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err410];
+}
+else {
+vErrors.push(err410);
+}
+errors++;
+}
+}
+}
+else {
+const err411 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err411];
+}
+else {
+vErrors.push(err411);
 }
 errors++;
 }

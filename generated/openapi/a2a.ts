@@ -840,7 +840,7 @@ export interface components {
              * @description What happened. Every value listed is emitted by this server.
              * @enum {unknown}
              */
-            eventType: "pipeline_started" | "pipeline_resumed" | "mcp_status" | "step_started" | "step_completed" | "step_failed" | "candidate_started" | "candidate_step_started" | "candidate_step_completed" | "candidate_step_failed" | "candidate_completed" | "candidate_failed" | "candidate_selected" | "rollback_completed" | "interrupt_received" | "interrupt_classified" | "input_required" | "input_received" | "permission_requested" | "permission_resolved" | "message_started" | "text_delta" | "thinking_delta" | "tool_started" | "tool_result" | "tool_progress" | "stack_progress" | "stack_current_changed" | "usage" | "artifact_created" | "cleanup_started" | "cleanup_progress" | "cleanup_completed" | "cleanup_failed" | "stack_instances_progress" | "context_compaction_started" | "context_compacted" | "context_compaction_failed" | "candidate_restart_requested" | "candidate_detail_shown" | "diagram_shown" | "pipeline_warning" | "pipeline_completed" | "pipeline_canceled" | "pipeline_handoff_ready";
+            eventType: "pipeline_started" | "pipeline_resumed" | "mcp_status" | "step_started" | "step_completed" | "step_failed" | "candidate_started" | "candidate_step_started" | "candidate_step_completed" | "candidate_step_failed" | "candidate_completed" | "candidate_failed" | "candidate_selected" | "rollback_completed" | "interrupt_received" | "interrupt_classified" | "input_required" | "input_received" | "permission_requested" | "permission_resolved" | "message_started" | "text_delta" | "thinking_delta" | "tool_started" | "tool_result" | "tool_progress" | "stack_progress" | "stack_current_changed" | "usage" | "artifact_created" | "cleanup_started" | "cleanup_progress" | "cleanup_completed" | "cleanup_failed" | "stack_instances_progress" | "context_compaction_started" | "context_compacted" | "context_compaction_failed" | "candidate_restart_requested" | "candidate_detail_shown" | "diagram_shown" | "pipeline_warning" | "pipeline_completed" | "pipeline_canceled" | "pipeline_handoff_ready" | "backup_committed" | "backup_blocked";
             /** @constant */
             extensionUri: "urn:iac-code:a2a:pipeline-events:v1";
             iacCodeSessionId: string;
@@ -918,7 +918,7 @@ export interface components {
                     truncated?: true;
                 };
             };
-        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         /**
          * PipelineSnapshot
          * @description The state of a context's latest pipeline run, reduced from its event journal: steps, candidates, the input it waits for, cleanup, stale fields and the outcome. lastSequence is the journal's last event; firstSequence is this run's pipeline_started.

@@ -32,6 +32,8 @@ import { JsonRpcCore } from "./bindings/jsonrpc-core.js";
 import { isJsonRpcTransport, startJsonRpcTransport, usesHttpAuth } from "./transports/index.js";
 import type { RedisBackend } from "./replicas/redis-backend.js";
 import type { StateStore } from "./stores/state.js";
+import { backupSettingsFromEnv, SessionBackups } from "./stores/session-backup.js";
+import { createSessionRestoreRouter } from "./session-restore.js";
 
 export interface A2aServerDeps {
   runtime: AgentRuntime;
@@ -166,6 +168,9 @@ async function startWithState(
   // trust-request-cwd: every absolute workspace lies under the filesystem root.
   const roots = settings.trustRequestCwd ? [path.parse(cwd).root] : configuredRoots;
   projector?.addRoots(configuredRoots);
+  // IAC_CODE_CONFIG_BACKUP_DIR (+ _TMP_DIR): session backups (stores/session-backup.ts).
+  const backupSettings = backupSettingsFromEnv(env);
+  const backups = backupSettings && new SessionBackups(backupSettings, state, logger);
   const mediaTypes = mediaTypesFromEnv(env, {
     text: settings.textMimeTypes,
     multimodal: settings.multimodalMimeTypes,
@@ -211,6 +216,7 @@ async function startWithState(
     cluster: redis?.cluster,
     orphanSweepMs: redis && Math.max(250, Math.floor(redis.leaseMs / 2)),
     ...(projector ? { workspaceSeen: (workspace: string) => projector.addRoot(workspace) } : {}),
+    ...(backups ? { backups } : {}),
   });
   await service.recover();
   // The bindings and transports call the core through its metered (and in safe mode, projected) view.
@@ -224,7 +230,10 @@ async function startWithState(
       }).then((transport) => servedByTransport(transport))
     : await listenHttp(settings, {
         runtime: deps.runtime,
-        routers: deps.routers,
+        routers: [
+          createSessionRestoreRouter({ tasks: state.tasks, contexts: state.contexts, auth, backups }),
+          ...(deps.routers ?? []),
+        ],
         logger,
         state,
         service: core,
@@ -268,6 +277,7 @@ async function startWithState(
       transport: settings.transport,
       tls: served.tls,
       persistenceDir: settings.persistenceDir,
+      ...(backupSettings ? { backupDir: backupSettings.dir } : {}),
       store: settings.store,
       ...(redis ? { redis: redactRedisUrl(settings.redisUrl ?? ""), replica: redis.replicaId } : {}),
       auth: auth.enabled,

@@ -68,6 +68,8 @@ export const MSG = {
   alreadyApplied: "agui.error.resumeAlreadyApplied",
   expired: "agui.error.executionExpired",
   a2aUnavailable: "agui.error.a2aUnavailable",
+  sessionBackupNotReady: "agui.error.sessionBackupNotReady",
+  resumeSessionUnavailable: "agui.error.resumeSessionUnavailable",
   interruptNotAccepted: "agui.error.interruptResponseNotAccepted",
   permissionNotAccepted: "agui.error.permissionResponseNotAccepted",
   interruptRejected: "agui.error.interruptResponseRejected",
@@ -154,4 +156,32 @@ export class RunFailure extends Error {
   ) {
     super(t("en", messageKey, params));
   }
+}
+
+/** What an A2A error's data says: the session backup is not ready (retryable). */
+function backupNotReadyData(data: unknown): boolean {
+  const entries = Array.isArray(data) ? data : [data];
+  return entries.some((entry) => {
+    if (!entry || typeof entry !== "object") return false;
+    // The reference's shape {code, retryable: true}; this A2A server's ErrorInfo metadata (strings).
+    const e = entry as {
+      code?: unknown;
+      retryable?: unknown;
+      metadata?: { code?: unknown; retryable?: unknown };
+    };
+    if (e.code === "SESSION_BACKUP_NOT_READY" && e.retryable === true) return true;
+    return e.metadata?.code === "SESSION_BACKUP_NOT_READY" && e.metadata.retryable === "true";
+  });
+}
+
+/**
+ * SESSION_BACKUP_NOT_READY for a JSON-RPC error whose data says the session
+ * backup is still synchronizing (agui-iaccode.md §5.5, §10 item 55), with the
+ * A2A server's message; undefined for any other error.
+ */
+export function backupNotReady(err: unknown): RunFailure | undefined {
+  const e = err as { detail?: { data?: unknown }; serverMessage?: unknown } | null;
+  if (!e?.detail || !backupNotReadyData(e.detail.data)) return undefined;
+  const message = typeof e.serverMessage === "string" && e.serverMessage ? e.serverMessage : undefined;
+  return new RunFailure("SESSION_BACKUP_NOT_READY", MSG.sessionBackupNotReady, {}, message);
 }

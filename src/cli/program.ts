@@ -6,6 +6,7 @@ import { registerServeCommand } from "./serve-command.js";
 import { registerA2aCommand } from "./a2a-command.js";
 import { registerA2aClientCommand } from "./a2a-client/program.js";
 import { registerSessionsCommand } from "./sessions-command.js";
+import { registerStateCommand } from "./state-command.js";
 import { VERSION } from "../version.js";
 
 export function buildProgram(): Command {
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerA2aCommand(program);
   registerA2aClientCommand(program);
   registerSessionsCommand(program);
+  registerStateCommand(program);
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
     program.outputHelp({ error: true });

@@ -330,6 +330,14 @@ export interface AgentSession {
    * beside the run, its events on the running turn. False when no turn takes it.
    */
   interject?(input: TurnInput): boolean;
+  /**
+   * Journals envelopes the server adds to the session's latest pipeline run
+   * (the session backup's backup_committed / backup_blocked notices), numbered
+   * after its last one; undefined when the session never ran a pipeline.
+   */
+  journalPipeline?(
+    specs: Array<Pick<PipelineEnvelope, "eventType" | "scope" | "status" | "data">>,
+  ): Promise<PipelineEnvelope[] | undefined>;
   close(): Promise<void>;
 }
 

@@ -82,6 +82,8 @@ describe("error catalogues", () => {
       EXECUTION_LOST: { status: 409, surfaces: ["http", "sse"] },
       STATE_PERSISTENCE_FAILED: { status: 503, surfaces: ["sse"] },
       A2A_UNAVAILABLE: { status: 503, surfaces: ["sse"] },
+      // agui-iaccode.md era C: the A2A server's session backup is still synchronizing (retryable).
+      SESSION_BACKUP_NOT_READY: { status: 503, surfaces: ["sse"] },
       A2A_PROTOCOL_ERROR: { status: 502, surfaces: ["sse"] },
       A2A_EXECUTION_FAILED: { status: 502, surfaces: ["sse"] },
       CANCELLED: { status: 409, surfaces: ["sse"] },

@@ -55,6 +55,8 @@ export interface E2eOptions {
   logger?: Logger;
   /** Safe mode on both sides, as IAC_CODE_A2A_SAFE_MODE sets it: the server's projection, the runtime's tools. */
   safeMode?: boolean;
+  /** More of the server's environment (IAC_CODE_CONFIG_BACKUP_DIR...). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -92,7 +94,7 @@ export async function startE2eServer(options: E2eOptions): Promise<E2eServer> {
     runtime,
     logger,
     cwd: workspace,
-    env: { IACCODE_A2A_ALLOWED_CWDS: dir },
+    env: { IACCODE_A2A_ALLOWED_CWDS: dir, ...options.env },
     state,
   });
   return {

@@ -4,7 +4,7 @@
 // envelopes a turn published.
 import path from "node:path";
 import { mkdir } from "node:fs/promises";
-import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
+import { openStateStore, startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
 import { createAgentRuntime } from "../../src/runtime/index.js";
 import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import { createLogger } from "../../src/server/logger.js";
@@ -92,13 +92,30 @@ export interface PipelineA2a {
 
 /** The A2A server (in this process) in front of the scripted pipeline runtime and the local ROS endpoint. */
 export async function startPipelineA2a(
-  options: { dir?: string; ros?: RosEndpointFixture; file?: Record<string, unknown> } = {},
+  options: {
+    dir?: string;
+    ros?: RosEndpointFixture;
+    file?: Record<string, unknown>;
+    /** More of the server's environment (IAC_CODE_CONFIG_BACKUP_DIR...). */
+    env?: NodeJS.ProcessEnv;
+    /** The runtime writes its sessions through the server's state store, as `iac-code a2a` does. */
+    sharedStore?: boolean;
+  } = {},
 ): Promise<PipelineA2a> {
   const dir = options.dir ?? (await tempDir("iac-pipeline-a2a-"));
   const workspace = path.join(dir, "workspace");
   await mkdir(workspace, { recursive: true });
   const ros = options.ros ?? (await RosEndpointFixture.start({ [AK]: SECRET }));
+  const settings = resolveSettings(
+    { port: 0, "persistence-dir": path.join(dir, "persist"), ...options.file },
+    {},
+    {},
+  );
+  const state = options.sharedStore
+    ? await openStateStore(settings, undefined, createLogger({ silent: true }))
+    : undefined;
   const runtime = await createAgentRuntime({
+    ...(state ? { store: state.runtime } : {}),
     configDir: path.join(dir, "config"),
     scriptFile: PIPELINE_SCRIPT,
     env: { HOME: dir, ALIBABA_CLOUD_ACCESS_KEY_ID: AK, ALIBABA_CLOUD_ACCESS_KEY_SECRET: SECRET },
@@ -107,16 +124,12 @@ export async function startPipelineA2a(
     stackPollIntervalMs: 1,
     logger: silentLogger(),
   });
-  const settings = resolveSettings(
-    { port: 0, "persistence-dir": path.join(dir, "persist"), ...options.file },
-    {},
-    {},
-  );
   const server = await startA2aServer(settings, {
     runtime,
     logger: createLogger({ silent: true }),
     cwd: workspace,
-    env: { IACCODE_A2A_ALLOWED_CWDS: dir },
+    env: { IACCODE_A2A_ALLOWED_CWDS: dir, ...options.env },
+    ...(state ? { state } : {}),
   });
   return {
     url: server.url,
@@ -128,6 +141,7 @@ export async function startPipelineA2a(
     async close() {
       await server.close();
       await runtime.close();
+      await state?.close();
       if (!options.ros) await ros.close();
     },
   };

@@ -43,6 +43,8 @@ export interface A2aErrorDetail {
   httpStatus?: number;
   /** gRPC status name, e.g. not_found (gRPC binding). */
   grpcStatus?: string;
+  /** The JSON-RPC error's data as sent (ErrorInfo details, or a server's own object). */
+  data?: unknown;
 }
 
 /** The server answered the call with an error. */

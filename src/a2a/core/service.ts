@@ -34,6 +34,9 @@ import type { TurnObserver } from "./turn/execution.js";
 import { permissionAudit } from "./turn/input-waits.js";
 import { ReplicaTurns } from "./turn/replica-turns.js";
 import { Turns, type TurnsDeps } from "./turn/turns.js";
+import { BackupGate } from "./turn/backup-gate.js";
+import { restoreFromBackup } from "./turn/backup-restore.js";
+import type { SessionBackups } from "../stores/session-backup.js";
 
 export interface A2AServiceOptions {
   runtime: AgentRuntime;
@@ -61,6 +64,8 @@ export interface A2AServiceOptions {
   workspaceSeen?: (cwd: string) => void;
   /** The telemetry channel of a context no message named one for (IAC_CODE_CHANNEL, else "unknown"). */
   defaultChannel?: string;
+  /** Session backups (IAC_CODE_CONFIG_BACKUP_DIR): committed at turn ends, restored on the next message. */
+  backups?: SessionBackups;
 }
 
 type Stream = AsyncIterable<pb.StreamResponse>;
@@ -77,10 +82,13 @@ export class A2AService {
   private closing = false;
   /** Stages a push delivery of a task event; a no-op while push is off. */
   private readonly notify: PushOutbox["enqueue"];
+  /** Session backups at turn ends and cancels (IAC_CODE_CONFIG_BACKUP_DIR); absent when off. */
+  private readonly backupGate?: BackupGate;
 
   constructor(private readonly options: A2AServiceOptions) {
     this.state = options.state;
     this.notify = options.push ? (taskId, event) => options.state.pushJobs.enqueue(taskId, event) : () => {};
+    this.backupGate = options.backups && new BackupGate(options.backups, options.logger);
     this.contexts = new ContextManager(
       options.runtime,
       options.state.contexts,
@@ -101,6 +109,7 @@ export class A2AService {
       autoApprovePermissions: options.autoApprovePermissions,
       observer: options.turnObserver,
       notify: this.notify,
+      ...(this.backupGate ? { backup: this.backupGate } : {}),
     };
     this.replicas = options.cluster && new ReplicaTurns(options.cluster, turns);
     this.turns = this.replicas ?? new Turns(turns);
@@ -162,6 +171,7 @@ export class A2AService {
     const inline = request.configuration?.taskPushNotificationConfig;
     const prefix = "configuration.taskPushNotificationConfig.";
     if (inline) this.pushConfigs(ctx).check(inline, prefix);
+    await restoreFromBackup(this.options.backups, request.message?.contextId, this.contexts);
     const admission = await admit(request, ctx, this.admission);
     if (inline) this.pushConfigs(ctx).save(ctx.owner, admission.record.task.id, inline);
     return admission;
@@ -258,6 +268,19 @@ export class A2AService {
    */
   private async cancelWaiting(record: TaskRecord): Promise<void> {
     const { contextId } = record.task;
+    const canceled = serverStatusEvent(
+      record.task,
+      pb.TaskState.CANCELED,
+      t(record.language, "a2a.taskCanceled"),
+      "canceled",
+    );
+    // With session backups the cancel is published once backed up; blocked, the task stays waiting.
+    const gated = await this.backupGate?.cancelWaiting(record, canceled);
+    if (gated && !gated.ok) {
+      this.state.tasks.save(record);
+      this.notify(record.task.id, gated.blocked);
+      return this.state.commit();
+    }
     const input = record.pendingInput ?? {};
     const text = (key: string): string => (typeof input[key] === "string" ? input[key] : "");
     if (text("kind") === "permission") {
@@ -267,12 +290,6 @@ export class A2AService {
       this.options.logger.info({ audit: entry }, "permission decision");
       await this.state.audit.record(entry);
     }
-    const canceled = serverStatusEvent(
-      record.task,
-      pb.TaskState.CANCELED,
-      t(record.language, "a2a.taskCanceled"),
-      "canceled",
-    );
     record.apply(canceled, true);
     this.state.tasks.save(record);
     this.notify(record.task.id, canceled);

@@ -134,13 +134,17 @@ export class TaskRecord implements StoredTask {
       // The pending-input envelope is part of the task only while it waits, the error (code, errorId) once failed.
       const input = state === pb.TaskState.INPUT_REQUIRED ? incoming.input : undefined;
       const error = state === pb.TaskState.FAILED ? incoming.error : undefined;
+      // A turn end held back by a failed session backup, until the task's next turn.
+      const blocked = state === pb.TaskState.INPUT_REQUIRED ? incoming.backupBlocked : undefined;
       // Most events (text chunks) change none of these: the metadata object stays as it is.
       if (
         (session === undefined || session === previous.iacCodeSessionId) &&
         !input &&
         !previous.input &&
         !error &&
-        !previous.error
+        !previous.error &&
+        !blocked &&
+        !previous.backupBlocked
       )
         return;
       const current = { ...previous };
@@ -149,6 +153,8 @@ export class TaskRecord implements StoredTask {
       else delete current.input;
       if (error) current.error = error;
       else delete current.error;
+      if (blocked) current.backupBlocked = blocked;
+      else delete current.backupBlocked;
       this.setIacCode(current);
     } else if (payload.case === "artifactUpdate") {
       const artifact = payload.value.artifact;

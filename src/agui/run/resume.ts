@@ -9,7 +9,7 @@
 // again when it ends before the turn says what comes next).
 import { readItem, sessionIdOf, TERMINAL_STATES, type A2aItem } from "../upstream/a2a-items.js";
 import { A2aCallError } from "../../a2a/client/errors.js";
-import { MSG, RunFailure } from "../errors.js";
+import { backupNotReady, MSG, RunFailure } from "../errors.js";
 import {
   answerDigest,
   appliedDigest,
@@ -65,6 +65,7 @@ export class Resume {
     const ex = doc.execution;
     await this.checkResumable(entries);
     this.run.active.accepting = true;
+    await this.ensureRestored();
     const snapshot = await this.taskSnapshot();
     const knownBefore = new Set(Object.keys(ex.pending));
     const discovered = await this.stream.newInputs(snapshot);
@@ -128,6 +129,22 @@ export class Resume {
       await this.run.core.expire(doc);
       throw new RunFailure("EXECUTION_EXPIRED", MSG.expired);
     }
+  }
+
+  /**
+   * Preflight, first when the session is known: the A2A server restores the
+   * session from its backup if its primary store lost it (§5.5 step 2).
+   * Nothing is sent and the pending interrupts stay when it cannot.
+   */
+  private async ensureRestored(): Promise<void> {
+    const { doc } = this.run.admission;
+    if (!doc.iacCodeSessionId) return;
+    const body = { cwd: doc.cwd, sessionId: doc.iacCodeSessionId, taskId: doc.execution.taskId! };
+    const answer = await this.run.core.client.ensureRestored(body, this.run.signals());
+    if (answer.outcome === "unavailable")
+      throw new RunFailure("EXECUTION_LOST", MSG.resumeSessionUnavailable);
+    if (answer.outcome === "not_ready")
+      throw new RunFailure("SESSION_BACKUP_NOT_READY", MSG.sessionBackupNotReady, {}, answer.message);
   }
 
   /** Preflight: GetTask; the task must still exist, be ours and be waiting. */
@@ -199,7 +216,8 @@ export class Resume {
       try {
         first = await stream.next();
       } catch (err) {
-        if (err instanceof A2aCallError) throw new RunFailure("A2A_UNAVAILABLE", MSG.interruptRejected);
+        if (err instanceof A2aCallError)
+          throw backupNotReady(err) ?? new RunFailure("A2A_UNAVAILABLE", MSG.interruptRejected);
         throw err;
       }
       if (first.done) {

@@ -12,7 +12,14 @@ import { addModelTokens, type ModelTokens } from "../../server/model-tokens.js";
 import { defaultChannel } from "../../server/metrics.js";
 import type { AdapterCore } from "../adapter-core.js";
 import type { Admission } from "./admission.js";
-import { AguiError, MSG, type MessageKey, type MessageParams, RunFailure } from "../errors.js";
+import {
+  AguiError,
+  backupNotReady,
+  MSG,
+  type MessageKey,
+  type MessageParams,
+  RunFailure,
+} from "../errors.js";
 import { hasPending, isTerminal, markTerminal } from "../threads/execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { Resume } from "./resume.js";
@@ -137,6 +144,8 @@ export class Run extends RunState {
     let messageKey: MessageKey;
     let params: MessageParams = {};
     let localized: string | undefined;
+    // A JSON-RPC error saying the session backup is still synchronizing has its own code (§10 item 55).
+    if (!(err instanceof RunFailure) && !(err instanceof AguiError)) err = backupNotReady(err) ?? err;
     if (err instanceof RunFailure || err instanceof AguiError) {
       code = err.code;
       messageKey = err.messageKey;

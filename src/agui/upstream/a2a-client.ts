@@ -276,4 +276,53 @@ export class A2aClient {
     }
     return { snapshot: body.snapshot, events: body.events };
   }
+
+  /**
+   * POST iac-code/session/ensure-restored (agui-iaccode.md §3.1): the A2A
+   * server restores the session from its backup when its primary store lost
+   * it. "available" (status current or restored), "unavailable" (404), or
+   * "not_ready" (409 with error.code SESSION_BACKUP_NOT_READY and retryable,
+   * `message` the server's text); anything else is A2aUnavailableError.
+   */
+  async ensureRestored(
+    body: { cwd: string; sessionId: string; taskId: string },
+    signals: RequestSignals = {},
+  ): Promise<{ outcome: "available" | "unavailable" | "not_ready"; message?: string }> {
+    const route = "POST iac-code/session/ensure-restored";
+    const options = this.options(signals);
+    const { status, text } = await this.traced(route, true, signals, async (base, headers) => {
+      const url = new URL("iac-code/session/ensure-restored", base);
+      const init = {
+        method: "POST",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      };
+      try {
+        const exchange = await httpRequest(url.toString(), init, options);
+        return { status: exchange.response.status, text: await bodyText(url.toString(), exchange, options) };
+      } catch (err) {
+        throw upstreamError(err, "A2A request failed", signals.signal);
+      }
+    });
+    if (status === 404) return { outcome: "unavailable" };
+    let reply: unknown;
+    try {
+      reply = JSON.parse(text);
+    } catch {
+      reply = undefined;
+    }
+    if (status === 409 && isObject(reply) && isObject(reply.error)) {
+      const { code, retryable, message } = reply.error;
+      if (code === "SESSION_BACKUP_NOT_READY" && retryable === true)
+        return { outcome: "not_ready", ...(typeof message === "string" ? { message } : {}) };
+    }
+    if (
+      status >= 200 &&
+      status <= 299 &&
+      isObject(reply) &&
+      ["current", "restored"].includes(String(reply.status))
+    )
+      return { outcome: "available" };
+    throw new A2aUnavailableError(`A2A session restore answered HTTP ${status}`);
+  }
 }

@@ -9,7 +9,14 @@ import type { Language } from "../../i18n/index.js";
 import { simulatedCloud, SimulatedRos } from "../cloud/simulated-ros.js";
 import { textMessage } from "../messages.js";
 import { Channel } from "../loop/channel.js";
-import type { InputAnswer, InputRequest, RuntimeEvent, TurnInput, TurnOverrides } from "../seam.js";
+import type {
+  InputAnswer,
+  InputRequest,
+  PipelineEnvelope,
+  RuntimeEvent,
+  TurnInput,
+  TurnOverrides,
+} from "../seam.js";
 import type { SessionContext } from "../session/session-context.js";
 import { openSessionData } from "../session/store.js";
 import { startTurn, toolSet, turnLanguage, type Turn } from "../session/turn.js";
@@ -20,7 +27,7 @@ import { runCleanup } from "./cleanup.js";
 import { demoScenarioOf } from "./demo-scenarios.js";
 import { CleanupLedger, cleanupSummary, type LedgerEntry } from "./ledger.js";
 import { PipelineContext } from "./context.js";
-import { PipelineEmitter } from "./emitter.js";
+import { PipelineEmitter, type EnvelopeSpec } from "./emitter.js";
 import { PipelineFiles, type PipelineMeta } from "./files.js";
 import { InputGate, InputRegistry } from "./inputs.js";
 import { StepControl } from "./interrupts.js";
@@ -64,6 +71,8 @@ export class PipelineHost {
   private registry: InputRegistry | undefined;
   private runner: PipelineRunner | undefined;
   private restored: InputRequest[] = [];
+  /** The running turn's emitter and event outbox (journal() numbers its notices there). */
+  private live: { emitter: PipelineEmitter; push(event: RuntimeEvent): void } | undefined;
 
   private constructor(
     private readonly session: SessionContext,
@@ -115,6 +124,24 @@ export class PipelineHost {
 
   answer(answer: InputAnswer): boolean {
     return this.registry?.answer(answer) ?? false;
+  }
+
+  /**
+   * Envelopes the server adds to the latest run's journal (backup notices);
+   * undefined without a run. While a run goes on they join its events (the
+   * turn publishes them, in sequence order): [] is returned.
+   */
+  async journal(specs: EnvelopeSpec[]): Promise<PipelineEnvelope[] | undefined> {
+    const meta = this.meta;
+    if (!meta) return undefined;
+    if (this.live) {
+      this.live.push(await this.live.emitter.event(...specs));
+      return [];
+    }
+    const emitter = await this.emitterFor({ taskId: meta.taskId, pipelineName: meta.pipelineName });
+    const envelopes = await emitter.envelopes(...specs);
+    await emitter.checkpoint();
+    return envelopes;
   }
 
   /** A message while the run goes on (see PipelineRunner.interject); false when no run goes on. */
@@ -272,6 +299,8 @@ export class PipelineHost {
     // Interruptions are handled beside the step loop; their events join the turn's.
     const outbox = new Channel<RuntimeEvent>();
     runner.outbox = (event) => outbox.push(event);
+    const live = { emitter, push: (event: RuntimeEvent) => outbox.push(event) };
+    this.live = live;
     let ended = (): void => undefined;
     const done = new Promise<void>((resolve) => (ended = resolve));
     const main = (async function* () {
@@ -287,6 +316,7 @@ export class PipelineHost {
       // Shutdown while waiting: the run stays on disk for the next process.
       if (!(error instanceof SessionClosedError)) throw error;
     } finally {
+      if (this.live === live) this.live = undefined;
       if (this.runner === runner) this.runner = undefined;
       if (this.registry === registry) this.registry = undefined;
       if (!this.active && !signal.aborted) await this.recordHandoff(runner.summary(meta.status));

@@ -15,6 +15,7 @@ import type {
   AgentSession,
   InputAnswer,
   InputRequest,
+  PipelineEnvelope,
   RuntimeEvent,
   TurnInput,
   TurnOverrides,
@@ -111,6 +112,12 @@ export class RuntimeSession implements AgentSession {
 
   interject(input: TurnInput): boolean {
     return this.pipeline.interject(input);
+  }
+
+  journalPipeline(
+    specs: Array<Pick<PipelineEnvelope, "eventType" | "scope" | "status" | "data">>,
+  ): Promise<PipelineEnvelope[] | undefined> {
+    return this.pipeline.journal(specs);
   }
 
   async *runTurn(input: TurnInput, signal: AbortSignal): AsyncGenerator<RuntimeEvent> {

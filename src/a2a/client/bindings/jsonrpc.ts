@@ -69,6 +69,7 @@ export function jsonRpcError(reply: unknown): A2aCallError | undefined {
   return new A2aCallError(typeof message === "string" ? message : "error", {
     code: typeof code === "number" ? code : undefined,
     reason: reasonOf(data),
+    ...(data !== undefined ? { data } : {}),
   });
 }
 

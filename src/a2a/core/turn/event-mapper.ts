@@ -21,6 +21,7 @@ import {
 import { addModelTokens, type ModelTokens } from "../../../server/model-tokens.js";
 import type { ArtifactStore, StoredArtifact } from "../../stores/artifact-store.js";
 import { sanitizeClientText } from "../sanitize.js";
+import { iacCode } from "../task-record.js";
 import type { InputWaits } from "./input-waits.js";
 import { artifactMetadata, type TurnPublisher } from "./publisher.js";
 import { boundJson, truncateString } from "./truncate.js";
@@ -89,6 +90,14 @@ export function pipelineMetadata(
   };
 }
 
+/** Pipeline envelopes published only once a session backup holds them (a2a-iaccode.md §12.3). */
+const GATED = new Set([
+  "pipeline_completed",
+  "pipeline_failed",
+  "pipeline_canceled",
+  "pipeline_handoff_ready",
+]);
+
 export class EventMapper {
   /** The text of the turn's last model message that did not call a tool: its final answer. */
   private finalText = "";
@@ -96,6 +105,8 @@ export class EventMapper {
   /** The same tokens by provider and model (one entry per model the turn called). */
   readonly tokensByModel = new Map<string, ModelTokens>();
   failure?: { state: pb.TaskState; text: string; error: JsonObject };
+  /** The turn's end was held back by a failed critical backup (blocked()). */
+  private backupBlocked = false;
   /**
    * A pipeline update that ends the task (COMPLETED / FAILED / CANCELED): the
    * end of the turn, published when the turn is over (so the context is free
@@ -257,6 +268,9 @@ export class EventMapper {
       : (PIPELINE_STATES[envelopes.at(-1)?.status ?? ""] ?? pb.TaskState.WORKING);
     if (state === pb.TaskState.WORKING || state === pb.TaskState.INPUT_REQUIRED) {
       this.releasePipelineEnd();
+      // A notice while a wait is open (backup_blocked) keeps the wait's envelope on the task.
+      const input = state === pb.TaskState.INPUT_REQUIRED && iacCode(this.out.record.task.metadata).input;
+      if (input) Object.assign(metadata, { input });
       this.out.status(state, { metadata });
       return;
     }
@@ -324,8 +338,35 @@ export class EventMapper {
     }
   }
 
+  /**
+   * The end of a turn whose critical backup failed (backup-gate.ts): INPUT_REQUIRED
+   * with the reference's text and metadata.iac_code.backupBlocked instead of the
+   * terminal state; a pipeline's held end envelopes go with it (`pipeline`: the
+   * backup_blocked envelope, when the run journaled one).
+   */
+  blocked(backupBlocked: JsonObject, pipeline?: PipelineEnvelope[]): void {
+    this.backupBlocked = true;
+    const envelopes = [...(this.pipelineEnd?.envelopes ?? []), ...(pipeline ?? [])];
+    this.out.status(pb.TaskState.INPUT_REQUIRED, {
+      text: t(this.out.record.language, "a2a.backupBlocked"),
+      keep: true,
+      metadata: { ...pipelineMetadata(envelopes, this.deps.exposure), backupBlocked },
+    });
+  }
+
+  /** A held pipeline end goes out with more envelopes (backup_committed) after its own. */
+  appendToEnd(envelopes: PipelineEnvelope[]): void {
+    if (this.pipelineEnd) this.pipelineEnd.envelopes.push(...envelopes);
+  }
+
+  /** The envelopes whose publication a backup gates: the pipeline's end and its handoff. */
+  get gatedEnvelopes(): PipelineEnvelope[] {
+    return (this.pipelineEnd?.envelopes ?? []).filter((e) => GATED.has(e.eventType));
+  }
+
   /** How the turn ended unless canceled or detached: failed, a pipeline's end state, or completed. */
   outcome(): string {
+    if (this.backupBlocked) return "backup-blocked";
     if (this.failure) return "failed";
     if (this.pipelineEnd) return pb.TaskState[this.pipelineEnd.state].toLowerCase().replace(/_/g, "-");
     return "completed";

@@ -5,13 +5,15 @@
 // waits and answers to input-waits.ts, and what the task hears leaves through
 // the publisher (publisher.ts).
 import { randomUUID } from "node:crypto";
+import type { JsonObject } from "@bufbuild/protobuf";
 import { pb } from "../../../contract/index.js";
-import type { AgentSession, RuntimeEvent } from "../../../runtime/seam.js";
+import type { AgentSession, PipelineEnvelope, RuntimeEvent } from "../../../runtime/seam.js";
 import type { ModelTokens } from "../../../server/model-tokens.js";
 import { failSpan, startSpan, withSpan, type Span } from "../../../server/tracing/index.js";
 import type { ParsedAnswer } from "../incoming-message/input-answer.js";
 import { invalidParams } from "../request/errors.js";
 import type { TaskRecord } from "../task-record.js";
+import type { BackupGate } from "./backup-gate.js";
 import { EventMapper, type MapperDeps } from "./event-mapper.js";
 import { InputWaits, type WaitsDeps } from "./input-waits.js";
 import { TurnPublisher, type PublisherDeps } from "./publisher.js";
@@ -39,7 +41,9 @@ export interface TurnObserver {
   waiting(delta: 1 | -1): void;
 }
 
-export type ExecutionDeps = PublisherDeps & MapperDeps & WaitsDeps & { observer?: TurnObserver };
+export type ExecutionDeps = PublisherDeps &
+  MapperDeps &
+  WaitsDeps & { observer?: TurnObserver; backup?: BackupGate };
 
 /** How long a cancel waits for the runtime to unwind before giving up on it. */
 const CANCEL_UNWIND_MS = 30_000;
@@ -62,6 +66,8 @@ export class TurnExecution {
   private span?: Span;
   /** The context's telemetry channel (set when the turn is reserved). */
   channel = "unknown";
+  /** The turn's session once open (the backup of a wait journals its notice there). */
+  private session?: AgentSession;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -72,6 +78,7 @@ export class TurnExecution {
     this.hub = this.out.hub;
     this.waits = new InputWaits(deps, this.out, (reason) => this.failUnexpectedly(reason));
     this.mapper = new EventMapper(deps, this.out, this.waits);
+    if (deps.backup?.enabled) this.waits.beforeWait = (publish) => this.backUpWait(publish);
   }
 
   get signal(): AbortSignal {
@@ -149,6 +156,7 @@ export class TurnExecution {
     let iterator: AsyncIterator<RuntimeEvent> | undefined;
     try {
       session = await open();
+      this.session = session;
       this.out.sessionId = session.sessionId;
       if (this.canceling) throw new CanceledSignal();
       this.out.status(pb.TaskState.WORKING, {});
@@ -168,10 +176,10 @@ export class TurnExecution {
         if (step.done) break;
         await this.mapper.map(step.value, session);
       }
-      this.finish();
+      await this.finish(session);
     } catch (error) {
       if (error instanceof CanceledSignal || this.canceling) {
-        this.finish();
+        await this.finish(session);
       } else {
         const errorId = randomUUID();
         this.deps.logger.error({ err: error, errorId, taskId: this.taskId }, "turn failed unexpectedly");
@@ -185,7 +193,7 @@ export class TurnExecution {
         this.controller.abort();
         const unwound = iterator?.return?.().catch(() => undefined);
         if (unwound) await boundedWait(unwound, CANCEL_UNWIND_MS);
-        this.finish();
+        await this.finish(session);
       }
     } finally {
       this.finished = true;
@@ -196,8 +204,71 @@ export class TurnExecution {
     }
   }
 
-  private finish(): void {
-    if (!this.detached) this.mapper.finish(this.canceling);
+  /**
+   * Publishes the turn's end; with session backups, only once the backup of
+   * what the end leaves holds (backup-gate.ts): a terminal end whose backup
+   * fails is published INPUT_REQUIRED with backupBlocked instead.
+   */
+  private async finish(session: AgentSession | undefined): Promise<void> {
+    if (this.detached) return;
+    const gate = this.deps.backup;
+    if (!gate?.enabled) return this.mapper.finish(this.canceling);
+    const ended = this.out.preview(() => this.mapper.finish(this.canceling));
+    const verdict = await gate.turnEnd(this.contextId, ended);
+    const gated = this.mapper.gatedEnvelopes;
+    // Pipeline ends only: the notices join the run's journal (a normal turn has no envelope to gate).
+    if (verdict.kind === "blocked") {
+      const { reason, error } = verdict.backupBlocked;
+      const notice =
+        gated.length > 0
+          ? await journal(session, [
+              {
+                eventType: "backup_blocked",
+                status: "input_required",
+                data: { reason, error, recoverable: true },
+              },
+            ])
+          : undefined;
+      this.mapper.blocked(verdict.backupBlocked, notice);
+      return;
+    }
+    if (verdict.kind === "committed" && gated.length > 0) {
+      // One acknowledgement per gated envelope (the end, the handoff), after them.
+      const notice = await journal(
+        session,
+        gated.map((e) => ({
+          eventType: "backup_committed",
+          status: e.status,
+          data: {
+            committedEventId: e.eventId,
+            committedEventType: e.eventType,
+            committedSequence: e.sequence,
+          },
+        })),
+      );
+      if (notice) this.mapper.appendToEnd(notice);
+    }
+    this.mapper.finish(this.canceling);
+  }
+
+  /**
+   * The critical `input_required` backup of a wait, taken from the task as the
+   * wait leaves it before the wait is published: backupBlocked when it fails
+   * (the wait stays answerable; a pipeline run journals backup_blocked too).
+   */
+  private async backUpWait(publish: () => void): Promise<JsonObject | undefined> {
+    const gate = this.deps.backup;
+    if (!gate) return undefined;
+    const waiting = this.out.preview(publish);
+    const verdict = await gate.inputRequired(this.contextId, waiting);
+    if (verdict.kind !== "blocked") return undefined;
+    const { reason, error } = verdict.backupBlocked;
+    const session = this.session;
+    if (session?.revivable?.()) {
+      const data = { reason, error, recoverable: true };
+      await journal(session, [{ eventType: "backup_blocked", status: "input_required", data }]);
+    }
+    return verdict.backupBlocked;
   }
 
   /** One info line per turn (task, context, outcome, duration, tokens), and the same to the observer. */
@@ -239,6 +310,20 @@ export class TurnExecution {
 }
 
 class CanceledSignal extends Error {}
+
+type Notice = { eventType: string; status: PipelineEnvelope["status"]; data: Record<string, unknown> };
+
+/** Backup notices journaled into the session's pipeline run (none without a run, or on failure). */
+async function journal(
+  session: AgentSession | undefined,
+  notices: Notice[],
+): Promise<PipelineEnvelope[] | undefined> {
+  try {
+    return await session?.journalPipeline?.(notices.map((n) => ({ ...n, scope: "pipeline" as const })));
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The steps of `iterator`, each one ending early with "aborted" once the

@@ -51,6 +51,12 @@ export class InputWaits {
    */
   private readonly restoredWaits = new Map<string, InputRequest>();
   private readonly earlyAnswers = new Map<string, ParsedAnswer>();
+  /**
+   * Runs before a wait is published, given that publication (execution.ts:
+   * the session backup of the task as it will wait); backupBlocked metadata
+   * when the backup failed.
+   */
+  beforeWait?: (publish: () => void) => Promise<JsonObject | undefined>;
 
   constructor(
     private readonly deps: WaitsDeps,
@@ -173,7 +179,11 @@ export class InputWaits {
       };
     }
     // A resume after a crash depends on this snapshot: the core commits it before anyone sees it.
-    this.out.status(pb.TaskState.INPUT_REQUIRED, { metadata, keep: false, persist: true });
+    const publish = (extra?: JsonObject) =>
+      this.out.status(pb.TaskState.INPUT_REQUIRED, { metadata: { ...metadata, ...extra }, persist: true });
+    // With session backups, the wait is backed up first; a failed backup is said on the wait.
+    const backupBlocked = await this.beforeWait?.(() => publish());
+    publish(backupBlocked && { backupBlocked });
   }
 
   /**

@@ -7,7 +7,7 @@ import { create, type JsonObject } from "@bufbuild/protobuf";
 import { pb } from "../../../contract/index.js";
 import type { StoredArtifact } from "../../stores/artifact-store.js";
 import type { PushOutbox, StateStore } from "../../stores/state.js";
-import type { TaskRecord } from "../task-record.js";
+import { TaskRecord } from "../task-record.js";
 import { EventHub } from "./event-hub.js";
 import { now, TextChunks } from "./text-chunks.js";
 
@@ -48,6 +48,8 @@ export class TurnPublisher {
   /** The runtime session's id, in every status update's metadata once the session is open. */
   sessionId = "";
   private seq = 0;
+  /** While preview() runs: the copy its publications fold into. */
+  private dry?: TaskRecord;
   /** Text chunks (status updates with a delta) share all but their text, id and time. */
   private readonly chunks = new TextChunks((text, messageId) =>
     this.makeStatusEvent(pb.TaskState.WORKING, { text }, messageId),
@@ -100,6 +102,31 @@ export class TurnPublisher {
       },
     });
     this.publish(event, false, true, true);
+  }
+
+  /**
+   * The task as what `publish` publishes would leave it: folded into a copy,
+   * nothing staged, pushed or sent (the backup of a turn's end is taken from it
+   * before the end is published).
+   */
+  preview(publish: () => void): TaskRecord {
+    const { task, owner, language, updatedAt, credentialNames } = this.record;
+    const copy = new TaskRecord(
+      { ...task, history: task.history.slice(), artifacts: task.artifacts.slice() },
+      owner,
+      language,
+      updatedAt,
+      credentialNames,
+    );
+    const seq = this.seq;
+    this.dry = copy;
+    try {
+      publish();
+    } finally {
+      this.dry = undefined;
+      this.seq = seq;
+    }
+    return copy;
   }
 
   private statusEvent(state: pb.TaskState, options: StatusOptions): pb.StreamResponse {
@@ -156,6 +183,10 @@ export class TurnPublisher {
   }
 
   private publish(event: pb.StreamResponse, keep: boolean, persist: boolean, push: boolean): void {
+    if (this.dry) {
+      this.dry.apply(event, keep);
+      return;
+    }
     this.record.apply(event, keep);
     if (persist) this.deps.state.tasks.save(this.record);
     if (push) this.deps.notify(this.taskId, event);

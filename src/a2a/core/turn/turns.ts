@@ -15,6 +15,7 @@ import type { Admission } from "../incoming-message/admission.js";
 import type { ContextManager, LiveContext } from "./contexts.js";
 import { A2AError, invalidParams, taskAlreadyWorking } from "../request/errors.js";
 import type { ExposureOptions } from "./event-mapper.js";
+import type { BackupGate } from "./backup-gate.js";
 import { TurnExecution, type TurnObserver } from "./execution.js";
 import { answerRefusal, matchesRequest } from "../incoming-message/input-answer.js";
 import { serverStatusEvent, snapshotEvent, type TaskRecord } from "../task-record.js";
@@ -29,6 +30,8 @@ export interface TurnsDeps {
   observer?: TurnObserver;
   /** Stages a push delivery of a task event (a no-op without push). */
   notify: PushOutbox["enqueue"];
+  /** Session backups at turn ends (IAC_CODE_CONFIG_BACKUP_DIR); absent when off. */
+  backup?: BackupGate;
 }
 
 /** The first events of a started message (a task snapshot first) and the live events of its turn. */
@@ -248,6 +251,7 @@ export class Turns {
         audit: (entry) => this.audit(entry),
         observer: this.deps.observer,
         notify: this.deps.notify,
+        backup: this.deps.backup,
       },
       record,
       () => this.release(context, execution),
