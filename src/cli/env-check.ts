@@ -35,6 +35,9 @@ export const OTHER_ENV_NAMES: readonly string[] = [
   "IACCODE_A2A_API_KEY",
   "IACCODE_A2A_API_KEY_HEADER",
   "IAC_CODE_AGUI_CONFIG",
+  "IAC_CODE_CHANNEL",
+  "IAC_CODE_CONFIG_BACKUP_DIR",
+  "IAC_CODE_CONFIG_BACKUP_TMP_DIR",
 ];
 
 /** Every variable with our prefixes that iac-code reads. */

@@ -121,7 +121,8 @@ describe("server start-up", function () {
     const files = execFileSync("git", ["ls-files", "src", "bin"], { cwd: ROOT, encoding: "utf8" }).split(
       "\n",
     );
-    for (const file of files.filter((f) => /\.(ts|mjs)$/.test(f)))
+    // env-check.ts itself names wrong variables in its examples.
+    for (const file of files.filter((f) => /\.(ts|mjs)$/.test(f) && !f.endsWith("env-check.ts")))
       for (const [name] of readFileSync(path.join(ROOT, file), "utf8").matchAll(
         /\b(?:IAC_CODE|IACCODE)_[A-Z0-9_]*[A-Z0-9]\b/g,
       ))

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import { t } from "../../i18n/index.js";
 import { A2aCallError } from "../../a2a/client/errors.js";
 import type { AdapterCore } from "../adapter-core.js";
-import { AguiError, MSG, type MessageKey, RunFailure } from "../errors.js";
+import { AguiError, backupNotReady, MSG, type MessageKey, RunFailure } from "../errors.js";
 import type { AguiEvent } from "../events.js";
 import {
   FAILED_STATES,
@@ -98,7 +98,12 @@ export async function runGuidance(core: AdapterCore, admission: Admission, sink:
     }
     // Nothing was opened and no usage is counted: RUN_FINISHED success alone.
     for (const ev of tr.finishSuccess()) send(ev);
-  } catch (err) {
+  } catch (caught) {
+    // A session restored from its backup that is not ready yet says so, as on a run.
+    const err =
+      caught instanceof RunFailure || caught instanceof AguiError
+        ? caught
+        : (backupNotReady(caught) ?? caught);
     let code = "A2A_UNAVAILABLE";
     let key: MessageKey = MSG.a2aUnavailable;
     if (err instanceof RunFailure || err instanceof AguiError) {
