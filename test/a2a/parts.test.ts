@@ -241,10 +241,10 @@ describe("A2A parts ingestion and workspaces", () => {
       );
       expect(await failedText({ iac_code: { cwd: 42 } })).to.equal(`${field} must be an absolute path.`);
       expect(await failedText({ iac_code: { cwd: "/etc" } })).to.equal(
-        `${field} is outside the allowed workspace roots.`,
+        `${field} is outside the allowed workspace roots (the server's --allowed-cwds setting).`,
       );
       expect(await failedText({ iac_code: { cwd: "/etc", preferredLanguage: "de" } })).to.equal(
-        `${field} liegt außerhalb der erlaubten Arbeitsbereich-Wurzeln.`,
+        `${field} liegt außerhalb der erlaubten Arbeitsbereich-Wurzeln (Einstellung --allowed-cwds des Servers).`,
       );
     });
 
@@ -270,7 +270,8 @@ describe("A2A parts ingestion and workspaces", () => {
           taskId: task.id,
           contextId: task.contextId,
           messageId: "msg-refused-1",
-          reason: "metadata.iac_code.cwd is outside the allowed workspace roots.",
+          reason:
+            "metadata.iac_code.cwd is outside the allowed workspace roots (the server's --allowed-cwds setting).",
           level: 30,
         });
       } finally {
@@ -299,7 +300,7 @@ describe("A2A parts ingestion and workspaces", () => {
         });
         const task = (reply.body.result as Json).task as Json;
         expect(task.status.message.parts[0].text).to.equal(
-          "metadata.iac_code.cwd is outside the allowed workspace roots.",
+          "metadata.iac_code.cwd is outside the allowed workspace roots (the server's --allowed-cwds setting).",
         );
         const inside = await jail.rpc("SendMessage", {
           message: userMessage("hi", { metadata: { iac_code: { cwd: t.workspace } } }),

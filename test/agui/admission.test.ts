@@ -122,7 +122,7 @@ describe("agui admission over HTTP", function () {
         { ...runInput(h, { threadId: "t", runId: "r", text: "x", iac: { cwd: "/etc/outside-roots" } }) },
         400,
         "INVALID_INPUT",
-        "forwardedProps.iacCode.cwd is outside the allowed workspace roots.",
+        "forwardedProps.iacCode.cwd is outside the allowed workspace roots (the server's --allowed-cwds setting).",
       ],
       [
         {

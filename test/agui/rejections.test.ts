@@ -44,7 +44,7 @@ describe("agui rejections name the field and the reason", function () {
       [
         "outside",
         withIac("outside", { cwd: "/etc" }),
-        "forwardedProps.iacCode.cwd is outside the allowed workspace roots.",
+        "forwardedProps.iacCode.cwd is outside the allowed workspace roots (the server's --allowed-cwds setting).",
       ],
       [
         "relative",

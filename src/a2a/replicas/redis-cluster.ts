@@ -241,7 +241,11 @@ export class RedisCluster implements Cluster {
   ): Promise<void> {
     const holder = await this.leases.holder(contextId);
     const unavailable = () =>
-      new A2AError("InternalError", "The replica running this task is not reachable; try again shortly.");
+      new A2AError(
+        "InternalError",
+        "The replica running this task is not reachable; retry in a few seconds: a replica that stopped is " +
+          "taken over at the latest when its context lease runs out (context-lease-seconds, 15 by default).",
+      );
     if (holder === undefined || holder === this.leases.replicaId) throw unavailable();
     const wire: WireCommand = {
       id: randomUUID(),
