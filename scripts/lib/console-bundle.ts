@@ -22,6 +22,7 @@ export async function bundleConsole(root: string): Promise<string> {
     legalComments: "none",
     logLevel: "warning",
   });
-  for (const file of ["index.html", "app.css"]) cpSync(path.join(source, file), path.join(out, file));
+  for (const file of ["index.html", "app.css", "favicon.svg"])
+    cpSync(path.join(source, file), path.join(out, file));
   return out;
 }

@@ -28,6 +28,7 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
   let page: Page;
   const requests: string[] = [];
   const violations: string[] = [];
+  const missing: string[] = [];
 
   before(async () => {
     // The bundle of the current console sources (the adapter reads dist/console when it starts).
@@ -48,6 +49,9 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
     page = await browser.newPage();
     page.setDefaultTimeout(90_000);
     page.on("request", (req) => requests.push(req.url()));
+    page.on("response", (res) => {
+      if (res.status() >= 400) missing.push(`${res.status()} ${res.url()}`);
+    });
     page.on("console", (msg) => {
       if (/Content Security Policy/i.test(msg.text())) violations.push(msg.text());
     });
@@ -79,6 +83,20 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
     expect(await script.text()).to.include("iac-code.session.v1");
     const style = await fetch(`${cli.url}console/app.css`);
     expect(style.headers.get("content-type")).to.equal("text/css; charset=utf-8");
+    expect(body).to.include('<link rel="icon" type="image/svg+xml" href="console/favicon.svg" />');
+    const icon = await fetch(`${cli.url}console/favicon.svg`);
+    expect(icon.headers.get("content-type")).to.equal("image/svg+xml");
+    expect(await icon.text()).to.match(/^<svg /);
+    // A browser opening the adapter's address is sent to the console; an API client is not.
+    const opened = await fetch(cli.url, {
+      headers: { Accept: "text/html,application/xhtml+xml,*/*;q=0.8" },
+      redirect: "manual",
+    });
+    expect(opened.status).to.equal(302);
+    expect(opened.headers.get("location")).to.equal("/console");
+    expect(
+      (await fetch(cli.url, { headers: { Accept: "application/json" }, redirect: "manual" })).status,
+    ).to.equal(405);
     expect((await fetch(`${cli.url}console/../package.json`)).status).to.equal(404);
     expect((await fetch(`${cli.url}console/index.ts`)).status).to.equal(404);
   });
@@ -196,6 +214,8 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
     expect(requests.length).to.be.greaterThan(3);
     expect(requests.filter((url) => new URL(url).origin !== origin)).to.deep.equal([]);
     expect(violations).to.deep.equal([]);
+    // Nothing the page asked for was missing (the favicon included).
+    expect(missing).to.deep.equal([]);
   });
 });
 
@@ -213,8 +233,11 @@ describe("AG-UI console: --no-console", function () {
   });
 
   it("serves no /console (nor its assets); the AG-UI endpoints are unchanged", async () => {
-    for (const route of ["console", "console/app.js", "console/app.css"])
+    for (const route of ["console", "console/app.js", "console/app.css", "console/favicon.svg"])
       expect((await fetch(`${cli.url}${route}`)).status, route).to.equal(404);
+    expect((await fetch(cli.url, { headers: { Accept: "text/html" }, redirect: "manual" })).status).to.equal(
+      405,
+    );
     expect((await fetch(`${cli.url}health`)).status).to.equal(200);
     await cli.waitForOutput("AG-UI adapter listening");
     expect(cli.stdout()).to.not.include("Browser console");

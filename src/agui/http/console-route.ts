@@ -30,6 +30,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 const ASSETS: Record<string, string> = {
   "app.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
+  "favicon.svg": "image/svg+xml",
 };
 
 /** dist/console of the package, whether this module runs compiled or from the sources. */
@@ -54,7 +55,7 @@ function loadBundle(dir: string): Map<string, Buffer> | undefined {
   return new Map(names.map((name) => [name, readFileSync(path.join(dir, name))]));
 }
 
-/** Adds GET /console and its two assets to `router`. */
+/** Adds GET /console and its assets to `router`, and sends a browser's GET / there. */
 export function addConsoleRoutes(router: Router, page: ConsolePage, dir = consoleDir()): void {
   const bundle = loadBundle(dir);
   const html =
@@ -76,6 +77,13 @@ export function addConsoleRoutes(router: Router, page: ConsolePage, dir = consol
     }
     ctx.type = "text/html; charset=utf-8";
     ctx.body = html;
+  });
+  // A browser opening the adapter's address lands on the console (POST / stays the AG-UI endpoint).
+  router.get("/", (ctx) => {
+    if (ctx.accepts("json", "html") === "html") return ctx.redirect("/console");
+    // For anything else, GET / is what it was without the console: not a method of the endpoint.
+    ctx.set("Allow", "POST");
+    ctx.status = 405;
   });
   router.get("/console/:asset", (ctx, next) => {
     const asset = ctx.params.asset;
