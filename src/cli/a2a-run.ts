@@ -18,6 +18,7 @@ import {
 import { exposureWarning, isLoopbackHost } from "../server/exposure.js";
 import { createLogger, guardStdio } from "../server/logger.js";
 import { unknownEnvWarnings } from "./env-check.js";
+import { EXIT_USAGE } from "./exit-codes.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { cliValues } from "../server/settings.js";
 
@@ -126,14 +127,14 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
   return server;
 }
 
-/** The `iac-code a2a` action: settings, then the server; a clear message and exit 1 on failure. */
+/** The `iac-code a2a` action: settings (exit 2 when one is bad), then the server (exit 1 when it cannot start). */
 export async function runA2aCli(options: object): Promise<void> {
   let settings: A2aServerSettings;
   try {
     settings = settingsFromCli(options);
   } catch (error) {
     process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
-    process.exit(1);
+    process.exit(EXIT_USAGE);
   }
   try {
     await runA2aServer(settings);

@@ -11,6 +11,7 @@ import { guardStdio, logDestination } from "../server/logger.js";
 import { handleStopSignals } from "../server/shutdown.js";
 import { DEFAULT_TIMEOUTS } from "../server/timeouts.js";
 import { unknownEnvWarnings } from "./env-check.js";
+import { EXIT_USAGE } from "./exit-codes.js";
 
 const cliLanguage = () =>
   parseAcceptLanguage(
@@ -111,6 +112,6 @@ export function parseSettingsOrExit(options: object, command: "agui" | "serve"):
     return resolveSettings(options, process.env, command);
   } catch (err) {
     process.stderr.write(`${err instanceof ConfigError ? err.message : String(err)}\n`);
-    process.exit(1);
+    process.exit(EXIT_USAGE);
   }
 }

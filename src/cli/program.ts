@@ -8,6 +8,7 @@ import { registerA2aClientCommand } from "./a2a-client/program.js";
 import { registerSessionsCommand } from "./sessions-command.js";
 import { registerStateCommand } from "./state-command.js";
 import { VERSION } from "../version.js";
+import { EXIT_USAGE } from "./exit-codes.js";
 
 export function buildProgram(): Command {
   const program = new Command("iac-code")
@@ -15,8 +16,10 @@ export function buildProgram(): Command {
       "Infrastructure-as-Code agent server (Alibaba Cloud ROS, Terraform) behind A2A 1.0 and AG-UI",
     )
     .version(VERSION, "-V, --version")
-    .showHelpAfterError()
-    .configureOutput({ outputError: (text, write) => write(text) });
+    // One line, not the whole help, after a usage error (commander says "Did you mean --port?").
+    .showHelpAfterError("(add --help for the options)")
+    .configureOutput({ outputError: (text, write) => write(text) })
+    .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE));
   registerContractCommand(program);
   registerAguiCommand(program);
   registerServeCommand(program);
@@ -27,7 +30,7 @@ export function buildProgram(): Command {
   program.on("command:*", (operands: string[]) => {
     process.stderr.write(`Unknown command: ${operands[0]}\n\n`);
     program.outputHelp({ error: true });
-    process.exit(1);
+    process.exit(EXIT_USAGE);
   });
   return program;
 }

@@ -204,7 +204,7 @@ describe("iac-code a2a (the command)", () => {
     }
   });
 
-  it("exits 1 with a clear message on bad configuration", async function () {
+  it("exits 2 (usage) with a clear message on bad configuration; an unknown option says which it probably is, in one line", async function () {
     // Five CLI processes from the sources, side by side.
     this.timeout(60_000);
     const bad = path.join(dir, "bad.yml");
@@ -221,9 +221,16 @@ describe("iac-code a2a (the command)", () => {
     ] as Array<[string[], RegExp]>;
     const runs = cases.map(([args]) => runCli(args, env));
     for (const [i, [args, pattern]] of cases.entries()) {
-      expect(await runs[i].exit, args.join(" ")).to.equal(1);
+      expect(await runs[i].exit, args.join(" ")).to.equal(2);
       expect(runs[i].stderr()).to.match(pattern);
     }
+    const typo = runCli(["--prot", "8080"], env);
+    expect(await typo.exit).to.equal(2);
+    expect(typo.stderr().trim().split("\n")).to.deep.equal([
+      "error: unknown option '--prot'",
+      "(Did you mean --port?)",
+      "(add --help for the options)",
+    ]);
   });
 
   it("exits 1 when the port is taken", async () => {

@@ -69,15 +69,15 @@ describe("server start-up", function () {
 
   it("a bad setting stops the start with its source: the variable, or the file's line and column", async () => {
     const badEnv = await run(["serve"], { ...env, IAC_CODE_AGUI_PORT: "abc" });
-    expect(badEnv.code).to.equal(1);
+    expect(badEnv.code).to.equal(2);
     expect(badEnv.stderr.trim()).to.equal("Invalid IAC_CODE_AGUI_PORT 'abc': expected an integer.");
     const file = path.join(dir, "bad.yml");
     writeFileSync(file, "host: 127.0.0.1\nport: abc\n");
     const badFile = await run(["serve", "--config", file], env);
-    expect(badFile.code).to.equal(1);
+    expect(badFile.code).to.equal(2);
     expect(badFile.stderr.trim()).to.equal(`${file}:2:7: port must be integer`);
     const a2a = await run(["a2a", "--config", file], env);
-    expect(a2a.code).to.equal(1);
+    expect(a2a.code).to.equal(2);
     expect(a2a.stderr.trim()).to.equal(`${file}:2:7: port must be integer`);
   });
 
@@ -172,7 +172,7 @@ describe("server start-up", function () {
       await new Promise((resolve) => child.once("exit", resolve));
     }
     const refused = await run(["agui", "--a2a-url", "http://127.0.0.1:1/", "--model", "m"], env);
-    expect(refused.code).to.equal(1);
+    expect(refused.code).to.equal(2);
     expect(refused.stderr.trim()).to.equal(
       "model configures the managed A2A server, which is not started when a2a-url is set.",
     );
