@@ -278,7 +278,7 @@ export interface components {
          * AguiEvent
          * @description Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.
          */
-        event: components["schemas"]["run-started"] | components["schemas"]["text-message-start"] | components["schemas"]["text-message-content"] | components["schemas"]["text-message-end"] | components["schemas"]["reasoning-start"] | components["schemas"]["reasoning-message-start"] | components["schemas"]["reasoning-message-content"] | components["schemas"]["reasoning-message-end"] | components["schemas"]["reasoning-end"] | components["schemas"]["tool-call-start"] | components["schemas"]["tool-call-args"] | components["schemas"]["tool-call-end"] | components["schemas"]["tool-call-result"] | components["schemas"]["step-started"] | components["schemas"]["step-finished"] | components["schemas"]["activity-snapshot"] | components["schemas"]["custom"] | components["schemas"]["run-finished"] | components["schemas"]["run-error"];
+        event: components["schemas"]["run-started"] | components["schemas"]["text-message-start"] | components["schemas"]["text-message-content"] | components["schemas"]["text-message-end"] | components["schemas"]["reasoning-start"] | components["schemas"]["reasoning-message-start"] | components["schemas"]["reasoning-message-content"] | components["schemas"]["reasoning-message-end"] | components["schemas"]["reasoning-end"] | components["schemas"]["tool-call-start"] | components["schemas"]["tool-call-args"] | components["schemas"]["tool-call-end"] | components["schemas"]["tool-call-result"] | components["schemas"]["step-started"] | components["schemas"]["step-finished"] | components["schemas"]["activity-snapshot"] | components["schemas"]["messages-snapshot"] | components["schemas"]["custom"] | components["schemas"]["run-finished"] | components["schemas"]["run-error"];
         /**
          * AguiHealth
          * @description Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).
@@ -528,6 +528,24 @@ export interface components {
             /** @constant */
             role?: "reasoning";
         });
+        /**
+         * MessagesSnapshotEvent
+         * @description MESSAGES_SNAPSHOT: the thread's conversation, sent right after RUN_STARTED by a new run on a thread that already had a task and by an observer (the subscribe extension). Built from the A2A task history of the thread's context (user messages and the agent's answers, as text), plus the new run's own user message; the adapter stores no message text. Replaces the client's messages. Field-exact with @ag-ui/core 1.0 as this server emits it.
+         */
+        "messages-snapshot": {
+            /** @description Oldest first; each id at most once. */
+            messages: {
+                /** @description The message's text; a new run's own user message as the client sent it (text or content parts). */
+                content: string | components["schemas"]["content-part"][];
+                id: string;
+                /** @enum {unknown} */
+                role: "user" | "assistant";
+            }[];
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "MESSAGES_SNAPSHOT";
+        };
         /**
          * IacCodePipelinePayload
          * @description The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.
