@@ -1,0 +1,136 @@
+// What a reconnecting UI is given when a run or an observer starts on a thread
+// that already has a history: the thread's conversation (MESSAGES_SNAPSHOT),
+// read from the A2A task history of the thread's context with ListTasks (the
+// adapter stores no message text, agui-iaccode.md §7.2), and the pipeline's
+// state (ACTIVITY_SNAPSHOT of §4.6) from the A2A pipeline state route.
+import { isObject, normalizeState, str, type JsonObject } from "../upstream/a2a-items.js";
+import type { A2aClient, RequestSignals } from "../upstream/a2a-client.js";
+import type { AguiEvent, SnapshotMessage } from "../events.js";
+import { lastUserMessage } from "./inputs.js";
+import type { RunState } from "./run-state.js";
+
+/** ListTasks pages read at most (100 tasks each): a thread's conversation is rarely longer. */
+const MAX_PAGES = 10;
+
+const NO_EVENTS = 999_999_999_999_999;
+
+/** The text of a message's text parts, joined (data, file and image parts are not conversation text). */
+function textOf(message: JsonObject): string {
+  const parts = Array.isArray(message.parts) ? message.parts : [];
+  return parts.map((p) => (isObject(p) && typeof p.text === "string" ? p.text : "")).join("");
+}
+
+function roleOf(message: JsonObject): "user" | "assistant" {
+  const role = typeof message.role === "string" ? message.role.toLowerCase() : "";
+  return role === "role_user" || role === "user" ? "user" : "assistant";
+}
+
+/** The tasks of a context, oldest first (ListTasks answers newest first). */
+async function tasksOf(client: A2aClient, contextId: string, signals: RequestSignals): Promise<JsonObject[]> {
+  const tasks: JsonObject[] = [];
+  let pageToken: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const params: JsonObject = { contextId, pageSize: 100 };
+    if (pageToken) params.pageToken = pageToken;
+    const result = await client.call("ListTasks", params, signals, { safe: true });
+    const list = isObject(result) && Array.isArray(result.tasks) ? result.tasks : [];
+    for (const task of list) if (isObject(task)) tasks.push(task);
+    pageToken = isObject(result) ? str(result.nextPageToken) : undefined;
+    if (!pageToken) break;
+  }
+  return tasks.reverse();
+}
+
+/**
+ * The conversation of a context: each task's history (user messages and the
+ * agent's answers) as text messages, oldest first, each message id once; a
+ * terminal task's final status message too when its history lacks it.
+ */
+export async function conversationOf(
+  client: A2aClient,
+  contextId: string,
+  signals: RequestSignals,
+): Promise<SnapshotMessage[]> {
+  const messages: SnapshotMessage[] = [];
+  const seen = new Set<string>();
+  const add = (message: unknown): void => {
+    if (!isObject(message)) return;
+    const id = str(message.messageId);
+    const content = textOf(message);
+    if (!id || !content || seen.has(id)) return;
+    seen.add(id);
+    messages.push({ id, role: roleOf(message), content });
+  };
+  for (const task of await tasksOf(client, contextId, signals)) {
+    for (const message of Array.isArray(task.history) ? task.history : []) add(message);
+    const status = isObject(task.status) ? task.status : undefined;
+    const state = normalizeState(status?.state);
+    if (state === "completed" || state === "input-required") add(status?.message);
+  }
+  return messages;
+}
+
+/** The pipeline snapshot of a task's context, or undefined when it has none (no pipeline ran). */
+export async function pipelineSnapshotOf(
+  client: A2aClient,
+  taskId: string,
+  signals: RequestSignals,
+): Promise<JsonObject | undefined> {
+  // An afterSequence past any journal (the route takes up to 15 digits): the state, no events.
+  const state = await client.pipelineState(taskId, NO_EVENTS, signals);
+  return state?.snapshot;
+}
+
+/**
+ * The steps open in a pipeline snapshot, as the translator keys them: a
+ * running or waiting top-level step (`step:<id>`), a running step of a running
+ * candidate (`candidate:<candidate id>:<step id>`).
+ */
+export function openStepKeys(snapshot: JsonObject): string[] {
+  const keys: string[] = [];
+  for (const step of Array.isArray(snapshot.steps) ? snapshot.steps : []) {
+    if (!isObject(step) || !str(step.id)) continue;
+    if (step.status === "running" || step.status === "waiting_input") keys.push(`step:${String(step.id)}`);
+  }
+  for (const candidate of Array.isArray(snapshot.candidates) ? snapshot.candidates : []) {
+    if (!isObject(candidate) || !str(candidate.id) || candidate.status !== "running") continue;
+    for (const step of Array.isArray(candidate.steps) ? candidate.steps : []) {
+      if (isObject(step) && str(step.id) && step.status === "running")
+        keys.push(`candidate:${String(candidate.id)}:${String(step.id)}`);
+    }
+  }
+  return keys.sort();
+}
+
+/**
+ * What a new run on a thread that already had a task starts with, right after
+ * RUN_STARTED: MESSAGES_SNAPSHOT (the conversation, then this run's own user
+ * message) and, when a pipeline ran on the thread, the ACTIVITY_SNAPSHOT of its
+ * state. The snapshots are a courtesy to reconnecting clients: a failure to
+ * read them is logged and the run goes on without them.
+ */
+export async function newRunSnapshots(run: RunState): Promise<AguiEvent[]> {
+  const { doc, request } = run.admission;
+  const lastTaskId = doc.execution.lastTaskId;
+  if (!lastTaskId) return [];
+  const { client } = run.core;
+  const signals = run.signals();
+  try {
+    const messages = await conversationOf(client, doc.contextId, signals);
+    const user = lastUserMessage(request.messages);
+    const id = user && typeof user.id === "string" ? user.id : undefined;
+    if (user && id && !messages.some((m) => m.id === id))
+      messages.push({ id, role: "user", content: user.content as SnapshotMessage["content"] });
+    const out = [run.tr.messagesSnapshot(messages)];
+    const snapshot = await pipelineSnapshotOf(client, lastTaskId, signals);
+    if (snapshot) out.push(run.tr.activitySnapshot(snapshot));
+    return out;
+  } catch (err) {
+    if (!signals.signal?.aborted)
+      run.core.logger?.warn(
+        { threadId: doc.threadId, err: (err as Error).message },
+        "thread snapshots unavailable",
+      );
+    return [];
+  }
+}
