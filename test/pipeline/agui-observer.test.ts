@@ -198,6 +198,12 @@ describe("pipeline over AG-UI: an observer attached mid-deploy", function () {
       role: "user",
       content: "[demo:slow-deploy] I need a website",
     });
+    // The steps' texts so far (from the journal up to the snapshot's cursor) are in the conversation.
+    const said = (events[1].messages as Array<{ id: string; role: string }>).filter((m) =>
+      m.id.startsWith("pipeline-message:"),
+    );
+    expect(said.length).to.be.greaterThan(0);
+    expect(said.every((m) => m.role === "assistant")).to.equal(true);
     const snapshot = (events[2].content as { snapshot: { lastSequence: number; status: string } }).snapshot;
     expect(snapshot.lastSequence).to.be.greaterThan(0);
     const journal = await journalAfter(contextId, snapshot.lastSequence);

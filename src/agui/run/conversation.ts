@@ -7,12 +7,11 @@ import { isObject, normalizeState, str, type JsonObject } from "../upstream/a2a-
 import type { A2aClient, RequestSignals } from "../upstream/a2a-client.js";
 import type { AguiEvent, SnapshotMessage } from "../events.js";
 import { lastUserMessage } from "./inputs.js";
+import { pipelineMessageKey } from "./pipeline-steps.js";
 import type { RunState } from "./run-state.js";
 
 /** ListTasks pages read at most (100 tasks each): a thread's conversation is rarely longer. */
 const MAX_PAGES = 10;
-
-const NO_EVENTS = 999_999_999_999_999;
 
 /** The text of a message's text parts, joined (data, file and image parts are not conversation text). */
 function textOf(message: JsonObject): string {
@@ -41,44 +40,83 @@ async function tasksOf(client: A2aClient, contextId: string, signals: RequestSig
   return tasks.reverse();
 }
 
+/** What a reconnecting client is given: the conversation, and the pipeline's state if one ran. */
+export interface ThreadSnapshots {
+  messages: SnapshotMessage[];
+  /** The latest pipeline run's snapshot, and the journal events after its cursor (read meanwhile). */
+  pipeline?: { snapshot: JsonObject; later: JsonObject[] };
+}
+
 /**
- * The conversation of a context: each task's history (user messages and the
- * agent's answers) as text messages, oldest first, each message id once; a
- * terminal task's final status message too when its history lacks it.
+ * The latest pipeline run's texts, one assistant message per step (the
+ * message key the live stream groups them under), in the order they began.
  */
-export async function conversationOf(
+function pipelineTexts(events: JsonObject[], fallbackRunId: string): SnapshotMessage[] {
+  const texts = new Map<string, string>();
+  for (const env of events) {
+    const data = isObject(env.data) ? env.data : undefined;
+    if (env.eventType !== "text_delta" || typeof data?.text !== "string") continue;
+    const key = pipelineMessageKey(env, fallbackRunId);
+    texts.set(key, (texts.get(key) ?? "") + data.text);
+  }
+  return [...texts].filter(([, text]) => text).map(([id, content]) => ({ id, role: "assistant", content }));
+}
+
+/**
+ * The thread's conversation and pipeline state. The conversation is each task's
+ * history (user messages and the agent's answers) as text messages, oldest
+ * first, each message id once, a finished turn's final status message when its
+ * history lacks it; after the messages of the task the latest pipeline runs in,
+ * that run's step texts from its journal, up to the snapshot's cursor (what
+ * comes after is the stream's). `taskId`: a task of the context (the pipeline
+ * state route finds the context by it); none, no pipeline state is read.
+ */
+export async function threadSnapshots(
   client: A2aClient,
-  contextId: string,
+  thread: { threadId: string; contextId: string },
+  taskId: string | null,
   signals: RequestSignals,
-): Promise<SnapshotMessage[]> {
+): Promise<ThreadSnapshots> {
+  const tasks = await tasksOf(client, thread.contextId, signals);
+  const state = taskId ? await client.pipelineState(taskId, 0, signals) : undefined;
   const messages: SnapshotMessage[] = [];
   const seen = new Set<string>();
+  const push = (message: SnapshotMessage): void => {
+    if (seen.has(message.id)) return;
+    seen.add(message.id);
+    messages.push(message);
+  };
   const add = (message: unknown): void => {
     if (!isObject(message)) return;
     const id = str(message.messageId);
     const content = textOf(message);
-    if (!id || !content || seen.has(id)) return;
-    seen.add(id);
-    messages.push({ id, role: roleOf(message), content });
+    if (id && content) push({ id, role: roleOf(message), content });
   };
-  for (const task of await tasksOf(client, contextId, signals)) {
-    for (const message of Array.isArray(task.history) ? task.history : []) add(message);
-    const status = isObject(task.status) ? task.status : undefined;
-    const state = normalizeState(status?.state);
-    if (state === "completed" || state === "input-required") add(status?.message);
+  let pipeline: ThreadSnapshots["pipeline"];
+  let texts: SnapshotMessage[] = [];
+  if (state) {
+    const cursor = typeof state.snapshot.lastSequence === "number" ? state.snapshot.lastSequence : 0;
+    const events = state.events.filter(isObject);
+    const seq = (e: JsonObject) => (typeof e.sequence === "number" ? e.sequence : 0);
+    texts = pipelineTexts(
+      events.filter((e) => seq(e) <= cursor),
+      `pipeline-${thread.threadId}`,
+    );
+    pipeline = { snapshot: state.snapshot, later: events.filter((e) => seq(e) > cursor) };
   }
-  return messages;
-}
-
-/** The pipeline snapshot of a task's context, or undefined when it has none (no pipeline ran). */
-export async function pipelineSnapshotOf(
-  client: A2aClient,
-  taskId: string,
-  signals: RequestSignals,
-): Promise<JsonObject | undefined> {
-  // An afterSequence past any journal (the route takes up to 15 digits): the state, no events.
-  const state = await client.pipelineState(taskId, NO_EVENTS, signals);
-  return state?.snapshot;
+  const pipelineTask = state ? str(state.snapshot.taskId) : undefined;
+  for (const task of tasks) {
+    for (const message of Array.isArray(task.history) ? task.history : []) add(message);
+    if (pipelineTask && task.id === pipelineTask) {
+      for (const m of texts) push(m);
+      texts = [];
+    }
+    const status = isObject(task.status) ? task.status : undefined;
+    const st = normalizeState(status?.state);
+    if (st === "completed" || st === "input-required") add(status?.message);
+  }
+  for (const m of texts) push(m);
+  return { messages, pipeline };
 }
 
 /**
@@ -113,17 +151,15 @@ export async function newRunSnapshots(run: RunState): Promise<AguiEvent[]> {
   const { doc, request } = run.admission;
   const lastTaskId = doc.execution.lastTaskId;
   if (!lastTaskId) return [];
-  const { client } = run.core;
   const signals = run.signals();
   try {
-    const messages = await conversationOf(client, doc.contextId, signals);
+    const { messages, pipeline } = await threadSnapshots(run.core.client, doc, lastTaskId, signals);
     const user = lastUserMessage(request.messages);
     const id = user && typeof user.id === "string" ? user.id : undefined;
     if (user && id && !messages.some((m) => m.id === id))
       messages.push({ id, role: "user", content: user.content as SnapshotMessage["content"] });
     const out = [run.tr.messagesSnapshot(messages)];
-    const snapshot = await pipelineSnapshotOf(client, lastTaskId, signals);
-    if (snapshot) out.push(run.tr.activitySnapshot(snapshot));
+    if (pipeline) out.push(run.tr.activitySnapshot(pipeline.snapshot));
     return out;
   } catch (err) {
     if (!signals.signal?.aborted)

@@ -17,7 +17,7 @@ import { appliedDigest } from "../threads/execution.js";
 import type { PendingInterrupt, ThreadDoc } from "../threads/thread-store.js";
 import { readItem, sessionIdOf, STOP_STATES, type A2aItem, type JsonObject } from "../upstream/a2a-items.js";
 import type { RequestSignals } from "../upstream/a2a-client.js";
-import { conversationOf, openStepKeys } from "./conversation.js";
+import { openStepKeys, threadSnapshots } from "./conversation.js";
 import { requiredInputs, toInterrupt } from "./interrupts.js";
 import type { EventSink } from "./run-state.js";
 import { failureOf, taskFailure } from "./stream.js";
@@ -131,9 +131,6 @@ export class Observer {
 
   private async follow(): Promise<void> {
     const { client } = this.core;
-    this.send(
-      this.tr.messagesSnapshot(await conversationOf(client, this.obs.binding.contextId, this.signals())),
-    );
     let task = await this.getTask();
     let caughtUp = false;
     for (let n = 0; n < MAX_SUBSCRIPTIONS; n++) {
@@ -142,7 +139,7 @@ export class Observer {
         if (!caughtUp) await this.catchUp();
         return this.end(early);
       }
-      // Subscribed first, then the pipeline state read: every later event is on the stream.
+      // Subscribed first, then the snapshots read: every later event is on the stream.
       const stream = client.stream("SubscribeToTask", { id: this.taskId }, this.signals());
       const it = stream[Symbol.asyncIterator]();
       let next: IteratorResult<unknown> | undefined;
@@ -178,15 +175,26 @@ export class Observer {
     throw new RunFailure("A2A_UNAVAILABLE", MSG.a2aUnavailable);
   }
 
-  /** The pipeline's state (ACTIVITY_SNAPSHOT, its open steps) and the session event. */
+  /**
+   * The snapshots (MESSAGES_SNAPSHOT; for a pipeline its open steps and the
+   * ACTIVITY_SNAPSHOT, then the journal events read after its cursor) and the
+   * session event. The translator's cursor ends at the last event shown: the
+   * stream's items repeat nothing.
+   */
   private async catchUp(): Promise<void> {
-    const state = await this.core.client.pipelineState(this.taskId, 999_999_999_999_999, this.signals());
-    if (state) {
-      // No events: the cursor moves to the snapshot's, and what follows comes from the stream.
-      this.sendAll(this.tr.recovery(state.snapshot, []));
-      this.sendAll(this.tr.openSteps(openStepKeys(state.snapshot)));
-    }
     const { binding, identity } = this.obs;
+    const { messages, pipeline } = await threadSnapshots(
+      this.core.client,
+      binding,
+      this.taskId,
+      this.signals(),
+    );
+    this.send(this.tr.messagesSnapshot(messages));
+    if (pipeline) {
+      this.send(this.tr.activitySnapshot(pipeline.snapshot));
+      this.sendAll(this.tr.openSteps(openStepKeys(pipeline.snapshot)));
+      this.sendAll(this.tr.recovery(pipeline.snapshot, pipeline.later, false));
+    }
     const value: JsonObject = {
       schemaVersion: 1,
       threadId: identity.threadId,

@@ -380,11 +380,14 @@ export class RunTranslator {
     return out;
   }
 
-  /** A pipeline recovery snapshot: one ACTIVITY_SNAPSHOT, then the missed events. */
-  recovery(snapshot: JsonObject, events: unknown[]): AguiEvent[] {
+  /**
+   * A pipeline recovery snapshot: one ACTIVITY_SNAPSHOT (unless the caller sent
+   * it already: `activity` false), then the missed events.
+   */
+  recovery(snapshot: JsonObject, events: unknown[], activity = true): AguiEvent[] {
     const out: AguiEvent[] = [];
     this.pipelineRunId = str(snapshot.pipelineRunId) ?? this.pipelineRunId;
-    out.push(this.activitySnapshot(snapshot, this.pipelineRunId));
+    if (activity) out.push(this.activitySnapshot(snapshot, this.pipelineRunId));
     for (const env of events) if (isObject(env)) this.pipelineEnvelope(env, out, true);
     const last = typeof snapshot.lastSequence === "number" ? snapshot.lastSequence : 0;
     this.durable.pipelineSequence = Math.max(this.durable.pipelineSequence, last);
