@@ -82,6 +82,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extensions/iac-code/v1/executions/{executionId}/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Observe a running execution (read-only)
+         * @description Follows the execution named by `executionId` (announced in `iac-code.session.v1`) while it
+         *     runs or waits, without taking part: it never sends input, never cancels (also when this
+         *     client leaves) and never writes the thread's state. The stream starts with `RUN_STARTED`
+         *     (the given `runId`), `MESSAGES_SNAPSHOT` (the thread's conversation from the A2A task
+         *     history) and, for a pipeline, `ACTIVITY_SNAPSHOT`, `STEP_STARTED` for its open steps and
+         *     the journal events after the snapshot, then `iac-code.session.v1` and the run's events to
+         *     its end (`RUN_FINISHED` success or interrupt, or `RUN_ERROR`). The bearer token, when
+         *     configured, must be sent exactly as `Authorization: Bearer <token>`. Refusals are plain
+         *     `{"error": "<text>"}` bodies (agui-iaccode.md §9.2), not the error envelope.
+         */
+        post: operations["observeExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -599,6 +627,10 @@ export interface components {
             taskId?: string;
             /** @description Who the event is meant for, as set by the pipeline. */
             visibility?: unknown;
+        };
+        PlainError: {
+            error: string;
+            field?: string;
         };
         /**
          * ReasoningEndEvent
@@ -1234,6 +1266,114 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    observeExecution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The execution id from the `iac-code.session.v1` event. */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "threadId": "thread-1",
+                 *       "runId": "run-1",
+                 *       "rosInvocationId": "invocation-1"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Accepted and not used. */
+                    afterSequence?: number;
+                    rosInvocationId: string;
+                    /** @description A run the thread admitted (the one that started the execution). */
+                    runId: string;
+                    threadId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The observed run's events. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["event"][];
+                };
+            };
+            /** @description The body is not a JSON object with the identity (`field` names what is wrong). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid observation identity",
+                     *       "field": "runId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description The bearer token is missing or not exactly `Bearer <token>`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description Nothing to observe on the thread (unknown thread, or no running or waiting execution). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Execution checkpoint unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description Another execution, `rosInvocationId` or run than the thread's (A2A is not asked). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Execution observation identity changed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description The body exceeds 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
         };
     };
     getAguiHealth: {
