@@ -191,9 +191,7 @@ export class Observer {
     );
     this.send(this.tr.messagesSnapshot(messages));
     if (pipeline) {
-      this.send(this.tr.activitySnapshot(pipeline.snapshot));
-      this.sendAll(this.tr.openSteps(openStepKeys(pipeline.snapshot)));
-      this.sendAll(this.tr.recovery(pipeline.snapshot, pipeline.later, false));
+      this.sendAll(this.tr.recovery(pipeline.snapshot, pipeline.later, openStepKeys(pipeline.snapshot)));
     }
     const value: JsonObject = {
       schemaVersion: 1,

@@ -354,40 +354,23 @@ export class RunTranslator {
       out.push(this.ev("CUSTOM", { name: CUSTOM_PIPELINE, value: dropNulls(env) }));
   }
 
-  /** The ACTIVITY_SNAPSHOT of a pipeline snapshot (nothing else changes: no cursor, no run id). */
-  activitySnapshot(
-    snapshot: JsonObject,
-    pipelineRunId = str(snapshot.pipelineRunId) ?? this.pipelineRunId,
-  ): AguiEvent {
-    return this.ev("ACTIVITY_SNAPSHOT", {
-      messageId: `pipeline:${pipelineRunId}`,
-      activityType: ACTIVITY_PIPELINE,
-      content: dropNulls({ schemaVersion: 1 as const, pipelineRunId, snapshot }),
-      replace: true,
-    });
-  }
+  /** The ACTIVITY_SNAPSHOT of a pipeline snapshot (no cursor or run id changes). */
+  activitySnapshot(snapshot: JsonObject, pipelineRunId = str(snapshot.pipelineRunId) ?? this.pipelineRunId) {
+    const content = dropNulls({ schemaVersion: 1 as const, pipelineRunId, snapshot });
+    return this.ev("ACTIVITY_SNAPSHOT", { messageId: `pipeline:${pipelineRunId}`, activityType: ACTIVITY_PIPELINE, content, replace: true });
+  } // prettier-ignore
 
-  /** MESSAGES_SNAPSHOT: the thread's conversation (conversation.ts builds it). */
   messagesSnapshot(messages: SnapshotMessage[]): AguiEvent {
     return this.ev("MESSAGES_SNAPSHOT", { messages });
   }
 
-  /** STEP_STARTED for steps open before this run began (an observer's, from the pipeline snapshot). */
-  openSteps(keys: readonly string[]): AguiEvent[] {
-    const out: AguiEvent[] = [];
-    for (const key of keys) this.durable.openSteps.add(key);
-    this.steps.reopen(out);
-    return out;
-  }
-
-  /**
-   * A pipeline recovery snapshot: one ACTIVITY_SNAPSHOT (unless the caller sent
-   * it already: `activity` false), then the missed events.
-   */
-  recovery(snapshot: JsonObject, events: unknown[], activity = true): AguiEvent[] {
+  /** A recovery snapshot: one ACTIVITY_SNAPSHOT, STEP_STARTED for `openSteps` (an observer's), the missed events. */
+  recovery(snapshot: JsonObject, events: unknown[], openSteps: readonly string[] = []): AguiEvent[] {
     const out: AguiEvent[] = [];
     this.pipelineRunId = str(snapshot.pipelineRunId) ?? this.pipelineRunId;
-    if (activity) out.push(this.activitySnapshot(snapshot, this.pipelineRunId));
+    out.push(this.activitySnapshot(snapshot, this.pipelineRunId));
+    for (const key of openSteps) this.durable.openSteps.add(key);
+    if (openSteps.length) this.steps.reopen(out);
     for (const env of events) if (isObject(env)) this.pipelineEnvelope(env, out, true);
     const last = typeof snapshot.lastSequence === "number" ? snapshot.lastSequence : 0;
     this.durable.pipelineSequence = Math.max(this.durable.pipelineSequence, last);
