@@ -10,7 +10,8 @@
 // with the conversation.
 import { expect } from "chai";
 import { readFileSync } from "node:fs";
-import { post, runInput, startHarness, type Harness } from "./harness.js";
+import { HttpAgent } from "@ag-ui/client";
+import { agentRun, iacCode, post, runInput, startHarness, type Harness } from "./harness.js";
 import { expectValidStream, type WireEvent } from "./helpers.js";
 import { SseParser } from "../../src/server/sse.js";
 import { threadKey } from "../../src/agui/threads/thread-store.js";
@@ -295,5 +296,42 @@ describe("agui observer (subscribe extension, §9.2) and reconnect snapshots", f
       expect(stateFile(h, threadId), phase).to.equal(onDisk);
     }
     expect(h.tap!.calls.some((c) => c.method === "CancelTask")).to.equal(false);
+  });
+
+  it("a reconnecting HttpAgent (no messages of its own) gets the thread back: the official client takes the snapshot", async () => {
+    const threadId = "thread-reconnect";
+    const first = new HttpAgent({
+      url: h.url,
+      threadId,
+      headers: auth,
+      initialMessages: [{ id: "u1", role: "user", content: "first question" }],
+    });
+    expect(
+      (await agentRun(first, { runId: "r1", forwardedProps: { iacCode: iacCode(h) } })).warnings,
+    ).to.deep.equal([]);
+    // Another page: a new agent on the same thread, with only its new message.
+    const again = new HttpAgent({
+      url: h.url,
+      threadId,
+      headers: auth,
+      initialMessages: [{ id: "u2", role: "user", content: "second question" }],
+    });
+    const { events, warnings } = await agentRun(again, {
+      runId: "r2",
+      forwardedProps: { iacCode: iacCode(h) },
+    });
+    expect(warnings).to.deep.equal([]);
+    expect(events.map((e) => e.type).slice(0, 2)).to.deep.equal(["RUN_STARTED", "MESSAGES_SNAPSHOT"]);
+    // The official reducer keeps the messages it has where they are (its own new one first) and
+    // adds the snapshot's others after them, in the snapshot's order; the answer comes last.
+    const said = again.messages.map((m) => [m.id, m.role, m.content]);
+    expect(said.slice(0, 2)).to.deep.equal([
+      ["u2", "user", "second question"],
+      ["u1", "user", "first question"],
+    ]);
+    expect(said.slice(2).map((m) => m.slice(1))).to.deep.equal([
+      ["assistant", "Echo: first question"],
+      ["assistant", "Echo: second question"],
+    ]);
   });
 });
