@@ -27,7 +27,7 @@ export class AguiAdapter {
 
   /** No active run and no pending interrupt among loaded threads. */
   isIdle(): boolean {
-    if (this.core.active.size) return false;
+    if (this.core.active.size || this.core.observers) return false;
     return !this.core.store.loaded().some(hasPending);
   }
 

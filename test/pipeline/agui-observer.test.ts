@@ -264,7 +264,16 @@ describe("pipeline over AG-UI: an observer attached mid-deploy", function () {
     cli = undefined;
     run.abort();
     agui = await startAguiServer({ ...adapterSettings({ url: a2a.url, dir }, TOKEN), stateDir });
-    const events = await observe(agui.url, threadId, runId, session.executionId);
+    const watching = observe(agui.url, threadId, runId, session.executionId);
+    // The new adapter runs nothing itself: the observer alone keeps it from being idle (idle shutdown).
+    let busy = false;
+    for (let i = 0; i < 100 && !busy; i++) {
+      busy = !agui.adapter.isIdle();
+      if (!busy) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(busy, "idle while an observer follows the run").to.equal(true);
+    const events = await watching;
+    expect(agui.adapter.isIdle()).to.equal(true);
     const end = await checkObserved(events, session.contextId);
     // The thread goes on through the new adapter: each interrupt answered, to the pipeline's end.
     let outcome = end.outcome as { type: string; interrupts?: AnswerableInterrupt[] };

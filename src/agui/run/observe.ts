@@ -107,6 +107,8 @@ export class Observer {
   }
 
   async run(): Promise<void> {
+    const { core } = this;
+    core.observers++;
     this.sendAll(this.tr.start());
     try {
       await this.follow();
@@ -114,6 +116,8 @@ export class Observer {
       this.fail(err);
     } finally {
       this.upstream.abort();
+      core.observers--;
+      core.lastActivity = core.now();
     }
   }
 
