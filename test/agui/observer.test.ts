@@ -334,4 +334,30 @@ describe("agui observer (subscribe extension, §9.2) and reconnect snapshots", f
       ["assistant", "Echo: second question"],
     ]);
   });
+
+  it("an observed task that changes identity ends the observation (A2A_PROTOCOL_ERROR); the run is not touched", async () => {
+    const threadId = "thread-identity";
+    const { run, session } = await slowSecondTurn(threadId);
+    h.tap!.rewrite = (call, body) => {
+      if (call.method !== "SubscribeToTask") return body;
+      const result = (body as { result?: { task?: { id?: string }; statusUpdate?: { taskId?: string } } })
+        .result;
+      if (result?.task) result.task.id = "task-of-someone-else";
+      if (result?.statusUpdate) result.statusUpdate.taskId = "task-of-someone-else";
+      return body;
+    };
+    const observer = await openStream(
+      subscribeUrl(h, session.executionId),
+      { threadId, runId: "r2", rosInvocationId: "invocation-1" },
+      auth,
+    );
+    await observer.readUntil(() => false);
+    expect(observer.events.at(-1)).to.include({ type: "RUN_ERROR", code: "A2A_PROTOCOL_ERROR" });
+    await expectValidStream(observer.events);
+    h.tap!.rewrite = undefined;
+    expect(h.tap!.calls.some((c) => c.method === "CancelTask")).to.equal(false);
+    h.runtime.releaseGate();
+    await run.readUntil(() => false);
+    expect(run.events.at(-1)).to.deep.include({ type: "RUN_FINISHED", outcome: { type: "success" } });
+  });
 });

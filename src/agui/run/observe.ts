@@ -166,7 +166,8 @@ export class Observer {
           }
         }
       } catch (err) {
-        if (this.upstream.signal.aborted) throw err;
+        // An identity change ends the observation; a stream that failed is asked again.
+        if (this.upstream.signal.aborted || err instanceof RunFailure) throw err;
         this.core.logger?.warn(
           { taskId: this.taskId, err: (err as Error).message },
           "observed A2A stream failed",
