@@ -29,6 +29,7 @@ export const contractTitles: Readonly<Record<string, string>> = {
   "agui/event": "AguiEvent",
   "agui/events/activity-snapshot": "ActivitySnapshotEvent",
   "agui/events/custom": "CustomEvent",
+  "agui/events/messages-snapshot": "MessagesSnapshotEvent",
   "agui/events/reasoning-end": "ReasoningEndEvent",
   "agui/events/reasoning-message-content": "ReasoningMessageContentEvent",
   "agui/events/reasoning-message-end": "ReasoningMessageEndEvent",

@@ -62,6 +62,7 @@ export const schemaIndex = {
   "agui/event": { id: "https://schemas.iac-code.dev/agui/event.json", title: "AguiEvent", file: "schemas/agui/event.json", validate: V.v_agui_event },
   "agui/events/activity-snapshot": { id: "https://schemas.iac-code.dev/agui/events/activity-snapshot.json", title: "ActivitySnapshotEvent", file: "schemas/agui/events/activity-snapshot.json", validate: V.v_agui_events_activity_snapshot },
   "agui/events/custom": { id: "https://schemas.iac-code.dev/agui/events/custom.json", title: "CustomEvent", file: "schemas/agui/events/custom.json", validate: V.v_agui_events_custom },
+  "agui/events/messages-snapshot": { id: "https://schemas.iac-code.dev/agui/events/messages-snapshot.json", title: "MessagesSnapshotEvent", file: "schemas/agui/events/messages-snapshot.json", validate: V.v_agui_events_messages_snapshot },
   "agui/events/reasoning-end": { id: "https://schemas.iac-code.dev/agui/events/reasoning-end.json", title: "ReasoningEndEvent", file: "schemas/agui/events/reasoning-end.json", validate: V.v_agui_events_reasoning_end },
   "agui/events/reasoning-message-content": { id: "https://schemas.iac-code.dev/agui/events/reasoning-message-content.json", title: "ReasoningMessageContentEvent", file: "schemas/agui/events/reasoning-message-content.json", validate: V.v_agui_events_reasoning_message_content },
   "agui/events/reasoning-message-end": { id: "https://schemas.iac-code.dev/agui/events/reasoning-message-end.json", title: "ReasoningMessageEndEvent", file: "schemas/agui/events/reasoning-message-end.json", validate: V.v_agui_events_reasoning_message_end },
@@ -226,6 +227,10 @@ export function parseActivitySnapshotEvent(value: unknown): ParseResult<T.Activi
 
 export function parseCustomEvent(value: unknown): ParseResult<T.CustomEvent> {
   return parseWith<T.CustomEvent>(V.v_agui_events_custom, value);
+}
+
+export function parseMessagesSnapshotEvent(value: unknown): ParseResult<T.MessagesSnapshotEvent> {
+  return parseWith<T.MessagesSnapshotEvent>(V.v_agui_events_messages_snapshot, value);
 }
 
 export function parseReasoningEndEvent(value: unknown): ParseResult<T.ReasoningEndEvent> {

@@ -1331,6 +1331,7 @@ export type AguiEvent =
   | StepStartedEvent
   | StepFinishedEvent
   | ActivitySnapshotEvent
+  | MessagesSnapshotEvent
   | CustomEvent
   | RunFinishedEvent
   | RunErrorEvent;
@@ -1737,6 +1738,7 @@ export interface IacCodeContracts {
   "agui/event"?: AguiEvent;
   "agui/events/activity-snapshot"?: ActivitySnapshotEvent;
   "agui/events/custom"?: CustomEvent;
+  "agui/events/messages-snapshot"?: MessagesSnapshotEvent;
   "agui/events/reasoning-end"?: ReasoningEndEvent;
   "agui/events/reasoning-message-content"?: ReasoningMessageContentEvent;
   "agui/events/reasoning-message-end"?: ReasoningMessageEndEvent;
@@ -3071,6 +3073,28 @@ export interface PipelineActivityContent {
   snapshot: {
     [k: string]: unknown | undefined;
   };
+}
+/**
+ * MESSAGES_SNAPSHOT: the thread's conversation, sent right after RUN_STARTED by a new run on a thread that already had a task and by an observer (the subscribe extension). Built from the A2A task history of the thread's context (user messages and the agent's answers, as text), plus the new run's own user message; the adapter stores no message text. Replaces the client's messages. Field-exact with @ag-ui/core 1.0 as this server emits it.
+ */
+export interface MessagesSnapshotEvent {
+  type: "MESSAGES_SNAPSHOT";
+  /**
+   * Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.
+   */
+  timestamp: number;
+  /**
+   * Oldest first; each id at most once.
+   */
+  messages: SnapshotMessage[];
+}
+export interface SnapshotMessage {
+  id: string;
+  role: "user" | "assistant";
+  /**
+   * The message's text; a new run's own user message as the client sent it (text or content parts).
+   */
+  content: string | UserContentPart[];
 }
 /**
  * RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.

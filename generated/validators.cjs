@@ -23485,7 +23485,7 @@ return errors === 0;
 validate52.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_agui_event = validate53;
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
+const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/event.json","title":"AguiEvent","description":"Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.","oneOf":[{"$ref":"events/run-started.json"},{"$ref":"events/text-message-start.json"},{"$ref":"events/text-message-content.json"},{"$ref":"events/text-message-end.json"},{"$ref":"events/reasoning-start.json"},{"$ref":"events/reasoning-message-start.json"},{"$ref":"events/reasoning-message-content.json"},{"$ref":"events/reasoning-message-end.json"},{"$ref":"events/reasoning-end.json"},{"$ref":"events/tool-call-start.json"},{"$ref":"events/tool-call-args.json"},{"$ref":"events/tool-call-end.json"},{"$ref":"events/tool-call-result.json"},{"$ref":"events/step-started.json"},{"$ref":"events/step-finished.json"},{"$ref":"events/activity-snapshot.json"},{"$ref":"events/messages-snapshot.json"},{"$ref":"events/custom.json"},{"$ref":"events/run-finished.json"},{"$ref":"events/run-error.json"}]};
 const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-started.json","title":"RunStartedEvent","description":"RUN_STARTED: Opens a run; always the first event of a stream. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId"],"properties":{"type":{"const":"RUN_STARTED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"parentRunId":{"description":"Copied from RunAgentInput.parentRunId when the request carried one.","type":"string","minLength":1}}};
 const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-start.json","title":"TextMessageStartEvent","description":"TEXT_MESSAGE_START: Opens a streamed assistant text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","role"],"properties":{"type":{"const":"TEXT_MESSAGE_START"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of the message (the A2A messageId, or a pipeline-message:<...> id).","type":"string","minLength":1},"role":{"description":"This server only streams assistant text.","const":"assistant"}}};
 const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/text-message-content.json","title":"TextMessageContentEvent","description":"TEXT_MESSAGE_CONTENT: Appends a fragment to an open text message. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","delta"],"properties":{"type":{"const":"TEXT_MESSAGE_CONTENT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"Id of an open text message.","type":"string","minLength":1},"delta":{"description":"The new text. Never empty: this server skips empty deltas.","type":"string","minLength":1}}};
@@ -23503,13 +23503,639 @@ const schema117 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id
 const schema118 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/step-finished.json","title":"StepFinishedEvent","description":"STEP_FINISHED: Closes a pipeline step opened in this run. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","stepName"],"properties":{"type":{"const":"STEP_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"stepName":{"description":"Name of a step opened in this run.","type":"string","minLength":1}}};
 const schema119 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/activity-snapshot.json","title":"ActivitySnapshotEvent","description":"ACTIVITY_SNAPSHOT: The pipeline recovery snapshot, emitted once per recovery when a run resumes a pipeline. Field-exact with @ag-ui/core 1.0 as this server emits it: optional fields are left out (never null) and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","messageId","activityType","content","replace"],"properties":{"type":{"const":"ACTIVITY_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messageId":{"description":"pipeline:<pipelineRunId>.","type":"string","pattern":"^pipeline:.+$"},"activityType":{"const":"iac-code.pipeline.v1"},"content":{"title":"PipelineActivityContent","description":"An object (an array is fatal to the official client).","type":"object","additionalProperties":false,"required":["schemaVersion","pipelineRunId","snapshot"],"properties":{"schemaVersion":{"const":1},"pipelineRunId":{"type":"string","minLength":1},"snapshot":{"description":"The A2A pipeline state snapshot, as received.","type":"object"}}},"replace":{"description":"Always true: the snapshot replaces the activity's content.","const":true}}};
 const pattern32 = new RegExp("^pipeline:.+$", "u");
-const schema120 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1, iac-code.pipeline.v1 or iac-code.guidance.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"$ref":"../custom/guidance.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.guidance.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/guidance.json"}}}}]};
+const schema120 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/messages-snapshot.json","title":"MessagesSnapshotEvent","description":"MESSAGES_SNAPSHOT: the thread's conversation, sent right after RUN_STARTED by a new run on a thread that already had a task and by an observer (the subscribe extension). Built from the A2A task history of the thread's context (user messages and the agent's answers, as text), plus the new run's own user message; the adapter stores no message text. Replaces the client's messages. Field-exact with @ag-ui/core 1.0 as this server emits it.","type":"object","additionalProperties":false,"required":["type","timestamp","messages"],"properties":{"type":{"const":"MESSAGES_SNAPSHOT"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"messages":{"description":"Oldest first; each id at most once.","type":"array","items":{"title":"SnapshotMessage","type":"object","additionalProperties":false,"required":["id","role","content"],"properties":{"id":{"type":"string","minLength":1},"role":{"enum":["user","assistant"]},"content":{"description":"The message's text; a new run's own user message as the client sent it (text or content parts).","oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"../content-part.json"}}]}}}}}};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://schemas.iac-code.dev/agui/events/custom.json" */;
+/*# sourceURL="https://schemas.iac-code.dev/agui/events/messages-snapshot.json" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate54.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.type === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.timestamp === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.messages === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "messages"},message:"must have required property '"+"messages"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "type") || (key0 === "timestamp")) || (key0 === "messages"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("MESSAGES_SNAPSHOT" !== data.type){
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "MESSAGES_SNAPSHOT"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.timestamp !== undefined){
+let data1 = data.timestamp;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+const err6 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.messages !== undefined){
+let data2 = data.messages;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.id === undefined){
+const err8 = {instancePath:instancePath+"/messages/" + i0,schemaPath:"#/properties/messages/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data3.role === undefined){
+const err9 = {instancePath:instancePath+"/messages/" + i0,schemaPath:"#/properties/messages/items/required",keyword:"required",params:{missingProperty: "role"},message:"must have required property '"+"role"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data3.content === undefined){
+const err10 = {instancePath:instancePath+"/messages/" + i0,schemaPath:"#/properties/messages/items/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!(((key1 === "id") || (key1 === "role")) || (key1 === "content"))){
+const err11 = {instancePath:instancePath+"/messages/" + i0,schemaPath:"#/properties/messages/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.id !== undefined){
+let data4 = data3.id;
+if(typeof data4 === "string"){
+if(func1(data4) < 1){
+const err12 = {instancePath:instancePath+"/messages/" + i0+"/id",schemaPath:"#/properties/messages/items/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/messages/" + i0+"/id",schemaPath:"#/properties/messages/items/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data3.role !== undefined){
+let data5 = data3.role;
+if(!((data5 === "user") || (data5 === "assistant"))){
+const err14 = {instancePath:instancePath+"/messages/" + i0+"/role",schemaPath:"#/properties/messages/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema120.properties.messages.items.properties.role.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+if(data3.content !== undefined){
+let data6 = data3.content;
+const _errs14 = errors;
+let valid4 = false;
+let passing0 = null;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
+const err15 = {instancePath:instancePath+"/messages/" + i0+"/content",schemaPath:"#/properties/messages/items/properties/content/oneOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid0 = _errs15 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
+}
+const _errs17 = errors;
+if(Array.isArray(data6)){
+const len1 = data6.length;
+for(let i1=0; i1<len1; i1++){
+let data7 = data6[i1];
+const _errs21 = errors;
+let valid8 = false;
+let passing1 = null;
+const _errs22 = errors;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.type === undefined){
+const err16 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1,schemaPath:"../content-part.json/oneOf/0/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data7.text === undefined){
+const err17 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1,schemaPath:"../content-part.json/oneOf/0/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data7.type !== undefined){
+if("text" !== data7.type){
+const err18 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/type",schemaPath:"../content-part.json/oneOf/0/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data7.text !== undefined){
+if(typeof data7.text !== "string"){
+const err19 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/text",schemaPath:"../content-part.json/oneOf/0/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data7.id !== undefined){
+if(typeof data7.id !== "string"){
+const err20 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/id",schemaPath:"../content-part.json/oneOf/0/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data7.metadata !== undefined){
+let data11 = data7.metadata;
+if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
+const err21 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/metadata",schemaPath:"../content-part.json/oneOf/0/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1,schemaPath:"../content-part.json/oneOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid1 = _errs22 === errors;
+if(_valid1){
+valid8 = true;
+passing1 = 0;
+var props0 = {};
+props0.type = true;
+props0.text = true;
+props0.id = true;
+props0.metadata = true;
+}
+const _errs31 = errors;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.type === undefined){
+const err23 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1,schemaPath:"../content-part.json/oneOf/1/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data7.source === undefined){
+const err24 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1,schemaPath:"../content-part.json/oneOf/1/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data7.type !== undefined){
+if("image" !== data7.type){
+const err25 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/type",schemaPath:"../content-part.json/oneOf/1/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data7.source !== undefined){
+let data13 = data7.source;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.type === undefined){
+const err26 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source",schemaPath:"../content-part.json/oneOf/1/properties/source/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data13.value === undefined){
+const err27 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source",schemaPath:"../content-part.json/oneOf/1/properties/source/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data13.mimeType === undefined){
+const err28 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source",schemaPath:"../content-part.json/oneOf/1/properties/source/required",keyword:"required",params:{missingProperty: "mimeType"},message:"must have required property '"+"mimeType"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+for(const key2 in data13){
+if(!(((key2 === "type") || (key2 === "value")) || (key2 === "mimeType"))){
+const err29 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source",schemaPath:"../content-part.json/oneOf/1/properties/source/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data13.type !== undefined){
+if("data" !== data13.type){
+const err30 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source/type",schemaPath:"../content-part.json/oneOf/1/properties/source/properties/type/const",keyword:"const",params:{allowedValue: "data"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data13.value !== undefined){
+let data15 = data13.value;
+if(typeof data15 === "string"){
+if(!pattern28.test(data15)){
+const err31 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source/value",schemaPath:"../content-part.json/oneOf/1/properties/source/properties/value/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9+/]*={0,2}$"},message:"must match pattern \""+"^[A-Za-z0-9+/]*={0,2}$"+"\""};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source/value",schemaPath:"../content-part.json/oneOf/1/properties/source/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data13.mimeType !== undefined){
+let data16 = data13.mimeType;
+if(!((((data16 === "image/png") || (data16 === "image/jpeg")) || (data16 === "image/gif")) || (data16 === "image/webp"))){
+const err33 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source/mimeType",schemaPath:"../content-part.json/oneOf/1/properties/source/properties/mimeType/enum",keyword:"enum",params:{allowedValues: schema97.oneOf[1].properties.source.properties.mimeType.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/source",schemaPath:"../content-part.json/oneOf/1/properties/source/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data7.id !== undefined){
+if(typeof data7.id !== "string"){
+const err35 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/id",schemaPath:"../content-part.json/oneOf/1/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data7.metadata !== undefined){
+let data18 = data7.metadata;
+if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+if(data18.filename !== undefined){
+if(typeof data18.filename !== "string"){
+const err36 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/metadata/filename",schemaPath:"../content-part.json/oneOf/1/properties/metadata/properties/filename/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1+"/metadata",schemaPath:"../content-part.json/oneOf/1/properties/metadata/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1,schemaPath:"../content-part.json/oneOf/1/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid1 = _errs31 === errors;
+if(_valid1 && valid8){
+valid8 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid8 = true;
+passing1 = 1;
+if(props0 !== true){
+props0 = props0 || {};
+props0.type = true;
+props0.source = true;
+props0.id = true;
+props0.metadata = true;
+}
+}
+}
+if(!valid8){
+const err39 = {instancePath:instancePath+"/messages/" + i0+"/content/" + i1,schemaPath:"../content-part.json/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs21;
+if(vErrors !== null){
+if(_errs21){
+vErrors.length = _errs21;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/messages/" + i0+"/content",schemaPath:"#/properties/messages/items/properties/content/oneOf/1/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid0 = _errs17 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 1;
+}
+}
+if(!valid4){
+const err41 = {instancePath:instancePath+"/messages/" + i0+"/content",schemaPath:"#/properties/messages/items/properties/content/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+else {
+errors = _errs14;
+if(vErrors !== null){
+if(_errs14){
+vErrors.length = _errs14;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err42 = {instancePath:instancePath+"/messages/" + i0,schemaPath:"#/properties/messages/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/messages",schemaPath:"#/properties/messages/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate54.errors = vErrors;
+return errors === 0;
+}
+validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema122 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/custom.json","title":"CustomEvent","description":"CUSTOM: an iac-code event with no standard AG-UI equivalent. When name is one of the iac-code.*.v1 names, value matches that payload's schema; clients should ignore names they do not know. Field-exact with @ag-ui/core 1.0 as this server emits it: value is always present and no other property is sent.","type":"object","additionalProperties":false,"required":["type","timestamp","name","value"],"properties":{"type":{"const":"CUSTOM"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"name":{"description":"Namespaced event name: iac-code.session.v1, iac-code.artifact.v1, iac-code.tool-progress.v1, iac-code.pipeline.v1 or iac-code.guidance.v1.","type":"string","minLength":1},"value":{"description":"The payload, always an object here. Required by @ag-ui/core 1.0 (a missing value is fatal). Which shape applies follows from name (see allOf); the anyOf only names the shapes for generated types.","anyOf":[{"$ref":"../custom/session.json"},{"$ref":"../custom/artifact.json"},{"$ref":"../custom/tool-progress.json"},{"$ref":"../custom/pipeline.json"},{"$ref":"../custom/guidance.json"},{"type":"object"}]}},"allOf":[{"if":{"properties":{"name":{"const":"iac-code.session.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/session.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.artifact.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/artifact.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.tool-progress.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/tool-progress.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.pipeline.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/pipeline.json"}}}},{"if":{"properties":{"name":{"const":"iac-code.guidance.v1"}}},"then":{"properties":{"value":{"$ref":"../custom/guidance.json"}}}}]};
+
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://schemas.iac-code.dev/agui/events/custom.json" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate56.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27241,20 +27867,20 @@ vErrors.push(err291);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
-const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-finished.json","title":"RunFinishedEvent","description":"RUN_FINISHED: the run ended without failing, either successfully or paused on interrupts (the next run on the thread must answer them with resume). Always the last event of its stream. Only the outcome forms that both @ag-ui/client 1.0 and 0.0.5x accept are sent: no result, no pendingToolCallIds, no cancelled outcome. Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","threadId","runId","outcome"],"properties":{"type":{"const":"RUN_FINISHED"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"threadId":{"description":"The RunAgentInput threadId.","type":"string","minLength":1},"runId":{"description":"The RunAgentInput runId.","type":"string","minLength":1},"outcome":{"title":"RunFinishedOutcome","description":"Why the run ended: an object (the old string form is fatal to every client).","oneOf":[{"title":"RunFinishedSuccessOutcome","type":"object","additionalProperties":false,"required":["type"],"properties":{"type":{"const":"success"}}},{"title":"RunFinishedInterruptOutcome","type":"object","additionalProperties":false,"required":["type","interrupts"],"properties":{"type":{"const":"interrupt"},"interrupts":{"description":"Every pending interrupt of the execution, in the order they appeared; at least one.","type":"array","minItems":1,"items":{"$ref":"../interrupt.json"}}}}]},"usage":{"description":"Token usage aggregated by (provider, model) in first-seen order; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/interrupt.json","title":"Interrupt","description":"Something the run needs from the user before it can continue, carried in RUN_FINISHED.outcome.interrupts. The next run answers it with a resume entry whose interruptId is this id. Optional fields are left out, never null; unknown properties are not emitted (the official client strips them with a warning).","type":"object","additionalProperties":false,"required":["id","reason","message","responseSchema","expiresAt","metadata"],"properties":{"id":{"description":"The A2A inputId of the pending input, e.g. permission-<32 hex>.","type":"string","minLength":1},"reason":{"description":"tool_call for a tool permission (toolCallId names the call), input_required for every other kind.","enum":["tool_call","input_required"]},"message":{"description":"Text to show the user: the prompt (and, for option lists, one line per option), else a translated fallback such as \"Permission required\".","type":"string","minLength":1},"toolCallId":{"description":"The tool call this interrupt belongs to (the A2A toolUseId).","type":"string","minLength":1},"responseSchema":{"description":"JSON Schema that a resolved resume payload must match, e.g. {\"decision\": \"allow_once\" | \"deny\"} for a permission.","type":"object"},"expiresAt":{"description":"When the interrupt expires (ISO-8601 UTC). A resume after it fails with EXECUTION_EXPIRED and the task is cancelled.","type":"string","format":"date-time"},"metadata":{"title":"InterruptMetadata","description":"Descriptive data for the UI: schemaVersion, the standard options, and the kept keys of the A2A input projection (never secrets or tool inputs). Keys whose value would be null are left out. Open: later projection keys pass through.","type":"object","required":["schemaVersion","kind","standardOptions"],"properties":{"schemaVersion":{"const":1},"kind":{"description":"permission, ask_user_question, candidate_selection, cloud_resource_selection, deployment_confirmation, input_required, ...","type":"string","minLength":1},"title":{"type":"string"},"purpose":{"type":"string"},"safeSummary":{"description":"Redacted summary of what the tool will do.","type":"string"},"options":{"description":"The raw options of the A2A projection.","type":"array"},"toolName":{"type":"string"},"standardOptions":{"description":"The options normalised to unique ids and display titles.","type":"array","items":{"title":"InterruptStandardOption","type":"object","additionalProperties":false,"required":["id","title"],"properties":{"id":{"type":"string","minLength":1},"title":{"type":"string"}}}},"requestTaskId":{"description":"The A2A task waiting for the input.","type":"string"},"contextId":{"description":"The A2A context of that task.","type":"string"},"inputId":{"type":"string"},"toolUseId":{"type":"string"},"effect":{"description":"read, cloud_change, local_execution, file_change, local_or_remote_change or unknown.","type":"string"},"target":{"type":"string"},"isReadOnly":{"type":"boolean"},"prompt":{"type":"string"},"language":{"description":"Normalised language of the projection's texts.","type":"string"},"deploymentSummary":{"type":"object"},"scope":{"description":"pipeline or candidate for pipeline inputs.","type":"string"},"subPipelineId":{"type":"string"},"operation":{"type":"string"},"displayParameters":{"description":"Parameters to show, as projected by A2A."},"allowFreeText":{"type":"boolean"},"freeTextPrompt":{"type":"string"},"required":{"type":"boolean"},"selector":{"description":"Cloud resource selector profile (cloud_resource_selection).","type":"object"}}}}};
+const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/token-usage.json","title":"TokenUsage","description":"Token counts for one provider and model, as carried by RUN_FINISHED.usage and RUN_ERROR.usage (@ag-ui/core 1.0). inputTokens and outputTokens are totals; reasoningTokens, cachedInputTokens and cacheWriteInputTokens are parts of them, never additions; totalTokens = inputTokens + outputTokens. Every count is a non-negative integer (a float is fatal to the official client). Absent fields are left out, never null.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"LLM provider, e.g. dashscope.","type":"string","minLength":1},"model":{"description":"Model name as reported by the provider.","type":"string","minLength":1},"inputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"outputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"totalTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"reasoningTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cachedInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991},"cacheWriteInputTokens":{"type":"integer","minimum":0,"maximum":9007199254740991}}};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-finished.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate56.evaluated;
+const evaluated0 = validate58.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -27642,7 +28268,7 @@ errors++;
 if(data8.reason !== undefined){
 let data10 = data8.reason;
 if(!((data10 === "tool_call") || (data10 === "input_required"))){
-const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema132.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/outcome/interrupts/" + i0+"/reason",schemaPath:"../interrupt.json/properties/reason/enum",keyword:"enum",params:{allowedValues: schema134.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -28573,18 +29199,18 @@ vErrors.push(err106);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate58.errors = vErrors;
 return errors === 0;
 }
-validate56.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/events/run-error.json","title":"RunErrorEvent","description":"RUN_ERROR: the run failed after the SSE stream started. Always the last event of its stream; may follow any event, even with spans still open. @ag-ui/core 1.0 defines no threadId or runId here, so none is sent (the client would strip them with a warning). Optional fields are left out, never null.","type":"object","additionalProperties":false,"required":["type","timestamp","message","code"],"properties":{"type":{"const":"RUN_ERROR"},"timestamp":{"description":"Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0.","type":"integer","minimum":0,"maximum":9007199254740991},"message":{"description":"Human-readable text in the run's language (sanitised: no secrets, paths or provider internals).","type":"string","minLength":1},"code":{"description":"An AG-UI error code of the catalogue, e.g. INVALID_INPUT, RESUME_PAYLOAD_INVALID, A2A_UNAVAILABLE, CANCELLED.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"usage":{"description":"Token usage counted before the failure; left out when nothing was counted.","type":"array","items":{"$ref":"../token-usage.json"}}}};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-error.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate58.evaluated;
+const evaluated0 = validate60.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -29055,10 +29681,10 @@ vErrors.push(err38);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
-validate58.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -31871,6 +32497,25 @@ if(props0 !== true){
 props0 = true;
 }
 }
+const _errs179 = errors;
+if(!(validate60(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs179 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 19];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 19;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
 }
 }
 }
@@ -31916,13 +32561,13 @@ return errors === 0;
 }
 validate53.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.v_agui_events_activity_snapshot = validate60;
+exports.v_agui_events_activity_snapshot = validate62;
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/activity-snapshot.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate60.evaluated;
+const evaluated0 = validate62.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32216,20 +32861,22 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
-validate60.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_custom = validate54;
+exports.v_agui_events_custom = validate56;
 
-exports.v_agui_events_reasoning_end = validate61;
+exports.v_agui_events_messages_snapshot = validate54;
 
-function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+exports.v_agui_events_reasoning_end = validate63;
+
+function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate61.evaluated;
+const evaluated0 = validate63.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32362,18 +33009,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate61.errors = vErrors;
+validate63.errors = vErrors;
 return errors === 0;
 }
-validate61.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_content = validate62;
+exports.v_agui_events_reasoning_message_content = validate64;
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-content.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate62.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32541,18 +33188,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate62.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_end = validate63;
+exports.v_agui_events_reasoning_message_end = validate65;
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate65.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32685,18 +33332,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_message_start = validate64;
+exports.v_agui_events_reasoning_message_start = validate66;
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-message-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate64.evaluated;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32851,18 +33498,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_reasoning_start = validate65;
+exports.v_agui_events_reasoning_start = validate67;
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/reasoning-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -32995,22 +33642,22 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate65.errors = vErrors;
+validate67.errors = vErrors;
 return errors === 0;
 }
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_run_error = validate58;
+exports.v_agui_events_run_error = validate60;
 
-exports.v_agui_events_run_finished = validate56;
+exports.v_agui_events_run_finished = validate58;
 
-exports.v_agui_events_run_started = validate66;
+exports.v_agui_events_run_started = validate68;
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/run-started.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate66.evaluated;
+const evaluated0 = validate68.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33203,18 +33850,18 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_step_finished = validate67;
+exports.v_agui_events_step_finished = validate69;
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/step-finished.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate67.evaluated;
+const evaluated0 = validate69.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33347,18 +33994,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
-validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_step_started = validate68;
+exports.v_agui_events_step_started = validate70;
 
-function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/step-started.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate68.evaluated;
+const evaluated0 = validate70.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33491,18 +34138,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate68.errors = vErrors;
+validate70.errors = vErrors;
 return errors === 0;
 }
-validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_content = validate69;
+exports.v_agui_events_text_message_content = validate71;
 
-function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-content.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate69.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33670,18 +34317,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate69.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_end = validate70;
+exports.v_agui_events_text_message_end = validate72;
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33814,18 +34461,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_text_message_start = validate71;
+exports.v_agui_events_text_message_start = validate73;
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/text-message-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate73.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -33980,18 +34627,18 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_args = validate72;
+exports.v_agui_events_tool_call_args = validate74;
 
-function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-args.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate72.evaluated;
+const evaluated0 = validate74.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34159,18 +34806,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate72.errors = vErrors;
+validate74.errors = vErrors;
 return errors === 0;
 }
-validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_end = validate73;
+exports.v_agui_events_tool_call_end = validate75;
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-end.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate73.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34303,18 +34950,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_result = validate74;
+exports.v_agui_events_tool_call_result = validate76;
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-result.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate76.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34526,18 +35173,18 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate76.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_events_tool_call_start = validate75;
+exports.v_agui_events_tool_call_start = validate77;
 
-function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/events/tool-call-start.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate75.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34730,19 +35377,19 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate75.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_health = validate76;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
+exports.v_agui_health = validate78;
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/health.json","title":"AguiHealth","description":"Body of GET /health on the AG-UI server (always 200 while the adapter serves, even when its managed A2A server is down: see a2a; no authentication).","type":"object","additionalProperties":false,"required":["status","protocol","protocolPackageVersion","executionKernel","serverVersion"],"properties":{"status":{"description":"The same word as the A2A server's /health.","const":"healthy"},"protocol":{"const":"ag-ui"},"protocolPackageVersion":{"description":"Version of the AG-UI protocol package the server speaks, e.g. 1.0.0.","type":"string","minLength":1},"executionKernel":{"description":"The A2A version that executes the runs.","const":"a2a-1.0"},"serverVersion":{"description":"The iac-code version.","type":"string","minLength":1},"a2a":{"title":"AguiHealthA2a","description":"The managed A2A server (present only when the adapter started it, i.e. without --a2a-url). The adapter respawns it when it exits; runs fail fast with A2A_UNAVAILABLE while it is not up.","type":"object","additionalProperties":false,"required":["state","since","restarts"],"properties":{"state":{"description":"starting: spawned, not answering yet; up: answering; down: exited, waiting for the next attempt (nextAttemptAt); stopped: the adapter is stopping.","enum":["starting","up","down","stopped"]},"since":{"description":"When the server entered this state.","type":"string","format":"date-time"},"restarts":{"description":"Respawns attempted since the adapter started (failed ones included).","type":"integer","minimum":0},"nextAttemptAt":{"description":"While down: when the next start is attempted (exponential backoff, capped).","type":"string","format":"date-time"},"lastExit":{"title":"AguiHealthA2aExit","description":"How the server last exited.","type":"object","additionalProperties":false,"required":["code","signal","at","duringStartup"],"properties":{"code":{"description":"Exit code, null when a signal ended it.","type":["integer","null"]},"signal":{"description":"The signal that ended it (e.g. SIGKILL), else null.","type":["string","null"]},"at":{"type":"string","format":"date-time"},"duringStartup":{"description":"True when it died before it was ready (a failed start).","type":"boolean"}}}}},"runtime":{"title":"AguiHealthRuntime","description":"What answers the runs. demo is true when no LLM provider is configured and a built-in demo model answers instead.","type":"object","additionalProperties":false,"required":["demo"],"properties":{"demo":{"type":"boolean"},"provider":{"description":"LLM provider in use, e.g. dashscope or demo.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"hint":{"description":"How to leave demo mode or fix the configuration.","type":"string","minLength":1}}}}};
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/health.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -34946,7 +35593,7 @@ errors++;
 if(data5.state !== undefined){
 let data6 = data5.state;
 if(!((((data6 === "starting") || (data6 === "up")) || (data6 === "down")) || (data6 === "stopped"))){
-const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema152.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/a2a/state",schemaPath:"#/properties/a2a/properties/state/enum",keyword:"enum",params:{allowedValues: schema154.properties.a2a.properties.state.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -35089,7 +35736,7 @@ errors++;
 if(data10.code !== undefined){
 let data11 = data10.code;
 if((!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))) && (data11 !== null)){
-const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema152.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
+const err29 = {instancePath:instancePath+"/a2a/lastExit/code",schemaPath:"#/properties/a2a/properties/lastExit/properties/code/type",keyword:"type",params:{type: schema154.properties.a2a.properties.lastExit.properties.code.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -35102,7 +35749,7 @@ errors++;
 if(data10.signal !== undefined){
 let data12 = data10.signal;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema152.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/a2a/lastExit/signal",schemaPath:"#/properties/a2a/properties/lastExit/properties/signal/type",keyword:"type",params:{type: schema154.properties.a2a.properties.lastExit.properties.signal.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -35308,19 +35955,19 @@ vErrors.push(err46);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_iac_code_props = validate77;
-const schema153 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"llmHeaders":{"description":"HTTP headers sent with this request's model calls (a gateway's tenant, tracing, quota headers). Forwarded, never stored. Names are HTTP tokens, values visible ASCII, spaces and tabs; the provider's own headers (authorization, x-api-key, api-key, content-type, accept, anthropic-version, host, content-length and the connection headers) cannot be given. An empty object is forwarded too.","type":["object","null"],"additionalProperties":{"type":"string"}},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"activeGuidance":{"description":"A guidance run: the last user message goes to the thread's running pipeline (its interrupt judge classifies it) instead of starting a turn. Needs runMode pipeline and a bound task; never takes the thread's active run, never cancels it.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
+exports.v_agui_iac_code_props = validate79;
+const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/iac-code-props.json","title":"IacCodeProps","description":"forwardedProps.iacCode: the iac-code extension of an AG-UI RunAgentInput. Strict: unknown fields are rejected at every level and values are never coerced.","type":"object","additionalProperties":false,"required":["schemaVersion","rosInvocationId","cwd"],"properties":{"schemaVersion":{"description":"Version of this extension.","const":1},"rosInvocationId":{"description":"Caller identity of the current execution; kept across its resumes, may change on a new turn.","type":"string","minLength":1,"maxLength":256},"cwd":{"description":"Absolute workspace path (POSIX, Windows drive or UNC; a leading ~ is expanded). Bound to the thread by its first request.","type":"string","minLength":1,"pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},"model":{"description":"Model for this request only.","type":["string","null"]},"llmApiKey":{"description":"LLM provider key for this request only. Forwarded, never stored.","type":["string","null"]},"llmHeaders":{"description":"HTTP headers sent with this request's model calls (a gateway's tenant, tracing, quota headers). Forwarded, never stored. Names are HTTP tokens, values visible ASCII, spaces and tabs; the provider's own headers (authorization, x-api-key, api-key, content-type, accept, anthropic-version, host, content-length and the connection headers) cannot be given. An empty object is forwarded too.","type":["object","null"],"additionalProperties":{"type":"string"}},"thinking":{"description":"Reasoning request for this run.","type":["object","null"],"additionalProperties":false,"properties":{"enabled":{"description":"Ask the model for reasoning output.","type":"boolean"},"effort":{"description":"Provider-specific reasoning effort.","type":["string","null"]},"budget":{"description":"Provider-specific reasoning token budget.","type":["integer","null"],"minimum":1}}},"userId":{"description":"Caller identity; bound to the thread.","type":["string","null"]},"channel":{"description":"Calling channel, for telemetry.","type":["string","null"]},"preferredLanguage":{"description":"Display language for this request, e.g. fr or zh-CN (en, zh, es, fr, de, ja, pt are supported).","type":["string","null"]},"candidatePresentation":{"description":"How pipeline candidates are presented.","enum":["standard","rich",null]},"runMode":{"description":"Execution mode; the A2A server's default when absent.","enum":["normal","pipeline",null]},"pipelineName":{"description":"Pipeline name, e.g. selling.","type":["string","null"]},"cleanupOnly":{"description":"Only drain pending pipeline cleanup.","type":"boolean"},"activeGuidance":{"description":"A guidance run: the last user message goes to the thread's running pipeline (its interrupt judge classifies it) instead of starting a turn. Needs runMode pipeline and a bound task; never takes the thread's active run, never cancels it.","type":"boolean"},"alibabaCloud":{"description":"Alibaba Cloud credentials for this request only. Forwarded, never stored.","type":["object","null"],"additionalProperties":false,"properties":{"accessKeyId":{"type":["string","null"]},"accessKeySecret":{"type":["string","null"]},"securityToken":{"description":"STS token.","type":["string","null"]},"regionId":{"description":"Default region, e.g. cn-hangzhou.","type":["string","null"]}}}}};
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/iac-code-props.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate79.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35359,7 +36006,7 @@ vErrors.push(err2);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema153.properties, key0))){
+if(!(func3.call(schema155.properties, key0))){
 const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err3];
@@ -35455,7 +36102,7 @@ errors++;
 if(data.model !== undefined){
 let data3 = data.model;
 if((typeof data3 !== "string") && (data3 !== null)){
-const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema153.properties.model.type},message:"must be string,null"};
+const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: schema155.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -35468,7 +36115,7 @@ errors++;
 if(data.llmApiKey !== undefined){
 let data4 = data.llmApiKey;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema153.properties.llmApiKey.type},message:"must be string,null"};
+const err12 = {instancePath:instancePath+"/llmApiKey",schemaPath:"#/properties/llmApiKey/type",keyword:"type",params:{type: schema155.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -35481,7 +36128,7 @@ errors++;
 if(data.llmHeaders !== undefined){
 let data5 = data.llmHeaders;
 if((!(data5 && typeof data5 == "object" && !Array.isArray(data5))) && (data5 !== null)){
-const err13 = {instancePath:instancePath+"/llmHeaders",schemaPath:"#/properties/llmHeaders/type",keyword:"type",params:{type: schema153.properties.llmHeaders.type},message:"must be object,null"};
+const err13 = {instancePath:instancePath+"/llmHeaders",schemaPath:"#/properties/llmHeaders/type",keyword:"type",params:{type: schema155.properties.llmHeaders.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -35508,7 +36155,7 @@ errors++;
 if(data.thinking !== undefined){
 let data7 = data.thinking;
 if((!(data7 && typeof data7 == "object" && !Array.isArray(data7))) && (data7 !== null)){
-const err15 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema153.properties.thinking.type},message:"must be object,null"};
+const err15 = {instancePath:instancePath+"/thinking",schemaPath:"#/properties/thinking/type",keyword:"type",params:{type: schema155.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -35545,7 +36192,7 @@ errors++;
 if(data7.effort !== undefined){
 let data9 = data7.effort;
 if((typeof data9 !== "string") && (data9 !== null)){
-const err18 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema153.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/thinking/effort",schemaPath:"#/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema155.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -35558,7 +36205,7 @@ errors++;
 if(data7.budget !== undefined){
 let data10 = data7.budget;
 if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
-const err19 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema153.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err19 = {instancePath:instancePath+"/thinking/budget",schemaPath:"#/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema155.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -35585,7 +36232,7 @@ errors++;
 if(data.userId !== undefined){
 let data11 = data.userId;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err21 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema153.properties.userId.type},message:"must be string,null"};
+const err21 = {instancePath:instancePath+"/userId",schemaPath:"#/properties/userId/type",keyword:"type",params:{type: schema155.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -35598,7 +36245,7 @@ errors++;
 if(data.channel !== undefined){
 let data12 = data.channel;
 if((typeof data12 !== "string") && (data12 !== null)){
-const err22 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema153.properties.channel.type},message:"must be string,null"};
+const err22 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/type",keyword:"type",params:{type: schema155.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -35611,7 +36258,7 @@ errors++;
 if(data.preferredLanguage !== undefined){
 let data13 = data.preferredLanguage;
 if((typeof data13 !== "string") && (data13 !== null)){
-const err23 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema153.properties.preferredLanguage.type},message:"must be string,null"};
+const err23 = {instancePath:instancePath+"/preferredLanguage",schemaPath:"#/properties/preferredLanguage/type",keyword:"type",params:{type: schema155.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -35624,7 +36271,7 @@ errors++;
 if(data.candidatePresentation !== undefined){
 let data14 = data.candidatePresentation;
 if(!(((data14 === "standard") || (data14 === "rich")) || (data14 === null))){
-const err24 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema153.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err24 = {instancePath:instancePath+"/candidatePresentation",schemaPath:"#/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema155.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -35637,7 +36284,7 @@ errors++;
 if(data.runMode !== undefined){
 let data15 = data.runMode;
 if(!(((data15 === "normal") || (data15 === "pipeline")) || (data15 === null))){
-const err25 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema153.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err25 = {instancePath:instancePath+"/runMode",schemaPath:"#/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema155.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -35650,7 +36297,7 @@ errors++;
 if(data.pipelineName !== undefined){
 let data16 = data.pipelineName;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err26 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema153.properties.pipelineName.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/pipelineName",schemaPath:"#/properties/pipelineName/type",keyword:"type",params:{type: schema155.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -35687,7 +36334,7 @@ errors++;
 if(data.alibabaCloud !== undefined){
 let data19 = data.alibabaCloud;
 if((!(data19 && typeof data19 == "object" && !Array.isArray(data19))) && (data19 !== null)){
-const err29 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.type},message:"must be object,null"};
+const err29 = {instancePath:instancePath+"/alibabaCloud",schemaPath:"#/properties/alibabaCloud/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -35712,7 +36359,7 @@ errors++;
 if(data19.accessKeyId !== undefined){
 let data20 = data19.accessKeyId;
 if((typeof data20 !== "string") && (data20 !== null)){
-const err31 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err31 = {instancePath:instancePath+"/alibabaCloud/accessKeyId",schemaPath:"#/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -35725,7 +36372,7 @@ errors++;
 if(data19.accessKeySecret !== undefined){
 let data21 = data19.accessKeySecret;
 if((typeof data21 !== "string") && (data21 !== null)){
-const err32 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/alibabaCloud/accessKeySecret",schemaPath:"#/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -35738,7 +36385,7 @@ errors++;
 if(data19.securityToken !== undefined){
 let data22 = data19.securityToken;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err33 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/alibabaCloud/securityToken",schemaPath:"#/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -35751,7 +36398,7 @@ errors++;
 if(data19.regionId !== undefined){
 let data23 = data19.regionId;
 if((typeof data23 !== "string") && (data23 !== null)){
-const err34 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err34 = {instancePath:instancePath+"/alibabaCloud/regionId",schemaPath:"#/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -35774,18 +36421,18 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate79.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_interrupt = validate78;
+exports.v_agui_interrupt = validate80;
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/interrupt.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate78.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -35893,7 +36540,7 @@ errors++;
 if(data.reason !== undefined){
 let data1 = data.reason;
 if(!((data1 === "tool_call") || (data1 === "input_required"))){
-const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema132.properties.reason.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/reason",schemaPath:"#/properties/reason/enum",keyword:"enum",params:{allowedValues: schema134.properties.reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -36450,19 +37097,19 @@ vErrors.push(err54);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_message = validate79;
-const schema155 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
+exports.v_agui_message = validate81;
+const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/message.json","title":"AguiMessage","description":"An AG-UI 1.0 message as it may appear in RunAgentInput.messages (role-discriminated). A new run uses the last user message; other roles are history the client sends back.","type":"object","required":["id","role"],"properties":{"id":{"type":"string"},"role":{"enum":["developer","system","assistant","user","tool","activity","reasoning"]}},"oneOf":[{"title":"UserMessage","type":"object","required":["content"],"properties":{"role":{"const":"user"},"content":{"oneOf":[{"type":"string"},{"type":"array","items":{"$ref":"content-part.json"}}]},"name":{"type":"string"}}},{"title":"InstructionMessage","type":"object","required":["content"],"properties":{"role":{"enum":["developer","system"]},"content":{"type":"string"},"name":{"type":"string"}}},{"title":"AssistantMessage","type":"object","properties":{"role":{"const":"assistant"},"content":{"type":"string"},"name":{"type":"string"},"toolCalls":{"type":"array","items":{"title":"AguiToolCall","type":"object","required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}}}},{"title":"ToolMessage","type":"object","required":["content","toolCallId"],"properties":{"role":{"const":"tool"},"content":{"oneOf":[{"type":"string"},{"type":"array"}]},"toolCallId":{"type":"string"},"error":{"type":"string"}}},{"title":"ActivityMessage","type":"object","required":["activityType","content"],"properties":{"role":{"const":"activity"},"activityType":{"type":"string"},"content":{"type":"object"}}},{"title":"ReasoningMessage","type":"object","required":["content"],"properties":{"role":{"const":"reasoning"},"content":{"type":"string"}}}]};
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/message.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -36939,7 +37586,7 @@ errors++;
 if(data.role !== undefined){
 let data16 = data.role;
 if(!((data16 === "developer") || (data16 === "system"))){
-const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema155.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
+const err32 = {instancePath:instancePath+"/role",schemaPath:"#/oneOf/1/properties/role/enum",keyword:"enum",params:{allowedValues: schema157.oneOf[1].properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -37576,7 +38223,7 @@ errors++;
 if(data.role !== undefined){
 let data39 = data.role;
 if(!(((((((data39 === "developer") || (data39 === "system")) || (data39 === "assistant")) || (data39 === "user")) || (data39 === "tool")) || (data39 === "activity")) || (data39 === "reasoning"))){
-const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema155.properties.role.enum},message:"must be equal to one of the allowed values"};
+const err75 = {instancePath:instancePath+"/role",schemaPath:"#/properties/role/enum",keyword:"enum",params:{allowedValues: schema157.properties.role.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -37597,20 +38244,20 @@ vErrors.push(err76);
 }
 errors++;
 }
-validate79.errors = vErrors;
+validate81.errors = vErrors;
 evaluated0.props = props1;
 return errors === 0;
 }
-validate79.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate81.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-exports.v_agui_resume_entry = validate80;
-const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
+exports.v_agui_resume_entry = validate82;
+const schema159 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/resume-entry.json","title":"ResumeEntry","description":"The answer to one pending interrupt, carried in RunAgentInput.resume.","type":"object","required":["interruptId","status"],"properties":{"interruptId":{"description":"The id of the interrupt being answered.","type":"string","minLength":1},"status":{"description":"resolved: payload answers the interrupt; cancelled: the user gave up (a permission counts as deny).","enum":["resolved","cancelled"]},"payload":{"description":"The answer; must match the interrupt's responseSchema when status is resolved.","not":{"type":"null"}},"metadata":{"type":"object"}}};
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/resume-entry.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37666,7 +38313,7 @@ errors++;
 if(data.status !== undefined){
 let data1 = data.status;
 if(!((data1 === "resolved") || (data1 === "cancelled"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -37736,19 +38383,19 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":{"interruptId":true,"status":true,"payload":true,"metadata":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_run_agent_input = validate81;
-const schema158 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
+exports.v_agui_run_agent_input = validate83;
+const schema160 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/agui/run-agent-input.json","title":"RunAgentInput","description":"The body of POST / as this server accepts it: an AG-UI 1.0 RunAgentInput whose forwardedProps carry the strict iac-code extension and whose tools list is empty.","type":"object","required":["threadId","runId","state","messages","tools","context","forwardedProps"],"properties":{"threadId":{"description":"Stable conversation id.","type":"string","minLength":1},"runId":{"description":"One HTTP/SSE run; never reused within a thread.","type":"string","minLength":1},"parentRunId":{"description":"Copied into RUN_STARTED.","type":"string"},"protocolVersion":{"description":"The client's AG-UI version, e.g. 1.0.","type":"string"},"state":{"description":"Kept in the envelope; not used as iac-code runtime state."},"messages":{"description":"Conversation as the client knows it; a new run uses the last user message.","type":"array","items":{"$ref":"message.json"}},"tools":{"description":"Client-defined tools are not supported: must be empty.","type":"array","maxItems":0},"context":{"description":"Kept in the envelope; not yet turned into prompt context.","type":"array","items":{"title":"AguiContextItem","type":"object","required":["description","value"],"properties":{"description":{"type":"string"},"value":{"type":"string"}}}},"forwardedProps":{"title":"ForwardedProps","type":"object","additionalProperties":false,"required":["iacCode"],"properties":{"iacCode":{"$ref":"iac-code-props.json"}}},"resume":{"description":"Present on a resume: one entry per pending interrupt.","type":"array","items":{"$ref":"resume-entry.json"}}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/run-agent-input.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -37905,8 +38552,8 @@ let data4 = data.messages;
 if(Array.isArray(data4)){
 const len0 = data4.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate79(data4[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate81(data4[i0], {instancePath:instancePath+"/messages/" + i0,parentData:data4,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
 errors = vErrors.length;
 }
 }
@@ -38081,7 +38728,7 @@ vErrors.push(err26);
 errors++;
 }
 for(const key1 in data12){
-if(!(func3.call(schema153.properties, key1))){
+if(!(func3.call(schema155.properties, key1))){
 const err27 = {instancePath:instancePath+"/forwardedProps/iacCode",schemaPath:"iac-code-props.json/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err27];
@@ -38177,7 +38824,7 @@ errors++;
 if(data12.model !== undefined){
 let data16 = data12.model;
 if((typeof data16 !== "string") && (data16 !== null)){
-const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema153.properties.model.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/forwardedProps/iacCode/model",schemaPath:"iac-code-props.json/properties/model/type",keyword:"type",params:{type: schema155.properties.model.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -38190,7 +38837,7 @@ errors++;
 if(data12.llmApiKey !== undefined){
 let data17 = data12.llmApiKey;
 if((typeof data17 !== "string") && (data17 !== null)){
-const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema153.properties.llmApiKey.type},message:"must be string,null"};
+const err36 = {instancePath:instancePath+"/forwardedProps/iacCode/llmApiKey",schemaPath:"iac-code-props.json/properties/llmApiKey/type",keyword:"type",params:{type: schema155.properties.llmApiKey.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -38203,7 +38850,7 @@ errors++;
 if(data12.llmHeaders !== undefined){
 let data18 = data12.llmHeaders;
 if((!(data18 && typeof data18 == "object" && !Array.isArray(data18))) && (data18 !== null)){
-const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/llmHeaders",schemaPath:"iac-code-props.json/properties/llmHeaders/type",keyword:"type",params:{type: schema153.properties.llmHeaders.type},message:"must be object,null"};
+const err37 = {instancePath:instancePath+"/forwardedProps/iacCode/llmHeaders",schemaPath:"iac-code-props.json/properties/llmHeaders/type",keyword:"type",params:{type: schema155.properties.llmHeaders.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -38230,7 +38877,7 @@ errors++;
 if(data12.thinking !== undefined){
 let data20 = data12.thinking;
 if((!(data20 && typeof data20 == "object" && !Array.isArray(data20))) && (data20 !== null)){
-const err39 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema153.properties.thinking.type},message:"must be object,null"};
+const err39 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking",schemaPath:"iac-code-props.json/properties/thinking/type",keyword:"type",params:{type: schema155.properties.thinking.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -38267,7 +38914,7 @@ errors++;
 if(data20.effort !== undefined){
 let data22 = data20.effort;
 if((typeof data22 !== "string") && (data22 !== null)){
-const err42 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema153.properties.thinking.properties.effort.type},message:"must be string,null"};
+const err42 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/effort",schemaPath:"iac-code-props.json/properties/thinking/properties/effort/type",keyword:"type",params:{type: schema155.properties.thinking.properties.effort.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -38280,7 +38927,7 @@ errors++;
 if(data20.budget !== undefined){
 let data23 = data20.budget;
 if((!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))) && (data23 !== null)){
-const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema153.properties.thinking.properties.budget.type},message:"must be integer,null"};
+const err43 = {instancePath:instancePath+"/forwardedProps/iacCode/thinking/budget",schemaPath:"iac-code-props.json/properties/thinking/properties/budget/type",keyword:"type",params:{type: schema155.properties.thinking.properties.budget.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -38307,7 +38954,7 @@ errors++;
 if(data12.userId !== undefined){
 let data24 = data12.userId;
 if((typeof data24 !== "string") && (data24 !== null)){
-const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema153.properties.userId.type},message:"must be string,null"};
+const err45 = {instancePath:instancePath+"/forwardedProps/iacCode/userId",schemaPath:"iac-code-props.json/properties/userId/type",keyword:"type",params:{type: schema155.properties.userId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -38320,7 +38967,7 @@ errors++;
 if(data12.channel !== undefined){
 let data25 = data12.channel;
 if((typeof data25 !== "string") && (data25 !== null)){
-const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema153.properties.channel.type},message:"must be string,null"};
+const err46 = {instancePath:instancePath+"/forwardedProps/iacCode/channel",schemaPath:"iac-code-props.json/properties/channel/type",keyword:"type",params:{type: schema155.properties.channel.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -38333,7 +38980,7 @@ errors++;
 if(data12.preferredLanguage !== undefined){
 let data26 = data12.preferredLanguage;
 if((typeof data26 !== "string") && (data26 !== null)){
-const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema153.properties.preferredLanguage.type},message:"must be string,null"};
+const err47 = {instancePath:instancePath+"/forwardedProps/iacCode/preferredLanguage",schemaPath:"iac-code-props.json/properties/preferredLanguage/type",keyword:"type",params:{type: schema155.properties.preferredLanguage.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -38346,7 +38993,7 @@ errors++;
 if(data12.candidatePresentation !== undefined){
 let data27 = data12.candidatePresentation;
 if(!(((data27 === "standard") || (data27 === "rich")) || (data27 === null))){
-const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema153.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
+const err48 = {instancePath:instancePath+"/forwardedProps/iacCode/candidatePresentation",schemaPath:"iac-code-props.json/properties/candidatePresentation/enum",keyword:"enum",params:{allowedValues: schema155.properties.candidatePresentation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -38359,7 +39006,7 @@ errors++;
 if(data12.runMode !== undefined){
 let data28 = data12.runMode;
 if(!(((data28 === "normal") || (data28 === "pipeline")) || (data28 === null))){
-const err49 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema153.properties.runMode.enum},message:"must be equal to one of the allowed values"};
+const err49 = {instancePath:instancePath+"/forwardedProps/iacCode/runMode",schemaPath:"iac-code-props.json/properties/runMode/enum",keyword:"enum",params:{allowedValues: schema155.properties.runMode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -38372,7 +39019,7 @@ errors++;
 if(data12.pipelineName !== undefined){
 let data29 = data12.pipelineName;
 if((typeof data29 !== "string") && (data29 !== null)){
-const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema153.properties.pipelineName.type},message:"must be string,null"};
+const err50 = {instancePath:instancePath+"/forwardedProps/iacCode/pipelineName",schemaPath:"iac-code-props.json/properties/pipelineName/type",keyword:"type",params:{type: schema155.properties.pipelineName.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -38409,7 +39056,7 @@ errors++;
 if(data12.alibabaCloud !== undefined){
 let data32 = data12.alibabaCloud;
 if((!(data32 && typeof data32 == "object" && !Array.isArray(data32))) && (data32 !== null)){
-const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.type},message:"must be object,null"};
+const err53 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud",schemaPath:"iac-code-props.json/properties/alibabaCloud/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.type},message:"must be object,null"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -38434,7 +39081,7 @@ errors++;
 if(data32.accessKeyId !== undefined){
 let data33 = data32.accessKeyId;
 if((typeof data33 !== "string") && (data33 !== null)){
-const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
+const err55 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeyId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeyId/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.accessKeyId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -38447,7 +39094,7 @@ errors++;
 if(data32.accessKeySecret !== undefined){
 let data34 = data32.accessKeySecret;
 if((typeof data34 !== "string") && (data34 !== null)){
-const err56 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
+const err56 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/accessKeySecret",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/accessKeySecret/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.accessKeySecret.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -38460,7 +39107,7 @@ errors++;
 if(data32.securityToken !== undefined){
 let data35 = data32.securityToken;
 if((typeof data35 !== "string") && (data35 !== null)){
-const err57 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
+const err57 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/securityToken",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/securityToken/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.securityToken.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -38473,7 +39120,7 @@ errors++;
 if(data32.regionId !== undefined){
 let data36 = data32.regionId;
 if((typeof data36 !== "string") && (data36 !== null)){
-const err58 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema153.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
+const err58 = {instancePath:instancePath+"/forwardedProps/iacCode/alibabaCloud/regionId",schemaPath:"iac-code-props.json/properties/alibabaCloud/properties/regionId/type",keyword:"type",params:{type: schema155.properties.alibabaCloud.properties.regionId.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -38564,7 +39211,7 @@ errors++;
 if(data38.status !== undefined){
 let data40 = data38.status;
 if(!((data40 === "resolved") || (data40 === "cancelled"))){
-const err65 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema157.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err65 = {instancePath:instancePath+"/resume/" + i2+"/status",schemaPath:"resume-entry.json/properties/status/enum",keyword:"enum",params:{allowedValues: schema159.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -38658,18 +39305,18 @@ vErrors.push(err71);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"threadId":true,"runId":true,"parentRunId":true,"protocolVersion":true,"state":true,"messages":true,"tools":true,"context":true,"forwardedProps":true,"resume":true},"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":{"threadId":true,"runId":true,"parentRunId":true,"protocolVersion":true,"state":true,"messages":true,"tools":true,"context":true,"forwardedProps":true,"resume":true},"dynamicProps":false,"dynamicItems":false};
 
-exports.v_agui_token_usage = validate83;
+exports.v_agui_token_usage = validate85;
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/agui/token-usage.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -38960,20 +39607,20 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_audit_permission_audit_line = validate84;
-const schema162 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
-const pattern44 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
+exports.v_audit_permission_audit_line = validate86;
+const schema164 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/audit/permission-audit-line.json","title":"PermissionAuditLine","description":"One permission decision, as the runtime writes it to a session's permission-audit log and as the A2A server keeps it in its own audit, both in the state store (SQLite or Redis). The tool input is never stored, only its fingerprint.","type":"object","additionalProperties":false,"required":["ts","toolName","toolUseId","decision","reason","autoApproved"],"properties":{"ts":{"description":"When the decision was taken (ISO 8601, UTC).","type":"string","format":"date-time"},"sessionId":{"description":"The runtime session the tool call belongs to (always written by the runtime).","type":"string","minLength":1},"taskId":{"description":"A2A server only: the task that waited for the permission.","type":"string","minLength":1},"contextId":{"description":"A2A server only: the task's context.","type":"string","minLength":1},"owner":{"description":"A2A server only: the auth principal owning the task (\"\" without auth).","type":"string"},"toolName":{"type":"string","minLength":1},"toolUseId":{"type":"string","minLength":1},"inputId":{"description":"The permission request that was asked (absent when the policy decided without asking).","type":"string","minLength":1},"decision":{"description":"allow_once: this call runs. allow_always: this call runs and the session remembers a rule for the like. deny: the call does not run (a person or the policy refused, or the decision could not be kept). cancelled: nobody answered (the turn or task was cancelled, or a new message superseded the question); the call does not run.","enum":["allow_once","allow_always","deny","cancelled"]},"reason":{"description":"Why: read_only, allow_rule:<rule>, session_rule:<rule>, mode:<mode>, auto_approve, auto-approve-permissions, user:<answer>, deny_rule:<rule>, state_unavailable, cancelled, task_canceled, superseded, ...","type":"string","minLength":1},"autoApproved":{"description":"true when an automatic approval took the decision (a rule, a mode, the auto-approve setting), not a person.","type":"boolean"},"inputFingerprint":{"description":"Runtime only: sha256 of the tool input (first 16 hex digits), never the input itself.","type":"string","pattern":"^sha256:[0-9a-f]{16}$"}}};
+const pattern45 = new RegExp("^sha256:[0-9a-f]{16}$", "u");
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/audit/permission-audit-line.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39042,7 +39689,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema162.properties, key0))){
+if(!(func3.call(schema164.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -39243,7 +39890,7 @@ errors++;
 if(data.decision !== undefined){
 let data8 = data.decision;
 if(!((((data8 === "allow_once") || (data8 === "allow_always")) || (data8 === "deny")) || (data8 === "cancelled"))){
-const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema162.properties.decision.enum},message:"must be equal to one of the allowed values"};
+const err22 = {instancePath:instancePath+"/decision",schemaPath:"#/properties/decision/enum",keyword:"enum",params:{allowedValues: schema164.properties.decision.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -39293,7 +39940,7 @@ errors++;
 if(data.inputFingerprint !== undefined){
 let data11 = data.inputFingerprint;
 if(typeof data11 === "string"){
-if(!pattern44.test(data11)){
+if(!pattern45.test(data11)){
 const err26 = {instancePath:instancePath+"/inputFingerprint",schemaPath:"#/properties/inputFingerprint/pattern",keyword:"pattern",params:{pattern: "^sha256:[0-9a-f]{16}$"},message:"must match pattern \""+"^sha256:[0-9a-f]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
@@ -39326,21 +39973,21 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_a2a_client = validate85;
-const schema163 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
-const schema164 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
-const schema165 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
-const schema166 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
+exports.v_config_a2a_client = validate87;
+const schema165 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-client.json","title":"A2AClientConfig","description":"The file given to `iac-code a2a-client --config`. Keys are written with underscores; the loader rewrites `-` to `_` in every key before validating. Unknown keys are rejected so that a typo is reported. An option given on the command line beats the file, which beats the IACCODE_A2A_* environment variables (auth only) and the defaults. route-preview ignores the file.","type":"object","additionalProperties":false,"properties":{"url":{"type":"string","description":"A2A server base URL (http(s):// with agent card discovery, or grpc(s)://host:port). --url."},"binding":{"description":"Binding to use: the first matching interface of the agent card. Default: the first advertised interface the client speaks. --binding.","enum":["jsonrpc","rest","grpc"]},"route":{"$ref":"#/$defs/routes"},"routes":{"$ref":"#/$defs/routes"},"route_name":{"type":"string","description":"Route to call by name (call). --route-name."},"cwd":{"type":"string","description":"Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd."},"context_id":{"type":"string","description":"Context to continue (call) or to filter by (task-list). --context-id."},"iac_code_model":{"type":"string","description":"Model for this turn (metadata.iac_code.iac_code_model). --iac-code-model."},"iac_code_api_key":{"type":"string","description":"Model API key for this turn (metadata.iac_code.iac_code_api_key); never printed. --iac-code-api-key."},"thinking_enabled":{"type":"boolean","description":"metadata.iac_code.thinking.enabled. --thinking-enabled / --no-thinking-enabled."},"thinking_effort":{"type":"string","description":"metadata.iac_code.thinking.effort. --thinking-effort."},"thinking_budget":{"type":"integer","description":"metadata.iac_code.thinking.budget (sent when positive). --thinking-budget."},"timeout":{"type":"number","minimum":0,"default":30,"description":"Seconds to wait for a reply, or between two events of a stream; 0 waits forever. --timeout."},"stream":{"type":"boolean","default":false,"description":"call/answer: SendStreamingMessage instead of SendMessage. --stream."},"token":{"type":"string","description":"Bearer token (env IACCODE_A2A_HTTP_TOKEN). --token."},"basic_username":{"type":"string","description":"Basic auth user (env IACCODE_A2A_BASIC_USERNAME). --basic-username."},"basic_password":{"type":"string","description":"Basic auth password (env IACCODE_A2A_BASIC_PASSWORD). --basic-password."},"api_key":{"type":"string","description":"API key (env IACCODE_A2A_API_KEY). --api-key."},"api_key_header":{"type":"string","minLength":1,"default":"X-API-Key","description":"Header that carries the API key (env IACCODE_A2A_API_KEY_HEADER). --api-key-header."},"verify_card_secret":{"type":"string","description":"HMAC secret the agent card signature must verify with. --verify-card-secret / --signing-secret."},"verify_card_jwks_url":{"type":"string","pattern":"^https://","description":"https URL of a JWKS whose keys (by kid) may sign the card. --verify-card-jwks-url."},"verify_card_jwks_file":{"type":"string","description":"Local JWKS file whose keys (by kid) may sign the card. --verify-card-jwks-file."},"require_card_signature":{"type":"boolean","description":"Refuse an unsigned agent card. --require-card-signature / --require-signature."},"task_id":{"type":"string","description":"Task id (task-get, task-cancel, task-subscribe, push-config-*, answer). --task-id."},"history_length":{"type":"integer","minimum":0,"description":"task-get: at most this many history messages. --history-length."},"status":{"type":"string","description":"task-list: state filter (TASK_STATE_WORKING, or working / input-required ...). --status."},"page_size":{"type":"integer","minimum":1,"description":"task-list, push-config-list: page size. --page-size."},"page_token":{"type":"string","description":"task-list, push-config-list: page token from the previous page. --page-token."},"include_artifacts":{"type":"boolean","description":"task-list: include artifacts. --include-artifacts."},"output":{"enum":["text","table","json"],"description":"Output format: text (table for task-list) or json. --output."},"config_id":{"type":"string","description":"push-config-*: push notification config id. --config-id."},"callback_url":{"type":"string","description":"push-config-create: webhook URL. --callback-url."},"notification_token":{"type":"string","description":"push-config-create: token echoed to the webhook. --notification-token."},"auth_scheme":{"type":"string","description":"push-config-create: webhook auth scheme (e.g. Bearer). --auth-scheme."},"auth_credentials":{"type":"string","description":"push-config-create: webhook credentials. --auth-credentials."}},"$defs":{"list":{"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"},"route":{"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"},"routes":{"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"}}};
+const schema166 = {"description":"Routes for call (--route): one spec string, or a list of specs and mappings.","oneOf":[{"type":"string","minLength":1},{"type":"array","items":{"$ref":"#/$defs/route"}}],"title":"A2AClientRoutes"};
+const schema167 = {"description":"A route spec string (name=url;skills=a,b;tags=x,y) or a mapping.","oneOf":[{"type":"string","minLength":1},{"type":"object","additionalProperties":false,"required":["name","url"],"properties":{"name":{"type":"string","minLength":1},"url":{"type":"string","minLength":1},"skills":{"$ref":"#/$defs/list"},"tags":{"$ref":"#/$defs/list"}}}],"title":"A2AClientRoute"};
+const schema168 = {"description":"A comma-separated string or a list of strings.","oneOf":[{"type":"string"},{"type":"array","items":{"type":"string"}}],"title":"A2AClientList"};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39666,17 +40313,17 @@ vErrors = null;
 }
 }
 }
-validate87.errors = vErrors;
+validate89.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate87.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate89.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39718,8 +40365,8 @@ const _errs3 = errors;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate87(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate89(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
 errors = vErrors.length;
 }
 }
@@ -39767,19 +40414,19 @@ vErrors = null;
 }
 }
 }
-validate86.errors = vErrors;
+validate88.errors = vErrors;
 evaluated0.items = items0;
 return errors === 0;
 }
-validate86.evaluated = {"dynamicProps":false,"dynamicItems":true};
+validate88.evaluated = {"dynamicProps":false,"dynamicItems":true};
 
-const pattern45 = new RegExp("^https://", "u");
+const pattern46 = new RegExp("^https://", "u");
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-client.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -39788,7 +40435,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema163.properties, key0))){
+if(!(func3.call(schema165.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -39814,7 +40461,7 @@ errors++;
 if(data.binding !== undefined){
 let data1 = data.binding;
 if(!(((data1 === "jsonrpc") || (data1 === "rest")) || (data1 === "grpc"))){
-const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema163.properties.binding.enum},message:"must be equal to one of the allowed values"};
+const err2 = {instancePath:instancePath+"/binding",schemaPath:"#/properties/binding/enum",keyword:"enum",params:{allowedValues: schema165.properties.binding.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -39825,14 +40472,14 @@ errors++;
 }
 }
 if(data.route !== undefined){
-if(!(validate86(data.route, {instancePath:instancePath+"/route",parentData:data,parentDataProperty:"route",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate88(data.route, {instancePath:instancePath+"/route",parentData:data,parentDataProperty:"route",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
 if(data.routes !== undefined){
-if(!(validate86(data.routes, {instancePath:instancePath+"/routes",parentData:data,parentDataProperty:"routes",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+if(!(validate88(data.routes, {instancePath:instancePath+"/routes",parentData:data,parentDataProperty:"routes",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 }
@@ -40058,7 +40705,7 @@ errors++;
 if(data.verify_card_jwks_url !== undefined){
 let data20 = data.verify_card_jwks_url;
 if(typeof data20 === "string"){
-if(!pattern45.test(data20)){
+if(!pattern46.test(data20)){
 const err21 = {instancePath:instancePath+"/verify_card_jwks_url",schemaPath:"#/properties/verify_card_jwks_url/pattern",keyword:"pattern",params:{pattern: "^https://"},message:"must match pattern \""+"^https://"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -40205,7 +40852,7 @@ errors++;
 if(data.output !== undefined){
 let data29 = data.output;
 if(!(((data29 === "text") || (data29 === "table")) || (data29 === "json"))){
-const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema163.properties.output.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/output",schemaPath:"#/properties/output/enum",keyword:"enum",params:{allowedValues: schema165.properties.output.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -40286,26 +40933,26 @@ vErrors.push(err39);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate87.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_a2a_server = validate91;
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
-const pattern46 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
-const pattern47 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
-const pattern48 = new RegExp("^rediss?://", "u");
-const pattern49 = new RegExp("^0?[0-7]{3}$", "u");
-const pattern50 = new RegExp("^/", "u");
-const pattern53 = new RegExp("^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", "u");
-const pattern55 = new RegExp("^https?://", "u");
+exports.v_config_a2a_server = validate93;
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/a2a-server.json","title":"A2AServerConfig","description":"a2a-server.yml, the file given to `iac-code a2a --config`. Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating, so `push_queue` and `push-queue` are the same key. Unknown keys are rejected so that a typo is reported instead of silently ignored. Every key is also a flag `--<key>` and an environment variable `IACCODE_A2A_<KEY>` (the model keys: `IAC_CODE_<KEY>`; the README lists them). Options given on the command line beat the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind.","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind; 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":41242},"transport":{"description":"Transport to serve. The documented aliases are accepted (jsonrpc, json-rpc, http+jsonrpc, http-jsonrpc, https -> http; grpcs -> grpc; grpc+jsonrpc -> grpc-jsonrpc; ws, wss -> websocket; redis, redis-stream -> redis-streams); the loader lower-cases the value and rewrites `_` to `-` first.","type":"string","enum":["http","stdio","unix","websocket","grpc","grpc-jsonrpc","redis-streams","jsonrpc","json-rpc","http+jsonrpc","http-jsonrpc","https","grpcs","grpc+jsonrpc","ws","wss","redis","redis-stream"],"default":"http"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Mirror logs to stdout; refused with the stdio transport, whose stdout carries A2A frames.","type":"boolean","default":false},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IACCODE_A2A_LOG_FORMAT).","enum":["pretty","json"]},"thinking-exposure":{"description":"Which thinking signals reach clients in metadata.iac_code: a list, a comma- or semicolon-separated string, or one value. `all` enables both, `none` neither. Default tool-trace.","anyOf":[{"type":"string","pattern":"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},{"type":"array","items":{"type":"string","enum":["tool-trace","raw-thinking","tool_trace","raw_thinking","all","none"]}}],"default":"tool-trace"},"token":{"description":"Bearer token (fallback: IACCODE_A2A_HTTP_TOKEN). Any configured scheme may satisfy a request.","type":"string"},"basic-username":{"description":"Basic auth user (fallback: IACCODE_A2A_BASIC_USERNAME); Basic is enabled only when user and password are both non-empty.","type":"string"},"basic-password":{"description":"Basic auth password (fallback: IACCODE_A2A_BASIC_PASSWORD).","type":"string"},"api-key":{"description":"API key (fallback: IACCODE_A2A_API_KEY).","type":"string"},"api-key-header":{"description":"Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).","type":"string","pattern":"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$","default":"X-API-Key"},"persistence-dir":{"description":"Root of the state database (state.db: tasks, contexts, artifact index, permission audit, push configs and push jobs), of the push keyring (push_keys.json) and of the artifacts. One server at a time: a second server on the same directory is refused. Default <config-dir>/a2a.","type":"string","minLength":1},"sync-every-commit":{"description":"fsync the state database at every commit (SQLite synchronous=FULL), so that committed task state also survives a power loss or an OS crash. Default false: commits survive the process being killed (synchronous=NORMAL in WAL mode); a power loss may drop the last commits but never corrupts the database. Fallback: IACCODE_A2A_SYNC_EVERY_COMMIT; the --sync-every-commit flag beats both.","type":"boolean","default":false},"artifact-dir":{"description":"Where artifact payloads are stored. Default <persistence-dir>/artifacts.","type":"string","minLength":1},"signing-secret":{"description":"HMAC secret: the agent card is signed with JWS HS256, kid `default`.","type":"string","minLength":1},"push-notifications":{"description":"Serve the four push notification config methods and deliver each task's state changes (submitted, working, input-required, completed, failed, canceled) and artifact updates to its configs, at least once (receivers drop duplicates by the X-IAC-Code-Event-Id header). Flag --push-notifications, env IACCODE_A2A_PUSH_NOTIFICATIONS. Token and credentials are sealed with the keyring <persistence-dir>/push_keys.json or IAC_CODE_A2A_PUSH_KEYRING (required with store: redis, the same on every replica).","type":"boolean","default":false},"push-queue":{"description":"Push delivery queue: local-file (jobs in the state store, written with the state change that causes them: the SQLite database, or with store: redis the shared Redis, where any replica delivers them) or redis-streams (a Redis consumer group shared by several servers). Flag --push-queue, env IACCODE_A2A_PUSH_QUEUE.","type":"string","enum":["local-file","redis-streams"],"default":"local-file"},"push-redis-url":{"description":"Redis URL; required for push-queue redis-streams (flag --push-redis-url, env IACCODE_A2A_PUSH_REDIS_URL). Every server of one group needs the same IAC_CODE_A2A_PUSH_KEYRING.","type":"string","pattern":"^rediss?://"},"push-stream":{"description":"Stream of push jobs (flag --push-stream, env IACCODE_A2A_PUSH_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push"},"push-retry-key":{"description":"Sorted set of scheduled retries (flag --push-retry-key, env IACCODE_A2A_PUSH_RETRY_KEY).","type":"string","minLength":1,"default":"iac-code:a2a:push:retry"},"push-dead-stream":{"description":"Stream of dead letters (flag --push-dead-stream, env IACCODE_A2A_PUSH_DEAD_STREAM).","type":"string","minLength":1,"default":"iac-code:a2a:push:dead"},"push-consumer-group":{"description":"Consumer group of the push workers (flag --push-consumer-group, env IACCODE_A2A_PUSH_CONSUMER_GROUP).","type":"string","minLength":1,"default":"iac-code-push"},"push-consumer-name":{"description":"This worker's consumer name; default <hostname>-<pid>-<12 hex> (flag --push-consumer-name, env IACCODE_A2A_PUSH_CONSUMER_NAME).","type":"string","minLength":1},"push-lease-timeout-ms":{"description":"A claimed push job not settled after this long is delivered again (Redis: taken over by another consumer with XAUTOCLAIM; local-file: claimable again, with store: redis by any replica; a restart releases the SQLite leases at once). Flag --push-lease-timeout-ms, env IACCODE_A2A_PUSH_LEASE_TIMEOUT_MS.","type":"integer","minimum":1,"default":300000},"push-allow-private-hosts":{"description":"Hostnames, IP addresses and CIDR ranges a callback URL may reach although they are private, loopback or local (a receiver on this machine or an internal network); the rest of the callback policy still applies. Default: none. Flag --push-allow-private-hosts and env IACCODE_A2A_PUSH_ALLOW_PRIVATE_HOSTS take a comma-separated list.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1},"default":[]},"trust-request-cwd":{"description":"Accept any absolute metadata.iac_code.cwd without checking it against allowed-cwds (it must still be an existing directory). For a caller that is itself trusted with the machine, such as a skill runtime. Env IAC_CODE_A2A_TRUST_REQUEST_CWD (1/true/yes/on).","type":"boolean","default":false},"safe-mode":{"description":"Safe mode: absolute paths and file:// URIs under a known server root (context workspaces, allowed roots, the config, persistence and artifact dirs, the temp dir, the install dir) become [PATH] in every answer, streamed event, error and push payload; the agent's normal-mode tools shrink to the read-only file tools, skills and the Alibaba Cloud tools; no MCP server is started. Path-only: it redacts no secret. Env IAC_CODE_A2A_SAFE_MODE (1/true/yes/on).","type":"boolean","default":false},"auto-approve-permissions":{"description":"Approve tool permissions without asking (non-read-only aliyun_api calls are still denied); every decision is audited.","type":"boolean","default":false},"idle-shutdown-seconds":{"description":"Stop the process after this many idle seconds; 0 disables. HTTP transport only.","type":"number","minimum":0,"default":0},"idle-context-seconds":{"description":"Evict a context's runtime after this many idle seconds (restored on demand).","type":"number","exclusiveMinimum":0,"default":3600},"socket-path":{"description":"Unix socket file the unix transport creates (its parent directory must exist; a stale socket is replaced, the file is removed at shutdown); required for that transport. Flag --socket-path, env IACCODE_A2A_SOCKET_PATH.","type":"string","minLength":1},"socket-mode":{"description":"Permission bits of the unix socket file, octal, quoted in YAML (e.g. \"0660\" to let the group connect). Default \"0600\": only the server's user can connect. Flag --socket-mode, env IACCODE_A2A_SOCKET_MODE.","type":"string","pattern":"^0?[0-7]{3}$","default":"0600"},"ws-path":{"description":"Route of the websocket transport on host:port. Flag --ws-path, env IACCODE_A2A_WS_PATH.","type":"string","pattern":"^/","default":"/a2a"},"grpc-host":{"description":"gRPC bind address. Default: host.","type":"string","minLength":1},"grpc-port":{"description":"gRPC port (0 picks a free port). Default: port.","type":"integer","minimum":0,"maximum":65535},"tls-cert":{"description":"PEM certificate file; with tls-key the listeners use TLS.","type":"string","minLength":1},"tls-key":{"description":"PEM private key file for tls-cert.","type":"string","minLength":1},"redis-url":{"description":"Redis URL (redis://user:password@host:port/db; rediss:// for TLS; a password in it is never logged); required for store: redis and for the redis-streams transport. Flag --redis-url, env IACCODE_A2A_REDIS_URL.","type":"string","pattern":"^rediss?://"},"request-stream":{"description":"Stream the redis-streams transport reads requests from. Flag --request-stream, env IACCODE_A2A_REQUEST_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:requests"},"response-stream":{"description":"Stream replies go to when a request names no reply_stream. Flag --response-stream, env IACCODE_A2A_RESPONSE_STREAM.","type":"string","minLength":1,"default":"iac-code:a2a:responses"},"store":{"description":"Where the server keeps its state. sqlite: one SQLite database under persistence-dir, one server per directory. redis: tasks, contexts, the artifact index, the permission audit and the runtime sessions live in the Redis at redis-url, shared by every replica (docs/deploy.md). Flag --store, env IACCODE_A2A_STORE.","type":"string","enum":["sqlite","redis"],"default":"sqlite"},"context-lease-seconds":{"description":"store: redis only. How long a replica's hold on a context (its lease, renewed every third of it while a turn runs) outlives the replica: a killed replica's running tasks end FAILED within about this time. Flag --context-lease-seconds, env IACCODE_A2A_CONTEXT_LEASE_SECONDS.","type":"number","minimum":1,"maximum":3600,"default":15},"consumer-group":{"description":"Consumer group of the request stream: servers in one group share the requests, each answered once. Flag --consumer-group, env IACCODE_A2A_CONSUMER_GROUP.","type":"string","minLength":1,"default":"iac-code"},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (overrides IACCODE_A2A_ALLOWED_CWDS). Default: the server's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"text-mime-types":{"description":"Extra media types accepted as text parts, lower-cased (env IACCODE_A2A_TEXT_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"multimodal-mime-types":{"description":"Extra media types accepted as multimodal parts, lower-cased (env IACCODE_A2A_MULTIMODAL_MIME_TYPES, comma-separated).","type":"array","items":{"type":"string","pattern":"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"}},"required-extensions":{"description":"Extension URIs advertised with required: true; a request whose A2A-Extensions header lacks one gets ExtensionSupportRequiredError.","type":"array","uniqueItems":true,"items":{"type":"string","minLength":1}},"mode":{"description":"Default run mode when a request does not choose one in metadata.iac_code.run_mode.","type":"string","enum":["normal","pipeline"],"default":"normal"},"pipeline-name":{"description":"Default pipeline.","type":"string","minLength":1,"default":"selling"},"provider":{"description":"LLM provider key (e.g. dashscope, openai_compatible, anthropic, scripted). Default: environment, then settings, then demo mode.","type":"string","minLength":1},"model":{"description":"Default model.","type":"string","minLength":1},"base-url":{"description":"Provider base URL.","type":"string","pattern":"^https?://"},"script":{"description":"Turn script replayed by the scripted provider (YAML or JSON file).","type":"string","minLength":1},"mcp-config":{"description":"The MCP servers file (the mcpServers format of other MCP hosts: stdio command/args/env or Streamable HTTP url/headers); default <config-dir>/mcp.json when it exists (env IAC_CODE_MCP_CONFIG).","type":"string","minLength":1},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IACCODE_A2A_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IACCODE_A2A_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IACCODE_A2A_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IACCODE_A2A_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}},"dependentRequired":{"tls-cert":["tls-key"],"tls-key":["tls-cert"]}};
+const pattern47 = new RegExp("^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$", "u");
+const pattern48 = new RegExp("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "u");
+const pattern49 = new RegExp("^rediss?://", "u");
+const pattern50 = new RegExp("^0?[0-7]{3}$", "u");
+const pattern51 = new RegExp("^/", "u");
+const pattern54 = new RegExp("^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$", "u");
+const pattern56 = new RegExp("^https?://", "u");
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/a2a-server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -40314,7 +40961,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema168.properties, key0))){
+if(!(func3.call(schema170.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -40398,7 +41045,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((((data2 === "http") || (data2 === "stdio")) || (data2 === "unix")) || (data2 === "websocket")) || (data2 === "grpc")) || (data2 === "grpc-jsonrpc")) || (data2 === "redis-streams")) || (data2 === "jsonrpc")) || (data2 === "json-rpc")) || (data2 === "http+jsonrpc")) || (data2 === "http-jsonrpc")) || (data2 === "https")) || (data2 === "grpcs")) || (data2 === "grpc+jsonrpc")) || (data2 === "ws")) || (data2 === "wss")) || (data2 === "redis")) || (data2 === "redis-stream"))){
-const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema168.properties.transport.enum},message:"must be equal to one of the allowed values"};
+const err7 = {instancePath:instancePath+"/transport",schemaPath:"#/properties/transport/enum",keyword:"enum",params:{allowedValues: schema170.properties.transport.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -40445,7 +41092,7 @@ vErrors.push(err10);
 errors++;
 }
 if(!((data5 === "pretty") || (data5 === "json"))){
-const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema168.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema170.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -40461,7 +41108,7 @@ const _errs15 = errors;
 let valid1 = false;
 const _errs16 = errors;
 if(typeof data6 === "string"){
-if(!pattern46.test(data6)){
+if(!pattern47.test(data6)){
 const err12 = {instancePath:instancePath+"/thinking-exposure",schemaPath:"#/properties/thinking-exposure/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"},message:"must match pattern \""+"^\\s*(?:tool[-_]trace|raw[-_]thinking|all|none)(?:\\s*[,;]\\s*(?:tool[-_]trace|raw[-_]thinking|all|none))*\\s*[,;]?\\s*$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -40500,7 +41147,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!((((((data7 === "tool-trace") || (data7 === "raw-thinking")) || (data7 === "tool_trace")) || (data7 === "raw_thinking")) || (data7 === "all")) || (data7 === "none"))){
-const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema168.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
+const err15 = {instancePath:instancePath+"/thinking-exposure/" + i0,schemaPath:"#/properties/thinking-exposure/anyOf/1/items/enum",keyword:"enum",params:{allowedValues: schema170.properties["thinking-exposure"].anyOf[1].items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -40596,7 +41243,7 @@ errors++;
 if(data["api-key-header"] !== undefined){
 let data12 = data["api-key-header"];
 if(typeof data12 === "string"){
-if(!pattern47.test(data12)){
+if(!pattern48.test(data12)){
 const err22 = {instancePath:instancePath+"/api-key-header",schemaPath:"#/properties/api-key-header/pattern",keyword:"pattern",params:{pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"},message:"must match pattern \""+"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
@@ -40730,7 +41377,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data18 === "local-file") || (data18 === "redis-streams"))){
-const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema168.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/push-queue",schemaPath:"#/properties/push-queue/enum",keyword:"enum",params:{allowedValues: schema170.properties["push-queue"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -40743,7 +41390,7 @@ errors++;
 if(data["push-redis-url"] !== undefined){
 let data19 = data["push-redis-url"];
 if(typeof data19 === "string"){
-if(!pattern48.test(data19)){
+if(!pattern49.test(data19)){
 const err34 = {instancePath:instancePath+"/push-redis-url",schemaPath:"#/properties/push-redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -41094,7 +41741,7 @@ errors++;
 if(data["socket-mode"] !== undefined){
 let data34 = data["socket-mode"];
 if(typeof data34 === "string"){
-if(!pattern49.test(data34)){
+if(!pattern50.test(data34)){
 const err61 = {instancePath:instancePath+"/socket-mode",schemaPath:"#/properties/socket-mode/pattern",keyword:"pattern",params:{pattern: "^0?[0-7]{3}$"},message:"must match pattern \""+"^0?[0-7]{3}$"+"\""};
 if(vErrors === null){
 vErrors = [err61];
@@ -41119,7 +41766,7 @@ errors++;
 if(data["ws-path"] !== undefined){
 let data35 = data["ws-path"];
 if(typeof data35 === "string"){
-if(!pattern50.test(data35)){
+if(!pattern51.test(data35)){
 const err63 = {instancePath:instancePath+"/ws-path",schemaPath:"#/properties/ws-path/pattern",keyword:"pattern",params:{pattern: "^/"},message:"must match pattern \""+"^/"+"\""};
 if(vErrors === null){
 vErrors = [err63];
@@ -41254,7 +41901,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data40 = data["redis-url"];
 if(typeof data40 === "string"){
-if(!pattern48.test(data40)){
+if(!pattern49.test(data40)){
 const err74 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err74];
@@ -41339,7 +41986,7 @@ vErrors.push(err80);
 errors++;
 }
 if(!((data43 === "sqlite") || (data43 === "redis"))){
-const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema168.properties.store.enum},message:"must be equal to one of the allowed values"};
+const err81 = {instancePath:instancePath+"/store",schemaPath:"#/properties/store/enum",keyword:"enum",params:{allowedValues: schema170.properties.store.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -41457,7 +42104,7 @@ const len3 = data48.length;
 for(let i4=0; i4<len3; i4++){
 let data49 = data48[i4];
 if(typeof data49 === "string"){
-if(!pattern53.test(data49)){
+if(!pattern54.test(data49)){
 const err90 = {instancePath:instancePath+"/text-mime-types/" + i4,schemaPath:"#/properties/text-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err90];
@@ -41498,7 +42145,7 @@ const len4 = data50.length;
 for(let i5=0; i5<len4; i5++){
 let data51 = data50[i5];
 if(typeof data51 === "string"){
-if(!pattern53.test(data51)){
+if(!pattern54.test(data51)){
 const err93 = {instancePath:instancePath+"/multimodal-mime-types/" + i5,schemaPath:"#/properties/multimodal-mime-types/items/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*$"+"\""};
 if(vErrors === null){
 vErrors = [err93];
@@ -41610,7 +42257,7 @@ vErrors.push(err100);
 errors++;
 }
 if(!((data54 === "normal") || (data54 === "pipeline"))){
-const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema168.properties.mode.enum},message:"must be equal to one of the allowed values"};
+const err101 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema170.properties.mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -41698,7 +42345,7 @@ errors++;
 if(data["base-url"] !== undefined){
 let data58 = data["base-url"];
 if(typeof data58 === "string"){
-if(!pattern55.test(data58)){
+if(!pattern56.test(data58)){
 const err108 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err108];
@@ -41911,21 +42558,21 @@ vErrors.push(err124);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_agui_server = validate92;
-const schema169 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"provider":{"description":"LLM provider of the managed A2A server, passed to it as --provider (env IAC_CODE_PROVIDER, which the managed server reads itself); refused together with a2a-url.","type":"string","minLength":1},"model":{"description":"Model of the managed A2A server, passed to it as --model (env IAC_CODE_MODEL); refused together with a2a-url.","type":"string","minLength":1},"base-url":{"description":"Provider base URL of the managed A2A server, passed to it as --base-url (env IAC_CODE_BASE_URL); refused together with a2a-url.","type":"string","pattern":"^https?://"},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
-const pattern56 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
-const pattern58 = new RegExp("^https?://[^/?#]+/?$", "u");
+exports.v_config_agui_server = validate94;
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"provider":{"description":"LLM provider of the managed A2A server, passed to it as --provider (env IAC_CODE_PROVIDER, which the managed server reads itself); refused together with a2a-url.","type":"string","minLength":1},"model":{"description":"Model of the managed A2A server, passed to it as --model (env IAC_CODE_MODEL); refused together with a2a-url.","type":"string","minLength":1},"base-url":{"description":"Provider base URL of the managed A2A server, passed to it as --base-url (env IAC_CODE_BASE_URL); refused together with a2a-url.","type":"string","pattern":"^https?://"},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const pattern57 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
+const pattern59 = new RegExp("^https?://[^/?#]+/?$", "u");
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/agui-server.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -41934,7 +42581,7 @@ evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func3.call(schema169.properties, key0))){
+if(!(func3.call(schema171.properties, key0))){
 const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err0];
@@ -42008,7 +42655,7 @@ errors++;
 if(data["a2a-url"] !== undefined){
 let data2 = data["a2a-url"];
 if(typeof data2 === "string"){
-if(!pattern56.test(data2)){
+if(!pattern57.test(data2)){
 const err6 = {instancePath:instancePath+"/a2a-url",schemaPath:"#/properties/a2a-url/pattern",keyword:"pattern",params:{pattern: "^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"},message:"must match pattern \""+"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -42155,7 +42802,7 @@ errors++;
 if(data["base-url"] !== undefined){
 let data8 = data["base-url"];
 if(typeof data8 === "string"){
-if(!pattern55.test(data8)){
+if(!pattern56.test(data8)){
 const err18 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err18];
@@ -42196,7 +42843,7 @@ const len0 = data10.length;
 for(let i0=0; i0<len0; i0++){
 let data11 = data10[i0];
 if(typeof data11 === "string"){
-if(!pattern58.test(data11)){
+if(!pattern59.test(data11)){
 const err21 = {instancePath:instancePath+"/cors-origins/" + i0,schemaPath:"#/properties/cors-origins/items/pattern",keyword:"pattern",params:{pattern: "^https?://[^/?#]+/?$"},message:"must match pattern \""+"^https?://[^/?#]+/?$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
@@ -42315,7 +42962,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!((data16 === "pretty") || (data16 === "json"))){
-const err30 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema169.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/log-format",schemaPath:"#/properties/log-format/enum",keyword:"enum",params:{allowedValues: schema171.properties["log-format"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -42350,7 +42997,7 @@ vErrors.push(err32);
 errors++;
 }
 if(!((data18 === "file") || (data18 === "redis"))){
-const err33 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema169.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema171.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -42363,7 +43010,7 @@ errors++;
 if(data["redis-url"] !== undefined){
 let data19 = data["redis-url"];
 if(typeof data19 === "string"){
-if(!pattern48.test(data19)){
+if(!pattern49.test(data19)){
 const err34 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err34];
@@ -42587,22 +43234,22 @@ vErrors.push(err51);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_config_settings = validate93;
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/settings.json","title":"RuntimeSettingsFile","description":"settings.yml in the config dir (IAC_CODE_CONFIG_DIR, default ~/.iac-code): the model the agent runtime uses, and its permission rules. Two forms, which may be mixed: the short one (`provider`, `model`, `base-url`, `api-key` or `api-key-env`) and the reference's (`activeProvider` and `providers.<name>`). The short form wins over `providers.<name>` for the provider it names; the command line and the IAC_CODE_PROVIDER / IAC_CODE_MODEL / IAC_CODE_BASE_URL / IAC_CODE_API_KEY variables win over the file. Top-level keys may be written with `_` for `-`. Unknown keys are refused with the file's line and column, so that a typo is reported instead of ignored.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"The provider to use (a key or display name, case-insensitive: dashscope, openai, deepseek, ollama, anthropic, openai_compatible, scripted, ...). Same as `activeProvider`; give one of the two.","type":"string","minLength":1},"model":{"description":"The model to use with that provider (e.g. qwen-max). Wins over `providers.<name>.model`.","type":"string","minLength":1},"base-url":{"description":"The provider's API base URL (http or https). Wins over `providers.<name>.apiBase`.","type":"string","pattern":"^https?://"},"api-key":{"description":"The provider's API key. Prefer `api-key-env` or .credentials.yml, which keep the key out of a file people share.","type":"string","minLength":1},"api-key-env":{"description":"The name of an environment variable holding the provider's API key (e.g. DASHSCOPE_API_KEY); the start fails when it is unset or empty.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"activeProvider":{"description":"The reference's name for `provider`.","type":"string","minLength":1},"providers":{"description":"Per-provider settings, by provider key.","type":"object","additionalProperties":{"$ref":"#/$defs/providerEntry"}},"permissions":{"description":"Permission mode and rules (see the README's permissions section).","type":"object","additionalProperties":false,"properties":{"mode":{"description":"default, acceptEdits, plan or bypassPermissions.","type":"string"},"allow":{"$ref":"#/$defs/rules"},"deny":{"$ref":"#/$defs/rules"},"ask":{"$ref":"#/$defs/rules"}}}},"$defs":{"rules":{"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}},"providerEntry":{"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}}}};
-const schema171 = {"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}};
-const schema172 = {"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}};
-const pattern62 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
+exports.v_config_settings = validate95;
+const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/settings.json","title":"RuntimeSettingsFile","description":"settings.yml in the config dir (IAC_CODE_CONFIG_DIR, default ~/.iac-code): the model the agent runtime uses, and its permission rules. Two forms, which may be mixed: the short one (`provider`, `model`, `base-url`, `api-key` or `api-key-env`) and the reference's (`activeProvider` and `providers.<name>`). The short form wins over `providers.<name>` for the provider it names; the command line and the IAC_CODE_PROVIDER / IAC_CODE_MODEL / IAC_CODE_BASE_URL / IAC_CODE_API_KEY variables win over the file. Top-level keys may be written with `_` for `-`. Unknown keys are refused with the file's line and column, so that a typo is reported instead of ignored.","type":"object","additionalProperties":false,"properties":{"provider":{"description":"The provider to use (a key or display name, case-insensitive: dashscope, openai, deepseek, ollama, anthropic, openai_compatible, scripted, ...). Same as `activeProvider`; give one of the two.","type":"string","minLength":1},"model":{"description":"The model to use with that provider (e.g. qwen-max). Wins over `providers.<name>.model`.","type":"string","minLength":1},"base-url":{"description":"The provider's API base URL (http or https). Wins over `providers.<name>.apiBase`.","type":"string","pattern":"^https?://"},"api-key":{"description":"The provider's API key. Prefer `api-key-env` or .credentials.yml, which keep the key out of a file people share.","type":"string","minLength":1},"api-key-env":{"description":"The name of an environment variable holding the provider's API key (e.g. DASHSCOPE_API_KEY); the start fails when it is unset or empty.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]*$"},"activeProvider":{"description":"The reference's name for `provider`.","type":"string","minLength":1},"providers":{"description":"Per-provider settings, by provider key.","type":"object","additionalProperties":{"$ref":"#/$defs/providerEntry"}},"permissions":{"description":"Permission mode and rules (see the README's permissions section).","type":"object","additionalProperties":false,"properties":{"mode":{"description":"default, acceptEdits, plan or bypassPermissions.","type":"string"},"allow":{"$ref":"#/$defs/rules"},"deny":{"$ref":"#/$defs/rules"},"ask":{"$ref":"#/$defs/rules"}}}},"$defs":{"rules":{"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}},"providerEntry":{"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}}}};
+const schema173 = {"type":"object","additionalProperties":false,"properties":{"model":{"description":"The provider's model.","type":"string","minLength":1},"apiBase":{"description":"The provider's API base URL.","type":"string","pattern":"^https?://"},"scriptFile":{"description":"The scripted provider's script file.","type":"string","minLength":1},"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1},"models":{"description":"Per-model overrides of the thinking and token knobs, by model name.","type":"object","additionalProperties":{"type":"object","additionalProperties":false,"properties":{"thinkingEnabled":{"type":"boolean"},"thinkingBudget":{"type":"integer","minimum":1},"maxCompletionTokens":{"type":"integer","minimum":1},"effort":{"type":"string","minLength":1}}}}}};
+const schema174 = {"description":"Rules such as `Bash(npm test:*)` or `Write`.","type":"array","items":{"type":"string"}};
+const pattern63 = new RegExp("^[A-Za-z_][A-Za-z0-9_]*$", "u");
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/config/settings.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -42675,7 +43322,7 @@ errors++;
 if(data["base-url"] !== undefined){
 let data2 = data["base-url"];
 if(typeof data2 === "string"){
-if(!pattern55.test(data2)){
+if(!pattern56.test(data2)){
 const err5 = {instancePath:instancePath+"/base-url",schemaPath:"#/properties/base-url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -42725,7 +43372,7 @@ errors++;
 if(data["api-key-env"] !== undefined){
 let data4 = data["api-key-env"];
 if(typeof data4 === "string"){
-if(!pattern62.test(data4)){
+if(!pattern63.test(data4)){
 const err9 = {instancePath:instancePath+"/api-key-env",schemaPath:"#/properties/api-key-env/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]*$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]*$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -42818,7 +43465,7 @@ errors++;
 if(data7.apiBase !== undefined){
 let data9 = data7.apiBase;
 if(typeof data9 === "string"){
-if(!pattern55.test(data9)){
+if(!pattern56.test(data9)){
 const err16 = {instancePath:instancePath+"/providers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1")+"/apiBase",schemaPath:"#/$defs/providerEntry/properties/apiBase/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\""};
 if(vErrors === null){
 vErrors = [err16];
@@ -43239,20 +43886,20 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_a2a_error_catalogue = validate94;
-const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
-const pattern64 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
+exports.v_errors_a2a_error_catalogue = validate96;
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/a2a-error-catalogue.json","title":"A2AErrorCatalogue","description":"Shape of schemas/errors/catalogue/a2a.json: the A2A 1.0 errors (statuses of spec v1.0.1), the standard JSON-RPC errors and the authentication failure, with their identity on every binding: JSON-RPC code, HTTP status (REST), gRPC status, and the google.rpc.ErrorInfo reason (domain a2a-protocol.org).","type":"array","minItems":1,"items":{"title":"A2AErrorSpec","type":"object","additionalProperties":false,"required":["name","reason","jsonrpcCode","httpStatus","grpcStatus","grpcCode","message","kind"],"properties":{"name":{"description":"Error class name, e.g. TaskNotFoundError.","type":"string","pattern":"^[A-Z][A-Za-z0-9]*Error$"},"kind":{"description":"a2a: an A2A-defined error (-32001..-32099); jsonrpc: a standard JSON-RPC error; transport: answered by the HTTP layer before any binding.","enum":["a2a","jsonrpc","transport"]},"reason":{"description":"google.rpc.ErrorInfo reason.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"jsonrpcCode":{"description":"JSON-RPC error code; null when the error is answered at the HTTP level (401) and never reaches JSON-RPC.","type":["integer","null"],"minimum":-32768,"maximum":-32000},"httpStatus":{"type":"integer","minimum":400,"maximum":599},"grpcStatus":{"enum":["CANCELLED","UNKNOWN","INVALID_ARGUMENT","DEADLINE_EXCEEDED","NOT_FOUND","ALREADY_EXISTS","PERMISSION_DENIED","RESOURCE_EXHAUSTED","FAILED_PRECONDITION","ABORTED","OUT_OF_RANGE","UNIMPLEMENTED","INTERNAL","UNAVAILABLE","DATA_LOSS","UNAUTHENTICATED"]},"grpcCode":{"description":"Numeric google.rpc.Code of grpcStatus.","type":"integer","minimum":1,"maximum":16},"message":{"description":"Default message (English, as the A2A SDKs word it).","type":"string","minLength":1},"httpBody":{"description":"Fixed body when the error is answered outside the binding envelopes (401).","type":"object"}}}};
+const pattern65 = new RegExp("^[A-Z][A-Za-z0-9]*Error$", "u");
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/a2a-error-catalogue.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43355,7 +44002,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key0 in data0){
-if(!(func3.call(schema175.items.properties, key0))){
+if(!(func3.call(schema177.items.properties, key0))){
 const err9 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -43369,7 +44016,7 @@ errors++;
 if(data0.name !== undefined){
 let data1 = data0.name;
 if(typeof data1 === "string"){
-if(!pattern64.test(data1)){
+if(!pattern65.test(data1)){
 const err10 = {instancePath:instancePath+"/" + i0+"/name",schemaPath:"#/items/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Z][A-Za-z0-9]*Error$"},message:"must match pattern \""+"^[A-Z][A-Za-z0-9]*Error$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
@@ -43394,7 +44041,7 @@ errors++;
 if(data0.kind !== undefined){
 let data2 = data0.kind;
 if(!(((data2 === "a2a") || (data2 === "jsonrpc")) || (data2 === "transport"))){
-const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema175.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err12 = {instancePath:instancePath+"/" + i0+"/kind",schemaPath:"#/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema177.items.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -43432,7 +44079,7 @@ errors++;
 if(data0.jsonrpcCode !== undefined){
 let data4 = data0.jsonrpcCode;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema175.items.properties.jsonrpcCode.type},message:"must be integer,null"};
+const err15 = {instancePath:instancePath+"/" + i0+"/jsonrpcCode",schemaPath:"#/items/properties/jsonrpcCode/type",keyword:"type",params:{type: schema177.items.properties.jsonrpcCode.type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -43502,7 +44149,7 @@ errors++;
 if(data0.grpcStatus !== undefined){
 let data6 = data0.grpcStatus;
 if(!((((((((((((((((data6 === "CANCELLED") || (data6 === "UNKNOWN")) || (data6 === "INVALID_ARGUMENT")) || (data6 === "DEADLINE_EXCEEDED")) || (data6 === "NOT_FOUND")) || (data6 === "ALREADY_EXISTS")) || (data6 === "PERMISSION_DENIED")) || (data6 === "RESOURCE_EXHAUSTED")) || (data6 === "FAILED_PRECONDITION")) || (data6 === "ABORTED")) || (data6 === "OUT_OF_RANGE")) || (data6 === "UNIMPLEMENTED")) || (data6 === "INTERNAL")) || (data6 === "UNAVAILABLE")) || (data6 === "DATA_LOSS")) || (data6 === "UNAUTHENTICATED"))){
-const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema175.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
+const err21 = {instancePath:instancePath+"/" + i0+"/grpcStatus",schemaPath:"#/items/properties/grpcStatus/enum",keyword:"enum",params:{allowedValues: schema177.items.properties.grpcStatus.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -43608,21 +44255,21 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_agui_error_catalogue = validate95;
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
-const pattern67 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
+exports.v_errors_agui_error_catalogue = validate97;
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/agui-error-catalogue.json","title":"AguiErrorCatalogue","description":"Shape of schemas/errors/catalogue/agui.json: every error code of the AG-UI surface. Before the SSE stream starts an error is answered with httpStatus and the errors/error-envelope body; after it, with a RUN_ERROR event carrying the same code. Message texts live in the i18n catalogues (src/i18n/catalogs/errors/<lang>.json) under messageKeys.","type":"array","minItems":1,"items":{"title":"AguiErrorSpec","type":"object","additionalProperties":false,"required":["code","httpStatus","surfaces","messageKeys","description"],"properties":{"code":{"type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"httpStatus":{"description":"Status of the JSON error answered before SSE. For codes that only occur inside a stream, the status an implementation uses if it detects the condition before streaming.","type":"integer","minimum":400,"maximum":599},"surfaces":{"description":"http: JSON error envelope before SSE; sse: RUN_ERROR event inside a 200 stream.","type":"array","minItems":1,"uniqueItems":true,"items":{"enum":["http","sse"]}},"messageKeys":{"description":"i18n keys of every distinct message of this code; the first is the default.","type":"array","minItems":1,"uniqueItems":true,"items":{"type":"string","pattern":"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"}},"description":{"description":"When the code is used.","type":"string","minLength":1}}}};
+const pattern68 = new RegExp("^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$", "u");
 const func0 = require("ajv/dist/runtime/equal").default;
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/agui-error-catalogue.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -43783,7 +44430,7 @@ const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
 let data4 = data3[i1];
 if(!((data4 === "http") || (data4 === "sse"))){
-const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema176.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/" + i0+"/surfaces/" + i1,schemaPath:"#/items/properties/surfaces/items/enum",keyword:"enum",params:{allowedValues: schema178.items.properties.surfaces.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -43842,7 +44489,7 @@ const len2 = data5.length;
 for(let i3=0; i3<len2; i3++){
 let data6 = data5[i3];
 if(typeof data6 === "string"){
-if(!pattern67.test(data6)){
+if(!pattern68.test(data6)){
 const err17 = {instancePath:instancePath+"/" + i0+"/messageKeys/" + i3,schemaPath:"#/items/properties/messageKeys/items/pattern",keyword:"pattern",params:{pattern: "^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"},message:"must match pattern \""+"^(agui\\.error|workspace|model\\.error|turn\\.error)\\.[a-z][A-Za-z0-9]*$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
@@ -43948,19 +44595,19 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_errors_error_envelope = validate96;
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
+exports.v_errors_error_envelope = validate98;
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/errors/error-envelope.json","title":"ErrorEnvelope","description":"The JSON body of every AG-UI HTTP error answered before an SSE stream starts.","type":"object","additionalProperties":false,"required":["error"],"properties":{"error":{"title":"ErrorBody","type":"object","additionalProperties":false,"required":["code","message"],"properties":{"code":{"description":"A code of the AG-UI error catalogue.","type":"string","pattern":"^[A-Z][A-Z0-9_]*$"},"message":{"description":"Localised, human-readable explanation.","type":"string","minLength":1}}}}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/errors/error-envelope.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44098,28 +44745,28 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_pipeline_definition = validate97;
-const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
-const schema179 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
-const pattern69 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
-const schema181 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
-const pattern71 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
-const schema182 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
-const schema188 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
-const schema190 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
-const pattern75 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
-const schema186 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
-const schema187 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
+exports.v_pipeline_definition = validate99;
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/pipeline/definition.json","title":"PipelineDefinition","description":"A pipeline.yaml: the steps of a pipeline run (each an agent loop that ends with complete_step, or a parallel sub-pipeline over a list), the context fields they produce and how they depend on each other. Validated when the pipeline is loaded; every problem is reported with its path. Prompt paths are relative to the pipeline's directory.","type":"object","additionalProperties":false,"required":["name","steps"],"properties":{"name":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"emit_stack_events":{"description":"Publish stack_current_changed when a step creates or changes a stack.","type":"boolean","default":true},"max_rollbacks":{"description":"How many complete_step rollbacks one run allows.","type":"integer","minimum":0,"maximum":100,"default":3},"context_dependencies":{"description":"field -> the fields it is derived from. Setting or rolling back a field marks every field derived from it (transitively) stale.","type":"object","additionalProperties":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true}},"on_complete":{"type":"object","additionalProperties":false,"required":["action"],"properties":{"action":{"description":"After the run, the context continues as normal chat.","const":"switch_to_normal"},"apply_on":{"type":"array","items":{"enum":["completed","early_exit","failed","canceled"]},"uniqueItems":true},"handoff_context":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}}}}}},"sub_pipelines":{"type":"object","propertyNames":{"$ref":"#/$defs/identifier"},"additionalProperties":{"$ref":"#/$defs/subPipeline"}},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}},"$defs":{"identifier":{"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"},"subPipeline":{"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}},"step":{"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]},"surfaceOverride":{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}},"fieldValue":{"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}},"condition":{"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}},"guard":{"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}}}};
+const schema181 = {"type":"string","pattern":"^[a-z][a-z0-9_]{0,63}$"};
+const pattern70 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
+const schema183 = {"title":"PipelineSubPipeline","type":"object","additionalProperties":false,"required":["iterate_over","steps"],"properties":{"description":{"type":"string"},"iterate_over":{"description":"field.path of the list to run the sub-pipeline over; each entry is the pseudo-field candidate.","type":"string","pattern":"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},"context_fields_from_parent":{"type":"array","items":{"type":"string","minLength":1}},"max_rollbacks":{"type":"integer","minimum":0,"maximum":100,"default":5},"steps":{"type":"array","minItems":1,"items":{"$ref":"#/$defs/step"}}}};
+const pattern72 = new RegExp("^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$", "u");
+const schema184 = {"title":"PipelineStep","type":"object","additionalProperties":false,"required":["id","conclusion_field"],"properties":{"id":{"$ref":"#/$defs/identifier"},"description":{"type":"string"},"type":{"enum":["agent","parallel_sub_pipeline"],"default":"agent"},"sub_pipeline":{"$ref":"#/$defs/identifier"},"conclusion_field":{"$ref":"#/$defs/identifier"},"forward":{"description":"The next step; null ends the run. Default: the next in the list.","type":["string","null"]},"prompt":{"description":"Markdown file with {field} placeholders.","type":"string","minLength":1},"skill":{"description":"A skill whose instructions (the body of its SKILL.md) go into the step's system prompt before the step's prompt. Found as the skill tool finds skills: the config dir, the workspace, then the bundled skills; a bundled skill of that name must exist.","type":"string","pattern":"^[a-z0-9][a-z0-9_-]{0,63}$"},"context_fields":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"tools":{"type":"object","additionalProperties":false,"properties":{"include":{"type":"array","items":{"type":"string","minLength":1}},"exclude":{"type":"array","items":{"type":"string","minLength":1}}}},"inject_tools":{"description":"Pipeline-only tools added to the step (complete_step is always there): ros_deploy (create the chosen plan's stack; with confirm_deployment it deploys only what the user confirmed), confirm_deployment (the deployment_confirmation input), select_cloud_resource (the cloud_resource_selection input), show_architecture_diagram and show_candidate_detail (diagram_shown, candidate_detail_shown).","type":"array","items":{"enum":["ros_deploy","confirm_deployment","select_cloud_resource","show_architecture_diagram","show_candidate_detail"]},"uniqueItems":true},"max_tool_failures":{"description":"tool name -> the number of failed calls of it after which the step attempt fails, naming the tool and its last error (a model that cannot make a template pass validation stops there instead of trying forever).","type":"object","propertyNames":{"minLength":1},"additionalProperties":{"type":"integer","minimum":1,"maximum":20}},"conclusion_schema":{"description":"JSON Schema of the conclusion complete_step accepts.","type":"object"},"completion_guards":{"type":"array","items":{"$ref":"#/$defs/guard"}},"max_conclusion_retries":{"type":"integer","minimum":0,"maximum":10,"default":3},"exit_condition":{"description":"When the conclusion's field has this value the run ends early (early_exit).","$ref":"#/$defs/fieldValue"},"fail_condition":{"description":"When the conclusion's field has this value the step fails (the run ends failed).","$ref":"#/$defs/fieldValue"},"auto_advance":{"description":"false: the step presents options and waits for the user's choice.","type":"boolean","default":true},"ui_mode":{"enum":["candidate_selection"]},"complete_step_terminal":{"description":"false: the model may still answer after complete_step.","type":"boolean","default":true},"interrupt_judge_failure":{"enum":["continue","pause","hard_interrupt"],"default":"continue"},"tracks_stacks":{"description":"Stacks this step creates go into the cleanup ledger (deleted on rollback and by cleanupOnly).","type":"boolean","default":false},"a2a_artifacts":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["path_field","media_type"],"properties":{"path_field":{"description":"Conclusion key holding a workspace file path.","type":"string","minLength":1},"media_type":{"type":"string","minLength":1},"role":{"type":"string","minLength":1}}}},"surface_overrides":{"type":"object","additionalProperties":false,"properties":{"a2a":{"$ref":"#/$defs/surfaceOverride"},"a2a_rich":{"$ref":"#/$defs/surfaceOverride"}}}},"allOf":[{"if":{"properties":{"type":{"const":"parallel_sub_pipeline"}},"required":["type"]},"then":{"properties":{"sub_pipeline":true},"required":["sub_pipeline"]},"else":{"properties":{"sub_pipeline":false}}}]};
+const schema190 = {"type":"object","additionalProperties":false,"required":["field","value"],"properties":{"field":{"type":"string","minLength":1},"value":true}};
+const schema192 = {"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string","minLength":1},"conclusion_schema":{"type":"object"}}};
+const pattern76 = new RegExp("^[a-z0-9][a-z0-9_-]{0,63}$", "u");
+const schema188 = {"title":"PipelineCompletionGuard","description":"A check complete_step makes before it accepts a conclusion. tool_called: the tool was called in this attempt; tool_succeeded: a call of the tool returned without error (and its input/result match).","type":"object","additionalProperties":false,"required":["type","tool","message"],"properties":{"type":{"enum":["tool_called","tool_succeeded"]},"tool":{"type":"string","minLength":1},"when":{"description":"Only check when the conclusion matches.","$ref":"#/$defs/condition"},"input_matches":{"description":"tool input key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"result_matches":{"description":"result key -> the value it must have.","type":"object"},"result_equals":{"description":"result key -> conclusion key whose value it must equal.","type":"object","additionalProperties":{"type":"string"}},"message":{"description":"What the model is told when the guard fails.","type":"string","minLength":1}}};
+const schema189 = {"description":"A test on one conclusion field; every given comparison must hold.","type":"object","additionalProperties":false,"required":["field"],"properties":{"field":{"type":"string","minLength":1},"equals":true,"not_equals":true,"below":{"type":"number"},"in":{"type":"array"},"not_in":{"type":"array"}}};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate102.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44172,7 +44819,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(!((data0 === "tool_called") || (data0 === "tool_succeeded"))){
-const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema186.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema188.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -44409,16 +45056,16 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate102.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -44545,7 +45192,7 @@ vErrors.push(err6);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema182.properties, key0))){
+if(!(func3.call(schema184.properties, key0))){
 const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err7];
@@ -44559,7 +45206,7 @@ errors++;
 if(data.id !== undefined){
 let data2 = data.id;
 if(typeof data2 === "string"){
-if(!pattern69.test(data2)){
+if(!pattern70.test(data2)){
 const err8 = {instancePath:instancePath+"/id",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
@@ -44596,7 +45243,7 @@ errors++;
 if(data.type !== undefined){
 let data4 = data.type;
 if(!((data4 === "agent") || (data4 === "parallel_sub_pipeline"))){
-const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema182.properties.type.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema184.properties.type.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -44609,7 +45256,7 @@ errors++;
 if(data.sub_pipeline !== undefined){
 let data5 = data.sub_pipeline;
 if(typeof data5 === "string"){
-if(!pattern69.test(data5)){
+if(!pattern70.test(data5)){
 const err12 = {instancePath:instancePath+"/sub_pipeline",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err12];
@@ -44634,7 +45281,7 @@ errors++;
 if(data.conclusion_field !== undefined){
 let data6 = data.conclusion_field;
 if(typeof data6 === "string"){
-if(!pattern69.test(data6)){
+if(!pattern70.test(data6)){
 const err14 = {instancePath:instancePath+"/conclusion_field",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err14];
@@ -44659,7 +45306,7 @@ errors++;
 if(data.forward !== undefined){
 let data7 = data.forward;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema182.properties.forward.type},message:"must be string,null"};
+const err16 = {instancePath:instancePath+"/forward",schemaPath:"#/properties/forward/type",keyword:"type",params:{type: schema184.properties.forward.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -44697,7 +45344,7 @@ errors++;
 if(data.skill !== undefined){
 let data9 = data.skill;
 if(typeof data9 === "string"){
-if(!pattern75.test(data9)){
+if(!pattern76.test(data9)){
 const err19 = {instancePath:instancePath+"/skill",schemaPath:"#/properties/skill/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9_-]{0,63}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9_-]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
@@ -44900,7 +45547,7 @@ const len3 = data17.length;
 for(let i4=0; i4<len3; i4++){
 let data18 = data17[i4];
 if(!(((((data18 === "ros_deploy") || (data18 === "confirm_deployment")) || (data18 === "select_cloud_resource")) || (data18 === "show_architecture_diagram")) || (data18 === "show_candidate_detail"))){
-const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema182.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
+const err33 = {instancePath:instancePath+"/inject_tools/" + i4,schemaPath:"#/properties/inject_tools/items/enum",keyword:"enum",params:{allowedValues: schema184.properties.inject_tools.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -45036,8 +45683,8 @@ let data22 = data.completion_guards;
 if(Array.isArray(data22)){
 const len4 = data22.length;
 for(let i6=0; i6<len4; i6++){
-if(!(validate100(data22[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data22,parentDataProperty:i6,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+if(!(validate102(data22[i6], {instancePath:instancePath+"/completion_guards/" + i6,parentData:data22,parentDataProperty:i6,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
 errors = vErrors.length;
 }
 }
@@ -45246,7 +45893,7 @@ errors++;
 }
 if(data.ui_mode !== undefined){
 if(!(data.ui_mode === "candidate_selection")){
-const err60 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema182.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
+const err60 = {instancePath:instancePath+"/ui_mode",schemaPath:"#/properties/ui_mode/enum",keyword:"enum",params:{allowedValues: schema184.properties.ui_mode.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -45271,7 +45918,7 @@ errors++;
 if(data.interrupt_judge_failure !== undefined){
 let data32 = data.interrupt_judge_failure;
 if(!(((data32 === "continue") || (data32 === "pause")) || (data32 === "hard_interrupt"))){
-const err62 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema182.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
+const err62 = {instancePath:instancePath+"/interrupt_judge_failure",schemaPath:"#/properties/interrupt_judge_failure/enum",keyword:"enum",params:{allowedValues: schema184.properties.interrupt_judge_failure.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -45599,16 +46246,16 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate98.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45663,7 +46310,7 @@ errors++;
 if(data.iterate_over !== undefined){
 let data1 = data.iterate_over;
 if(typeof data1 === "string"){
-if(!pattern71.test(data1)){
+if(!pattern72.test(data1)){
 const err4 = {instancePath:instancePath+"/iterate_over",schemaPath:"#/properties/iterate_over/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"},message:"must match pattern \""+"^[a-z][a-z0-9_]*(\\.[a-z][a-z0-9_]*)*$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -45776,8 +46423,8 @@ errors++;
 }
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate99(data5[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate101(data5[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
 }
 }
@@ -45804,17 +46451,17 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate98.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://schemas.iac-code.dev/pipeline/definition.json" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate99.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -45857,7 +46504,7 @@ errors++;
 if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
-if(!pattern69.test(data0)){
+if(!pattern70.test(data0)){
 const err3 = {instancePath:instancePath+"/name",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
@@ -46062,7 +46709,7 @@ const len1 = data9.length;
 for(let i2=0; i2<len1; i2++){
 let data10 = data9[i2];
 if(!((((data10 === "completed") || (data10 === "early_exit")) || (data10 === "failed")) || (data10 === "canceled"))){
-const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema178.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/on_complete/apply_on/" + i2,schemaPath:"#/properties/on_complete/properties/apply_on/items/enum",keyword:"enum",params:{allowedValues: schema180.properties.on_complete.properties.apply_on.items.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -46190,7 +46837,7 @@ if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key4 in data14){
 const _errs34 = errors;
 if(typeof key4 === "string"){
-if(!pattern69.test(key4)){
+if(!pattern70.test(key4)){
 const err27 = {instancePath:instancePath+"/sub_pipelines",schemaPath:"#/$defs/identifier/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key4};
 if(vErrors === null){
 vErrors = [err27];
@@ -46224,8 +46871,8 @@ errors++;
 }
 }
 for(const key5 in data14){
-if(!(validate98(data14[key5], {instancePath:instancePath+"/sub_pipelines/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+if(!(validate100(data14[key5], {instancePath:instancePath+"/sub_pipelines/" + key5.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
 errors = vErrors.length;
 }
 }
@@ -46256,8 +46903,8 @@ errors++;
 }
 const len3 = data16.length;
 for(let i5=0; i5<len3; i5++){
-if(!(validate99(data16[i5], {instancePath:instancePath+"/steps/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+if(!(validate101(data16[i5], {instancePath:instancePath+"/steps/" + i5,parentData:data16,parentDataProperty:i5,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
 errors = vErrors.length;
 }
 }
@@ -46284,23 +46931,23 @@ vErrors.push(err33);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate99.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_AgentCard = validate106;
-const schema193 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
-const schema194 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
-const schema195 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
-const schema213 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
-const schema196 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
-const schema197 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
+exports.v_a2a_protojson_AgentCard = validate108;
+const schema195 = {"type":"object","properties":{"name":{"type":"string"},"description":{"type":"string"},"supportedInterfaces":{"type":"array","items":{"$ref":"#/$defs/AgentInterface"}},"provider":{"$ref":"#/$defs/AgentProvider"},"version":{"type":"string"},"documentationUrl":{"type":"string"},"capabilities":{"$ref":"#/$defs/AgentCapabilities"},"securitySchemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/SecurityScheme"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}},"defaultInputModes":{"type":"array","items":{"type":"string"}},"defaultOutputModes":{"type":"array","items":{"type":"string"}},"skills":{"type":"array","items":{"$ref":"#/$defs/AgentSkill"}},"signatures":{"type":"array","items":{"$ref":"#/$defs/AgentCardSignature"}},"iconUrl":{"type":"string"}},"additionalProperties":false,"required":["name","description","supportedInterfaces","version","capabilities","defaultInputModes","defaultOutputModes","skills"]};
+const schema196 = {"type":"object","properties":{"url":{"type":"string"},"protocolBinding":{"type":"string"},"tenant":{"type":"string"},"protocolVersion":{"type":"string"}},"additionalProperties":false,"required":["url","protocolBinding","protocolVersion"]};
+const schema197 = {"type":"object","properties":{"url":{"type":"string"},"organization":{"type":"string"}},"additionalProperties":false,"required":["url","organization"]};
+const schema215 = {"type":"object","properties":{"protected":{"type":"string"},"signature":{"type":"string"},"header":{"type":"object"}},"additionalProperties":false,"required":["protected","signature"]};
+const schema198 = {"type":"object","properties":{"streaming":{"type":"boolean"},"pushNotifications":{"type":"boolean"},"extensions":{"type":"array","items":{"$ref":"#/$defs/AgentExtension"}},"extendedAgentCard":{"type":"boolean"}},"additionalProperties":false};
+const schema199 = {"type":"object","properties":{"uri":{"type":"string"},"description":{"type":"string"},"required":{"type":"boolean"},"params":{"type":"object"}},"additionalProperties":false};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -46459,28 +47106,28 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate107.errors = vErrors;
+validate109.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema198 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
-const schema199 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
-const schema200 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
-const schema208 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
-const schema209 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
-const schema201 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
-const schema202 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
-const schema203 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
-const schema204 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
-const schema205 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema206 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
-const schema207 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
+const schema200 = {"type":"object","properties":{"apiKeySecurityScheme":{"$ref":"#/$defs/APIKeySecurityScheme"},"httpAuthSecurityScheme":{"$ref":"#/$defs/HTTPAuthSecurityScheme"},"oauth2SecurityScheme":{"$ref":"#/$defs/OAuth2SecurityScheme"},"openIdConnectSecurityScheme":{"$ref":"#/$defs/OpenIdConnectSecurityScheme"},"mtlsSecurityScheme":{"$ref":"#/$defs/MutualTlsSecurityScheme"}},"additionalProperties":false,"dependentSchemas":{"apiKeySecurityScheme":{"properties":{"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"httpAuthSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"oauth2SecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"openIdConnectSecurityScheme":false,"mtlsSecurityScheme":false}},"openIdConnectSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"mtlsSecurityScheme":false}},"mtlsSecurityScheme":{"properties":{"apiKeySecurityScheme":false,"httpAuthSecurityScheme":false,"oauth2SecurityScheme":false,"openIdConnectSecurityScheme":false}}}};
+const schema201 = {"type":"object","properties":{"description":{"type":"string"},"location":{"type":"string"},"name":{"type":"string"}},"additionalProperties":false,"required":["location","name"]};
+const schema202 = {"type":"object","properties":{"description":{"type":"string"},"scheme":{"type":"string"},"bearerFormat":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+const schema210 = {"type":"object","properties":{"description":{"type":"string"},"openIdConnectUrl":{"type":"string"}},"additionalProperties":false,"required":["openIdConnectUrl"]};
+const schema211 = {"type":"object","properties":{"description":{"type":"string"}},"additionalProperties":false};
+const schema203 = {"type":"object","properties":{"description":{"type":"string"},"flows":{"$ref":"#/$defs/OAuthFlows"},"oauth2MetadataUrl":{"type":"string"}},"additionalProperties":false,"required":["flows"]};
+const schema204 = {"type":"object","properties":{"authorizationCode":{"$ref":"#/$defs/AuthorizationCodeOAuthFlow"},"clientCredentials":{"$ref":"#/$defs/ClientCredentialsOAuthFlow"},"implicit":{"$ref":"#/$defs/ImplicitOAuthFlow","deprecated":true},"password":{"$ref":"#/$defs/PasswordOAuthFlow","deprecated":true},"deviceCode":{"$ref":"#/$defs/DeviceCodeOAuthFlow"}},"additionalProperties":false,"dependentSchemas":{"authorizationCode":{"properties":{"clientCredentials":false,"implicit":false,"password":false,"deviceCode":false}},"clientCredentials":{"properties":{"authorizationCode":false,"implicit":false,"password":false,"deviceCode":false}},"implicit":{"properties":{"authorizationCode":false,"clientCredentials":false,"password":false,"deviceCode":false}},"password":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"deviceCode":false}},"deviceCode":{"properties":{"authorizationCode":false,"clientCredentials":false,"implicit":false,"password":false}}}};
+const schema205 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}},"pkceRequired":{"type":"boolean"}},"additionalProperties":false,"required":["authorizationUrl","tokenUrl","scopes"]};
+const schema206 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["tokenUrl","scopes"]};
+const schema207 = {"type":"object","properties":{"authorizationUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema208 = {"type":"object","properties":{"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false};
+const schema209 = {"type":"object","properties":{"deviceAuthorizationUrl":{"type":"string"},"tokenUrl":{"type":"string"},"refreshUrl":{"type":"string"},"scopes":{"type":"object","additionalProperties":{"type":"string"}}},"additionalProperties":false,"required":["deviceAuthorizationUrl","tokenUrl","scopes"]};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate113.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47237,16 +47884,16 @@ vErrors.push(err62);
 }
 errors++;
 }
-validate111.errors = vErrors;
+validate113.errors = vErrors;
 return errors === 0;
 }
-validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate110.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47289,8 +47936,8 @@ errors++;
 }
 }
 if(data.flows !== undefined){
-if(!(validate111(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
+if(!(validate113(data.flows, {instancePath:instancePath+"/flows",parentData:data,parentDataProperty:"flows",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
 errors = vErrors.length;
 }
 }
@@ -47317,16 +47964,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate110.errors = vErrors;
+validate112.errors = vErrors;
 return errors === 0;
 }
-validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate109.evaluated;
+const evaluated0 = validate111.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47503,8 +48150,8 @@ errors++;
 }
 }
 if(data.oauth2SecurityScheme !== undefined){
-if(!(validate110(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+if(!(validate112(data.oauth2SecurityScheme, {instancePath:instancePath+"/oauth2SecurityScheme",parentData:data,parentDataProperty:"oauth2SecurityScheme",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
 errors = vErrors.length;
 }
 }
@@ -47839,18 +48486,18 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate109.errors = vErrors;
+validate111.errors = vErrors;
 return errors === 0;
 }
-validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema210 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
-const schema211 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
+const schema212 = {"type":"object","properties":{"schemes":{"type":"object","additionalProperties":{"$ref":"#/$defs/StringList"}}},"additionalProperties":false};
+const schema213 = {"type":"object","properties":{"list":{"type":"array","items":{"type":"string"}}},"additionalProperties":false};
 
-function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate115.evaluated;
+const evaluated0 = validate117.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -47951,17 +48598,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate115.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema212 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
+const schema214 = {"type":"object","properties":{"id":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}},"examples":{"type":"array","items":{"type":"string"}},"inputModes":{"type":"array","items":{"type":"string"}},"outputModes":{"type":"array","items":{"type":"string"}},"securityRequirements":{"type":"array","items":{"$ref":"#/$defs/SecurityRequirement"}}},"additionalProperties":false,"required":["id","name","description","tags"]};
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48174,8 +48821,8 @@ let data11 = data.securityRequirements;
 if(Array.isArray(data11)){
 const len4 = data11.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate115(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate117(data11[i4], {instancePath:instancePath+"/securityRequirements/" + i4,parentData:data11,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 }
@@ -48202,16 +48849,16 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate117.errors = vErrors;
+validate119.errors = vErrors;
 return errors === 0;
 }
-validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate106.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -48300,7 +48947,7 @@ vErrors.push(err7);
 errors++;
 }
 for(const key0 in data){
-if(!(func3.call(schema193.properties, key0))){
+if(!(func3.call(schema195.properties, key0))){
 const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err8];
@@ -48552,8 +49199,8 @@ errors++;
 }
 }
 if(data.capabilities !== undefined){
-if(!(validate107(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate109(data.capabilities, {instancePath:instancePath+"/capabilities",parentData:data,parentDataProperty:"capabilities",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
 errors = vErrors.length;
 }
 }
@@ -48561,8 +49208,8 @@ if(data.securitySchemes !== undefined){
 let data14 = data.securitySchemes;
 if(data14 && typeof data14 == "object" && !Array.isArray(data14)){
 for(const key3 in data14){
-if(!(validate109(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+if(!(validate111(data14[key3], {instancePath:instancePath+"/securitySchemes/" + key3.replace(/~/g, "~0").replace(/\//g, "~1"),parentData:data14,parentDataProperty:key3,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
 errors = vErrors.length;
 }
 }
@@ -48583,8 +49230,8 @@ let data16 = data.securityRequirements;
 if(Array.isArray(data16)){
 const len1 = data16.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate115(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+if(!(validate117(data16[i1], {instancePath:instancePath+"/securityRequirements/" + i1,parentData:data16,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
 errors = vErrors.length;
 }
 }
@@ -48661,8 +49308,8 @@ let data22 = data.skills;
 if(Array.isArray(data22)){
 const len4 = data22.length;
 for(let i4=0; i4<len4; i4++){
-if(!(validate117(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+if(!(validate119(data22[i4], {instancePath:instancePath+"/skills/" + i4,parentData:data22,parentDataProperty:i4,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
 errors = vErrors.length;
 }
 }
@@ -48801,19 +49448,19 @@ vErrors.push(err45);
 }
 errors++;
 }
-validate106.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Artifact = validate120;
-const schema214 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
-const schema215 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
+exports.v_a2a_protojson_Artifact = validate122;
+const schema216 = {"type":"object","properties":{"artifactId":{"type":"string"},"name":{"type":"string"},"description":{"type":"string"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["artifactId","parts"]};
+const schema217 = {"type":"object","properties":{"text":{"type":"string"},"raw":{"type":"string","contentEncoding":"base64"},"url":{"type":"string"},"data":{},"metadata":{"type":"object"},"filename":{"type":"string"},"mediaType":{"type":"string"}},"additionalProperties":false,"dependentSchemas":{"text":{"properties":{"raw":false,"url":false,"data":false}},"raw":{"properties":{"text":false,"url":false,"data":false}},"url":{"properties":{"text":false,"raw":false,"data":false}},"data":{"properties":{"text":false,"raw":false,"url":false}}}};
 
-function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate120.evaluated;
+const evaluated0 = validate122.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49193,18 +49840,18 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate120.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_CancelTaskRequest = validate121;
-const schema216 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_CancelTaskRequest = validate123;
+const schema218 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id"]};
 
-function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate121.evaluated;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49282,164 +49929,12 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate121.errors = vErrors;
-return errors === 0;
-}
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate122;
-const schema217 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
-
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate122.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.taskId === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(((key0 === "tenant") || (key0 === "taskId")) || (key0 === "id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.tenant !== undefined){
-if(typeof data.tenant !== "string"){
-const err3 = {instancePath:instancePath+"/tenant",schemaPath:"#/properties/tenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(data.taskId !== undefined){
-if(typeof data.taskId !== "string"){
-const err4 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.id !== undefined){
-if(typeof data.id !== "string"){
-const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-validate122.errors = vErrors;
-return errors === 0;
-}
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate123;
-const schema218 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
-
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate123.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-if(!(key0 === "tenant")){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(data.tenant !== undefined){
-if(typeof data.tenant !== "string"){
-const err1 = {instancePath:instancePath+"/tenant",schemaPath:"#/properties/tenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate123.errors = vErrors;
 return errors === 0;
 }
 validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate124;
+exports.v_a2a_protojson_DeleteTaskPushNotificationConfigRequest = validate124;
 const schema219 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
 
 function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -49537,13 +50032,165 @@ return errors === 0;
 }
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_GetTaskRequest = validate125;
-const schema220 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_GetExtendedAgentCardRequest = validate125;
+const schema220 = {"type":"object","properties":{"tenant":{"type":"string"}},"additionalProperties":false};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate125.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(key0 === "tenant")){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+if(data.tenant !== undefined){
+if(typeof data.tenant !== "string"){
+const err1 = {instancePath:instancePath+"/tenant",schemaPath:"#/properties/tenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+validate125.errors = vErrors;
+return errors === 0;
+}
+validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.v_a2a_protojson_GetTaskPushNotificationConfigRequest = validate126;
+const schema221 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["taskId","id"]};
+
+function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate126.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.taskId === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "taskId"},message:"must have required property '"+"taskId"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "tenant") || (key0 === "taskId")) || (key0 === "id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.tenant !== undefined){
+if(typeof data.tenant !== "string"){
+const err3 = {instancePath:instancePath+"/tenant",schemaPath:"#/properties/tenant/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.taskId !== undefined){
+if(typeof data.taskId !== "string"){
+const err4 = {instancePath:instancePath+"/taskId",schemaPath:"#/properties/taskId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+else {
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+validate126.errors = vErrors;
+return errors === 0;
+}
+validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+exports.v_a2a_protojson_GetTaskRequest = validate127;
+const schema222 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["id"]};
+
+function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate127.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49643,18 +50290,18 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate125.errors = vErrors;
+validate127.errors = vErrors;
 return errors === 0;
 }
-validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate126;
-const schema221 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsRequest = validate128;
+const schema223 = {"type":"object","properties":{"tenant":{"type":"string"},"taskId":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"}},"additionalProperties":false,"required":["taskId"]};
 
-function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate126.evaluated;
+const evaluated0 = validate128.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49766,20 +50413,20 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate126.errors = vErrors;
+validate128.errors = vErrors;
 return errors === 0;
 }
-validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate127;
-const schema222 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
-const schema223 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
-const schema224 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
+exports.v_a2a_protojson_ListTaskPushNotificationConfigsResponse = validate129;
+const schema224 = {"type":"object","properties":{"configs":{"type":"array","items":{"$ref":"#/$defs/TaskPushNotificationConfig"}},"nextPageToken":{"type":"string"}},"additionalProperties":false};
+const schema225 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"},"taskId":{"type":"string"},"url":{"type":"string"},"token":{"type":"string"},"authentication":{"$ref":"#/$defs/AuthenticationInfo"}},"additionalProperties":false,"required":["url"]};
+const schema226 = {"type":"object","properties":{"scheme":{"type":"string"},"credentials":{"type":"string"}},"additionalProperties":false,"required":["scheme"]};
 
-function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate128.evaluated;
+const evaluated0 = validate130.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49941,16 +50588,16 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate128.errors = vErrors;
+validate130.errors = vErrors;
 return errors === 0;
 }
-validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate127.evaluated;
+const evaluated0 = validate129.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -49975,8 +50622,8 @@ let data0 = data.configs;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate128(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate130(data0[i0], {instancePath:instancePath+"/configs/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
@@ -50015,19 +50662,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate127.errors = vErrors;
+validate129.errors = vErrors;
 return errors === 0;
 }
-validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksRequest = validate130;
-const schema225 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
-const schema226 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
+exports.v_a2a_protojson_ListTasksRequest = validate132;
+const schema227 = {"type":"object","properties":{"tenant":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskState"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"pageToken":{"type":"string"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"statusTimestampAfter":{"type":"string","format":"date-time"},"includeArtifacts":{"type":"boolean"}},"additionalProperties":false};
+const schema228 = {"type":"string","enum":["TASK_STATE_SUBMITTED","TASK_STATE_WORKING","TASK_STATE_COMPLETED","TASK_STATE_FAILED","TASK_STATE_CANCELED","TASK_STATE_INPUT_REQUIRED","TASK_STATE_REJECTED","TASK_STATE_AUTH_REQUIRED"]};
 
-function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate130.evaluated;
+const evaluated0 = validate132.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50084,7 +50731,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((((((((data2 === "TASK_STATE_SUBMITTED") || (data2 === "TASK_STATE_WORKING")) || (data2 === "TASK_STATE_COMPLETED")) || (data2 === "TASK_STATE_FAILED")) || (data2 === "TASK_STATE_CANCELED")) || (data2 === "TASK_STATE_INPUT_REQUIRED")) || (data2 === "TASK_STATE_REJECTED")) || (data2 === "TASK_STATE_AUTH_REQUIRED"))){
-const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/status",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema228.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -50224,22 +50871,22 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate130.errors = vErrors;
+validate132.errors = vErrors;
 return errors === 0;
 }
-validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_ListTasksResponse = validate131;
-const schema227 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
-const schema228 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
-const schema229 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
-const schema231 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
-const schema232 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
+exports.v_a2a_protojson_ListTasksResponse = validate133;
+const schema229 = {"type":"object","properties":{"tasks":{"type":"array","items":{"$ref":"#/$defs/Task"}},"nextPageToken":{"type":"string"},"pageSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"totalSize":{"type":"integer","minimum":-2147483648,"maximum":2147483647}},"additionalProperties":false,"required":["tasks","nextPageToken","pageSize","totalSize"]};
+const schema230 = {"type":"object","properties":{"id":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"artifacts":{"type":"array","items":{"$ref":"#/$defs/Artifact"}},"history":{"type":"array","items":{"$ref":"#/$defs/Message"}},"metadata":{"type":"object"}},"additionalProperties":false,"required":["id","status"]};
+const schema231 = {"type":"object","properties":{"state":{"$ref":"#/$defs/TaskState"},"message":{"$ref":"#/$defs/Message"},"timestamp":{"type":"string","format":"date-time"}},"additionalProperties":false,"required":["state"]};
+const schema233 = {"type":"object","properties":{"messageId":{"type":"string"},"contextId":{"type":"string"},"taskId":{"type":"string"},"role":{"$ref":"#/$defs/Role"},"parts":{"type":"array","items":{"$ref":"#/$defs/Part"}},"metadata":{"type":"object"},"extensions":{"type":"array","items":{"type":"string"}},"referenceTaskIds":{"type":"array","items":{"type":"string"}}},"additionalProperties":false,"required":["messageId","role","parts"]};
+const schema234 = {"type":"string","enum":["ROLE_USER","ROLE_AGENT"]};
 
-function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate134.evaluated;
+const evaluated0 = validate136.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50338,7 +50985,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema232.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema234.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -50680,16 +51327,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate134.errors = vErrors;
+validate136.errors = vErrors;
 return errors === 0;
 }
-validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate136.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate133.evaluated;
+const evaluated0 = validate135.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50732,7 +51379,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((data0 === "TASK_STATE_SUBMITTED") || (data0 === "TASK_STATE_WORKING")) || (data0 === "TASK_STATE_COMPLETED")) || (data0 === "TASK_STATE_FAILED")) || (data0 === "TASK_STATE_CANCELED")) || (data0 === "TASK_STATE_INPUT_REQUIRED")) || (data0 === "TASK_STATE_REJECTED")) || (data0 === "TASK_STATE_AUTH_REQUIRED"))){
-const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema226.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/state",schemaPath:"#/$defs/TaskState/enum",keyword:"enum",params:{allowedValues: schema228.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -50743,8 +51390,8 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate136(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -50784,16 +51431,16 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate133.errors = vErrors;
+validate135.errors = vErrors;
 return errors === 0;
 }
-validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate135.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate132.evaluated;
+const evaluated0 = validate134.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -50858,8 +51505,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate135(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
@@ -50868,8 +51515,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate120(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate122(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 }
@@ -50890,8 +51537,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate134(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate136(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -50931,16 +51578,16 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate132.errors = vErrors;
+validate134.errors = vErrors;
 return errors === 0;
 }
-validate132.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate134.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate131.evaluated;
+const evaluated0 = validate133.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51005,8 +51652,8 @@ let data0 = data.tasks;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate132(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate134(data0[i0], {instancePath:instancePath+"/tasks/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
@@ -51115,17 +51762,17 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate131.errors = vErrors;
+validate133.errors = vErrors;
 return errors === 0;
 }
-validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate133.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Message = validate140;
+exports.v_a2a_protojson_Message = validate142;
 
-function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate140.evaluated;
+const evaluated0 = validate142.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51224,7 +51871,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((data3 === "ROLE_USER") || (data3 === "ROLE_AGENT"))){
-const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema232.enum},message:"must be equal to one of the allowed values"};
+const err8 = {instancePath:instancePath+"/role",schemaPath:"#/$defs/Role/enum",keyword:"enum",params:{allowedValues: schema234.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -51566,17 +52213,17 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate140.errors = vErrors;
+validate142.errors = vErrors;
 return errors === 0;
 }
-validate140.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Part = validate141;
+exports.v_a2a_protojson_Part = validate143;
 
-function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate141.evaluated;
+const evaluated0 = validate143.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51816,19 +52463,19 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate141.errors = vErrors;
+validate143.errors = vErrors;
 return errors === 0;
 }
-validate141.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate143.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageRequest = validate142;
-const schema238 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
-const schema239 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
+exports.v_a2a_protojson_SendMessageRequest = validate144;
+const schema240 = {"type":"object","properties":{"tenant":{"type":"string"},"message":{"$ref":"#/$defs/Message"},"configuration":{"$ref":"#/$defs/SendMessageConfiguration"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["message"]};
+const schema241 = {"type":"object","properties":{"acceptedOutputModes":{"type":"array","items":{"type":"string"}},"taskPushNotificationConfig":{"$ref":"#/$defs/TaskPushNotificationConfig"},"historyLength":{"type":"integer","minimum":-2147483648,"maximum":2147483647},"returnImmediately":{"type":"boolean"}},"additionalProperties":false};
 
-function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate144.evaluated;
+const evaluated0 = validate146.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51877,8 +52524,8 @@ errors++;
 }
 }
 if(data.taskPushNotificationConfig !== undefined){
-if(!(validate128(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+if(!(validate130(data.taskPushNotificationConfig, {instancePath:instancePath+"/taskPushNotificationConfig",parentData:data,parentDataProperty:"taskPushNotificationConfig",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
 errors = vErrors.length;
 }
 }
@@ -51940,16 +52587,16 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate144.errors = vErrors;
+validate146.errors = vErrors;
 return errors === 0;
 }
-validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate146.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate142.evaluated;
+const evaluated0 = validate144.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -51992,14 +52639,14 @@ errors++;
 }
 }
 if(data.message !== undefined){
-if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate136(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
 if(data.configuration !== undefined){
-if(!(validate144(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+if(!(validate146(data.configuration, {instancePath:instancePath+"/configuration",parentData:data,parentDataProperty:"configuration",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
 errors = vErrors.length;
 }
 }
@@ -52027,18 +52674,18 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate142.errors = vErrors;
+validate144.errors = vErrors;
 return errors === 0;
 }
-validate142.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate144.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SendMessageResponse = validate147;
-const schema240 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
+exports.v_a2a_protojson_SendMessageResponse = validate149;
+const schema242 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false}},"message":{"properties":{"task":false}}}};
 
-function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate147.evaluated;
+const evaluated0 = validate149.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52059,14 +52706,14 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate132(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+if(!(validate134(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
 if(data.message !== undefined){
-if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate136(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -52109,19 +52756,19 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate147.errors = vErrors;
+validate149.errors = vErrors;
 return errors === 0;
 }
-validate147.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_StreamResponse = validate150;
-const schema241 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
-const schema242 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
+exports.v_a2a_protojson_StreamResponse = validate152;
+const schema243 = {"type":"object","properties":{"task":{"$ref":"#/$defs/Task"},"message":{"$ref":"#/$defs/Message"},"statusUpdate":{"$ref":"#/$defs/TaskStatusUpdateEvent"},"artifactUpdate":{"$ref":"#/$defs/TaskArtifactUpdateEvent"}},"additionalProperties":false,"dependentSchemas":{"task":{"properties":{"message":false,"statusUpdate":false,"artifactUpdate":false}},"message":{"properties":{"task":false,"statusUpdate":false,"artifactUpdate":false}},"statusUpdate":{"properties":{"task":false,"message":false,"artifactUpdate":false}},"artifactUpdate":{"properties":{"task":false,"message":false,"statusUpdate":false}}}};
+const schema244 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"status":{"$ref":"#/$defs/TaskStatus"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","status"]};
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate155.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52196,8 +52843,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate135(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
@@ -52225,17 +52872,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate153.errors = vErrors;
+validate155.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema243 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
+const schema245 = {"type":"object","properties":{"taskId":{"type":"string"},"contextId":{"type":"string"},"artifact":{"$ref":"#/$defs/Artifact"},"append":{"type":"boolean"},"lastChunk":{"type":"boolean"},"metadata":{"type":"object"}},"additionalProperties":false,"required":["taskId","contextId","artifact"]};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52310,8 +52957,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate120(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate122(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 }
@@ -52363,16 +53010,16 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate156.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate150.evaluated;
+const evaluated0 = validate152.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52393,26 +53040,26 @@ errors++;
 }
 }
 if(data.task !== undefined){
-if(!(validate132(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
-errors = vErrors.length;
-}
-}
-if(data.message !== undefined){
-if(!(validate134(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+if(!(validate134(data.task, {instancePath:instancePath+"/task",parentData:data,parentDataProperty:"task",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
 errors = vErrors.length;
 }
 }
+if(data.message !== undefined){
+if(!(validate136(data.message, {instancePath:instancePath+"/message",parentData:data,parentDataProperty:"message",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+errors = vErrors.length;
+}
+}
 if(data.statusUpdate !== undefined){
-if(!(validate153(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+if(!(validate155(data.statusUpdate, {instancePath:instancePath+"/statusUpdate",parentData:data,parentDataProperty:"statusUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
 errors = vErrors.length;
 }
 }
 if(data.artifactUpdate !== undefined){
-if(!(validate156(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+if(!(validate158(data.artifactUpdate, {instancePath:instancePath+"/artifactUpdate",parentData:data,parentDataProperty:"artifactUpdate",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
 errors = vErrors.length;
 }
 }
@@ -52563,18 +53210,18 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate150.errors = vErrors;
+validate152.errors = vErrors;
 return errors === 0;
 }
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_SubscribeToTaskRequest = validate159;
-const schema244 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
+exports.v_a2a_protojson_SubscribeToTaskRequest = validate161;
+const schema246 = {"type":"object","properties":{"tenant":{"type":"string"},"id":{"type":"string"}},"additionalProperties":false,"required":["id"]};
 
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate159.evaluated;
+const evaluated0 = validate161.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52639,17 +53286,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate159.errors = vErrors;
+validate161.errors = vErrors;
 return errors === 0;
 }
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_Task = validate160;
+exports.v_a2a_protojson_Task = validate162;
 
-function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate160.evaluated;
+const evaluated0 = validate162.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52714,8 +53361,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate135(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
@@ -52724,8 +53371,8 @@ let data3 = data.artifacts;
 if(Array.isArray(data3)){
 const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate120(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate122(data3[i0], {instancePath:instancePath+"/artifacts/" + i0,parentData:data3,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 }
@@ -52746,8 +53393,8 @@ let data5 = data.history;
 if(Array.isArray(data5)){
 const len1 = data5.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate134(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
+if(!(validate136(data5[i1], {instancePath:instancePath+"/history/" + i1,parentData:data5,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
 errors = vErrors.length;
 }
 }
@@ -52787,17 +53434,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate160.errors = vErrors;
+validate162.errors = vErrors;
 return errors === 0;
 }
-validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate164;
+exports.v_a2a_protojson_TaskArtifactUpdateEvent = validate166;
 
-function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate164.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -52872,8 +53519,8 @@ errors++;
 }
 }
 if(data.artifact !== undefined){
-if(!(validate120(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+if(!(validate122(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
 errors = vErrors.length;
 }
 }
@@ -52925,17 +53572,17 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate164.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskPushNotificationConfig = validate166;
+exports.v_a2a_protojson_TaskPushNotificationConfig = validate168;
 
-function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate166.evaluated;
+const evaluated0 = validate168.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53097,17 +53744,17 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate166.errors = vErrors;
+validate168.errors = vErrors;
 return errors === 0;
 }
-validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate168.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-exports.v_a2a_protojson_TaskStatusUpdateEvent = validate167;
+exports.v_a2a_protojson_TaskStatusUpdateEvent = validate169;
 
-function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate167.evaluated;
+const evaluated0 = validate169.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -53182,8 +53829,8 @@ errors++;
 }
 }
 if(data.status !== undefined){
-if(!(validate133(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+if(!(validate135(data.status, {instancePath:instancePath+"/status",parentData:data,parentDataProperty:"status",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
 errors = vErrors.length;
 }
 }
@@ -53211,7 +53858,7 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate167.errors = vErrors;
+validate169.errors = vErrors;
 return errors === 0;
 }
-validate167.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate169.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

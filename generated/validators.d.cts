@@ -27,6 +27,7 @@ export declare const v_agui_custom_tool_progress: ValidateFunction;
 export declare const v_agui_event: ValidateFunction;
 export declare const v_agui_events_activity_snapshot: ValidateFunction;
 export declare const v_agui_events_custom: ValidateFunction;
+export declare const v_agui_events_messages_snapshot: ValidateFunction;
 export declare const v_agui_events_reasoning_end: ValidateFunction;
 export declare const v_agui_events_reasoning_message_content: ValidateFunction;
 export declare const v_agui_events_reasoning_message_end: ValidateFunction;

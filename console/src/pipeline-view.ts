@@ -14,7 +14,7 @@ import { i18nLabel, tr } from "./i18n.js";
 import { obj, str, type Json } from "./json.js";
 import { NoticesView } from "./pipeline-notices.js";
 import { OutcomeView } from "./pipeline-outcome.js";
-import { setNote, setState, stateOf, StepList } from "./step-list.js";
+import { setNote, setState, stateOf, StepList, type StepState } from "./step-list.js";
 import type { WireEvent } from "./transcript.js";
 
 /** What the panel asks of its thread. */
@@ -24,6 +24,15 @@ export interface PipelineHooks {
   /** Puts a demo request in the message box. */
   tryDemo(text: string): void;
 }
+
+/** How a pipeline snapshot's step statuses show (pending stays pending). */
+const SNAPSHOT_STATES: Record<string, StepState | undefined> = {
+  running: "running",
+  waiting_input: "waiting",
+  completed: "done",
+  failed: "failed",
+  stale: "rolledBack",
+};
 
 /** Why a step or candidate failed: the short summary, else the error. */
 const failureReason = (data: Json): string => str(data.errorSummary) || str(data.error);
@@ -96,6 +105,9 @@ export class PipelineView {
       }
       case "CUSTOM":
         if (ev.name === "iac-code.pipeline.v1") this.pipelineEvent(obj(ev.value));
+        break;
+      case "ACTIVITY_SNAPSHOT":
+        this.snapshot(ev);
         break;
     }
   }
@@ -191,6 +203,37 @@ export class PipelineView {
     }
     // The selection is undone: the user chooses again.
     this.candidates.unselect();
+  }
+
+  /**
+   * ACTIVITY_SNAPSHOT: the pipeline's state, shown when the panel shows
+   * nothing yet (a thread opened again after a reload); a panel that followed
+   * the events already shows more than the snapshot says.
+   */
+  snapshot(ev: WireEvent): void {
+    if (this.empty.hidden || ev.activityType !== "iac-code.pipeline.v1") return;
+    const snap = obj(obj(ev.content).snapshot);
+    const steps = Array.isArray(snap.steps) ? snap.steps.map(obj) : [];
+    const candidates = Array.isArray(snap.candidates) ? snap.candidates.map(obj) : [];
+    if (!steps.length && !candidates.length) return;
+    this.empty.hidden = true;
+    for (const step of steps) {
+      const state = SNAPSHOT_STATES[str(step.status)];
+      const li = this.timeline.item(str(step.id));
+      if (state) setState(li, state);
+    }
+    for (const c of candidates) {
+      const subSteps = Array.isArray(c.steps) ? c.steps.map(obj) : [];
+      const card = { id: c.id, name: c.name, index: c.index, steps: subSteps.map((s) => str(s.id)) };
+      this.candidates.card(card);
+      for (const s of subSteps) {
+        const li = this.candidates.stepOf(str(c.id), str(s.id));
+        const state = SNAPSHOT_STATES[str(s.status)];
+        if (li && state) setState(li, state);
+      }
+      if (c.status === "completed" || c.status === "failed")
+        this.candidates.ended(card, c.status === "failed", "", "");
+    }
   }
 
   /** A cost estimate's result, for its candidate's card. */

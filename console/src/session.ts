@@ -9,6 +9,7 @@ import { guidanceMessage, sendGuidance, verdictElement } from "./guidance.js";
 import { language, t, tr } from "./i18n.js";
 import { interruptCard, type Answer } from "./interrupts.js";
 import { PipelineView } from "./pipeline-view.js";
+import { observeExecution } from "./observe.js";
 import { saveThread, type ThreadRecord } from "./threads.js";
 import { Transcript, type WireEvent } from "./transcript.js";
 
@@ -50,8 +51,13 @@ export class ThreadSession {
       this.pipeline.toolResult(id, name, content),
     );
     this.agent = new HttpAgent({ url: BASE_URL, threadId: record.id });
-    if (restored) this.transcript.note("earlier", "info");
-    if (record.pending.length) this.showInterrupts(record.pending);
+    if (restored) {
+      this.transcript.note("earlier", "info");
+      this.transcript.expectHistory();
+    }
+    // A thread opened again: its execution, if still running or waiting, is followed as an observer.
+    if (restored && record.executionId && record.runId) void this.observe();
+    else if (record.pending.length) this.showInterrupts(record.pending);
   }
 
   get pending(): Interrupt[] {
@@ -62,8 +68,9 @@ export class ThreadSession {
   async send(text: string, pipeline: boolean): Promise<void> {
     if (!this.record.title) this.record.title = text.slice(0, 60);
     saveThread(this.record);
-    this.transcript.user(text);
-    this.agent.addMessage({ id: randomId("user"), role: "user", content: text });
+    const id = randomId("user");
+    this.transcript.user(text, id);
+    this.agent.addMessage({ id, role: "user", content: text });
     await this.run({ pipeline });
   }
 
@@ -197,9 +204,12 @@ export class ThreadSession {
   }
 
   private apply(ev: WireEvent): void {
+    if (ev.type === "RUN_STARTED" && typeof ev.runId === "string") this.record.runId = ev.runId;
     if (ev.type === "CUSTOM" && ev.name === "iac-code.session.v1") {
       const value = (ev.value ?? {}) as { executionId?: string };
       if (value.executionId) this.record.executionId = value.executionId;
+      // Kept at once: a page reloaded during the run can attach to it again.
+      saveThread(this.record);
     }
     this.transcript.apply(ev);
     this.pipeline.apply(ev);
@@ -211,6 +221,55 @@ export class ThreadSession {
       this.pipelineRun = true;
       this.host.changed(this);
     }
+  }
+
+  /**
+   * Follows the thread's execution read-only (the subscribe extension): the
+   * conversation and the pipeline panel come back from its snapshots, then the
+   * run's events to its end. Nothing running (404/409): the interrupts kept in
+   * the thread list, if any, are shown to be answered.
+   */
+  private async observe(): Promise<void> {
+    const { executionId, runId, id: threadId, rosInvocationId } = this.record;
+    this.running = true;
+    this.status = this.transcript.note("observing", "status");
+    this.host.changed(this);
+    const auth = this.host.authorization();
+    let outcome = "";
+    let interrupts: Interrupt[] = [];
+    let status = 0;
+    try {
+      status = await observeExecution(
+        BASE_URL,
+        { executionId: executionId!, threadId, runId: runId!, rosInvocationId },
+        { "Accept-Language": language(), ...(auth ? { Authorization: auth } : {}) },
+        (ev) => {
+          this.apply(ev);
+          if (ev.type === "RUN_FINISHED") {
+            const result = (ev.outcome ?? {}) as { type?: string; interrupts?: Interrupt[] };
+            outcome = result.type ?? "success";
+            interrupts = result.interrupts ?? [];
+          }
+        },
+      );
+    } catch (err) {
+      this.transcript.note("requestFailed", "error", { message: (err as Error).message });
+    } finally {
+      this.running = false;
+      this.status?.remove();
+      this.status = undefined;
+    }
+    if (status === 401) this.host.unauthorized();
+    if (outcome === "interrupt") {
+      this.record.pending = interrupts;
+      this.status = this.transcript.note("waitingAnswer", "status");
+    } else if (outcome) {
+      this.record.pending = [];
+      this.transcript.note("finished", "status");
+    }
+    if (this.pending.length) this.showInterrupts(this.pending);
+    saveThread(this.record);
+    this.host.changed(this);
   }
 
   private showInterrupts(interrupts: Interrupt[]): void {

@@ -12,6 +12,8 @@ export interface ThreadRecord {
   createdAt: number;
   /** The execution of the last run (from iac-code.session.v1): what Cancel cancels. */
   executionId?: string;
+  /** The id of the run that started that execution: an observer names it (subscribe extension). */
+  runId?: string;
   /** Interrupts of the last run, not answered yet. */
   pending: Interrupt[];
 }

@@ -68,6 +68,9 @@ export class Transcript {
   private readonly texts = new Map<string, Streamed>();
   private readonly reasonings = new Map<string, Streamed>();
   private readonly tools = new Map<string, ToolView>();
+  /** Ids of the messages shown (a conversation snapshot does not repeat them). */
+  private readonly shownIds = new Set<string>();
+  private wantsHistory = false;
 
   constructor(
     private readonly files: FilesView,
@@ -85,7 +88,39 @@ export class Transcript {
     return this.root.parentElement ?? this.root;
   }
 
-  user(text: string): void {
+  /**
+   * A thread opened again after a reload: its conversation comes from the first
+   * MESSAGES_SNAPSHOT (an observer's, or the next run's), above what is shown.
+   */
+  expectHistory(): void {
+    this.wantsHistory = true;
+  }
+
+  private history(messages: unknown): void {
+    if (!this.wantsHistory || !Array.isArray(messages)) return;
+    this.wantsHistory = false;
+    const later = [...this.root.children].filter(
+      (el) => !(el instanceof HTMLElement && el.dataset.i18n === "earlier"),
+    );
+    this.root.replaceChildren();
+    for (const m of messages.map(obj)) {
+      const id = str(m.id);
+      const text = Array.isArray(m.content)
+        ? m.content.map((p) => str(obj(p).text)).join("")
+        : str(m.content);
+      if (!id || !text || this.shownIds.has(id)) continue;
+      if (m.role === "user") this.user(text, id);
+      else {
+        this.apply({ type: "TEXT_MESSAGE_START", messageId: id, role: "assistant" });
+        this.apply({ type: "TEXT_MESSAGE_CONTENT", messageId: id, delta: text });
+        this.apply({ type: "TEXT_MESSAGE_END", messageId: id });
+      }
+    }
+    this.root.append(...later);
+  }
+
+  user(text: string, id?: string): void {
+    if (id) this.shownIds.add(id);
     this.add(
       h(
         "article",
@@ -106,7 +141,11 @@ export class Transcript {
 
   apply(ev: WireEvent): void {
     switch (ev.type) {
+      case "MESSAGES_SNAPSHOT":
+        this.history(ev.messages);
+        break;
       case "TEXT_MESSAGE_START": {
+        this.shownIds.add(str(ev.messageId));
         const body = h("div", { class: "body md" });
         this.add(
           h(

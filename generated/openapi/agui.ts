@@ -82,6 +82,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/extensions/iac-code/v1/executions/{executionId}/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Observe a running execution (read-only)
+         * @description Follows the execution named by `executionId` (announced in `iac-code.session.v1`) while it
+         *     runs or waits, without taking part: it never sends input, never cancels (also when this
+         *     client leaves) and never writes the thread's state. The stream starts with `RUN_STARTED`
+         *     (the given `runId`), `MESSAGES_SNAPSHOT` (the thread's conversation from the A2A task
+         *     history) and, for a pipeline, `ACTIVITY_SNAPSHOT`, `STEP_STARTED` for its open steps and
+         *     the journal events after the snapshot, then `iac-code.session.v1` and the run's events to
+         *     its end (`RUN_FINISHED` success or interrupt, or `RUN_ERROR`). The bearer token, when
+         *     configured, must be sent exactly as `Authorization: Bearer <token>`. Refusals are plain
+         *     `{"error": "<text>"}` bodies (agui-iaccode.md §9.2), not the error envelope.
+         */
+        post: operations["observeExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -278,7 +306,7 @@ export interface components {
          * AguiEvent
          * @description Any AG-UI event this server emits on the SSE stream of POST /, one per data: record. Discriminated by type; each member is field-exact with @ag-ui/core 1.0. A stream starts with RUN_STARTED and ends with exactly one RUN_FINISHED or RUN_ERROR.
          */
-        event: components["schemas"]["run-started"] | components["schemas"]["text-message-start"] | components["schemas"]["text-message-content"] | components["schemas"]["text-message-end"] | components["schemas"]["reasoning-start"] | components["schemas"]["reasoning-message-start"] | components["schemas"]["reasoning-message-content"] | components["schemas"]["reasoning-message-end"] | components["schemas"]["reasoning-end"] | components["schemas"]["tool-call-start"] | components["schemas"]["tool-call-args"] | components["schemas"]["tool-call-end"] | components["schemas"]["tool-call-result"] | components["schemas"]["step-started"] | components["schemas"]["step-finished"] | components["schemas"]["activity-snapshot"] | components["schemas"]["custom"] | components["schemas"]["run-finished"] | components["schemas"]["run-error"];
+        event: components["schemas"]["run-started"] | components["schemas"]["text-message-start"] | components["schemas"]["text-message-content"] | components["schemas"]["text-message-end"] | components["schemas"]["reasoning-start"] | components["schemas"]["reasoning-message-start"] | components["schemas"]["reasoning-message-content"] | components["schemas"]["reasoning-message-end"] | components["schemas"]["reasoning-end"] | components["schemas"]["tool-call-start"] | components["schemas"]["tool-call-args"] | components["schemas"]["tool-call-end"] | components["schemas"]["tool-call-result"] | components["schemas"]["step-started"] | components["schemas"]["step-finished"] | components["schemas"]["activity-snapshot"] | components["schemas"]["messages-snapshot"] | components["schemas"]["custom"] | components["schemas"]["run-finished"] | components["schemas"]["run-error"];
         /**
          * IacCodeGuidancePayload
          * @description The value of CUSTOM iac-code.guidance.v1: the pipeline interrupt judge's envelope, exactly as the A2A server published it, for a message sent while the pipeline runs (a guidance run, activeGuidance). interrupt_received says a message reached the judge; interrupt_classified carries its verdict. These two types are outside the iac-code.pipeline.v1 allowlist (agui-iaccode.md §4.6), hence their own name. Open: envelope keys not listed here pass through.
@@ -561,6 +589,24 @@ export interface components {
             role?: "reasoning";
         });
         /**
+         * MessagesSnapshotEvent
+         * @description MESSAGES_SNAPSHOT: the thread's conversation, sent right after RUN_STARTED by a new run on a thread that already had a task and by an observer (the subscribe extension). Built from the A2A task history of the thread's context (user messages and the agent's answers, as text), plus the new run's own user message; the adapter stores no message text. Replaces the client's messages. Field-exact with @ag-ui/core 1.0 as this server emits it.
+         */
+        "messages-snapshot": {
+            /** @description Oldest first; each id at most once. */
+            messages: {
+                /** @description The message's text; a new run's own user message as the client sent it (text or content parts). */
+                content: string | components["schemas"]["content-part"][];
+                id: string;
+                /** @enum {unknown} */
+                role: "user" | "assistant";
+            }[];
+            /** @description Epoch milliseconds. An integer: a float is fatal to @ag-ui/core 1.0. */
+            timestamp: number;
+            /** @constant */
+            type: "MESSAGES_SNAPSHOT";
+        };
+        /**
          * IacCodePipelinePayload
          * @description The value of CUSTOM iac-code.pipeline.v1: a pipeline event envelope exactly as the A2A server published it, for the event types that have no complete standard AG-UI equivalent (text, thinking, tool calls, usage and step lifecycles become standard events instead). Open: envelope keys not listed here pass through. Deduplicate replays with (name, value.eventId) or the sequence.
          */
@@ -613,6 +659,10 @@ export interface components {
             taskId?: string;
             /** @description Who the event is meant for, as set by the pipeline. */
             visibility?: unknown;
+        };
+        PlainError: {
+            error: string;
+            field?: string;
         };
         /**
          * ReasoningEndEvent
@@ -1248,6 +1298,114 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    observeExecution: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The execution id from the `iac-code.session.v1` event. */
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "threadId": "thread-1",
+                 *       "runId": "run-1",
+                 *       "rosInvocationId": "invocation-1"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Accepted and not used. */
+                    afterSequence?: number;
+                    rosInvocationId: string;
+                    /** @description A run the thread admitted (the one that started the execution). */
+                    runId: string;
+                    threadId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The observed run's events. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["NoCache"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["event"][];
+                };
+            };
+            /** @description The body is not a JSON object with the identity (`field` names what is wrong). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Invalid observation identity",
+                     *       "field": "runId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description The bearer token is missing or not exactly `Bearer <token>`. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description Nothing to observe on the thread (unknown thread, or no running or waiting execution). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Execution checkpoint unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description Another execution, `rosInvocationId` or run than the thread's (A2A is not asked). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Execution observation identity changed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
+            /** @description The body exceeds 64 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlainError"];
+                };
+            };
         };
     };
     getAguiHealth: {

@@ -76,6 +76,8 @@ export class AdapterCore {
   readonly lock = new ThreadLocks();
   /** Runs in progress by thread id. */
   readonly active = new Map<string, ActiveRun>();
+  /** Observers following an execution (the subscribe extension): the adapter is not idle meanwhile. */
+  observers = 0;
   private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
   lastActivity: number;
 

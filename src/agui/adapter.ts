@@ -9,6 +9,7 @@ import { admit, type Admission, type RunRequest } from "./run/admission.js";
 import { cancelExecution, type CancelStatus } from "./run/cancel.js";
 import { hasPending } from "./threads/execution.js";
 import { runAdmitted } from "./run/run.js";
+import { admitObservation, Observer, type Observation, type ObservationIdentity } from "./run/observe.js";
 import type { EventSink } from "./run/run-state.js";
 import type { Language } from "../i18n/index.js";
 
@@ -26,7 +27,7 @@ export class AguiAdapter {
 
   /** No active run and no pending interrupt among loaded threads. */
   isIdle(): boolean {
-    if (this.core.active.size) return false;
+    if (this.core.active.size || this.core.observers) return false;
     return !this.core.store.loaded().some(hasPending);
   }
 
@@ -47,6 +48,20 @@ export class AguiAdapter {
   /** Runs an admitted request to its end, sending AG-UI events to the sink. */
   run(admission: Admission, sink: EventSink): Promise<void> {
     return runAdmitted(this.core, admission, sink);
+  }
+
+  /** The subscribe extension's checks (§9.2): throws ObservationRefused (404/409) or AguiError. */
+  admitObservation(
+    executionId: string,
+    identity: ObservationIdentity,
+    language: Language,
+  ): Promise<Observation> {
+    return admitObservation(this.core, executionId, identity, language);
+  }
+
+  /** Follows an admitted observation to the observed task's stop (read-only). */
+  observe(observation: Observation, sink: EventSink): Promise<void> {
+    return new Observer(this.core, observation, sink).run();
   }
 
   /** POST /extensions/iac-code/v1/executions/{executionId}/cancel */

@@ -7,6 +7,9 @@ export type { AguiEvent };
 /** One aggregated usage record of RUN_FINISHED / RUN_ERROR (the token-usage contract). */
 export type UsageEntry = TokenUsage;
 
+/** One message of MESSAGES_SNAPSHOT (the thread's conversation). */
+export type SnapshotMessage = Extract<AguiEvent, { type: "MESSAGES_SNAPSHOT" }>["messages"][number];
+
 /** The interrupt object of RUN_FINISHED's interrupt outcome (the interrupt contract). */
 export type InterruptObject = Interrupt;
 

@@ -154,6 +154,8 @@ describe("AG-UI CORS", function () {
     expect(ok.headers.get("vary")).to.match(/Origin/);
     const cancel = await preflight(allowedPage.origin, "extensions/iac-code/v1/executions/e-1/cancel");
     expect(cancel.headers.get("access-control-allow-origin")).to.equal(allowedPage.origin);
+    const observe = await preflight(allowedPage.origin, "extensions/iac-code/v1/executions/e-1/subscribe");
+    expect(observe.headers.get("access-control-allow-origin")).to.equal(allowedPage.origin);
     const denied = await preflight(otherPage.origin);
     expect(denied.headers.get("vary")).to.match(/Origin/);
     expect([...denied.headers.keys()].filter((k) => k.startsWith("access-control-"))).to.deep.equal([]);

@@ -14,6 +14,7 @@ import type { RunRequest } from "../run/admission.js";
 import type { ManagedA2aStatus } from "../upstream/managed-a2a.js";
 import { addConsoleRoutes, type ConsolePage } from "./console-route.js";
 import { corsMiddleware } from "./cors.js";
+import { addObserveRoute } from "./observe-route.js";
 import { AguiError, MSG, type MessageKey } from "../errors.js";
 import { fieldError } from "./field-errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "../run/inputs.js";
@@ -235,6 +236,14 @@ export function createAguiApp(options: HttpAppOptions): Koa {
   router.post("/extensions/iac-code/v1/executions/:executionId/cancel", async (ctx) => {
     ctx.respond = false;
     await handleCancel(ctx.req, ctx.res, ctx.params.executionId);
+  });
+
+  addObserveRoute(router, {
+    adapter,
+    authToken,
+    heartbeatMs: options.heartbeatMs,
+    logger: options.logger,
+    metrics,
   });
 
   async function handleRun(req: IncomingMessage, res: ServerResponse): Promise<void> {

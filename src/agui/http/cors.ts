@@ -1,10 +1,10 @@
-// CORS for the two routes a browser front end calls: POST / (the run) and the
-// cancel extension. Only the configured origins (cors-origins) are answered
+// CORS for the routes a browser front end calls: POST / (the run), the cancel
+// extension and the observer (subscribe) extension. Only the configured origins (cors-origins) are answered
 // with CORS headers; any other origin gets none, so the browser blocks the
 // response. With no origins configured nothing is added at all.
 import type Koa from "koa";
 
-const CORS_ROUTES = /^\/(?:extensions\/iac-code\/v1\/executions\/[^/]+\/cancel)?$/;
+const CORS_ROUTES = /^\/(?:extensions\/iac-code\/v1\/executions\/[^/]+\/(?:cancel|subscribe))?$/;
 const ALLOW_METHODS = "POST, OPTIONS";
 /** What AG-UI clients send: the body type, the bearer token, SSE, the language. */
 const ALLOW_HEADERS = "Content-Type, Authorization, Accept, Accept-Language";

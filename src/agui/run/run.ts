@@ -24,6 +24,7 @@ import { hasPending, isTerminal, markTerminal } from "../threads/execution.js";
 import { lastUserMessage, userParts } from "./inputs.js";
 import { Resume } from "./resume.js";
 import { runGuidance } from "./guidance.js";
+import { newRunSnapshots } from "./conversation.js";
 import { RunStream } from "./stream.js";
 import { RunState, type EventSink } from "./run-state.js";
 
@@ -78,8 +79,12 @@ export class Run extends RunState {
     const { request } = admission;
     core.metrics?.openStreams.inc({ binding: "agui" });
     core.metrics?.runsStarted.inc({ kind: admission.isResume ? "resume" : "run" });
-    for (const ev of tr.start(request.parentRunId)) this.sink.send(ev);
+    const [started, ...reopened] = tr.start(request.parentRunId);
+    this.sink.send(started);
     try {
+      // A reconnecting client gets the thread back: its conversation and pipeline state.
+      if (!admission.isResume) for (const ev of await newRunSnapshots(this)) this.sink.send(ev);
+      for (const ev of reopened) this.sink.send(ev);
       if (admission.isResume) await new Resume(this, this.stream).resume();
       else await this.newRun();
     } catch (err) {

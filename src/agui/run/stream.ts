@@ -39,7 +39,7 @@ export class RunStream {
   /** The last task state the stream reported (decides how the run ends). */
   private lastState: string | undefined;
   /** A failed task's status text and metadata.iac_code.error (the run's RUN_ERROR says the same). */
-  private failure?: { text: string; error?: Record<string, unknown> };
+  private failure?: TaskFailureInfo;
 
   constructor(private readonly run: RunState) {}
 
@@ -218,10 +218,7 @@ export class RunStream {
     if (snapshot && !TERMINAL_STATES.has(st ?? "")) return "continue";
     if (st) this.lastState = st;
     if (st && FAILED_STATES.has(st)) {
-      this.failure = {
-        text: statusText(item).text,
-        error: isObject(item.iac.error) ? item.iac.error : undefined,
-      };
+      this.failure = failureOf(item);
     }
     return st && STOP_STATES.has(st) ? "stop" : "continue";
   }
@@ -301,11 +298,7 @@ export class RunStream {
     const turnEnded = st === "input-required" && requiredInputs(task).length === 0;
     if (st && (TERMINAL_STATES.has(st) || turnEnded)) {
       this.lastState = st;
-      if (FAILED_STATES.has(st))
-        this.failure = {
-          text: statusText(task).text,
-          error: isObject(task.iac.error) ? task.iac.error : undefined,
-        };
+      if (FAILED_STATES.has(st)) this.failure = failureOf(task);
       return "stop";
     }
     this.run.core.logger?.warn(
@@ -333,20 +326,36 @@ export class RunStream {
     for (const ev of events) this.run.sink.send(ev);
   }
 
-  /**
-   * The RUN_ERROR of a failed task: a model or runtime failure keeps its code and
-   * the A2A text (localised, with the errorId of the server's log line); any
-   * other failure is A2A_EXECUTION_FAILED with the task's own text when it has one.
-   */
+  /** The RUN_ERROR of a failed task (taskFailure). */
   private taskFailure(): RunFailure {
-    const code = this.failure?.error?.code;
-    const text = this.failure?.text || undefined;
-    const errorId = this.failure?.error?.errorId;
-    const params: Record<string, string> = typeof errorId === "string" ? { errorId } : {};
-    if (isAguiErrorCode(code) && code in ERROR_CODE_MESSAGES) {
-      const key = ERROR_CODE_MESSAGES[code as RuntimeErrorCode] as MessageKey;
-      return new RunFailure(code, key, params, text);
-    }
-    return new RunFailure("A2A_EXECUTION_FAILED", MSG.executionFailed, {}, text);
+    return taskFailure(this.failure);
   }
+}
+
+/** A failed task's status text and metadata.iac_code.error. */
+export interface TaskFailureInfo {
+  text: string;
+  error?: Record<string, unknown>;
+}
+
+/** What a failed task item says about its failure. */
+export function failureOf(item: A2aItem): TaskFailureInfo {
+  return { text: statusText(item).text, error: isObject(item.iac.error) ? item.iac.error : undefined };
+}
+
+/**
+ * The RUN_ERROR of a failed task: a model or runtime failure keeps its code and
+ * the A2A text (localised, with the errorId of the server's log line); any
+ * other failure is A2A_EXECUTION_FAILED with the task's own text when it has one.
+ */
+export function taskFailure(failure: TaskFailureInfo | undefined): RunFailure {
+  const code = failure?.error?.code;
+  const text = failure?.text || undefined;
+  const errorId = failure?.error?.errorId;
+  const params: Record<string, string> = typeof errorId === "string" ? { errorId } : {};
+  if (isAguiErrorCode(code) && code in ERROR_CODE_MESSAGES) {
+    const key = ERROR_CODE_MESSAGES[code as RuntimeErrorCode] as MessageKey;
+    return new RunFailure(code, key, params, text);
+  }
+  return new RunFailure("A2A_EXECUTION_FAILED", MSG.executionFailed, {}, text);
 }

@@ -18,6 +18,7 @@ import {
   type AguiEvent,
   type CustomValue,
   type InterruptObject,
+  type SnapshotMessage,
   type UsageEntry,
 } from "../events.js";
 
@@ -352,18 +353,23 @@ export class RunTranslator {
     if (name) out.push(this.ev("CUSTOM", { name, value: dropNulls(env) }));
   }
 
-  /** A pipeline recovery snapshot: one ACTIVITY_SNAPSHOT, then the missed events. */
-  recovery(snapshot: JsonObject, events: unknown[]): AguiEvent[] {
+  /** The ACTIVITY_SNAPSHOT of a pipeline snapshot (no cursor or run id changes). */
+  activitySnapshot(snapshot: JsonObject, pipelineRunId = str(snapshot.pipelineRunId) ?? this.pipelineRunId) {
+    const content = dropNulls({ schemaVersion: 1 as const, pipelineRunId, snapshot });
+    return this.ev("ACTIVITY_SNAPSHOT", { messageId: `pipeline:${pipelineRunId}`, activityType: ACTIVITY_PIPELINE, content, replace: true });
+  } // prettier-ignore
+
+  messagesSnapshot(messages: SnapshotMessage[]): AguiEvent {
+    return this.ev("MESSAGES_SNAPSHOT", { messages });
+  }
+
+  /** A recovery snapshot: one ACTIVITY_SNAPSHOT, STEP_STARTED for `openSteps` (an observer's), the missed events. */
+  recovery(snapshot: JsonObject, events: unknown[], openSteps: readonly string[] = []): AguiEvent[] {
     const out: AguiEvent[] = [];
     this.pipelineRunId = str(snapshot.pipelineRunId) ?? this.pipelineRunId;
-    out.push(
-      this.ev("ACTIVITY_SNAPSHOT", {
-        messageId: `pipeline:${this.pipelineRunId}`,
-        activityType: ACTIVITY_PIPELINE,
-        content: dropNulls({ schemaVersion: 1 as const, pipelineRunId: this.pipelineRunId, snapshot }),
-        replace: true,
-      }),
-    );
+    out.push(this.activitySnapshot(snapshot, this.pipelineRunId));
+    for (const key of openSteps) this.durable.openSteps.add(key);
+    if (openSteps.length) this.steps.reopen(out);
     for (const env of events) if (isObject(env)) this.pipelineEnvelope(env, out, true);
     const last = typeof snapshot.lastSequence === "number" ? snapshot.lastSequence : 0;
     this.durable.pipelineSequence = Math.max(this.durable.pipelineSequence, last);
