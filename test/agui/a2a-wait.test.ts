@@ -242,6 +242,9 @@ const outFile = (s: Setup) => path.join(s.workspace, "out.txt");
 /** The permission decisions the A2A server committed (read once it has stopped). */
 const decisions = (s: Setup) => storedAuditLines(s.persistDir).map((l) => [l.decision, l.reason]);
 
+/** The first A2A request of a resume. */
+const PREFLIGHT = "POST iac-code/session/ensure-restored";
+
 describe("AG-UI adapter: waiting for the A2A server to come back (a2a-wait-seconds)", function () {
   this.timeout(120_000);
   let s: Setup;
@@ -269,7 +272,8 @@ describe("AG-UI adapter: waiting for the A2A server to come back (a2a-wait-secon
     // The run's stream stays open while it waits: RUN_STARTED, then heartbeats.
     await live.until((raw) => raw.includes(": heartbeat"), "a heartbeat while waiting");
     expect(types(parseEvents(live.raw()))).to.deep.equal(["RUN_STARTED"]);
-    expect(logged(s, WAITING)[0].obj).to.deep.include({ method: "GetTask", waitSeconds: 30 });
+    // A resume's first A2A request is the session-restore preflight (§5.5: ensure-restored, then GetTask).
+    expect(logged(s, WAITING)[0].obj).to.deep.include({ method: PREFLIGHT, waitSeconds: 30 });
     await sleep(2000);
     a2a = await startA2a(s);
 
@@ -283,7 +287,7 @@ describe("AG-UI adapter: waiting for the A2A server to come back (a2a-wait-secon
     // One line when the wait began, one when it ended.
     expect(logged(s, WAITING)).to.have.length(1);
     expect(logged(s, BACK)).to.have.length(1);
-    expect(logged(s, BACK)[0].obj).to.deep.include({ method: "GetTask" });
+    expect(logged(s, BACK)[0].obj).to.deep.include({ method: PREFLIGHT });
     expect(logged(s, STOPPED)).to.deep.equal([]);
     await a2a.stop();
     a2a = undefined;
@@ -303,7 +307,7 @@ describe("AG-UI adapter: waiting for the A2A server to come back (a2a-wait-secon
     expect(failed.raw).to.include(": heartbeat");
     expect(logged(s, WAITING)).to.have.length(1);
     expect(logged(s, STOPPED)).to.have.length(1);
-    expect(logged(s, STOPPED)[0].obj).to.deep.include({ method: "GetTask", why: "bound reached" });
+    expect(logged(s, STOPPED)[0].obj).to.deep.include({ method: PREFLIGHT, why: "bound reached" });
     expect(logged(s, STOPPED)[0].obj.waitedMs).to.be.at.least(2000);
     expect(existsSync(outFile(s))).to.equal(false);
 
@@ -630,7 +634,7 @@ describe("a2a-wait-seconds: flag, file and environment", function () {
     }
   });
 
-  it("the agui command takes --a2a-wait-seconds and exits 1 on a bad one, saying which", async () => {
+  it("the agui command takes --a2a-wait-seconds and exits 2 (usage) on a bad one, saying which", async () => {
     const dir = tempDir("agui-a2a-wait-cli-");
     try {
       const child = spawn(
@@ -644,7 +648,7 @@ describe("a2a-wait-seconds: flag, file and environment", function () {
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
       const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-      expect(code).to.equal(1);
+      expect(code).to.equal(2);
       expect(stderr).to.contain("Invalid --a2a-wait-seconds -3: must be >= 0");
     } finally {
       removeDir(dir);

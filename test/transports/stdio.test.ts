@@ -49,7 +49,7 @@ describe("transport stdio", function () {
 
   it("--log-to-stdout is refused: stdout carries the frames", async () => {
     const child = stdioServer(BIN, ["a2a", "--config", stdioConfig(dir), "--log-to-stdout"], stdioEnv(dir));
-    expect(await child.exit).to.equal(1);
+    expect(await child.exit).to.equal(2);
     expect(child.stderr()).to.equal(
       "--log-to-stdout cannot be used with --transport stdio because stdout carries A2A frames.\n",
     );
