@@ -8,6 +8,7 @@ import { createServer, type Server } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { knownEnvNames, unknownEnvWarnings } from "../../src/cli/env-check.js";
+import { startCli } from "../e2e/helpers.js";
 import { exposureWarning, isLoopbackHost } from "../../src/server/exposure.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -135,41 +136,21 @@ describe("server start-up", function () {
   });
 
   it("serve takes --provider, --model and --base-url and hands them to the A2A server it manages", async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        "serve",
-        "--port",
-        "0",
-        "--provider",
-        "openai_compatible",
-        "--model",
-        "m-from-flag",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-      ],
-      { env, stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const serve = await startCli(
+      ["serve", "--port", "0", "--provider", "openai_compatible", "--model", "m-from-flag", "--base-url", "http://127.0.0.1:9/v1"],
+      env,
+    ); // prettier-ignore
     try {
-      let out = "";
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on("data", (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-          if (match) resolve(match[1]);
-        });
-        child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-      });
-      const health = (await (await fetch(`${url}health`)).json()) as { runtime?: Record<string, unknown> };
+      const health = (await (await fetch(`${serve.url}health`)).json()) as {
+        runtime?: Record<string, unknown>;
+      };
       expect(health.runtime).to.deep.include({
         provider: "openai_compatible",
         model: "m-from-flag",
         demo: false,
       });
     } finally {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => child.once("exit", resolve));
+      await serve.stop();
     }
     const refused = await run(["agui", "--a2a-url", "http://127.0.0.1:1/", "--model", "m"], env);
     expect(refused.code).to.equal(2);

@@ -10,13 +10,12 @@ import { expect } from "chai";
 import path from "node:path";
 import { mkdirSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { spawn } from "node:child_process";
 import os from "node:os";
 import { startAguiServer } from "../../src/agui/server.js";
 import { stopTracing, tracingOn } from "../../src/server/tracing/index.js";
 import { tracingSettings } from "../../src/server/tracing/settings.js";
 import { post as aguiPost } from "../agui/harness.js";
-import { removeDir, startE2eServer, adapterSettings } from "../e2e/helpers.js";
+import { removeDir, startCli, startE2eServer, adapterSettings } from "../e2e/helpers.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fixtures/otlp-receiver.js";
 import { startPushReceiver } from "../fixtures/push-receiver.js";
 import { createClient } from "@connectrpc/connect";
@@ -99,8 +98,6 @@ async function permissionRoundTrip(protocol: "http/json" | "http/protobuf"): Pro
   return { spans: receiver.spans, traceId, callerSpanIds, contentTypes: receiver.contentTypes };
 }
 
-const BIN = path.resolve(import.meta.dirname, "../../bin/iac-code.mjs");
-
 describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", function () {
   this.timeout(60_000);
 
@@ -117,21 +114,9 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
     };
-    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--allowed-cwds", home], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const serve = await startCli(["serve", "--port", "0", "--allowed-cwds", home], env);
     try {
-      let out = "";
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on("data", (chunk: Buffer) => {
-          out += chunk.toString();
-          const match = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-          if (match) resolve(match[1]);
-        });
-        child.once("exit", (code) => reject(new Error(`serve exited ${code}: ${out}`)));
-      });
-      const res = await fetch(url, {
+      const res = await fetch(serve.url, {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
         body: JSON.stringify({
@@ -142,8 +127,7 @@ describe("OpenTelemetry traces across the AG-UI adapter and the A2A server", fun
       }); // prettier-ignore
       expect(await res.text()).to.include("RUN_FINISHED");
     } finally {
-      child.kill("SIGTERM");
-      await new Promise((resolve) => child.once("exit", resolve));
+      await serve.stop();
       removeDir(home);
     }
     const services = new Map<string, Set<string>>();
