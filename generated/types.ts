@@ -3320,6 +3320,10 @@ export interface AguiHealthA2A {
    */
   restarts: number;
   /**
+   * Where the server listens now (loopback; a respawn may move it to another port). Only the adapter can call it: it holds the server's token.
+   */
+  url?: string;
+  /**
    * While down: when the next start is attempted (exponential backoff, capped).
    */
   nextAttemptAt?: string;

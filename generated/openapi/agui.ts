@@ -374,6 +374,8 @@ export interface components {
                  * @enum {unknown}
                  */
                 state: "starting" | "up" | "down" | "stopped";
+                /** @description Where the server listens now (loopback; a respawn may move it to another port). Only the adapter can call it: it holds the server's token. */
+                url?: string;
             };
             /**
              * @description The A2A version that executes the runs.

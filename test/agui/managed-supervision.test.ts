@@ -267,12 +267,12 @@ describe("AG-UI adapter: supervision of the managed A2A child", function () {
       (l) => l.obj.retryInMs,
     );
     expect(waits.slice(0, 4)).to.deep.equal([100, 200, 400, 400]);
-    expect(failed()[0].obj).to.deep.include({ reason: "exited during startup", code: 1, restarts: 1 });
+    expect(failed()[0].obj).to.deep.include({ reason: "exited during startup", code: 2, restarts: 1 });
 
     const looping = await health(agui);
     expect(["down", "starting"]).to.include(looping.a2a?.state);
     expect(looping.a2a?.restarts).to.be.at.least(3);
-    expect(looping.a2a?.lastExit).to.deep.include({ code: 1, signal: null, duringStartup: true });
+    expect(looping.a2a?.lastExit).to.deep.include({ code: 2, signal: null, duringStartup: true });
     // A run meanwhile fails fast with the usual code (a2a-wait-seconds 0).
     const refused = await post(agui.url, {
       threadId: "while-down",

@@ -135,6 +135,9 @@ describe("process hygiene (real CLI)", function () {
         pid: newPid,
         restarts: 1,
       });
+      // /health names where the respawned server listens now (the banner printed the first one).
+      const back = lines.find((l) => l.msg === "managed A2A server is back")!;
+      expect((health.a2a as { url?: string }).url).to.equal(back.url);
     } finally {
       adapter.proc.kill("SIGTERM");
       expect((await exited(adapter.proc)).code).to.equal(0);

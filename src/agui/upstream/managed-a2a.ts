@@ -63,6 +63,8 @@ export interface ManagedA2aStatus {
   since: string;
   /** Respawns attempted since the adapter started (failed ones included). */
   restarts: number;
+  /** Where the child listens now (a respawn may take another port). */
+  url: string;
   lastExit?: ManagedA2aExit;
   /** While down: when the next start is attempted (ISO 8601). */
   nextAttemptAt?: string;
@@ -130,6 +132,7 @@ class ManagedA2aSupervisor implements ManagedA2a {
       state: this.state,
       since: new Date(this.since).toISOString(),
       restarts: this.restarts,
+      url: this.url,
     };
     if (this.lastExit) status.lastExit = { ...this.lastExit };
     if (this.state === "down" && this.nextAttemptAt !== undefined)
