@@ -78,6 +78,20 @@ describe("a2a-client against our server (bearer token)", function () {
     expect([undefined, "***"]).to.include(sent.metadata.iac_code.iac_code_api_key);
   });
 
+  it("without --cwd sends no workspace: the server's default one (never the client's directory)", async () => {
+    const run = ok(await runClient(["call", ...auth(), "-p", "hello", "--output", "json"], { cwd: s.dir }));
+    const sent = (JSON.parse(run.stdout) as Json).task.history[0] as Json;
+    expect(sent.metadata.iac_code).to.not.have.property("cwd");
+    const dot = ok(
+      await runClient(["call", ...auth(), "--cwd", ".", "-p", "hello", "--output", "json"], {
+        cwd: s.workspace,
+      }),
+    );
+    expect(((JSON.parse(dot.stdout) as Json).task.history[0] as Json).metadata.iac_code.cwd).to.equal(
+      s.workspace,
+    );
+  });
+
   it("the real CLI on a pipe: --stream writes the text deltas unbroken, task-list prints whole ids", async () => {
     const env = cleanEnv(s.dir);
     const streamed = ok(
