@@ -114,6 +114,37 @@ describe("docs that run: the command blocks of README.md and docs/*.md", functio
     if (dir) removeDir(dir);
   });
 
+  it("reads the markers: not-run above a fence, expect and exit below it; text blocks are not commands", () => {
+    const doc = [
+      "<!-- not-run: needs protoc -->",
+      "",
+      "```sh",
+      "protoc --version",
+      "```",
+      "```text",
+      "a listing",
+      "```",
+      "```",
+      "echo hi",
+      "```",
+      "",
+      "<!-- expect: hi -->",
+      "<!-- exit: 3 on a pipe -->",
+      "```console",
+      "$ echo a \\",
+      "  b",
+      "a b",
+      "```",
+      "Prose.",
+    ].join("\n");
+    const found = commandBlocks(doc, "x.md");
+    expect(found.map((b) => [b.line, b.language, b.code, b.notRun, b.expect, b.exit])).to.deep.equal([
+      [3, "sh", "protoc --version", "needs protoc", [], 0],
+      [9, "", "echo hi", undefined, ["hi"], 3],
+      [15, "console", "echo a \\\n  b", undefined, [], 0],
+    ]);
+  });
+
   it("finds the blocks, and every block not run says why", () => {
     expect(blocks.filter((b) => b.notRun === undefined).length).to.be.greaterThan(5);
     for (const block of blocks)
