@@ -3653,7 +3653,7 @@ export interface A2AClientConfig {
    */
   route_name?: string;
   /**
-   * Workspace sent as metadata.iac_code.cwd (call; default: the current directory). --cwd.
+   * Workspace sent as metadata.iac_code.cwd (call; default: none sent, the server's default workspace). --cwd.
    */
   cwd?: string;
   /**

@@ -19,7 +19,7 @@ import { Authenticator } from "./core/request/auth.js";
 import { buildAgentCards, type AgentCards } from "./core/card.js";
 import { mediaTypesFromEnv } from "./core/incoming-message/parts.js";
 import { A2AService } from "./core/service.js";
-import { defaultRoots, existingRoots, rootList } from "../server/workspace-roots.js";
+import { defaultRoots, defaultWorkspace, existingRoots, rootList } from "../server/workspace-roots.js";
 import type { PathProjector } from "./core/path-projection.js";
 import type { A2aState } from "./http-app.js";
 import { listenHttp, servedByTransport } from "./listeners.js";
@@ -162,9 +162,15 @@ async function startWithState(
   const cwd = deps.cwd ?? process.cwd();
   // The settings' token, basic-username/-password, api-key and api-key-header.
   const auth = new Authenticator(settings);
-  const configuredRoots = existingRoots(
-    settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, defaultRoots(cwd)),
-  );
+  const listed = settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, []);
+  const configuredRoots = existingRoots(listed.length > 0 ? listed : defaultRoots(cwd, env));
+  // A message without a cwd works in <config-dir>/workspace when that is an allowed root (the
+  // default roots), else in the server's working directory; a caller's deps.cwd wins.
+  const workspace = existingRoots([defaultWorkspace(env)])[0];
+  const defaultCwd =
+    deps.cwd === undefined && workspace !== undefined && configuredRoots.includes(workspace)
+      ? workspace
+      : cwd;
   // trust-request-cwd: every absolute workspace lies under the filesystem root.
   const roots = settings.trustRequestCwd ? [path.parse(cwd).root] : configuredRoots;
   projector?.addRoots(configuredRoots);
@@ -200,7 +206,7 @@ async function startWithState(
     requiredExtensions: settings.requiredExtensions,
     push: push?.configs,
     idleContextMs: settings.idleContextSeconds * 1000,
-    defaultCwd: cwd,
+    defaultCwd,
     allowedRoots: roots,
     mediaTypes,
     defaultChannel: defaultChannel(env),

@@ -91,7 +91,7 @@ export const AGUI_SETTINGS: SettingsTable = {
       kind: "list",
       arg: "dirs",
       separator: "path",
-      help: "workspace roots a request's cwd must lie in (repeatable or path-separated; default: the adapter's cwd and the temp dir)",
+      help: "workspace roots a request's cwd must lie in (repeatable or path-separated; default: config dir's workspace, the adapter's cwd, temp dir)",
     },
     {
       key: "state-dir",

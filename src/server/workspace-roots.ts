@@ -2,10 +2,10 @@
 // runtime's file tools: which directories are allowed roots, whether a
 // (resolved) path lies inside one, and the one rule both protocols apply to a
 // requested workspace (absolute, inside a root, an existing directory).
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { expandPath } from "./paths.js";
+import { configDir, expandPath } from "./paths.js";
 
 /** True when child is root itself or below it (both absolute; resolve symlinks first). */
 export function isInside(child: string, root: string): boolean {
@@ -19,9 +19,24 @@ export function rootList(raw: string | undefined, defaults: readonly string[]): 
   return entries.length > 0 ? entries : [...defaults];
 }
 
-/** The server's default roots: its working directory and the system temp directory. */
-export function defaultRoots(cwd = process.cwd()): string[] {
-  return [cwd, os.tmpdir()];
+/** The default workspace: <config-dir>/workspace (never the source checkout a demo runs from). */
+export function defaultWorkspace(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(configDir(env), "workspace");
+}
+
+/**
+ * The server's default roots: the default workspace (created here, as only a
+ * server using the defaults needs it), its working directory and the system
+ * temp directory.
+ */
+export function defaultRoots(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): string[] {
+  const workspace = defaultWorkspace(env);
+  try {
+    mkdirSync(workspace, { recursive: true, mode: 0o700 });
+  } catch {
+    // A workspace that cannot be created is not a root (existingRoots drops it).
+  }
+  return [workspace, cwd, os.tmpdir()];
 }
 
 /** The existing directories among the candidates: ~ and $VAR expanded, symlinks resolved, duplicates dropped. */

@@ -78,19 +78,49 @@ describe("a2a-client against our server (bearer token)", function () {
     expect([undefined, "***"]).to.include(sent.metadata.iac_code.iac_code_api_key);
   });
 
+  it("without --cwd sends no workspace: the server's default one (never the client's directory)", async () => {
+    const run = ok(await runClient(["call", ...auth(), "-p", "hello", "--output", "json"], { cwd: s.dir }));
+    const sent = (JSON.parse(run.stdout) as Json).task.history[0] as Json;
+    expect(sent.metadata.iac_code).to.not.have.property("cwd");
+    const dot = ok(
+      await runClient(["call", ...auth(), "--cwd", ".", "-p", "hello", "--output", "json"], {
+        cwd: s.workspace,
+      }),
+    );
+    expect(((JSON.parse(dot.stdout) as Json).task.history[0] as Json).metadata.iac_code.cwd).to.equal(
+      s.workspace,
+    );
+  });
+
+  it("the real CLI on a pipe: --stream writes the text deltas unbroken, task-list prints whole ids", async () => {
+    const env = cleanEnv(s.dir);
+    const streamed = ok(
+      await runCliProcess(["call", ...auth(), "--cwd", s.workspace, "-p", "hello", "--stream"], { env }),
+    );
+    const lines = streamed.stdout.split("\n");
+    expect(lines.filter((line) => line.includes("Hello"))).to.deep.equal(["Hello from the scripted agent."]);
+    expect(streamed.stdout).to.match(/[^\n]\n$/);
+    const taskId = (JSON.parse(lines.at(-2) ?? "") as Json).statusUpdate.taskId as string;
+    expect(taskId.length).to.be.greaterThan(28);
+    const table = ok(await runCliProcess(["task-list", ...auth()], { env }));
+    const row = table.stdout.split("\n").find((line) => line.startsWith(taskId));
+    expect(row, table.stdout).to.match(new RegExp(`^${taskId} +\\S`));
+    expect(table.stdout).to.not.include("...  ");
+  });
+
   for (const binding of BINDING_NAMES) {
     describe(`over ${binding}`, () => {
       const url = () => [...auth(), "--binding", binding];
       const call = (...args: string[]) => runClient(["call", ...url(), "--cwd", s.workspace, ...args]);
 
-      it("call: the answer's text (unary), and one line per event (--stream)", async () => {
+      it("call: the answer's text (unary), and the streamed text unbroken then one line per event (--stream)", async () => {
         const run = ok(await call("-p", "hello"));
         expect(run.stdout).to.equal("Hello from the scripted agent.\n");
         const streamed = ok(await call("-p", "hello", "--stream"));
+        expect(streamed.stdout).to.match(/\n$/).and.not.match(/\n\n/);
         const lines = streamed.stdout.trim().split("\n");
-        expect(lines).to.include.members([
-          "Hello ",
-          "from the scripted agent.",
+        // The deltas ("Hello ", "from the scripted agent.") on one line, the final message not repeated.
+        expect(lines.filter((line) => line.includes("Hello"))).to.deep.equal([
           "Hello from the scripted agent.",
         ]);
         expect((JSON.parse(lines.at(-1) ?? "") as Json).statusUpdate.status.state).to.equal(
@@ -208,7 +238,7 @@ describe("a2a-client against our server (bearer token)", function () {
         );
         expect(JSON.parse(got.stdout)).to.deep.include({ id: task.id }).and.not.have.property("history");
         const table = ok(await runClient(["task-list", ...url(), "--context-id", task.contextId as string]));
-        expect(table.stdout).to.include(`${(task.id as string).slice(0, 25)}...  input-required`);
+        expect(table.stdout).to.include(`\n${task.id as string}  input-required`);
 
         const running = call("-p", "[SLOW] subscribe");
         const id = await workingTask(url());

@@ -38,7 +38,7 @@ describe("a2a-client: text extraction", () => {
 });
 
 describe("a2a-client: task table", () => {
-  it("clips columns with ..., maps states, counts and offers the next page", () => {
+  it("prints ids whole, clips the message with ..., maps states, counts and offers the next page", () => {
     const response = create(pb.ListTasksResponseSchema, {
       tasks: [
         {
@@ -56,10 +56,10 @@ describe("a2a-client: task table", () => {
     });
     const lines = taskTable(response, (token) => `NEXT ${token}`).split("\n");
     expect(lines[0]).to.equal(
-      "ID                            Status          Context                 Updated               Message",
+      "ID                                     Status          Context                        Updated               Message",
     );
     expect(lines[1]).to.equal(
-      `task-0123456789-012345678...  input-required  context-0123456789-...  2026-01-02T03:04:05Z  ${"m".repeat(53)}...`,
+      `task-0123456789-0123456789-0123456789  input-required  context-0123456789-0123456789  2026-01-02T03:04:05Z  ${"m".repeat(53)}...`,
     );
     expect(lines.slice(2)).to.deep.equal(["Showing 1 of 7 tasks.", "Next page: NEXT tok", ""]);
     expect(taskTable(create(pb.ListTasksResponseSchema, {}), () => "")).to.equal("No A2A tasks found.\n");

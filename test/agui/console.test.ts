@@ -8,7 +8,7 @@
 // violation is reported. Screenshots go to test-artifacts/console/ (CI keeps
 // them).
 import { expect } from "chai";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { CONSOLE_CSP } from "../../src/agui/http/console-route.js";
@@ -23,6 +23,7 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
   this.timeout(240_000);
   let dir: string;
   let workspace: string;
+  let checkout: string;
   let cli: CliChild;
   let browser: BrowserContext;
   let page: Page;
@@ -34,11 +35,13 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
     // The bundle of the current console sources (the adapter reads dist/console when it starts).
     await bundleConsole(ROOT);
     dir = tempDir("iac-console-");
-    workspace = path.join(dir, "workspace");
-    mkdirSync(workspace, { recursive: true });
+    checkout = path.join(dir, "checkout");
+    mkdirSync(checkout, { recursive: true });
     mkdirSync(ARTIFACTS, { recursive: true });
-    // The workspace is the adapter's cwd: the console proposes it and the adapter allows it.
-    cli = await startCli(["agui", "--port", "0"], cleanEnv(dir), workspace);
+    // The adapter runs in a "checkout"; the console proposes the default workspace under the
+    // config dir ($HOME/.iac-code here), created at start-up and allowed, never the checkout.
+    workspace = path.join(dir, ".iac-code", "workspace");
+    cli = await startCli(["agui", "--port", "0"], cleanEnv(dir), checkout);
     await cli.waitForOutput("AG-UI adapter listening");
     browser = await chromium.launchPersistentContext(path.join(dir, "profile"), {
       executablePath: CHROMIUM,
@@ -124,6 +127,7 @@ describe("AG-UI console (iac-code agui, demo mode, Chromium)", function () {
     expect(await file.locator("code").innerText()).to.include("Type: ALIYUN::ECS::VPC");
     expect(await file.locator(".tok-key", { hasText: "Type" }).count()).to.be.greaterThan(0);
     expect(readFileSync(path.join(workspace, "vpc.yaml"), "utf8")).to.include("ALIYUN::ECS::VPC");
+    expect(readdirSync(checkout)).to.deep.equal([]);
     // The tool call shows its arguments and its result.
     await writeCall.locator("summary").click();
     expect(await writeCall.locator(".tool-args").innerText()).to.include('"path": "vpc.yaml"');

@@ -2,11 +2,12 @@
 // Demo mode end to end: `iac-code a2a` with nothing configured anywhere (no
 // IAC_CODE_* / IACCODE_* variable, a fresh HOME) starts, says so on its banner
 // and /health with a hint, and a SendStreamingMessage shows streamed text and a
-// permission request (allowing it writes the demo template). A provider that is
+// permission request (allowing it writes the demo template into <config-dir>/workspace, not
+// into the server's cwd). A provider that is
 // configured but has no key is not demo mode: turns fail with the sanitised
 // authentication error.
 import { expect } from "chai";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { openStream, stateOf, userMessage, type AnyJson } from "../a2a/helpers.js";
 import {
@@ -83,7 +84,13 @@ describe("e2e: demo mode with nothing configured (iac-code a2a)", function () {
       "allow_once",
     );
     expect(stateOf(done.at(-1)!)).to.equal("TASK_STATE_INPUT_REQUIRED");
-    expect(readFileSync(path.join(workspace, "vpc.yaml"), "utf8")).to.include("Type: ALIYUN::ECS::VPC");
+    // No cwd in the message: the default workspace under the config dir, never the process's cwd
+    // (a source checkout when the demo runs from one).
+    const defaultWorkspace = path.join(dir, ".iac-code", "workspace");
+    expect(readFileSync(path.join(defaultWorkspace, "vpc.yaml"), "utf8")).to.include(
+      "Type: ALIYUN::ECS::VPC",
+    );
+    expect(readdirSync(workspace)).to.deep.equal([]);
     // The demo validates what it wrote, then says how to leave demo mode.
     const validation = done
       .map((e) => iacOf(e)?.tool as AnyJson | undefined)

@@ -93,16 +93,18 @@ describe("e2e: issue 4 'Done when' (iac-code a2a + OpenAI-compatible endpoint + 
     fixture = await OpenAiFixture.start();
     fixture.respond = model;
     dir = tempDir();
-    workspace = path.join(dir, "project");
-    mkdirSync(workspace, { recursive: true });
+    const project = path.join(dir, "project");
+    mkdirSync(project, { recursive: true });
+    // The default workspace of a message without a cwd (created by the server at start-up).
+    workspace = path.join(dir, "config", "workspace");
     const env = cleanEnv(path.join(dir, "home"), {
       IAC_CODE_API_KEY: API_KEY,
       IAC_CODE_BASE_URL: fixture.url,
       IAC_CODE_CONFIG_DIR: path.join(dir, "config"),
     });
     mkdirSync(env.HOME!, { recursive: true });
-    // Run in the project directory, as a user would: it is the default workspace.
-    cli = await startCli(["a2a", "--port", "0"], env, workspace);
+    // Run in a project directory, as a user would; the messages name no cwd.
+    cli = await startCli(["a2a", "--port", "0"], env, project);
     const factory = new ClientFactory(
       ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
         transports: [new JsonRpcTransportFactory()],

@@ -192,7 +192,7 @@ export const A2A_SETTINGS: SettingsTable = {
       kind: "list",
       arg: "dirs",
       separator: "path",
-      help: "workspace roots a request's cwd must lie in (repeatable or path-separated; default: the server's cwd and the temp dir)",
+      help: "workspace roots a request's cwd must lie in (repeatable or path-separated; default: config dir's workspace, the server's cwd, temp dir)",
     },
     {
       key: "trust-request-cwd",

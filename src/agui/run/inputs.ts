@@ -27,14 +27,14 @@ const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp
 /** The iacCode extension as validated by the contract. */
 export type IacCode = IacCodeProps;
 
-/** Allowed workspace roots: configured, else the env lists, else the process cwd and temp dir. */
+/** Allowed workspace roots: configured, else the env lists, else <config-dir>/workspace, the process cwd and temp dir. */
 export function allowedRoots(
   configured: string[] | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): string[] {
   if (configured?.length) return existingRoots(configured);
-  const raw = env.IAC_CODE_AGUI_ALLOWED_CWDS || env.IACCODE_A2A_ALLOWED_CWDS;
-  return existingRoots(rootList(raw, defaultRoots()));
+  const listed = rootList(env.IAC_CODE_AGUI_ALLOWED_CWDS || env.IACCODE_A2A_ALLOWED_CWDS, []);
+  return existingRoots(listed.length > 0 ? listed : defaultRoots(process.cwd(), env));
 }
 
 const WORKSPACE_MESSAGES: Record<WorkspaceRefusal, MessageKey> = {

@@ -38,9 +38,14 @@ function callUrl(context: ActionContext, prompt: string): string {
   return resolveRoute(routes, { name, prompt }).url;
 }
 
-/** `.` is the logical $PWD when it is the same directory as the real cwd (keeps symlinked paths). */
-function workspace(settings: Settings, io: ClientIo): string {
-  const given = settings.string("cwd") ?? ".";
+/**
+ * --cwd resolved against the current directory; `.` is the logical $PWD when it is the same
+ * directory as the real cwd (keeps symlinked paths). Without --cwd nothing is sent: the server
+ * uses its default workspace (ours: <config-dir>/workspace, or the context's earlier one).
+ */
+function workspace(settings: Settings, io: ClientIo): string | undefined {
+  const given = settings.string("cwd");
+  if (given === undefined) return undefined;
   const physical = io.cwd();
   if (given !== ".") return path.resolve(physical, given);
   const logical = io.env.PWD;
@@ -54,7 +59,9 @@ function workspace(settings: Settings, io: ClientIo): string {
 
 /** metadata.iac_code of a call: cwd, per-turn model and key, thinking. */
 function iacMetadata(settings: Settings, io: ClientIo): JsonObject {
-  const iac: JsonObject = { cwd: workspace(settings, io) };
+  const iac: JsonObject = {};
+  const cwd = workspace(settings, io);
+  if (cwd !== undefined) iac.cwd = cwd;
   const model = settings.string("iac_code_model")?.trim();
   const apiKey = settings.string("iac_code_api_key")?.trim();
   if (model) iac.iac_code_model = model;

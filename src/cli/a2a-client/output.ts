@@ -58,19 +58,21 @@ function updated(timestamp: pb.TaskStatus["timestamp"]): string {
     : "";
 }
 
-const COLUMNS: Array<[string, number]> = [
-  ["ID", 28],
-  ["Status", 14],
-  ["Context", 22],
-  ["Updated", 20],
-  ["Message", 56],
+/** Name, minimum width, and whether a longer value is clipped (ids never are: they are copied). */
+const COLUMNS: Array<[string, number, boolean]> = [
+  ["ID", 28, false],
+  ["Status", 14, true],
+  ["Context", 22, false],
+  ["Updated", 20, true],
+  ["Message", 56, true],
 ];
 
-function row(cells: string[]): string {
+function row(cells: string[], widths: number[]): string {
   return cells
-    .map((cell, i) =>
-      i === cells.length - 1 ? clip(cell, COLUMNS[i][1]) : clip(cell, COLUMNS[i][1]).padEnd(COLUMNS[i][1]),
-    )
+    .map((cell, i) => {
+      const text = COLUMNS[i][2] ? clip(cell, widths[i]) : cell;
+      return i === cells.length - 1 ? text : text.padEnd(widths[i]);
+    })
     .join("  ")
     .trimEnd();
 }
@@ -81,18 +83,23 @@ export function taskTable(
   nextPageCommand: (token: string) => string,
 ): string {
   if (response.tasks.length === 0) return "No A2A tasks found.\n";
-  const lines = [row(COLUMNS.map(([name]) => name))];
-  for (const task of response.tasks) {
-    lines.push(
-      row([
-        task.id,
-        stateLabel(task.status?.state),
-        task.contextId,
-        updated(task.status?.timestamp),
-        messageText(task.status?.message),
-      ]),
-    );
-  }
+  const rows = response.tasks.map((task) => [
+    task.id,
+    stateLabel(task.status?.state),
+    task.contextId,
+    updated(task.status?.timestamp),
+    messageText(task.status?.message),
+  ]);
+  const widths = COLUMNS.map(([, width, clipped], i) =>
+    clipped ? width : Math.max(width, ...rows.map((cells) => cells[i].length)),
+  );
+  const lines = [
+    row(
+      COLUMNS.map(([name]) => name),
+      widths,
+    ),
+    ...rows.map((cells) => row(cells, widths)),
+  ];
   const shown = response.tasks.length;
   lines.push(
     response.totalSize >= shown && response.totalSize > 0

@@ -90,7 +90,10 @@ export function buildA2aClientCommand(
     .option("--route <spec>", "a named route: name=url;skills=a,b;tags=x,y (repeatable)", collect)
     .option("--route-name <name>", "call the route of this name")
     .requiredOption("-p, --prompt <text>", "the message to send")
-    .option("--cwd <dir>", "workspace sent as metadata.iac_code.cwd (default: the current directory)")
+    .option(
+      "--cwd <dir>",
+      "workspace sent as metadata.iac_code.cwd (default: none sent, the server's default workspace)",
+    )
     .option("--context-id <id>", "continue this context")
     .option("--iac-code-model <model>", "model for this turn")
     .option("--iac-code-api-key <key>", "model API key for this turn")

@@ -1,6 +1,6 @@
 // How a turn is shown. --output json: every event (or the reply) as one
-// compact JSON line. Text on a pipe: one line per event, its text or compact
-// JSON (the reply: its text or indented JSON). Text on a terminal: agent text
+// compact JSON line. Text on a pipe: the streamed text as it comes, then one
+// line per other event, its text or compact JSON (the reply: its text or indented JSON). Text on a terminal: agent text
 // as it streams, tool steps as short lines, a spinner with the elapsed time
 // while waiting. A request nobody answers here is printed as one JSON line.
 import { encodeProtoJson, pb } from "../../contract/index.js";
@@ -37,15 +37,49 @@ export class JsonRenderer implements TurnRenderer {
   settle(): void {}
 }
 
-/** Text on a pipe: like JSON, but an event or reply with text prints its text. */
+/**
+ * Text on a pipe: like JSON, but an event or reply with text prints its text. The
+ * streamed text deltas are written as they come, without added line breaks (the
+ * final message repeating them is skipped); anything else starts a line of its own.
+ */
 export class PlainRenderer extends JsonRenderer {
+  private atLineStart = true;
+  private streamed = false;
+
   override event(event: pb.StreamResponse): void {
-    const text = replyText(event.payload);
-    if (text) this.out.write(`${text}\n`);
+    const { payload } = event;
+    if (payload.case === "statusUpdate") {
+      const iac = payload.value.metadata?.iac_code;
+      const final = iac !== null && typeof iac === "object" && !Array.isArray(iac) && "assistantFinal" in iac;
+      const text = messageText(payload.value.status?.message);
+      if (text && !final) {
+        this.write(text);
+        this.streamed = true;
+        return;
+      }
+      const repeated = final && this.streamed;
+      if (final) this.streamed = false;
+      if (text && repeated) return;
+    }
+    const text = replyText(payload);
+    this.settle();
+    if (text) this.write(`${text}\n`);
     else super.event(event);
   }
   override reply(reply: pb.SendMessageResponse): void {
     this.out.write(`${replyText(reply.payload) || sortedJson(replyJson(reply), 2)}\n`);
+  }
+  override inputRequired(request: InputRequest): void {
+    this.settle();
+    super.inputRequired(request);
+  }
+  /** Ends a line of streamed text. */
+  override settle(): void {
+    if (!this.atLineStart) this.write("\n");
+  }
+  private write(text: string): void {
+    this.out.write(text);
+    this.atLineStart = text.endsWith("\n");
   }
 }
 
