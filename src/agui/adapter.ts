@@ -50,7 +50,12 @@ export class AguiAdapter {
   }
 
   /** POST /extensions/iac-code/v1/executions/{executionId}/cancel */
-  cancelExecution(executionId: string, threadId: string, rosInvocationId: string): Promise<CancelStatus> {
-    return cancelExecution(this.core, executionId, threadId, rosInvocationId);
+  cancelExecution(
+    executionId: string,
+    threadId: string,
+    rosInvocationId: string,
+    user?: string,
+  ): Promise<CancelStatus> {
+    return cancelExecution(this.core, executionId, threadId, rosInvocationId, user);
   }
 }
