@@ -56,5 +56,6 @@ export function connectErrorOf(error: A2AError): ConnectError {
 export function unauthenticated(challenge?: string): ConnectError {
   const spec = a2aErrorSpec("UNAUTHENTICATED");
   const reason = challenge && /error_description="([^"]*)"/.exec(challenge)?.[1];
-  return new ConnectError(reason ? `Unauthorized: ${reason}` : "Unauthorized", spec.grpcCode);
+  // No colon: Connect percent-encodes it and grpc-js's decodeURI leaves it as %3A.
+  return new ConnectError(reason ? `Unauthorized (${reason})` : "Unauthorized", spec.grpcCode);
 }
