@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- tests read free-form JSON-RPC replies through `any` */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return -- tests read free-form JSON-RPC replies through `any` */
 // OIDC/JWT sign-in on both servers (issue 33 item 5), through real servers on
 // loopback: a local JWKS server serves keys generated here, tokens are signed
 // here with jose, and the A2A server (JSON-RPC, REST, gRPC, WebSocket,
