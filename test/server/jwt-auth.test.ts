@@ -483,6 +483,20 @@ describe("JWT sign-in (OIDC)", function () {
         alice,
       );
       expect(again.status).to.equal(200);
+      // The cancel extension: another user's execution is not found; the owner's is answered.
+      const doc = await h.store.load("jwt-bound");
+      const cancel = (headers: Record<string, string>) =>
+        fetch(`${h.url}extensions/iac-code/v1/executions/${doc!.execution.executionId}/cancel`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", ...headers },
+          body: JSON.stringify({ threadId: "jwt-bound", rosInvocationId: doc!.execution.rosInvocationId }),
+        });
+      const foreign = await cancel(bob);
+      expect(foreign.status).to.equal(404);
+      expect(((await foreign.json()) as Json).error.code).to.equal("EXECUTION_NOT_FOUND");
+      const own = await cancel(alice);
+      expect(own.status).to.equal(200);
+      expect(((await own.json()) as Json).status).to.be.oneOf(["cancelled", "already_terminal"]);
     });
   });
 });
