@@ -161,7 +161,12 @@ async function startWithState(
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
   // The settings' token, basic-username/-password, api-key and api-key-header.
-  const auth = new Authenticator(settings);
+  const auth = new Authenticator(settings, (error) =>
+    logger.warn(
+      { err: error instanceof Error ? error.message : String(error), jwksUrl: settings.jwt?.jwksUrl },
+      "the identity provider's key set (auth-jwks-url) could not be fetched",
+    ),
+  );
   const configuredRoots = existingRoots(
     settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, defaultRoots(cwd)),
   );

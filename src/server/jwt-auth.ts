@@ -85,6 +85,15 @@ export function looksLikeJwt(credential: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(credential);
 }
 
+/** A failure to get the key set (the provider's fault or the URL's), not the token's. */
+function isKeySetFailure(error: unknown): boolean {
+  return (
+    error instanceof errors.JWKSTimeout ||
+    error instanceof errors.JWKSInvalid ||
+    !(error instanceof errors.JOSEError)
+  );
+}
+
 /** Why jose refused a token, in words a client can act on (no token content). */
 function reasonOf(error: unknown): string {
   if (error instanceof errors.JWTExpired) return "the token has expired";
@@ -101,16 +110,18 @@ function reasonOf(error: unknown): string {
     return "no key of the identity provider's key set matches the token";
   if (error instanceof errors.JWKSMultipleMatchingKeys)
     return "the token names no key id (kid) and several keys match";
-  if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
-    return "the identity provider's key set could not be fetched";
-  if (error instanceof errors.JOSEError) return "the token is malformed or not accepted";
-  return "the identity provider's key set could not be fetched";
+  if (isKeySetFailure(error)) return "the identity provider's key set could not be fetched";
+  return "the token is malformed or not accepted";
 }
 
 export class JwtVerifier {
   private readonly keys: JWTVerifyGetKey;
 
-  constructor(readonly settings: JwtSettings) {
+  /** `onKeySetError`: told when the key set cannot be fetched (for the operator's log). */
+  constructor(
+    readonly settings: JwtSettings,
+    private readonly onKeySetError?: (error: unknown) => void,
+  ) {
     this.keys = createRemoteJWKSet(new URL(settings.jwksUrl), {
       cooldownDuration: settings.cooldownMs ?? DEFAULT_COOLDOWN_MS,
       cacheMaxAge: CACHE_MAX_AGE_MS,
@@ -132,6 +143,7 @@ export class JwtVerifier {
         return { ok: false, reason: "the token has no subject (sub)" };
       return { ok: true, owner: `jwt:${payload.iss ?? ""}|${payload.sub}` };
     } catch (error) {
+      if (isKeySetFailure(error)) this.onKeySetError?.(error);
       return { ok: false, reason: reasonOf(error) };
     }
   }

@@ -7,6 +7,7 @@ import { expect } from "chai";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { Writable } from "node:stream";
 import * as grpc from "@grpc/grpc-js";
 import { exportJWK, generateKeyPair, SignJWT, base64url, type JWK, type JWTPayload } from "jose";
 import { startA2aServer, type RunningA2aServer } from "../../src/a2a/server.js";
@@ -74,6 +75,7 @@ const bearer = (jwt: string) => ({ Authorization: `Bearer ${jwt}` });
 async function startJwtA2a(
   jwks: Jwks,
   file: Record<string, unknown> = {},
+  logged?: string[],
 ): Promise<{ server: RunningA2aServer; dir: string; close(): Promise<void> }> {
   const dir = makeTempDir("iac-jwt-");
   const settings = resolveA2aSettings(
@@ -91,7 +93,17 @@ async function startJwtA2a(
   settings.jwt = { ...settings.jwt!, cooldownMs: 300 };
   const server = await startA2aServer(settings, {
     runtime: new FakeRuntime(path.join(dir, "sessions")),
-    logger: createLogger({ silent: true }),
+    logger: logged
+      ? createLogger({
+          format: "json",
+          destination: new Writable({
+            write(chunk: Buffer, _encoding, done) {
+              logged.push(chunk.toString());
+              done();
+            },
+          }),
+        })
+      : createLogger({ silent: true }),
     cwd: dir,
     env: {},
   });
@@ -167,6 +179,15 @@ describe("JWT sign-in (OIDC)", function () {
         /auth-jwks-url needs auth-audience/,
       );
       expect(refused({ "auth-issuer": ISSUER })).to.match(/auth-issuer needs auth-jwks-url/);
+      expect(
+        refused({
+          transport: "stdio",
+          "auth-jwks-url": "https://idp.example.test/jwks",
+          "auth-audience": "a",
+        }),
+      ).to.equal(
+        "auth-jwks-url, auth-audience cannot be used with --transport stdio (the parent process owns the pipe); remove them from the config file.",
+      );
       expect(() =>
         resolveAguiSettings(
           {},
@@ -356,6 +377,35 @@ describe("JWT sign-in (OIDC)", function () {
       );
       expect(jwks.fetches).to.equal(fetched + 1);
     });
+  });
+
+  it("a key set that cannot be fetched refuses JWTs with the reason; the static token still passes", async () => {
+    const gone = await startJwks();
+    await gone.close();
+    const logged: string[] = [];
+    const s = await startJwtA2a(gone, { token: "static" }, logged);
+    try {
+      const res = await fetch(s.server.url, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "A2A-Version": "1.0",
+          ...bearer(await token(rsa, "alice")),
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ListTasks", params: {} }),
+      });
+      expect(res.status).to.equal(401);
+      expect(res.headers.get("www-authenticate")).to.include(
+        "the identity provider's key set could not be fetched",
+      );
+      await res.arrayBuffer();
+      expect((await rpc(s.server.url, "ListTasks", {}, bearer("static"))).status).to.equal(200);
+      // The operator's log says which URL failed.
+      const warning = logged.find((line) => line.includes("could not be fetched"));
+      expect(warning).to.be.a("string").and.include(gone.url);
+    } finally {
+      await s.close();
+    }
   });
 
   describe("A2A custom transports", () => {

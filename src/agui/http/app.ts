@@ -197,7 +197,12 @@ function healthOfManaged(status: ManagedA2aStatus): JsonObject {
 
 export function createAguiApp(options: HttpAppOptions): Koa {
   const { adapter } = options;
-  const auth = new AguiAuth(options.authToken || undefined, options.jwt);
+  const auth = new AguiAuth(options.authToken || undefined, options.jwt, (err) =>
+    options.logger?.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      "the identity provider's key set (auth-jwks-url) could not be fetched",
+    ),
+  );
   const app = new Koa();
   // Koa would print connection errors (a dropped stalled request) to stderr.
   app.silent = true;

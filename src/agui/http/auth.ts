@@ -25,8 +25,9 @@ export class AguiAuth {
   constructor(
     private readonly token: string | undefined,
     jwt?: JwtSettings,
+    onKeySetError?: (error: unknown) => void,
   ) {
-    if (jwt) this.jwt = new JwtVerifier(jwt);
+    if (jwt) this.jwt = new JwtVerifier(jwt, onKeySetError);
   }
 
   get enabled(): boolean {

@@ -27,8 +27,12 @@ export type AuthCheck = { ok: true; caller: AuthResult } | { ok: false; challeng
 export class Authenticator {
   private readonly jwt?: JwtVerifier;
 
-  constructor(private readonly settings: AuthSettings) {
-    if (settings.jwt) this.jwt = new JwtVerifier(settings.jwt);
+  /** `onKeySetError`: told when the identity provider's key set cannot be fetched. */
+  constructor(
+    private readonly settings: AuthSettings,
+    onKeySetError?: (error: unknown) => void,
+  ) {
+    if (settings.jwt) this.jwt = new JwtVerifier(settings.jwt, onKeySetError);
   }
 
   /** The JWT settings (the card declares them), when JWT sign-in is on. */
