@@ -135,8 +135,8 @@ interface BodyMessages {
 
 /**
  * The checks POST / and the cancel extension share after the caller's
- * (AguiAuth.require), in order: JSON media type, body within `limit`, strict UTF-8 JSON within the depth and
- * value limits, a JSON object.
+ * (AguiAuth.require), in order: JSON media type, body within `limit`,
+ * strict UTF-8 JSON within the depth and value limits, a JSON object.
  */
 async function readJsonObject(
   req: IncomingMessage,
@@ -197,7 +197,8 @@ function healthOfManaged(status: ManagedA2aStatus): JsonObject {
 
 export function createAguiApp(options: HttpAppOptions): Koa {
   const { adapter } = options;
-  const auth = new AguiAuth(options.authToken || undefined, options.jwt, (err) =>
+  const authToken = options.authToken || undefined;
+  const auth = new AguiAuth(authToken, options.jwt, (err) =>
     options.logger?.warn(
       { err: err instanceof Error ? err.message : String(err) },
       "the identity provider's key set (auth-jwks-url) could not be fetched",
