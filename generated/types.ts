@@ -3840,6 +3840,18 @@ export interface A2AServerConfig {
    */
   "api-key"?: string;
   /**
+   * JSON Web Key Set URL of an identity provider: bearer JWTs signed by its keys (RS256 or ES256) sign callers in, their subject scoped by issuer as the caller. https://, or http:// on a loopback host. Needs auth-audience (env IACCODE_A2A_AUTH_JWKS_URL).
+   */
+  "auth-jwks-url"?: string;
+  /**
+   * The issuer (iss claim) a JWT must name (env IACCODE_A2A_AUTH_ISSUER).
+   */
+  "auth-issuer"?: string;
+  /**
+   * The audience (aud claim) a JWT must name; required with auth-jwks-url (env IACCODE_A2A_AUTH_AUDIENCE).
+   */
+  "auth-audience"?: string;
+  /**
    * Header carrying the API key (fallback: IACCODE_A2A_API_KEY_HEADER).
    */
   "api-key-header"?: string;
@@ -4076,6 +4088,18 @@ export interface AguiServerConfig {
    * Bearer token clients must send; empty disables auth.
    */
   "auth-token"?: string;
+  /**
+   * JSON Web Key Set URL of an identity provider: bearer JWTs signed by its keys (RS256 or ES256) sign callers in, their subject scoped by issuer as the caller. https://, or http:// on a loopback host. Needs auth-audience (env IAC_CODE_AGUI_AUTH_JWKS_URL).
+   */
+  "auth-jwks-url"?: string;
+  /**
+   * The issuer (iss claim) a JWT must name (env IAC_CODE_AGUI_AUTH_ISSUER).
+   */
+  "auth-issuer"?: string;
+  /**
+   * The audience (aud claim) a JWT must name; required with auth-jwks-url (env IAC_CODE_AGUI_AUTH_AUDIENCE).
+   */
+  "auth-audience"?: string;
   /**
    * Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.
    */

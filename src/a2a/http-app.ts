@@ -32,19 +32,20 @@ export interface HttpAppOptions {
   routers?: Router<A2aState>[];
 }
 
-/** Koa middleware: 401 {"error":"Unauthorized"} unless a configured scheme matches. */
+/** Koa middleware: 401 {"error":"Unauthorized"} (and WWW-Authenticate) unless a configured scheme matches. */
 export function requireAuth(auth: Authenticator): Koa.Middleware<A2aState> {
   return async (ctx, next) => {
-    const caller = auth.authenticate((name) => {
+    const checked = await auth.check((name) => {
       const value = ctx.request.headers[name];
       return Array.isArray(value) ? value[0] : value;
     });
-    if (!caller) {
+    if (!checked.ok) {
       ctx.status = 401;
+      if (checked.challenge) ctx.set("WWW-Authenticate", checked.challenge);
       ctx.body = { error: "Unauthorized" };
       return;
     }
-    ctx.state.caller = caller;
+    ctx.state.caller = checked.caller;
     ctx.state.requestedExtensions = parseExtensions(ctx.request.headers["a2a-extensions"]);
     await next();
   };

@@ -161,7 +161,12 @@ async function startWithState(
   const env = deps.env ?? process.env;
   const cwd = deps.cwd ?? process.cwd();
   // The settings' token, basic-username/-password, api-key and api-key-header.
-  const auth = new Authenticator(settings);
+  const auth = new Authenticator(settings, (error) =>
+    logger.warn(
+      { err: error instanceof Error ? error.message : String(error), jwksUrl: settings.jwt?.jwksUrl },
+      "the identity provider's key set (auth-jwks-url) could not be fetched",
+    ),
+  );
   const listed = settings.allowedCwds ?? rootList(env.IACCODE_A2A_ALLOWED_CWDS, []);
   const configuredRoots = existingRoots(listed.length > 0 ? listed : defaultRoots(cwd, env));
   // A message without a cwd works in <config-dir>/workspace when that is an allowed root (the

@@ -55,8 +55,9 @@ export class AguiAdapter {
     executionId: string,
     identity: ObservationIdentity,
     language: Language,
+    user?: string,
   ): Promise<Observation> {
-    return admitObservation(this.core, executionId, identity, language);
+    return admitObservation(this.core, executionId, identity, language, user);
   }
 
   /** Follows an admitted observation to the observed task's stop (read-only). */
@@ -65,7 +66,12 @@ export class AguiAdapter {
   }
 
   /** POST /extensions/iac-code/v1/executions/{executionId}/cancel */
-  cancelExecution(executionId: string, threadId: string, rosInvocationId: string): Promise<CancelStatus> {
-    return cancelExecution(this.core, executionId, threadId, rosInvocationId);
+  cancelExecution(
+    executionId: string,
+    threadId: string,
+    rosInvocationId: string,
+    user?: string,
+  ): Promise<CancelStatus> {
+    return cancelExecution(this.core, executionId, threadId, rosInvocationId, user);
   }
 }

@@ -13,6 +13,7 @@ import { configDir, expandPath } from "../server/paths.js";
 import { ConfigError, cliValues } from "../server/settings.js";
 import { loadConfigFile, mergeSettings } from "../server/settings-merge.js";
 import { resolveTimeouts, type ServerTimeouts } from "../server/timeouts.js";
+import { jwtSettingsOf, type JwtSettings } from "../server/jwt-auth.js";
 
 /** Seconds an interrupt stays answerable by default. */
 export const DEFAULT_INTERRUPT_TTL_SECONDS = 540;
@@ -35,6 +36,8 @@ export interface AguiSettings {
   /** --provider, --model, --base-url for the managed A2A server (flags or file keys; their env vars it reads itself). */
   a2aModelArgs?: string[];
   authToken?: string;
+  /** auth-jwks-url, auth-issuer, auth-audience: bearer JWTs of an identity provider. */
+  jwt?: JwtSettings;
   /** Browser origins allowed by CORS (exact `scheme://host[:port]`); none by default. */
   corsOrigins?: string[];
   /** Serve the browser console at GET /console (default: on when host is loopback). */
@@ -135,6 +138,7 @@ export function resolveSettings(
       ...(config["base-url"] ? ["--base-url", config["base-url"]] : []),
     ],
     authToken: config["auth-token"] || undefined,
+    jwt: jwtSettingsOf(config),
     corsOrigins: [...new Set((config["cors-origins"] ?? []).map(normaliseOrigin))],
     console: config.console ?? isLoopbackHost(host),
     stateDir: config["state-dir"] ? expandPath(config["state-dir"], env) : path.join(configDir(env), "agui"),

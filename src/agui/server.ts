@@ -142,13 +142,14 @@ export async function startAguiServer(
   const app = createAguiApp({
     adapter,
     authToken: settings.authToken,
+    jwt: settings.jwt,
     heartbeatMs: deps.heartbeatMs,
     runtimeInfo,
     managedA2a: managed && (() => managed.status()),
     logger: deps.logger,
     corsOrigins: settings.corsOrigins,
     console: settings.console
-      ? { authRequired: Boolean(settings.authToken), workspace: roots[0] ?? process.cwd() }
+      ? { authRequired: Boolean(settings.authToken || settings.jwt), workspace: roots[0] ?? process.cwd() }
       : undefined,
     metrics,
   });

@@ -75,6 +75,19 @@ export const AGUI_SETTINGS: SettingsTable = {
       help: "bearer token clients must send (prefer the environment variable: a command line is visible to local users)",
     },
     {
+      key: "auth-jwks-url",
+      kind: "string",
+      arg: "url",
+      help: "JWKS of an identity provider: bearer JWTs signed by its keys sign callers in, the subject as the caller (https; http only on loopback; needs auth-audience)",
+    },
+    {
+      key: "auth-issuer",
+      kind: "string",
+      arg: "url",
+      help: "issuer (iss) the JWTs must name (default: any issuer of the key set)",
+    },
+    { key: "auth-audience", kind: "string", arg: "aud", help: "audience (aud) the JWTs must name" },
+    {
       key: "cors-origins",
       flag: "cors-origin",
       kind: "list",

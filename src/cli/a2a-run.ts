@@ -89,13 +89,13 @@ export async function runA2aServer(settings: A2aServerSettings): Promise<Running
       ? `gRPC ${server.grpcTarget}`
       : `JSON-RPC over ${settings.transport}`;
   const authenticated = Boolean(
-    settings.token || settings.apiKey || (settings.basicUsername && settings.basicPassword),
+    settings.token || settings.apiKey || (settings.basicUsername && settings.basicPassword) || settings.jwt,
   );
   const exposed = [settings.host, settings.grpcHost ?? settings.host].find((h) => !isLoopbackHost(h));
   const warning = exposureWarning(
     exposed ?? settings.host,
     authenticated,
-    "--token (IACCODE_A2A_HTTP_TOKEN), --api-key or Basic auth",
+    "--token (IACCODE_A2A_HTTP_TOKEN), --api-key, Basic auth or --auth-jwks-url",
   );
   if (warning) logger.warn(warning);
   const stop = handleStopSignals({

@@ -94,8 +94,8 @@ export async function runAdapter(settings: AguiSettings): Promise<void> {
   );
   const warning = exposureWarning(
     settings.host,
-    settings.authToken !== undefined,
-    "--auth-token (IAC_CODE_AGUI_AUTH_TOKEN)",
+    settings.authToken !== undefined || settings.jwt !== undefined,
+    "--auth-token (IAC_CODE_AGUI_AUTH_TOKEN) or --auth-jwks-url",
   );
   if (warning) logger.warn(warning);
   // Before the announcement (it probes /health): a signal from then on stops gracefully.

@@ -30,10 +30,11 @@ export interface GrpcBindingOptions {
 }
 
 /** gRPC metadata → the core's CallContext, with the same auth rules as HTTP. */
-function callContext(options: GrpcBindingOptions, hc: GrpcCall): CallContext {
+async function callContext(options: GrpcBindingOptions, hc: GrpcCall): Promise<CallContext> {
   const header = (name: string): string | undefined => hc.requestHeader.get(name) ?? undefined;
-  const caller = options.auth.authenticate(header);
-  if (!caller) throw unauthenticated();
+  const checked = await options.auth.check(header);
+  if (!checked.ok) throw unauthenticated(checked.challenge);
+  const { caller } = checked;
   checkVersion(header("a2a-version"));
   return {
     owner: caller.owner,
@@ -57,7 +58,7 @@ export function a2aGrpcService(options: GrpcBindingOptions): A2AGrpcImpl {
     run: (ctx: CallContext) => Promise<T>,
   ): Promise<T> {
     try {
-      const ctx = callContext(options, hc);
+      const ctx = await callContext(options, hc);
       checkDecodedRequest(request);
       return await run(ctx);
     } catch (error) {
@@ -74,7 +75,7 @@ export function a2aGrpcService(options: GrpcBindingOptions): A2AGrpcImpl {
   ): AsyncGenerator<pb.StreamResponse> {
     let events: AsyncIterable<pb.StreamResponse>;
     try {
-      const ctx = callContext(options, hc);
+      const ctx = await callContext(options, hc);
       checkDecodedRequest(request);
       events = await open(ctx);
     } catch (error) {

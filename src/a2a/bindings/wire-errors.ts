@@ -52,7 +52,10 @@ export function connectErrorOf(error: A2AError): ConnectError {
 }
 
 /** A failed authentication on gRPC: UNAUTHENTICATED, as HTTP answers 401. */
-export function unauthenticated(): ConnectError {
+/** `challenge`: the 401's WWW-Authenticate value; a refused JWT's reason goes into the message. */
+export function unauthenticated(challenge?: string): ConnectError {
   const spec = a2aErrorSpec("UNAUTHENTICATED");
-  return new ConnectError("Unauthorized", spec.grpcCode);
+  const reason = challenge && /error_description="([^"]*)"/.exec(challenge)?.[1];
+  // No colon: Connect percent-encodes it and grpc-js's decodeURI leaves it as %3A.
+  return new ConnectError(reason ? `Unauthorized (${reason})` : "Unauthorized", spec.grpcCode);
 }

@@ -24,6 +24,7 @@ import {
 } from "./transport-settings.js";
 import { KEYRING_ENV } from "../push/keyring.js";
 import { resolvePushSettings, type PushSettings } from "./push-settings.js";
+import { jwtSettingsOf, type JwtSettings } from "../../server/jwt-auth.js";
 
 export { ConfigError } from "../../server/settings.js";
 export { normaliseTransport, parseThinkingExposure, type ThinkingType } from "./settings-table.js";
@@ -48,6 +49,8 @@ export interface A2aServerSettings extends TransportSettings {
   basicPassword?: string;
   apiKey?: string;
   apiKeyHeader: string;
+  /** auth-jwks-url, auth-issuer, auth-audience: bearer JWTs of an identity provider. */
+  jwt?: JwtSettings;
   persistenceDir: string;
   /** fsync every state commit (synchronous=FULL): commits also survive a power loss. */
   syncEveryCommit: boolean;
@@ -122,7 +125,15 @@ function transportSettingsOf(
 ): TransportSettings {
   try {
     const settings = resolveTransportSettings(config);
-    const authKeys = ["token", "basic-username", "basic-password", "api-key"] as const;
+    const authKeys = [
+      "token",
+      "basic-username",
+      "basic-password",
+      "api-key",
+      "auth-jwks-url",
+      "auth-issuer",
+      "auth-audience",
+    ] as const;
     checkTransport(transport, settings, {
       logToStdout: config["log-to-stdout"] ?? false,
       authInFile: authKeys.filter(
@@ -202,6 +213,7 @@ export function resolveSettings(
     basicPassword: nonEmpty(config["basic-password"]),
     apiKey: nonEmpty(config["api-key"]),
     apiKeyHeader: nonEmpty(config["api-key-header"]) ?? "X-API-Key",
+    jwt: jwtSettingsOf(config),
     persistenceDir,
     syncEveryCommit: config["sync-every-commit"] ?? false,
     artifactDir: path.resolve(

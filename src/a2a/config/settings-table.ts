@@ -171,6 +171,19 @@ export const A2A_SETTINGS: SettingsTable = {
       help: "header carrying the API key (default X-API-Key)",
     },
     {
+      key: "auth-jwks-url",
+      kind: "string",
+      arg: "url",
+      help: "JWKS of an identity provider: bearer JWTs signed by its keys sign callers in, the subject as the caller (https; http only on loopback; needs auth-audience)",
+    },
+    {
+      key: "auth-issuer",
+      kind: "string",
+      arg: "url",
+      help: "issuer (iss) the JWTs must name (the agent card then declares OpenID Connect discovery at the issuer)",
+    },
+    { key: "auth-audience", kind: "string", arg: "aud", help: "audience (aud) the JWTs must name" },
+    {
       key: "persistence-dir",
       kind: "string",
       arg: "dir",

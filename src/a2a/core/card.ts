@@ -158,6 +158,26 @@ function buildCard(options: CardOptions, extended: boolean): pb.AgentCard {
   });
   if (options.auth.bearerEnabled) addScheme("bearerAuth", http("bearer"));
   if (options.auth.basicEnabled) addScheme("basicAuth", http("basic"));
+  const jwt = options.auth.jwtSettings;
+  if (jwt?.issuer) {
+    // OpenID Connect: clients discover the provider (and its key set) from the issuer.
+    addScheme("oidcAuth", {
+      case: "openIdConnectSecurityScheme",
+      value: create(pb.OpenIdConnectSecuritySchemeSchema, {
+        openIdConnectUrl: `${jwt.issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`,
+        description: `Bearer JWT of this provider, audience ${jwt.audience}.`,
+      }),
+    });
+  } else if (jwt) {
+    addScheme("jwtAuth", {
+      case: "httpAuthSecurityScheme",
+      value: create(pb.HTTPAuthSecuritySchemeSchema, {
+        scheme: "bearer",
+        bearerFormat: "JWT",
+        description: `Bearer JWT signed by a key of ${jwt.jwksUrl}, audience ${jwt.audience}.`,
+      }),
+    });
+  }
   if (options.auth.apiKeyEnabled) {
     addScheme("apiKeyAuth", {
       case: "apiKeySecurityScheme",

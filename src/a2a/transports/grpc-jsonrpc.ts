@@ -41,24 +41,26 @@ function envelopeOf(payload: string, final: boolean): JsonRpcEnvelope {
 }
 
 function a2aJsonRpcService(options: GrpcJsonRpcOptions): ServiceImpl<typeof A2AJsonRpc> {
-  const callerOf = (hc: HandlerContext): JsonRpcCaller => {
+  const callerOf = async (hc: HandlerContext): Promise<JsonRpcCaller> => {
     const header = (name: string): string | undefined => hc.requestHeader.get(name) ?? undefined;
-    const caller = options.auth.authenticate(header);
-    if (!caller) throw unauthenticated();
-    return transportCaller("grpc-jsonrpc", caller, hc.signal, {
+    const checked = await options.auth.check(header);
+    if (!checked.ok) throw unauthenticated(checked.challenge);
+    return transportCaller("grpc-jsonrpc", checked.caller, hc.signal, {
       extensions: parseExtensions(header("a2a-extensions")),
       acceptLanguage: header("accept-language"),
     });
   };
   return {
     async send(request, hc) {
-      for await (const reply of replies(options.core, request.payload, callerOf(hc), { unaryOnly: true }))
+      for await (const reply of replies(options.core, request.payload, await callerOf(hc), {
+        unaryOnly: true,
+      }))
         return envelopeOf(reply.payload, true);
       // A notification: a unary RPC still returns a message, with nothing in it.
       return create(JsonRpcEnvelopeSchema, { final: true });
     },
     async *stream(request, hc) {
-      for await (const reply of replies(options.core, request.payload, callerOf(hc)))
+      for await (const reply of replies(options.core, request.payload, await callerOf(hc)))
         yield envelopeOf(reply.payload, reply.final);
     },
   };

@@ -30,10 +30,11 @@ export interface WebSocketOptions {
   timeouts: ServerTimeouts;
 }
 
-function refuse(socket: Duplex, status: number, reason: string, error: string): void {
+function refuse(socket: Duplex, status: number, reason: string, error: string, challenge?: string): void {
   const body = JSON.stringify({ error });
+  const authenticate = challenge ? `WWW-Authenticate: ${challenge}\r\n` : "";
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\n${authenticate}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 
@@ -89,11 +90,13 @@ export async function startWebSocketTransport(options: WebSocketOptions): Promis
     const pathname = new URL(req.url ?? "/", "http://localhost").pathname;
     if (pathname !== options.wsPath)
       return refuse(socket, 404, "Not Found", `Not found: the WebSocket route is ${options.wsPath}`);
-    const caller = options.auth.authenticate(headerOf(req));
-    if (!caller) return refuse(socket, 401, "Unauthorized", "Unauthorized");
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      connections.set(ws, serve(ws, req, caller, options));
-      ws.once("close", () => connections.delete(ws));
+    void options.auth.check(headerOf(req)).then((checked) => {
+      if (socket.destroyed) return;
+      if (!checked.ok) return refuse(socket, 401, "Unauthorized", "Unauthorized", checked.challenge);
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        connections.set(ws, serve(ws, req, checked.caller, options));
+        ws.once("close", () => connections.delete(ws));
+      });
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -20,7 +20,8 @@ import { fieldError } from "./field-errors.js";
 import { CANCEL_BODY_LIMIT, lastUserMessage, REQUEST_LIMIT, userParts } from "../run/inputs.js";
 import type { ResumeAnswer } from "../threads/execution.js";
 import { SseWriter } from "./sse-writer.js";
-import { bearerMatches } from "../../server/bearer.js";
+import { AguiAuth, UnauthorizedError } from "./auth.js";
+import type { JwtSettings } from "../../server/jwt-auth.js";
 import { readJsonBody } from "../../server/json-body.js";
 import type { ServerMetrics } from "../../server/metrics.js";
 
@@ -30,6 +31,8 @@ export const AGUI_PROTOCOL_PACKAGE_VERSION = "1.0.0";
 export interface HttpAppOptions {
   adapter: AguiAdapter;
   authToken?: string;
+  /** Bearer JWTs of an identity provider (either this or the token passes). */
+  jwt?: JwtSettings;
   heartbeatMs?: number;
   /** Runtime info of the A2A server behind the adapter (shown by /health), if known. */
   runtimeInfo?: () => Promise<JsonObject | undefined>;
@@ -45,12 +48,19 @@ export interface HttpAppOptions {
   metrics?: ServerMetrics;
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, close = false): void {
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  close = false,
+  challenge?: string,
+): void {
   const text = JSON.stringify(body);
   const headers: Record<string, string | number> = {
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(text),
   };
+  if (challenge) headers["WWW-Authenticate"] = challenge;
   if (close) headers.Connection = "close";
   res.writeHead(status, headers);
   res.end(text);
@@ -80,7 +90,13 @@ function sendFailure(
       "AG-UI request refused",
     );
     const close = err.code === "REQUEST_TOO_LARGE";
-    sendJson(res, err.status, err.body(lang), close);
+    sendJson(
+      res,
+      err.status,
+      err.body(lang),
+      close,
+      err instanceof UnauthorizedError ? err.challenge : undefined,
+    );
     if (close) req.resume();
     return;
   }
@@ -119,19 +135,15 @@ interface BodyMessages {
 }
 
 /**
- * The checks POST / and the cancel extension share, in order: bearer token,
- * JSON media type, body within `limit`, strict UTF-8 JSON within the depth and
- * value limits, a JSON object.
+ * The checks POST / and the cancel extension share after the caller's
+ * (AguiAuth.require), in order: JSON media type, body within `limit`,
+ * strict UTF-8 JSON within the depth and value limits, a JSON object.
  */
 async function readJsonObject(
   req: IncomingMessage,
-  authToken: string | undefined,
   limit: number,
   messages: BodyMessages,
 ): Promise<JsonObject> {
-  if (authToken && !bearerMatches(req.headers.authorization, authToken, true)) {
-    throw new AguiError("UNAUTHORIZED", MSG.unauthorized);
-  }
   if (!isJsonContentType(req.headers["content-type"])) {
     throw new AguiError("UNSUPPORTED_MEDIA_TYPE", MSG.unsupportedMediaType);
   }
@@ -187,6 +199,12 @@ function healthOfManaged(status: ManagedA2aStatus): JsonObject {
 export function createAguiApp(options: HttpAppOptions): Koa {
   const { adapter } = options;
   const authToken = options.authToken || undefined;
+  const auth = new AguiAuth(authToken, options.jwt, (err) =>
+    options.logger?.warn(
+      { err: err instanceof Error ? err.message : String(err) },
+      "the identity provider's key set (auth-jwks-url) could not be fetched",
+    ),
+  );
   const app = new Koa();
   // Koa would print connection errors (a dropped stalled request) to stderr.
   app.silent = true;
@@ -214,11 +232,14 @@ export function createAguiApp(options: HttpAppOptions): Koa {
 
   const metrics = options.metrics;
   if (metrics) {
-    // The same bearer token as POST /: the numbers describe every caller's traffic.
+    // The same auth as POST /: the numbers describe every caller's traffic.
     router.get("/metrics", async (ctx) => {
-      if (authToken && !bearerMatches(ctx.get("Authorization") || undefined, authToken, true)) {
-        const refused = new AguiError("UNAUTHORIZED", MSG.unauthorized);
+      try {
+        await auth.require(ctx.get("Authorization") || undefined);
+      } catch (err) {
+        const refused = err as UnauthorizedError;
         ctx.status = refused.status;
+        ctx.set("WWW-Authenticate", refused.challenge);
         ctx.body = refused.body(acceptLanguage(ctx.req));
         return;
       }
@@ -241,6 +262,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
   addObserveRoute(router, {
     adapter,
     authToken,
+    auth,
     heartbeatMs: options.heartbeatMs,
     logger: options.logger,
     metrics,
@@ -250,7 +272,8 @@ export function createAguiApp(options: HttpAppOptions): Koa {
     let lang = acceptLanguage(req);
     let ids: RequestIds = {};
     try {
-      const body = await readJsonObject(req, authToken, REQUEST_LIMIT, RUN_BODY);
+      const caller = await auth.require(req.headers.authorization);
+      const body = await readJsonObject(req, REQUEST_LIMIT, RUN_BODY);
       ids = idsOf(body);
       const fp = isObject(body.forwardedProps) ? body.forwardedProps : undefined;
       const iac = fp && isObject(fp.iacCode) ? fp.iacCode : undefined;
@@ -269,7 +292,10 @@ export function createAguiApp(options: HttpAppOptions): Koa {
         parentRunId: typeof body.parentRunId === "string" ? body.parentRunId : undefined,
         messages: body.messages as unknown[],
         resume: body.resume as ResumeAnswer[] | undefined,
-        iacCode: checked.value.forwardedProps.iacCode,
+        // A JWT's identity is the run's user, whatever userId the body names.
+        iacCode: caller.user
+          ? { ...checked.value.forwardedProps.iacCode, userId: caller.user }
+          : checked.value.forwardedProps.iacCode,
         raw: body,
       };
       const admission = await adapter.admit(request, lang);
@@ -291,7 +317,8 @@ export function createAguiApp(options: HttpAppOptions): Koa {
   async function handleCancel(req: IncomingMessage, res: ServerResponse, executionId: string): Promise<void> {
     const lang = acceptLanguage(req);
     try {
-      const body = await readJsonObject(req, authToken, CANCEL_BODY_LIMIT, CANCEL_BODY);
+      const caller = await auth.require(req.headers.authorization);
+      const body = await readJsonObject(req, CANCEL_BODY_LIMIT, CANCEL_BODY);
       const { threadId, rosInvocationId } = body;
       if (
         typeof threadId !== "string" ||
@@ -301,7 +328,7 @@ export function createAguiApp(options: HttpAppOptions): Koa {
       ) {
         throw new AguiError("INVALID_INPUT", MSG.cancelFieldsRequired);
       }
-      const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId);
+      const status = await adapter.cancelExecution(executionId, threadId, rosInvocationId, caller.user);
       metrics?.requests.inc({ method: "cancel", binding: "agui", outcome: status });
       sendJson(res, 200, { executionId, status });
     } catch (err) {

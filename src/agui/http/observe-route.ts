@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type Router from "@koa/router";
 import { DEFAULT_LANGUAGE, parseAcceptLanguage } from "../../i18n/index.js";
 import { bearerMatches } from "../../server/bearer.js";
+import type { AguiAuth } from "./auth.js";
 import { readJsonBody } from "../../server/json-body.js";
 import type { ServerMetrics } from "../../server/metrics.js";
 import type { AguiAdapter } from "../adapter.js";
@@ -27,6 +28,8 @@ const KEYS = new Set(["threadId", "runId", "rosInvocationId", "afterSequence"]);
 export interface ObserveRouteOptions {
   adapter: AguiAdapter;
   authToken?: string;
+  /** With auth-jwks-url: a bearer JWT signs its user in (server/jwt-auth.ts). */
+  auth?: AguiAuth;
   heartbeatMs?: number;
   logger?: AdapterLogger;
   metrics?: ServerMetrics;
@@ -90,13 +93,20 @@ export function addObserveRoute(router: Router, options: ObserveRouteOptions): v
     const executionId = ctx.params.executionId;
     const language = parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
     try {
-      // The whole header, exactly `Bearer <token>` (the extension routes' rule).
-      if (authToken && !bearerMatches(req.headers.authorization, authToken, false)) {
-        req.resume();
-        throw new BodyRefused(401, { error: "Unauthorized" });
+      // The static token: the whole header, exactly `Bearer <token>` (the extension routes' rule);
+      // else a JWT of the identity provider, whose user must be the thread's.
+      const staticToken =
+        authToken !== undefined && bearerMatches(req.headers.authorization, authToken, false);
+      let user: string | undefined;
+      if (!staticToken && (authToken || options.auth?.enabled)) {
+        user = (await options.auth?.require(req.headers.authorization).catch(() => undefined))?.user;
+        if (user === undefined) {
+          req.resume();
+          throw new BodyRefused(401, { error: "Unauthorized" });
+        }
       }
       const identity = await identityOf(req);
-      const observation = await adapter.admitObservation(executionId, identity, language);
+      const observation = await adapter.admitObservation(executionId, identity, language, user);
       count("observed");
       const writer = new SseWriter(res, options.heartbeatMs);
       writer.open();

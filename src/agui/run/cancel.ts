@@ -13,11 +13,14 @@ export async function cancelExecution(
   executionId: string,
   threadId: string,
   rosInvocationId: string,
+  /** A JWT caller's identity: another user's thread is not found. */
+  user?: string,
 ): Promise<CancelStatus> {
   core.lastActivity = core.now();
   return core.lock.run(threadId, async () => {
     const doc = await core.loadThread(threadId);
-    if (!doc) throw new AguiError("EXECUTION_NOT_FOUND", MSG.executionNotFound);
+    if (!doc || (user !== undefined && doc.userId !== user))
+      throw new AguiError("EXECUTION_NOT_FOUND", MSG.executionNotFound);
     const ex = doc.execution;
     if (ex.executionId !== executionId || isTerminal(doc)) {
       if (doc.terminalExecutionIds.includes(executionId)) return "already_terminal";

@@ -70,9 +70,12 @@ export async function admitObservation(
   executionId: string,
   identity: ObservationIdentity,
   language: Language,
+  user?: string,
 ): Promise<Observation> {
   const doc = await core.loadThread(identity.threadId);
-  if (!doc || !doc.execution.taskId) throw new ObservationRefused(404, OBSERVE_ERRORS.checkpointUnavailable);
+  // A JWT caller sees only its own threads: another user's is not found (as for cancel).
+  if (!doc || !doc.execution.taskId || (user !== undefined && doc.userId !== user))
+    throw new ObservationRefused(404, OBSERVE_ERRORS.checkpointUnavailable);
   if (
     executionId !== doc.execution.executionId ||
     identity.rosInvocationId !== doc.execution.rosInvocationId ||

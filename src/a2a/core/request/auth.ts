@@ -1,8 +1,10 @@
-// HTTP authentication: bearer token, Basic, API key. Any configured scheme may
-// satisfy a request; comparisons are constant-time (server/bearer.ts). The matched principal is
-// the owner scope of the caller's tasks and contexts.
+// HTTP authentication: bearer token, Basic, API key, and JWTs of an identity
+// provider (server/jwt-auth.ts). Any configured scheme may satisfy a request;
+// comparisons are constant-time (server/bearer.ts). The matched principal is
+// the owner scope of the caller's tasks and contexts (`jwt:<iss>|<sub>` for a JWT).
 import { isStrictBase64 } from "../../../server/base64.js";
 import { bearerMatches, credentialsOf, safeEqual } from "../../../server/bearer.js";
+import { bearerChallenge, JwtVerifier, looksLikeJwt, type JwtSettings } from "../../../server/jwt-auth.js";
 
 export interface AuthSettings {
   token?: string;
@@ -10,6 +12,8 @@ export interface AuthSettings {
   basicPassword?: string;
   apiKey?: string;
   apiKeyHeader: string;
+  /** Bearer JWTs verified against an identity provider's key set. */
+  jwt?: JwtSettings;
 }
 
 export interface AuthResult {
@@ -17,8 +21,24 @@ export interface AuthResult {
   authenticated: boolean;
 }
 
+/** The outcome of a request's check: its caller, or the WWW-Authenticate challenge of the 401. */
+export type AuthCheck = { ok: true; caller: AuthResult } | { ok: false; challenge?: string };
+
 export class Authenticator {
-  constructor(private readonly settings: AuthSettings) {}
+  private readonly jwt?: JwtVerifier;
+
+  /** `onKeySetError`: told when the identity provider's key set cannot be fetched. */
+  constructor(
+    private readonly settings: AuthSettings,
+    onKeySetError?: (error: unknown) => void,
+  ) {
+    if (settings.jwt) this.jwt = new JwtVerifier(settings.jwt, onKeySetError);
+  }
+
+  /** The JWT settings (the card declares them), when JWT sign-in is on. */
+  get jwtSettings(): JwtSettings | undefined {
+    return this.jwt?.settings;
+  }
 
   get bearerEnabled(): boolean {
     return Boolean(this.settings.token);
@@ -30,15 +50,32 @@ export class Authenticator {
     return Boolean(this.settings.apiKey);
   }
   get enabled(): boolean {
-    return this.bearerEnabled || this.basicEnabled || this.apiKeyEnabled;
+    return this.bearerEnabled || this.basicEnabled || this.apiKeyEnabled || this.jwt !== undefined;
   }
   get apiKeyHeader(): string {
     return this.settings.apiKeyHeader;
   }
 
   /**
-   * Checks the request headers (lower-case names). Returns the caller, or
-   * undefined when auth is on and no scheme matched.
+   * Checks the request headers (lower-case names) against every configured
+   * scheme, a bearer JWT last. A refusal carries the 401's WWW-Authenticate
+   * value when a bearer scheme is on (with the reason a presented JWT failed).
+   */
+  async check(header: (name: string) => string | undefined): Promise<AuthCheck> {
+    const caller = this.authenticate(header);
+    if (caller) return { ok: true, caller };
+    const token = this.jwt && credentialsOf(header("authorization"), "Bearer");
+    if (this.jwt && token !== undefined && looksLikeJwt(token)) {
+      const verified = await this.jwt.verify(token);
+      if (verified.ok) return { ok: true, caller: { owner: verified.owner, authenticated: true } };
+      return { ok: false, challenge: bearerChallenge(verified.reason) };
+    }
+    return { ok: false, challenge: this.jwt || this.bearerEnabled ? bearerChallenge() : undefined };
+  }
+
+  /**
+   * The static schemes only (token, Basic, API key): the caller, or
+   * undefined when auth is on and none matched.
    */
   authenticate(header: (name: string) => string | undefined): AuthResult | undefined {
     if (!this.enabled) return { owner: "", authenticated: false };
