@@ -284,6 +284,15 @@ describe("e2e: kill -9 at random moments, conversation and task state agree", fu
       const stream = revived
         ? await openStream(server.url, "SubscribeToTask", { id: live.id })
         : await openStream(server.url, "SendStreamingMessage", { message });
+      if (revived) {
+        // The run may have reached its next wait (or its end) since it was read: look again.
+        const first = await stream.next();
+        if (!first || "error" in first) {
+          stream.stop();
+          steps.push(`followed -> ${JSON.stringify(first).slice(0, 300)}; looked again`);
+          continue;
+        }
+      }
       // The next wait (not the one just answered, which the first event still shows) or the end.
       const events = await stream.until(
         (e) =>

@@ -273,8 +273,10 @@ describe("AG-UI active guidance runs reach the running pipeline's judge", functi
   });
 
   it("after the adapter is killed (-9) mid-run and started again, guidance still reaches the run", async () => {
+    // A home of its own: the suite's adapter holds stateDir() (one adapter per state dir).
+    const home = path.join(dir, "agui-state-restart");
     const child = await startSourceCli(
-      ["agui", "--port", "0", "--a2a-url", tap.url, "--a2a-token", TOKEN, "--state-dir", stateDir(),
+      ["agui", "--port", "0", "--a2a-url", tap.url, "--a2a-token", TOKEN, "--state-dir", home,
         "--allowed-cwds", dir, "--no-console"], // prettier-ignore
       cleanEnv(dir),
     );
@@ -284,7 +286,7 @@ describe("AG-UI active guidance runs reach the running pipeline's judge", functi
       const session = await main.until((e) => e.type === "CUSTOM" && e.name === "iac-code.session.v1");
       const { taskId } = session.value as { taskId: string };
       await child.stop("SIGKILL");
-      restarted = await startAguiServer(adapterSettings({ url: tap.url, dir }, TOKEN));
+      restarted = await startAguiServer({ ...adapterSettings({ url: tap.url, dir }, TOKEN), stateDir: home });
       const guidance = await post(
         restarted.url,
         body({ runId: "guide-4", text: "[GUIDE] a static site only", ros: "inv-guide", guidance: true }),
