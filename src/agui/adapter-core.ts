@@ -7,7 +7,7 @@ import { DEFAULT_INTERRUPT_TTL_SECONDS } from "./config.js";
 import type { AdapterLogger } from "./logger.js";
 import type { A2aClient } from "./upstream/a2a-client.js";
 import { AguiError, MSG } from "./errors.js";
-import { earliestExpiry, markTerminal } from "./threads/execution.js";
+import { earliestExpiry, hasPending, markTerminal } from "./threads/execution.js";
 import {
   isAcceptableThreadId,
   StateUnavailableError,
@@ -84,6 +84,8 @@ export class AdapterCore {
   constructor(options: AdapterOptions) {
     this.client = options.client;
     this.store = options.store;
+    // Threads with a run here or an interrupt waiting stay loaded; idle ones may leave memory.
+    this.store.keepInUse?.((doc) => hasPending(doc) || this.active.has(doc.threadId));
     this.roots = options.allowedRoots;
     this.ttlMs = (options.interruptTtl ?? DEFAULT_INTERRUPT_TTL_SECONDS) * 1000;
     this.now = options.now ?? (() => Date.now());

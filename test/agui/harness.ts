@@ -148,6 +148,8 @@ export async function startHarness(
     a2aFile?: Record<string, unknown>;
     /** The adapter reaches A2A through a tap (h.tap). */
     tap?: boolean;
+    /** Idle threads the adapter's store keeps in memory. */
+    cacheLimit?: number;
   } = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "agui-it-"));
@@ -195,10 +197,10 @@ export async function startHarness(
     tap,
     runtime,
     agui: undefined as unknown as AguiServer,
-    store: new ThreadStore({ root: stateDir }),
+    store: new ThreadStore({ root: stateDir, cacheLimit: options.cacheLimit }),
     url: "",
     async restartAdapter(overrides = {}) {
-      h.store = new ThreadStore({ root: stateDir });
+      h.store = new ThreadStore({ root: stateDir, cacheLimit: options.cacheLimit });
       h.agui = await startAguiServer(
         { ...base(), ...overrides },
         { store: h.store, heartbeatMs: options.heartbeatMs, logger: options.logger },

@@ -4,6 +4,7 @@
 // never message text or secrets). A thread loaded here keeps its object (the
 // adapter mutates it and saves it), refreshed in place when another replica
 // saved a newer revision since.
+import { ThreadCache } from "./thread-cache.js";
 import type { Redis } from "ioredis";
 import { LuaScript } from "../../server/redis.js";
 import {
@@ -24,7 +25,11 @@ return rev
 `);
 
 export class RedisThreadStore implements ThreadStates {
-  private readonly cache = new Map<string, { doc: ThreadDoc; rev: number }>();
+  private readonly cache = new ThreadCache<{ doc: ThreadDoc; rev: number }>();
+
+  keepInUse(inUse: (doc: ThreadDoc) => boolean): void {
+    this.cache.inUse = inUse;
+  }
 
   constructor(private readonly redis: Redis) {}
 
@@ -69,6 +74,6 @@ export class RedisThreadStore implements ThreadStates {
   }
 
   loaded(): ThreadDoc[] {
-    return [...this.cache.values()].map((entry) => entry.doc);
+    return this.cache.docs();
   }
 }

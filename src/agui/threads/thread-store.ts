@@ -3,6 +3,7 @@
 // (temp file + fsync + rename + directory fsync), 0700 directories and 0600
 // files. It holds protocol mappings and idempotency digests only: never message
 // text, LLM keys, AccessKey secrets or STS tokens.
+import { ThreadCache } from "./thread-cache.js";
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { chmod, mkdir, open, rename, rm, type FileHandle } from "node:fs/promises";
@@ -182,6 +183,8 @@ export interface ThreadStoreOptions {
   root: string;
   /** Fault injection for tests: called before each write; throwing fails the write. */
   beforeWrite?: (doc: ThreadDoc) => void;
+  /** Idle threads kept in memory (default DEFAULT_THREAD_CACHE_LIMIT). */
+  cacheLimit?: number;
 }
 
 /** Where thread documents live: files (ThreadStore, the default) or Redis (RedisThreadStore). */
@@ -192,6 +195,8 @@ export interface ThreadStates {
   save(doc: ThreadDoc): Promise<void>;
   /** Threads loaded in memory (for idle checks and expiry timers). */
   loaded(): ThreadDoc[];
+  /** Which loaded threads are in use (kept in memory); the others may be evicted (thread-cache.ts). */
+  keepInUse?(inUse: (doc: ThreadDoc) => boolean): void;
 }
 
 /** The document as it is written: sets in sorted order, keys sorted (stable bytes for the same state). */
@@ -218,13 +223,18 @@ export function serializeThreadDoc(doc: ThreadDoc): string {
 export class ThreadStore implements ThreadStates {
   readonly root: string;
   readonly threadsDir: string;
-  private readonly cache = new Map<string, ThreadDoc>();
+  private readonly cache: ThreadCache<{ doc: ThreadDoc }>;
   beforeWrite?: (doc: ThreadDoc) => void;
 
   constructor(options: ThreadStoreOptions) {
     this.root = path.resolve(options.root);
     this.threadsDir = path.join(this.root, "threads");
     this.beforeWrite = options.beforeWrite;
+    this.cache = new ThreadCache(options.cacheLimit);
+  }
+
+  keepInUse(inUse: (doc: ThreadDoc) => boolean): void {
+    this.cache.inUse = inUse;
   }
 
   fileFor(threadId: string): string {
@@ -234,7 +244,7 @@ export class ThreadStore implements ThreadStates {
   /** The thread's document (memory first, then its file); undefined when none exists. */
   async load(threadId: string): Promise<ThreadDoc | undefined> {
     const cached = this.cache.get(threadId);
-    if (cached) return cached;
+    if (cached) return cached.doc;
     let text: string;
     try {
       const fh = await open(this.fileFor(threadId), constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -248,7 +258,7 @@ export class ThreadStore implements ThreadStates {
       throw new StateUnavailableError(threadId, (err as Error).message);
     }
     const doc = parseThreadDoc(text, threadId);
-    this.cache.set(threadId, doc);
+    this.cache.set(threadId, { doc });
     return doc;
   }
 
@@ -287,7 +297,7 @@ export class ThreadStore implements ThreadStates {
     } finally {
       await dir.close();
     }
-    this.cache.set(doc.threadId, doc);
+    this.cache.set(doc.threadId, { doc });
   }
 
   /** The directories exist with mode 0700 (made once per process, again if they vanish). */
@@ -313,6 +323,6 @@ export class ThreadStore implements ThreadStates {
 
   /** Threads loaded in memory (for idle checks and expiry timers). */
   loaded(): ThreadDoc[] {
-    return [...this.cache.values()];
+    return this.cache.docs();
   }
 }
