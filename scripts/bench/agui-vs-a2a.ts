@@ -174,6 +174,9 @@ interface Servers {
 function servePipe(target: URL): Promise<string> {
   const server = net.createServer((socket) => {
     const upstream = net.connect(Number(target.port), target.hostname);
+    // As node:http does: without it, Nagle's algorithm holds each small event back.
+    socket.setNoDelay(true);
+    upstream.setNoDelay(true);
     socket.pipe(upstream).pipe(socket);
     for (const s of [socket, upstream]) s.on("error", () => (socket.destroy(), upstream.destroy()));
   });
