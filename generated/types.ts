@@ -4129,6 +4129,10 @@ export interface AguiServerConfig {
    */
   "state-dir"?: string;
   /**
+   * fsync every thread state file and its directory before the write counts as done, and start the managed A2A server with sync-every-commit, so that state also survives a power loss or an OS crash (env IAC_CODE_AGUI_SYNC_EVERY_COMMIT). Default false: a write (a temp file renamed over the thread's file) survives the process being killed, as the A2A server's commits do by default.
+   */
+  "sync-every-commit"?: boolean;
+  /**
    * Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.
    */
   "thread-store"?: "file" | "redis";

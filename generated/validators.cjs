@@ -42665,7 +42665,7 @@ return errors === 0;
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 exports.v_config_agui_server = validate94;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"provider":{"description":"LLM provider of the managed A2A server, passed to it as --provider (env IAC_CODE_PROVIDER, which the managed server reads itself); refused together with a2a-url.","type":"string","minLength":1},"model":{"description":"Model of the managed A2A server, passed to it as --model (env IAC_CODE_MODEL); refused together with a2a-url.","type":"string","minLength":1},"base-url":{"description":"Provider base URL of the managed A2A server, passed to it as --base-url (env IAC_CODE_BASE_URL); refused together with a2a-url.","type":"string","pattern":"^https?://"},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"auth-jwks-url":{"description":"JSON Web Key Set URL of an identity provider: bearer JWTs signed by its keys (RS256 or ES256) sign callers in, their subject scoped by issuer as the caller. https://, or http:// on a loopback host. Needs auth-audience (env IAC_CODE_AGUI_AUTH_JWKS_URL).","type":"string","pattern":"^https?://"},"auth-issuer":{"description":"The issuer (iss claim) a JWT must name (env IAC_CODE_AGUI_AUTH_ISSUER).","type":"string","minLength":1},"auth-audience":{"description":"The audience (aud claim) a JWT must name; required with auth-jwks-url (env IAC_CODE_AGUI_AUTH_AUDIENCE).","type":"string","minLength":1},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://schemas.iac-code.dev/config/agui-server.json","title":"AguiServerConfig","description":"agui-server.yml, the file given to `iac-code agui --config` (or `serve --config`). Keys are written with dashes; the loader rewrites `_` to `-` in every key before validating. Unknown keys are rejected so that a typo is reported. Every key is also a flag `--<key>` (`cors-origins`: `--cors-origin`, repeatable) and an environment variable `IAC_CODE_AGUI_<KEY>` (the README lists them). An option given on the command line beats the file; the file beats the environment, which beats the defaults shown here. The same checks apply to the merged values.","type":"object","additionalProperties":false,"properties":{"host":{"description":"Address to bind (env IAC_CODE_AGUI_HOST).","type":"string","minLength":1,"default":"127.0.0.1"},"port":{"description":"TCP port to bind (env IAC_CODE_AGUI_PORT); 0 picks a free port.","type":"integer","minimum":0,"maximum":65535,"default":8000},"a2a-url":{"description":"A2A server to use (env IAC_CODE_AGUI_A2A_URL); only loopback http(s) URLs. Empty: start a managed local A2A process.","type":"string","pattern":"^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$","default":""},"a2a-token":{"description":"Bearer token sent to the A2A server. Generated for a managed process.","type":"string"},"a2a-wait-seconds":{"description":"How long a run or resume waits for its A2A server to come back when it cannot reach it (the connection is refused, or the managed A2A server is down or starting), trying again every 250 ms doubling to 2 s, before it ends with RUN_ERROR A2A_UNAVAILABLE (env IAC_CODE_AGUI_A2A_WAIT_SECONDS). Only requests the server certainly did not receive are sent again (reads also when they may have). 0 fails at once.","type":"number","minimum":0,"maximum":3600,"default":30},"a2a-config":{"description":"Config file (a2a-server.yml) of the managed A2A server (env IAC_CODE_AGUI_A2A_CONFIG); refused together with a2a-url.","type":"string","minLength":1},"provider":{"description":"LLM provider of the managed A2A server, passed to it as --provider (env IAC_CODE_PROVIDER, which the managed server reads itself); refused together with a2a-url.","type":"string","minLength":1},"model":{"description":"Model of the managed A2A server, passed to it as --model (env IAC_CODE_MODEL); refused together with a2a-url.","type":"string","minLength":1},"base-url":{"description":"Provider base URL of the managed A2A server, passed to it as --base-url (env IAC_CODE_BASE_URL); refused together with a2a-url.","type":"string","pattern":"^https?://"},"auth-token":{"description":"Bearer token clients must send; empty disables auth.","type":"string"},"auth-jwks-url":{"description":"JSON Web Key Set URL of an identity provider: bearer JWTs signed by its keys (RS256 or ES256) sign callers in, their subject scoped by issuer as the caller. https://, or http:// on a loopback host. Needs auth-audience (env IAC_CODE_AGUI_AUTH_JWKS_URL).","type":"string","pattern":"^https?://"},"auth-issuer":{"description":"The issuer (iss claim) a JWT must name (env IAC_CODE_AGUI_AUTH_ISSUER).","type":"string","minLength":1},"auth-audience":{"description":"The audience (aud claim) a JWT must name; required with auth-jwks-url (env IAC_CODE_AGUI_AUTH_AUDIENCE).","type":"string","minLength":1},"cors-origins":{"description":"Browser origins (scheme://host[:port]) allowed to call POST / and the cancel extension across origins (flag --cors-origin, repeatable; env IAC_CODE_AGUI_CORS_ORIGINS, comma-separated). Default none: no CORS headers at all.","type":"array","uniqueItems":true,"items":{"type":"string","pattern":"^https?://[^/?#]+/?$"}},"console":{"description":"Serve the browser console (a single page using the adapter's own POST / and cancel extension) at GET /console (flag --console / --no-console, env IAC_CODE_AGUI_CONSOLE). Default: on when host is a loopback address, off otherwise.","type":"boolean"},"debug":{"description":"Debug logging.","type":"boolean","default":false},"log-to-stdout":{"description":"Write logs to stdout instead of stderr (env IAC_CODE_AGUI_LOG_TO_STDOUT).","type":"boolean","default":false},"log-stdout":{"description":"Older spelling of log-to-stdout, still accepted.","type":"boolean"},"log-format":{"type":"string","description":"pretty (one readable line per entry) or json (JSON lines); default pretty on a terminal, json otherwise (env IAC_CODE_AGUI_LOG_FORMAT). serve passes it to the managed A2A server.","enum":["pretty","json"]},"state-dir":{"description":"Root of the per-thread state files (env IAC_CODE_AGUI_STATE_DIR). Default <config-dir>/agui.","type":"string"},"sync-every-commit":{"description":"fsync every thread state file and its directory before the write counts as done, and start the managed A2A server with sync-every-commit, so that state also survives a power loss or an OS crash (env IAC_CODE_AGUI_SYNC_EVERY_COMMIT). Default false: a write (a temp file renamed over the thread's file) survives the process being killed, as the A2A server's commits do by default.","type":"boolean"},"thread-store":{"description":"Where thread state lives (env IAC_CODE_AGUI_THREAD_STORE): file (default), one JSON file per thread under state-dir; redis, one record per thread in the Redis at redis-url, shared by every replica of the adapter so that a resume or a cancel can land on any of them.","type":"string","enum":["file","redis"],"default":"file"},"redis-url":{"description":"Redis URL for thread-store redis (env IAC_CODE_AGUI_REDIS_URL); a password in it is never logged.","type":"string","pattern":"^rediss?://"},"idle-shutdown":{"description":"Stop after this many idle seconds (no active run, no pending interrupt); 0 disables.","type":"number","minimum":0,"default":0},"interrupt-ttl":{"description":"Seconds an interrupt stays answerable (env IAC_CODE_AGUI_INTERRUPT_TTL); after that the execution expires and its A2A task is cancelled.","type":"integer","minimum":1,"default":540},"allowed-cwds":{"description":"Workspace roots a request's cwd must lie in (env IAC_CODE_AGUI_ALLOWED_CWDS, path-separated; else IACCODE_A2A_ALLOWED_CWDS); also given to the managed A2A server unless IACCODE_A2A_ALLOWED_CWDS is set. Default: the adapter's working directory and the system temp directory.","type":"array","items":{"type":"string","pattern":"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"}},"headers-timeout-seconds":{"description":"Seconds a client may take to send a request's headers; 0 = no limit (env IAC_CODE_AGUI_HEADERS_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":60},"request-timeout-seconds":{"description":"Seconds a client may take to send a whole request, body included; 0 = no limit. Responses (SSE streams) are not bounded by it (env IAC_CODE_AGUI_REQUEST_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":300},"keep-alive-timeout-seconds":{"description":"Seconds an idle keep-alive connection stays open between requests; 0 = no limit (env IAC_CODE_AGUI_KEEP_ALIVE_TIMEOUT_SECONDS).","type":"number","minimum":0,"default":75},"shutdown-timeout-seconds":{"description":"Seconds a graceful stop (SIGINT/SIGTERM) may take; after that the process exits anyway, keeping what the stores must keep (env IAC_CODE_AGUI_SHUTDOWN_TIMEOUT_SECONDS).","type":"number","exclusiveMinimum":0,"default":10}}};
 const pattern59 = new RegExp("^(?:|https?://(?:127\\.0\\.0\\.1|localhost|\\[::1\\])(?::[0-9]{1,5})?(?:/.*)?)$", "u");
 const pattern62 = new RegExp("^https?://[^/?#]+/?$", "u");
 
@@ -43160,10 +43160,9 @@ vErrors.push(err37);
 errors++;
 }
 }
-if(data["thread-store"] !== undefined){
-let data21 = data["thread-store"];
-if(typeof data21 !== "string"){
-const err38 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["sync-every-commit"] !== undefined){
+if(typeof data["sync-every-commit"] !== "boolean"){
+const err38 = {instancePath:instancePath+"/sync-every-commit",schemaPath:"#/properties/sync-every-commit/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -43172,8 +43171,11 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(!((data21 === "file") || (data21 === "redis"))){
-const err39 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema171.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
+}
+if(data["thread-store"] !== undefined){
+let data22 = data["thread-store"];
+if(typeof data22 !== "string"){
+const err39 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -43182,12 +43184,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data["redis-url"] !== undefined){
-let data22 = data["redis-url"];
-if(typeof data22 === "string"){
-if(!pattern51.test(data22)){
-const err40 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
+if(!((data22 === "file") || (data22 === "redis"))){
+const err40 = {instancePath:instancePath+"/thread-store",schemaPath:"#/properties/thread-store/enum",keyword:"enum",params:{allowedValues: schema171.properties["thread-store"].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -43197,8 +43195,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data["redis-url"] !== undefined){
+let data23 = data["redis-url"];
+if(typeof data23 === "string"){
+if(!pattern51.test(data23)){
+const err41 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/pattern",keyword:"pattern",params:{pattern: "^rediss?://"},message:"must match pattern \""+"^rediss?://"+"\""};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -43208,11 +43209,8 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data["idle-shutdown"] !== undefined){
-let data23 = data["idle-shutdown"];
-if((typeof data23 == "number") && (isFinite(data23))){
-if(data23 < 0 || isNaN(data23)){
-const err42 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err42 = {instancePath:instancePath+"/redis-url",schemaPath:"#/properties/redis-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -43222,8 +43220,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["idle-shutdown"] !== undefined){
+let data24 = data["idle-shutdown"];
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 < 0 || isNaN(data24)){
+const err43 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -43233,10 +43234,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data["interrupt-ttl"] !== undefined){
-let data24 = data["interrupt-ttl"];
-if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err44 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err44 = {instancePath:instancePath+"/idle-shutdown",schemaPath:"#/properties/idle-shutdown/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -43245,9 +43244,11 @@ vErrors.push(err44);
 }
 errors++;
 }
-if((typeof data24 == "number") && (isFinite(data24))){
-if(data24 < 1 || isNaN(data24)){
-const err45 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+}
+if(data["interrupt-ttl"] !== undefined){
+let data25 = data["interrupt-ttl"];
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err45 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -43256,17 +43257,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-if(data["allowed-cwds"] !== undefined){
-let data25 = data["allowed-cwds"];
-if(Array.isArray(data25)){
-const len1 = data25.length;
-for(let i2=0; i2<len1; i2++){
-let data26 = data25[i2];
-if(typeof data26 === "string"){
-if(!pattern13.test(data26)){
-const err46 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 1 || isNaN(data25)){
+const err46 = {instancePath:instancePath+"/interrupt-ttl",schemaPath:"#/properties/interrupt-ttl/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -43276,8 +43269,16 @@ vErrors.push(err46);
 errors++;
 }
 }
-else {
-const err47 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+}
+if(data["allowed-cwds"] !== undefined){
+let data26 = data["allowed-cwds"];
+if(Array.isArray(data26)){
+const len1 = data26.length;
+for(let i2=0; i2<len1; i2++){
+let data27 = data26[i2];
+if(typeof data27 === "string"){
+if(!pattern13.test(data27)){
+const err47 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/pattern",keyword:"pattern",params:{pattern: "^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"},message:"must match pattern \""+"^(?:/|~(?:/|$)|[A-Za-z]:[\\\\/]|\\\\\\\\)"+"\""};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -43287,9 +43288,8 @@ vErrors.push(err47);
 errors++;
 }
 }
-}
 else {
-const err48 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err48 = {instancePath:instancePath+"/allowed-cwds/" + i2,schemaPath:"#/properties/allowed-cwds/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -43299,11 +43299,9 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data["headers-timeout-seconds"] !== undefined){
-let data27 = data["headers-timeout-seconds"];
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 < 0 || isNaN(data27)){
-const err49 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err49 = {instancePath:instancePath+"/allowed-cwds",schemaPath:"#/properties/allowed-cwds/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -43313,8 +43311,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-else {
-const err50 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["headers-timeout-seconds"] !== undefined){
+let data28 = data["headers-timeout-seconds"];
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 < 0 || isNaN(data28)){
+const err50 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -43324,11 +43325,8 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data["request-timeout-seconds"] !== undefined){
-let data28 = data["request-timeout-seconds"];
-if((typeof data28 == "number") && (isFinite(data28))){
-if(data28 < 0 || isNaN(data28)){
-const err51 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err51 = {instancePath:instancePath+"/headers-timeout-seconds",schemaPath:"#/properties/headers-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -43338,8 +43336,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-else {
-const err52 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["request-timeout-seconds"] !== undefined){
+let data29 = data["request-timeout-seconds"];
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 0 || isNaN(data29)){
+const err52 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -43349,11 +43350,8 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data["keep-alive-timeout-seconds"] !== undefined){
-let data29 = data["keep-alive-timeout-seconds"];
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 0 || isNaN(data29)){
-const err53 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+else {
+const err53 = {instancePath:instancePath+"/request-timeout-seconds",schemaPath:"#/properties/request-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -43363,8 +43361,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-else {
-const err54 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["keep-alive-timeout-seconds"] !== undefined){
+let data30 = data["keep-alive-timeout-seconds"];
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err54 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -43374,11 +43375,8 @@ vErrors.push(err54);
 errors++;
 }
 }
-if(data["shutdown-timeout-seconds"] !== undefined){
-let data30 = data["shutdown-timeout-seconds"];
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 <= 0 || isNaN(data30)){
-const err55 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
+else {
+const err55 = {instancePath:instancePath+"/keep-alive-timeout-seconds",schemaPath:"#/properties/keep-alive-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -43388,8 +43386,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-else {
-const err56 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data["shutdown-timeout-seconds"] !== undefined){
+let data31 = data["shutdown-timeout-seconds"];
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 <= 0 || isNaN(data31)){
+const err56 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -43399,14 +43400,25 @@ vErrors.push(err56);
 errors++;
 }
 }
-}
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err57 = {instancePath:instancePath+"/shutdown-timeout-seconds",schemaPath:"#/properties/shutdown-timeout-seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err57];
 }
 else {
 vErrors.push(err57);
+}
+errors++;
+}
+}
+}
+else {
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
 }
 errors++;
 }

@@ -43,6 +43,8 @@ export interface AguiSettings {
   /** Serve the browser console at GET /console (default: on when host is loopback). */
   console?: boolean;
   stateDir: string;
+  /** sync-every-commit: thread files (and the managed A2A server's commits) are fsynced. */
+  syncEveryCommit?: boolean;
   /** file: one JSON file per thread under stateDir; redis: shared by the adapter's replicas. */
   threadStore?: "file" | "redis";
   /** Redis URL for threadStore redis; may hold a password: never logged. */
@@ -142,6 +144,7 @@ export function resolveSettings(
     corsOrigins: [...new Set((config["cors-origins"] ?? []).map(normaliseOrigin))],
     console: config.console ?? isLoopbackHost(host),
     stateDir: config["state-dir"] ? expandPath(config["state-dir"], env) : path.join(configDir(env), "agui"),
+    syncEveryCommit: config["sync-every-commit"] ?? false,
     threadStore,
     redisUrl: config["redis-url"],
     idleShutdown: config["idle-shutdown"] ?? 0,

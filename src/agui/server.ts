@@ -112,7 +112,10 @@ export async function startAguiServer(
       ? await redisThreads(settings.redisUrl, deps.logger)
       : undefined;
   const redis = shared?.redis;
-  const store: ThreadStates = deps.store ?? shared?.store ?? new ThreadStore({ root: settings.stateDir });
+  const store: ThreadStates =
+    deps.store ??
+    shared?.store ??
+    new ThreadStore({ root: settings.stateDir, syncEveryWrite: settings.syncEveryCommit });
   const metrics: ServerMetrics = new ServerMetrics({
     server: "agui",
     // Read at scrape time, once the adapter below exists.

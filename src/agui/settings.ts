@@ -113,6 +113,11 @@ export const AGUI_SETTINGS: SettingsTable = {
       help: "thread state root (default ~/.iac-code/agui, under IAC_CODE_CONFIG_DIR when set)",
     },
     {
+      key: "sync-every-commit",
+      kind: "boolean",
+      help: "fsync every thread state write, and every commit of the managed A2A server: state also survives a power loss (default: it survives the process being killed)",
+    },
+    {
       key: "thread-store",
       kind: "string",
       arg: "kind",

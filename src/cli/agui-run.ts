@@ -74,6 +74,7 @@ export async function runAdapter(settings: AguiSettings): Promise<void> {
         extraArgs: [
           ...(settings.a2aConfig ? ["--config", settings.a2aConfig] : []),
           ...(settings.a2aModelArgs ?? []),
+          ...(settings.syncEveryCommit ? ["--sync-every-commit"] : []),
           ...(settings.logFormat ? ["--log-format", settings.logFormat] : []),
         ],
       },

@@ -90,6 +90,21 @@ describe("agui thread store", () => {
     expect(parsed.execution.pipelineOpenSteps).to.deep.equal(["step:a", "step:b"]);
   });
 
+  it("with syncEveryWrite (sync-every-commit) writes the same file, then loads it back", async () => {
+    const synced = new ThreadStore({ root, syncEveryWrite: true });
+    await synced.save(doc("thread-1"));
+    await new ThreadStore({ root: path.join(root, "plain") }).save(doc("thread-1"));
+    const file = synced.fileFor("thread-1");
+    expect(statSync(file).mode & 0o777).to.equal(0o600);
+    expect(readdirSync(path.join(root, "threads"))).to.deep.equal(["thread-1.json"]);
+    expect(readFileSync(file, "utf8")).to.equal(
+      readFileSync(path.join(root, "plain", "threads", "thread-1.json"), "utf8"),
+    );
+    expect(await new ThreadStore({ root }).load("thread-1")).to.deep.equal(
+      await new ThreadStore({ root: path.join(root, "plain") }).load("thread-1"),
+    );
+  });
+
   it("loads lazily in a new store and keeps threads separate", async () => {
     await new ThreadStore({ root }).save(doc("thread-1"));
     await new ThreadStore({ root }).save(doc("thread-2"));

@@ -159,6 +159,19 @@ describe("server start-up", function () {
     );
   });
 
+  it("serve --sync-every-commit starts its A2A server with sync-every-commit too", async () => {
+    const serve = await startCli(["serve", "--port", "0", "--sync-every-commit"], env);
+    try {
+      const pid = serve.child.pid!;
+      const children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
+      const argvs = children.map((c) => readFileSync(`/proc/${c}/cmdline`, "utf8").split("\0"));
+      const managed = argvs.find((argv) => argv.includes("a2a"));
+      expect(managed, JSON.stringify(argvs)).to.include("--sync-every-commit");
+    } finally {
+      await serve.stop();
+    }
+  });
+
   it("knows which addresses are loopback", () => {
     for (const host of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "::ffff:127.0.0.1"])
       expect(isLoopbackHost(host), host).to.equal(true);
