@@ -266,7 +266,7 @@ async function startServers(dir: string, workspace: string): Promise<Servers> {
       close: async () => (await agui.close(), await a2a.close()),
     };
   }
-  const a2a = await spawnServer(["--serve", "a2a", "--dir", dir]);
+  const a2a = await spawnServer(["--serve", "a2a", "--dir", dir, "--deltas", String(DELTAS)]);
   const agui = await spawnServer(["--serve", "agui", "--dir", dir, "--a2a-url", a2a.url]);
   const floors = FLOORS
     ? await Promise.all(["pipe", "relay"].map((k) => spawnServer(["--serve", k, "--a2a-url", a2a.url])))

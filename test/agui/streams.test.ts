@@ -229,9 +229,8 @@ describe("agui live streams over HTTP", function () {
   });
 
   it("STATE_PERSISTENCE_FAILED when the interrupt cannot be committed: no interrupt is announced", async () => {
-    let writes = 0;
-    h.store.beforeWrite = () => {
-      if (++writes === 4) throw new Error("disk full");
+    h.store.beforeWrite = (doc) => {
+      if (Object.keys(doc.execution.pending).length > 0) throw new Error("disk full");
     };
     const r = await post(
       h.url,

@@ -162,7 +162,13 @@ export class Observer {
       }
       try {
         for (; next && !next.done; next = await it.next()) {
-          const stop = this.handle(readItem(next.value));
+          let stop: Stop | undefined;
+          try {
+            stop = this.handle(readItem(next.value));
+          } catch (err) {
+            await it.return?.(undefined); // an identity change: the stream is closed
+            throw err;
+          }
           if (stop) {
             await it.return?.(undefined);
             return this.end(stop);

@@ -246,6 +246,7 @@ export class Resume {
       const text = toolResultText(pending, entry);
       if (toolCallId && text !== undefined) toolResults.push({ toolCallId, text });
       if (!last) {
+        await stream.return?.(undefined);
         upstream.abort();
         continue;
       }

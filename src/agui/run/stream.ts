@@ -40,6 +40,8 @@ export class RunStream {
   private lastState: string | undefined;
   /** A failed task's status text and metadata.iac_code.error (the run's RUN_ERROR says the same). */
   private failure?: TaskFailureInfo;
+  /** The task id learned from the stream's snapshot, written with the session id (learn). */
+  private taskUnsaved = false;
 
   constructor(private readonly run: RunState) {}
 
@@ -57,21 +59,25 @@ export class RunStream {
     return { message, configuration: { acceptedOutputModes: ["text/plain"] } };
   }
 
-  /** Learns and checks the task, context and session identities of an item; persists what is new. */
+  /**
+   * Learns and checks the task, context and session identities of an item;
+   * persists what is new. A stream opens with its Task snapshot and names the
+   * session in the next item: the task id is then written with it, once.
+   */
   private async learn(item: A2aItem): Promise<void> {
     const { doc } = this.run.admission;
     const ex = doc.execution;
     if (item.contextId && item.contextId !== doc.contextId)
       throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.contextChanged);
-    let changed = false;
-    let failMsg: MessageKey = MSG.mappingNotCommitted;
+    let taskLearned = this.taskUnsaved;
     if (item.taskId) {
       if (ex.taskId && ex.taskId !== item.taskId) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.taskChanged);
       if (!ex.taskId) {
         ex.taskId = item.taskId;
-        changed = true;
+        taskLearned = true;
       }
     }
+    let sessionLearned = false;
     const session = sessionIdOf(item);
     if (session) {
       if (doc.iacCodeSessionId && doc.iacCodeSessionId !== session) {
@@ -79,17 +85,21 @@ export class RunStream {
       }
       if (!doc.iacCodeSessionId) {
         doc.iacCodeSessionId = session;
-        if (!changed) failMsg = MSG.sessionNotCommitted;
-        changed = true;
+        sessionLearned = true;
       }
     }
-    if (!changed) return;
+    if (!taskLearned && !sessionLearned) return;
+    this.taskUnsaved = item.kind === "task" && !doc.iacCodeSessionId;
+    if (this.taskUnsaved) return;
     try {
       await this.run.core.store.save(doc);
     } catch {
       await this.run.core.cancelUpstream(ex.taskId ?? item.taskId);
       markTerminal(doc);
-      throw new RunFailure("STATE_PERSISTENCE_FAILED", failMsg);
+      throw new RunFailure(
+        "STATE_PERSISTENCE_FAILED",
+        taskLearned ? MSG.mappingNotCommitted : MSG.sessionNotCommitted,
+      );
     }
   }
 
@@ -237,24 +247,31 @@ export class RunStream {
       if (outcome !== "continue") return outcome;
     }
     const it = stream[Symbol.asyncIterator]();
-    for (;;) {
-      let next: IteratorResult<unknown>;
-      try {
-        next = await it.next();
-      } catch (err) {
-        if (!lenient || this.run.active.upstream.signal.aborted) throw err;
-        this.run.core.logger?.warn(
-          { err: (err as Error).message },
-          "A2A stream failed after an accepted answer",
-        );
-        return "ended";
+    let reading = true;
+    try {
+      for (;;) {
+        let next: IteratorResult<unknown>;
+        try {
+          next = await it.next();
+        } catch (err) {
+          reading = false;
+          if (!lenient || this.run.active.upstream.signal.aborted) throw err;
+          this.run.core.logger?.warn(
+            { err: (err as Error).message },
+            "A2A stream failed after an accepted answer",
+          );
+          return "ended";
+        }
+        if (next.done) {
+          reading = false;
+          return "ended";
+        }
+        const outcome = await this.handleItem(readItem(next.value));
+        if (outcome !== "continue") return outcome;
       }
-      if (next.done) return "ended";
-      const outcome = await this.handleItem(readItem(next.value));
-      if (outcome !== "continue") {
-        await it.return?.();
-        return outcome;
-      }
+    } finally {
+      // Left before its end (a stop, or a failure handling an item): the stream is closed.
+      if (reading) await it.return?.();
     }
   }
 

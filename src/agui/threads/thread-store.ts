@@ -247,6 +247,8 @@ export class ThreadStore implements ThreadStates {
   private readonly cache: ThreadCache<{ doc: ThreadDoc }>;
   beforeWrite?: (doc: ThreadDoc) => void;
   private readonly syncEveryWrite: boolean;
+  private writes = 0;
+  private readonly tempTag = randomBytes(6).toString("hex");
 
   constructor(options: ThreadStoreOptions) {
     this.root = path.resolve(options.root);
@@ -296,10 +298,8 @@ export class ThreadStore implements ThreadStates {
     this.beforeWrite?.(doc);
     const text = serializeThreadDoc(doc);
     const target = this.fileFor(doc.threadId);
-    const temp = path.join(
-      this.threadsDir,
-      `.${path.basename(target)}.${randomBytes(6).toString("hex")}.tmp`,
-    );
+    // This store's random tag and a count: unique without random bytes per write.
+    const temp = path.join(this.threadsDir, `.${path.basename(target)}.${this.tempTag}${++this.writes}.tmp`);
     if (this.syncEveryWrite) await this.writeSynced(temp, target, text);
     else this.writeNow(temp, target, text);
     this.cache.set(doc.threadId, { doc });

@@ -1,7 +1,11 @@
 // One HTTP exchange for the JSON-RPC and HTTP+JSON bindings: node:http on
 // keep-alive connections under an idle deadline (fetch's web streams cost a
 // streamed event about 10 µs), failures turned into TransportError with the URL
-// and reason, the network error kept as its cause.
+// and reason, the network error kept as its cause. A stream the caller leaves
+// at its last event keeps its connection: the rest of the body (its end) is
+// read for a moment instead of the socket being destroyed, and an abort after
+// the answer ended touches nothing (a new connection per call costs both ends
+// a connect, an accept and an AbortError).
 import http from "node:http";
 import https from "node:https";
 import { A2aCallError, EXIT } from "../errors.js";
@@ -19,7 +23,14 @@ export interface HttpAnswer {
 export interface HttpExchange {
   response: HttpAnswer;
   deadline: IdleDeadline;
+  /** Stops the caller's signal from cutting this exchange (the caller left its stream). */
+  detach: () => void;
 }
+
+const ignore = (): void => undefined;
+
+/** How long a stream left before its end may take to end before its connection is closed. */
+const RELEASE_GRACE_MS = 250;
 
 export interface HttpInit {
   method: string;
@@ -27,20 +38,39 @@ export interface HttpInit {
   body?: string;
 }
 
-/** One request; resolves with the answer's head, the body still to read. */
-function send(url: URL, init: HttpInit, signal: AbortSignal): Promise<HttpAnswer> {
+/**
+ * One request; resolves with the answer's head, the body still to read. The
+ * signal aborts the request (node's own abort handling, through a signal of the
+ * request's) until the answer has ended or detach() is called.
+ */
+function send(
+  url: URL,
+  init: HttpInit,
+  signal: AbortSignal,
+): Promise<{ answer: HttpAnswer; detach: () => void }> {
   const lib = url.protocol === "https:" ? https : http;
+  const own = new AbortController();
+  const onAbort = () => own.abort(signal.reason);
+  const detach = () => signal.removeEventListener("abort", onAbort);
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
   return new Promise((resolve, reject) => {
-    const req = lib.request(url, { method: init.method, headers: init.headers, signal }, (res) => {
+    const req = lib.request(url, { method: init.method, headers: init.headers, signal: own.signal }, (res) => {
       const status = res.statusCode ?? 0;
-      resolve({
-        status,
-        ok: status >= 200 && status <= 299,
-        contentType: res.headers["content-type"] ?? "",
-        body: res,
-      });
+      res.once("end", detach);
+      const answer = { status, ok: status >= 200 && status <= 299, contentType: res.headers["content-type"] ?? "", body: res };
+      resolve({ answer, detach });
+    }); // prettier-ignore
+    req.on("error", (error) => {
+      detach();
+      reject(error);
     });
-    req.on("error", reject);
+    // An abort while the answer is complete but not read to its end makes node destroy the
+    // socket with the abort error and no listener (an uncaught exception); req has the error.
+    req.once("socket", (socket) => {
+      socket.on("error", ignore);
+      req.once("close", () => socket.off("error", ignore));
+    });
     req.end(init.body);
   });
 }
@@ -48,9 +78,9 @@ function send(url: URL, init: HttpInit, signal: AbortSignal): Promise<HttpAnswer
 export async function httpRequest(url: string, init: HttpInit, options: CallOptions): Promise<HttpExchange> {
   const deadline = new IdleDeadline(options.timeoutMs, options.signal);
   try {
-    const response = await send(new URL(url), init, deadline.signal);
+    const { answer, detach } = await send(new URL(url), init, deadline.signal);
     deadline.touch();
-    return { response, deadline };
+    return { response: answer, deadline, detach };
   } catch (error) {
     deadline.clear();
     throw failure(url, error, deadline, options);
@@ -80,14 +110,28 @@ export async function* sseBody(
 ): AsyncGenerator<SseEvent> {
   const { response, deadline } = exchange;
   try {
-    yield* readSse(response.body as AsyncIterable<Uint8Array>, () => deadline.touch());
+    yield* readSse(response.body.iterator({ destroyOnReturn: false }), () => deadline.touch());
   } catch (error) {
+    response.body.destroy();
     throw failure(url, error, deadline, options);
   } finally {
     deadline.clear();
-    // Leaving early (the caller stopped reading) must close the connection.
-    response.body.destroy();
+    // Left early (the caller stopped reading): the connection is closed unless the body ends at once.
+    if (!response.body.readableEnded) {
+      exchange.detach();
+      release(response.body);
+    }
   }
+}
+
+/** Reads what is left of a body for RELEASE_GRACE_MS: ended, its connection is reused; else closed. */
+function release(body: http.IncomingMessage): void {
+  if (body.destroyed) return;
+  const timer = setTimeout(() => body.destroy(), RELEASE_GRACE_MS);
+  timer.unref();
+  body.once("end", () => clearTimeout(timer));
+  body.once("error", () => clearTimeout(timer));
+  body.resume();
 }
 
 function failure(url: string, error: unknown, deadline: IdleDeadline, options: CallOptions): Error {
