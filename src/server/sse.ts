@@ -39,6 +39,11 @@ export function sseFrame(data: string, event?: string, id?: string): string {
     .join("")}\n`;
 }
 
+/** One event of JSON data: JSON.stringify writes no raw line end, so it is one `data:` line. */
+export function sseJsonFrame(json: string): string {
+  return `data: ${json}\n\n`;
+}
+
 /** A comment (keep-alive): readers skip it, proxies and idle timers see traffic. */
 export function sseComment(text: string): string {
   return `: ${text}\n\n`;

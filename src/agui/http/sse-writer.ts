@@ -5,7 +5,7 @@
 // one write (corked until the tick ends): one syscall per burst, not per event.
 import type { ServerResponse } from "node:http";
 import type { AguiEvent } from "../events.js";
-import { sseComment, sseFrame } from "../../server/sse.js";
+import { sseComment, sseJsonFrame } from "../../server/sse.js";
 
 export const HEARTBEAT_MS = 15_000;
 
@@ -38,7 +38,7 @@ export class SseWriter {
       "X-Accel-Buffering": "no",
       Connection: "keep-alive",
     });
-    this.res.flushHeaders();
+    // No flushHeaders(): RUN_STARTED follows in this tick and leaves with them, in one write.
     this.lastWrite = Date.now();
     this.armHeartbeat();
   }
@@ -63,7 +63,7 @@ export class SseWriter {
         this.res.uncork();
       });
     }
-    this.res.write(sseFrame(JSON.stringify(event)));
+    this.res.write(sseJsonFrame(JSON.stringify(event)));
     this.lastWrite = Date.now();
   }
 

@@ -14,6 +14,9 @@ export interface EventSink {
   onDisconnect(fn: () => void): void;
 }
 
+/** Why a run's A2A requests are aborted once it is over: one object (a new DOMException per abort costs a stack trace). */
+export const RUN_OVER = new DOMException("The AG-UI run is over.", "AbortError");
+
 export class RunState {
   /** The live part of the run (flags a disconnect, a cancel and the stream read). */
   readonly active: ActiveRun;

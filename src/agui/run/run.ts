@@ -26,7 +26,7 @@ import { Resume } from "./resume.js";
 import { runGuidance } from "./guidance.js";
 import { newRunSnapshots } from "./conversation.js";
 import { RunStream } from "./stream.js";
-import { RunState, type EventSink } from "./run-state.js";
+import { RUN_OVER, RunState, type EventSink } from "./run-state.js";
 
 /** Codes after which the execution cannot continue (unless an interrupt still waits). */
 const ENDS_EXECUTION = ["CANCELLED", "A2A_EXECUTION_FAILED", "A2A_PROTOCOL_ERROR", "INVALID_INPUT"];
@@ -91,7 +91,7 @@ export class Run extends RunState {
       await this.fail(err);
     } finally {
       active.done = true;
-      active.upstream.abort();
+      active.upstream.abort(RUN_OVER);
       if (core.active.get(request.threadId) === active) core.active.delete(request.threadId);
       core.lastActivity = core.now();
       core.metrics?.openStreams.dec({ binding: "agui" });

@@ -25,7 +25,7 @@ import { appliedDigest, markTerminal } from "../threads/execution.js";
 import { iacMetadata } from "./inputs.js";
 import { EITHER_WAY_KINDS, requiredInputs, toInterrupt } from "./interrupts.js";
 import type { PendingInterrupt } from "../threads/thread-store.js";
-import type { RunState } from "./run-state.js";
+import { RUN_OVER, type RunState } from "./run-state.js";
 import { confirmationOptionsProblem, DEPLOYMENT_CONFIRMATION } from "./structured-answers.js";
 
 type ItemOutcome = "stop" | "continue" | "interrupted";
@@ -283,7 +283,7 @@ export class RunStream {
   async consume(stream: AsyncIterable<unknown>, first?: A2aItem, afterAnswer = false): Promise<void> {
     let outcome = await this.drain(stream, first, afterAnswer);
     if (outcome === "ended" && afterAnswer) outcome = await this.followAfterAnswer();
-    this.run.active.upstream.abort();
+    this.run.active.upstream.abort(RUN_OVER);
     if (outcome === "interrupted") return;
     await this.finish();
   }

@@ -250,6 +250,7 @@ export class RunTranslator {
   }
 
   private closeReasoning(out: AguiEvent[]): void {
+    if (this.openReasoning.size === 0) return; // every text delta asks
     for (const id of [...this.openReasoning.values()].sort()) {
       out.push(this.ev("REASONING_MESSAGE_END", { messageId: id }));
       out.push(this.ev("REASONING_END", { messageId: id }));

@@ -12,12 +12,13 @@ import {
   fsync,
   mkdirSync,
   openSync,
+  readFileSync,
   renameSync,
   rmSync,
   writeFile,
   writeFileSync,
 } from "node:fs";
-import { open, rename } from "node:fs/promises";
+import { rename } from "node:fs/promises";
 import { promisify } from "node:util";
 import path from "node:path";
 import { isObject, type JsonObject } from "../upstream/a2a-items.js";
@@ -267,16 +268,22 @@ export class ThreadStore implements ThreadStates {
   }
 
   /** The thread's document (memory first, then its file); undefined when none exists. */
-  async load(threadId: string): Promise<ThreadDoc | undefined> {
+  load(threadId: string): Promise<ThreadDoc | undefined> {
+    // A throw (StateUnavailableError) becomes the rejection.
+    return new Promise((resolve) => resolve(this.read(threadId)));
+  }
+
+  private read(threadId: string): ThreadDoc | undefined {
     const cached = this.cache.get(threadId);
     if (cached) return cached.doc;
     let text: string;
     try {
-      const fh = await open(this.fileFor(threadId), constants.O_RDONLY | constants.O_NOFOLLOW);
+      // Synchronous, as the writes: a small file in the page cache, read once per thread.
+      const fd = openSync(this.fileFor(threadId), constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
-        text = await fh.readFile("utf8");
+        text = readFileSync(fd, "utf8");
       } finally {
-        await fh.close();
+        closeSync(fd);
       }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;

@@ -30,14 +30,22 @@ export const TERMINAL_STATES = new Set([...FAILED_STATES, "canceled", "completed
 /** States at which a run's stream stops: terminal, or waiting for the next input. */
 export const STOP_STATES = new Set([...TERMINAL_STATES, "input-required"]);
 
+/** States seen so far, normalised (a handful of values; every stream item has one). */
+const NORMALIZED = new Map<string, string>();
+
 /** TASK_STATE_INPUT_REQUIRED -> input-required. */
 export function normalizeState(raw: unknown): string | undefined {
-  if (typeof raw !== "string" || raw.trim() === "") return undefined;
-  return raw
+  if (typeof raw !== "string") return undefined;
+  const known = NORMALIZED.get(raw);
+  if (known !== undefined) return known;
+  if (raw.trim() === "") return undefined;
+  const state = raw
     .trim()
     .toLowerCase()
     .replace(/^task_state_/, "")
     .replace(/_/g, "-");
+  if (NORMALIZED.size < 64) NORMALIZED.set(raw, state);
+  return state;
 }
 
 export function str(value: unknown): string | undefined {

@@ -65,7 +65,11 @@ export class IdleDeadline {
     private readonly timeoutMs: number,
     outer?: AbortSignal,
   ) {
-    this.signal = outer ? AbortSignal.any([outer, this.controller.signal]) : this.controller.signal;
+    // Without a deadline the caller's signal is the only one (no combined signal per call).
+    this.signal =
+      outer && timeoutMs > 0
+        ? AbortSignal.any([outer, this.controller.signal])
+        : (outer ?? this.controller.signal);
     this.touch();
   }
 
