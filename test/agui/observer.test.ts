@@ -122,6 +122,7 @@ describe("agui observer (subscribe extension, §9.2) and reconnect snapshots", f
     for (const headers of refused) {
       const res = await subscribe(h, session.executionId, identity, headers);
       expect([res.status, await res.json()]).to.deep.equal([401, { error: "Unauthorized" }]);
+      expect(res.headers.get("www-authenticate")).to.match(/^Bearer/);
     }
     // 400: the body and the field that is wrong.
     const bad: Array<[unknown, string]> = [

@@ -261,7 +261,6 @@ export function createAguiApp(options: HttpAppOptions): Koa {
 
   addObserveRoute(router, {
     adapter,
-    authToken,
     auth,
     heartbeatMs: options.heartbeatMs,
     logger: options.logger,

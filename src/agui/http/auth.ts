@@ -34,11 +34,18 @@ export class AguiAuth {
     return Boolean(this.token) || this.jwt !== undefined;
   }
 
-  /** The caller of an Authorization header, or throws UnauthorizedError. */
-  async require(authorization: string | undefined): Promise<AguiCaller> {
+  /**
+   * The caller of an Authorization header, or throws UnauthorizedError.
+   * `exactScheme`: the scheme must be spelled `Bearer` (the observer extension's rule).
+   */
+  async require(
+    authorization: string | undefined,
+    options: { exactScheme?: boolean } = {},
+  ): Promise<AguiCaller> {
     if (!this.enabled) return {};
-    if (this.token && bearerMatches(authorization, this.token, true)) return {};
-    const presented = credentialsOf(authorization, "Bearer", true);
+    const anyCase = !options.exactScheme;
+    if (this.token && bearerMatches(authorization, this.token, anyCase)) return {};
+    const presented = credentialsOf(authorization, "Bearer", anyCase);
     if (this.jwt && presented !== undefined && looksLikeJwt(presented)) {
       const verified = await this.jwt.verify(presented);
       if (verified.ok) return { user: verified.owner };

@@ -6,8 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type Router from "@koa/router";
 import { DEFAULT_LANGUAGE, parseAcceptLanguage } from "../../i18n/index.js";
-import { bearerMatches } from "../../server/bearer.js";
-import type { AguiAuth } from "./auth.js";
+import { UnauthorizedError, type AguiAuth } from "./auth.js";
 import { readJsonBody } from "../../server/json-body.js";
 import type { ServerMetrics } from "../../server/metrics.js";
 import type { AguiAdapter } from "../adapter.js";
@@ -27,9 +26,8 @@ const KEYS = new Set(["threadId", "runId", "rosInvocationId", "afterSequence"]);
 
 export interface ObserveRouteOptions {
   adapter: AguiAdapter;
-  authToken?: string;
-  /** With auth-jwks-url: a bearer JWT signs its user in (server/jwt-auth.ts). */
-  auth?: AguiAuth;
+  /** The static token and/or a bearer JWT whose user must be the thread's. */
+  auth: AguiAuth;
   heartbeatMs?: number;
   logger?: AdapterLogger;
   metrics?: ServerMetrics;
@@ -39,6 +37,8 @@ class BodyRefused extends Error {
   constructor(
     readonly status: number,
     readonly body: Record<string, string>,
+    /** The WWW-Authenticate value of a 401. */
+    readonly challenge?: string,
   ) {
     super(body.error);
   }
@@ -73,9 +73,10 @@ async function identityOf(req: IncomingMessage): Promise<ObservationIdentity> {
   };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
+function sendJson(res: ServerResponse, status: number, body: unknown, challenge?: string): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
+    ...(challenge ? { "WWW-Authenticate": challenge } : {}),
     "Content-Type": "application/json; charset=utf-8",
     "Content-Length": Buffer.byteLength(text),
   });
@@ -84,7 +85,6 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 export function addObserveRoute(router: Router, options: ObserveRouteOptions): void {
   const { adapter, logger, metrics } = options;
-  const authToken = options.authToken || undefined;
   const count = (outcome: string) => metrics?.requests.inc({ method: "subscribe", binding: "agui", outcome });
 
   router.post(SUBSCRIBE_PATH, async (ctx) => {
@@ -93,17 +93,16 @@ export function addObserveRoute(router: Router, options: ObserveRouteOptions): v
     const executionId = ctx.params.executionId;
     const language = parseAcceptLanguage(req.headers["accept-language"]) ?? DEFAULT_LANGUAGE;
     try {
-      // The static token: the whole header, exactly `Bearer <token>` (the extension routes' rule);
-      // else a JWT of the identity provider, whose user must be the thread's.
-      const staticToken =
-        authToken !== undefined && bearerMatches(req.headers.authorization, authToken, false);
+      // The static token as exactly `Bearer <token>` (the extension routes' rule), or a JWT
+      // of the identity provider, whose user must be the thread's.
       let user: string | undefined;
-      if (!staticToken && (authToken || options.auth?.enabled)) {
-        user = (await options.auth?.require(req.headers.authorization).catch(() => undefined))?.user;
-        if (user === undefined) {
-          req.resume();
-          throw new BodyRefused(401, { error: "Unauthorized" });
-        }
+      try {
+        user = (await options.auth.require(req.headers.authorization, { exactScheme: true })).user;
+      } catch (err) {
+        req.resume();
+        throw err instanceof UnauthorizedError
+          ? new BodyRefused(401, { error: "Unauthorized" }, err.challenge)
+          : err;
       }
       const identity = await identityOf(req);
       const observation = await adapter.admitObservation(executionId, identity, language, user);
@@ -124,7 +123,7 @@ export function addObserveRoute(router: Router, options: ObserveRouteOptions): v
         const body = err instanceof BodyRefused ? err.body : { error: err.error };
         count(String(err.status));
         logger?.info({ executionId, status: err.status, reason: body.error }, "AG-UI subscribe refused");
-        return sendJson(res, err.status, body);
+        return sendJson(res, err.status, body, err instanceof BodyRefused ? err.challenge : undefined);
       }
       if (err instanceof AguiError) {
         count(err.code);
