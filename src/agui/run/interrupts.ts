@@ -36,6 +36,8 @@ export interface ProjectedInput {
 
 /** Required inputs of an item, de-duplicated by inputId, projected to the kept keys. */
 export function requiredInputs(item: A2aItem): ProjectedInput[] {
+  // Most items (text, tools) ask for nothing: no set or list for them.
+  if (item.iac.input === undefined && item.iac.pendingPermissions === undefined) return [];
   const found: ProjectedInput[] = [];
   const seen = new Set<string>();
   const add = (raw: unknown, sideband: boolean): void => {
