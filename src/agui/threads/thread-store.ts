@@ -1,8 +1,8 @@
 // Durable per-thread state: one small JSON file per thread under
-// <root>/threads/<thread-key>.json, loaded lazily, replaced atomically
-// (temp file + rename; with syncEveryWrite also fsync of the file and the
-// directory), 0700 directories and 0600 files. It holds protocol mappings and idempotency digests only: never message
-// text, LLM keys, AccessKey secrets or STS tokens.
+// <root>/threads/<thread-key>.json, loaded lazily, replaced atomically (temp
+// file + rename; with syncEveryWrite also fsync of the file and the directory),
+// 0700 directories and 0600 files. It holds protocol mappings and idempotency
+// digests only: never message text, LLM keys, AccessKey secrets or STS tokens.
 import { ThreadCache } from "./thread-cache.js";
 import { createHash, randomBytes } from "node:crypto";
 import {
@@ -15,10 +15,8 @@ import {
   readFileSync,
   renameSync,
   rmSync,
-  writeFile,
   writeFileSync,
 } from "node:fs";
-import { rename } from "node:fs/promises";
 import { promisify } from "node:util";
 import path from "node:path";
 import { isObject, type JsonObject } from "../upstream/a2a-items.js";
@@ -78,7 +76,6 @@ export class StateUnavailableError extends Error {
 }
 
 const fsyncAsync = promisify(fsync);
-const writeFileAsync = promisify(writeFile);
 
 const RESERVED = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])$/;
 
@@ -307,21 +304,22 @@ export class ThreadStore implements ThreadStates {
     const target = this.fileFor(doc.threadId);
     // This store's random tag and a count: unique without random bytes per write.
     const temp = path.join(this.threadsDir, `.${path.basename(target)}.${this.tempTag}${++this.writes}.tmp`);
-    if (this.syncEveryWrite) await this.writeSynced(temp, target, text);
-    else this.writeNow(temp, target, text);
+    await this.write(temp, target, text);
     this.cache.set(doc.threadId, { doc });
   }
 
   /**
-   * Temp file and rename, in the page cache, in this turn: tens of microseconds
-   * of CPU, where the same calls made asynchronously cost hundreds (a run writes
-   * three times).
+   * Temp file and rename, made synchronously in the page cache: tens of
+   * microseconds of CPU where the same calls through the thread pool cost
+   * hundreds (a run writes three times). Only the fsyncs of syncEveryWrite wait
+   * on the disk, off this thread.
    */
-  private writeNow(temp: string, target: string, text: string): void {
+  private async write(temp: string, target: string, text: string): Promise<void> {
     try {
       const fd = this.openTemp(temp);
       try {
         writeFileSync(fd, text);
+        if (this.syncEveryWrite) await fsyncAsync(fd);
       } finally {
         closeSync(fd);
       }
@@ -330,23 +328,7 @@ export class ThreadStore implements ThreadStates {
       rmSync(temp, { force: true });
       throw err;
     }
-  }
-
-  /** Temp file, fsync, rename, directory fsync: the write is on disk when this resolves. */
-  private async writeSynced(temp: string, target: string, text: string): Promise<void> {
-    try {
-      const fd = this.openTemp(temp);
-      try {
-        await writeFileAsync(fd, text);
-        await fsyncAsync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      await rename(temp, target);
-    } catch (err) {
-      rmSync(temp, { force: true });
-      throw err;
-    }
+    if (!this.syncEveryWrite) return;
     const dir = openSync(this.threadsDir, constants.O_RDONLY);
     try {
       await fsyncAsync(dir);
