@@ -12,13 +12,15 @@
 //     [--concurrency 1,16] [--rounds 3]
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { option, textOption } from "./bench-args.js";
+import { median } from "./bench-clients.js";
+import { statCpuMs } from "./peer-process.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const RUNS = option("runs", 400);
@@ -91,10 +93,7 @@ async function firstLine(child: ChildProcess, pattern: RegExp): Promise<string> 
 }
 
 /** CPU microseconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
-function cpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
+const cpuUs = (pid: number): number => statCpuMs(`/proc/${pid}/stat`) * 1000;
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
@@ -117,8 +116,6 @@ function run(url: string, body: string): Promise<{ events: number; firstMs: numb
     req.end(body);
   });
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
   const builds = BUILDS.length > 0 ? BUILDS : [ROOT];

@@ -17,7 +17,7 @@
 //     [--only a2a|agui] [--in-process] [--profile-dir DIR] [--floors]
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -28,6 +28,8 @@ import { performance } from "node:perf_hooks";
 import { SseParser } from "../../src/server/sse.js";
 import type { AgentRuntime, AgentSession, RuntimeEvent, TurnInput } from "../../src/runtime/seam.js";
 import { option, textOption } from "./bench-args.js";
+import { median } from "./bench-clients.js";
+import { statCpuMs } from "./peer-process.js";
 
 const RUNS = option("runs", 96);
 const DELTAS = option("deltas", 200);
@@ -121,11 +123,6 @@ function post(url: string, headers: Record<string, string>, body: string, isText
   });
 }
 
-function median(values: number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
 const TOKEN = "bench-token";
 
 /** Starts the A2A server with the scripted agent; its URL. */
@@ -151,10 +148,7 @@ async function startAgui(dir: string, a2aUrl: string) {
 }
 
 /** CPU microseconds a process has used so far (Linux /proc; clock ticks of 10 ms). */
-function processCpuUs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
+const processCpuUs = (pid: number): number => statCpuMs(`/proc/${pid}/stat`) * 1000;
 
 /** The process in front of the A2A server in a measurement. */
 type Front = "agui" | "pipe" | "relay";
