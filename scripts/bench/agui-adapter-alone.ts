@@ -9,7 +9,7 @@
 // two checkouts compare on the same load: `--build A --build B`, each a
 // directory holding bin/iac-code.mjs and its dist/.
 //   npx tsx scripts/bench/agui-adapter-alone.ts [--build DIR]... [--runs 400] [--deltas 1,400]
-//     [--concurrency 1,16] [--rounds 3]
+//     [--concurrency 1,16] [--rounds 3] [--profile-dir DIR]
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -27,6 +27,8 @@ const RUNS = option("runs", 400);
 const DELTAS = (textOption("deltas") ?? "1,400").split(",").map(Number);
 const CONCURRENCY = (textOption("concurrency") ?? "1,16").split(",").map(Number);
 const ROUNDS = option("rounds", 3);
+/** Each adapter writes a CPU profile there when it stops (sampled every 100 µs). */
+const PROFILE_DIR = textOption("profile-dir");
 const BUILDS = process.argv.flatMap((arg, i) =>
   arg === "--build" ? [path.resolve(process.argv[i + 1])] : [],
 );
@@ -134,7 +136,8 @@ async function main(): Promise<void> {
     builds.map(async (build, b) => {
       const child = spawn(
         process.execPath,
-        [path.join(build, "bin", "iac-code.mjs"), "agui", "--port", "0", "--a2a-url", upstreamUrl,
+        [...(PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`, "--cpu-prof-interval=100"] : []),
+          path.join(build, "bin", "iac-code.mjs"), "agui", "--port", "0", "--a2a-url", upstreamUrl,
           "--state-dir", path.join(dir, `state-${b}`), "--allowed-cwds", dir, "--log-format", "json"],
         { stdio: ["ignore", "pipe", "ignore"], env: { ...process.env, IAC_CODE_CONFIG_DIR: path.join(dir, `config-${b}`) } },
       ); // prettier-ignore

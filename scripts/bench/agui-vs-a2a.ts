@@ -233,7 +233,9 @@ async function serveChild(kind: string): Promise<void> {
 }
 
 async function spawnServer(args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const profile = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const profile = PROFILE_DIR
+    ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`, "--cpu-prof-interval=100"]
+    : [];
   const child = spawn(
     process.execPath,
     [...profile, "--import", "tsx", fileURLToPath(import.meta.url), ...args],

@@ -8,7 +8,8 @@
 //     as that module's (fs calls as the session store's, JSON as the codec's);
 //   - by iac-code function, module and directory, inclusive: each sample counts
 //     once for every one on its stack (what it and everything under it cost).
-// Runs on its own too: npx tsx scripts/bench/cpu-profile.ts <file.cpuprofile> [top]
+// Runs on its own too: npx tsx scripts/bench/cpu-profile.ts <file.cpuprofile> [top] [skip-ms]
+// (skip-ms: leave out the profile's first milliseconds, e.g. a server's start-up).
 import { readFileSync } from "node:fs";
 import path from "node:path";
 
@@ -184,7 +185,8 @@ export function formatReport(
 
 if (import.meta.filename === process.argv[1] || import.meta.url === `file://${process.argv[1]}`) {
   const file = process.argv[2];
-  if (!file) throw new Error("usage: cpu-profile.ts <file.cpuprofile> [top]");
+  if (!file) throw new Error("usage: cpu-profile.ts <file.cpuprofile> [top] [skip-ms]");
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
-  console.log(formatReport(analyseProfile(profile, {}, Number(process.argv[3] ?? 15))));
+  const fromUs = profile.startTime + Number(process.argv[4] ?? 0) * 1000;
+  console.log(formatReport(analyseProfile(profile, { fromUs }, Number(process.argv[3] ?? 15))));
 }

@@ -176,15 +176,21 @@ export function parseSseText(text: string): SseEvent[] {
   return [...parser.push(text), ...parser.end()];
 }
 
-/** The events of a stream of chunks (a fetch body, a socket); onChunk sees each chunk arrive. */
-export async function* readSse(
+/**
+ * The events of a stream of chunks (a fetch body, a socket), a batch per chunk:
+ * the events that chunk completed, so a reader behind its writer handles what
+ * piled up in one go. onChunk sees each chunk arrive.
+ */
+export async function* readSseBatches(
   chunks: AsyncIterable<string | Uint8Array>,
   onChunk?: () => void,
-): AsyncGenerator<SseEvent> {
+): AsyncGenerator<SseEvent[]> {
   const parser = new SseParser();
   for await (const chunk of chunks) {
     onChunk?.();
-    for (const event of parser.push(chunk)) yield event;
+    const events = parser.push(chunk);
+    if (events.length > 0) yield events;
   }
-  for (const event of parser.end()) yield event;
+  const tail = parser.end();
+  if (tail.length > 0) yield tail;
 }

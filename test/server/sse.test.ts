@@ -3,7 +3,7 @@
 // comments, the byte-order mark, empty data, ids and retry, and what the writer
 // writes read back by the parser.
 import { expect } from "chai";
-import { SseParser, readSse, sseComment, sseFrame, type SseEvent } from "../../src/server/sse.js";
+import { SseParser, readSseBatches, sseComment, sseFrame, type SseEvent } from "../../src/server/sse.js";
 
 function parseAll(chunks: Array<string | Uint8Array>): SseEvent[] {
   const parser = new SseParser();
@@ -83,16 +83,16 @@ describe("server/sse: parser", () => {
     expect(parseAll(["data: a\n"])).to.deep.equal([{ data: "a" }]);
   });
 
-  it("reads a stream of chunks and reports each chunk", async () => {
+  it("reads a stream of chunks, a batch per chunk that completed events, and reports each chunk", async () => {
     let seen = 0;
     async function* chunks() {
       yield await Promise.resolve(": hi\n\n");
-      yield new TextEncoder().encode("data: 1\n\nda");
-      yield "ta: 2";
+      yield new TextEncoder().encode("data: 1\n\ndata: 2\n\nda");
+      yield "ta: 3";
     }
-    const events: SseEvent[] = [];
-    for await (const event of readSse(chunks(), () => (seen += 1))) events.push(event);
-    expect(events).to.deep.equal([{ data: "1" }, { data: "2" }]);
+    const batches: SseEvent[][] = [];
+    for await (const batch of readSseBatches(chunks(), () => (seen += 1))) batches.push(batch);
+    expect(batches).to.deep.equal([[{ data: "1" }, { data: "2" }], [{ data: "3" }]]);
     expect(seen).to.equal(3);
   });
 });

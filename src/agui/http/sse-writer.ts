@@ -2,7 +2,8 @@
 // separators (the official client splits on exactly that), and a `: heartbeat`
 // comment after each quiet interval so proxies and fetch body timeouts keep the
 // connection open. Notices client disconnects. Events sent in one tick leave in
-// one write (corked until the tick ends): one syscall per burst, not per event.
+// one write of one string: one chunk and one syscall per burst, not per event
+// (a write per event costs four buffers of chunked encoding each).
 import type { ServerResponse } from "node:http";
 import type { AguiEvent } from "../events.js";
 import { sseComment, sseJsonFrame } from "../../server/sse.js";
@@ -13,7 +14,8 @@ export class SseWriter {
   private timer: NodeJS.Timeout | undefined;
   /** When the last bytes went out: the heartbeat timer is armed once per interval, not per event. */
   private lastWrite = 0;
-  private corked = false;
+  /** The frames sent in this tick, written when it ends. */
+  private pending = "";
   private closedByClient = false;
   private ended = false;
   private readonly onClose: Array<() => void> = [];
@@ -55,24 +57,24 @@ export class SseWriter {
 
   send(event: AguiEvent): void {
     if (this.ended || this.closedByClient) return;
-    if (!this.corked) {
-      this.corked = true;
-      this.res.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.res.uncork();
-      });
-    }
-    this.res.write(sseJsonFrame(JSON.stringify(event)));
-    this.lastWrite = Date.now();
+    if (this.pending === "") process.nextTick(this.flush);
+    this.pending += sseJsonFrame(JSON.stringify(event));
   }
 
   end(): void {
     if (this.ended) return;
+    this.flush();
     this.ended = true;
     this.stopHeartbeat();
     if (!this.closedByClient) this.res.end();
   }
+
+  private readonly flush = (): void => {
+    if (this.pending === "") return;
+    if (!this.ended && !this.closedByClient) this.res.write(this.pending);
+    this.pending = "";
+    this.lastWrite = Date.now();
+  };
 
   /** A heartbeat goes out when nothing was written for heartbeatMs. */
   private armHeartbeat(delay = this.heartbeatMs): void {

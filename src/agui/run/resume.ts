@@ -210,9 +210,9 @@ export class Resume {
       );
       const last = i === entries.length - 1;
       const upstream = last ? this.run.active.upstream : new AbortController();
-      const answered = this.run.core.client.sendStreamingMessage(params, this.run.signals(upstream));
+      const answered = this.run.core.client.sendStreamingBatches(params, this.run.signals(upstream));
       const stream = answered[Symbol.asyncIterator]();
-      let first: IteratorResult<unknown>;
+      let first: IteratorResult<unknown[]>;
       try {
         first = await stream.next();
       } catch (err) {
@@ -226,7 +226,7 @@ export class Resume {
           isPermission(value) ? MSG.permissionNotAccepted : MSG.interruptNotAccepted,
         );
       }
-      const firstItem = readItem(first.value);
+      const firstItem = readItem(first.value[0]);
       if (
         (firstItem.taskId && firstItem.taskId !== taskId) ||
         (firstItem.contextId && firstItem.contextId !== doc.contextId)
@@ -255,8 +255,8 @@ export class Resume {
       await this.pipelineCatchUp();
       for (const r of toolResults)
         for (const ev of this.run.tr.answeredToolResult(r.toolCallId, r.text)) this.run.sink.send(ev);
-      const rest: AsyncIterable<unknown> = { [Symbol.asyncIterator]: () => stream };
-      await this.stream.consume(rest, firstItem, true);
+      const rest: AsyncIterable<unknown[]> = { [Symbol.asyncIterator]: () => stream };
+      await this.stream.consume(rest, first.value, true);
     }
   }
 }

@@ -138,8 +138,7 @@ export class Run extends RunState {
     const parts = userParts(user);
     const messageId = typeof user.id === "string" && user.id ? user.id : randomUUID();
     const params = this.stream.messageParams(parts, messageId, false);
-    const stream = this.core.client.sendStreamingMessage(params, this.signals());
-    await this.stream.consume(stream);
+    await this.stream.consume(this.core.client.sendStreamingBatches(params, this.signals()));
   }
 
   private async fail(err: unknown): Promise<void> {

@@ -234,23 +234,25 @@ export class RunStream {
   }
 
   /**
-   * Reads a stream until a stop or its end. After an accepted answer (`lenient`)
-   * a failing stream counts as ended: what the task does next is asked again.
+   * Reads a stream (a batch of responses per chunk read) until a stop or its
+   * end, `first` being responses already read from it. After an accepted
+   * answer (`lenient`) a failing stream counts as ended: what the task does
+   * next is asked again.
    */
   private async drain(
-    stream: AsyncIterable<unknown>,
-    first: A2aItem | undefined,
+    stream: AsyncIterable<unknown[]>,
+    first: unknown[],
     lenient: boolean,
   ): Promise<StreamOutcome> {
-    if (first) {
-      const outcome = await this.handleItem(first);
+    for (const raw of first) {
+      const outcome = await this.handleItem(readItem(raw));
       if (outcome !== "continue") return outcome;
     }
     const it = stream[Symbol.asyncIterator]();
     let reading = true;
     try {
       for (;;) {
-        let next: IteratorResult<unknown>;
+        let next: IteratorResult<unknown[]>;
         try {
           next = await it.next();
         } catch (err) {
@@ -266,8 +268,10 @@ export class RunStream {
           reading = false;
           return "ended";
         }
-        const outcome = await this.handleItem(readItem(next.value));
-        if (outcome !== "continue") return outcome;
+        for (const raw of next.value) {
+          const outcome = await this.handleItem(readItem(raw));
+          if (outcome !== "continue") return outcome;
+        }
       }
     } finally {
       // Left before its end (a stop, or a failure handling an item): the stream is closed.
@@ -278,9 +282,10 @@ export class RunStream {
   /**
    * Processes an A2A stream until it reaches a stop: a new interrupt (ends the
    * run with it), completion or the end of the turn (success), or a failure.
-   * `afterAnswer`: the stream of an accepted answer, followed if it ends early.
+   * `first`: responses already read from it. `afterAnswer`: the stream of an
+   * accepted answer, followed if it ends early.
    */
-  async consume(stream: AsyncIterable<unknown>, first?: A2aItem, afterAnswer = false): Promise<void> {
+  async consume(stream: AsyncIterable<unknown[]>, first: unknown[] = [], afterAnswer = false): Promise<void> {
     let outcome = await this.drain(stream, first, afterAnswer);
     if (outcome === "ended" && afterAnswer) outcome = await this.followAfterAnswer();
     this.run.active.upstream.abort(RUN_OVER);
@@ -299,8 +304,8 @@ export class RunStream {
     const taskId = doc.execution.taskId!;
     const signals = this.run.signals();
     const followed = await this.drain(
-      this.run.core.client.stream("SubscribeToTask", { id: taskId }, signals),
-      undefined,
+      this.run.core.client.streamBatches("SubscribeToTask", { id: taskId }, signals),
+      [],
       true,
     );
     if (followed !== "ended") return followed;

@@ -200,10 +200,23 @@ export class A2aClient {
    * certainly did not arrive: an answer reaches A2A once (resume.ts).
    */
   async *stream(method: string, params: JsonObject, signals: RequestSignals = {}): AsyncGenerator<unknown> {
+    for await (const batch of this.streamBatches(method, params, signals)) yield* batch;
+  }
+
+  /**
+   * The same stream, a batch of responses per chunk read: a run behind its
+   * stream handles what piled up in one go (one write to its client, not one
+   * per event). A batch holding an error event yields what precedes it, then throws.
+   */
+  async *streamBatches(
+    method: string,
+    params: JsonObject,
+    signals: RequestSignals = {},
+  ): AsyncGenerator<unknown[]> {
     const { signal } = signals;
     const body = rpcBody(method, params);
-    const [records, first] = await this.traced(method, false, signals, async (url, headers) => {
-      const stream = new HttpJsonRpcChannel(url, headers).stream(body, this.options(signals));
+    const [batches, first] = await this.traced(method, false, signals, async (url, headers) => {
+      const stream = new HttpJsonRpcChannel(url, headers).streamBatches(body, this.options(signals));
       const it = stream[Symbol.asyncIterator]();
       try {
         return [it, await it.next()] as const;
@@ -213,16 +226,25 @@ export class A2aClient {
     });
     let next = first;
     try {
-      for (; !next.done; next = await records.next()) {
-        const err = jsonRpcError(next.value);
-        if (err) throw err;
-        yield next.value;
+      for (; !next.done; next = await batches.next()) {
+        const batch = next.value;
+        for (let i = 0; i < batch.length; i++) {
+          const err = jsonRpcError(batch[i]);
+          if (!err) continue;
+          if (i > 0) yield batch.slice(0, i);
+          throw err;
+        }
+        yield batch;
       }
     } catch (err) {
       throw upstreamError(err, "A2A stream failed", signal);
     } finally {
-      await records.return?.(undefined);
+      await batches.return?.(undefined);
     }
+  }
+
+  sendStreamingBatches(params: JsonObject, signals?: RequestSignals): AsyncGenerator<unknown[]> {
+    return this.streamBatches("SendStreamingMessage", params, signals);
   }
 
   sendStreamingMessage(params: JsonObject, signals?: RequestSignals): AsyncGenerator<unknown> {

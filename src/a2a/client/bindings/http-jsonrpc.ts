@@ -11,7 +11,7 @@ import {
   httpRequest,
   isEventStream,
   parseJson,
-  sseBody,
+  sseBatches,
   type HttpAnswer,
 } from "./http.js";
 import { jsonRpcError, type JsonRpcChannel } from "./jsonrpc.js";
@@ -39,6 +39,11 @@ export class HttpJsonRpcChannel implements JsonRpcChannel {
   }
 
   async *stream(body: JsonObject, options: CallOptions): AsyncGenerator<unknown> {
+    for await (const batch of this.streamBatches(body, options)) yield* batch;
+  }
+
+  /** The stream's response objects, a batch per chunk read (a reader behind handles them in one go). */
+  async *streamBatches(body: JsonObject, options: CallOptions): AsyncGenerator<unknown[]> {
     const url = this.url;
     const exchange = await this.post(url, body, "text/event-stream", options);
     if (!isEventStream(exchange.response)) {
@@ -46,8 +51,8 @@ export class HttpJsonRpcChannel implements JsonRpcChannel {
       const reply = this.reply(url, exchange.response, await bodyText(url, exchange, options));
       throw jsonRpcError(reply) ?? new TransportError(`${url} did not answer with an event stream.`);
     }
-    for await (const record of sseBody(url, exchange, options)) {
-      yield parseJson(record.data, `An event from ${url}`);
+    for await (const batch of sseBatches(url, exchange, options)) {
+      yield batch.map((record) => parseJson(record.data, `An event from ${url}`));
     }
   }
 

@@ -10,7 +10,7 @@ import http from "node:http";
 import https from "node:https";
 import { A2aCallError, EXIT } from "../errors.js";
 import { IdleDeadline, TransportError, networkReason, timeoutError, type CallOptions } from "./binding.js";
-import { readSse, type SseEvent } from "../../../server/sse.js";
+import { readSseBatches, type SseEvent } from "../../../server/sse.js";
 
 /** An answer's status line, content type and body. */
 export interface HttpAnswer {
@@ -102,15 +102,18 @@ export async function bodyText(url: string, exchange: HttpExchange, options: Cal
   }
 }
 
-/** The SSE records of the body; the deadline restarts with every chunk (keep-alives included). */
-export async function* sseBody(
+/**
+ * The SSE records of the body, a batch per chunk read (what arrived together);
+ * the deadline restarts with every chunk (keep-alives included).
+ */
+export async function* sseBatches(
   url: string,
   exchange: HttpExchange,
   options: CallOptions,
-): AsyncGenerator<SseEvent> {
+): AsyncGenerator<SseEvent[]> {
   const { response, deadline } = exchange;
   try {
-    yield* readSse(response.body.iterator({ destroyOnReturn: false }), () => deadline.touch());
+    yield* readSseBatches(response.body.iterator({ destroyOnReturn: false }), () => deadline.touch());
   } catch (error) {
     response.body.destroy();
     throw failure(url, error, deadline, options);

@@ -22,7 +22,7 @@ import {
   httpRequest,
   isEventStream,
   parseJson,
-  sseBody,
+  sseBatches,
   type HttpExchange,
 } from "./http.js";
 
@@ -75,9 +75,11 @@ export class RestBinding implements A2aBinding {
     if (!exchange.response.ok || !isEventStream(exchange.response)) {
       throw httpError(exchange.response.status, await bodyText(url, exchange, options));
     }
-    for await (const record of sseBody(url, exchange, options)) {
-      if (record.event === "error") throw httpError(500, record.data);
-      yield decode(method, parseJson(record.data, `An event from ${url}`));
+    for await (const batch of sseBatches(url, exchange, options)) {
+      for (const record of batch) {
+        if (record.event === "error") throw httpError(500, record.data);
+        yield decode(method, parseJson(record.data, `An event from ${url}`));
+      }
     }
   }
 
