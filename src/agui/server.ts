@@ -171,6 +171,7 @@ export async function startAguiServer(
       adapter.close();
       await listener.close();
       await managed?.stop();
+      store.close?.();
       await redis?.quit().catch(() => redis.disconnect());
       await flushTracing();
       home.release();

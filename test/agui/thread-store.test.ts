@@ -2,6 +2,7 @@
 // lazy loading, strict validation (a corrupt file only affects its thread).
 import { expect } from "chai";
 import {
+  linkSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -180,5 +181,50 @@ describe("agui thread store", () => {
     }
     expect(err).to.be.instanceOf(Error);
     expect(readFileSync(store.fileFor("thread-1"), "utf8")).to.equal(before);
+  });
+
+  it("keeps a replaced version as a spare that a later write of any thread fills instead of creating a file", async () => {
+    const store = new ThreadStore({ root });
+    const dir = path.join(root, "threads");
+    const hidden = () => readdirSync(dir).filter((f) => f.startsWith("."));
+    await store.save(doc("thread-1"));
+    expect(hidden()).to.deep.equal([]); // a new file replaced nothing
+    const first = statSync(store.fileFor("thread-1")).ino;
+    const second = { ...doc("thread-1"), runDigests: { "run-2": "e".repeat(64) } };
+    await store.save(second);
+    // The first version stays, under a temp name, as the spare.
+    expect(hidden()).to.have.length(1);
+    const spare = path.join(dir, hidden()[0]);
+    expect(statSync(spare).ino).to.equal(first);
+    expect(statSync(spare).mode & 0o777).to.equal(0o600);
+    // Another thread's first write fills the spare: its file is that inode, with its own text.
+    await store.save(doc("thread-2"));
+    expect(statSync(store.fileFor("thread-2")).ino).to.equal(first);
+    expect(hidden()).to.deep.equal([]);
+    expect((await new ThreadStore({ root }).load("thread-2"))?.threadId).to.equal("thread-2");
+    expect((await new ThreadStore({ root }).load("thread-1"))?.runDigests).to.deep.equal(second.runDigests);
+    // close() removes the spares.
+    await store.save(doc("thread-2"));
+    expect(hidden()).to.have.length(1);
+    store.close();
+    expect(hidden()).to.deep.equal([]);
+    expect(readdirSync(dir).sort()).to.deep.equal(["thread-1.json", "thread-2.json"]);
+  });
+
+  it("never writes into a spare that has another link (another process may hold it)", async () => {
+    const store = new ThreadStore({ root });
+    const dir = path.join(root, "threads");
+    await store.save(doc("thread-1"));
+    const old = readFileSync(store.fileFor("thread-1"), "utf8");
+    await store.save({ ...doc("thread-1"), runDigests: { "run-2": "e".repeat(64) } });
+    const [spare] = readdirSync(dir).filter((f) => f.startsWith("."));
+    const elsewhere = path.join(root, "held-elsewhere");
+    linkSync(path.join(dir, spare), elsewhere);
+    await store.save(doc("thread-2"));
+    // The shared inode is untouched and no longer a spare here; thread-2 got a new file.
+    expect(readFileSync(elsewhere, "utf8")).to.equal(old);
+    expect(statSync(elsewhere).nlink).to.equal(1);
+    expect(statSync(store.fileFor("thread-2")).ino).not.to.equal(statSync(elsewhere).ino);
+    expect((await new ThreadStore({ root }).load("thread-2"))?.threadId).to.equal("thread-2");
   });
 });

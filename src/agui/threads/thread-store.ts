@@ -1,23 +1,12 @@
 // Durable per-thread state: one small JSON file per thread under
 // <root>/threads/<thread-key>.json, loaded lazily, replaced atomically (temp
-// file + rename; with syncEveryWrite also fsync of the file and the directory),
-// 0700 directories and 0600 files. It holds protocol mappings and idempotency
+// file + rename, file-replacer.ts; with syncEveryWrite also fsync of the file
+// and the directory), 0700 directories and 0600 files. It holds protocol mappings and idempotency
 // digests only: never message text, LLM keys, AccessKey secrets or STS tokens.
 import { ThreadCache } from "./thread-cache.js";
-import { createHash, randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  fsync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { promisify } from "node:util";
+import { FileReplacer } from "./file-replacer.js";
+import { createHash } from "node:crypto";
+import { chmodSync, closeSync, constants, mkdirSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isObject, type JsonObject } from "../upstream/a2a-items.js";
 
@@ -74,8 +63,6 @@ export class StateUnavailableError extends Error {
     this.name = "StateUnavailableError";
   }
 }
-
-const fsyncAsync = promisify(fsync);
 
 const RESERVED = /^(CON|PRN|AUX|NUL|COM[1-9]|LPT[1-9])$/;
 
@@ -216,6 +203,8 @@ export interface ThreadStates {
   loaded(): ThreadDoc[];
   /** Which loaded threads are in use (kept in memory); the others may be evicted (thread-cache.ts). */
   keepInUse?(inUse: (doc: ThreadDoc) => boolean): void;
+  /** The adapter stops: what the store holds for this process only is released. */
+  close?(): void;
 }
 
 /** The document as it is written: sets in sorted order, keys sorted (stable bytes for the same state). */
@@ -244,15 +233,13 @@ export class ThreadStore implements ThreadStates {
   readonly threadsDir: string;
   private readonly cache: ThreadCache<{ doc: ThreadDoc }>;
   beforeWrite?: (doc: ThreadDoc) => void;
-  private readonly syncEveryWrite: boolean;
-  private writes = 0;
-  private readonly tempTag = randomBytes(6).toString("hex");
+  private readonly files: FileReplacer;
 
   constructor(options: ThreadStoreOptions) {
     this.root = path.resolve(options.root);
     this.threadsDir = path.join(this.root, "threads");
     this.beforeWrite = options.beforeWrite;
-    this.syncEveryWrite = options.syncEveryWrite ?? false;
+    this.files = new FileReplacer(this.threadsDir, options.syncEveryWrite ?? false, () => this.prepareDirs());
     this.cache = new ThreadCache(options.cacheLimit);
   }
 
@@ -300,64 +287,20 @@ export class ThreadStore implements ThreadStates {
     if (doc.schemaVersion !== 1 || !doc.threadId)
       throw new Error("refusing to save an invalid thread document");
     this.beforeWrite?.(doc);
-    const text = serializeThreadDoc(doc);
-    const target = this.fileFor(doc.threadId);
-    // This store's random tag and a count: unique without random bytes per write.
-    const temp = path.join(this.threadsDir, `.${path.basename(target)}.${this.tempTag}${++this.writes}.tmp`);
-    await this.write(temp, target, text);
+    await this.files.replace(this.fileFor(doc.threadId), serializeThreadDoc(doc));
     this.cache.set(doc.threadId, { doc });
   }
 
-  /**
-   * Temp file and rename, made synchronously in the page cache: tens of
-   * microseconds of CPU where the same calls through the thread pool cost
-   * hundreds (a run writes three times). Only the fsyncs of syncEveryWrite wait
-   * on the disk, off this thread.
-   */
-  private async write(temp: string, target: string, text: string): Promise<void> {
-    try {
-      const fd = this.openTemp(temp);
-      try {
-        writeFileSync(fd, text);
-        if (this.syncEveryWrite) await fsyncAsync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(temp, target);
-    } catch (err) {
-      rmSync(temp, { force: true });
-      throw err;
-    }
-    if (!this.syncEveryWrite) return;
-    const dir = openSync(this.threadsDir, constants.O_RDONLY);
-    try {
-      await fsyncAsync(dir);
-    } finally {
-      closeSync(dir);
-    }
+  /** Removes what only this process used (the spare files of the replacer). */
+  close(): void {
+    this.files.close();
   }
 
-  /** The directories exist with mode 0700 (made once per process, again if they vanish). */
-  private dirsReady = false;
-
+  /** The directories, mode 0700 (made at the first write, again if they vanish). */
   private prepareDirs(): void {
     mkdirSync(this.threadsDir, { recursive: true, mode: 0o700 });
     chmodSync(this.root, 0o700);
     chmodSync(this.threadsDir, 0o700);
-    this.dirsReady = true;
-  }
-
-  /** A new temp file (0600, never an existing one's); the directories are made when missing. */
-  private openTemp(temp: string): number {
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-    if (!this.dirsReady) this.prepareDirs();
-    try {
-      return openSync(temp, flags, 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      this.prepareDirs();
-      return openSync(temp, flags, 0o600);
-    }
   }
 
   /** Threads loaded in memory (for idle checks and expiry timers). */
