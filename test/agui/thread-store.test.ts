@@ -15,6 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import {
   contextIdFor,
+  serializeThreadDoc,
   StateUnavailableError,
   ThreadStore,
   threadKey,
@@ -187,7 +188,9 @@ describe("agui thread store", () => {
     const store = new ThreadStore({ root });
     const dir = path.join(root, "threads");
     const hidden = () => readdirSync(dir).filter((f) => f.startsWith("."));
-    await store.save(doc("thread-1"));
+    // A long first version: the shorter text written over it later must not keep its tail.
+    const digests = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`run-${i}`, "d".repeat(64)]));
+    await store.save({ ...doc("thread-1"), runDigests: digests });
     expect(hidden()).to.deep.equal([]); // a new file replaced nothing
     const first = statSync(store.fileFor("thread-1")).ino;
     const second = { ...doc("thread-1"), runDigests: { "run-2": "e".repeat(64) } };
@@ -200,6 +203,7 @@ describe("agui thread store", () => {
     // Another thread's first write fills the spare: its file is that inode, with its own text.
     await store.save(doc("thread-2"));
     expect(statSync(store.fileFor("thread-2")).ino).to.equal(first);
+    expect(readFileSync(store.fileFor("thread-2"), "utf8")).to.equal(serializeThreadDoc(doc("thread-2")));
     expect(hidden()).to.deep.equal([]);
     expect((await new ThreadStore({ root }).load("thread-2"))?.threadId).to.equal("thread-2");
     expect((await new ThreadStore({ root }).load("thread-1"))?.runDigests).to.deep.equal(second.runDigests);
