@@ -66,6 +66,14 @@ describe("server/sse: parser", () => {
     }
   });
 
+  it("reads invalid UTF-8 as U+FFFD, also a character the stream ends inside", () => {
+    const prefix = new TextEncoder().encode("data: a");
+    const bad = Uint8Array.from([...prefix, 0xff, 0x62, 0x0a, 0x0a]);
+    expect(parseAll([bad])).to.deep.equal([{ data: "a\uFFFDb" }]);
+    const cut = Uint8Array.from([...prefix, 0xe2, 0x82]); // the first two bytes of €
+    expect(parseAll([cut])).to.deep.equal([{ data: "a\uFFFD" }]);
+  });
+
   it("carries the last id over to later events and reads retry", () => {
     expect(parseAll(["id: 7\nretry: 100\ndata: a\n\ndata: b\n\nid\nretry: x\ndata: c\n\n"])).to.deep.equal([
       { data: "a", id: "7", retry: 100 },
