@@ -61,10 +61,12 @@ export class RunStream {
 
   /**
    * Learns and checks the task, context and session identities of an item;
-   * persists what is new. A stream opens with its Task snapshot and names the
-   * session in the next item: the task id is then written with it, once.
+   * persists what is new (the promise of that write; undefined when nothing is
+   * new, as for almost every item: no await per streamed token). A stream opens
+   * with its Task snapshot and names the session in the next item: the task id
+   * is then written with it, once.
    */
-  private async learn(item: A2aItem): Promise<void> {
+  private learn(item: A2aItem): Promise<void> | undefined {
     const { doc } = this.run.admission;
     const ex = doc.execution;
     if (item.contextId && item.contextId !== doc.contextId)
@@ -88,13 +90,18 @@ export class RunStream {
         sessionLearned = true;
       }
     }
-    if (!taskLearned && !sessionLearned) return;
+    if (!taskLearned && !sessionLearned) return undefined;
     this.taskUnsaved = item.kind === "task" && !doc.iacCodeSessionId;
-    if (this.taskUnsaved) return;
+    if (this.taskUnsaved) return undefined;
+    return this.saveLearned(taskLearned, item);
+  }
+
+  private async saveLearned(taskLearned: boolean, item: A2aItem): Promise<void> {
+    const { doc } = this.run.admission;
     try {
       await this.run.core.store.save(doc);
     } catch {
-      await this.run.core.cancelUpstream(ex.taskId ?? item.taskId);
+      await this.run.core.cancelUpstream(doc.execution.taskId ?? item.taskId);
       markTerminal(doc);
       throw new RunFailure(
         "STATE_PERSISTENCE_FAILED",
@@ -211,14 +218,16 @@ export class RunStream {
   }
 
   private async handleItem(item: A2aItem): Promise<ItemOutcome> {
-    await this.learn(item);
+    const saving = this.learn(item);
+    if (saving) await saving;
     this.announceSession(false);
     // A Task item is a snapshot (first event of a stream): its merged metadata
     // repeats what earlier runs showed, and input-required there is the wait
     // being answered, not the end of this run.
     const snapshot = item.kind === "task";
     if (!snapshot) for (const ev of this.run.tr.map(item)) this.run.sink.send(ev);
-    if (await this.newInputs(item)) {
+    // Most items ask for nothing: no await for them.
+    if (requiredInputs(item).length > 0 && (await this.newInputs(item))) {
       await this.commitInterrupt();
       return "interrupted";
     }
