@@ -6,7 +6,7 @@
 import { ThreadCache } from "./thread-cache.js";
 import { FileReplacer } from "./file-replacer.js";
 import { createHash } from "node:crypto";
-import { chmodSync, closeSync, constants, mkdirSync, openSync, readFileSync } from "node:fs";
+import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isObject, type JsonObject } from "../upstream/a2a-items.js";
 
@@ -260,10 +260,13 @@ export class ThreadStore implements ThreadStates {
   private read(threadId: string): ThreadDoc | undefined {
     const cached = this.cache.get(threadId);
     if (cached) return cached.doc;
+    const file = this.fileFor(threadId);
     let text: string;
     try {
+      // A new thread (every first run) has no file: told without the cost of an exception.
+      if (!lstatSync(file, { throwIfNoEntry: false })) return undefined;
       // Synchronous, as the writes: a small file in the page cache, read once per thread.
-      const fd = openSync(this.fileFor(threadId), constants.O_RDONLY | constants.O_NOFOLLOW);
+      const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
         text = readFileSync(fd, "utf8");
       } finally {
