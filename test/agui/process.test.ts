@@ -4,7 +4,7 @@ import { expect } from "chai";
 import { startManagedA2a } from "../../src/agui/upstream/managed-a2a.js";
 import { managedArgs, managedEnv } from "../../src/agui/upstream/managed-child.js";
 import { post, runInput, startHarness, type Harness } from "./harness.js";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -111,5 +111,23 @@ describe("AG-UI adapter process", function () {
       const health = await fetch(new URL("/health", h.url));
       expect(health.status).to.equal(200);
     });
+  });
+
+  it("keeps earlier thread files as spares while it runs and removes them when it stops", async () => {
+    const h = await startHarness();
+    const dir = path.join(h.stateDir, "threads");
+    const hidden = () => readdirSync(dir).filter((f) => f.startsWith("."));
+    try {
+      for (const runId of ["r1", "r2"]) {
+        const run = await post(h.url, runInput(h, { threadId: "spares-1", runId, text: "hello" }));
+        expect(run.events.at(-1)).to.deep.include({ type: "RUN_FINISHED" });
+      }
+      expect(hidden()).to.not.deep.equal([]);
+      await h.agui.close();
+      expect(hidden()).to.deep.equal([]);
+      expect(readdirSync(dir)).to.deep.equal(["spares-1.json"]);
+    } finally {
+      await h.close();
+    }
   });
 });
