@@ -11,6 +11,12 @@ import type { Logger } from "pino";
 export interface Staged {
   /** Stages it all again (the write failed), behind nothing newer. */
   restage(): void;
+  /**
+   * The write failed and its waiters were told so (a flush, not a read's commitNow):
+   * drops from what was staged again whatever must not land later (an audit record
+   * whose decision failed closed). Called right after restage(), before any waiter hears.
+   */
+  dropFailed?(): void;
 }
 
 /** A part of a store that stages changes; `take` hands them to a commit and starts staging anew. */
@@ -106,6 +112,7 @@ export class GroupCommit<T extends Staged> {
       wake(waiters, this.send(taken));
     } catch (error) {
       this.logger.error({ err: error }, "state commit failed; changes stay staged");
+      for (const t of taken) t.dropFailed?.();
       for (const waiter of waiters) waiter.reject(error);
     }
   }

@@ -10,7 +10,7 @@ import { pb } from "../../src/contract/index.js";
 import { settleInterruptedTasks } from "../../src/a2a/core/turn/recovery.js";
 import { PersistenceDirInUseError } from "../../src/a2a/stores/owner-lock.js";
 import { SqliteStateStore } from "../../src/a2a/stores/sqlite-state.js";
-import type { StoredTask } from "../../src/a2a/stores/state.js";
+import type { AuditEntry, StoredTask } from "../../src/a2a/stores/state.js";
 import { createLogger } from "../../src/server/logger.js";
 import { resolveSettings } from "../../src/a2a/config/server-settings.js";
 import {
@@ -74,6 +74,59 @@ describe("A2A state store", () => {
       await store.commit();
       expect(store.commits).to.equal(2);
       expect(await store.contexts.get("ctx")).to.include({ sessionId: "s", cwd: "/tmp" });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("an audit record whose commit failed never lands later, and takes no other record with it", async () => {
+    const store = SqliteStateStore.open({ dir, syncEveryCommit: false, logger });
+    // A full disk, for the lines of decision "deny" only (the store holds the only connection).
+    const db = (store as unknown as { db: import("better-sqlite3").Database }).db;
+    db.exec(`CREATE TRIGGER fail_deny BEFORE INSERT ON permission_audit_lines WHEN NEW.line LIKE '%"deny"%'
+             BEGIN SELECT RAISE(FAIL, 'disk I/O error (test)'); END`);
+    const entry = (inputId: string, decision: AuditEntry["decision"]): AuditEntry => ({
+      ts: "2026-01-01T00:00:00.000Z", sessionId: "s-1", taskId: "t-1", contextId: "ctx-1", owner: "",
+      toolName: "write_file", toolUseId: inputId, inputId, decision, reason: "test", autoApproved: false,
+    }); // prettier-ignore
+    try {
+      store.contexts.save({ contextId: "ctx-1", sessionId: "s-1", cwd: "/tmp", owner: "", updatedAt: 1 });
+      // The failing commit's first waiter hears first: the disk comes back, a read commits what was
+      // restaged, and a second decision is recorded, all before the failed record is taken out.
+      let later: Promise<void> | undefined;
+      const first = store.commit().catch(() => {
+        db.exec("DROP TRIGGER fail_deny");
+        void store.tasks.get("none");
+        later = store.audit.record(entry("i-2", "allow_once"));
+      });
+      let failed: unknown;
+      await store.audit.record(entry("i-1", "deny")).catch((error: unknown) => (failed = error));
+      await first;
+      expect(String(failed)).to.include("disk I/O error (test)");
+      await later;
+      // The failed record did not land with the read's commit; the second one was written.
+      expect((await store.audit.entries()).map((e) => e.inputId)).to.deep.equal(["i-2"]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("an audit record whose commit failed under a read stays staged and lands with the next commit", async () => {
+    const store = SqliteStateStore.open({ dir, syncEveryCommit: false, logger });
+    const db = (store as unknown as { db: import("better-sqlite3").Database }).db;
+    db.exec(`CREATE TRIGGER fail_all BEFORE INSERT ON permission_audit_lines
+             BEGIN SELECT RAISE(FAIL, 'disk I/O error (test)'); END`);
+    try {
+      const recorded = store.audit.record({
+        ts: "2026-01-01T00:00:00.000Z", sessionId: "s-1", taskId: "t-1", contextId: "ctx-1", owner: "",
+        toolName: "write_file", toolUseId: "u-1", inputId: "i-1", decision: "allow_once", reason: "test", autoApproved: false,
+      }); // prettier-ignore
+      // A read commits what is staged first: that commit fails, the read with it, not the record.
+      const read = await store.tasks.get("none").catch((error: unknown) => error);
+      expect(String(read)).to.include("disk I/O error (test)");
+      db.exec("DROP TRIGGER fail_all");
+      await recorded;
+      expect((await store.audit.entries()).map((e) => e.inputId)).to.deep.equal(["i-1"]);
     } finally {
       await store.close();
     }

@@ -213,8 +213,13 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
   take(): SqliteStaged {
     const staged = this.staged;
     this.staged = nothingStaged();
-    // Audit records are staged again too: record() takes out one whose commit failed.
-    return { write: () => this.writeStaged(staged), restage: () => (this.staged = staged) };
+    return {
+      write: () => this.writeStaged(staged),
+      restage: () => (this.staged = staged),
+      // A record whose commit failed (record() rejects: the decision fails closed) never lands
+      // later; after a read's failed commit the records stay staged, their waiters still waiting.
+      dropFailed: () => void staged.audit.splice(0),
+    };
   }
 
   private taskStore(): TaskStore {
@@ -262,13 +267,8 @@ export class SqliteStateStore implements StateStore, StagedPart<SqliteStaged> {
   private auditLog(all: Statement<[], { line: string }>): PermissionAudit {
     return {
       record: (entry) => {
-        const staged = { ...entry };
-        this.staged.audit.push(staged);
-        return this.commit().catch((error: unknown) => {
-          // Not written: it must not land with a later commit either (the decision fails closed).
-          this.staged.audit.splice(this.staged.audit.indexOf(staged), 1);
-          throw error;
-        });
+        this.staged.audit.push({ ...entry });
+        return this.commit();
       },
       entries: () => Promise.resolve(all.all().map((r) => JSON.parse(r.line) as AuditEntry)),
     };
