@@ -50,6 +50,23 @@ function storedTask(
   };
 }
 
+/** A store whose audit lines fail to insert `when` (an SQL condition on NEW.line), as a full disk fails them. */
+function storeWithFailingAudit(dir: string, when: string) {
+  const store = SqliteStateStore.open({ dir, syncEveryCommit: false, logger });
+  // The store holds the database's only connection (exclusive locking): the trigger goes through it.
+  const db = (store as unknown as { db: import("better-sqlite3").Database }).db;
+  db.exec(`CREATE TRIGGER fail_audit BEFORE INSERT ON permission_audit_lines WHEN ${when}
+           BEGIN SELECT RAISE(FAIL, 'disk I/O error (test)'); END`);
+  return { store, diskBack: () => db.exec("DROP TRIGGER fail_audit") };
+}
+
+function auditEntry(inputId: string, decision: AuditEntry["decision"]): AuditEntry {
+  return {
+    ts: "2026-01-01T00:00:00.000Z", sessionId: "s-1", taskId: "t-1", contextId: "ctx-1", owner: "",
+    toolName: "write_file", toolUseId: inputId, inputId, decision, reason: "test", autoApproved: false,
+  }; // prettier-ignore
+}
+
 describe("A2A state store", () => {
   let dir: string;
   beforeEach(() => {
@@ -80,27 +97,19 @@ describe("A2A state store", () => {
   });
 
   it("an audit record whose commit failed never lands later, and takes no other record with it", async () => {
-    const store = SqliteStateStore.open({ dir, syncEveryCommit: false, logger });
-    // A full disk, for the lines of decision "deny" only (the store holds the only connection).
-    const db = (store as unknown as { db: import("better-sqlite3").Database }).db;
-    db.exec(`CREATE TRIGGER fail_deny BEFORE INSERT ON permission_audit_lines WHEN NEW.line LIKE '%"deny"%'
-             BEGIN SELECT RAISE(FAIL, 'disk I/O error (test)'); END`);
-    const entry = (inputId: string, decision: AuditEntry["decision"]): AuditEntry => ({
-      ts: "2026-01-01T00:00:00.000Z", sessionId: "s-1", taskId: "t-1", contextId: "ctx-1", owner: "",
-      toolName: "write_file", toolUseId: inputId, inputId, decision, reason: "test", autoApproved: false,
-    }); // prettier-ignore
+    const { store, diskBack } = storeWithFailingAudit(dir, `NEW.line LIKE '%"deny"%'`);
     try {
       store.contexts.save({ contextId: "ctx-1", sessionId: "s-1", cwd: "/tmp", owner: "", updatedAt: 1 });
       // The failing commit's first waiter hears first: the disk comes back, a read commits what was
       // restaged, and a second decision is recorded, all before the failed record is taken out.
       let later: Promise<void> | undefined;
       const first = store.commit().catch(() => {
-        db.exec("DROP TRIGGER fail_deny");
+        diskBack();
         void store.tasks.get("none");
-        later = store.audit.record(entry("i-2", "allow_once"));
+        later = store.audit.record(auditEntry("i-2", "allow_once"));
       });
       let failed: unknown;
-      await store.audit.record(entry("i-1", "deny")).catch((error: unknown) => (failed = error));
+      await store.audit.record(auditEntry("i-1", "deny")).catch((error: unknown) => (failed = error));
       await first;
       expect(String(failed)).to.include("disk I/O error (test)");
       await later;
@@ -112,19 +121,13 @@ describe("A2A state store", () => {
   });
 
   it("an audit record whose commit failed under a read stays staged and lands with the next commit", async () => {
-    const store = SqliteStateStore.open({ dir, syncEveryCommit: false, logger });
-    const db = (store as unknown as { db: import("better-sqlite3").Database }).db;
-    db.exec(`CREATE TRIGGER fail_all BEFORE INSERT ON permission_audit_lines
-             BEGIN SELECT RAISE(FAIL, 'disk I/O error (test)'); END`);
+    const { store, diskBack } = storeWithFailingAudit(dir, "1");
     try {
-      const recorded = store.audit.record({
-        ts: "2026-01-01T00:00:00.000Z", sessionId: "s-1", taskId: "t-1", contextId: "ctx-1", owner: "",
-        toolName: "write_file", toolUseId: "u-1", inputId: "i-1", decision: "allow_once", reason: "test", autoApproved: false,
-      }); // prettier-ignore
+      const recorded = store.audit.record(auditEntry("i-1", "allow_once"));
       // A read commits what is staged first: that commit fails, the read with it, not the record.
       const read = await store.tasks.get("none").catch((error: unknown) => error);
       expect(String(read)).to.include("disk I/O error (test)");
-      db.exec("DROP TRIGGER fail_all");
+      diskBack();
       await recorded;
       expect((await store.audit.entries()).map((e) => e.inputId)).to.deep.equal(["i-1"]);
     } finally {
