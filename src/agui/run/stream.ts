@@ -163,11 +163,14 @@ export class RunStream {
     );
   }
 
-  /** Adds the item's new pending inputs (answers already applied in this execution are dropped); true if any. */
-  async newInputs(item: A2aItem): Promise<boolean> {
+  /**
+   * Adds the item's new pending inputs (answers already applied in this execution are dropped); true if any.
+   * `inputs`: the item's required inputs, when the caller has them already.
+   */
+  async newInputs(item: A2aItem, inputs = requiredInputs(item)): Promise<boolean> {
     const { doc } = this.run.admission;
     let added = false;
-    for (const input of requiredInputs(item)) {
+    for (const input of inputs) {
       const id = input.value.inputId;
       if (typeof id !== "string" || !id) throw new RunFailure("A2A_PROTOCOL_ERROR", MSG.interruptWithoutId);
       if (appliedDigest(doc, id) !== undefined) continue;
@@ -227,7 +230,8 @@ export class RunStream {
     const snapshot = item.kind === "task";
     if (!snapshot) for (const ev of this.run.tr.map(item)) this.run.sink.send(ev);
     // Most items ask for nothing: no await for them.
-    if (requiredInputs(item).length > 0 && (await this.newInputs(item))) {
+    const inputs = requiredInputs(item);
+    if (inputs.length > 0 && (await this.newInputs(item, inputs))) {
       await this.commitInterrupt();
       return "interrupted";
     }
@@ -242,6 +246,15 @@ export class RunStream {
     return st && STOP_STATES.has(st) ? "stop" : "continue";
   }
 
+  /** Handles a batch of responses in order, up to the first that is not "continue". */
+  private async handleBatch(batch: unknown[]): Promise<ItemOutcome> {
+    for (const raw of batch) {
+      const outcome = await this.handleItem(readItem(raw));
+      if (outcome !== "continue") return outcome;
+    }
+    return "continue";
+  }
+
   /**
    * Reads a stream (a batch of responses per chunk read) until a stop or its
    * end, `first` being responses already read from it. After an accepted
@@ -253,10 +266,8 @@ export class RunStream {
     first: unknown[],
     lenient: boolean,
   ): Promise<StreamOutcome> {
-    for (const raw of first) {
-      const outcome = await this.handleItem(readItem(raw));
-      if (outcome !== "continue") return outcome;
-    }
+    const outcome = await this.handleBatch(first);
+    if (outcome !== "continue") return outcome;
     const it = stream[Symbol.asyncIterator]();
     let reading = true;
     try {
@@ -277,10 +288,8 @@ export class RunStream {
           reading = false;
           return "ended";
         }
-        for (const raw of next.value) {
-          const outcome = await this.handleItem(readItem(raw));
-          if (outcome !== "continue") return outcome;
-        }
+        const outcome = await this.handleBatch(next.value);
+        if (outcome !== "continue") return outcome;
       }
     } finally {
       // Left before its end (a stop, or a failure handling an item): the stream is closed.

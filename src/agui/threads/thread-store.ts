@@ -1,8 +1,9 @@
 // Durable per-thread state: one small JSON file per thread under
 // <root>/threads/<thread-key>.json, loaded lazily, replaced atomically (temp
 // file + rename, file-replacer.ts; with syncEveryWrite also fsync of the file
-// and the directory), 0700 directories and 0600 files. It holds protocol mappings and idempotency
-// digests only: never message text, LLM keys, AccessKey secrets or STS tokens.
+// and the directory), 0700 directories and 0600 files. It holds protocol
+// mappings and idempotency digests only: never message text, LLM keys,
+// AccessKey secrets or STS tokens.
 import { ThreadCache } from "./thread-cache.js";
 import { FileReplacer } from "./file-replacer.js";
 import { createHash } from "node:crypto";
